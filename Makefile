@@ -1,0 +1,42 @@
+# Two commands set everything up: `make run` and `make test` (see README.md).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+
+.PHONY: run test lint test-sqlite test-postgres install install-dev clean
+
+$(BIN)/activate:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.installed: requirements.txt | $(BIN)/activate
+	$(BIN)/pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(BIN)/activate
+	$(BIN)/pip install --quiet -r requirements-dev.txt
+	touch $(VENV)/.installed $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+## make run: install, migrate, load demo data into an empty database, start web + Celery worker + beat.
+run: install
+	PORT=$(PORT) bash scripts/run.sh
+
+## make test: lint, then the whole suite on SQLite and again on a PostgreSQL server started for the run.
+test: install-dev lint test-sqlite test-postgres
+
+lint: install-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+test-sqlite: install-dev
+	env -u DATABASE_URL $(BIN)/python -m pytest -q
+
+test-postgres: install-dev
+	bash scripts/with_postgres.sh $(BIN)/python -m pytest -q
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,32 @@
+"""The domain model. Tables mirroring PanDA/JEDI/CRIC keep their column names; our own tables use snake_case."""
+
+from .config import GdpConfig, GdpConfigChange
+from .grid import GpuSummary, NetworkLink, PandaQueue, QueueStorage, Site, SoftwareTags, StorageEndpoint
+from .jobs import Job, JobRetryHistory, JobStatusLog
+from .locks import ProcessLock
+from .shares import GlobalShare, WorkQueue
+from .tasks import Dataset, DatasetFile, DatasetStatusLog, Event, Task, TaskStatusLog
+
+__all__ = [
+    "Dataset",
+    "DatasetFile",
+    "DatasetStatusLog",
+    "Event",
+    "GdpConfig",
+    "GdpConfigChange",
+    "GlobalShare",
+    "GpuSummary",
+    "Job",
+    "JobRetryHistory",
+    "JobStatusLog",
+    "NetworkLink",
+    "PandaQueue",
+    "ProcessLock",
+    "QueueStorage",
+    "Site",
+    "SoftwareTags",
+    "StorageEndpoint",
+    "Task",
+    "TaskStatusLog",
+    "WorkQueue",
+]

@@ -1,0 +1,59 @@
+"""Shared pieces of the domain models: the status-log base and the life-cycle contract of stateful rows."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db import models
+
+from brokerage.states import StateMachine
+
+
+class StatusLogBase(models.Model):
+    """One status change of an entity: when, from what, to what, why and by whom.
+
+    Our own table, so snake_case names; `actor` plays the part of JEDI's modificationHost (process or user).
+    """
+
+    timestamp = models.DateTimeField(db_index=True)
+    old_status = models.CharField(max_length=64, blank=True, help_text="Empty when the row was created.")
+    new_status = models.CharField(max_length=64)
+    reason = models.TextField(blank=True)
+    actor = models.CharField(max_length=128, blank=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["timestamp", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.old_status or '∅'} → {self.new_status} at {self.timestamp:%Y-%m-%d %H:%M:%S}"
+
+
+class Stateful(models.Model):
+    """A row with a life cycle. `status_transition` (brokerage.services.status) is the only writer of its status.
+
+    Subclasses name their status column, their state machine, the other columns a move updates (JEDI sets
+    oldStatus, stateChangeTime, startTime, endTime…) and the log row that records it, if they keep a log.
+    """
+
+    STATUS_FIELD = "status"
+
+    class Meta:
+        abstract = True
+
+    @property
+    def state_machine(self) -> StateMachine:
+        raise NotImplementedError
+
+    @property
+    def current_status(self) -> str:
+        return getattr(self, self.STATUS_FIELD)
+
+    def transition_updates(self, old_status: str, new_status: str, now: datetime) -> dict[str, Any]:
+        """Columns besides the status that change with this move."""
+        return {}
+
+    def status_log_entry(self, old_status: str, new_status: str, reason: str, actor: str, now: datetime):
+        """An unsaved log row for this move, or None for entities that keep no status history."""
+        return None

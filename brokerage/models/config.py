@@ -1,0 +1,85 @@
+"""gdpconfig: stored overrides of the brokerage parameters, and the history of every change to them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from brokerage.gdpconfig import REGISTRY, VALUE_TYPES, parse_value
+
+from . import choices
+
+
+class GdpConfig(models.Model):
+    """One stored gdpconfig row (the real table: APP, COMPONENT, KEY, VO → VALUE, TYPE, DESCR).
+
+    vo is empty for a row that applies to every VO; a VO row wins over it. The value is stored as text and
+    read through `typed_value`. Rows for keys the registry does not know need `is_custom`.
+    Write through brokerage.services.gdpconfig so that each change is validated and recorded.
+    """
+
+    app = models.CharField(max_length=64, default="jedi")
+    component = models.CharField(max_length=64)
+    key = models.CharField(max_length=64)
+    vo = models.CharField(max_length=16, blank=True, default="", help_text="Empty: every VO.")
+    value = models.TextField(blank=True)
+    type = models.CharField(max_length=8, choices=choices.GDPCONFIG_TYPE, default="str")
+    descr = models.CharField(max_length=256, blank=True, default="")
+    is_custom = models.BooleanField(
+        default=False, help_text="A key the registry does not know; nothing in the brokerage reads it by itself."
+    )
+    created = models.DateTimeField(default=timezone.now)
+    modified = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "gdpconfig"
+        verbose_name = "gdpconfig parameter"
+        ordering = ["component", "key", "vo"]
+        constraints = [
+            models.UniqueConstraint(fields=["app", "component", "key", "vo"], name="gdpconfig_unique"),
+            models.CheckConstraint(condition=Q(type__in=VALUE_TYPES), name="gdpconfig_type_known"),
+        ]
+        indexes = [models.Index(fields=["key", "vo"], name="gdpconfig_key_vo")]
+
+    def __str__(self) -> str:
+        return f"{self.key}{f' [{self.vo}]' if self.vo else ''} = {self.value}"
+
+    @property
+    def typed_value(self) -> Any:
+        found = REGISTRY.find(self.key)
+        if found is not None:
+            return found[0].parse(self.value, self.key)
+        return parse_value(self.key, self.type, self.value)
+
+
+class GdpConfigChange(models.Model):
+    """Who changed which gdpconfig row, when, from what to what. Kept when the row itself is deleted."""
+
+    parameter = models.ForeignKey(
+        GdpConfig, null=True, blank=True, on_delete=models.SET_NULL, related_name="changes"
+    )
+    app = models.CharField(max_length=64)
+    component = models.CharField(max_length=64)
+    key = models.CharField(max_length=64)
+    vo = models.CharField(max_length=16, blank=True, default="")
+    action = models.CharField(max_length=8, choices=choices.GdpConfigAction.choices)
+    old_value = models.TextField(blank=True, default="")
+    new_value = models.TextField(blank=True, default="")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="gdpconfig_changes"
+    )
+    username = models.CharField(max_length=150, blank=True, default="", help_text="Kept if the user is deleted.")
+    comment = models.CharField(max_length=256, blank=True, default="")
+    changed_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        db_table = "gdpconfig_changes"
+        ordering = ["-changed_at", "-id"]
+        indexes = [models.Index(fields=["key", "-changed_at"], name="gdpconfig_change_key")]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.key}: {self.old_value!r} → {self.new_value!r} by {self.username or '?'}"

@@ -1,0 +1,167 @@
+"""PanDA jobs, their status history and JEDI's retry history."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import F, Q
+from django.utils import timezone
+
+from brokerage import states
+
+from . import choices
+from .base import Stateful, StatusLogBase
+
+JOB_ENDED = ("finished", "failed", "closed", "cancelled")
+
+
+class Job(Stateful):
+    """A PanDA job: one piece of a task brokered to a queue (computingSite) and run by a pilot.
+
+    Column names are PanDA's. The counters at the end (maxRSS, maxPSS, cpuConsumptionTime, bytes) are what the
+    scouts report and what seed 002 derives a task's ramCount, ioIntensity and cpuTime from.
+    """
+
+    STATUS_FIELD = "jobStatus"
+
+    PandaID = models.BigAutoField(primary_key=True, verbose_name="PandaID")
+    task = models.ForeignKey(
+        "brokerage.Task", on_delete=models.CASCADE, db_column="jediTaskID", related_name="jobs"
+    )
+    jobsetID = models.BigIntegerField(null=True, blank=True)
+    jobName = models.CharField(max_length=255, blank=True, default="")
+    jobStatus = models.CharField(max_length=15, choices=choices.JOB_STATUS, default="defined")
+    jobSubStatus = models.CharField(max_length=80, blank=True, default="")
+    prodSourceLabel = models.CharField(max_length=20, choices=choices.ProdSourceLabel.choices, default="managed")
+    processingType = models.CharField(max_length=64, blank=True, default="")
+    currentPriority = models.IntegerField(default=0)
+    assignedPriority = models.IntegerField(default=0)
+    computingSite = models.CharField(max_length=128, blank=True, default="", help_text="The PanDA queue.")
+    nucleus = models.CharField(max_length=52, blank=True, default="")
+    cloud = models.CharField(max_length=50, blank=True, default="")
+    gshare = models.CharField(max_length=32, blank=True, default="")
+    workQueue = models.ForeignKey(
+        "brokerage.WorkQueue", null=True, blank=True, on_delete=models.SET_NULL, db_column="workQueue_ID",
+        related_name="jobs",
+    )
+    resource_type = models.CharField(max_length=56, blank=True, default="")
+    prodUserName = models.CharField(max_length=128, blank=True, default="")
+    workingGroup = models.CharField(max_length=20, blank=True, default="")
+    transformation = models.CharField(max_length=250, blank=True, default="")
+    homepackage = models.CharField(max_length=80, blank=True, default="")
+    cmtConfig = models.CharField(max_length=250, blank=True, default="")
+    specialHandling = models.CharField(max_length=80, blank=True, default="")
+    isScout = models.BooleanField(default=False)
+    isMerge = models.BooleanField(default=False)
+    eventService = models.PositiveSmallIntegerField(default=0)
+    coreCount = models.PositiveIntegerField(default=1)
+    actualCoreCount = models.PositiveIntegerField(null=True, blank=True)
+    minRamCount = models.PositiveIntegerField(null=True, blank=True)
+    minRamUnit = models.CharField(max_length=2, blank=True, default="MB")
+    maxDiskCount = models.PositiveIntegerField(null=True, blank=True)
+    maxDiskUnit = models.CharField(max_length=2, blank=True, default="MB")
+    maxWalltime = models.PositiveIntegerField(null=True, blank=True, help_text="Seconds.")
+    attemptNr = models.PositiveSmallIntegerField(default=1)
+    maxAttempt = models.PositiveSmallIntegerField(default=3)
+    creationTime = models.DateTimeField(default=timezone.now)
+    modificationTime = models.DateTimeField(default=timezone.now)
+    stateChangeTime = models.DateTimeField(default=timezone.now)
+    startTime = models.DateTimeField(null=True, blank=True)
+    endTime = models.DateTimeField(null=True, blank=True)
+    nEvents = models.PositiveIntegerField(null=True, blank=True)
+    nInputFiles = models.PositiveIntegerField(null=True, blank=True)
+    inputFileBytes = models.PositiveBigIntegerField(null=True, blank=True)
+    outputFileBytes = models.PositiveBigIntegerField(null=True, blank=True)
+    maxRSS = models.PositiveBigIntegerField(null=True, blank=True, help_text="kB.")
+    maxPSS = models.PositiveBigIntegerField(null=True, blank=True, help_text="kB.")
+    cpuConsumptionTime = models.PositiveBigIntegerField(null=True, blank=True, help_text="Seconds.")
+    hs06 = models.PositiveIntegerField(null=True, blank=True)
+    pilotErrorCode = models.IntegerField(null=True, blank=True)
+    pilotErrorDiag = models.CharField(max_length=500, blank=True, default="")
+    brokerageErrorCode = models.IntegerField(null=True, blank=True)
+    brokerageErrorDiag = models.CharField(max_length=250, blank=True, default="")
+    taskBufferErrorCode = models.IntegerField(null=True, blank=True)
+    taskBufferErrorDiag = models.CharField(max_length=300, blank=True, default="")
+
+    class Meta:
+        db_table = "panda_jobs"
+        ordering = ["-PandaID"]
+        constraints = [
+            models.CheckConstraint(condition=Q(jobStatus__in=states.JOB.statuses), name="job_status_known"),
+            models.CheckConstraint(condition=Q(attemptNr__gte=1), name="job_attempt_counts_from_one"),
+            models.CheckConstraint(
+                condition=Q(startTime__isnull=True) | Q(endTime__isnull=True) | Q(endTime__gte=F("startTime")),
+                name="job_ends_after_start",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["task", "jobStatus"], name="job_task_status"),
+            models.Index(fields=["computingSite", "jobStatus"], name="job_site_status"),
+            models.Index(fields=["jobStatus", "stateChangeTime"], name="job_status_changed"),
+            models.Index(fields=["gshare", "jobStatus"], name="job_gshare_status"),
+            models.Index(fields=["prodUserName", "jobStatus"], name="job_user_status"),
+            models.Index(fields=["task", "jobsetID"], name="job_task_jobset"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.PandaID} ({self.jobStatus})"
+
+    @property
+    def state_machine(self) -> states.StateMachine:
+        return states.JOB
+
+    def transition_updates(self, old_status, new_status, now):
+        updates = {"stateChangeTime": now, "modificationTime": now}
+        if new_status == "running" and self.startTime is None:
+            updates["startTime"] = now
+        if new_status in JOB_ENDED:
+            updates["endTime"] = now
+        return updates
+
+    def status_log_entry(self, old_status, new_status, reason, actor, now):
+        return JobStatusLog(
+            job=self, timestamp=now, old_status=old_status, new_status=new_status, reason=reason, actor=actor,
+            computingSite=self.computingSite,
+        )
+
+
+class JobStatusLog(StatusLogBase):
+    """Every status change of a job (PanDA's JOBS_STATUSLOG), with the queue it was at."""
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, db_column="PandaID", related_name="status_log")
+    computingSite = models.CharField(max_length=128, blank=True, default="")
+
+    class Meta(StatusLogBase.Meta):
+        db_table = "panda_job_status_log"
+        indexes = [models.Index(fields=["job", "timestamp"], name="joblog_job_time")]
+
+
+class JobRetryHistory(models.Model):
+    """JEDI_Job_Retry_History: which job replaced which, and the first job of the chain.
+
+    PandaIDs are plain numbers, not foreign keys: old jobs are archived long before their history is.
+    """
+
+    task = models.ForeignKey(
+        "brokerage.Task", on_delete=models.CASCADE, db_column="jediTaskID", related_name="retry_history"
+    )
+    oldPandaID = models.BigIntegerField()
+    newPandaID = models.BigIntegerField()
+    relationType = models.CharField(max_length=16, choices=choices.RetryRelation.choices, default="retry")
+    originPandaID = models.BigIntegerField(null=True, blank=True)
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "jedi_job_retry_history"
+        verbose_name_plural = "job retry history"
+        ordering = ["-created"]
+        constraints = [
+            models.CheckConstraint(condition=~Q(oldPandaID=F("newPandaID")), name="retry_new_job_differs"),
+            models.UniqueConstraint(fields=["oldPandaID", "newPandaID", "relationType"], name="retry_pair_unique"),
+        ]
+        indexes = [
+            models.Index(fields=["task", "oldPandaID"], name="retry_task_old"),
+            models.Index(fields=["newPandaID"], name="retry_new"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.oldPandaID} → {self.newPandaID} ({self.relationType})"

@@ -1,0 +1,1 @@
+"""Selectors read: queries the monitor, the API and the cycles share (keyword-only, `<entity>_<action>`)."""

@@ -1,0 +1,69 @@
+"""Reading gdpconfig: the stored rows (cached), resolved against the registry's defaults."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.cache import cache
+
+from brokerage.gdpconfig import REGISTRY, ConfigView, GdpConfigError, Parameter
+from brokerage.models import GdpConfig
+
+CACHE_KEY = "gdpconfig:rows:v1"
+# A safety net only: every write through the service (or the admin) clears the cache at once.
+CACHE_SECONDS = 300
+
+
+def gdpconfig_cache_clear() -> None:
+    cache.delete(CACHE_KEY)
+
+
+def _stored_rows() -> dict[tuple[str, str], Any]:
+    rows = cache.get(CACHE_KEY)
+    if rows is None:
+        rows = {}
+        for row in GdpConfig.objects.all():
+            try:
+                rows[(row.key, row.vo)] = row.typed_value
+            except GdpConfigError:
+                # A row written around the service (raw SQL, an old dump) must not stop every cycle: it is
+                # left out and shown as invalid in the admin, and the default applies meanwhile.
+                continue
+        cache.set(CACHE_KEY, rows, CACHE_SECONDS)
+    return rows
+
+
+def gdpconfig_view(*, vo: str = "") -> ConfigView:
+    """Every effective value for one VO, built from one (cached) read of the table."""
+    return ConfigView(_stored_rows(), vo=vo)
+
+
+def gdpconfig_get(*, key: str, vo: str = "", gshare: str | None = None, workflow: str | None = None) -> Any:
+    """The effective value of one parameter; UnknownParameter names a key the registry does not know."""
+    return gdpconfig_view(vo=vo).get(key, gshare=gshare, workflow=workflow)
+
+
+def gdpconfig_parameter_rows(*, vo: str = "") -> list[dict[str, Any]]:
+    """The registry as rows for the admin and the monitor: default, effective value and where it comes from."""
+    view = gdpconfig_view(vo=vo)
+    rows = []
+    parameter: Parameter
+    for parameter in REGISTRY:
+        value, origin = view.explain(parameter.key)
+        rows.append(
+            {
+                "parameter": parameter,
+                "key": parameter.key,
+                "component": parameter.component,
+                "type": parameter.value_type,
+                "unit": parameter.unit,
+                "default": parameter.default_text,
+                "effective": "unset" if value is None else value,
+                "origin": origin,
+                "overridden": origin != "default" and origin != "unset",
+                "description": parameter.description,
+                "source": parameter.source,
+                "suffix": parameter.suffix,
+            }
+        )
+    return rows

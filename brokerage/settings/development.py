@@ -1,0 +1,7 @@
+"""Development settings: DEBUG on unless DJANGO_DEBUG says otherwise; everything else from the environment."""
+
+import os
+
+os.environ.setdefault("DJANGO_DEBUG", "true")
+
+from .base import *  # noqa: E402,F403

@@ -1,0 +1,25 @@
+"""Production settings: DEBUG off, HTTPS only, secure cookies. Passes `manage.py check --deploy`.
+
+Needs SECRET_KEY, ALLOWED_HOSTS and DATABASE_URL (PostgreSQL) in the environment, and a broker URL
+(Redis or RabbitMQ) in CELERY_BROKER_URL when workers run on more than one machine.
+"""
+
+import os
+
+os.environ["DJANGO_DEBUG"] = "false"
+
+from .base import *  # noqa: E402,F403
+from .base import env_bool, env_list  # noqa: E402
+
+DEBUG = False
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", str(365 * 24 * 3600)))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+SECURE_HSTS_PRELOAD = True
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SESSION_COOKIE_SECURE = True
+CSRF_COOKIE_SECURE = True
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+X_FRAME_OPTIONS = "DENY"

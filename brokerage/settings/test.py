@@ -1,0 +1,15 @@
+"""Settings for the test suite: the database comes from DATABASE_URL (SQLite when unset), fast hashing."""
+
+import os
+import tempfile
+
+os.environ.setdefault("DJANGO_DEBUG", "false")
+os.environ.setdefault("SECRET_KEY", "test-only-key-" + "x" * 50)
+os.environ.setdefault("VAR_DIR", tempfile.mkdtemp(prefix="brokerage-test-var-"))
+
+from .base import *  # noqa: E402,F403
+
+ALLOWED_HOSTS = ["testserver", "127.0.0.1", "localhost"]
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "tests"}}
+CELERY_TASK_ALWAYS_EAGER = False
