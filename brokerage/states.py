@@ -34,7 +34,8 @@ class UnknownStatus(ValueError):
     def __init__(self, entity: str, status: str, known: Iterable[str]):
         self.entity = entity
         self.status = status
-        super().__init__(f"'{status}' is not a {entity} status (known: {', '.join(known)})")
+        article = "an" if entity[:1] in "aeiou" else "a"
+        super().__init__(f"'{status}' is not {article} {entity} status (known: {', '.join(known)})")
 
 
 @dataclass(frozen=True)

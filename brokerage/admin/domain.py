@@ -1,0 +1,226 @@
+"""Admin pages for the domain model: list columns, filters and search that operators use to find rows fast.
+
+Big tables (jobs, files, events, logs) use raw-id widgets and skip the full count so a page never loads
+millions of rows into a select box or counts them twice.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from brokerage import models
+
+from .stateful import StatefulAdmin
+
+
+class ReadOnlyLogInline(admin.TabularInline):
+    fields = ["timestamp", "old_status", "new_status", "reason", "actor"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    ordering = ["-timestamp"]
+    max_num = 0
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+class TaskStatusLogInline(ReadOnlyLogInline):
+    model = models.TaskStatusLog
+
+
+class DatasetStatusLogInline(ReadOnlyLogInline):
+    model = models.DatasetStatusLog
+
+
+class JobStatusLogInline(ReadOnlyLogInline):
+    model = models.JobStatusLog
+
+
+@admin.register(models.Task)
+class TaskAdmin(StatefulAdmin):
+    list_display = ["jediTaskID", "taskName", "status", "prodSourceLabel", "processingType", "currentPriority",
+                    "workQueue", "gshare", "nucleus", "userName", "progress", "modificationTime"]
+    list_filter = ["status", "prodSourceLabel", "processingType", "gshare", "workQueue", "vo"]
+    search_fields = ["=jediTaskID", "taskName", "userName", "workingGroup", "nucleus", "errorDialog"]
+    list_select_related = ["workQueue"]
+    raw_id_fields = ["parent"]
+    date_hierarchy = "creationDate"
+    readonly_fields = ["oldStatus", "creationDate", "modificationTime", "stateChangeTime", "startTime", "endTime",
+                       "lockedBy", "lockedTime"]
+    inlines = [TaskStatusLogInline]
+    fieldsets = [
+        (None, {"fields": ["taskName", "status", "transition_to", "transition_reason", "oldStatus", "errorDialog"]}),
+        ("Ownership", {"fields": ["prodSourceLabel", "vo", "userName", "workingGroup", "taskType", "processingType",
+                                  "campaign", "reqID", "parent"]}),
+        ("Brokerage", {"fields": ["taskPriority", "currentPriority", "workQueue", "gshare", "nucleus", "cloud",
+                                  "site", "coreCount", "architecture", "transUses", "transHome", "transPath"]}),
+        ("Scout-measured", {"classes": ["collapse"], "fields": [
+            "ramCount", "ramUnit", "baseRamCount", "outDiskCount", "outDiskUnit", "workDiskCount", "workDiskUnit",
+            "ioIntensity", "ioIntensityUnit", "diskIO", "diskIOUnit", "cpuTime", "cpuTimeUnit", "cpuEfficiency",
+            "baseWalltime", "walltime", "walltimeUnit"]}),
+        ("Progress", {"fields": ["progress", "failureRate", "numThrottled", "throttledTime", "creationDate",
+                                 "modificationTime", "stateChangeTime", "startTime", "endTime", "lockedBy",
+                                 "lockedTime"]}),
+        ("Task parameters", {"fields": ["taskParams", "splitRule", "eventService", "useJumbo"]}),
+    ]
+
+
+@admin.register(models.TaskStatusLog)
+class TaskStatusLogAdmin(admin.ModelAdmin):
+    list_display = ["timestamp", "task", "old_status", "new_status", "reason", "actor"]
+    list_filter = ["new_status", "old_status"]
+    search_fields = ["=task__jediTaskID", "reason", "actor"]
+    raw_id_fields = ["task"]
+    date_hierarchy = "timestamp"
+    show_full_result_count = False
+
+
+@admin.register(models.Dataset)
+class DatasetAdmin(StatefulAdmin):
+    list_display = ["datasetID", "datasetName", "task", "type", "status", "state", "nFiles", "nFilesFinished",
+                    "nFilesFailed", "modificationTime"]
+    list_filter = ["type", "status", "state"]
+    search_fields = ["=datasetID", "datasetName", "containerName", "=task__jediTaskID"]
+    raw_id_fields = ["task", "master"]
+    inlines = [DatasetStatusLogInline]
+
+
+@admin.register(models.DatasetFile)
+class DatasetFileAdmin(StatefulAdmin):
+    list_display = ["fileID", "lfn", "dataset", "type", "status", "attemptNr", "maxAttempt", "fsize", "PandaID"]
+    list_filter = ["type", "status"]
+    search_fields = ["=fileID", "lfn", "=PandaID"]
+    raw_id_fields = ["dataset", "task"]
+    show_full_result_count = False
+
+
+@admin.register(models.Event)
+class EventAdmin(StatefulAdmin):
+    list_display = ["id", "task", "file", "def_min_eventID", "def_max_eventID", "status", "PandaID", "attemptNr"]
+    list_filter = ["status", "is_jumbo"]
+    search_fields = ["=PandaID", "=task__jediTaskID"]
+    raw_id_fields = ["task", "dataset", "file"]
+    show_full_result_count = False
+
+
+@admin.register(models.Job)
+class JobAdmin(StatefulAdmin):
+    list_display = ["PandaID", "task", "jobStatus", "computingSite", "nucleus", "gshare", "currentPriority",
+                    "coreCount", "attemptNr", "isScout", "stateChangeTime"]
+    list_filter = ["jobStatus", "prodSourceLabel", "isScout", "gshare", "processingType"]
+    search_fields = ["=PandaID", "=task__jediTaskID", "computingSite", "prodUserName", "jobName"]
+    raw_id_fields = ["task", "workQueue"]
+    readonly_fields = ["stateChangeTime"]
+    date_hierarchy = "creationTime"
+    show_full_result_count = False
+    inlines = [JobStatusLogInline]
+
+
+@admin.register(models.JobStatusLog)
+class JobStatusLogAdmin(admin.ModelAdmin):
+    list_display = ["timestamp", "job", "old_status", "new_status", "computingSite", "reason", "actor"]
+    list_filter = ["new_status"]
+    search_fields = ["=job__PandaID", "computingSite", "reason"]
+    raw_id_fields = ["job"]
+    show_full_result_count = False
+
+
+@admin.register(models.JobRetryHistory)
+class JobRetryHistoryAdmin(admin.ModelAdmin):
+    list_display = ["task", "oldPandaID", "newPandaID", "relationType", "originPandaID", "created"]
+    list_filter = ["relationType"]
+    search_fields = ["=oldPandaID", "=newPandaID", "=originPandaID", "=task__jediTaskID"]
+    raw_id_fields = ["task"]
+
+
+@admin.register(models.WorkQueue)
+class WorkQueueAdmin(admin.ModelAdmin):
+    list_display = ["queue_id", "queue_name", "queue_type", "vo", "queue_order", "queue_share", "criteria",
+                    "partition", "is_partition", "stretchable", "status"]
+    list_filter = ["queue_type", "vo", "status", "is_partition", "stretchable"]
+    search_fields = ["queue_name", "criteria"]
+    list_select_related = ["partition"]
+
+
+@admin.register(models.GlobalShare)
+class GlobalShareAdmin(admin.ModelAdmin):
+    list_display = ["name", "value", "parent", "prodsourcelabel", "workinggroup", "processingtype", "campaign",
+                    "throttled"]
+    list_filter = ["vo", "throttled"]
+    search_fields = ["name", "processingtype", "workinggroup"]
+    list_select_related = ["parent"]
+
+
+@admin.register(models.Site)
+class SiteAdmin(admin.ModelAdmin):
+    list_display = ["name", "role", "state", "tier_level", "bareNucleus", "cloud", "country"]
+    list_filter = ["role", "state", "tier_level", "bareNucleus", "cloud"]
+    search_fields = ["name", "country"]
+
+
+class QueueStorageInline(admin.TabularInline):
+    model = models.QueueStorage
+    raw_id_fields = ["endpoint"]
+    extra = 0
+
+
+@admin.register(models.PandaQueue)
+class PandaQueueAdmin(admin.ModelAdmin):
+    list_display = ["name", "site", "status", "type", "corecount", "maxrss", "minrss", "maxtime", "pledgedcpu",
+                    "jobseed", "updated"]
+    list_filter = ["status", "type", "corecount", "jobseed", "cloud", "site__role"]
+    search_fields = ["name", "site__name", "catchall", "fairsharepolicy"]
+    list_select_related = ["site"]
+    inlines = [QueueStorageInline]
+
+
+@admin.register(models.StorageEndpoint)
+class StorageEndpointAdmin(admin.ModelAdmin):
+    list_display = ["name", "site", "type", "space_total", "space_free", "space_expired", "is_tape", "blacklisted",
+                    "updated"]
+    list_filter = ["type", "is_tape", "blacklisted"]
+    search_fields = ["name", "site__name"]
+    list_select_related = ["site"]
+
+
+@admin.register(models.QueueStorage)
+class QueueStorageAdmin(admin.ModelAdmin):
+    list_display = ["queue", "role", "endpoint"]
+    list_filter = ["role"]
+    search_fields = ["queue__name", "endpoint__name"]
+    list_select_related = ["queue", "endpoint"]
+    raw_id_fields = ["queue", "endpoint"]
+
+
+@admin.register(models.NetworkLink)
+class NetworkLinkAdmin(admin.ModelAdmin):
+    list_display = ["src", "dst", "closeness", "mbps_1h", "mbps_1d", "mbps_1w", "queued", "updated"]
+    list_filter = ["closeness"]
+    search_fields = ["src__name", "dst__name"]
+    list_select_related = ["src", "dst"]
+
+
+@admin.register(models.SoftwareTags)
+class SoftwareTagsAdmin(admin.ModelAdmin):
+    list_display = ["name", "queue", "updated"]
+    search_fields = ["name"]
+    raw_id_fields = ["queue"]
+
+
+@admin.register(models.GpuSummary)
+class GpuSummaryAdmin(admin.ModelAdmin):
+    list_display = ["queue", "vendor", "model", "vram", "microarchitecture", "version", "driver_version",
+                    "n_workers", "updated"]
+    list_filter = ["vendor", "microarchitecture"]
+    search_fields = ["queue__name", "model"]
+    list_select_related = ["queue"]
+    raw_id_fields = ["queue"]
+
+
+@admin.register(models.ProcessLock)
+class ProcessLockAdmin(admin.ModelAdmin):
+    list_display = ["vo", "prodSourceLabel", "workQueue", "cloud", "resource_type", "lockedBy", "lockedTime"]
+    list_filter = ["vo", "prodSourceLabel"]
+    search_fields = ["lockedBy"]
+    list_select_related = ["workQueue"]

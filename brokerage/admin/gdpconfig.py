@@ -1,0 +1,204 @@
+"""gdpconfig in the admin: typed validation against the registry, defaults beside effective values, history."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from brokerage.gdpconfig import REGISTRY, GdpConfigError
+from brokerage.models import GdpConfig, GdpConfigChange
+from brokerage.selectors.gdpconfig import gdpconfig_parameter_rows, gdpconfig_view
+from brokerage.services.gdpconfig import GdpConfigInputError, gdpconfig_delete, gdpconfig_save, gdpconfig_validate
+
+
+class GdpConfigForm(forms.ModelForm):
+    """Validates a row with the same function the service and the API use; errors land on the field at fault."""
+
+    comment = forms.CharField(required=False, max_length=256, help_text="Why: kept in the change history.")
+
+    class Meta:
+        model = GdpConfig
+        fields = ["key", "vo", "value", "type", "app", "component", "descr", "is_custom"]
+        widgets = {"value": forms.Textarea(attrs={"rows": 3, "cols": 60})}
+        help_texts = {
+            "key": "A registered parameter (DISK_THRESHOLD) or its per-gshare / per-workflow variant "
+            "(DISK_THRESHOLD_Express). Other keys need 'custom'.",
+            "type": "Taken from the registry for registered parameters.",
+            "app": "Taken from the registry for registered parameters.",
+            "component": "Taken from the registry for registered parameters.",
+        }
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in ("type", "app", "component"):
+            self.fields[name].required = False
+        key = self.initial.get("key") or self.data.get("key") or getattr(self.instance, "key", "")
+        found = REGISTRY.find(key) if key else None
+        if found is not None:
+            parameter = found[0]
+            self.fields["value"].help_text = (
+                f"{parameter.value_type}{f' in {parameter.unit}' if parameter.unit else ''}; "
+                f"default {parameter.default_text}. {parameter.description}"
+            )
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.errors.get("key"):
+            return cleaned
+        try:
+            data = gdpconfig_validate(
+                key=cleaned.get("key", ""),
+                value=cleaned.get("value", ""),
+                vo=cleaned.get("vo", ""),
+                value_type=cleaned.get("type") or "",
+                app=cleaned.get("app") or "",
+                component=cleaned.get("component") or "",
+                is_custom=bool(cleaned.get("is_custom")),
+            )
+        except GdpConfigInputError as error:
+            self.add_error(error.field if error.field in self.fields else None, str(error))
+            return cleaned
+        # Normalised values go into the instance, so the model's unique check sees the real row identity.
+        for field in ("app", "component", "key", "vo", "value", "type", "is_custom"):
+            cleaned[field] = getattr(data, field)
+        return cleaned
+
+
+class GdpConfigChangeInline(admin.TabularInline):
+    model = GdpConfigChange
+    fields = ["changed_at", "action", "old_value", "new_value", "username", "comment"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    ordering = ["-changed_at"]
+    verbose_name_plural = "change history"
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(GdpConfig)
+class GdpConfigAdmin(admin.ModelAdmin):
+    form = GdpConfigForm
+    list_display = ["key", "vo_display", "component", "value", "type", "default_display", "effective_display",
+                    "modified"]
+    list_filter = ["component", "app", "type", "vo", "is_custom"]
+    search_fields = ["key", "value", "descr"]
+    readonly_fields = ["created", "modified"]
+    inlines = [GdpConfigChangeInline]
+    change_list_template = "admin/brokerage/gdpconfig/change_list.html"
+    fieldsets = [
+        (None, {"fields": ["key", "vo", "value", "comment"]}),
+        ("Identity and type", {"fields": ["type", "app", "component", "is_custom", "descr"]}),
+        ("Times", {"fields": ["created", "modified"]}),
+    ]
+
+    @admin.display(description="VO", ordering="vo")
+    def vo_display(self, obj: GdpConfig) -> str:
+        return obj.vo or "all"
+
+    @admin.display(description="default")
+    def default_display(self, obj: GdpConfig) -> str:
+        found = REGISTRY.find(obj.key)
+        return found[0].default_text if found else "— (custom)"
+
+    @admin.display(description="effective")
+    def effective_display(self, obj: GdpConfig) -> str:
+        """The value the brokerage uses for this row's key and VO: a VO row can hide a VO-less one."""
+        found = REGISTRY.find(obj.key)
+        try:
+            obj.typed_value
+        except GdpConfigError as error:
+            return format_html('<span class="errornote">invalid: {}</span>', str(error))
+        if found is None:
+            return obj.value
+        parameter, suffix = found
+        value = gdpconfig_view(vo=obj.vo).get(parameter.key, gshare=suffix, workflow=suffix)
+        return "unset" if value is None else str(value)
+
+    def get_changeform_initial_data(self, request):
+        initial = super().get_changeform_initial_data(request)
+        found = REGISTRY.find(initial.get("key", ""))
+        if found is not None:
+            parameter = found[0]
+            initial.setdefault("component", parameter.component)
+            initial.setdefault("app", parameter.app)
+            initial.setdefault("type", parameter.value_type)
+            if parameter.default is not None:
+                initial.setdefault("value", parameter.default_text)
+        return initial
+
+    def save_model(self, request, obj, form, change):
+        saved = gdpconfig_save(
+            key=obj.key,
+            value=obj.value,
+            vo=obj.vo,
+            value_type=obj.type,
+            app=obj.app,
+            component=obj.component,
+            is_custom=obj.is_custom,
+            descr=obj.descr,
+            user=request.user,
+            comment=form.cleaned_data.get("comment", ""),
+            instance=obj if change else None,
+        )
+        obj.pk, obj.created, obj.modified, obj.descr = saved.pk, saved.created, saved.modified, saved.descr
+
+    def delete_model(self, request, obj):
+        gdpconfig_delete(instance=obj, user=request.user, comment="deleted in the admin")
+
+    def delete_queryset(self, request, queryset):
+        for obj in queryset:
+            gdpconfig_delete(instance=obj, user=request.user, comment="deleted in the admin")
+
+    def get_urls(self):
+        urls = super().get_urls()
+        extra = [
+            path(
+                "parameters/",
+                self.admin_site.admin_view(self.parameters_view),
+                name="brokerage_gdpconfig_parameters",
+            )
+        ]
+        return extra + urls
+
+    def parameters_view(self, request):
+        """Every registered parameter with its unit, default, effective value and the row it comes from."""
+        vo = request.GET.get("vo", "")
+        component = request.GET.get("component", "")
+        rows = [row for row in gdpconfig_parameter_rows(vo=vo) if not component or row["component"] == component]
+        add_url = reverse("admin:brokerage_gdpconfig_add")
+        for row in rows:
+            row["override_url"] = f"{add_url}?key={row['key']}" + (f"&vo={vo}" if vo else "")
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": "gdpconfig parameters",
+            "rows": rows,
+            "vo": vo,
+            "component": component,
+            "components": REGISTRY.components(),
+        }
+        return TemplateResponse(request, "admin/brokerage/gdpconfig/parameters.html", context)
+
+
+@admin.register(GdpConfigChange)
+class GdpConfigChangeAdmin(admin.ModelAdmin):
+    """The change history, deletions included; read-only."""
+
+    list_display = ["changed_at", "key", "vo", "action", "old_value", "new_value", "username", "comment"]
+    list_filter = ["action", "component", "vo"]
+    search_fields = ["key", "username", "comment", "old_value", "new_value"]
+    date_hierarchy = "changed_at"
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

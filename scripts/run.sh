@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# `make run`: migrate, demo data into an empty database, then web server + Celery worker + beat.
+# Ctrl-C (or any one of the three stopping) stops all of them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=.venv/bin/python
+PORT=${PORT:-8000}
+HOST=${HOST:-127.0.0.1}
+export DJANGO_SETTINGS_MODULE=${DJANGO_SETTINGS_MODULE:-brokerage.settings.development}
+
+$PY manage.py migrate --noinput
+$PY manage.py load_demo --if-empty
+$PY manage.py dev_admin
+
+pids=()
+stop_all() {
+  trap - INT TERM EXIT
+  [ ${#pids[@]} -gt 0 ] && kill "${pids[@]}" 2>/dev/null || true
+  wait 2>/dev/null || true
+}
+trap stop_all INT TERM EXIT
+
+$PY -m celery -A brokerage.celery worker --loglevel=INFO --concurrency=2 --hostname="worker@%h" &
+pids+=($!)
+$PY -m celery -A brokerage.celery beat --loglevel=INFO &
+pids+=($!)
+$PY manage.py runserver "$HOST:$PORT" --noreload &
+pids+=($!)
+echo "Brokerage monitor on http://$HOST:$PORT/ (admin at /admin/). Ctrl-C stops web, worker and beat."
+wait -n

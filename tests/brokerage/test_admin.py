@@ -1,0 +1,208 @@
+"""The admin: every page of every model loads, gdpconfig validates and keeps history, statuses move legally."""
+
+import pytest
+from django.contrib import admin
+from django.urls import reverse
+
+from brokerage import models
+from brokerage.models import GdpConfig, GdpConfigChange, Task, TaskStatusLog
+from brokerage.services.gdpconfig import gdpconfig_save
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+FACTORY_FOR = {
+    models.Task: factories.TaskFactory,
+    models.TaskStatusLog: factories.TaskStatusLogFactory,
+    models.Dataset: factories.DatasetFactory,
+    models.DatasetFile: factories.DatasetFileFactory,
+    models.Event: factories.EventFactory,
+    models.Job: factories.JobFactory,
+    models.JobStatusLog: factories.JobStatusLogFactory,
+    models.JobRetryHistory: factories.JobRetryHistoryFactory,
+    models.WorkQueue: factories.WorkQueueFactory,
+    models.GlobalShare: factories.GlobalShareFactory,
+    models.Site: factories.SiteFactory,
+    models.PandaQueue: factories.PandaQueueFactory,
+    models.StorageEndpoint: factories.StorageEndpointFactory,
+    models.QueueStorage: factories.QueueStorageFactory,
+    models.NetworkLink: factories.NetworkLinkFactory,
+    models.SoftwareTags: factories.SoftwareTagsFactory,
+    models.GpuSummary: factories.GpuSummaryFactory,
+    models.ProcessLock: factories.ProcessLockFactory,
+    models.GdpConfig: lambda: gdpconfig_save(key="NQUEUED_SAT_CAP", value="300"),
+    models.GdpConfigChange: lambda: gdpconfig_save(key="NW_THRESHOLD", value="2").changes.get(),
+}
+
+REGISTERED = [model for model in admin.site._registry if model._meta.app_label == "brokerage"]
+
+
+def test_every_domain_model_has_an_admin_page():
+    from django.apps import apps
+
+    # Dataset status history is shown inline on the dataset page instead of a page of its own.
+    expected = set(apps.get_app_config("brokerage").get_models()) - {models.DatasetStatusLog}
+    assert set(REGISTERED) == expected
+    assert set(FACTORY_FOR) == expected
+
+
+@pytest.mark.parametrize("model", list(FACTORY_FOR), ids=lambda m: m.__name__)
+def test_changelist_change_and_add_pages_load(admin_client_logged, model):
+    obj = FACTORY_FOR[model]()
+    info = model._meta.app_label, model._meta.model_name
+    changelist = admin_client_logged.get(reverse("admin:%s_%s_changelist" % info))
+    assert changelist.status_code == 200
+    assert changelist.context["cl"].result_count == 1
+    change = admin_client_logged.get(reverse("admin:%s_%s_change" % info, args=[obj.pk]))
+    assert change.status_code == 200
+    add = admin_client_logged.get(reverse("admin:%s_%s_add" % info))
+    assert add.status_code in (200, 403)  # 403: the read-only change history has no add page
+    search = admin_client_logged.get(reverse("admin:%s_%s_changelist" % info), {"q": "x"})
+    assert search.status_code == 200
+
+
+def test_admin_requires_login(client):
+    response = client.get(reverse("admin:brokerage_gdpconfig_changelist"))
+    assert response.status_code == 302
+    assert "/admin/login/" in response["Location"]
+
+
+class TestGdpConfigAdmin:
+    url_add = staticmethod(lambda: reverse("admin:brokerage_gdpconfig_add"))
+
+    def post(self, client, **data):
+        payload = {"key": "", "vo": "", "value": "", "type": "", "app": "", "component": "", "descr": "",
+                   "comment": "", "changes-TOTAL_FORMS": "0", "changes-INITIAL_FORMS": "0"}
+        payload.update(data)
+        return client.post(self.url_add(), payload)
+
+    def test_int_parameter_refuses_text_naming_parameter_and_type(self, admin_client_logged):
+        response = self.post(admin_client_logged, key="NQUEUED_SAT_CAP", value="abc")
+        assert response.status_code == 200
+        errors = response.context["adminform"].form.errors
+        assert errors["value"] == ["NQUEUED_SAT_CAP: 'abc' is not a valid int: expected a whole number"]
+        assert not GdpConfig.objects.exists()
+
+    def test_unknown_key_needs_custom(self, admin_client_logged):
+        response = self.post(admin_client_logged, key="MY_KNOB", value="1")
+        assert "tick 'custom'" in response.context["adminform"].form.errors["key"][0]
+
+    def test_custom_json_must_parse(self, admin_client_logged):
+        response = self.post(admin_client_logged, key="MY_KNOB", value="{x", is_custom="on", type="json",
+                             app="jedi", component="local")
+        assert "is not a valid json" in response.context["adminform"].form.errors["value"][0]
+
+    def test_valid_save_fills_identity_and_records_who(self, admin_client_logged):
+        response = self.post(admin_client_logged, key="DISK_THRESHOLD_Express", value="50", comment="express room")
+        assert response.status_code == 302
+        row = GdpConfig.objects.get()
+        assert (row.component, row.type, row.value) == ("taskbrokerage", "int", "50")
+        change = GdpConfigChange.objects.get()
+        assert (change.username, change.new_value, change.comment) == ("root", "50", "express room")
+
+    def test_edit_records_old_and_new_and_shows_history(self, admin_client_logged):
+        row = gdpconfig_save(key="NQUEUED_SAT_CAP", value="300")
+        url = reverse("admin:brokerage_gdpconfig_change", args=[row.pk])
+        payload = {"key": "NQUEUED_SAT_CAP", "vo": "", "value": "250", "type": "int", "app": "jedi",
+                   "component": "jobbroker", "descr": row.descr, "comment": "calmer",
+                   "changes-TOTAL_FORMS": "1", "changes-INITIAL_FORMS": "1", "changes-MIN_NUM_FORMS": "0",
+                   "changes-MAX_NUM_FORMS": "1000", "changes-0-id": str(row.changes.get().pk),
+                   "changes-0-parameter": str(row.pk)}
+        response = admin_client_logged.post(url, payload)
+        assert response.status_code == 302, response.context["adminform"].form.errors
+        assert list(GdpConfigChange.objects.order_by("id").values_list("old_value", "new_value", "username")) == [
+            ("", "300", ""), ("300", "250", "root")
+        ]
+        page = admin_client_logged.get(url).content.decode()
+        assert "calmer" in page and "250" in page
+
+    def test_duplicate_row_is_a_form_error(self, admin_client_logged):
+        gdpconfig_save(key="NQUEUED_SAT_CAP", value="300", vo="atlas")
+        response = self.post(admin_client_logged, key="NQUEUED_SAT_CAP", value="100", vo="atlas")
+        assert response.status_code == 200
+        assert "already exists" in str(response.context["adminform"].form.errors)
+
+    def test_delete_goes_through_the_service(self, admin_client_logged):
+        row = gdpconfig_save(key="NQUEUED_SAT_CAP", value="300")
+        url = reverse("admin:brokerage_gdpconfig_delete", args=[row.pk])
+        assert admin_client_logged.post(url, {"post": "yes"}).status_code == 302
+        assert GdpConfigChange.objects.filter(action="delete", old_value="300", username="root").exists()
+
+    def test_changelist_shows_default_beside_effective(self, admin_client_logged):
+        gdpconfig_save(key="NQUEUED_SAT_CAP", value="300")
+        gdpconfig_save(key="NQUEUED_SAT_CAP", value="120", vo="atlas")
+        response = admin_client_logged.get(reverse("admin:brokerage_gdpconfig_changelist"))
+        rows = {(r.key, r.vo): r for r in response.context["cl"].result_list}
+        model_admin = admin.site._registry[GdpConfig]
+        assert model_admin.default_display(rows[("NQUEUED_SAT_CAP", "")]) == "150"
+        assert model_admin.effective_display(rows[("NQUEUED_SAT_CAP", "")]) == "300"
+        assert model_admin.effective_display(rows[("NQUEUED_SAT_CAP", "atlas")]) == "120"
+
+    def test_filter_by_component(self, admin_client_logged):
+        gdpconfig_save(key="NQUEUED_SAT_CAP", value="300")
+        gdpconfig_save(key="DISK_THRESHOLD", value="80")
+        response = admin_client_logged.get(reverse("admin:brokerage_gdpconfig_changelist"), {"component": "jobbroker"})
+        assert [r.key for r in response.context["cl"].result_list] == ["NQUEUED_SAT_CAP"]
+
+    def test_parameters_page_lists_every_parameter_with_override_links(self, admin_client_logged):
+        gdpconfig_save(key="NQUEUED_SAT_CAP", value="300")
+        response = admin_client_logged.get(reverse("admin:brokerage_gdpconfig_parameters"), {"component": "jobbroker"})
+        rows = {row["key"]: row for row in response.context["rows"]}
+        assert rows["NQUEUED_SAT_CAP"]["effective"] == 300
+        assert "DISK_THRESHOLD" not in rows
+        assert "?key=NQUEUED_SAT_CAP" in rows["NQUEUED_SAT_CAP"]["override_url"]
+
+    def test_override_link_prefills_the_registry_identity(self, admin_client_logged):
+        response = admin_client_logged.get(self.url_add(), {"key": "NW_THRESHOLD"})
+        initial = response.context["adminform"].form.initial
+        assert (initial["component"], initial["type"], initial["value"]) == ("jobbroker", "float", "1.7")
+
+
+class TestStatusThroughAdmin:
+    def change(self, client, task, **extra):
+        url = reverse("admin:brokerage_task_change", args=[task.pk])
+        form = client.get(url).context["adminform"].form
+        data = {}
+        for name, field in form.fields.items():
+            value = form.initial.get(name, field.initial)
+            if value is None:
+                continue
+            data[name] = value.pk if hasattr(value, "pk") else value
+        data["taskParams"] = "{}"
+        data.update({"status_log-TOTAL_FORMS": "0", "status_log-INITIAL_FORMS": "0"})
+        data.update(extra)
+        return client.post(url, data)
+
+    def test_allowed_move_is_applied_and_logged(self, admin_client_logged):
+        task = factories.TaskFactory(status="running")
+        response = self.change(admin_client_logged, task, transition_to="paused", transition_reason="site downtime")
+        assert response.status_code == 302
+        assert Task.objects.get(pk=task.pk).status == "paused"
+        log = TaskStatusLog.objects.get()
+        assert (log.old_status, log.new_status, log.reason, log.actor) == (
+            "running", "paused", "site downtime", "admin:root"
+        )
+
+    def test_only_allowed_moves_are_offered(self, admin_client_logged):
+        task = factories.TaskFactory(status="aborting")
+        form = admin_client_logged.get(reverse("admin:brokerage_task_change", args=[task.pk])).context["adminform"].form
+        assert [value for value, _ in form.fields["transition_to"].choices] == ["", "aborted"]
+
+    def test_illegal_move_is_a_form_error_and_changes_nothing(self, admin_client_logged):
+        task = factories.TaskFactory(status="done")
+        response = self.change(admin_client_logged, task, transition_to="running")
+        assert response.status_code == 200
+        assert "transition_to" in response.context["adminform"].form.errors
+        assert Task.objects.get(pk=task.pk).status == "done"
+        assert not TaskStatusLog.objects.exists()
+
+    def test_new_rows_start_in_an_initial_status(self, admin_client_logged):
+        response = admin_client_logged.post(
+            reverse("admin:brokerage_task_add"),
+            {"taskName": "t", "status": "running", "prodSourceLabel": "managed", "vo": "atlas", "taskPriority": 1,
+             "currentPriority": 1, "coreCount": 1, "numThrottled": 0, "eventService": 0, "taskParams": "{}",
+             "creationDate_0": "2026-11-01", "creationDate_1": "00:00:00", "modificationTime_0": "2026-11-01",
+             "modificationTime_1": "00:00:00", "status_log-TOTAL_FORMS": "0", "status_log-INITIAL_FORMS": "0"},
+        )
+        assert response.status_code == 200
+        assert "starts in registered" in str(response.context["adminform"].form.errors["status"])

@@ -1,0 +1,226 @@
+"""factory_boy factories for ORM objects: valid rows with realistic PanDA values, overridable per test."""
+
+from __future__ import annotations
+
+import factory
+from django.utils import timezone
+
+from brokerage import models
+
+
+class SiteFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Site
+        django_get_or_create = ("name",)
+
+    name = factory.Sequence(lambda n: f"SITE-{n:03d}")
+    role = "satellite"
+    state = "ACTIVE"
+    tier_level = 2
+
+
+class NucleusFactory(SiteFactory):
+    role = "nucleus"
+    tier_level = 1
+
+
+class PandaQueueFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.PandaQueue
+
+    name = factory.Sequence(lambda n: f"QUEUE_{n:03d}")
+    site = factory.SubFactory(SiteFactory)
+    status = "online"
+    type = "unified"
+    corecount = 8
+    maxrss = 16000
+    maxtime = 172800
+    maxwdir = 160000
+    releases = factory.LazyFunction(lambda: ["AUTO"])
+    wnconnectivity = "full#IPv4"
+
+
+class StorageEndpointFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.StorageEndpoint
+
+    name = factory.Sequence(lambda n: f"SITE-{n:03d}_DATADISK")
+    site = factory.SubFactory(SiteFactory)
+    type = "DATADISK"
+    space_total = 1000.0
+    space_free = 400.0
+    space_used = 600.0
+    detailed_status = factory.LazyFunction(
+        lambda: {"read_lan": "ON", "write_lan": "ON", "read_wan": "ON", "write_wan": "ON"}
+    )
+
+
+class QueueStorageFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.QueueStorage
+
+    queue = factory.SubFactory(PandaQueueFactory)
+    endpoint = factory.SubFactory(StorageEndpointFactory)
+    role = "read_lan"
+
+
+class NetworkLinkFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.NetworkLink
+
+    src = factory.SubFactory(SiteFactory)
+    dst = factory.SubFactory(NucleusFactory)
+    closeness = 5
+    mbps_1h = 120.0
+    queued = 10
+
+
+class SoftwareTagsFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.SoftwareTags
+
+    queue = factory.SubFactory(PandaQueueFactory)
+    name = factory.LazyAttribute(lambda o: o.queue.name)
+    data = factory.LazyFunction(lambda: {"cmtconfigs": [], "containers": ["any"], "cvmfs": ["atlas"], "tags": []})
+
+
+class GpuSummaryFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.GpuSummary
+
+    queue = factory.SubFactory(PandaQueueFactory)
+    vendor = "nvidia"
+    model = "NVIDIA A100-SXM4-40GB"
+    vram = 40960
+    microarchitecture = "Ampere"
+    version = "12.2"
+    driver_version = "575.57.08"
+
+
+class WorkQueueFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.WorkQueue
+
+    queue_name = factory.Sequence(lambda n: f"wq{n}")
+    queue_type = "production"
+    queue_order = factory.Sequence(lambda n: n + 1)
+    queue_share = 10
+
+
+class GlobalShareFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.GlobalShare
+
+    name = factory.Sequence(lambda n: f"Share {n}")
+    value = 10.0
+
+
+class TaskFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Task
+
+    taskName = factory.Sequence(lambda n: f"mc23_13p6TeV.{800000 + n}.simul")
+    status = "registered"
+    processingType = "simul"
+    gshare = "MC 16"
+    taskPriority = 500
+    currentPriority = 500
+    userName = "prodsys"
+
+
+class TaskStatusLogFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.TaskStatusLog
+
+    task = factory.SubFactory(TaskFactory)
+    timestamp = factory.LazyFunction(timezone.now)
+    old_status = "registered"
+    new_status = "defined"
+
+
+class DatasetFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Dataset
+
+    task = factory.SubFactory(TaskFactory)
+    datasetName = factory.Sequence(lambda n: f"mc23_13p6TeV.{800000 + n}.EVNT")
+    type = "input"
+    status = "defined"
+    nFiles = 10
+
+
+class DatasetFileFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.DatasetFile
+
+    dataset = factory.SubFactory(DatasetFactory)
+    task = factory.LazyAttribute(lambda o: o.dataset.task)
+    lfn = factory.Sequence(lambda n: f"EVNT.{n:08d}._000001.pool.root.1")
+    type = factory.LazyAttribute(lambda o: o.dataset.type)
+    status = "ready"
+    fsize = 2 * 1024**3
+    maxAttempt = 3
+
+
+class EventFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Event
+
+    file = factory.SubFactory(DatasetFileFactory)
+    dataset = factory.LazyAttribute(lambda o: o.file.dataset)
+    task = factory.LazyAttribute(lambda o: o.file.task)
+    status = "ready"
+    def_min_eventID = 0
+    def_max_eventID = 99
+    PandaID = factory.Sequence(lambda n: 5000000 + n)
+
+
+class JobFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Job
+
+    task = factory.SubFactory(TaskFactory)
+    jobStatus = "defined"
+    computingSite = "CERN"
+    currentPriority = 500
+    coreCount = 8
+
+
+class JobStatusLogFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.JobStatusLog
+
+    job = factory.SubFactory(JobFactory)
+    timestamp = factory.LazyFunction(timezone.now)
+    old_status = "defined"
+    new_status = "assigned"
+
+
+class JobRetryHistoryFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.JobRetryHistory
+
+    task = factory.SubFactory(TaskFactory)
+    oldPandaID = factory.Sequence(lambda n: 1000 + 2 * n)
+    newPandaID = factory.Sequence(lambda n: 1001 + 2 * n)
+
+
+class ProcessLockFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.ProcessLock
+
+    prodSourceLabel = "managed"
+    vo = "atlas"
+    workQueue = factory.SubFactory(WorkQueueFactory)
+    lockedBy = "worker-1"
+    lockedTime = factory.LazyFunction(timezone.now)
+
+
+class GdpConfigFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.GdpConfig
+
+    component = "taskbrokerage"
+    key = "DISK_THRESHOLD"
+    value = "80"
+    type = "int"
