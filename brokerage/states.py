@@ -234,8 +234,7 @@ JOB = _machine(
 )
 
 MACHINES: dict[str, StateMachine] = {
-    machine.entity: machine
-    for machine in (TASK, INPUT_DATASET, OUTPUT_DATASET, INPUT_FILE, OUTPUT_FILE, EVENT, JOB)
+    machine.entity: machine for machine in (TASK, INPUT_DATASET, OUTPUT_DATASET, INPUT_FILE, OUTPUT_FILE, EVENT, JOB)
 }
 
 # Dataset and file types (JEDI_Datasets.TYPE). Pseudo inputs carry random seeds and serial numbers (seed 002).

@@ -103,7 +103,7 @@ class WorkQueueFactory(factory.django.DjangoModelFactory):
 
     queue_name = factory.Sequence(lambda n: f"wq{n}")
     queue_type = "production"
-    queue_order = factory.Sequence(lambda n: n + 1)
+    queue_order = factory.Sequence(lambda n: 1000 + n)  # clear of the small orders tests choose
     queue_share = 10
 
 

@@ -39,29 +39,116 @@ class JobStatusLogInline(ReadOnlyLogInline):
 
 @admin.register(models.Task)
 class TaskAdmin(StatefulAdmin):
-    list_display = ["jediTaskID", "taskName", "status", "prodSourceLabel", "processingType", "currentPriority",
-                    "workQueue", "gshare", "nucleus", "userName", "progress", "modificationTime"]
+    list_display = [
+        "jediTaskID",
+        "taskName",
+        "status",
+        "prodSourceLabel",
+        "processingType",
+        "currentPriority",
+        "workQueue",
+        "gshare",
+        "nucleus",
+        "userName",
+        "progress",
+        "modificationTime",
+    ]
     list_filter = ["status", "prodSourceLabel", "processingType", "gshare", "workQueue", "vo"]
     search_fields = ["=jediTaskID", "taskName", "userName", "workingGroup", "nucleus", "errorDialog"]
     list_select_related = ["workQueue"]
     raw_id_fields = ["parent"]
     date_hierarchy = "creationDate"
-    readonly_fields = ["oldStatus", "creationDate", "modificationTime", "stateChangeTime", "startTime", "endTime",
-                       "lockedBy", "lockedTime"]
+    readonly_fields = [
+        "oldStatus",
+        "creationDate",
+        "modificationTime",
+        "stateChangeTime",
+        "startTime",
+        "endTime",
+        "lockedBy",
+        "lockedTime",
+    ]
     inlines = [TaskStatusLogInline]
     fieldsets = [
         (None, {"fields": ["taskName", "status", "transition_to", "transition_reason", "oldStatus", "errorDialog"]}),
-        ("Ownership", {"fields": ["prodSourceLabel", "vo", "userName", "workingGroup", "taskType", "processingType",
-                                  "campaign", "reqID", "parent"]}),
-        ("Brokerage", {"fields": ["taskPriority", "currentPriority", "workQueue", "gshare", "nucleus", "cloud",
-                                  "site", "coreCount", "architecture", "transUses", "transHome", "transPath"]}),
-        ("Scout-measured", {"classes": ["collapse"], "fields": [
-            "ramCount", "ramUnit", "baseRamCount", "outDiskCount", "outDiskUnit", "workDiskCount", "workDiskUnit",
-            "ioIntensity", "ioIntensityUnit", "diskIO", "diskIOUnit", "cpuTime", "cpuTimeUnit", "cpuEfficiency",
-            "baseWalltime", "walltime", "walltimeUnit"]}),
-        ("Progress", {"fields": ["progress", "failureRate", "numThrottled", "throttledTime", "creationDate",
-                                 "modificationTime", "stateChangeTime", "startTime", "endTime", "lockedBy",
-                                 "lockedTime"]}),
+        (
+            "Ownership",
+            {
+                "fields": [
+                    "prodSourceLabel",
+                    "vo",
+                    "userName",
+                    "workingGroup",
+                    "taskType",
+                    "processingType",
+                    "campaign",
+                    "reqID",
+                    "parent",
+                ]
+            },
+        ),
+        (
+            "Brokerage",
+            {
+                "fields": [
+                    "taskPriority",
+                    "currentPriority",
+                    "workQueue",
+                    "gshare",
+                    "nucleus",
+                    "cloud",
+                    "site",
+                    "coreCount",
+                    "architecture",
+                    "transUses",
+                    "transHome",
+                    "transPath",
+                ]
+            },
+        ),
+        (
+            "Scout-measured",
+            {
+                "classes": ["collapse"],
+                "fields": [
+                    "ramCount",
+                    "ramUnit",
+                    "baseRamCount",
+                    "outDiskCount",
+                    "outDiskUnit",
+                    "workDiskCount",
+                    "workDiskUnit",
+                    "ioIntensity",
+                    "ioIntensityUnit",
+                    "diskIO",
+                    "diskIOUnit",
+                    "cpuTime",
+                    "cpuTimeUnit",
+                    "cpuEfficiency",
+                    "baseWalltime",
+                    "walltime",
+                    "walltimeUnit",
+                ],
+            },
+        ),
+        (
+            "Progress",
+            {
+                "fields": [
+                    "progress",
+                    "failureRate",
+                    "numThrottled",
+                    "throttledTime",
+                    "creationDate",
+                    "modificationTime",
+                    "stateChangeTime",
+                    "startTime",
+                    "endTime",
+                    "lockedBy",
+                    "lockedTime",
+                ]
+            },
+        ),
         ("Task parameters", {"fields": ["taskParams", "splitRule", "eventService", "useJumbo"]}),
     ]
 
@@ -78,8 +165,18 @@ class TaskStatusLogAdmin(admin.ModelAdmin):
 
 @admin.register(models.Dataset)
 class DatasetAdmin(StatefulAdmin):
-    list_display = ["datasetID", "datasetName", "task", "type", "status", "state", "nFiles", "nFilesFinished",
-                    "nFilesFailed", "modificationTime"]
+    list_display = [
+        "datasetID",
+        "datasetName",
+        "task",
+        "type",
+        "status",
+        "state",
+        "nFiles",
+        "nFilesFinished",
+        "nFilesFailed",
+        "modificationTime",
+    ]
     list_filter = ["type", "status", "state"]
     search_fields = ["=datasetID", "datasetName", "containerName", "=task__jediTaskID"]
     raw_id_fields = ["task", "master"]
@@ -106,8 +203,19 @@ class EventAdmin(StatefulAdmin):
 
 @admin.register(models.Job)
 class JobAdmin(StatefulAdmin):
-    list_display = ["PandaID", "task", "jobStatus", "computingSite", "nucleus", "gshare", "currentPriority",
-                    "coreCount", "attemptNr", "isScout", "stateChangeTime"]
+    list_display = [
+        "PandaID",
+        "task",
+        "jobStatus",
+        "computingSite",
+        "nucleus",
+        "gshare",
+        "currentPriority",
+        "coreCount",
+        "attemptNr",
+        "isScout",
+        "stateChangeTime",
+    ]
     list_filter = ["jobStatus", "prodSourceLabel", "isScout", "gshare", "processingType"]
     search_fields = ["=PandaID", "=task__jediTaskID", "computingSite", "prodUserName", "jobName"]
     raw_id_fields = ["task", "workQueue"]
@@ -136,8 +244,19 @@ class JobRetryHistoryAdmin(admin.ModelAdmin):
 
 @admin.register(models.WorkQueue)
 class WorkQueueAdmin(admin.ModelAdmin):
-    list_display = ["queue_id", "queue_name", "queue_type", "vo", "queue_order", "queue_share", "criteria",
-                    "partition", "is_partition", "stretchable", "status"]
+    list_display = [
+        "queue_id",
+        "queue_name",
+        "queue_type",
+        "vo",
+        "queue_order",
+        "queue_share",
+        "criteria",
+        "partition",
+        "is_partition",
+        "stretchable",
+        "status",
+    ]
     list_filter = ["queue_type", "vo", "status", "is_partition", "stretchable"]
     search_fields = ["queue_name", "criteria"]
     list_select_related = ["partition"]
@@ -145,8 +264,16 @@ class WorkQueueAdmin(admin.ModelAdmin):
 
 @admin.register(models.GlobalShare)
 class GlobalShareAdmin(admin.ModelAdmin):
-    list_display = ["name", "value", "parent", "prodsourcelabel", "workinggroup", "processingtype", "campaign",
-                    "throttled"]
+    list_display = [
+        "name",
+        "value",
+        "parent",
+        "prodsourcelabel",
+        "workinggroup",
+        "processingtype",
+        "campaign",
+        "throttled",
+    ]
     list_filter = ["vo", "throttled"]
     search_fields = ["name", "processingtype", "workinggroup"]
     list_select_related = ["parent"]
@@ -167,8 +294,19 @@ class QueueStorageInline(admin.TabularInline):
 
 @admin.register(models.PandaQueue)
 class PandaQueueAdmin(admin.ModelAdmin):
-    list_display = ["name", "site", "status", "type", "corecount", "maxrss", "minrss", "maxtime", "pledgedcpu",
-                    "jobseed", "updated"]
+    list_display = [
+        "name",
+        "site",
+        "status",
+        "type",
+        "corecount",
+        "maxrss",
+        "minrss",
+        "maxtime",
+        "pledgedcpu",
+        "jobseed",
+        "updated",
+    ]
     list_filter = ["status", "type", "corecount", "jobseed", "cloud", "site__role"]
     search_fields = ["name", "site__name", "catchall", "fairsharepolicy"]
     list_select_related = ["site"]
@@ -177,8 +315,17 @@ class PandaQueueAdmin(admin.ModelAdmin):
 
 @admin.register(models.StorageEndpoint)
 class StorageEndpointAdmin(admin.ModelAdmin):
-    list_display = ["name", "site", "type", "space_total", "space_free", "space_expired", "is_tape", "blacklisted",
-                    "updated"]
+    list_display = [
+        "name",
+        "site",
+        "type",
+        "space_total",
+        "space_free",
+        "space_expired",
+        "is_tape",
+        "blacklisted",
+        "updated",
+    ]
     list_filter = ["type", "is_tape", "blacklisted"]
     search_fields = ["name", "site__name"]
     list_select_related = ["site"]
@@ -210,8 +357,17 @@ class SoftwareTagsAdmin(admin.ModelAdmin):
 
 @admin.register(models.GpuSummary)
 class GpuSummaryAdmin(admin.ModelAdmin):
-    list_display = ["queue", "vendor", "model", "vram", "microarchitecture", "version", "driver_version",
-                    "n_workers", "updated"]
+    list_display = [
+        "queue",
+        "vendor",
+        "model",
+        "vram",
+        "microarchitecture",
+        "version",
+        "driver_version",
+        "n_workers",
+        "updated",
+    ]
     list_filter = ["vendor", "microarchitecture"]
     search_fields = ["queue__name", "model"]
     list_select_related = ["queue"]

@@ -83,8 +83,16 @@ class GdpConfigChangeInline(admin.TabularInline):
 @admin.register(GdpConfig)
 class GdpConfigAdmin(admin.ModelAdmin):
     form = GdpConfigForm
-    list_display = ["key", "vo_display", "component", "value", "type", "default_display", "effective_display",
-                    "modified"]
+    list_display = [
+        "key",
+        "vo_display",
+        "component",
+        "value",
+        "type",
+        "default_display",
+        "effective_display",
+        "modified",
+    ]
     list_filter = ["component", "app", "type", "vo", "is_custom"]
     search_fields = ["key", "value", "descr"]
     readonly_fields = ["created", "modified"]
@@ -110,11 +118,11 @@ class GdpConfigAdmin(admin.ModelAdmin):
         """The value the brokerage uses for this row's key and VO: a VO row can hide a VO-less one."""
         found = REGISTRY.find(obj.key)
         try:
-            obj.typed_value
+            stored = obj.typed_value
         except GdpConfigError as error:
             return format_html('<span class="errornote">invalid: {}</span>', str(error))
         if found is None:
-            return obj.value
+            return str(stored)
         parameter, suffix = found
         value = gdpconfig_view(vo=obj.vo).get(parameter.key, gshare=suffix, workflow=suffix)
         return "unset" if value is None else str(value)

@@ -59,9 +59,7 @@ class GdpConfig(models.Model):
 class GdpConfigChange(models.Model):
     """Who changed which gdpconfig row, when, from what to what. Kept when the row itself is deleted."""
 
-    parameter = models.ForeignKey(
-        GdpConfig, null=True, blank=True, on_delete=models.SET_NULL, related_name="changes"
-    )
+    parameter = models.ForeignKey(GdpConfig, null=True, blank=True, on_delete=models.SET_NULL, related_name="changes")
     app = models.CharField(max_length=64)
     component = models.CharField(max_length=64)
     key = models.CharField(max_length=64)

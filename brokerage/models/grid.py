@@ -88,9 +88,7 @@ class PandaQueue(models.Model):
             models.CheckConstraint(
                 condition=Q(pledgedcpu__isnull=True) | Q(pledgedcpu__gte=-1), name="queue_pledge_valid"
             ),
-            models.CheckConstraint(
-                condition=Q(status__in=choices.QueueStatus.values), name="queue_status_known"
-            ),
+            models.CheckConstraint(condition=Q(status__in=choices.QueueStatus.values), name="queue_status_known"),
         ]
         indexes = [
             models.Index(fields=["status", "type"], name="queue_status_type"),
@@ -158,9 +156,7 @@ class QueueStorage(models.Model):
     class Meta:
         db_table = "panda_queue_storages"
         ordering = ["queue", "role", "endpoint"]
-        constraints = [
-            models.UniqueConstraint(fields=["queue", "endpoint", "role"], name="queue_storage_role_unique")
-        ]
+        constraints = [models.UniqueConstraint(fields=["queue", "endpoint", "role"], name="queue_storage_role_unique")]
 
     def __str__(self) -> str:
         return f"{self.queue} {self.role} {self.endpoint}"

@@ -24,9 +24,7 @@ class Job(Stateful):
     STATUS_FIELD = "jobStatus"
 
     PandaID = models.BigAutoField(primary_key=True, verbose_name="PandaID")
-    task = models.ForeignKey(
-        "brokerage.Task", on_delete=models.CASCADE, db_column="jediTaskID", related_name="jobs"
-    )
+    task = models.ForeignKey("brokerage.Task", on_delete=models.CASCADE, db_column="jediTaskID", related_name="jobs")
     jobsetID = models.BigIntegerField(null=True, blank=True)
     jobName = models.CharField(max_length=255, blank=True, default="")
     jobStatus = models.CharField(max_length=15, choices=choices.JOB_STATUS, default="defined")
@@ -40,7 +38,11 @@ class Job(Stateful):
     cloud = models.CharField(max_length=50, blank=True, default="")
     gshare = models.CharField(max_length=32, blank=True, default="")
     workQueue = models.ForeignKey(
-        "brokerage.WorkQueue", null=True, blank=True, on_delete=models.SET_NULL, db_column="workQueue_ID",
+        "brokerage.WorkQueue",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        db_column="workQueue_ID",
         related_name="jobs",
     )
     resource_type = models.CharField(max_length=56, blank=True, default="")
@@ -119,7 +121,12 @@ class Job(Stateful):
 
     def status_log_entry(self, old_status, new_status, reason, actor, now):
         return JobStatusLog(
-            job=self, timestamp=now, old_status=old_status, new_status=new_status, reason=reason, actor=actor,
+            job=self,
+            timestamp=now,
+            old_status=old_status,
+            new_status=new_status,
+            reason=reason,
+            actor=actor,
             computingSite=self.computingSite,
         )
 

@@ -24,7 +24,12 @@ class WorkQueue(models.Model):
     criteria = models.CharField(max_length=256, blank=True, default="")
     variables = models.CharField(max_length=256, blank=True, default="")
     partition = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.PROTECT, db_column="partitionID", related_name="sub_queues",
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        db_column="partitionID",
+        related_name="sub_queues",
         limit_choices_to={"is_partition": True},
     )
     is_partition = models.BooleanField(default=False)
@@ -58,9 +63,7 @@ class GlobalShare(models.Model):
 
     name = models.CharField(max_length=32, unique=True)
     value = models.FloatField(help_text="Share relative to its siblings.")
-    parent = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="children"
-    )
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="children")
     prodsourcelabel = models.CharField(max_length=100, blank=True, default="")
     workinggroup = models.CharField(max_length=100, blank=True, default="")
     campaign = models.CharField(max_length=100, blank=True, default="")

@@ -81,7 +81,11 @@ class Task(Stateful):
     mergeCoreCount = models.PositiveIntegerField(null=True, blank=True)
     # Where the task is: brokerage results and sharing.
     workQueue = models.ForeignKey(
-        "brokerage.WorkQueue", null=True, blank=True, on_delete=models.SET_NULL, db_column="workQueue_ID",
+        "brokerage.WorkQueue",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        db_column="workQueue_ID",
         related_name="tasks",
     )
     gshare = models.CharField(max_length=32, blank=True, default="", help_text="Name of the global share.")
@@ -113,9 +117,7 @@ class Task(Stateful):
         db_table = "jedi_tasks"
         ordering = ["-jediTaskID"]
         constraints = [
-            models.CheckConstraint(
-                condition=Q(status__in=states.TASK.statuses), name="task_status_known"
-            ),
+            models.CheckConstraint(condition=Q(status__in=states.TASK.statuses), name="task_status_known"),
             models.CheckConstraint(
                 condition=Q(progress__isnull=True) | Q(progress__lte=100), name="task_progress_percent"
             ),
@@ -188,7 +190,12 @@ class Dataset(Stateful):
     containerName = models.CharField(max_length=132, blank=True, default="")
     type = models.CharField(max_length=20, choices=choices.DATASET_TYPE)
     master = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.CASCADE, db_column="masterID", related_name="secondaries",
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        db_column="masterID",
+        related_name="secondaries",
         help_text="Set on a secondary input: the master dataset it is read with.",
     )
     provenanceID = models.BigIntegerField(null=True, blank=True)
@@ -230,7 +237,8 @@ class Dataset(Stateful):
                 name="dataset_status_fits_type",
             ),
             models.CheckConstraint(
-                condition=Q(master__isnull=True) | Q(type__in=states.INPUT_TYPES), name="dataset_only_inputs_have_master"
+                condition=Q(master__isnull=True) | Q(type__in=states.INPUT_TYPES),
+                name="dataset_only_inputs_have_master",
             ),
             models.CheckConstraint(condition=~Q(master=F("datasetID")), name="dataset_not_own_master"),
             models.CheckConstraint(
@@ -378,9 +386,7 @@ class Event(Stateful):
         ordering = ["id"]
         constraints = [
             models.CheckConstraint(condition=Q(status__in=states.EVENT.statuses), name="event_status_known"),
-            models.CheckConstraint(
-                condition=Q(def_min_eventID__lte=F("def_max_eventID")), name="event_range_ordered"
-            ),
+            models.CheckConstraint(condition=Q(def_min_eventID__lte=F("def_max_eventID")), name="event_range_ordered"),
             models.UniqueConstraint(
                 fields=["task", "PandaID", "file", "job_processID", "attemptNr"], name="event_range_unique"
             ),

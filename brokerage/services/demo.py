@@ -32,8 +32,17 @@ SITES = [
 
 # (queue, site, status, type, corecount, maxrss MB, maxtime s, pledgedcpu, extra CRIC fields)
 QUEUES = [
-    ("CERN", "CERN-PROD", "online", "unified", 8, 32000, 288000, None,
-     {"jobseed": "eshigh", "catchall": "jobseed=all", "direct_access_lan": True}),
+    (
+        "CERN",
+        "CERN-PROD",
+        "online",
+        "unified",
+        8,
+        32000,
+        288000,
+        None,
+        {"jobseed": "eshigh", "catchall": "jobseed=all", "direct_access_lan": True},
+    ),
     ("CERN-T0", "CERN-PROD", "brokeroff", "production", 8, 16000, 172800, None, {}),
     ("BNL", "BNL-ATLAS", "online", "unified", 8, 24000, 259200, None, {"direct_access_lan": True}),
     ("BNL_GPU", "BNL-ATLAS", "online", "analysis", 1, 16000, 86400, None, {}),
@@ -70,28 +79,126 @@ GLOBAL_SHARES = [
 
 # (name, processingType, gshare, work queue, status path, nucleus, priority, user, source label, cores)
 TASKS = [
-    ("mc23_13p6TeV.801165.Py8EG_jetjet.evgen", "evgen", "MC 16", "evgensimul",
-     ["defined", "assigning", "ready", "scouting", "running"], "BNL-ATLAS", 500, "prodsys", "managed", 1),
-    ("mc23_13p6TeV.801165.Py8EG_jetjet.simul", "simul", "MC 16", "evgensimul",
-     ["defined", "assigning", "pending"], "", 500, "prodsys", "managed", 8),
-    ("data22_13p6TeV.00431812.physics_Main.reprocessing", "reprocessing", "Reprocessing", "reprocessing",
-     ["defined", "assigning", "ready", "scouting", "scouted", "running", "prepared", "done"], "FZK-LCG2", 700,
-     "prodsys", "managed", 8),
-    ("mc23_13p6TeV.700320.Sh_Zee.recon", "reco", "MC 16", "mcore",
-     ["defined", "assigning", "ready", "running", "throttled"], "CERN-PROD", 450, "prodsys", "managed", 8),
-    ("mc23_13p6TeV.700321.Sh_Zmumu.urgent", "urgent", "Express", "others",
-     ["defined", "assigning", "ready", "running"], "CERN-PROD", 1000, "prodsys", "managed", 8),
-    ("group.phys-higgs.hzz4l.deriv", "deriv", "Group Analysis", "group",
-     ["defined", "assigning", "ready", "running", "prepared", "finished"], "TRIUMF-LCG2", 550, "GP_Higgs", "managed",
-     1),
-    ("mc23_13p6TeV.broken_definition", "simul", "MC 16", "evgensimul",
-     ["tobroken", "broken"], "", 300, "prodsys", "managed", 1),
-    ("user.jdoe.ttbar_analysis", "panda-client", "User Analysis", "user",
-     ["defined", "ready", "running"], "", 1000, "jdoe", "user", 1),
-    ("user.asmith.dijet_scan", "panda-client", "User Analysis", "user",
-     ["defined", "ready", "running", "prepared", "exhausted"], "", 900, "asmith", "user", 1),
-    ("mc23_13p6TeV.aborted_by_shifter", "simul", "MC 16", "evgensimul",
-     ["defined", "assigning", "ready", "aborting", "aborted"], "BNL-ATLAS", 400, "prodsys", "managed", 8),
+    (
+        "mc23_13p6TeV.801165.Py8EG_jetjet.evgen",
+        "evgen",
+        "MC 16",
+        "evgensimul",
+        ["defined", "assigning", "ready", "scouting", "running"],
+        "BNL-ATLAS",
+        500,
+        "prodsys",
+        "managed",
+        1,
+    ),
+    (
+        "mc23_13p6TeV.801165.Py8EG_jetjet.simul",
+        "simul",
+        "MC 16",
+        "evgensimul",
+        ["defined", "assigning", "pending"],
+        "",
+        500,
+        "prodsys",
+        "managed",
+        8,
+    ),
+    (
+        "data22_13p6TeV.00431812.physics_Main.reprocessing",
+        "reprocessing",
+        "Reprocessing",
+        "reprocessing",
+        ["defined", "assigning", "ready", "scouting", "scouted", "running", "prepared", "done"],
+        "FZK-LCG2",
+        700,
+        "prodsys",
+        "managed",
+        8,
+    ),
+    (
+        "mc23_13p6TeV.700320.Sh_Zee.recon",
+        "reco",
+        "MC 16",
+        "mcore",
+        ["defined", "assigning", "ready", "running", "throttled"],
+        "CERN-PROD",
+        450,
+        "prodsys",
+        "managed",
+        8,
+    ),
+    (
+        "mc23_13p6TeV.700321.Sh_Zmumu.urgent",
+        "urgent",
+        "Express",
+        "others",
+        ["defined", "assigning", "ready", "running"],
+        "CERN-PROD",
+        1000,
+        "prodsys",
+        "managed",
+        8,
+    ),
+    (
+        "group.phys-higgs.hzz4l.deriv",
+        "deriv",
+        "Group Analysis",
+        "group",
+        ["defined", "assigning", "ready", "running", "prepared", "finished"],
+        "TRIUMF-LCG2",
+        550,
+        "GP_Higgs",
+        "managed",
+        1,
+    ),
+    (
+        "mc23_13p6TeV.broken_definition",
+        "simul",
+        "MC 16",
+        "evgensimul",
+        ["tobroken", "broken"],
+        "",
+        300,
+        "prodsys",
+        "managed",
+        1,
+    ),
+    (
+        "user.jdoe.ttbar_analysis",
+        "panda-client",
+        "User Analysis",
+        "user",
+        ["defined", "ready", "running"],
+        "",
+        1000,
+        "jdoe",
+        "user",
+        1,
+    ),
+    (
+        "user.asmith.dijet_scan",
+        "panda-client",
+        "User Analysis",
+        "user",
+        ["defined", "ready", "running", "prepared", "exhausted"],
+        "",
+        900,
+        "asmith",
+        "user",
+        1,
+    ),
+    (
+        "mc23_13p6TeV.aborted_by_shifter",
+        "simul",
+        "MC 16",
+        "evgensimul",
+        ["defined", "assigning", "ready", "aborting", "aborted"],
+        "BNL-ATLAS",
+        400,
+        "prodsys",
+        "managed",
+        8,
+    ),
     ("mc23_13p6TeV.new_request", "evgen", "MC 16", "evgensimul", [], "", 500, "prodsys", "managed", 1),
 ]
 
@@ -150,16 +257,31 @@ def _demo_storage(sites, now):
     for name, site in sites.items():
         total = 9000.0 if site.role == "nucleus" else 2500.0
         endpoints[name] = models.StorageEndpoint.objects.create(
-            name=f"{name}_DATADISK", site=site, type="DATADISK", space_total=total * 1024,
-            space_used=total * 1024 * 0.7, space_free=total * 1024 * 0.3, space_expired=total * 1024 * 0.05,
-            detailed_status={"read_lan": "ON", "write_lan": "ON", "read_wan": "ON",
-                             "write_wan": "OFF" if name == "praguelcg2" else "ON"},
+            name=f"{name}_DATADISK",
+            site=site,
+            type="DATADISK",
+            space_total=total * 1024,
+            space_used=total * 1024 * 0.7,
+            space_free=total * 1024 * 0.3,
+            space_expired=total * 1024 * 0.05,
+            detailed_status={
+                "read_lan": "ON",
+                "write_lan": "ON",
+                "read_wan": "ON",
+                "write_wan": "OFF" if name == "praguelcg2" else "ON",
+            },
             updated=now,
         )
         if site.role == "nucleus":
             models.StorageEndpoint.objects.create(
-                name=f"{name}_DATATAPE", site=site, type="DATATAPE", is_tape=True, space_total=50000 * 1024,
-                space_free=20000 * 1024, space_used=30000 * 1024, updated=now,
+                name=f"{name}_DATATAPE",
+                site=site,
+                type="DATATAPE",
+                is_tape=True,
+                space_total=50000 * 1024,
+                space_free=20000 * 1024,
+                space_used=30000 * 1024,
+                updated=now,
             )
     return endpoints
 
@@ -169,26 +291,60 @@ def _demo_queues(sites, endpoints, now):
     for name, site_name, status, queue_type, cores, maxrss, maxtime, pledged, extra in QUEUES:
         site = sites[site_name]
         record = {
-            "name": name, "atlas_site": site_name, "status": status, "type": queue_type, "corecount": cores,
-            "maxrss": maxrss, "minrss": 0, "maxtime": maxtime, "mintime": 0, "maxwdir": 20000 * max(cores, 1),
-            "releases": ["AUTO"], "pledgedcpu": pledged, "wnconnectivity": "full#IPv4", "corepower": 10.0,
-            "cloud": site.cloud, "astorages": {"read_lan": [endpoints[site_name].name],
-                                                "write_lan": [endpoints[site_name].name]},
+            "name": name,
+            "atlas_site": site_name,
+            "status": status,
+            "type": queue_type,
+            "corecount": cores,
+            "maxrss": maxrss,
+            "minrss": 0,
+            "maxtime": maxtime,
+            "mintime": 0,
+            "maxwdir": 20000 * max(cores, 1),
+            "releases": ["AUTO"],
+            "pledgedcpu": pledged,
+            "wnconnectivity": "full#IPv4",
+            "corepower": 10.0,
+            "cloud": site.cloud,
+            "astorages": {"read_lan": [endpoints[site_name].name], "write_lan": [endpoints[site_name].name]},
             **extra,
         }
         queues[name] = models.PandaQueue.objects.create(
-            name=name, site=site, status=status, type=queue_type, corecount=cores, maxrss=maxrss, maxtime=maxtime,
-            maxwdir=record["maxwdir"], releases=record["releases"], pledgedcpu=pledged,
-            wnconnectivity=record["wnconnectivity"], corepower=10.0, cloud=site.cloud,
-            catchall=extra.get("catchall", ""), jobseed=extra.get("jobseed", "std"),
-            direct_access_lan=extra.get("direct_access_lan", False), transferringlimit=extra.get("transferringlimit"),
-            maxdiskio=extra.get("maxdiskio"), cric=record, updated=now, transtimehi=2, transtimelo=3,
+            name=name,
+            site=site,
+            status=status,
+            type=queue_type,
+            corecount=cores,
+            maxrss=maxrss,
+            maxtime=maxtime,
+            maxwdir=record["maxwdir"],
+            releases=record["releases"],
+            pledgedcpu=pledged,
+            wnconnectivity=record["wnconnectivity"],
+            corepower=10.0,
+            cloud=site.cloud,
+            catchall=extra.get("catchall", ""),
+            jobseed=extra.get("jobseed", "std"),
+            direct_access_lan=extra.get("direct_access_lan", False),
+            transferringlimit=extra.get("transferringlimit"),
+            maxdiskio=extra.get("maxdiskio"),
+            cric=record,
+            updated=now,
+            transtimehi=2,
+            transtimelo=3,
         )
         for role in ("read_lan", "write_lan"):
             models.QueueStorage.objects.create(queue=queues[name], endpoint=endpoints[site_name], role=role)
     models.GpuSummary.objects.create(
-        queue=queues["BNL_GPU"], vendor="nvidia", model="NVIDIA A100-SXM4-40GB", vram=40960,
-        microarchitecture="Ampere", version="12.2", driver_version="575.57.08", n_workers=12, updated=now,
+        queue=queues["BNL_GPU"],
+        vendor="nvidia",
+        model="NVIDIA A100-SXM4-40GB",
+        vram=40960,
+        microarchitecture="Ampere",
+        version="12.2",
+        driver_version="575.57.08",
+        n_workers=12,
+        updated=now,
     )
     return queues
 
@@ -200,30 +356,54 @@ def _demo_network(sites, rng, now):
             if source == nucleus:
                 continue
             models.NetworkLink.objects.create(
-                src=source, dst=nucleus, closeness=rng.randint(1, 11),
-                mbps_1h=rng.choice([None, round(rng.uniform(5, 400), 1)]), mbps_1d=round(rng.uniform(5, 300), 1),
-                queued=rng.randint(0, 250), updated=now,
+                src=source,
+                dst=nucleus,
+                closeness=rng.randint(1, 11),
+                mbps_1h=rng.choice([None, round(rng.uniform(5, 400), 1)]),
+                mbps_1d=round(rng.uniform(5, 300), 1),
+                queued=rng.randint(0, 250),
+                updated=now,
             )
 
 
 def _demo_software(queues, now):
     tags = [
-        {"cmtconfig": "x86_64-el9-gcc13-opt", "container_name": "", "project": "Athena", "release": "24.0.30",
-         "sources": [], "tag": "VO-atlas-Athena-24.0.30-x86_64-el9-gcc13-opt"},
-        {"cmtconfig": "x86_64-centos7-gcc11-opt", "container_name": "", "project": "AthGeneration",
-         "release": "23.6.12", "sources": [], "tag": "VO-atlas-AthGeneration-23.6.12-x86_64-centos7-gcc11-opt"},
+        {
+            "cmtconfig": "x86_64-el9-gcc13-opt",
+            "container_name": "",
+            "project": "Athena",
+            "release": "24.0.30",
+            "sources": [],
+            "tag": "VO-atlas-Athena-24.0.30-x86_64-el9-gcc13-opt",
+        },
+        {
+            "cmtconfig": "x86_64-centos7-gcc11-opt",
+            "container_name": "",
+            "project": "AthGeneration",
+            "release": "23.6.12",
+            "sources": [],
+            "tag": "VO-atlas-AthGeneration-23.6.12-x86_64-centos7-gcc11-opt",
+        },
     ]
     for name, queue in queues.items():
         architectures = [{"arch": ["x86_64"], "instr": ["avx2"], "type": "cpu", "vendor": ["intel", "amd"]}]
         if name == "BNL_GPU":
             architectures.append({"type": "gpu", "vendor": ["nvidia", "excl"], "model": ["A100"]})
         models.SoftwareTags.objects.create(
-            name=name, queue=queue, updated=now,
-            data={"cmtconfigs": ["x86_64-el9-gcc13-opt", "x86_64-centos7-gcc11-opt"], "containers": ["any", "/cvmfs"],
-                  "cvmfs": ["atlas", "nightlies"], "architectures": architectures, "tags": tags},
+            name=name,
+            queue=queue,
+            updated=now,
+            data={
+                "cmtconfigs": ["x86_64-el9-gcc13-opt", "x86_64-centos7-gcc11-opt"],
+                "containers": ["any", "/cvmfs"],
+                "cvmfs": ["atlas", "nightlies"],
+                "architectures": architectures,
+                "tags": tags,
+            },
         )
     models.SoftwareTags.objects.create(
-        name=models.SoftwareTags.ALL, updated=now,
+        name=models.SoftwareTags.ALL,
+        updated=now,
         data={"containers": {"atlas/athena:24.0.30": "/cvmfs/unpacked.cern.ch/registry.hub.docker.com/atlas/athena"}},
     )
 
@@ -232,8 +412,13 @@ def _demo_work_queues():
     work_queues = {}
     for name, queue_type, order, share, criteria, variables, stretchable in WORK_QUEUES:
         work_queues[name] = models.WorkQueue.objects.create(
-            queue_name=name, queue_type=queue_type, queue_order=order, queue_share=share, criteria=criteria,
-            variables=variables, stretchable=stretchable,
+            queue_name=name,
+            queue_type=queue_type,
+            queue_order=order,
+            queue_share=share,
+            criteria=criteria,
+            variables=variables,
+            stretchable=stretchable,
         )
     return work_queues
 
@@ -253,12 +438,28 @@ def _demo_tasks(work_queues, queues, rng, now):
     ):
         created = now - timedelta(days=6, hours=index * 7)
         task = models.Task.objects.create(
-            taskName=name, processingType=processing_type, gshare=gshare, workQueue=work_queues[queue_name],
-            taskPriority=priority, currentPriority=priority, userName=user, prodSourceLabel=label, coreCount=cores,
-            creationDate=created, modificationTime=created, ramCount=2000, ramUnit="MBPerCore", baseRamCount=1000,
-            cpuTime=300, cpuEfficiency=90, baseWalltime=600, ioIntensity=rng.choice([50, 150, 600]),
-            workingGroup="GP_Higgs" if user.startswith("GP_") else "", transUses="Athena-24.0.30",
-            architecture="x86_64-el9-gcc13-opt", taskParams={"maxAttempt": 3, "t1Weight": 0, "ipConnectivity": "full#IPv4"},
+            taskName=name,
+            processingType=processing_type,
+            gshare=gshare,
+            workQueue=work_queues[queue_name],
+            taskPriority=priority,
+            currentPriority=priority,
+            userName=user,
+            prodSourceLabel=label,
+            coreCount=cores,
+            creationDate=created,
+            modificationTime=created,
+            ramCount=2000,
+            ramUnit="MBPerCore",
+            baseRamCount=1000,
+            cpuTime=300,
+            cpuEfficiency=90,
+            baseWalltime=600,
+            ioIntensity=rng.choice([50, 150, 600]),
+            workingGroup="GP_Higgs" if user.startswith("GP_") else "",
+            transUses="Athena-24.0.30",
+            architecture="x86_64-el9-gcc13-opt",
+            taskParams={"maxAttempt": 3, "t1Weight": 0, "ipConnectivity": "full#IPv4"},
         )
         moment = created
         for step in path:
@@ -295,17 +496,34 @@ def _task_reason(step: str, nucleus: str) -> str:
 def _demo_datasets_and_jobs(task, path, online_queues, rng, moment, now):
     n_files = rng.randint(8, 20)
     input_dataset = models.Dataset.objects.create(
-        task=task, datasetName=f"{task.taskName}.input", type="input", nFiles=n_files, nFilesToBeUsed=n_files,
-        nEvents=n_files * 1000, state="closed", creationTime=task.creationDate, modificationTime=task.creationDate,
+        task=task,
+        datasetName=f"{task.taskName}.input",
+        type="input",
+        nFiles=n_files,
+        nFilesToBeUsed=n_files,
+        nEvents=n_files * 1000,
+        state="closed",
+        creationTime=task.creationDate,
+        modificationTime=task.creationDate,
     )
     output_dataset = models.Dataset.objects.create(
-        task=task, datasetName=f"{task.taskName}.output", type="output", provenanceID=input_dataset.pk,
-        creationTime=task.creationDate, modificationTime=task.creationDate,
+        task=task,
+        datasetName=f"{task.taskName}.output",
+        type="output",
+        provenanceID=input_dataset.pk,
+        creationTime=task.creationDate,
+        modificationTime=task.creationDate,
     )
     models.DatasetFile.objects.bulk_create(
         models.DatasetFile(
-            dataset=input_dataset, task=task, lfn=f"{task.taskName}._{number:06d}.pool.root", type="input",
-            fsize=rng.randint(1, 5) * 1024**3, nEvents=1000, maxAttempt=3, scope="mc23_13p6TeV",
+            dataset=input_dataset,
+            task=task,
+            lfn=f"{task.taskName}._{number:06d}.pool.root",
+            type="input",
+            fsize=rng.randint(1, 5) * 1024**3,
+            nEvents=1000,
+            maxAttempt=3,
+            scope="mc23_13p6TeV",
         )
         for number in range(1, n_files + 1)
     )
@@ -320,11 +538,24 @@ def _demo_datasets_and_jobs(task, path, online_queues, rng, moment, now):
         queue = rng.choice(online_queues) if not task.nucleus else _queue_near(task.nucleus, online_queues, rng)
         start = moment - timedelta(hours=rng.uniform(1, 20))
         job = models.Job.objects.create(
-            task=task, jobsetID=number // 4 + 1, jobName=f"{task.taskName}.job{number}", computingSite=queue.name,
-            nucleus=task.nucleus, gshare=task.gshare, workQueue=task.workQueue, prodSourceLabel=task.prodSourceLabel,
-            processingType=task.processingType, currentPriority=task.currentPriority, coreCount=queue.corecount,
-            minRamCount=2000 * queue.corecount, isScout=number < 2, creationTime=start, stateChangeTime=start,
-            nEvents=1000, nInputFiles=1, prodUserName=task.userName,
+            task=task,
+            jobsetID=number // 4 + 1,
+            jobName=f"{task.taskName}.job{number}",
+            computingSite=queue.name,
+            nucleus=task.nucleus,
+            gshare=task.gshare,
+            workQueue=task.workQueue,
+            prodSourceLabel=task.prodSourceLabel,
+            processingType=task.processingType,
+            currentPriority=task.currentPriority,
+            coreCount=queue.corecount,
+            minRamCount=2000 * queue.corecount,
+            isScout=number < 2,
+            creationTime=start,
+            stateChangeTime=start,
+            nEvents=1000,
+            nInputFiles=1,
+            prodUserName=task.userName,
         )
         when = start
         for step in JOB_PATHS[outcome]:

@@ -33,9 +33,14 @@ def process_lock_acquire(
 ) -> bool:
     """Takes the lock for `owner`; True if it is now held by `owner` (new, refreshed, or taken over because the
     previous holder let it expire). One conditional statement decides, so two workers never both win."""
-    timeout = timedelta(minutes=timeout_minutes if timeout_minutes is not None else settings.PROCESS_LOCK_TIMEOUT_MINUTES)
+    timeout = timedelta(
+        minutes=timeout_minutes if timeout_minutes is not None else settings.PROCESS_LOCK_TIMEOUT_MINUTES
+    )
     key = _lock_filter(
-        vo=vo, prod_source_label=prod_source_label, work_queue_id=work_queue_id, cloud=cloud,
+        vo=vo,
+        prod_source_label=prod_source_label,
+        work_queue_id=work_queue_id,
+        cloud=cloud,
         resource_type=resource_type,
     )
     try:
@@ -55,7 +60,10 @@ def process_lock_release(
 ) -> bool:
     """Releases the lock if `owner` holds it; False when someone else does (it was taken over after expiry)."""
     key = _lock_filter(
-        vo=vo, prod_source_label=prod_source_label, work_queue_id=work_queue_id, cloud=cloud,
+        vo=vo,
+        prod_source_label=prod_source_label,
+        work_queue_id=work_queue_id,
+        cloud=cloud,
         resource_type=resource_type,
     )
     deleted, _ = ProcessLock.objects.filter(**key, lockedBy=owner).delete()
@@ -64,6 +72,8 @@ def process_lock_release(
 
 def process_lock_expire(*, now: datetime, timeout_minutes: int | None = None) -> int:
     """Deletes locks older than the timeout (their holder died or hung); returns how many."""
-    timeout = timedelta(minutes=timeout_minutes if timeout_minutes is not None else settings.PROCESS_LOCK_TIMEOUT_MINUTES)
+    timeout = timedelta(
+        minutes=timeout_minutes if timeout_minutes is not None else settings.PROCESS_LOCK_TIMEOUT_MINUTES
+    )
     deleted, _ = ProcessLock.objects.filter(lockedTime__lt=now - timeout).delete()
     return deleted

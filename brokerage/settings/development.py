@@ -4,4 +4,4 @@ import os
 
 os.environ.setdefault("DJANGO_DEBUG", "true")
 
-from .base import *  # noqa: E402,F403
+from .base import *  # noqa: F403

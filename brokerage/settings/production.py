@@ -8,8 +8,8 @@ import os
 
 os.environ["DJANGO_DEBUG"] = "false"
 
-from .base import *  # noqa: E402,F403
-from .base import env_bool, env_list  # noqa: E402
+from .base import *  # noqa: F403
+from .base import env_bool, env_list
 
 DEBUG = False
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

@@ -7,7 +7,7 @@ os.environ.setdefault("DJANGO_DEBUG", "false")
 os.environ.setdefault("SECRET_KEY", "test-only-key-" + "x" * 50)
 os.environ.setdefault("VAR_DIR", tempfile.mkdtemp(prefix="brokerage-test-var-"))
 
-from .base import *  # noqa: E402,F403
+from .base import *  # noqa: F403
 
 ALLOWED_HOSTS = ["testserver", "127.0.0.1", "localhost"]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -50,14 +50,14 @@ def test_every_domain_model_has_an_admin_page():
 def test_changelist_change_and_add_pages_load(admin_client_logged, model):
     obj = FACTORY_FOR[model]()
     info = model._meta.app_label, model._meta.model_name
-    changelist = admin_client_logged.get(reverse("admin:%s_%s_changelist" % info))
+    changelist = admin_client_logged.get(reverse("admin:{}_{}_changelist".format(*info)))
     assert changelist.status_code == 200
     assert changelist.context["cl"].result_count == 1
-    change = admin_client_logged.get(reverse("admin:%s_%s_change" % info, args=[obj.pk]))
+    change = admin_client_logged.get(reverse("admin:{}_{}_change".format(*info), args=[obj.pk]))
     assert change.status_code == 200
-    add = admin_client_logged.get(reverse("admin:%s_%s_add" % info))
+    add = admin_client_logged.get(reverse("admin:{}_{}_add".format(*info)))
     assert add.status_code in (200, 403)  # 403: the read-only change history has no add page
-    search = admin_client_logged.get(reverse("admin:%s_%s_changelist" % info), {"q": "x"})
+    search = admin_client_logged.get(reverse("admin:{}_{}_changelist".format(*info)), {"q": "x"})
     assert search.status_code == 200
 
 
@@ -71,8 +71,18 @@ class TestGdpConfigAdmin:
     url_add = staticmethod(lambda: reverse("admin:brokerage_gdpconfig_add"))
 
     def post(self, client, **data):
-        payload = {"key": "", "vo": "", "value": "", "type": "", "app": "", "component": "", "descr": "",
-                   "comment": "", "changes-TOTAL_FORMS": "0", "changes-INITIAL_FORMS": "0"}
+        payload = {
+            "key": "",
+            "vo": "",
+            "value": "",
+            "type": "",
+            "app": "",
+            "component": "",
+            "descr": "",
+            "comment": "",
+            "changes-TOTAL_FORMS": "0",
+            "changes-INITIAL_FORMS": "0",
+        }
         payload.update(data)
         return client.post(self.url_add(), payload)
 
@@ -88,8 +98,9 @@ class TestGdpConfigAdmin:
         assert "tick 'custom'" in response.context["adminform"].form.errors["key"][0]
 
     def test_custom_json_must_parse(self, admin_client_logged):
-        response = self.post(admin_client_logged, key="MY_KNOB", value="{x", is_custom="on", type="json",
-                             app="jedi", component="local")
+        response = self.post(
+            admin_client_logged, key="MY_KNOB", value="{x", is_custom="on", type="json", app="jedi", component="local"
+        )
         assert "is not a valid json" in response.context["adminform"].form.errors["value"][0]
 
     def test_valid_save_fills_identity_and_records_who(self, admin_client_logged):
@@ -103,18 +114,31 @@ class TestGdpConfigAdmin:
     def test_edit_records_old_and_new_and_shows_history(self, admin_client_logged):
         row = gdpconfig_save(key="NQUEUED_SAT_CAP", value="300")
         url = reverse("admin:brokerage_gdpconfig_change", args=[row.pk])
-        payload = {"key": "NQUEUED_SAT_CAP", "vo": "", "value": "250", "type": "int", "app": "jedi",
-                   "component": "jobbroker", "descr": row.descr, "comment": "calmer",
-                   "changes-TOTAL_FORMS": "1", "changes-INITIAL_FORMS": "1", "changes-MIN_NUM_FORMS": "0",
-                   "changes-MAX_NUM_FORMS": "1000", "changes-0-id": str(row.changes.get().pk),
-                   "changes-0-parameter": str(row.pk)}
+        payload = {
+            "key": "NQUEUED_SAT_CAP",
+            "vo": "",
+            "value": "250",
+            "type": "int",
+            "app": "jedi",
+            "component": "jobbroker",
+            "descr": row.descr,
+            "comment": "calmer",
+            "changes-TOTAL_FORMS": "1",
+            "changes-INITIAL_FORMS": "1",
+            "changes-MIN_NUM_FORMS": "0",
+            "changes-MAX_NUM_FORMS": "1000",
+            "changes-0-id": str(row.changes.get().pk),
+            "changes-0-parameter": str(row.pk),
+        }
         response = admin_client_logged.post(url, payload)
         assert response.status_code == 302, response.context["adminform"].form.errors
         assert list(GdpConfigChange.objects.order_by("id").values_list("old_value", "new_value", "username")) == [
-            ("", "300", ""), ("300", "250", "root")
+            ("", "300", ""),
+            ("300", "250", "root"),
         ]
         page = admin_client_logged.get(url).content.decode()
-        assert "calmer" in page and "250" in page
+        assert "calmer" in page
+        assert "250" in page
 
     def test_duplicate_row_is_a_form_error(self, admin_client_logged):
         gdpconfig_save(key="NQUEUED_SAT_CAP", value="300", vo="atlas")
@@ -180,7 +204,10 @@ class TestStatusThroughAdmin:
         assert Task.objects.get(pk=task.pk).status == "paused"
         log = TaskStatusLog.objects.get()
         assert (log.old_status, log.new_status, log.reason, log.actor) == (
-            "running", "paused", "site downtime", "admin:root"
+            "running",
+            "paused",
+            "site downtime",
+            "admin:root",
         )
 
     def test_only_allowed_moves_are_offered(self, admin_client_logged):
@@ -199,10 +226,24 @@ class TestStatusThroughAdmin:
     def test_new_rows_start_in_an_initial_status(self, admin_client_logged):
         response = admin_client_logged.post(
             reverse("admin:brokerage_task_add"),
-            {"taskName": "t", "status": "running", "prodSourceLabel": "managed", "vo": "atlas", "taskPriority": 1,
-             "currentPriority": 1, "coreCount": 1, "numThrottled": 0, "eventService": 0, "taskParams": "{}",
-             "creationDate_0": "2026-11-01", "creationDate_1": "00:00:00", "modificationTime_0": "2026-11-01",
-             "modificationTime_1": "00:00:00", "status_log-TOTAL_FORMS": "0", "status_log-INITIAL_FORMS": "0"},
+            {
+                "taskName": "t",
+                "status": "running",
+                "prodSourceLabel": "managed",
+                "vo": "atlas",
+                "taskPriority": 1,
+                "currentPriority": 1,
+                "coreCount": 1,
+                "numThrottled": 0,
+                "eventService": 0,
+                "taskParams": "{}",
+                "creationDate_0": "2026-11-01",
+                "creationDate_1": "00:00:00",
+                "modificationTime_0": "2026-11-01",
+                "modificationTime_1": "00:00:00",
+                "status_log-TOTAL_FORMS": "0",
+                "status_log-INITIAL_FORMS": "0",
+            },
         )
         assert response.status_code == 200
         assert "starts in registered" in str(response.context["adminform"].form.errors["status"])

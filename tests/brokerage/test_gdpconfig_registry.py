@@ -9,22 +9,49 @@ from brokerage.gdpconfig import REGISTRY, ConfigView, InvalidValue, UnknownParam
     ("key", "default"),
     # REFERENCE.md gdpconfig table
     [
-        ("DISK_THRESHOLD", 100), ("FREE_DISK_CUTOFF", 1000), ("INPUT_SIZE_THRESHOLD", 1),
-        ("INPUT_NUM_THRESHOLD", 100), ("INPUT_SIZE_FRACTION", 10), ("INPUT_NUM_FRACTION", 10),
-        ("MIN_IO_INTENSITY_WITH_LOCAL_DATA", 200), ("MIN_INPUT_SIZE_WITH_LOCAL_DATA", 10000),
-        ("MAX_TASK_PRIO_WITH_LOCAL_DATA", 800), ("NQUEUED_NUC_CAP", 2000), ("NQUEUED_SAT_CAP", 150),
-        ("NQUEUED_NUC_CAP_FOR_JOBS", 10000), ("IO_INTENSITY_CUTOFF", 200), ("SIZE_CUTOFF_TO_MOVE_INPUT", 10),
-        ("NUM_CUTOFF_TO_MOVE_INPUT", 100), ("MAX_DISKIO_DEFAULT", None), ("NW_THRESHOLD", 1.7),
-        ("NW_WEIGHT_MULTIPLIER", 1), ("NQUEUELIMITSITE", 20), ("WORK_SHORTAGE", False),
-        ("CAP_RUNNING_USER_JOBS", None), ("CAP_RUNNING_USER_CORES", None), ("CAP_RUNNING_GROUP_JOBS", None),
-        ("CAP_RUNNING_GROUP_CORES", None), ("USER_USAGE_THRESHOLD_A", 1000), ("TW_DONE_JOB_STAT", 6),
-        ("MIN_BAD_JOBS_TO_SKIP_PQ", 5), ("BASE_QUEUE_LENGTH_PER_PQ", 100), ("BASE_EXPECTED_WAIT_HOUR_ON_PQ", 8),
-        ("BASE_DEFAULT_QUEUE_LENGTH_PER_PQ_USER", 5), ("BASE_QUEUE_RATIO_ON_PQ", 0.05),
-        ("STATIC_MAX_QUEUE_RUNNING_RATIO", 2.0), ("MAX_EXPECTED_WAIT_HOUR", 12.0),
-        ("IO_INTENSITY_CUTOFF_USER", None), ("DATA_CHECK_TIMEOUT_USER", None),
-        ("FAST_REBRO_THRESHOLD_NQNR_RATIO", 3), ("FAST_REBRO_THRESHOLD_NQUEUE_FRAC", 0.3),
-        ("HEARTBEAT_TIMEOUT", 2), ("JUMBO_MAX_TASKS", 1), ("JUMBO_MIN_EVENTS_DISABLE", 100000),
-        ("JUMBO_PER_TASK", 1), ("JUMBO_PER_SITE", 1), ("JUMBO_MAX_CURR_PRIO", 500),
+        ("DISK_THRESHOLD", 100),
+        ("FREE_DISK_CUTOFF", 1000),
+        ("INPUT_SIZE_THRESHOLD", 1),
+        ("INPUT_NUM_THRESHOLD", 100),
+        ("INPUT_SIZE_FRACTION", 10),
+        ("INPUT_NUM_FRACTION", 10),
+        ("MIN_IO_INTENSITY_WITH_LOCAL_DATA", 200),
+        ("MIN_INPUT_SIZE_WITH_LOCAL_DATA", 10000),
+        ("MAX_TASK_PRIO_WITH_LOCAL_DATA", 800),
+        ("NQUEUED_NUC_CAP", 2000),
+        ("NQUEUED_SAT_CAP", 150),
+        ("NQUEUED_NUC_CAP_FOR_JOBS", 10000),
+        ("IO_INTENSITY_CUTOFF", 200),
+        ("SIZE_CUTOFF_TO_MOVE_INPUT", 10),
+        ("NUM_CUTOFF_TO_MOVE_INPUT", 100),
+        ("MAX_DISKIO_DEFAULT", None),
+        ("NW_THRESHOLD", 1.7),
+        ("NW_WEIGHT_MULTIPLIER", 1),
+        ("NQUEUELIMITSITE", 20),
+        ("WORK_SHORTAGE", False),
+        ("CAP_RUNNING_USER_JOBS", None),
+        ("CAP_RUNNING_USER_CORES", None),
+        ("CAP_RUNNING_GROUP_JOBS", None),
+        ("CAP_RUNNING_GROUP_CORES", None),
+        ("USER_USAGE_THRESHOLD_A", 1000),
+        ("TW_DONE_JOB_STAT", 6),
+        ("MIN_BAD_JOBS_TO_SKIP_PQ", 5),
+        ("BASE_QUEUE_LENGTH_PER_PQ", 100),
+        ("BASE_EXPECTED_WAIT_HOUR_ON_PQ", 8),
+        ("BASE_DEFAULT_QUEUE_LENGTH_PER_PQ_USER", 5),
+        ("BASE_QUEUE_RATIO_ON_PQ", 0.05),
+        ("STATIC_MAX_QUEUE_RUNNING_RATIO", 2.0),
+        ("MAX_EXPECTED_WAIT_HOUR", 12.0),
+        ("IO_INTENSITY_CUTOFF_USER", None),
+        ("DATA_CHECK_TIMEOUT_USER", None),
+        ("FAST_REBRO_THRESHOLD_NQNR_RATIO", 3),
+        ("FAST_REBRO_THRESHOLD_NQUEUE_FRAC", 0.3),
+        ("HEARTBEAT_TIMEOUT", 2),
+        ("JUMBO_MAX_TASKS", 1),
+        ("JUMBO_MIN_EVENTS_DISABLE", 100000),
+        ("JUMBO_PER_TASK", 1),
+        ("JUMBO_PER_SITE", 1),
+        ("JUMBO_MAX_CURR_PRIO", 500),
     ],
 )
 def test_defaults_match_the_reference(key, default):
@@ -43,7 +70,9 @@ def test_jumbo_defaults_derive_from_other_parameters():
 
 def test_every_parameter_has_a_component_unit_type_and_meaning():
     for parameter in REGISTRY:
-        assert parameter.component and parameter.description and parameter.source, parameter.key
+        assert parameter.component, parameter.key
+        assert parameter.description, parameter.key
+        assert parameter.source, parameter.key
         assert parameter.value_type in {"str", "int", "float", "bool", "json"}
 
 
@@ -108,9 +137,17 @@ class TestParsing:
     @pytest.mark.parametrize(
         ("value_type", "raw", "expected"),
         [
-            ("int", "150", 150), ("int", " 7 ", 7), ("int", 3.0, 3), ("float", "1.7", 1.7), ("float", 2, 2.0),
-            ("bool", "True", True), ("bool", "false", False), ("bool", "1", True), ("str", "abc", "abc"),
-            ("json", '{"a": [1, 2]}', {"a": [1, 2]}), ("json", [1], [1]),
+            ("int", "150", 150),
+            ("int", " 7 ", 7),
+            ("int", 3.0, 3),
+            ("float", "1.7", 1.7),
+            ("float", 2, 2.0),
+            ("bool", "True", True),
+            ("bool", "false", False),
+            ("bool", "1", True),
+            ("str", "abc", "abc"),
+            ("json", '{"a": [1, 2]}', {"a": [1, 2]}),
+            ("json", [1], [1]),
         ],
     )
     def test_good_values(self, value_type, raw, expected):
@@ -119,9 +156,14 @@ class TestParsing:
     @pytest.mark.parametrize(
         ("value_type", "raw", "why"),
         [
-            ("int", "abc", "whole number"), ("int", "1.5", "whole number"), ("int", True, "number"),
-            ("float", "x", "number"), ("float", "nan", "finite"), ("bool", "maybe", "True or False"),
-            ("json", "{bad", "Expecting"), ("str", 5, "text"),
+            ("int", "abc", "whole number"),
+            ("int", "1.5", "whole number"),
+            ("int", True, "number"),
+            ("float", "x", "number"),
+            ("float", "nan", "finite"),
+            ("bool", "maybe", "True or False"),
+            ("json", "{bad", "Expecting"),
+            ("str", 5, "text"),
         ],
     )
     def test_bad_values_name_the_parameter_and_type(self, value_type, raw, why):
@@ -132,9 +174,9 @@ class TestParsing:
         assert why in message
 
     def test_bounds_are_checked(self):
-        with pytest.raises(InvalidValue, match="INPUT_SIZE_FRACTION: 150.0 .* at most 100"):
+        with pytest.raises(InvalidValue, match=r"INPUT_SIZE_FRACTION: 150\.0 .* at most 100"):
             REGISTRY.get("INPUT_SIZE_FRACTION").parse("150")
-        with pytest.raises(InvalidValue, match="DISK_THRESHOLD_Express: -1 .* at least 0"):
+        with pytest.raises(InvalidValue, match=r"DISK_THRESHOLD_Express: -1 .* at least 0"):
             REGISTRY.get("DISK_THRESHOLD").parse("-1", "DISK_THRESHOLD_Express")
 
     @pytest.mark.parametrize(("value_type", "value"), [("int", 5), ("float", 1.5), ("bool", True), ("json", {"a": 1})])

@@ -13,11 +13,20 @@ pytestmark = pytest.mark.django_db
 def test_save_takes_identity_and_type_from_the_registry(superuser):
     row = gdpconfig_save(key="NQUEUED_SAT_CAP", value=" 300 ", user=superuser, comment="busy links")
     assert (row.app, row.component, row.key, row.vo, row.value, row.type) == (
-        "jedi", "jobbroker", "NQUEUED_SAT_CAP", "", "300", "int"
+        "jedi",
+        "jobbroker",
+        "NQUEUED_SAT_CAP",
+        "",
+        "300",
+        "int",
     )
     change = GdpConfigChange.objects.get()
     assert (change.action, change.old_value, change.new_value, change.username, change.comment) == (
-        "create", "", "300", "root", "busy links"
+        "create",
+        "",
+        "300",
+        "root",
+        "busy links",
     )
 
 
@@ -46,8 +55,9 @@ def test_unknown_key_needs_the_custom_flag():
     with pytest.raises(GdpConfigInputError, match="choose the type") as caught:
         gdpconfig_save(key="MY_SITE_KNOB", value="1", is_custom=True, app="jedi", component="mine")
     assert caught.value.field == "type"
-    row = gdpconfig_save(key="MY_SITE_KNOB", value='{"a": 1}', is_custom=True, app="jedi", component="mine",
-                         value_type="json")
+    row = gdpconfig_save(
+        key="MY_SITE_KNOB", value='{"a": 1}', is_custom=True, app="jedi", component="mine", value_type="json"
+    )
     assert row.typed_value == {"a": 1}
     assert row.is_custom
 

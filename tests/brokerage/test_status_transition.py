@@ -46,7 +46,7 @@ def test_every_legal_move_is_stored_and_logged(machine, source, target):
     # then
     stored = type(obj).objects.get(pk=obj.pk)
     assert stored.current_status == target == obj.current_status
-    log = list(getattr(stored, "status_log").all()) if hasattr(stored, "status_log") else None
+    log = list(stored.status_log.all()) if hasattr(stored, "status_log") else None
     if log is not None:
         assert [(e.old_status, e.new_status, e.reason, e.actor, e.timestamp) for e in log] == [
             (source, target, "test move", "pytest", NOW)
@@ -57,9 +57,7 @@ def _illegal_sample(seed=2026, per_machine=12):
     rng = random.Random(seed)
     sample = []
     for machine in states.MACHINES.values():
-        pairs = [
-            (s, t) for s in machine.statuses for t in machine.statuses if t not in machine.transitions[s]
-        ]
+        pairs = [(s, t) for s in machine.statuses for t in machine.statuses if t not in machine.transitions[s]]
         sample += [(machine, s, t) for s, t in rng.sample(pairs, min(per_machine, len(pairs)))]
     return sample
 
@@ -131,7 +129,8 @@ def test_job_log_keeps_the_queue_and_the_job_gets_its_times():
     stored = Job.objects.get(pk=job.pk)
     assert (stored.startTime, stored.endTime) == (NOW, NOW + timedelta(hours=3))
     assert list(stored.status_log.values_list("computingSite", "new_status")) == [
-        ("MWT2", "running"), ("MWT2", "finished")
+        ("MWT2", "running"),
+        ("MWT2", "finished"),
     ]
 
 

@@ -1,0 +1,118 @@
+"""Settings from the environment, and production settings that pass `check --deploy` (separate processes)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from brokerage.settings import base
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_manage(*args, env_extra=None, drop=()):
+    env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("DJANGO_")}
+    env.update(env_extra or {})
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_production_settings_pass_check_deploy(tmp_path):
+    result = run_manage(
+        "check",
+        "--deploy",
+        "--fail-level",
+        "WARNING",
+        env_extra={
+            "DJANGO_SETTINGS_MODULE": "brokerage.settings.production",
+            "SECRET_KEY": "k" * 20 + "production-grade-secret-0123456789-abcdefghij",
+            "ALLOWED_HOSTS": "monitor.example.org",
+            "VAR_DIR": str(tmp_path),
+        },
+        drop=("SECRET_KEY",),
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_production_refuses_to_start_without_secret_key(tmp_path):
+    result = run_manage(
+        "check",
+        env_extra={"DJANGO_SETTINGS_MODULE": "brokerage.settings.production", "VAR_DIR": str(tmp_path)},
+        drop=("SECRET_KEY",),
+    )
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set when DJANGO_DEBUG is off" in result.stderr
+
+
+def test_development_runs_with_embedded_defaults(tmp_path):
+    result = run_manage(
+        "check",
+        env_extra={"DJANGO_SETTINGS_MODULE": "brokerage.settings.development", "VAR_DIR": str(tmp_path)},
+        drop=("SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL"),
+    )
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "broker" / "queue").is_dir()
+    assert (tmp_path / "cache").is_dir()
+
+
+@pytest.mark.parametrize(("raw", "expected"), [("1", True), ("TRUE", True), ("off", False), ("", False)])
+def test_env_bool_words(monkeypatch, raw, expected):
+    monkeypatch.setenv("SOME_FLAG", raw)
+    assert base.env_bool("SOME_FLAG", not expected) is expected
+
+
+def test_env_bool_refuses_unclear_words(monkeypatch):
+    monkeypatch.setenv("DJANGO_DEBUG", "sometimes")
+    with pytest.raises(ImproperlyConfigured, match="DJANGO_DEBUG='sometimes' is not a boolean"):
+        base.env_bool("DJANGO_DEBUG", False)
+
+
+def test_sqlite_url_gets_wal_and_busy_timeout(tmp_path):
+    config = base.database_from_url(f"sqlite:///{tmp_path / 'x.sqlite3'}")
+    assert "journal_mode=WAL" in config["OPTIONS"]["init_command"]
+    assert config["OPTIONS"]["timeout"] == 30
+    assert config["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
+
+
+def test_postgres_url_is_parsed():
+    config = base.database_from_url("postgres://broker:pw@db.example.org:5433/monitor")
+    assert (config["ENGINE"], config["NAME"], config["HOST"], config["PORT"]) == (
+        "django.db.backends.postgresql",
+        "monitor",
+        "db.example.org",
+        5433,
+    )
+
+
+@pytest.mark.parametrize(
+    ("url", "backend"),
+    [
+        ("redis://cache:6379/1", "django.core.cache.backends.redis.RedisCache"),
+        ("locmem://x", "django.core.cache.backends.locmem.LocMemCache"),
+        ("file:///tmp/c", "django.core.cache.backends.filebased.FileBasedCache"),
+    ],
+)
+def test_cache_urls(url, backend):
+    assert base.cache_from_url(url)["BACKEND"] == backend
+
+
+def test_unknown_cache_url_is_a_configuration_error():
+    with pytest.raises(ImproperlyConfigured, match="CACHE_URL='memcache://x'"):
+        base.cache_from_url("memcache://x")
+
+
+def test_sqlite_database_really_runs_in_wal_mode(tmp_path):
+    script = (
+        "import django; django.setup();"
+        "from django.db import connection;"
+        "c = connection.cursor(); c.execute('PRAGMA journal_mode'); print(c.fetchone()[0])"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL",)}
+    env.update({"DJANGO_SETTINGS_MODULE": "brokerage.settings.development", "VAR_DIR": str(tmp_path)})
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert result.stdout.strip() == "wal", result.stderr

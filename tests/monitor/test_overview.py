@@ -1,0 +1,47 @@
+"""The home page lists what is in the database."""
+
+from datetime import UTC, datetime
+
+import pytest
+from django.urls import reverse
+
+from brokerage.services.demo import demo_load
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+
+def test_empty_database_says_so(client):
+    response = client.get(reverse("monitor:overview"))
+    assert response.status_code == 200
+    assert "No tasks yet" in response.content.decode()
+
+
+def test_counts_and_status_breakdowns(client):
+    factories.TaskFactory(status="running", taskName="task.alpha")
+    factories.TaskFactory(status="running")
+    factories.TaskFactory(status="pending")
+    factories.JobFactory.create_batch(3, jobStatus="activated")
+    factories.PandaQueueFactory(status="offline")
+    response = client.get(reverse("monitor:overview"))
+    overview = response.context["overview"]
+    counts = {item["label"]: item["count"] for item in overview["counts"]}
+    assert counts["Tasks"] == 6  # three here, three made for the jobs
+    assert counts["Jobs"] == 3
+    assert [(row.status, row.count) for row in overview["tasks_by_status"]] == [
+        ("registered", 3),
+        ("pending", 1),
+        ("running", 2),
+    ]
+    assert [(row.status, row.count) for row in overview["queues_by_status"]] == [("offline", 1)]
+    assert "task.alpha" in response.content.decode()
+
+
+def test_overview_costs_a_fixed_number_of_queries(client, django_assert_max_num_queries):
+    demo_load(now=datetime(2026, 11, 1, tzinfo=UTC))
+    with django_assert_max_num_queries(20):
+        assert client.get(reverse("monitor:overview")).status_code == 200
+
+
+def test_overview_refuses_writes(client):
+    assert client.post(reverse("monitor:overview")).status_code == 405
