@@ -36,6 +36,7 @@ test-sqlite: install-dev
 	env -u DATABASE_URL $(BIN)/python -m pytest -q
 
 test-postgres: install-dev
+	bash scripts/ensure_redis.sh
 	bash scripts/with_postgres.sh $(BIN)/python -m pytest -q
 
 clean:

@@ -20,6 +20,10 @@ def _lock_filter(*, vo: str, prod_source_label: str, work_queue_id: int, cloud: 
     }
 
 
+def _timeout(minutes: int | None) -> timedelta:
+    return timedelta(minutes=minutes if minutes is not None else settings.PROCESS_LOCK_TIMEOUT_MINUTES)
+
+
 def process_lock_acquire(
     *,
     vo: str,
@@ -33,9 +37,7 @@ def process_lock_acquire(
 ) -> bool:
     """Takes the lock for `owner`; True if it is now held by `owner` (new, refreshed, or taken over because the
     previous holder let it expire). One conditional statement decides, so two workers never both win."""
-    timeout = timedelta(
-        minutes=timeout_minutes if timeout_minutes is not None else settings.PROCESS_LOCK_TIMEOUT_MINUTES
-    )
+    timeout = _timeout(timeout_minutes)
     key = _lock_filter(
         vo=vo,
         prod_source_label=prod_source_label,
@@ -72,8 +74,6 @@ def process_lock_release(
 
 def process_lock_expire(*, now: datetime, timeout_minutes: int | None = None) -> int:
     """Deletes locks older than the timeout (their holder died or hung); returns how many."""
-    timeout = timedelta(
-        minutes=timeout_minutes if timeout_minutes is not None else settings.PROCESS_LOCK_TIMEOUT_MINUTES
-    )
+    timeout = _timeout(timeout_minutes)
     deleted, _ = ProcessLock.objects.filter(lockedTime__lt=now - timeout).delete()
     return deleted

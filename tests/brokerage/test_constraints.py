@@ -114,3 +114,11 @@ def test_catchall_options_parse():
 def test_endpoint_activity_defaults_to_on():
     endpoint = factories.StorageEndpointFactory(detailed_status={"write_wan": "off"})
     assert (endpoint.activity("write_wan"), endpoint.activity("read_wan")) == ("OFF", "ON")
+
+
+def test_every_model_explains_itself():
+    from django.apps import apps
+
+    for model in apps.get_app_config("brokerage").get_models():
+        # Django writes "Name(field, field, …)" into models that have no docstring of their own.
+        assert not (model.__doc__ or "").startswith(f"{model.__name__}("), f"{model.__name__} has no docstring"

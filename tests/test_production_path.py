@@ -1,0 +1,124 @@
+"""The production path for real: PostgreSQL, a Redis broker and separate Celery worker processes.
+
+Runs in the PostgreSQL pass of `make test` (scripts/with_postgres.sh), with a Redis server started here on a
+Unix socket. A task sent through Redis is executed by two real workers against the test database.
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+from celery import Celery
+from django.db import connection
+
+from brokerage.models import ProcessLock
+from tests import factories
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not os.environ.get("DATABASE_URL", "").startswith("postgres"), reason="production path: PostgreSQL pass only"
+    ),
+]
+
+
+@pytest.fixture
+def redis_socket(tmp_path):
+    server = shutil.which("redis-server")
+    if server is None:
+        if os.environ.get("CI"):
+            pytest.fail("redis-server missing in CI: scripts/ensure_redis.sh should have installed it")
+        pytest.skip("redis-server not installed (make test installs it as root)")
+    socket_path = tmp_path / "redis.sock"
+    process = subprocess.Popen(
+        [server, "--port", "0", "--unixsocket", str(socket_path), "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 20
+    while not socket_path.exists():
+        assert time.monotonic() < deadline, "redis-server did not start"
+        time.sleep(0.1)
+    yield socket_path
+    process.terminate()
+    process.wait(timeout=10)
+
+
+def database_url_of_test_database() -> str:
+    """DATABASE_URL with the name of the database pytest-django created, so the workers see the test's rows."""
+    url = urlsplit(os.environ["DATABASE_URL"])
+    return urlunsplit(url._replace(path="/" + connection.settings_dict["NAME"]))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_workers_take_tasks_from_redis_and_write_to_postgresql(redis_socket, tmp_path):
+    broker_url = f"redis+socket://{redis_socket}"
+    env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_DEBUG",)}
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "brokerage.settings.production",
+            "SECRET_KEY": "worker-test-" + "s" * 50,
+            "ALLOWED_HOSTS": "localhost",
+            "DATABASE_URL": database_url_of_test_database(),
+            "CELERY_BROKER_URL": broker_url,
+            "CACHE_URL": "locmem://worker",
+            "VAR_DIR": str(tmp_path),
+            "PROCESS_LOCK_TIMEOUT_MINUTES": "30",
+        }
+    )
+    workers = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "brokerage.celery",
+                "worker",
+                "--pool",
+                "solo",
+                "--hostname",
+                f"w{index}@test",
+                "--loglevel",
+                "INFO",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=(tmp_path / f"w{index}.log").open("w"),
+            stderr=subprocess.STDOUT,
+        )
+        for index in (1, 2)
+    ]
+    try:
+        now = datetime.now(UTC)
+        for _ in range(6):
+            factories.ProcessLockFactory(lockedTime=now - timedelta(hours=2))
+        kept = factories.ProcessLockFactory(lockedTime=now)
+        sender = Celery(broker=broker_url)
+        for _ in range(4):  # several messages: whichever worker takes one, the stale locks go
+            sender.send_task("brokerage.tasks.process_lock_expire_task")
+        deadline = time.monotonic() + 60
+        while ProcessLock.objects.count() != 1:
+            for worker in workers:
+                assert worker.poll() is None, (tmp_path / "w1.log").read_text()[-2000:]
+            assert time.monotonic() < deadline, "workers did not expire the locks"
+            time.sleep(0.3)
+        assert list(ProcessLock.objects.all()) == [kept]
+        sender.close()
+    finally:
+        for worker in workers:
+            worker.send_signal(signal.SIGTERM)
+        for worker in workers:
+            worker.wait(timeout=30)
+    logs = [(tmp_path / f"w{index}.log").read_text() for index in (1, 2)]
+    assert all("Connected to redis+socket://" in log for log in logs)  # both workers joined the broker
+    assert any("process_lock_expire_task" in log and "succeeded" in log for log in logs)
