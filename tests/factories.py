@@ -224,3 +224,18 @@ class GdpConfigFactory(factory.django.DjangoModelFactory):
     key = "DISK_THRESHOLD"
     value = "80"
     type = "int"
+
+
+def stored_decision(*, task=None, scenario=None):
+    """A real decision stored through the services: a small task brokerage over three nuclei."""
+    from brokerage.engine import parse_scenario, run
+    from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_store_many
+    from tests.engine.builders import nucleus, task_scenario
+
+    task = task or TaskFactory()
+    parsed = parse_scenario(scenario or task_scenario(nucleus("A"), nucleus("B", state="DISABLED"), nucleus("C")))
+    decision = run(parsed)
+    cycle = cycle_start(plugin=decision.plugin, now=parsed.now)
+    row = decision_store_many(cycle=cycle, items=[DecisionToStore(decision, task_id=task.pk)])[0]
+    cycle_finish(cycle=cycle, now=parsed.now)
+    return row

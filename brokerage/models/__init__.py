@@ -1,6 +1,7 @@
 """The domain model. Tables mirroring PanDA/JEDI/CRIC keep their column names; our own tables use snake_case."""
 
 from .config import GdpConfig, GdpConfigChange
+from .decisions import BrokerageCycle, CycleStatus, Decision
 from .grid import GpuSummary, NetworkLink, PandaQueue, QueueStorage, Site, SoftwareTags, StorageEndpoint
 from .jobs import Job, JobRetryHistory, JobStatusLog
 from .locks import ProcessLock
@@ -8,9 +9,12 @@ from .shares import GlobalShare, WorkQueue
 from .tasks import Dataset, DatasetFile, DatasetStatusLog, Event, Task, TaskStatusLog
 
 __all__ = [
+    "BrokerageCycle",
+    "CycleStatus",
     "Dataset",
     "DatasetFile",
     "DatasetStatusLog",
+    "Decision",
     "Event",
     "GdpConfig",
     "GdpConfigChange",

@@ -174,6 +174,12 @@ CELERY_BEAT_SCHEDULE = {
 # locks older than this many minutes so a killed worker never blocks a work queue for good.
 PROCESS_LOCK_TIMEOUT_MINUTES = int(os.environ.get("PROCESS_LOCK_TIMEOUT_MINUTES", "30"))
 
+# Brokerage plugins, by dotted path: ours, then any an organisation adds (comma-separated in the environment).
+BROKERAGE_PLUGINS = [
+    "brokerage.engine.plugins.atlas_prod_task.AtlasProdTaskBroker",
+    *env_list("BROKERAGE_EXTRA_PLUGINS"),
+]
+
 REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.DjangoModelPermissionsOrAnonReadOnly"],
     "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],

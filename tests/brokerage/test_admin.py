@@ -32,6 +32,8 @@ FACTORY_FOR = {
     models.ProcessLock: factories.ProcessLockFactory,
     models.GdpConfig: lambda: gdpconfig_save(key="NQUEUED_SAT_CAP", value="300"),
     models.GdpConfigChange: lambda: gdpconfig_save(key="NW_THRESHOLD", value="2").changes.get(),
+    models.Decision: factories.stored_decision,
+    models.BrokerageCycle: lambda: factories.stored_decision().cycle,
 }
 
 REGISTERED = [model for model in admin.site._registry if model._meta.app_label == "brokerage"]

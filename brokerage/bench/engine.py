@@ -1,0 +1,98 @@
+"""Benchmarks of the brokerage engine and of stored decision traces."""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from brokerage.engine import parse_scenario, trace_encode
+from brokerage.engine.plugins.atlas_prod_task import AtlasProdTaskBroker
+from brokerage.engine.synthetic import task_brokerage_scenario
+from brokerage.models import Decision
+from brokerage.services.decisions import DecisionToStore, cycle_start, decision_store_many
+
+from .runner import Row, benchmark, time_calls
+
+
+@benchmark("task-broker")
+def task_broker(*, quick: bool = False) -> list[Row]:
+    """Time per task decision (atlas_prod_task) for 10, 50 and 200 nuclei, scenario already parsed."""
+    rows = []
+    for nuclei in (10, 50, 200):
+        scenario = parse_scenario(task_brokerage_scenario(nuclei=nuclei, seed=nuclei))
+        broker = AtlasProdTaskBroker()
+        figures = time_calls(lambda s=scenario, b=broker: b.decide(s), repeat=20 if quick else 500)
+        parse = time_calls(
+            lambda n=nuclei: parse_scenario(task_brokerage_scenario(nuclei=n, seed=n)), repeat=5 if quick else 50
+        )
+        rows.append(
+            {
+                "bench": "task-broker",
+                "params": {"nuclei": nuclei},
+                **figures,
+                "build_and_parse_median_ms": parse["median_ms"],
+            }
+        )
+    return rows
+
+
+@benchmark("trace-size")
+def trace_size(*, quick: bool = False) -> list[Row]:
+    """Bytes per stored decision with 100 and 1,000 candidates: one cycle over one grid snapshot and many
+    tasks, as a live cycle stores them (the cycle's frame once, then each decision's trace). Measured in the
+    configured database (run it through scripts/with_postgres.sh for PostgreSQL), in a transaction that is
+    rolled back so nothing is left behind."""
+    rows = []
+    decisions_per_cycle = 10 if quick else 100
+    for candidates in (100, 1000):
+        broker = AtlasProdTaskBroker()
+        scenarios = [
+            parse_scenario(task_brokerage_scenario(nuclei=candidates, seed=candidates, task_seed=task))
+            for task in range(decisions_per_cycle)
+        ]
+        frame = broker.frame(scenarios[0])
+        engine_decisions = [broker.decide(scenario) for scenario in scenarios]
+        with transaction.atomic():
+            cycle = cycle_start(plugin=broker.name, now=timezone.now(), frame=frame)
+            start = time.perf_counter()
+            stored = decision_store_many(cycle=cycle, items=[DecisionToStore(d) for d in engine_decisions], frame=frame)
+            elapsed_ms = (time.perf_counter() - start) * 1000.0
+            ids = [row.pk for row in stored]
+            trace_bytes = [len(bytes(b)) for b in Decision.objects.filter(pk__in=ids).values_list("trace", flat=True)]
+            row_bytes = _row_sizes(ids)
+            transaction.set_rollback(True)
+        frame_bytes = len(frame.encode())
+        per_decision = elapsed_ms / len(engine_decisions)
+        rows.append(
+            {
+                "bench": "trace-size",
+                "params": {"candidates": candidates, "database": connection.vendor},
+                "median_ms": round(per_decision, 4),
+                "p95_ms": round(per_decision, 4),
+                "n": len(engine_decisions),
+                "trace_bytes_mean": round(statistics.mean(trace_bytes), 1),
+                "trace_bytes_max": max(trace_bytes),
+                "row_bytes_mean": round(statistics.mean(row_bytes), 1) if row_bytes else None,
+                "frame_bytes_per_cycle": frame_bytes,
+                "bytes_per_decision_with_frame": round(
+                    (sum(row_bytes or trace_bytes) + frame_bytes) / len(engine_decisions), 1
+                ),
+                "skipped_mean": round(statistics.mean(len(d.skipped) for d in engine_decisions), 1),
+                "unframed_trace_bytes_mean": round(
+                    statistics.mean(len(trace_encode(d)) for d in engine_decisions[:10]), 1
+                ),
+            }
+        )
+    return rows
+
+
+def _row_sizes(ids: list[int]) -> list[int]:
+    """Whole stored row sizes where the database can tell (PostgreSQL's pg_column_size of the row)."""
+    if connection.vendor != "postgresql":
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_column_size(d.*) FROM brokerage_decisions d WHERE id = ANY(%s)", [ids])
+        return [size for (size,) in cursor.fetchall()]

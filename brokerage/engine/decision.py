@@ -1,0 +1,252 @@
+"""The engine's output: a Decision, its JSON form (SCENARIO.md "Output") and a compact stored trace."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+OUTCOMES = ("assigned", "pending", "throttled", "matched", "no_match")
+TRACE_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A candidate that passed every filter, with its weight and the factors the weight was built from."""
+
+    name: str
+    weight: float
+    factors: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Skip:
+    """Why one candidate was dropped: the reason code, the filter, and the numbers the rule compared."""
+
+    code: str
+    filter: str
+    detail: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One filter's effect: candidates before and after it; `note` says when a rule was switched off."""
+
+    filter: str
+    before: int
+    after: int
+    note: str = ""
+
+    @property
+    def cut(self) -> int:
+        return self.before - self.after
+
+
+@dataclass(frozen=True)
+class Decision:
+    plugin: str
+    outcome: str
+    chosen: str | None
+    candidates: tuple[Candidate, ...]
+    skipped: Mapping[str, Skip]
+    stages: tuple[Stage, ...]
+    message: str
+    retry_after_minutes: int | None
+    now: datetime
+    seed: int
+    initial: tuple[str, ...]
+    candidate_kind: str = "queue"
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def primary_reason(self) -> str:
+        """The reason code that removed the most candidates ('' when nothing was skipped)."""
+        counts: dict[str, int] = {}
+        for skip in self.skipped.values():
+            counts[skip.code] = counts.get(skip.code, 0) + 1
+        return max(sorted(counts), key=lambda code: counts[code]) if counts else ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form of SCENARIO.md's output, plus the seed, time and initial count used."""
+        return {
+            "plugin": self.plugin,
+            "outcome": self.outcome,
+            "retry_after_minutes": self.retry_after_minutes,
+            "chosen": self.chosen,
+            "candidates": [{"name": c.name, "weight": c.weight, "factors": dict(c.factors)} for c in self.candidates],
+            "skipped": {
+                name: {"code": s.code, "filter": s.filter, "detail": dict(s.detail)} for name, s in self.skipped.items()
+            },
+            "stages": [
+                {"filter": s.filter, "before": s.before, "after": s.after, **({"note": s.note} if s.note else {})}
+                for s in self.stages
+            ],
+            "message": self.message,
+            "seed": self.seed,
+            "now": self.now.isoformat().replace("+00:00", "Z"),
+            "candidate_kind": self.candidate_kind,
+            "n_initial": len(self.initial),
+            **({"extra": dict(self.extra)} if self.extra else {}),
+        }
+
+
+def _json_default(value: Any) -> Any:
+    """numpy scalars and other number-likes become plain numbers in the trace."""
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def _pack(payload: dict[str, Any]) -> bytes:
+    text = json.dumps(payload, separators=(",", ":"), default=_json_default, allow_nan=False)
+    return zlib.compress(text.encode(), 9)
+
+
+def _unpack(blob: bytes) -> dict[str, Any]:
+    return json.loads(zlib.decompress(bytes(blob)))
+
+
+@dataclass(frozen=True)
+class Frame:
+    """What every decision of one cycle shares: the candidates considered and their own attributes (a
+    nucleus's free space, a queue's maxrss), one column per attribute in the order of `names`.
+
+    A cycle stores its frame once; each decision's trace then keeps only what depends on the task. A value
+    that differs from the frame is kept in the trace, so a trace is always exact, frame or not.
+    """
+
+    names: tuple[str, ...]
+    columns: Mapping[str, list[Any]]
+
+    def encode(self) -> bytes:
+        return _pack({"v": TRACE_FORMAT, "names": list(self.names), "columns": dict(self.columns)})
+
+    @classmethod
+    def decode(cls, blob: bytes) -> Frame:
+        payload = _unpack(blob)
+        return cls(tuple(payload["names"]), payload["columns"])
+
+    @property
+    def fingerprint(self) -> str:
+        return hashlib.sha256(self.encode()).hexdigest()[:16]
+
+
+def _columns(
+    members: list[tuple[int, Mapping[str, Any]]], frame: Frame | None, frame_index: dict[str, int], names: tuple
+) -> tuple[dict[str, Any], dict[str, list[Any]], list[str]]:
+    """Splits the members' values into common values, per-member columns, and keys taken from the frame."""
+    keys = sorted({key for _, values in members for key in values})
+    common: dict[str, Any] = {}
+    columns: dict[str, list[Any]] = {}
+    from_frame: list[str] = []
+    for key in keys:
+        values = [item.get(key) for _, item in members]
+        if frame is not None and key in frame.columns:
+            column = frame.columns[key]
+            framed = [
+                column[frame_index[names[position]]] if names[position] in frame_index else object()
+                for position, _ in members
+            ]
+            if framed == values:
+                from_frame.append(key)
+                continue
+        if all(value == values[0] for value in values):
+            common[key] = values[0]
+        else:
+            columns[key] = values
+    return common, columns, from_frame
+
+
+def trace_encode(decision: Decision, *, frame: Frame | None = None) -> bytes:
+    """The stored trace: compact, yet enough to answer "why was X not chosen" for every candidate.
+
+    Skipped candidates are grouped by (filter, code); in a group, values equal for all members (the task's side
+    of a comparison) are stored once, values found in the cycle's frame (the candidate's own attributes) are
+    not stored at all, the rest as one column per key. Names are positions in the initial list, stored as gaps.
+    Surviving candidates are stored the same way, in rank order. The JSON is deflated.
+    """
+    names = decision.initial
+    index = {name: position for position, name in enumerate(names)}
+    frame_index = {name: position for position, name in enumerate(frame.names)} if frame else {}
+    groups: dict[tuple[str, str], list[tuple[int, Mapping[str, Any]]]] = {}
+    for name, skip in decision.skipped.items():
+        groups.setdefault((skip.filter, skip.code), []).append((index[name], skip.detail))
+    packed_groups = []
+    for (filter_name, code), members in groups.items():
+        members.sort(key=lambda item: item[0])
+        common, columns, from_frame = _columns(members, frame, frame_index, names)
+        positions = [position for position, _ in members]
+        gaps = [positions[0]] + [b - a for a, b in itertools.pairwise(positions)]
+        packed_groups.append({"f": filter_name, "c": code, "i": gaps, "k": common, "v": columns, "fk": from_frame})
+    ranked = [(index.get(c.name, -1), c.factors) for c in decision.candidates]
+    common, columns, from_frame = _columns(ranked, frame, frame_index, names) if ranked else ({}, {}, [])
+    payload = {
+        "v": TRACE_FORMAT,
+        "initial": None if frame is not None and tuple(frame.names) == tuple(names) else list(names),
+        "frame": frame.fingerprint if frame is not None else None,
+        "kind": decision.candidate_kind,
+        # Weights to 6 significant digits: the draw is already made and recorded, the trace is for reading.
+        "cand": {
+            "i": [p for p, _ in ranked],
+            "w": [float(f"{c.weight:.6g}") for c in decision.candidates],
+            "k": common,
+            "v": columns,
+            "fk": from_frame,
+        },
+        "skip": packed_groups,
+        "stages": [[s.filter, s.before, s.after, s.note] for s in decision.stages],
+        "extra": dict(decision.extra),
+    }
+    return _pack(payload)
+
+
+class FrameMissing(ValueError):
+    """The trace was stored against a cycle frame that was not given (or is not the right one)."""
+
+
+def trace_decode(blob: bytes, *, frame: Frame | None = None) -> dict[str, Any]:
+    """The stored trace back as SCENARIO.md's `candidates`, `skipped` and `stages` (plus initial names)."""
+    payload = _unpack(blob)
+    if payload.get("v") != TRACE_FORMAT:
+        raise ValueError(f"unknown trace format {payload.get('v')!r}")
+    if payload.get("frame") and (frame is None or frame.fingerprint != payload["frame"]):
+        raise FrameMissing(f"this trace needs the frame {payload['frame']} of its cycle")
+    initial = payload["initial"] if payload["initial"] is not None else list(frame.names)
+    frame_index = {name: position for position, name in enumerate(frame.names)} if frame else {}
+
+    def values_for(block: dict[str, Any], number: int, name: str) -> dict[str, Any]:
+        values = dict(block["k"])
+        for key, column in block["v"].items():
+            values[key] = column[number]
+        for key in block.get("fk", ()):
+            values[key] = frame.columns[key][frame_index[name]]
+        return dict(sorted(values.items()))
+
+    skipped: dict[str, dict[str, Any]] = {}
+    for group in payload["skip"]:
+        position = 0
+        for number, gap in enumerate(group["i"]):
+            position = gap if number == 0 else position + gap
+            name = initial[position]
+            skipped[name] = {"code": group["c"], "filter": group["f"], "detail": values_for(group, number, name)}
+    block = payload["cand"]
+    candidates = []
+    for number, (position, weight) in enumerate(zip(block["i"], block["w"], strict=True)):
+        name = initial[position] if position >= 0 else "?"
+        candidates.append({"name": name, "weight": weight, "factors": values_for(block, number, name)})
+    return {
+        "initial": initial,
+        "candidate_kind": payload["kind"],
+        "candidates": candidates,
+        "skipped": skipped,
+        "stages": [
+            {"filter": name, "before": before, "after": after, **({"note": note} if note else {})}
+            for name, before, after, note in payload["stages"]
+        ],
+        "extra": payload.get("extra", {}),
+    }

@@ -1,0 +1,240 @@
+"""The plugin framework: a plugin is an ordered list of named filters (each with its reason code) and a weight.
+
+Filters see every candidate at once: a numeric rule is one numpy expression over arrays the plugin prepared,
+returning which candidates fail and the numbers it compared (arrays, or a scalar when the value is the task's).
+The framework applies the filters in order to the candidates still alive, records a Skip for each candidate a
+filter removes and a Stage per filter, weighs the survivors, keeps the best N and draws the chosen one in
+proportion to weight with the scenario's seed. `now`, the seed and the configuration come from the scenario.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .decision import Candidate, Decision, Frame, Skip, Stage
+from .scenario import Scenario
+
+Detail = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A filter's verdict over all candidates. `code` (optional, per candidate) overrides the filter's code
+    where one rule has several outcomes (lowmemory / highmemory)."""
+
+    fails: np.ndarray
+    detail: Detail = field(default_factory=dict)
+    code: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class Filter:
+    """A named rule with its reason code. `fallback`, when given, is asked when the rule would remove every
+    remaining candidate: a non-empty answer switches the rule off for this decision and says why."""
+
+    name: str
+    code: str
+    check: Callable[[Context], Rejection]
+    fallback: Callable[[Context], str] | None = None
+
+
+@dataclass
+class Context:
+    """What filters and weights read: the scenario, its configuration, the candidate names, and the arrays the
+    plugin prepared (one value per candidate, in the order of `names`)."""
+
+    scenario: Scenario
+    names: list[str]
+    arrays: dict[str, Any]
+    alive: np.ndarray
+
+    @property
+    def config(self):
+        return self.scenario.config
+
+    @property
+    def task(self):
+        return self.scenario.task
+
+    def __getitem__(self, key: str) -> Any:
+        return self.arrays[key]
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-friendly scalar: numpy types unwrapped, floats rounded to keep traces short."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float):
+        return round(value, 4)
+    return value
+
+
+def _detail_for(detail: Detail, position: int) -> dict[str, Any]:
+    return {key: _plain(value[position] if isinstance(value, np.ndarray) else value) for key, value in detail.items()}
+
+
+class Plugin:
+    """Base of every broker. Subclasses set `name`, `candidate_kind`, `retry_after_minutes`, `filters`, and
+    implement `initial_candidates`, `prepare` and `weigh`."""
+
+    name: ClassVar[str] = ""
+    candidate_kind: ClassVar[str] = "queue"
+    retry_after_minutes: ClassVar[int | None] = None
+    max_candidates: ClassVar[int | None] = None
+    filters: ClassVar[Sequence[Filter]] = ()
+    # Detail and factor keys that are the candidate's own attributes → the prepared array holding them.
+    frame_keys: ClassVar[Mapping[str, str]] = {}
+
+    def __init__(self, *, disabled_filters: frozenset[str] | set[str] = frozenset()):
+        known = {f.name for f in self.filters}
+        unknown = set(disabled_filters) - known
+        if unknown:
+            raise ValueError(f"{self.name}: no filter named {sorted(unknown)} (filters: {sorted(known)})")
+        self.disabled_filters = frozenset(disabled_filters)
+
+    # --- what a plugin provides ---
+    def initial_candidates(self, scenario: Scenario) -> list[str]:
+        raise NotImplementedError
+
+    def prepare(self, scenario: Scenario, names: list[str]) -> dict[str, Any]:
+        return {}
+
+    def weigh(self, context: Context, survivors: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        """Weights (≥ 0) of the surviving candidates (indices into names) and the factors per candidate."""
+        raise NotImplementedError
+
+    def message(self, decision_parts: dict[str, Any]) -> str:
+        return default_message(decision_parts)
+
+    def frame(self, scenario: Scenario) -> Frame:
+        """The candidates and their own attributes, shared by every decision over the same snapshot."""
+        names = list(self.initial_candidates(scenario))
+        arrays = self.prepare(scenario, names)
+        columns = {
+            key: [_plain(value) for value in np.asarray(arrays[array]).tolist()]
+            for key, array in self.frame_keys.items()
+        }
+        return Frame(tuple(names), columns)
+
+    # --- the common flow ---
+    def decide(self, scenario: Scenario) -> Decision:
+        names = list(self.initial_candidates(scenario))
+        context = Context(scenario, names, self.prepare(scenario, names), np.ones(len(names), dtype=bool))
+        skipped: dict[str, Skip] = {}
+        stages: list[Stage] = []
+        for rule in self.filters:
+            if rule.name in self.disabled_filters:
+                continue
+            stages.append(self._apply(rule, context, skipped))
+        survivors = np.flatnonzero(context.alive)
+        candidates: list[Candidate] = []
+        if len(survivors):
+            weights, factors = self.weigh(context, survivors)
+            weights = np.where(np.isfinite(weights) & (weights > 0), weights, 0.0)
+            order = sorted(range(len(survivors)), key=lambda i: (-weights[i], names[survivors[i]]))
+            candidates = [
+                Candidate(
+                    names[survivors[i]],
+                    float(weights[i]),
+                    {
+                        key: _plain(value[i] if isinstance(value, np.ndarray) else value)
+                        for key, value in factors.items()
+                    },
+                )
+                for i in order
+            ]
+            if self.max_candidates is not None and len(candidates) > self.max_candidates:
+                for dropped in candidates[self.max_candidates :]:
+                    skipped[dropped.name] = Skip(
+                        "low_weight", "best candidates", {"weight": _plain(dropped.weight), "kept": self.max_candidates}
+                    )
+                stages.append(Stage("best candidates", len(candidates), self.max_candidates))
+                candidates = candidates[: self.max_candidates]
+        chosen = weighted_choice(candidates, scenario.seed)
+        outcome = "assigned" if chosen is not None else "pending"
+        parts = {
+            "plugin": self,
+            "scenario": scenario,
+            "outcome": outcome,
+            "chosen": chosen,
+            "candidates": candidates,
+            "skipped": skipped,
+            "initial": names,
+            "stages": stages,
+        }
+        return Decision(
+            plugin=self.name,
+            outcome=outcome,
+            chosen=chosen,
+            candidates=tuple(candidates),
+            skipped=skipped,
+            stages=tuple(stages),
+            message=self.message(parts),
+            retry_after_minutes=None if chosen is not None else self.retry_after_minutes,
+            now=scenario.now,
+            seed=scenario.seed,
+            initial=tuple(names),
+            candidate_kind=self.candidate_kind,
+        )
+
+    def _apply(self, rule: Filter, context: Context, skipped: dict[str, Skip]) -> Stage:
+        before = int(context.alive.sum())
+        if before == 0:
+            return Stage(rule.name, 0, 0)
+        verdict = rule.check(context)
+        removed = context.alive & np.asarray(verdict.fails, dtype=bool)
+        if rule.fallback is not None and removed.sum() == before:
+            note = rule.fallback(context)
+            if note:
+                return Stage(rule.name, before, before, note)
+        for position in np.flatnonzero(removed):
+            code = rule.code if verdict.code is None else str(verdict.code[position])
+            skipped[context.names[position]] = Skip(code, rule.name, _detail_for(verdict.detail, position))
+        context.alive &= ~removed
+        return Stage(rule.name, before, int(context.alive.sum()))
+
+
+def weighted_choice(candidates: Sequence[Candidate], seed: int) -> str | None:
+    """One candidate drawn in proportion to weight with a generator seeded by `seed` (REFERENCE.md: the seed is
+    recorded, so the draw can be replayed). All weights zero: every candidate is equally likely."""
+    if not candidates:
+        return None
+    rng = random.Random(seed)
+    total = sum(c.weight for c in candidates)
+    if total <= 0:
+        return candidates[rng.randrange(len(candidates))].name
+    point = rng.random() * total
+    running = 0.0
+    for candidate in candidates:
+        running += candidate.weight
+        if point < running:
+            return candidate.name
+    return candidates[-1].name
+
+
+def default_message(parts: dict[str, Any]) -> str:
+    """One line a shifter understands: what was chosen among how many, or what removed everything."""
+    from .reasons import reason_title
+
+    plugin: Plugin = parts["plugin"]
+    kind = plugin.candidate_kind
+    initial, candidates, skipped = parts["initial"], parts["candidates"], parts["skipped"]
+    if parts["chosen"] is not None:
+        return (
+            f"{kind} {parts['chosen']} chosen from {len(candidates)} candidate{'s' if len(candidates) != 1 else ''} "
+            f"(of {len(initial)} considered)"
+        )
+    if not initial:
+        return f"pending: no {kind} to consider"
+    counts: dict[str, int] = {}
+    for skip in skipped.values():
+        counts[skip.code] = counts.get(skip.code, 0) + 1
+    top = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:3]
+    summary = ", ".join(f"{n} {reason_title(code)}" for code, n in top)
+    retry = f"; retry in {plugin.retry_after_minutes} min" if plugin.retry_after_minutes else ""
+    return f"pending: all {len(initial)} {kind} candidates skipped ({summary}){retry}"

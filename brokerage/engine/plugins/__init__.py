@@ -1,0 +1,1 @@
+"""The brokers we ship. Third parties register their own through the BROKERAGE_PLUGINS setting."""

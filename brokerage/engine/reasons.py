@@ -1,0 +1,145 @@
+"""The one table of reason codes and the sentences a shifter reads for them.
+
+Codes are the real PanDA skip codes (REFERENCE.md, "What each job-brokerage code means here"), so traces, the
+monitor and the API speak the language shifters already know. A sentence may name detail values in braces;
+a value missing from the detail leaves the plain sentence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Reason:
+    code: str
+    title: str
+    sentence: str
+    numbers: str = ""  # a sentence with the compared numbers, used when the detail has them all
+
+
+_REASONS = [
+    # --- task brokerage (nuclei) ---
+    Reason(
+        "status", "not online/ACTIVE", "Its status does not allow brokerage.", "Its status is {state}, not {required}."
+    ),
+    Reason(
+        "transfer_backlog",
+        "transfer backlog",
+        "Too many output files are queued for transfer to it.",
+        "{outputQueued} output files are queued to it; the cap is {cap} (NQUEUED_NUC_CAP).",
+    ),
+    Reason(
+        "space",
+        "not enough space",
+        "Its storage does not have enough free space for the task's output.",
+        "Free {spaceFree} GB + expired {spaceExpired} GB − expected output {expectedOutputGB} GB = "
+        "{spaceAvailable} GB, not above the threshold of {thresholdGB} GB ({thresholdKey}).",
+    ),
+    Reason("match", "cannot run the workload", "It cannot execute the task's workload."),
+    Reason("source_blacklist", "input storage blacklisted", "The storage holding the input cannot send it."),
+    Reason(
+        "destination_blacklist",
+        "storage not usable over WAN",
+        "Its storage cannot send inputs to or receive outputs from satellites over WAN.",
+        "{endpoint}: read_wan {read_wan}, write_wan {write_wan}, blacklisted {blacklisted}; both must be ON.",
+    ),
+    Reason(
+        "insize",
+        "too little input data local",
+        "Too small a share of the input data is at this nucleus.",
+        "{localSizeGB} GB of {totalSizeGB} GB input is local ({localPercent} %); more than {requiredPercent} % "
+        "is needed (INPUT_SIZE_FRACTION).",
+    ),
+    Reason(
+        "innum",
+        "too few input files local",
+        "Too small a share of the input files is at this nucleus.",
+        "{localFiles} of {totalFiles} input files are local ({localPercent} %); more than {requiredPercent} % is "
+        "needed (INPUT_NUM_FRACTION).",
+    ),
+    Reason(
+        "full_chain",
+        "full-chain rules",
+        "Full-chain rules send the task to another nucleus or queue.",
+        "The task's fullChain is {fullChain!r} and the nucleus's bareNucleus is {bareNucleus!r}: {rule}.",
+    ),
+    Reason("not_full_chain", "not part of the full chain", "Full-chain rules keep this queue out of the chain."),
+    # --- job brokerage (queues) ---
+    Reason("link_unusable", "link blocked", "Its network link to the nucleus is blocked."),
+    Reason("links_full", "link full", "Too many files are queued on its link to the nucleus."),
+    Reason("inactive", "inactive", "No job started there in the last 2 hours although activated jobs waited."),
+    Reason("opportunistic", "opportunistic", "It is opportunistic (pledgedcpu = −1) and the job is urgent or a scout."),
+    Reason("zeroshare", "zero share", "Its fair-share policy gives this kind of job a zero share."),
+    Reason("io", "input too far", "The task is IO-intensive and too much input would have to be moved there."),
+    Reason("diskIO", "disk IO over limit", "Its disk IO per core is over its limit and the task's diskIO is above it."),
+    Reason("cpucore", "core count", "Its core count does not match the task's."),
+    Reason("max_cpucore", "too many cores", "Its core count exceeds the task's maxCoreCount."),
+    Reason("cache", "software or hardware", "The release, cache, platform, container, CPU or GPU does not match."),
+    Reason("lowmemory", "memory too small", "The job needs more memory than its maxrss."),
+    Reason("highmemory", "memory too large", "The job needs less memory than its minrss."),
+    Reason(
+        "remoteio", "no direct access", "The task reads input only by direct access and the queue does not allow it."
+    ),
+    Reason("disk", "not enough disk", "Its work directory or local storage is too small for the job."),
+    Reason("read_lan_blacklist", "input storage blacklisted", "An input endpoint cannot be read over LAN."),
+    Reason("write_lan_blacklist", "output storage blacklisted", "An output endpoint cannot be written over LAN."),
+    Reason("read_wan_blacklist", "storage cannot send over WAN", "An endpoint cannot send files over WAN."),
+    Reason("write_wan_blacklist", "storage cannot receive over WAN", "An endpoint cannot receive files over WAN."),
+    Reason("shortwalltime", "walltime too short", "The job's estimated walltime is above its maxtime."),
+    Reason("longwalltime", "walltime too long", "The job's estimated walltime is below its mintime."),
+    Reason("min_walltime", "walltime below minimum", "The job's estimated walltime is below its mintime."),
+    Reason(
+        "scout_walltime",
+        "walltime too short for scouts",
+        "Scout or walltime-undefined jobs need a maxtime of at least 24 hours.",
+    ),
+    Reason("network", "network connectivity", "Its worker-node connectivity does not accept the task's."),
+    Reason("es", "event service", "Its event-service settings do not fit the job."),
+    Reason("transferring", "too many transferring", "Too many of its jobs are transferring output."),
+    Reason("t1weight", "not at the nucleus", "The task sends all jobs to the nucleus (t1Weight = −1)."),
+    Reason("nopilot", "no pilots", "No pilot asked for a job in the last 3 hours."),
+    Reason("lowNetworkWeight", "slow link", "The job is urgent and its network weight is below the threshold."),
+    Reason("non_pledged", "opportunistic during work shortage", "WORK_SHORTAGE is on and the queue is opportunistic."),
+    Reason("over_pledged", "over its pledge", "WORK_SHORTAGE is on and it runs more cores than it pledged."),
+    Reason("cap", "too many queued", "It already has more queued jobs than the limit."),
+    Reason(
+        "low_weight",
+        "outside the best",
+        "It passed every filter but its weight is outside the best candidates.",
+        "Its weight {weight} is outside the best {kept}.",
+    ),
+    # --- analysis ---
+    Reason("closed", "jobs closed there", "Jobs of this task were closed there recently."),
+    Reason("excluded", "excluded by the task", "The task's excludedSite names it."),
+    Reason("notincluded", "not included by the task", "The task's includedSite does not name it."),
+    Reason("overloaded", "overloaded", "It is overloaded."),
+    Reason(
+        "overloaded_vp", "VP queue avoided or overloaded", "It is a VP queue the task avoids or that is overloaded."
+    ),
+    Reason("tmp_user_problem", "user has enough queued there", "The user already has enough queued jobs there."),
+    Reason("badsite", "many bad jobs", "Too many of the task's jobs failed or were closed there recently."),
+    Reason("fileunavailable", "input unavailable", "The input files are not available there."),
+]
+
+REASONS: dict[str, Reason] = {reason.code: reason for reason in _REASONS}
+
+
+def reason_title(code: str) -> str:
+    reason = REASONS.get(code)
+    return reason.title if reason else code
+
+
+def explain(code: str, detail: Mapping[str, Any] | None = None) -> str:
+    """The sentence for a code, with the compared numbers when the detail holds every one the sentence names."""
+    reason = REASONS.get(code)
+    if reason is None:
+        return f"Skipped ({code})."
+    if detail and reason.numbers:
+        try:
+            return reason.numbers.format(**detail)
+        except (KeyError, IndexError, ValueError):
+            pass
+    return reason.sentence

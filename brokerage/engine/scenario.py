@@ -1,0 +1,553 @@
+"""The scenario: everything a plugin reads, parsed from plain JSON data into typed, read-only objects.
+
+The names are those of ../shared/docs/SCENARIO.md; docs/scenario.md and docs/scenario.schema.json describe
+every field. Parsing stops at the first problem with a ScenarioError naming its JSON path and what was expected.
+Queue records, software tags, GPU summaries and queue/user statistics stay plain dictionaries (checked for the
+types of the keys the brokers read): real CRIC dumps carry hundreds of keys and must paste in unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from brokerage.gdpconfig import ConfigView, GdpConfigError
+
+
+class ScenarioError(ValueError):
+    """Invalid scenario input: `path` is a JSON path such as $.queues.CERN.maxrss."""
+
+    def __init__(self, path: str, expected: str, got: object = None, *, show_got: bool = True):
+        self.path = path
+        self.expected = expected
+        got_text = f", got {_describe(got)}" if show_got else ""
+        super().__init__(f"{path}: expected {expected}{got_text}")
+
+
+def _describe(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return repr(value) if len(value) <= 40 else repr(value[:37] + "...")
+    if isinstance(value, int | float):
+        return repr(value)
+    return (
+        type(value).__name__
+        if not isinstance(value, dict | list)
+        else ("an object" if isinstance(value, dict) else "a list")
+    )
+
+
+def _key_path(path: str, key: str) -> str:
+    return f"{path}.{key}" if key.replace("_", "").replace("-", "").isalnum() else f"{path}[{key!r}]"
+
+
+class _Reader:
+    """Typed access to one JSON object, remembering where it is for error messages."""
+
+    def __init__(self, data: object, path: str):
+        if not isinstance(data, dict):
+            raise ScenarioError(path, "an object", data)
+        self.data = data
+        self.path = path
+
+    def at(self, key: str) -> str:
+        return _key_path(self.path, key)
+
+    def number(self, key: str, default: float | None = None, *, minimum: float | None = None) -> float | None:
+        value = self.data.get(key, default)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise ScenarioError(self.at(key), "a number", value)
+        if minimum is not None and value < minimum:
+            raise ScenarioError(self.at(key), f"a number ≥ {minimum:g}", value)
+        return float(value)
+
+    def integer(self, key: str, default: int | None = None, *, minimum: int | None = None) -> int | None:
+        value = self.data.get(key, default)
+        if value is None:
+            return None
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ScenarioError(self.at(key), "a whole number", value)
+        if minimum is not None and value < minimum:
+            raise ScenarioError(self.at(key), f"a whole number ≥ {minimum}", value)
+        return value
+
+    def text(self, key: str, default: str = "", *, choices: tuple[str, ...] | None = None) -> str:
+        value = self.data.get(key, default)
+        if value is None:
+            value = ""
+        if not isinstance(value, str):
+            raise ScenarioError(self.at(key), "text", value)
+        if choices is not None and value not in choices:
+            raise ScenarioError(self.at(key), "one of " + ", ".join(repr(c) for c in choices), value)
+        return value
+
+    def boolean(self, key: str, default: bool = False) -> bool:
+        value = self.data.get(key, default)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise ScenarioError(self.at(key), "true or false", value)
+        return value
+
+    def names(self, key: str) -> tuple[str, ...]:
+        """A list of names, or the comma-separated string JEDI task parameters often use."""
+        value = self.data.get(key)
+        if value in (None, ""):
+            return ()
+        if isinstance(value, str):
+            return tuple(item.strip() for item in value.split(",") if item.strip())
+        if isinstance(value, list) and all(isinstance(item, str) for item in value):
+            return tuple(value)
+        raise ScenarioError(self.at(key), "a list of names or a comma-separated string", value)
+
+    def obj(self, key: str) -> dict:
+        value = self.data.get(key, {})
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise ScenarioError(self.at(key), "an object", value)
+        return value
+
+    def lst(self, key: str) -> list:
+        value = self.data.get(key, [])
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise ScenarioError(self.at(key), "a list", value)
+        return value
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """The JEDI task being brokered (or whose jobs are), with the task parameters the brokers read."""
+
+    jediTaskID: int = 0
+    taskPriority: int = 0
+    currentPriority: int = 0
+    processingType: str = ""
+    prodSourceLabel: str = "managed"
+    gshare: str = ""
+    coreCount: int = 1
+    ramCount: float | None = None
+    ramUnit: str = ""
+    baseRamCount: float = 0.0
+    outDiskCount: float | None = None
+    outDiskUnit: str = ""
+    workDiskCount: float | None = None
+    ioIntensity: float | None = None
+    diskIO: float | None = None
+    cpuTime: float | None = None
+    cpuEfficiency: float | None = None
+    baseWalltime: float | None = None
+    architecture: str = ""
+    transUses: str = ""
+    transHome: str = ""
+    container_name: str = ""
+    nucleus: str = ""
+    userName: str = ""
+    workingGroup: str = ""
+    vo: str = "atlas"
+    t1Weight: float | None = None
+    fullChain: str = ""
+    ipConnectivity: str = ""
+    taskBrokerOnMaster: bool = False
+    inputPreStaging: bool = False
+    onlyTagsForFC: bool = False
+    maxCoreCount: int | None = None
+    includedSite: tuple[str, ...] = ()
+    excludedSite: tuple[str, ...] = ()
+    avoidVP: bool = False
+    nEventsPerJob: int | None = None
+    nFilesPerJob: int | None = None
+    parentNucleus: str = ""
+    parentBareNucleus: str = ""
+    outputEndpointType: str = "DATADISK"
+
+
+FULL_CHAIN_VALUES = ("", "only", "require", "capable")
+BARE_NUCLEUS_VALUES = ("", "only", "allow")
+
+
+def _parse_task(data: object) -> TaskSpec:
+    r = _Reader(data, "$.task")
+    return TaskSpec(
+        jediTaskID=r.integer("jediTaskID", 0),
+        taskPriority=r.integer("taskPriority", 0),
+        currentPriority=r.integer("currentPriority", r.data.get("taskPriority", 0)),
+        processingType=r.text("processingType"),
+        prodSourceLabel=r.text("prodSourceLabel", "managed"),
+        gshare=r.text("gshare"),
+        coreCount=r.integer("coreCount", 1, minimum=0),
+        ramCount=r.number("ramCount", minimum=0),
+        ramUnit=r.text("ramUnit"),
+        baseRamCount=r.number("baseRamCount", 0, minimum=0) or 0.0,
+        outDiskCount=r.number("outDiskCount", minimum=0),
+        outDiskUnit=r.text("outDiskUnit"),
+        workDiskCount=r.number("workDiskCount", minimum=0),
+        ioIntensity=r.number("ioIntensity", minimum=0),
+        diskIO=r.number("diskIO", minimum=0),
+        cpuTime=r.number("cpuTime", minimum=0),
+        cpuEfficiency=r.number("cpuEfficiency", minimum=0),
+        baseWalltime=r.number("baseWalltime", minimum=0),
+        architecture=r.text("architecture"),
+        transUses=r.text("transUses"),
+        transHome=r.text("transHome"),
+        container_name=r.text("container_name"),
+        nucleus=r.text("nucleus"),
+        userName=r.text("userName"),
+        workingGroup=r.text("workingGroup"),
+        vo=r.text("vo", "atlas"),
+        t1Weight=r.number("t1Weight"),
+        fullChain=r.text("fullChain", choices=FULL_CHAIN_VALUES),
+        ipConnectivity=r.text("ipConnectivity"),
+        taskBrokerOnMaster=r.boolean("taskBrokerOnMaster"),
+        inputPreStaging=r.boolean("inputPreStaging"),
+        onlyTagsForFC=r.boolean("onlyTagsForFC"),
+        maxCoreCount=r.integer("maxCoreCount", minimum=0),
+        includedSite=r.names("includedSite"),
+        excludedSite=r.names("excludedSite"),
+        avoidVP=r.boolean("avoidVP"),
+        nEventsPerJob=r.integer("nEventsPerJob", minimum=0),
+        nFilesPerJob=r.integer("nFilesPerJob", minimum=0),
+        parentNucleus=r.text("parentNucleus"),
+        parentBareNucleus=r.text("parentBareNucleus", choices=BARE_NUCLEUS_VALUES),
+        outputEndpointType=r.text("outputEndpointType", "DATADISK") or "DATADISK",
+    )
+
+
+@dataclass(frozen=True)
+class JobSet:
+    """The set of jobs being brokered together (job brokers)."""
+
+    nEvents: int | None = None
+    inputSizeMB: float = 0.0
+    nFiles: int = 0
+    isScout: bool = False
+    isMerge: bool = False
+    isPreMerged: bool = False
+    preassigned: tuple[str, ...] = ()
+
+
+def _parse_jobs(data: object) -> JobSet:
+    r = _Reader(data, "$.jobs")
+    return JobSet(
+        nEvents=r.integer("nEvents", minimum=0),
+        inputSizeMB=r.number("inputSizeMB", 0, minimum=0) or 0.0,
+        nFiles=r.integer("nFiles", 0, minimum=0) or 0,
+        isScout=r.boolean("isScout"),
+        isMerge=r.boolean("isMerge"),
+        isPreMerged=r.boolean("isPreMerged"),
+        preassigned=r.names("preassigned"),
+    )
+
+
+@dataclass(frozen=True)
+class Replica:
+    nFiles: int
+    sizeGB: float
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    name: str
+    master: bool
+    nFiles: int
+    sizeGB: float
+    replicas: Mapping[str, Replica]
+
+
+def _parse_datasets(items: list) -> tuple[DatasetInfo, ...]:
+    datasets = []
+    for index, item in enumerate(items):
+        r = _Reader(item, f"$.datasets[{index}]")
+        replicas = {}
+        for endpoint, replica in r.obj("replicas").items():
+            rr = _Reader(replica, _key_path(r.at("replicas"), endpoint))
+            replicas[endpoint] = Replica(
+                nFiles=rr.integer("nFiles", 0, minimum=0) or 0, sizeGB=rr.number("sizeGB", 0, minimum=0) or 0.0
+            )
+        name = r.text("name")
+        if not name:
+            raise ScenarioError(r.at("name"), "a dataset name", r.data.get("name"))
+        datasets.append(
+            DatasetInfo(
+                name=name,
+                master=r.boolean("master", index == 0),
+                nFiles=r.integer("nFiles", 0, minimum=0) or 0,
+                sizeGB=r.number("sizeGB", 0, minimum=0) or 0.0,
+                replicas=replicas,
+            )
+        )
+    return tuple(datasets)
+
+
+@dataclass(frozen=True)
+class SiteInfo:
+    role: str
+    state: str
+    bareNucleus: str
+
+
+def _parse_sites(data: dict) -> dict[str, SiteInfo]:
+    sites = {}
+    for name, item in data.items():
+        r = _Reader(item, _key_path("$.sites", name))
+        sites[name] = SiteInfo(
+            role=r.text("role", "satellite", choices=("nucleus", "satellite")),
+            state=r.text("state", "ACTIVE"),
+            bareNucleus=r.text("bareNucleus", choices=BARE_NUCLEUS_VALUES),
+        )
+    return sites
+
+
+ACTIVITIES = ("read_lan", "write_lan", "read_wan", "write_wan")
+
+
+@dataclass(frozen=True)
+class EndpointInfo:
+    """A DDM endpoint; sizes in GB."""
+
+    site: str
+    type: str
+    space_total: float
+    space_free: float
+    space_used: float
+    space_expired: float
+    is_tape: bool
+    blacklisted: bool
+    detailed_status: Mapping[str, str]
+
+    def activity(self, name: str) -> str:
+        return self.detailed_status.get(name, "ON")
+
+
+def _parse_endpoints(data: dict) -> dict[str, EndpointInfo]:
+    endpoints = {}
+    for name, item in data.items():
+        r = _Reader(item, _key_path("$.ddm_endpoints", name))
+        status = {}
+        for activity, value in r.obj("detailed_status").items():
+            if not isinstance(value, str) or value.upper() not in ("ON", "OFF", "TEST"):
+                raise ScenarioError(_key_path(r.at("detailed_status"), activity), "'ON', 'OFF' or 'TEST'", value)
+            status[activity] = value.upper()
+        kind = r.text("type") or (name.rsplit("_", 1)[-1] if "_" in name else "")
+        endpoints[name] = EndpointInfo(
+            site=r.text("site"),
+            type=kind,
+            space_total=r.number("space_total", 0, minimum=0) or 0.0,
+            space_free=r.number("space_free", 0, minimum=0) or 0.0,
+            space_used=r.number("space_used", 0, minimum=0) or 0.0,
+            space_expired=r.number("space_expired", 0, minimum=0) or 0.0,
+            is_tape=r.boolean("is_tape", kind.endswith("TAPE")),
+            blacklisted=r.boolean("blacklisted"),
+            detailed_status=status,
+        )
+    return endpoints
+
+
+@dataclass(frozen=True)
+class NetworkLink:
+    src: str
+    dst: str
+    closeness: float | None
+    mbps_1h: float | None
+    mbps_1d: float | None
+    mbps_1w: float | None
+    queued: int
+
+
+def _parse_network(items: list) -> tuple[NetworkLink, ...]:
+    links = []
+    for index, item in enumerate(items):
+        r = _Reader(item, f"$.network[{index}]")
+        closeness = r.number("closeness")
+        if closeness is not None and not -1 <= closeness <= 11:
+            raise ScenarioError(r.at("closeness"), "a closeness from -1 (blocked) to 11", closeness)
+        links.append(
+            NetworkLink(
+                src=r.text("src"),
+                dst=r.text("dst"),
+                closeness=closeness,
+                mbps_1h=r.number("mbps_1h", minimum=0),
+                mbps_1d=r.number("mbps_1d", minimum=0),
+                mbps_1w=r.number("mbps_1w", minimum=0),
+                queued=r.integer("queued", 0, minimum=0) or 0,
+            )
+        )
+    return tuple(links)
+
+
+@dataclass(frozen=True)
+class NucleusStats:
+    rw: float
+    outputQueued: int | None
+
+
+def _parse_nucleus_stats(data: dict) -> dict[str, NucleusStats]:
+    stats = {}
+    for name, item in data.items():
+        r = _Reader(item, _key_path("$.nucleus_stats", name))
+        stats[name] = NucleusStats(
+            rw=r.number("rw", 0, minimum=0) or 0.0, outputQueued=r.integer("outputQueued", minimum=0)
+        )
+    return stats
+
+
+# CRIC keys the brokers read, with their JSON types: a real dump's value of another type is an error.
+QUEUE_NUMBER_KEYS = (
+    "corecount",
+    "maxrss",
+    "minrss",
+    "maxwdir",
+    "maxinputsize",
+    "maxtime",
+    "mintime",
+    "pledgedcpu",
+    "transferringlimit",
+    "maxdiskio",
+    "corepower",
+)
+QUEUE_TEXT_KEYS = (
+    "status",
+    "type",
+    "capability",
+    "fairsharepolicy",
+    "catchall",
+    "wnconnectivity",
+    "jobseed",
+    "workflow",
+    "atlas_site",
+    "cloud",
+)
+QUEUE_STATUSES = ("online", "offline", "test", "brokeroff", "paused")
+
+
+def _check_queues(data: dict) -> dict[str, dict]:
+    for name, record in data.items():
+        r = _Reader(record, _key_path("$.queues", name))
+        for key in QUEUE_NUMBER_KEYS:
+            r.number(key)
+        for key in QUEUE_TEXT_KEYS:
+            r.text(key)
+        if "status" in record:
+            r.text("status", choices=QUEUE_STATUSES)
+        releases = record.get("releases")
+        if releases is not None and not (isinstance(releases, list) and all(isinstance(x, str) for x in releases)):
+            raise ScenarioError(r.at("releases"), 'a list of releases (["ANY"], ["AUTO"] or names)', releases)
+        for key in ("direct_access_lan", "direct_access_wan"):
+            r.boolean(key)
+        astorages = r.obj("astorages")
+        for role, endpoints in astorages.items():
+            if not (isinstance(endpoints, list) and all(isinstance(x, str) for x in endpoints)):
+                raise ScenarioError(_key_path(r.at("astorages"), role), "a list of endpoint names", endpoints)
+    return data
+
+
+def _check_object_of_objects(data: dict, path: str) -> dict[str, dict]:
+    for name, item in data.items():
+        if not isinstance(item, dict):
+            raise ScenarioError(_key_path(path, name), "an object", item)
+    return data
+
+
+def _parse_now(value: object) -> datetime:
+    if value is None:
+        return datetime.now(UTC)
+    if not isinstance(value, str):
+        raise ScenarioError("$.now", "an ISO-8601 UTC time such as 2026-11-01T12:00:00Z", value)
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ScenarioError("$.now", "an ISO-8601 UTC time such as 2026-11-01T12:00:00Z", value) from None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One parsed scenario. `raw` keeps the input for replay; `extra` holds plugin-specific sections."""
+
+    plugin: str
+    now: datetime
+    seed: int
+    config: ConfigView
+    gdpconfig: Mapping[str, Any]
+    task: TaskSpec
+    jobs: JobSet
+    datasets: tuple[DatasetInfo, ...]
+    sites: Mapping[str, SiteInfo]
+    queues: Mapping[str, dict]
+    sw_tags: Mapping[str, dict]
+    gpu_summary: Mapping[str, list]
+    ddm_endpoints: Mapping[str, EndpointInfo]
+    network: tuple[NetworkLink, ...]
+    queue_stats: Mapping[str, dict]
+    nucleus_stats: Mapping[str, NucleusStats]
+    user_stats: Mapping[str, Any]
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+
+KNOWN_SECTIONS = {
+    "plugin",
+    "now",
+    "seed",
+    "gdpconfig",
+    "task",
+    "jobs",
+    "datasets",
+    "sites",
+    "queues",
+    "sw_tags",
+    "gpu_summary",
+    "ddm_endpoints",
+    "network",
+    "queue_stats",
+    "nucleus_stats",
+    "user_stats",
+}
+
+
+def parse_scenario(data: object, *, plugin: str | None = None) -> Scenario:
+    """Parses a scenario object; `plugin` overrides (or supplies) the scenario's own plugin name."""
+    r = _Reader(data, "$")
+    name = plugin or r.text("plugin")
+    if not name:
+        raise ScenarioError("$.plugin", "the name of a brokerage plugin", r.data.get("plugin"))
+    seed = r.integer("seed", 0)
+    gdpconfig = r.obj("gdpconfig")
+    try:
+        config = ConfigView.from_flat(gdpconfig)
+    except GdpConfigError as error:
+        key = getattr(error, "key", "")
+        raise ScenarioError(_key_path("$.gdpconfig", key), str(error), show_got=False) from None
+    return Scenario(
+        plugin=name,
+        now=_parse_now(r.data.get("now")),
+        seed=seed,
+        config=config,
+        gdpconfig=dict(gdpconfig),
+        task=_parse_task(r.obj("task")),
+        jobs=_parse_jobs(r.obj("jobs")),
+        datasets=_parse_datasets(r.lst("datasets")),
+        sites=_parse_sites(r.obj("sites")),
+        queues=_check_queues(r.obj("queues")),
+        sw_tags=_check_object_of_objects(r.obj("sw_tags"), "$.sw_tags"),
+        gpu_summary=r.obj("gpu_summary"),
+        ddm_endpoints=_parse_endpoints(r.obj("ddm_endpoints")),
+        network=_parse_network(r.lst("network")),
+        queue_stats=_check_object_of_objects(r.obj("queue_stats"), "$.queue_stats"),
+        nucleus_stats=_parse_nucleus_stats(r.obj("nucleus_stats")),
+        user_stats=r.obj("user_stats"),
+        extra={key: value for key, value in r.data.items() if key not in KNOWN_SECTIONS},
+        raw=r.data,
+    )

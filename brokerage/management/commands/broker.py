@@ -1,0 +1,60 @@
+"""Runs a brokerage plugin offline on a scenario file and prints the decision. Touches no database."""
+
+import json
+import sys
+
+from django.core.management.base import BaseCommand, CommandError
+
+from brokerage.engine import ScenarioError, UnknownPlugin, parse_scenario
+from brokerage.engine.report import format_decision
+from brokerage.plugins import plugin_registry
+
+
+class Command(BaseCommand):
+    help = "Run a brokerage plugin on a scenario file (docs/scenario.md) and print the decision."
+    requires_system_checks = []
+    requires_migrations_checks = False
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", help="scenario JSON file, or - for standard input")
+        parser.add_argument(
+            "--json", action="store_true", dest="as_json", help="print the decision as JSON (SCENARIO.md output)"
+        )
+        parser.add_argument("--plugin", help="run this plugin instead of the scenario's own")
+        parser.add_argument(
+            "--without",
+            action="append",
+            default=[],
+            metavar="FILTER",
+            help="switch a filter off (by name; repeatable) to see what it removes",
+        )
+
+    def fail(self, message: str):
+        raise CommandError(message, returncode=2)
+
+    def handle(self, *args, file: str, as_json: bool, plugin: str | None, without: list[str], **options):
+        source = "stdin" if file == "-" else file
+        try:
+            text = sys.stdin.read() if file == "-" else open(file, encoding="utf-8").read()  # noqa: SIM115
+        except OSError as error:
+            self.fail(f"{source}: cannot read: {error.strerror or error}")
+        try:
+            data = json.loads(text)
+        except ValueError as error:
+            self.fail(f"{source}: $: expected JSON: {error}")
+        try:
+            scenario = parse_scenario(data, plugin=plugin)
+            plugin_class = plugin_registry().get(scenario.plugin)
+        except ScenarioError as error:
+            self.fail(f"{source}: {error}")
+        except UnknownPlugin as error:
+            self.fail(f"{source}: $.plugin: {error}")
+        try:
+            broker = plugin_class(disabled_filters=frozenset(without))
+        except ValueError as error:
+            self.fail(f"--without: {error}")
+        decision = broker.decide(scenario)
+        if as_json:
+            self.stdout.write(json.dumps(decision.to_dict(), indent=2, ensure_ascii=False))
+        else:
+            self.stdout.write(format_decision(decision))

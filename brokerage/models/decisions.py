@@ -1,0 +1,110 @@
+"""Brokerage cycles and the decisions they took, each with a compact trace of every candidate's fate."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import F, Q
+
+from brokerage.engine.decision import OUTCOMES
+
+
+class CycleStatus(models.TextChoices):
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+
+class BrokerageCycle(models.Model):
+    """One run of a plugin over many tasks (a Celery cycle, a benchmark, an offline batch): when, by whom,
+    with which resolved gdpconfig, how it ended and what it decided."""
+
+    plugin = models.CharField(max_length=64)
+    started = models.DateTimeField()
+    finished = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=CycleStatus.choices, default=CycleStatus.RUNNING)
+    error = models.TextField(blank=True, default="")
+    worker = models.CharField(max_length=128, blank=True, default="", help_text="host and process that ran it")
+    gdpconfig = models.JSONField(default=dict, blank=True, help_text="The effective parameters the cycle used.")
+    frame = models.BinaryField(
+        null=True, blank=True, help_text="Candidates and their attributes shared by the cycle's decision traces."
+    )
+    n_decisions = models.PositiveIntegerField(default=0)
+    n_assigned = models.PositiveIntegerField(default=0)
+    n_pending = models.PositiveIntegerField(default=0)
+    n_throttled = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        db_table = "brokerage_cycles"
+        ordering = ["-started", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(finished__isnull=True) | Q(finished__gte=F("started")), name="cycle_ends_after_start"
+            ),
+            models.CheckConstraint(
+                condition=Q(status="running", finished__isnull=True)
+                | (~Q(status="running") & Q(finished__isnull=False)),
+                name="cycle_finished_iff_not_running",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["plugin", "-started"], name="cycle_plugin_started"),
+            models.Index(fields=["status", "-started"], name="cycle_status_started"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.plugin} cycle {self.pk} ({self.status})"
+
+    @property
+    def duration_seconds(self) -> float | None:
+        return (self.finished - self.started).total_seconds() if self.finished else None
+
+
+class Decision(models.Model):
+    """One brokerage decision: its outcome, what was chosen, the main reason others were not, and the trace
+    (brokerage.engine.decision.trace_encode) that answers "why not X" for every candidate considered."""
+
+    cycle = models.ForeignKey(BrokerageCycle, on_delete=models.CASCADE, related_name="decisions")
+    task = models.ForeignKey(
+        "brokerage.Task",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        db_column="jediTaskID",
+        related_name="decisions",
+    )
+    jobsetID = models.BigIntegerField(null=True, blank=True)
+    plugin = models.CharField(max_length=64)
+    created = models.DateTimeField(help_text="The `now` of the decision.")
+    outcome = models.CharField(max_length=16, choices=[(o, o) for o in OUTCOMES])
+    chosen = models.CharField(max_length=128, blank=True, default="")
+    n_candidates = models.PositiveIntegerField(help_text="Candidates considered.")
+    n_passed = models.PositiveIntegerField(help_text="Candidates that passed every filter.")
+    primary_reason = models.CharField(max_length=32, blank=True, default="")
+    message = models.CharField(max_length=500)
+    retry_after_minutes = models.PositiveIntegerField(null=True, blank=True)
+    seed = models.BigIntegerField(default=0)
+    trace = models.BinaryField()
+
+    class Meta:
+        db_table = "brokerage_decisions"
+        ordering = ["-created", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(outcome__in=OUTCOMES), name="decision_outcome_known"),
+            models.CheckConstraint(
+                condition=Q(n_passed__lte=F("n_candidates")), name="decision_passed_within_considered"
+            ),
+            models.CheckConstraint(
+                condition=Q(outcome__in=("assigned", "matched"), chosen__gt="")
+                | (~Q(outcome__in=("assigned", "matched")) & Q(chosen="")),
+                name="decision_chosen_iff_assigned",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["task", "-created"], name="decision_task_created"),
+            models.Index(fields=["plugin", "outcome", "-created"], name="decision_plugin_outcome"),
+            models.Index(fields=["chosen", "-created"], name="decision_chosen"),
+            models.Index(fields=["primary_reason", "-created"], name="decision_reason"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.plugin} {self.outcome} {self.chosen or '—'} ({self.created:%Y-%m-%d %H:%M})"

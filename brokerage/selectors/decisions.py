@@ -1,0 +1,74 @@
+"""Reading decisions: lists for the monitor and the API, and one decision's trace in words."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime
+from typing import Any
+
+from django.db.models import QuerySet
+
+from brokerage.engine import Frame, explain, reason_title, trace_decode
+from brokerage.models import Decision
+
+
+def decision_list(
+    *,
+    task_id: int | None = None,
+    plugin: str | None = None,
+    outcome: str | None = None,
+    reason: str | None = None,
+    chosen: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> QuerySet[Decision]:
+    """Decisions newest first, filtered; the trace column is deferred (fetch it with decision_trace)."""
+    queryset = Decision.objects.defer("trace", "cycle__frame", "cycle__gdpconfig").select_related("cycle")
+    filters = {
+        "task_id": task_id,
+        "plugin": plugin,
+        "outcome": outcome,
+        "primary_reason": reason,
+        "chosen": chosen,
+        "created__gte": since,
+        "created__lt": until,
+    }
+    return queryset.filter(**{key: value for key, value in filters.items() if value is not None})
+
+
+def decision_latest(*, task_id: int, plugin: str | None = None) -> Decision | None:
+    return Decision.objects.filter(task_id=task_id, **({"plugin": plugin} if plugin else {})).first()
+
+
+def decision_trace(*, decision: Decision) -> dict[str, Any]:
+    """The full trace of one decision: candidates with weights and factors, every skipped candidate with its
+    code, filter, numbers and the sentence for it, skips grouped by reason, and the stages."""
+    frame_blob = decision.cycle.frame
+    trace = trace_decode(decision.trace, frame=Frame.decode(frame_blob) if frame_blob else None)
+    by_reason: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for name, skip in trace["skipped"].items():
+        skip["sentence"] = explain(skip["code"], skip["detail"])
+        by_reason[skip["code"]].append({"name": name, **skip})
+    trace["by_reason"] = [
+        {
+            "code": code,
+            "title": reason_title(code),
+            "count": len(members),
+            "skipped": sorted(members, key=lambda m: m["name"]),
+        }
+        for code, members in sorted(by_reason.items(), key=lambda item: (-len(item[1]), item[0]))
+    ]
+    return trace
+
+
+def decision_why_not(*, decision: Decision, name: str) -> dict[str, Any] | None:
+    """Why `name` was not chosen: its skip (code, filter, numbers, sentence), its rank and weight if it was a
+    candidate, or None if it was not considered at all."""
+    trace = decision_trace(decision=decision)
+    if name in trace["skipped"]:
+        return {"name": name, "status": "skipped", **trace["skipped"][name]}
+    for rank, candidate in enumerate(trace["candidates"], start=1):
+        if candidate["name"] == name:
+            chosen = name == decision.chosen
+            return {"name": name, "status": "chosen" if chosen else "candidate", "rank": rank, **candidate}
+    return None

@@ -1,0 +1,92 @@
+"""Recording brokerage: a cycle row around a batch of decisions, stored in bulk with their traces."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Count, Q
+
+from brokerage.engine import Decision as EngineDecision
+from brokerage.engine import Frame, trace_encode
+from brokerage.models import BrokerageCycle, CycleStatus, Decision
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def cycle_start(
+    *, plugin: str, now: datetime, gdpconfig: dict[str, Any] | None = None, frame: Frame | None = None
+) -> BrokerageCycle:
+    """Opens a cycle. `gdpconfig` is the resolved set of parameters the cycle uses; `frame` the candidates and
+    their attributes that all its decisions share (stored once, left out of every trace)."""
+    return BrokerageCycle.objects.create(
+        plugin=plugin,
+        started=now,
+        worker=worker_name(),
+        gdpconfig=gdpconfig or {},
+        status=CycleStatus.RUNNING,
+        frame=frame.encode() if frame is not None else None,
+    )
+
+
+def cycle_finish(*, cycle: BrokerageCycle, now: datetime, error: str = "") -> BrokerageCycle:
+    """Closes a cycle as succeeded (or failed with `error`) and counts its decisions by outcome."""
+    counts = cycle.decisions.aggregate(
+        total=Count("id"),
+        assigned=Count("id", filter=Q(outcome__in=("assigned", "matched"))),
+        pending=Count("id", filter=Q(outcome__in=("pending", "no_match"))),
+        throttled=Count("id", filter=Q(outcome="throttled")),
+    )
+    cycle.finished = max(now, cycle.started)
+    cycle.status = CycleStatus.FAILED if error else CycleStatus.SUCCEEDED
+    cycle.error = error
+    cycle.n_decisions = counts["total"]
+    cycle.n_assigned = counts["assigned"]
+    cycle.n_pending = counts["pending"]
+    cycle.n_throttled = counts["throttled"]
+    cycle.save()
+    return cycle
+
+
+@dataclass(frozen=True)
+class DecisionToStore:
+    decision: EngineDecision
+    task_id: int | None = None
+    jobset_id: int | None = None
+
+
+def decision_row(*, cycle: BrokerageCycle, item: DecisionToStore, frame: Frame | None = None) -> Decision:
+    """The unsaved row for one engine decision, its trace encoded against the cycle's frame."""
+    decision = item.decision
+    return Decision(
+        cycle=cycle,
+        task_id=item.task_id,
+        jobsetID=item.jobset_id,
+        plugin=decision.plugin,
+        created=decision.now,
+        outcome=decision.outcome,
+        chosen=decision.chosen or "",
+        n_candidates=len(decision.initial),
+        n_passed=len(decision.candidates) + sum(1 for s in decision.skipped.values() if s.code == "low_weight"),
+        primary_reason=decision.primary_reason,
+        message=decision.message[:500],
+        retry_after_minutes=decision.retry_after_minutes,
+        seed=decision.seed,
+        trace=trace_encode(decision, frame=frame),
+    )
+
+
+@transaction.atomic
+def decision_store_many(
+    *, cycle: BrokerageCycle, items: Iterable[DecisionToStore], frame: Frame | None = None
+) -> list[Decision]:
+    """Stores decisions in one bulk insert; pass the cycle's frame (the one given to cycle_start)."""
+    rows = [decision_row(cycle=cycle, item=item, frame=frame) for item in items]
+    return Decision.objects.bulk_create(rows, batch_size=500)

@@ -1,0 +1,39 @@
+"""`manage.py bench`: a smoke run of each benchmark's shape (figures are measured outside the suite)."""
+
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+
+def bench(*args) -> str:
+    out = io.StringIO()
+    call_command("bench", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_task_broker_rows():
+    rows = json.loads(bench("task-broker", "--json", "--quick"))
+    assert [row["params"] for row in rows] == [{"nuclei": 10}, {"nuclei": 50}, {"nuclei": 200}]
+    for row in rows:
+        assert row["bench"] == "task-broker"
+        assert row["n"] == 20
+        assert 0 < row["median_ms"] <= row["p95_ms"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_trace_size_rows_and_nothing_left_behind():
+    from brokerage.models import BrokerageCycle, Decision
+
+    rows = json.loads(bench("trace-size", "--json", "--quick"))
+    assert [row["params"]["candidates"] for row in rows] == [100, 1000]
+    assert all(row["trace_bytes_mean"] > 0 for row in rows)
+    assert not Decision.objects.exists()
+    assert not BrokerageCycle.objects.exists()
+
+
+def test_unknown_benchmark_exits_2():
+    with pytest.raises(CommandError, match="unknown benchmark 'nope'") as caught:
+        bench("nope")
+    assert caught.value.returncode == 2

@@ -1,0 +1,100 @@
+"""`manage.py broker`: decisions from scenario files offline, errors as one line with the JSON path, exit 2."""
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from tests.engine.builders import nucleus, task_scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "docs" / "examples" / "task_brokerage.json"
+
+
+def broker(*args, stdin: str | None = None) -> str:
+    out = io.StringIO()
+    if stdin is not None:
+        old = sys.stdin
+        sys.stdin = io.StringIO(stdin)
+        try:
+            call_command("broker", *args, stdout=out)
+        finally:
+            sys.stdin = old
+    else:
+        call_command("broker", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_documented_example_as_text():
+    # no database marker: the command must not touch the database at all
+    text = broker(str(EXAMPLE))
+    assert text.startswith("nucleus CERN-PROD chosen from 1 candidate (of 5 considered)")
+    assert "4 -> 3 candidates, 25% cut : transfer backlog" in text
+    assert "BNL-ATLAS: 2500 output files are queued to it; the cap is 2000 (NQUEUED_NUC_CAP)." in text
+    assert "FZK-LCG2: 40.0 GB of 800.0 GB input is local (5.0 %); more than 10 % is needed" in text
+
+
+def test_documented_example_as_json_follows_the_output_contract():
+    decision = json.loads(broker(str(EXAMPLE), "--json"))
+    assert set(decision) >= {
+        "plugin",
+        "outcome",
+        "retry_after_minutes",
+        "chosen",
+        "candidates",
+        "skipped",
+        "stages",
+        "message",
+    }
+    assert decision["skipped"]["RAL-LCG2"] == {
+        "code": "status",
+        "filter": "nucleus status",
+        "detail": {"state": "DISABLED", "required": "ACTIVE"},
+    }
+    assert [s["filter"] for s in decision["stages"]][:3] == ["nucleus status", "full chain", "transfer backlog"]
+
+
+def test_stdin_and_switching_a_filter_off():
+    scenario = json.dumps(task_scenario(nucleus("A", state="DISABLED")))
+    assert json.loads(broker("-", "--json", stdin=scenario))["outcome"] == "pending"
+    assert json.loads(broker("-", "--json", "--without", "nucleus status", stdin=scenario))["chosen"] == "A"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{bad", "stdin: $: expected JSON: Expecting property name enclosed in double quotes: line 1 column 2"),
+        (
+            '{"plugin": "atlas_prod_task", "task": {"taskPriority": "high"}}',
+            "stdin: $.task.taskPriority: expected a whole number, got 'high'",
+        ),
+        ('{"plugin": "nope"}', "stdin: $.plugin: unknown brokerage plugin 'nope' (known: atlas_prod_task)"),
+    ],
+)
+def test_bad_input_is_one_line_with_the_path_and_exit_2(content, message):
+    with pytest.raises(CommandError) as caught:
+        broker("-", stdin=content)
+    assert caught.value.returncode == 2
+    assert str(caught.value).startswith(message)
+    assert "\n" not in str(caught.value)
+
+
+def test_exit_status_and_stderr_from_the_shell(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"plugin": "atlas_prod_task", "queues": {"CERN": {"maxrss": "lots"}}}))
+    result = subprocess.run(
+        [sys.executable, "manage.py", "broker", str(bad)], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"CommandError: {bad}: $.queues.CERN.maxrss: expected a number, got 'lots'"
+    )
+    missing = subprocess.run(
+        [sys.executable, "manage.py", "broker", str(tmp_path / "none.json")], cwd=ROOT, capture_output=True, text=True
+    )
+    assert missing.returncode == 2
+    assert "cannot read" in missing.stderr

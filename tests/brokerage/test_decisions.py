@@ -1,0 +1,107 @@
+"""Stored decisions: cycles, bulk storage with the frame, and reading a trace back in words."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.urls import reverse
+
+from brokerage.engine import parse_scenario, run
+from brokerage.engine.plugins.atlas_prod_task import AtlasProdTaskBroker
+from brokerage.engine.synthetic import task_brokerage_scenario
+from brokerage.models import BrokerageCycle, Decision
+from brokerage.selectors.decisions import decision_latest, decision_list, decision_trace, decision_why_not
+from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_store_many
+from tests import factories
+from tests.engine.builders import nucleus, task_scenario
+
+pytestmark = pytest.mark.django_db
+
+NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+
+
+def test_cycle_records_counts_and_status():
+    task = factories.TaskFactory()
+    assigned = run(task_scenario(nucleus("A")))
+    pending = run(task_scenario(nucleus("A", state="DISABLED")))
+    cycle = cycle_start(plugin="atlas_prod_task", now=NOW, gdpconfig={"NQUEUED_NUC_CAP": 2000})
+    decision_store_many(
+        cycle=cycle, items=[DecisionToStore(assigned, task_id=task.pk), DecisionToStore(pending, task_id=task.pk)]
+    )
+    cycle_finish(cycle=cycle, now=NOW + timedelta(seconds=3))
+    cycle.refresh_from_db()
+    assert (cycle.status, cycle.n_decisions, cycle.n_assigned, cycle.n_pending) == ("succeeded", 2, 1, 1)
+    assert cycle.duration_seconds == 3
+    assert cycle.gdpconfig == {"NQUEUED_NUC_CAP": 2000}
+    failed = cycle_finish(cycle=cycle_start(plugin="atlas_prod_task", now=NOW), now=NOW, error="boom")
+    assert (failed.status, failed.error) == ("failed", "boom")
+
+
+def test_stored_row_summarises_the_decision():
+    row = factories.stored_decision()
+    assert (row.outcome, row.n_candidates, row.n_passed, row.primary_reason) == ("assigned", 3, 2, "status")
+    assert row.chosen in {"A", "C"}
+    assert row.retry_after_minutes is None
+
+
+def test_pending_decision_stores_retry_and_no_choice():
+    row = factories.stored_decision(scenario=task_scenario(nucleus("A", state="DISABLED")))
+    assert (row.outcome, row.chosen, row.retry_after_minutes, row.n_passed) == ("pending", "", 30, 0)
+
+
+def test_trace_answers_why_not_for_every_candidate():
+    row = factories.stored_decision()
+    trace = decision_trace(decision=Decision.objects.get(pk=row.pk))
+    assert trace["skipped"]["B"]["sentence"] == "Its status is DISABLED, not ACTIVE."
+    assert trace["by_reason"][0]["code"] == "status"
+    why = decision_why_not(decision=row, name="B")
+    assert (why["status"], why["code"], why["filter"]) == ("skipped", "status", "nucleus status")
+    chosen = decision_why_not(decision=row, name=row.chosen)
+    assert (chosen["status"], chosen["rank"] in (1, 2)) == ("chosen", True)
+    assert decision_why_not(decision=row, name="NOWHERE") is None
+
+
+def test_cycle_frame_keeps_traces_small_and_exact():
+    broker = AtlasProdTaskBroker()
+    scenarios = [parse_scenario(task_brokerage_scenario(nuclei=200, seed=1, task_seed=t)) for t in range(5)]
+    frame = broker.frame(scenarios[0])
+    decisions = [broker.decide(s) for s in scenarios]
+    cycle = cycle_start(plugin=broker.name, now=NOW, frame=frame)
+    rows = decision_store_many(cycle=cycle, items=[DecisionToStore(d) for d in decisions], frame=frame)
+    for row, decision in zip(rows, decisions, strict=True):
+        stored = Decision.objects.select_related("cycle").get(pk=row.pk)
+        trace = decision_trace(decision=stored)
+        assert set(trace["skipped"]) == set(decision.skipped)
+        assert [c["name"] for c in trace["candidates"]] == [c.name for c in decision.candidates]
+        for name, skip in decision.skipped.items():
+            assert trace["skipped"][name]["detail"] == dict(sorted(skip.detail.items()))
+
+
+def test_decision_list_filters_without_loading_traces(django_assert_num_queries):
+    task = factories.TaskFactory()
+    factories.stored_decision(task=task)
+    factories.stored_decision(task=task, scenario=task_scenario(nucleus("A", state="DISABLED")))
+    factories.stored_decision()
+    with django_assert_num_queries(1):
+        rows = list(decision_list(task_id=task.pk, outcome="pending"))
+    assert [r.outcome for r in rows] == ["pending"]
+    assert "trace" in rows[0].get_deferred_fields()
+    assert decision_latest(task_id=task.pk).task_id == task.pk
+    assert decision_list(reason="status", outcome="assigned").count() == 2
+    assert BrokerageCycle.objects.count() == 3
+
+
+def test_constraints_tie_outcome_and_choice():
+    from django.db import IntegrityError, transaction
+
+    row = factories.stored_decision()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Decision.objects.filter(pk=row.pk).update(chosen="")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Decision.objects.filter(pk=row.pk).update(n_passed=99)
+
+
+def test_decision_admin_page_shows_the_trace(admin_client_logged):
+    row = factories.stored_decision()
+    page = admin_client_logged.get(reverse("admin:brokerage_decision_change", args=[row.pk])).content.decode()
+    assert "Its status is DISABLED, not ACTIVE." in page
+    assert "nucleus status" in page

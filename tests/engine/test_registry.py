@@ -1,0 +1,39 @@
+"""Plugins: loaded from dotted paths, looked up by name, and filters can be switched off by name."""
+
+import pytest
+
+from brokerage.engine import PluginRegistry, UnknownPlugin, default_registry, parse_scenario, run
+
+from .builders import nucleus, task_scenario
+
+
+def test_default_registry_knows_our_task_broker():
+    assert "atlas_prod_task" in default_registry().names()
+
+
+def test_a_third_party_plugin_loads_by_dotted_path():
+    registry = PluginRegistry.from_paths(["tests.engine.third_party.EvenSiteBroker"])
+    decision = run({"plugin": "even_sites", "sites": {"S-1": {}, "S-2": {}, "S-4": {}}, "seed": 3}, registry=registry)
+    assert [c.name for c in decision.candidates] == ["S-2", "S-4"]
+    assert decision.skipped["S-1"].code == "match"
+    assert decision.skipped["S-1"].detail == {"number": 1}
+
+
+def test_bad_paths_and_names_are_clear():
+    with pytest.raises(ImportError, match=r"cannot load brokerage plugin 'tests\.engine\.nowhere\.Broker'"):
+        PluginRegistry.from_paths(["tests.engine.nowhere.Broker"])
+    with pytest.raises(UnknownPlugin, match="unknown brokerage plugin 'atlas_prod_tsk'"):
+        run({"plugin": "atlas_prod_tsk"})
+    registry = PluginRegistry.from_paths(["tests.engine.third_party.EvenSiteBroker"])
+    with pytest.raises(ValueError, match="taken by"):
+        registry.register(type("Clash", (registry.get("even_sites"),), {"name": "even_sites"}))
+
+
+def test_filters_switch_off_by_name():
+    scenario = parse_scenario(task_scenario(nucleus("A", state="DISABLED")))
+    assert run(scenario).outcome == "pending"
+    decision = run(scenario, disabled_filters=frozenset({"nucleus status"}))
+    assert decision.chosen == "A"
+    assert decision.stages[0].filter == "full chain"
+    with pytest.raises(ValueError, match="no filter named"):
+        run(scenario, disabled_filters=frozenset({"status filter"}))

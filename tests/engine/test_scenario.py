@@ -1,0 +1,110 @@
+"""Scenario parsing: every bad input names its JSON path and what was expected."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from brokerage.engine import ScenarioError, parse_scenario
+
+from .builders import nucleus, task_scenario
+
+
+def error_of(data) -> str:
+    with pytest.raises(ScenarioError) as caught:
+        parse_scenario(data)
+    return str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("patch", "message"),
+    [
+        ({"plugin": ""}, "$.plugin: expected the name of a brokerage plugin, got ''"),
+        ({"seed": "7"}, "$.seed: expected a whole number, got '7'"),
+        ({"now": "yesterday"}, "$.now: expected an ISO-8601 UTC time such as 2026-11-01T12:00:00Z, got 'yesterday'"),
+        ({"task": []}, "$.task: expected an object, got a list"),
+        ({"task": {"taskPriority": 1.5}}, "$.task.taskPriority: expected a whole number, got 1.5"),
+        ({"task": {"ioIntensity": -1}}, "$.task.ioIntensity: expected a number ≥ 0, got -1"),
+        (
+            {"task": {"fullChain": "always"}},
+            "$.task.fullChain: expected one of '', 'only', 'require', 'capable', got 'always'",
+        ),
+        ({"task": {"taskBrokerOnMaster": "yes"}}, "$.task.taskBrokerOnMaster: expected true or false, got 'yes'"),
+        ({"datasets": {}}, "$.datasets: expected a list, got an object"),
+        ({"datasets": [{"name": "d", "sizeGB": "big"}]}, "$.datasets[0].sizeGB: expected a number, got 'big'"),
+        (
+            {"datasets": [{"name": "d", "replicas": {"X_DATADISK": {"nFiles": -2}}}]},
+            "$.datasets[0].replicas.X_DATADISK.nFiles: expected a whole number ≥ 0, got -2",
+        ),
+        ({"sites": {"A": {"role": "hub"}}}, "$.sites.A.role: expected one of 'nucleus', 'satellite', got 'hub'"),
+        (
+            {"ddm_endpoints": {"A_DATADISK": {"space_free": None, "detailed_status": {"read_wan": "maybe"}}}},
+            "$.ddm_endpoints.A_DATADISK.detailed_status.read_wan: expected 'ON', 'OFF' or 'TEST', got 'maybe'",
+        ),
+        (
+            {"network": [{"src": "A", "dst": "B", "closeness": 12}]},
+            "$.network[0].closeness: expected a closeness from -1 (blocked) to 11, got 12.0",
+        ),
+        ({"queues": {"CERN": {"maxrss": "lots"}}}, "$.queues.CERN.maxrss: expected a number, got 'lots'"),
+        (
+            {"queues": {"CERN": {"status": "up"}}},
+            "$.queues.CERN.status: expected one of 'online', 'offline', 'test', 'brokeroff', 'paused', got 'up'",
+        ),
+        (
+            {"queues": {"CERN": {"releases": "ANY"}}},
+            '$.queues.CERN.releases: expected a list of releases (["ANY"], ["AUTO"] or names), got \'ANY\'',
+        ),
+        (
+            {"queues": {"ANALY CERN": {"corecount": "8"}}},
+            "$.queues['ANALY CERN'].corecount: expected a number, got '8'",
+        ),
+        ({"nucleus_stats": {"A": {"rw": "a lot"}}}, "$.nucleus_stats.A.rw: expected a number, got 'a lot'"),
+    ],
+)
+def test_bad_input_names_the_path(patch, message):
+    assert error_of({**task_scenario(nucleus("A")), **patch}) == message
+
+
+def test_unknown_gdpconfig_key_names_it():
+    message = error_of(task_scenario(gdpconfig={"NQUEUED_SAT_CAPP": 1}))
+    assert message.startswith("$.gdpconfig.NQUEUED_SAT_CAPP: expected unknown gdpconfig parameter 'NQUEUED_SAT_CAPP'")
+
+
+def test_bad_gdpconfig_value_names_key_and_type():
+    message = error_of(task_scenario(gdpconfig={"NQUEUED_SAT_CAP": "abc"}))
+    assert "$.gdpconfig.NQUEUED_SAT_CAP" in message
+    assert "is not a valid int" in message
+
+
+def test_not_an_object_at_all():
+    assert error_of([1, 2]) == "$: expected an object, got a list"
+
+
+def test_defaults_and_forms():
+    scenario = parse_scenario(
+        {
+            "plugin": "atlas_prod_task",
+            "now": "2026-11-01T12:00:00",
+            "task": {"includedSite": "CERN, BNL", "excludedSite": ["X"]},
+            "ddm_endpoints": {"CERN-PROD_DATATAPE": {"site": "CERN-PROD"}},
+            "my_plugin_section": {"anything": 1},
+        }
+    )
+    assert scenario.now == datetime(2026, 11, 1, 12, tzinfo=UTC)
+    assert scenario.seed == 0
+    assert scenario.task.includedSite == ("CERN", "BNL")
+    assert scenario.task.excludedSite == ("X",)
+    endpoint = scenario.ddm_endpoints["CERN-PROD_DATATAPE"]
+    assert (endpoint.type, endpoint.is_tape, endpoint.activity("read_wan")) == ("DATATAPE", True, "ON")
+    assert scenario.extra == {"my_plugin_section": {"anything": 1}}
+
+
+def test_a_real_cric_record_pastes_in_unchanged():
+    import json
+    from pathlib import Path
+
+    fixture = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "cric" / "queuedata_CERN.json"
+    if not fixture.exists():
+        pytest.skip("../shared/fixtures is not beside this checkout")
+    record = json.loads(fixture.read_text())
+    scenario = parse_scenario({"plugin": "atlas_prod_job", "queues": {record["name"]: record}})
+    assert scenario.queues["CERN"]["maxrss"] == 32000
