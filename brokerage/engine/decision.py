@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -104,7 +105,7 @@ def _json_default(value: Any) -> Any:
 
 def _pack(payload: dict[str, Any]) -> bytes:
     text = json.dumps(payload, separators=(",", ":"), default=_json_default, allow_nan=False)
-    return zlib.compress(text.encode(), 9)
+    return zlib.compress(text.encode(), 6)
 
 
 def _unpack(blob: bytes) -> dict[str, Any]:
@@ -131,7 +132,7 @@ class Frame:
         payload = _unpack(blob)
         return cls(tuple(payload["names"]), payload["columns"])
 
-    @property
+    @functools.cached_property
     def fingerprint(self) -> str:
         return hashlib.sha256(self.encode()).hexdigest()[:16]
 

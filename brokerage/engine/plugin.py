@@ -74,8 +74,22 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _detail_for(detail: Detail, position: int) -> dict[str, Any]:
-    return {key: _plain(value[position] if isinstance(value, np.ndarray) else value) for key, value in detail.items()}
+def _rows(values: Detail, positions: np.ndarray) -> list[dict[str, Any]]:
+    """Per-candidate dictionaries for the given positions, built column by column (one numpy conversion per
+    key instead of one per value): arrays are indexed, scalars repeated, floats rounded as _plain does."""
+    columns: dict[str, list[Any]] = {}
+    for key, value in values.items():
+        if isinstance(value, np.ndarray):
+            selected = value[positions]
+            if selected.dtype.kind == "f":
+                selected = np.round(selected, 4)
+            columns[key] = selected.tolist()
+        else:
+            columns[key] = [_plain(value)] * len(positions)
+    if not columns:
+        return [{} for _ in range(len(positions))]
+    keys = list(columns)
+    return [dict(zip(keys, row, strict=True)) for row in zip(*columns.values(), strict=True)]
 
 
 class Plugin:
@@ -115,11 +129,9 @@ class Plugin:
         """The candidates and their own attributes, shared by every decision over the same snapshot."""
         names = list(self.initial_candidates(scenario))
         arrays = self.prepare(scenario, names)
-        columns = {
-            key: [_plain(value) for value in np.asarray(arrays[array]).tolist()]
-            for key, array in self.frame_keys.items()
-        }
-        return Frame(tuple(names), columns)
+        # The same conversion as the skips' details, so that equal values compare equal.
+        rows = _rows({key: np.asarray(arrays[array]) for key, array in self.frame_keys.items()}, np.arange(len(names)))
+        return Frame(tuple(names), {key: [row[key] for row in rows] for key in self.frame_keys})
 
     # --- the common flow ---
     def decide(self, scenario: Scenario) -> Decision:
@@ -192,9 +204,10 @@ class Plugin:
             note = rule.fallback(context)
             if note:
                 return Stage(rule.name, before, before, note)
-        for position in np.flatnonzero(removed):
-            code = rule.code if verdict.code is None else str(verdict.code[position])
-            skipped[context.names[position]] = Skip(code, rule.name, _detail_for(verdict.detail, position))
+        positions = np.flatnonzero(removed)
+        codes = [rule.code] * len(positions) if verdict.code is None else verdict.code[positions].tolist()
+        for position, code, detail in zip(positions.tolist(), codes, _rows(verdict.detail, positions), strict=True):
+            skipped[context.names[position]] = Skip(str(code), rule.name, detail)
         context.alive &= ~removed
         return Stage(rule.name, before, int(context.alive.sum()))
 
