@@ -59,12 +59,10 @@ class DecisionAdmin(ReadOnlyAdmin):
     readonly_fields = ["trace_view"]
 
     def get_queryset(self, request):
-        queryset = super().get_queryset(request).select_related("task")
-        return (
-            queryset
-            if request.resolver_match and "change" in request.resolver_match.url_name
-            else queryset.defer("trace")
-        )
+        queryset = super().get_queryset(request).select_related("task", "cycle")
+        # Only the change page shows the trace; lists never load the compressed blobs.
+        on_change_page = bool(request.resolver_match) and request.resolver_match.url_name.endswith("_change")
+        return queryset if on_change_page else queryset.defer("trace", "cycle__frame", "cycle__gdpconfig")
 
     @admin.display(description="trace")
     def trace_view(self, obj: Decision) -> str:

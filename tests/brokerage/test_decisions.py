@@ -105,3 +105,10 @@ def test_decision_admin_page_shows_the_trace(admin_client_logged):
     page = admin_client_logged.get(reverse("admin:brokerage_decision_change", args=[row.pk])).content.decode()
     assert "Its status is DISABLED, not ACTIVE." in page
     assert "nucleus status" in page
+
+
+def test_decision_changelist_does_not_load_traces(admin_client_logged):
+    factories.stored_decision()
+    response = admin_client_logged.get(reverse("admin:brokerage_decision_changelist"))
+    row = response.context["cl"].result_list[0]
+    assert "trace" in row.get_deferred_fields()
