@@ -52,6 +52,7 @@ class Context:
     names: list[str]
     arrays: dict[str, Any]
     alive: np.ndarray
+    plugin: Any = None
 
     @property
     def config(self):
@@ -136,7 +137,7 @@ class Plugin:
     # --- the common flow ---
     def decide(self, scenario: Scenario) -> Decision:
         names = list(self.initial_candidates(scenario))
-        context = Context(scenario, names, self.prepare(scenario, names), np.ones(len(names), dtype=bool))
+        context = Context(scenario, names, self.prepare(scenario, names), np.ones(len(names), dtype=bool), self)
         skipped: dict[str, Skip] = {}
         stages: list[Stage] = []
         for rule in self.filters:

@@ -8,7 +8,7 @@ a value missing from the detail leaves the plain sentence.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 
@@ -17,7 +17,7 @@ class Reason:
     code: str
     title: str
     sentence: str
-    numbers: str = ""  # a sentence with the compared numbers, used when the detail has them all
+    numbers: str | tuple[str, ...] = ""  # sentences with the compared numbers; the first the detail fills wins
 
 
 _REASONS = [
@@ -124,7 +124,67 @@ _REASONS = [
     Reason("fileunavailable", "input unavailable", "The input files are not available there."),
 ]
 
-REASONS: dict[str, Reason] = {reason.code: reason for reason in _REASONS}
+# Job-brokerage sentences with the numbers each filter records (brokerage/engine/plugins/atlas_prod_job.py).
+_JOB_NUMBERS = {
+    "status": "Its status is {status}, not {required}.",
+    "link_unusable": "Its link to the nucleus {nucleus} has closeness {closeness}: blocked.",
+    "links_full": (
+        "{linkQueued} files are queued on its link to the nucleus; the cap is {cap} ({capKey}).",
+        "{nucleusQueued} files wait to be aggregated to the nucleus; the cap is {cap} ({capKey}).",
+    ),
+    "inactive": "No job started for {hoursSinceLastStart} h while {activated} jobs were activated "
+    "(limit {limitHours} h).",
+    "opportunistic": "Its pledgedcpu is {pledgedcpu} (opportunistic) and the job's priority is {priority}.",
+    "zeroshare": "Its fairsharepolicy rule {rule!r} gives {processingType} jobs a zero share.",
+    "io": "ioIntensity {ioIntensity} kB/s and {missingGB} GB in {missingFiles} files would have to be moved; the "
+    "cut-offs are {sizeCutoffGB} GB and {fileCutoff} files.",
+    "diskIO": "Its disk IO is {avgDiskIOPerCore} kB/s per core over the limit {queueDiskIOLimit}; the task's diskIO "
+    "is {taskDiskIO}.",
+    "cpucore": "It runs {queueCoreCount}-core jobs (capability {capability!r}) and the task needs "
+    "{taskCoreCount} cores.",
+    "max_cpucore": "Its jobs would get {jobCoreCount} cores; the task allows at most {maxCoreCount}.",
+    "cache": "The {check} check failed: the task needs {needed}; the queue has {queue}.",
+    "lowmemory": "The job needs {neededMB} MB; its maxrss is {maxrss} MB.",
+    "highmemory": "The job needs {neededMB} MB; its minrss is {minrss} MB.",
+    "remoteio": "The task reads input only by direct access and direct_access_lan is {direct_access_lan}.",
+    "disk": "The job needs {neededMB} MB of work directory and it offers {maxwdirPerCore} MB per core; its storage "
+    "has {storageFreeGB} GB free (more than {storageFloorGB} GB needed).",
+    "read_lan_blacklist": "{endpoint}: {activity} is not {required} (or the endpoint is blacklisted).",
+    "write_lan_blacklist": "{endpoint}: {activity} is not {required} (or the endpoint is blacklisted).",
+    "read_wan_blacklist": "{endpoint}: {activity} is not {required} (or the endpoint is blacklisted).",
+    "write_wan_blacklist": "{endpoint}: {activity} is not {required} (or the endpoint is blacklisted).",
+    "shortwalltime": "The job would run {walltime} s; its maxtime is {maxtime} s.",
+    "min_walltime": "The job would run {walltime} s; its mintime is {mintime} s.",
+    "scout_walltime": "Its maxtime is {maxtime} s; scout or walltime-undefined jobs need {requiredMaxtime} s.",
+    "network": "Its wnconnectivity {wnconnectivity!r} does not accept the task's {ipConnectivity!r}.",
+    "es": "Its jobseed is {jobseed!r} and the task's eventService is {eventService}.",
+    "transferring": "{transferring} jobs are transferring; the limit is {limit} (max(transferringlimit, 2 × {running} "
+    "running)).",
+    "t1weight": "The task has t1Weight {t1Weight}: only queues at {nucleus} (this one is at {site}).",
+    "full_chain": "The task's fullChain is {fullChain!r} on a bare nucleus ({nucleusBare}): only its queues.",
+    "not_full_chain": "Its site is bareNucleus={siteBare} and takes full-chain work only.",
+    "nopilot": "{pilotsLast3h} pilots in the last 3 hours.",
+    "lowNetworkWeight": "Its network weight {networkWeight} is below {threshold} "
+    "(NW_THRESHOLD × NW_WEIGHT_MULTIPLIER).",
+    "non_pledged": "WORK_SHORTAGE is on and its pledgedcpu is {pledgedcpu}.",
+    "over_pledged": "WORK_SHORTAGE is on and it runs {runningCores} cores over its pledge of {pledgedcpu}.",
+    "cap": (
+        "{activatedPlusStarting} activated + starting jobs are over the limit {limit} (max(NQUEUELIMITSITE, 2 × "
+        "{running} running)).",
+        "{queued} queued jobs are over the limit {limit} (max(NQUEUELIMITSITE, 2 × {running} running)).",
+    ),
+}
+
+
+def _with_job_numbers(reason: Reason) -> Reason:
+    extra = _JOB_NUMBERS.get(reason.code)
+    if not extra:
+        return reason
+    own = (reason.numbers,) if isinstance(reason.numbers, str) and reason.numbers else tuple(reason.numbers or ())
+    return replace(reason, numbers=own + ((extra,) if isinstance(extra, str) else extra))
+
+
+REASONS: dict[str, Reason] = {reason.code: _with_job_numbers(reason) for reason in _REASONS}
 
 
 def reason_title(code: str) -> str:
@@ -138,8 +198,9 @@ def explain(code: str, detail: Mapping[str, Any] | None = None) -> str:
     if reason is None:
         return f"Skipped ({code})."
     if detail and reason.numbers:
-        try:
-            return reason.numbers.format(**detail)
-        except (KeyError, IndexError, ValueError):
-            pass
+        for template in (reason.numbers,) if isinstance(reason.numbers, str) else reason.numbers:
+            try:
+                return template.format(**detail)
+            except (KeyError, IndexError, ValueError):
+                continue
     return reason.sentence

@@ -8,7 +8,10 @@ from importlib import import_module
 
 from .plugin import Plugin
 
-DEFAULT_PLUGINS = ("brokerage.engine.plugins.atlas_prod_task.AtlasProdTaskBroker",)
+DEFAULT_PLUGINS = (
+    "brokerage.engine.plugins.atlas_prod_task.AtlasProdTaskBroker",
+    "brokerage.engine.plugins.atlas_prod_job.AtlasProdJobBroker",
+)
 
 
 class UnknownPlugin(LookupError):

@@ -172,6 +172,8 @@ class TaskSpec:
     parentNucleus: str = ""
     parentBareNucleus: str = ""
     outputEndpointType: str = "DATADISK"
+    allowInputLAN: str = ""
+    eventService: bool = False
 
 
 FULL_CHAIN_VALUES = ("", "only", "require", "capable")
@@ -222,6 +224,8 @@ def _parse_task(data: object) -> TaskSpec:
         parentNucleus=r.text("parentNucleus"),
         parentBareNucleus=r.text("parentBareNucleus", choices=BARE_NUCLEUS_VALUES),
         outputEndpointType=r.text("outputEndpointType", "DATADISK") or "DATADISK",
+        allowInputLAN=r.text("allowInputLAN", choices=("", "use", "only")),
+        eventService=r.boolean("eventService"),
     )
 
 
@@ -236,6 +240,7 @@ class JobSet:
     isMerge: bool = False
     isPreMerged: bool = False
     preassigned: tuple[str, ...] = ()
+    preassignedSkippedHours: float = 0.0
 
 
 def _parse_jobs(data: object) -> JobSet:
@@ -248,6 +253,7 @@ def _parse_jobs(data: object) -> JobSet:
         isMerge=r.boolean("isMerge"),
         isPreMerged=r.boolean("isPreMerged"),
         preassigned=r.names("preassigned"),
+        preassignedSkippedHours=r.number("preassignedSkippedHours", 0, minimum=0) or 0.0,
     )
 
 

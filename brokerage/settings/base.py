@@ -177,6 +177,7 @@ PROCESS_LOCK_TIMEOUT_MINUTES = int(os.environ.get("PROCESS_LOCK_TIMEOUT_MINUTES"
 # Brokerage plugins, by dotted path: ours, then any an organisation adds (comma-separated in the environment).
 BROKERAGE_PLUGINS = [
     "brokerage.engine.plugins.atlas_prod_task.AtlasProdTaskBroker",
+    "brokerage.engine.plugins.atlas_prod_job.AtlasProdJobBroker",
     *env_list("BROKERAGE_EXTRA_PLUGINS"),
 ]
 

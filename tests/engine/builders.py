@@ -87,3 +87,121 @@ def task_scenario(*nuclei: dict[str, Any], task=None, datasets=None, gdpconfig=N
 
 def decide(scenario: dict[str, Any], **options) -> Decision:
     return run(parse_scenario(scenario), **options)
+
+
+def queue(
+    name: str,
+    *,
+    site: str = "SAT",
+    status: str = "online",
+    corecount: int = 8,
+    capability: str = "",
+    maxrss: float = 32000,
+    minrss: float = 0,
+    maxwdir: float = 160000,
+    maxtime: float = 259200,
+    mintime: float = 0,
+    releases=("ANY",),
+    stats: dict | None = None,
+    read_lan: str | None = None,
+    write_lan: str | None = None,
+    **cric,
+) -> dict[str, Any]:
+    """A CRIC-like queue record with its statistics. Busy enough not to trip the pilot or inactivity rules."""
+    endpoint = f"{site}_DATADISK"
+    record = {
+        "name": name,
+        "atlas_site": site,
+        "status": status,
+        "type": "production",
+        "corecount": corecount,
+        "capability": capability,
+        "maxrss": maxrss,
+        "minrss": minrss,
+        "maxwdir": maxwdir,
+        "maxtime": maxtime,
+        "mintime": mintime,
+        "releases": list(releases),
+        "wnconnectivity": "full#IPv4",
+        "corepower": 10.0,
+        "jobseed": "std",
+        "astorages": {"read_lan": [read_lan or endpoint], "write_lan": [write_lan or endpoint]},
+        **cric,
+    }
+    queue_stats = {
+        "running": 100,
+        "activated": 20,
+        "assigned": 0,
+        "starting": 5,
+        "defined": 0,
+        "transferring": 0,
+        "nBatchJob": 100,
+        "pilotsLast3h": 50,
+        "hoursSinceLastStart": 0.1,
+        "runningCores": 800,
+        **(stats or {}),
+    }
+    return {"name": name, "record": record, "stats": queue_stats}
+
+
+def job_scenario(
+    *queues,
+    task=None,
+    jobs=None,
+    datasets=None,
+    gdpconfig=None,
+    sites=None,
+    endpoints=None,
+    network=None,
+    nucleus_stats=None,
+    seed: int = 0,
+    **extra,
+):
+    """An atlas_prod_job scenario: nucleus NUC (with a DATADISK) and satellite site SAT unless told otherwise."""
+    site_names = {"NUC": {"role": "nucleus", "state": "ACTIVE"}, "SAT": {"role": "satellite", "state": "ACTIVE"}}
+    site_names.update(sites or {})
+    ddm = {
+        name + "_DATADISK": {
+            "site": name,
+            "space_total": 1e6,
+            "space_free": 5e5,
+            "detailed_status": {"read_lan": "ON", "write_lan": "ON", "read_wan": "ON", "write_wan": "ON"},
+        }
+        for name in site_names
+    }
+    ddm.update(endpoints or {})
+    scenario = {
+        "plugin": "atlas_prod_job",
+        "now": NOW,
+        "seed": seed,
+        "gdpconfig": gdpconfig or {},
+        "task": {
+            "jediTaskID": 7,
+            "taskPriority": 500,
+            "currentPriority": 500,
+            "processingType": "simul",
+            "gshare": "MC 16",
+            "coreCount": 8,
+            "ramCount": 2000,
+            "ramUnit": "MBPerCore",
+            "baseRamCount": 0,
+            "cpuTime": 300,
+            "cpuEfficiency": 90,
+            "baseWalltime": 600,
+            "ioIntensity": 100,
+            "nucleus": "NUC",
+            **(task or {}),
+        },
+        "jobs": {"nEvents": 1000, "inputSizeMB": 2000, "nFiles": 2, **(jobs or {})},
+        "datasets": datasets if datasets is not None else [],
+        "sites": site_names,
+        "queues": {q["name"]: q["record"] for q in queues},
+        "queue_stats": {q["name"]: q["stats"] for q in queues},
+        "ddm_endpoints": ddm,
+        "network": network
+        if network is not None
+        else [{"src": "SAT", "dst": "NUC", "closeness": 2, "mbps_1h": 150, "queued": 15}],
+        "nucleus_stats": nucleus_stats or {"NUC": {"rw": 0, "outputQueued": 100}},
+    }
+    scenario.update(extra)
+    return copy.deepcopy(scenario)

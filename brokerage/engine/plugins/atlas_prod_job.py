@@ -1,0 +1,782 @@
+"""ATLAS production job brokerage: choose the queue of a job set (seed 000, "ATLAS Production Job Brokerage").
+
+Candidates are all queues without "test" in the name, or the pre-assigned ones. The filters run in the seed's
+order, each with the real PanDA skip code (REFERENCE.md table); the survivors are weighed by running vs queued
+jobs, data availability and the network weight to the nucleus, the best 10 kept, and one drawn in proportion
+to weight. All skipped: pending, retried after 60 minutes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..fairshare import FairsharePolicyError, share_for
+from ..network import network_weight
+from ..plugin import Context, Filter, Plugin, Rejection
+from ..scenario import Scenario
+from ..software import TaskSoftware, software_check
+
+# seed 000
+MEMORY_COMPENSATION = 0.9
+DISK_OUTPUT_FLOOR_MB = 1.5 * 1024
+DISK_WORK_FLOOR_MB = 300.0
+LOCAL_STORAGE_FLOOR_GB = 200.0
+SCOUT_MIN_MAXTIME = 24 * 3600
+INACTIVE_HOURS = 2.0
+TRANSFERRING_DEFAULT_LIMIT = 2000
+BOOTSTRAP_RUNNING = 20
+HIGH_PRIORITY = 800
+EXPRESS_PRIORITY = 1000
+PREASSIGNMENT_PATIENCE_HOURS = 24
+# seed 002: cpuEfficiency defaults to 90 %, baseWalltime to 600 s
+DEFAULT_CPU_EFFICIENCY = 90.0
+DEFAULT_BASE_WALLTIME = 600.0
+DEFAULT_COREPOWER = 10.0
+
+
+def _int(value: Any, default: int = 0) -> int:
+    try:
+        return int(value) if value not in (None, "") else default
+    except (TypeError, ValueError):
+        return default
+
+
+def _float(value: Any, default: float | None = 0.0) -> float | None:
+    try:
+        return float(value) if value not in (None, "") else default
+    except (TypeError, ValueError):
+        return default
+
+
+def _catchall(text: str) -> dict[str, str]:
+    options = {}
+    for item in (text or "").split(","):
+        key, _, value = item.strip().partition("=")
+        if key:
+            options[key.strip()] = value.strip()
+    return options
+
+
+def _split_connectivity(text: str) -> tuple[str, str]:
+    network, _, stack = (text or "").partition("#")
+    return network.strip().lower(), stack.strip()
+
+
+def _urgent_or_scout(c: Context, *, merge_too: bool) -> bool:
+    """Priority ≥ 800 or a scout (and, for the inactive-queue rule, merge and pre-merged jobs too)."""
+    jobs = c.scenario.jobs
+    return c.task.currentPriority >= HIGH_PRIORITY or jobs.isScout or (merge_too and (jobs.isMerge or jobs.isPreMerged))
+
+
+def _cap_limit(c: Context) -> np.ndarray:
+    # REFERENCE.md cap ruling: max(NQUEUELIMITSITE, 2 × running) so an empty queue can bootstrap
+    return np.maximum(c.config.get("NQUEUELIMITSITE"), 2 * c["running_used"])
+
+
+# seed 000: full accepts any task, http accepts http or none, none accepts none
+NETWORK_ACCEPTS = {"full": {"full", "http", "none", ""}, "http": {"http", "none", ""}, "none": {"none", ""}}
+
+
+class AtlasProdJobBroker(Plugin):
+    name = "atlas_prod_job"
+    candidate_kind = "queue"
+    retry_after_minutes = 60  # seed 000: "the task is pending for 1 hour"
+    max_candidates = 10  # seed 000: "the best 10 candidates are taken"
+    frame_keys = {
+        "status": "status",
+        "closeness": "closeness",
+        "linkQueued": "link_queued",
+        "pledgedcpu": "pledgedcpu",
+        "hoursSinceLastStart": "hours_since_start",
+        "activated": "activated_real",
+        "queueCoreCount": "corecount",
+        "capability": "capability",
+        "maxrss": "maxrss",
+        "minrss": "minrss",
+        "maxwdirPerCore": "maxwdir_per_core",
+        "storageFreeGB": "output_free",
+        "maxtime": "maxtime",
+        "mintime": "mintime",
+        "wnconnectivity": "wnconnectivity",
+        "jobseed": "jobseed",
+        "transferring": "transferring",
+        "transferringLimit": "transferring_limit",
+        "running": "running_real",
+        "pilotsLast3h": "pilots",
+        "runningCores": "running_cores",
+        "networkWeight": "network_weight",
+        "queuedWeight": "queued_weight",
+        "throughputWeight": "throughput_weight",
+        "networkSource": "network_source",
+        "queueDiskIOLimit": "diskio_limit",
+        "avgDiskIOPerCore": "avg_diskio",
+    }
+
+    # --- candidates and the arrays the filters read ---
+
+    def initial_candidates(self, scenario: Scenario) -> list[str]:
+        jobs = scenario.jobs
+        if jobs.preassigned and not self._preassignment_dropped(scenario):
+            return [name for name in jobs.preassigned if name in scenario.queues]
+        return sorted(name for name in scenario.queues if "test" not in name.lower())
+
+    @staticmethod
+    def _preassignment_dropped(scenario: Scenario) -> bool:
+        """seed 000: merge jobs are pre-assigned, but not once those queues were skipped for 24 hours."""
+        jobs = scenario.jobs
+        return jobs.isMerge and jobs.preassignedSkippedHours >= PREASSIGNMENT_PATIENCE_HOURS
+
+    def prepare(self, scenario: Scenario, names: list[str]) -> dict[str, Any]:
+        task, jobs, config = scenario.task, scenario.jobs, scenario.config
+        records = [scenario.queues[name] for name in names]
+        stats = [scenario.queue_stats.get(name, {}) for name in names]
+        n = len(names)
+
+        def column(getter, dtype=float):
+            return np.array([getter(r) for r in records], dtype=dtype) if n else np.zeros(0, dtype=dtype)
+
+        def stat(key, default=0):
+            return np.array([_int(s.get(key), default) for s in stats], dtype=float) if n else np.zeros(0)
+
+        a: dict[str, Any] = {}
+        a["status"] = column(lambda r: r.get("status", "online"), object)
+        a["site"] = column(lambda r: r.get("atlas_site") or r.get("site") or "", object)
+        a["capability"] = column(lambda r: r.get("capability") or "", object)
+        a["corecount"] = np.maximum(column(lambda r: _int(r.get("corecount"), 1)), 1)
+        a["maxrss"] = column(lambda r: _float(r.get("maxrss")))
+        a["minrss"] = column(lambda r: _float(r.get("minrss")))
+        a["maxwdir_per_core"] = column(lambda r: _float(r.get("maxwdir"))) / a["corecount"]
+        a["maxtime"] = column(lambda r: _float(r.get("maxtime")))
+        a["mintime"] = column(lambda r: _float(r.get("mintime")))
+        a["pledgedcpu"] = column(lambda r: _float(r.get("pledgedcpu"), np.nan))
+        a["wnconnectivity"] = column(lambda r: r.get("wnconnectivity") or "", object)
+        a["jobseed"] = column(lambda r: r.get("jobseed") or "std", object)
+        a["direct_access_lan"] = column(lambda r: bool(r.get("direct_access_lan")), bool)
+        a["corepower"] = column(lambda r: _float(r.get("corepower"), DEFAULT_COREPOWER) or DEFAULT_COREPOWER)
+        a["catchall"] = [_catchall(r.get("catchall") or "") for r in records]
+        limit = config.get("MAX_DISKIO_DEFAULT")
+        a["diskio_limit"] = column(lambda r: _float(r.get("maxdiskio"), np.nan))
+        a["diskio_limit"] = np.where(np.isnan(a["diskio_limit"]), np.nan if limit is None else limit, a["diskio_limit"])
+        a["transferring_limit"] = column(lambda r: _int(r.get("transferringlimit")) or TRANSFERRING_DEFAULT_LIMIT)
+
+        # Statistics. `assigned` is ignored where the input is already local (seed 000).
+        for key in (
+            "running",
+            "activated",
+            "assigned",
+            "starting",
+            "defined",
+            "transferring",
+            "nBatchJob",
+            "runningCores",
+        ):
+            a[key] = stat(key)
+        a["running_real"] = a["running"]
+        a["activated_real"] = a["activated"]
+        a["running_cores"] = a["runningCores"]
+        a["num_slots"] = np.array([_int(s.get("numSlots"), -1) for s in stats], dtype=float) if n else np.zeros(0)
+        a["pilots"] = (
+            np.array([_float(s.get("pilotsLast3h"), np.nan) for s in stats], dtype=float) if n else np.zeros(0)
+        )
+        a["hours_since_start"] = (
+            np.array([_float(s.get("hoursSinceLastStart"), np.nan) for s in stats], dtype=float) if n else np.zeros(0)
+        )
+        a["avg_diskio"] = (
+            np.array([_float(s.get("avgDiskIOPerCore"), np.nan) for s in stats], dtype=float) if n else np.zeros(0)
+        )
+
+        self._prepare_sites_and_network(scenario, records, a)
+        self._prepare_storage_and_data(scenario, records, a)
+        self._prepare_job_estimates(task, jobs, a)
+        a["assigned_used"] = np.where(a["missing_files"] == 0, 0.0, a["assigned"])
+        # seed 000 running: the largest of the real number, min(nBatchJob, 20) when bootstrapping, numSlots
+        # when positive, the starting jobs when numSlots is 0.
+        bootstrap = np.where(
+            (a["running"] < BOOTSTRAP_RUNNING) & (a["nBatchJob"] > a["running"]),
+            np.minimum(a["nBatchJob"], BOOTSTRAP_RUNNING),
+            0.0,
+        )
+        a["running_used"] = (
+            np.maximum.reduce(
+                [
+                    a["running"],
+                    bootstrap,
+                    np.where(a["num_slots"] > 0, a["num_slots"], 0.0),
+                    np.where(a["num_slots"] == 0, a["starting"], 0.0),
+                ]
+            )
+            if n
+            else np.zeros(0)
+        )
+        return a
+
+    def _prepare_sites_and_network(self, scenario: Scenario, records, a) -> None:
+        task, config = scenario.task, scenario.config
+        nucleus = task.nucleus
+        a["nucleus"] = nucleus
+        a["at_nucleus"] = np.array([site == nucleus and bool(nucleus) for site in a["site"]], dtype=bool)
+        a["site_bare"] = np.array(
+            [scenario.sites[s].bareNucleus if s in scenario.sites else "" for s in a["site"]], dtype=object
+        )
+        links = {(link.src, link.dst): link for link in scenario.network}
+        sat_cap = config.get("NQUEUED_SAT_CAP")
+        closeness, queued, weights, queued_w, throughput_w, sources = [], [], [], [], [], []
+        for site, at_nucleus in zip(a["site"], a["at_nucleus"], strict=True):
+            link = links.get((site, nucleus))
+            closeness.append(np.nan if link is None or link.closeness is None else link.closeness)
+            queued.append(0 if link is None else link.queued)
+            if not nucleus:
+                weights.append(1.0)
+                queued_w.append(1.0)
+                throughput_w.append(1.0)
+                sources.append("no nucleus")
+                continue
+            result = network_weight(
+                at_nucleus=bool(at_nucleus),
+                queued=0 if link is None else link.queued,
+                sat_cap=sat_cap,
+                mbps_1h=None if link is None else link.mbps_1h,
+                mbps_1d=None if link is None else link.mbps_1d,
+                mbps_1w=None if link is None else link.mbps_1w,
+                closeness=None if link is None else link.closeness,
+            )
+            weights.append(result.weight)
+            queued_w.append(result.queued_weight)
+            throughput_w.append(result.throughput_weight)
+            sources.append(result.source)
+        a["closeness"] = np.array(closeness, dtype=float)
+        a["link_queued"] = np.array(queued, dtype=float)
+        a["network_weight"] = np.array(weights, dtype=float)
+        a["queued_weight"] = np.array(queued_w, dtype=float)
+        a["throughput_weight"] = np.array(throughput_w, dtype=float)
+        a["network_source"] = np.array(sources, dtype=object)
+        stats = scenario.nucleus_stats.get(nucleus)
+        if stats is not None and stats.outputQueued is not None:
+            a["nucleus_queued"] = stats.outputQueued
+        else:
+            a["nucleus_queued"] = sum(link.queued for link in scenario.network if link.dst == nucleus) if nucleus else 0
+
+    def _prepare_storage_and_data(self, scenario: Scenario, records, a) -> None:
+        endpoints = scenario.ddm_endpoints
+        n = len(records)
+        inputs = [((r.get("astorages") or {}).get("read_lan") or [None])[0] for r in records]
+        outputs = [((r.get("astorages") or {}).get("write_lan") or [None])[0] for r in records]
+        a["input_endpoint"] = np.array([e or "" for e in inputs], dtype=object)
+        a["output_endpoint"] = np.array([e or "" for e in outputs], dtype=object)
+
+        def activity(endpoint_names, name):
+            values = []
+            for endpoint in endpoint_names:
+                info = endpoints.get(endpoint) if endpoint else None
+                values.append("" if info is None else ("OFF" if info.blacklisted else info.activity(name)))
+            return np.array(values, dtype=object)
+
+        for role, names in (("in", inputs), ("out", outputs)):
+            for name in ("read_lan", "write_lan", "read_wan", "write_wan"):
+                a[f"{role}_{name}"] = activity(names, name)
+        a["output_free"] = (
+            np.array([endpoints[e].space_free if e in endpoints else np.nan for e in outputs], dtype=float)
+            if n
+            else np.zeros(0)
+        )
+        # The nucleus's own endpoint for the output must send and receive over WAN for satellites.
+        nucleus_endpoints = [
+            info
+            for info in endpoints.values()
+            if info.site == a["nucleus"] and info.type == scenario.task.outputEndpointType
+        ]
+        a["nucleus_read_wan"] = (
+            "ON" if all(e.activity("read_wan") == "ON" and not e.blacklisted for e in nucleus_endpoints) else "OFF"
+        )
+        a["nucleus_write_wan"] = (
+            "ON" if all(e.activity("write_wan") == "ON" and not e.blacklisted for e in nucleus_endpoints) else "OFF"
+        )
+        # Input already at each queue's storage (read_lan endpoints), per dataset the most complete copy.
+        total_size = sum(d.sizeGB for d in scenario.datasets)
+        total_files = sum(d.nFiles for d in scenario.datasets)
+        local_size, local_files = np.zeros(n), np.zeros(n)
+        read_lan = [set((r.get("astorages") or {}).get("read_lan") or []) for r in records]
+        for dataset in scenario.datasets:
+            for i, endpoints_of_queue in enumerate(read_lan):
+                best = [replica for endpoint, replica in dataset.replicas.items() if endpoint in endpoints_of_queue]
+                if best:
+                    local_size[i] += max(r.sizeGB for r in best)
+                    local_files[i] += max(r.nFiles for r in best)
+        a["total_size"], a["total_files"] = float(total_size), float(total_files)
+        a["local_size"], a["local_files"] = local_size, local_files
+        a["missing_size"] = np.maximum(total_size - local_size, 0.0)
+        a["missing_files"] = np.maximum(total_files - local_files, 0.0)
+
+    def _prepare_job_estimates(self, task, jobs, a) -> None:
+        queue_cores = a["corecount"]
+        # The job's cores at each queue: single-core tasks 1, multi-core ones the queue's, 0 = the queue's.
+        if task.coreCount == 1:
+            job_cores = np.ones_like(queue_cores)
+        else:
+            job_cores = np.where(queue_cores > 1, queue_cores, max(task.coreCount, 1))
+        a["job_cores"] = job_cores
+        base, ram = task.baseRamCount or 0.0, task.ramCount or 0.0
+        per_core = "percore" in (task.ramUnit or "").lower()
+        a["memory_needed"] = ((base + ram * job_cores) if per_core else np.full_like(job_cores, base + ram)) * (
+            MEMORY_COMPENSATION
+        )
+        # Disk (MB): input + max(1.5 GB, output) + max(300 MB, work dir); input is 0 with direct access.
+        n_events = jobs.nEvents if jobs.nEvents is not None else task.nEventsPerJob
+        input_mb = np.where(a["direct_access_lan"], 0.0, jobs.inputSizeMB)
+        unit = (task.outDiskUnit or "kB").lower()
+        out_count = (task.outDiskCount or 0.0) / (1024.0 if unit.startswith("kb") else 1.0)
+        output_mb = out_count * (n_events or 0) if unit.endswith("perevent") else out_count * jobs.inputSizeMB
+        a["disk_needed"] = (
+            input_mb + max(DISK_OUTPUT_FLOOR_MB, output_mb) + max(DISK_WORK_FLOOR_MB, task.workDiskCount or 0)
+        )
+        # Walltime (s): cpuTime × nEvents / (cores × corepower × efficiency) + baseWalltime (seed 000/002).
+        efficiency = (DEFAULT_CPU_EFFICIENCY if task.cpuEfficiency is None else task.cpuEfficiency) / 100.0
+        base_walltime = DEFAULT_BASE_WALLTIME if task.baseWalltime is None else task.baseWalltime
+        a["walltime_undefined"] = not task.cpuTime or n_events is None
+        if a["walltime_undefined"]:
+            a["walltime"] = np.full_like(job_cores, np.nan)
+        elif efficiency == 0:
+            a["walltime"] = np.full_like(job_cores, base_walltime)
+        else:
+            a["walltime"] = task.cpuTime * n_events / (job_cores * a["corepower"] * efficiency) + base_walltime
+
+    # --- weight ---
+
+    def weigh(self, context: Context, survivors: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        running = context["running_used"][survivors]
+        activated = context["activated"][survivors]
+        assigned = context["assigned_used"][survivors]
+        starting = context["starting"][survivors]
+        defined = context["defined"][survivors]
+        # REFERENCE.md: manyAssigned = max(1, min(2, assigned/activated)); activated 0: 2 if assigned else 1
+        with np.errstate(divide="ignore", invalid="ignore"):
+            many_assigned = np.where(
+                activated > 0,
+                np.maximum(1.0, np.minimum(2.0, assigned / np.where(activated > 0, activated, 1))),
+                np.where(assigned > 0, 2.0, 1.0),
+            )
+        base = (running + 1) / ((activated + assigned + starting + defined + 10) * many_assigned)
+        total = context["total_size"]
+        missing_files = context["missing_files"][survivors]
+        available = context["local_size"][survivors]
+        data_factor = (
+            (available + total) / (total * (missing_files / 100.0 + 1)) if total > 0 else np.ones(len(survivors))
+        )
+        network = context["network_weight"][survivors]
+        weights = base * data_factor * network
+        return weights, {
+            "running": running,
+            "activated": activated,
+            "assigned": assigned,
+            "starting": starting,
+            "defined": defined,
+            "manyAssigned": many_assigned,
+            "baseWeight": base,
+            "dataWeight": data_factor,
+            "availableGB": available,
+            "missingFiles": missing_files,
+            "networkWeight": network,
+        }
+
+    # --- filters, in the order of seed 000 ---
+
+    @staticmethod
+    def _status(c: Context) -> Rejection:
+        preassigned = set(c.scenario.jobs.preassigned) if c.names and c.scenario.jobs.preassigned else set()
+        exempt = np.array([name in preassigned for name in c.names], dtype=bool)
+        return Rejection((c["status"] != "online") & ~exempt, {"status": c["status"], "required": "online"})
+
+    @staticmethod
+    def _link_blocked(c: Context) -> Rejection:
+        return Rejection(
+            (c["closeness"] == -1) & ~c["at_nucleus"], {"closeness": c["closeness"], "nucleus": c["nucleus"]}
+        )
+
+    @staticmethod
+    def _satellite_link_full(c: Context) -> Rejection:
+        cap = c.config.get("NQUEUED_SAT_CAP")
+        return Rejection(
+            (c["link_queued"] >= cap) & ~c["at_nucleus"],
+            {"linkQueued": c["link_queued"], "cap": cap, "capKey": "NQUEUED_SAT_CAP"},
+        )
+
+    @staticmethod
+    def _nucleus_full(c: Context) -> Rejection:
+        cap = c.config.get("NQUEUED_NUC_CAP_FOR_JOBS")
+        full = bool(c["nucleus"]) and c["nucleus_queued"] >= cap
+        return Rejection(
+            np.full(len(c.names), full, dtype=bool),
+            {"nucleusQueued": c["nucleus_queued"], "cap": cap, "capKey": "NQUEUED_NUC_CAP_FOR_JOBS"},
+        )
+
+    @staticmethod
+    def _inactive(c: Context) -> Rejection:
+        if not _urgent_or_scout(c, merge_too=True):
+            return Rejection(np.zeros(len(c.names), dtype=bool))
+        hours = c["hours_since_start"]
+        fails = (hours > INACTIVE_HOURS) & (c["activated_real"] > 0)
+        return Rejection(fails, {"hoursSinceLastStart": hours, "activated": c["activated_real"], "limitHours": 2})
+
+    @staticmethod
+    def _opportunistic(c: Context) -> Rejection:
+        if not _urgent_or_scout(c, merge_too=False):
+            return Rejection(np.zeros(len(c.names), dtype=bool))
+        return Rejection(c["pledgedcpu"] == -1, {"pledgedcpu": c["pledgedcpu"], "priority": c.task.currentPriority})
+
+    @staticmethod
+    def _zero_share(c: Context) -> Rejection:
+        task = c.task
+        fails, rules = [], []
+        for record in (c.scenario.queues[name] for name in c.names):
+            try:
+                share, rule = share_for(
+                    record.get("fairsharepolicy") or "",
+                    processing_type=task.processingType,
+                    working_group=task.workingGroup,
+                    gshare=task.gshare,
+                    priority=task.currentPriority,
+                )
+            except FairsharePolicyError as error:
+                share, rule = None, f"unreadable policy ignored: {error}"
+            fails.append(share == 0)
+            rules.append(rule)
+        return Rejection(
+            np.array(fails, dtype=bool), {"rule": np.array(rules, dtype=object), "processingType": task.processingType}
+        )
+
+    @staticmethod
+    def _io(c: Context) -> Rejection:
+        config = c.config
+        cutoff = config.get("IO_INTENSITY_CUTOFF")
+        io = c.task.ioIntensity or 0.0
+        if io <= cutoff:
+            return Rejection(np.zeros(len(c.names), dtype=bool))
+        size_cut, num_cut = config.get("SIZE_CUTOFF_TO_MOVE_INPUT"), config.get("NUM_CUTOFF_TO_MOVE_INPUT")
+        fails = (c["missing_size"] >= size_cut) | (c["missing_files"] >= num_cut)
+        return Rejection(
+            fails,
+            {
+                "ioIntensity": io,
+                "missingGB": c["missing_size"],
+                "sizeCutoffGB": size_cut,
+                "missingFiles": c["missing_files"],
+                "fileCutoff": num_cut,
+            },
+        )
+
+    @staticmethod
+    def _disk_io(c: Context) -> Rejection:
+        limit = c["diskio_limit"]
+        task_io = c.task.diskIO
+        if task_io is None:
+            return Rejection(np.zeros(len(c.names), dtype=bool))
+        with np.errstate(invalid="ignore"):
+            fails = ~np.isnan(limit) & (c["avg_diskio"] > limit) & (task_io > limit)
+        return Rejection(fails, {"queueDiskIOLimit": limit, "avgDiskIOPerCore": c["avg_diskio"], "taskDiskIO": task_io})
+
+    @staticmethod
+    def _core_count(c: Context) -> Rejection:
+        task = c.task
+        cores, ucore = c["corecount"], c["capability"] == "ucore"
+        if task.coreCount == 1:
+            mismatch = (cores > 1) & ~ucore
+        elif task.coreCount > 1:
+            mismatch = (cores <= 1) & ~ucore
+        else:
+            mismatch = np.zeros(len(c.names), dtype=bool)
+        too_many = np.zeros(len(c.names), dtype=bool)
+        if task.maxCoreCount:
+            too_many = c["job_cores"] > task.maxCoreCount
+        code = np.where(mismatch, "cpucore", "max_cpucore")
+        return Rejection(
+            mismatch | too_many,
+            {
+                "taskCoreCount": task.coreCount,
+                "queueCoreCount": cores,
+                "capability": c["capability"],
+                "jobCoreCount": c["job_cores"],
+                "maxCoreCount": task.maxCoreCount,
+            },
+            code=code,
+        )
+
+    @staticmethod
+    def _software(c: Context) -> Rejection:
+        task = c.task
+        key = TaskSoftware(task.architecture, task.transUses, task.transHome, task.container_name, task.onlyTagsForFC)
+        all_entry = c.scenario.sw_tags.get("ALL")
+        cache = c.plugin._software_cache(c.scenario)
+        fails, details = [], []
+        for name in c.names:
+            verdict = cache.get((key, name))
+            if verdict is None:
+                record = c.scenario.queues[name]
+                verdict = software_check(
+                    key,
+                    record.get("releases"),
+                    c.scenario.sw_tags.get(name),
+                    all_entry,
+                    c.scenario.gpu_summary.get(name),
+                )
+                cache[(key, name)] = verdict
+            fails.append(not verdict[0])
+            details.append(verdict[1])
+        keys = ("check", "needed", "queue")
+        return Rejection(
+            np.array(fails, dtype=bool), {k: np.array([str(d.get(k, "")) for d in details], dtype=object) for k in keys}
+        )
+
+    def _software_cache(self, scenario: Scenario) -> dict:
+        """Verdicts per (task software, queue), kept while the same snapshot's software tags are in use (a cycle
+        brokers many job sets of the same release over one snapshot)."""
+        held = getattr(self, "_software_verdicts", None)
+        if held is None or held[0] is not scenario.sw_tags or held[1] is not scenario.queues:
+            held = (scenario.sw_tags, scenario.queues, {})
+            self._software_verdicts = held
+        return held[2]
+
+    @staticmethod
+    def _memory(c: Context) -> Rejection:
+        needed, maxrss, minrss = c["memory_needed"], c["maxrss"], c["minrss"]
+        low = (maxrss > 0) & (needed > maxrss)
+        high = (minrss > 0) & (needed < minrss)
+        return Rejection(
+            low | high,
+            {
+                "neededMB": needed,
+                "maxrss": maxrss,
+                "minrss": minrss,
+                "ramCount": c.task.ramCount,
+                "ramUnit": c.task.ramUnit,
+                "baseRamCount": c.task.baseRamCount,
+                "jobCoreCount": c["job_cores"],
+            },
+            code=np.where(low, "lowmemory", "highmemory"),
+        )
+
+    @staticmethod
+    def _direct_access(c: Context) -> Rejection:
+        if c.task.allowInputLAN != "only":
+            return Rejection(np.zeros(len(c.names), dtype=bool))
+        return Rejection(
+            ~c["direct_access_lan"], {"allowInputLAN": "only", "direct_access_lan": c["direct_access_lan"]}
+        )
+
+    @staticmethod
+    def _disk(c: Context) -> Rejection:
+        per_core = c["maxwdir_per_core"]
+        too_small = (per_core > 0) & ~(per_core > c["disk_needed"])
+        with np.errstate(invalid="ignore"):
+            no_room = ~np.isnan(c["output_free"]) & ~(c["output_free"] > LOCAL_STORAGE_FLOOR_GB)
+        return Rejection(
+            too_small | no_room,
+            {
+                "neededMB": c["disk_needed"],
+                "maxwdirPerCore": per_core,
+                "storageFreeGB": c["output_free"],
+                "storageFloorGB": 200,
+            },
+        )
+
+    @staticmethod
+    def _endpoints(c: Context) -> Rejection:
+        """seed 000: input endpoints read_lan and output endpoints write_lan ON everywhere; for satellites the
+        input endpoint must also receive (write_wan) and the output endpoint send (read_wan) over WAN, and the
+        nucleus's endpoint both. The first endpoint of each role is the queue's primary one."""
+        n = len(c.names)
+        satellite = ~c["at_nucleus"] & bool(c["nucleus"])
+        rules = [
+            (
+                "read_lan_blacklist",
+                c["input_endpoint"],
+                (c["in_read_lan"] != "") & (c["in_read_lan"] != "ON"),
+                "read_lan",
+            ),
+            (
+                "write_lan_blacklist",
+                c["output_endpoint"],
+                (c["out_write_lan"] != "") & (c["out_write_lan"] != "ON"),
+                "write_lan",
+            ),
+            (
+                "write_wan_blacklist",
+                c["input_endpoint"],
+                satellite & (c["in_write_wan"] != "") & (c["in_write_wan"] != "ON"),
+                "write_wan",
+            ),
+            (
+                "read_wan_blacklist",
+                c["output_endpoint"],
+                satellite & (c["out_read_wan"] != "") & (c["out_read_wan"] != "ON"),
+                "read_wan",
+            ),
+            (
+                "write_wan_blacklist",
+                np.full(n, f"{c['nucleus']} (nucleus)", dtype=object),
+                satellite & (c["nucleus_write_wan"] != "ON"),
+                "write_wan",
+            ),
+            (
+                "read_wan_blacklist",
+                np.full(n, f"{c['nucleus']} (nucleus)", dtype=object),
+                satellite & (c["nucleus_read_wan"] != "ON"),
+                "read_wan",
+            ),
+        ]
+        fails = np.zeros(n, dtype=bool)
+        code = np.full(n, "", dtype=object)
+        endpoint = np.full(n, "", dtype=object)
+        activity = np.full(n, "", dtype=object)
+        for rule_code, names, failing, activity_name in rules:
+            new = failing & ~fails
+            code[new], endpoint[new], activity[new] = rule_code, names[new], activity_name
+            fails |= failing
+        return Rejection(fails, {"endpoint": endpoint, "activity": activity, "required": "ON"}, code=code)
+
+    @staticmethod
+    def _walltime(c: Context) -> Rejection:
+        jobs = c.scenario.jobs
+        maxtime, mintime, walltime = c["maxtime"], c["mintime"], c["walltime"]
+        n = len(c.names)
+        if jobs.isScout or c["walltime_undefined"]:
+            fails = (maxtime > 0) & (maxtime < SCOUT_MIN_MAXTIME)
+            return Rejection(
+                fails,
+                {"maxtime": maxtime, "requiredMaxtime": SCOUT_MIN_MAXTIME, "scout": jobs.isScout},
+                code=np.full(n, "scout_walltime", dtype=object),
+            )
+        long = (maxtime > 0) & (walltime > maxtime)
+        short = (mintime > 0) & (walltime < mintime)
+        return Rejection(
+            long | short,
+            {"walltime": walltime, "maxtime": maxtime, "mintime": mintime},
+            code=np.where(long, "shortwalltime", "min_walltime"),
+        )
+
+    @staticmethod
+    def _connectivity(c: Context) -> Rejection:
+        if not c.task.ipConnectivity:
+            return Rejection(np.zeros(len(c.names), dtype=bool))
+        task_network, task_stack = _split_connectivity(c.task.ipConnectivity)
+        fails = []
+        for text in c["wnconnectivity"]:
+            queue_network, queue_stack = _split_connectivity(text)
+            network_ok = task_network in NETWORK_ACCEPTS.get(queue_network or "full", set())
+            # A task without an IP stack runs anywhere; one that names it needs a queue with that stack.
+            stack_ok = not task_stack or queue_stack.lower() == task_stack.lower()
+            fails.append(not (network_ok and stack_ok))
+        return Rejection(
+            np.array(fails, dtype=bool),
+            {"ipConnectivity": c.task.ipConnectivity, "wnconnectivity": c["wnconnectivity"]},
+        )
+
+    @staticmethod
+    def _event_service(c: Context) -> Rejection:
+        """Event-service tasks need jobseed es, eshigh or all; normal ones avoid queues that take ES only."""
+        seeds = c["jobseed"]
+        fails = ~np.isin(seeds, ["es", "eshigh", "all"]) if c.task.eventService else seeds == "es"
+        return Rejection(fails, {"eventService": c.task.eventService, "jobseed": seeds})
+
+    @staticmethod
+    def _transferring(c: Context) -> Rejection:
+        limit = np.maximum(c["transferring_limit"], 2 * c["running_real"])
+        return Rejection(
+            c["transferring"] > limit, {"transferring": c["transferring"], "limit": limit, "running": c["running_real"]}
+        )
+
+    @staticmethod
+    def _t1_weight(c: Context) -> Rejection:
+        """t1Weight = −1: normal jobs go only to the nucleus's queues (seed 000)."""
+        if (c.task.t1Weight or 0) >= 0 or c.scenario.jobs.isMerge or not c["nucleus"]:
+            return Rejection(np.zeros(len(c.names), dtype=bool))
+        return Rejection(~c["at_nucleus"], {"t1Weight": c.task.t1Weight, "nucleus": c["nucleus"], "site": c["site"]})
+
+    @staticmethod
+    def _full_chain(c: Context) -> Rejection:
+        """seed 000: a full-chain task on a bare nucleus runs only at the nucleus; queues of a bareNucleus=only
+        site take full-chain work only."""
+        task = c.task
+        nucleus_site = c.scenario.sites.get(c["nucleus"])
+        nucleus_bare = nucleus_site.bareNucleus if nucleus_site else ""
+        chain_on_bare = bool(task.fullChain) and nucleus_bare in ("only", "allow")
+        elsewhere = ~c["at_nucleus"] if chain_on_bare else np.zeros(len(c.names), dtype=bool)
+        only_chain = (c["site_bare"] == "only") & (not chain_on_bare)
+        return Rejection(
+            elsewhere | only_chain,
+            {"fullChain": task.fullChain, "nucleusBare": nucleus_bare, "siteBare": c["site_bare"]},
+            code=np.where(elsewhere, "full_chain", "not_full_chain"),
+        )
+
+    @staticmethod
+    def _pilots(c: Context) -> Rejection:
+        allowed = np.array(["allow_no_pilot" in options for options in c["catchall"]], dtype=bool)
+        return Rejection((c["pilots"] == 0) & ~allowed, {"pilotsLast3h": c["pilots"]})
+
+    @staticmethod
+    def _urgent_network(c: Context) -> Rejection:
+        task = c.task
+        if not ("urgent" in task.processingType or task.currentPriority >= EXPRESS_PRIORITY):
+            return Rejection(np.zeros(len(c.names), dtype=bool))
+        threshold = c.config.get("NW_THRESHOLD") * c.config.get("NW_WEIGHT_MULTIPLIER")
+        return Rejection(
+            c["network_weight"] < threshold, {"networkWeight": c["network_weight"], "threshold": threshold}
+        )
+
+    @staticmethod
+    def _work_shortage(c: Context) -> Rejection:
+        if not c.config.get("WORK_SHORTAGE"):
+            return Rejection(np.zeros(len(c.names), dtype=bool))
+        pledged = c["pledgedcpu"]
+        opportunistic = pledged == -1
+        with np.errstate(invalid="ignore"):
+            over = (pledged > 0) & (c["running_cores"] > pledged)
+        return Rejection(
+            opportunistic | over,
+            {"pledgedcpu": pledged, "runningCores": c["running_cores"]},
+            code=np.where(opportunistic, "non_pledged", "over_pledged"),
+        )
+
+    @staticmethod
+    def _cap_activated(c: Context) -> Rejection:
+        queued = c["activated"] + c["starting"]
+        limit = _cap_limit(c)
+        return Rejection(
+            queued > limit, {"activatedPlusStarting": queued, "limit": limit, "running": c["running_used"]}
+        )
+
+    @staticmethod
+    def _cap_all(c: Context) -> Rejection:
+        queued = c["defined"] + c["activated"] + c["assigned_used"] + c["starting"]
+        limit = _cap_limit(c)
+        return Rejection(queued > limit, {"queued": queued, "limit": limit, "running": c["running_used"]})
+
+    filters = (
+        Filter("queue status", "status", _status),
+        Filter("link blocked", "link_unusable", _link_blocked),
+        Filter("satellite link full", "links_full", _satellite_link_full),
+        Filter("nucleus backlog", "links_full", _nucleus_full),
+        Filter("inactive queue", "inactive", _inactive),
+        Filter("opportunistic queue", "opportunistic", _opportunistic),
+        Filter("zero share", "zeroshare", _zero_share),
+        Filter("input transfer", "io", _io),
+        Filter("disk IO", "diskIO", _disk_io),
+        Filter("core count", "cpucore", _core_count),
+        Filter("software", "cache", _software),
+        Filter("memory", "lowmemory", _memory),
+        Filter("direct access", "remoteio", _direct_access),
+        Filter("disk", "disk", _disk),
+        Filter("storage endpoints", "read_lan_blacklist", _endpoints),
+        Filter("walltime", "shortwalltime", _walltime),
+        Filter("network connectivity", "network", _connectivity),
+        Filter("event service", "es", _event_service),
+        Filter("transferring", "transferring", _transferring),
+        Filter("t1 weight", "t1weight", _t1_weight),
+        Filter("full chain", "full_chain", _full_chain),
+        Filter("pilots", "nopilot", _pilots),
+        Filter("urgent network weight", "lowNetworkWeight", _urgent_network),
+        Filter("work shortage", "non_pledged", _work_shortage),
+        Filter("queued activated+starting", "cap", _cap_activated),
+        Filter("queued all", "cap", _cap_all),
+    )
