@@ -67,9 +67,12 @@ class Decision:
     @property
     def primary_reason(self) -> str:
         """The reason code that removed the most candidates ('' when nothing was skipped)."""
-        counts: dict[str, int] = {}
-        for skip in self.skipped.values():
-            counts[skip.code] = counts.get(skip.code, 0) + 1
+        if hasattr(self.skipped, "code_counts"):
+            counts = self.skipped.code_counts()
+        else:
+            counts = {}
+            for skip in self.skipped.values():
+                counts[skip.code] = counts.get(skip.code, 0) + 1
         return max(sorted(counts), key=lambda code: counts[code]) if counts else ""
 
     def to_dict(self) -> dict[str, Any]:

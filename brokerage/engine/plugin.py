@@ -71,7 +71,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float):
-        return round(value, 4)
+        return None if value != value else round(value, 4)  # NaN (unknown) → None
     return value
 
 
@@ -83,14 +83,75 @@ def _rows(values: Detail, positions: np.ndarray) -> list[dict[str, Any]]:
         if isinstance(value, np.ndarray):
             selected = value[positions]
             if selected.dtype.kind == "f":
-                selected = np.round(selected, 4)
-            columns[key] = selected.tolist()
+                missing = np.isnan(selected).tolist()
+                rounded = np.round(selected, 4).tolist()
+                # NaN marks "not known" (no link, no statistic): JSON and people read it as null
+                columns[key] = [None if gap else number for number, gap in zip(rounded, missing, strict=True)]
+            else:
+                columns[key] = selected.tolist()
         else:
             columns[key] = [_plain(value)] * len(positions)
     if not columns:
         return [{} for _ in range(len(positions))]
     keys = list(columns)
     return [dict(zip(keys, row, strict=True)) for row in zip(*columns.values(), strict=True)]
+
+
+class SkipTable(Mapping[str, Skip]):
+    """The skipped candidates of one decision, kept as the filters produced them (per filter: positions, codes and
+    detail columns) and turned into name → Skip only when someone reads them. Deciding never pays for building
+    a detail dictionary per skipped candidate; counting codes needs none either."""
+
+    def __init__(self, names: list[str]):
+        self._names = names
+        self._groups: list[tuple[str, np.ndarray, list[str], Detail]] = []
+        self._single: dict[str, Skip] = {}
+        self._built: dict[str, Skip] | None = None
+        self._size = 0
+
+    def add_group(self, filter_name: str, positions: np.ndarray, codes: list[str], detail: Detail) -> None:
+        columns = {k: (v[positions] if isinstance(v, np.ndarray) else v) for k, v in detail.items()}
+        self._groups.append((filter_name, positions, codes, columns))
+        self._size += len(positions)
+        self._built = None
+
+    def add(self, name: str, skip: Skip) -> None:
+        self._single[name] = skip
+        self._size += 1
+        self._built = None
+
+    def code_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for _, _, codes, _ in self._groups:
+            for code in codes:
+                counts[code] = counts.get(code, 0) + 1
+        for skip in self._single.values():
+            counts[skip.code] = counts.get(skip.code, 0) + 1
+        return counts
+
+    def _table(self) -> dict[str, Skip]:
+        if self._built is None:
+            built: dict[str, Skip] = {}
+            for filter_name, positions, codes, columns in self._groups:
+                everyone = np.arange(len(positions))
+                rows = _rows(columns, everyone)
+                for position, code, detail in zip(positions.tolist(), codes, rows, strict=True):
+                    built[self._names[position]] = Skip(str(code), filter_name, detail)
+            built.update(self._single)
+            self._built = built
+        return self._built
+
+    def __getitem__(self, name: str) -> Skip:
+        return self._table()[name]
+
+    def __iter__(self):
+        return iter(self._table())
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._table()
 
 
 class Plugin:
@@ -138,7 +199,7 @@ class Plugin:
     def decide(self, scenario: Scenario) -> Decision:
         names = list(self.initial_candidates(scenario))
         context = Context(scenario, names, self.prepare(scenario, names), np.ones(len(names), dtype=bool), self)
-        skipped: dict[str, Skip] = {}
+        skipped = SkipTable(names)
         stages: list[Stage] = []
         for rule in self.filters:
             if rule.name in self.disabled_filters:
@@ -163,8 +224,13 @@ class Plugin:
             ]
             if self.max_candidates is not None and len(candidates) > self.max_candidates:
                 for dropped in candidates[self.max_candidates :]:
-                    skipped[dropped.name] = Skip(
-                        "low_weight", "best candidates", {"weight": _plain(dropped.weight), "kept": self.max_candidates}
+                    skipped.add(
+                        dropped.name,
+                        Skip(
+                            "low_weight",
+                            "best candidates",
+                            {"weight": _plain(dropped.weight), "kept": self.max_candidates},
+                        ),
                     )
                 stages.append(Stage("best candidates", len(candidates), self.max_candidates))
                 candidates = candidates[: self.max_candidates]
@@ -195,7 +261,7 @@ class Plugin:
             candidate_kind=self.candidate_kind,
         )
 
-    def _apply(self, rule: Filter, context: Context, skipped: dict[str, Skip]) -> Stage:
+    def _apply(self, rule: Filter, context: Context, skipped: SkipTable) -> Stage:
         before = int(context.alive.sum())
         if before == 0:
             return Stage(rule.name, 0, 0)
@@ -206,9 +272,9 @@ class Plugin:
             if note:
                 return Stage(rule.name, before, before, note)
         positions = np.flatnonzero(removed)
-        codes = [rule.code] * len(positions) if verdict.code is None else verdict.code[positions].tolist()
-        for position, code, detail in zip(positions.tolist(), codes, _rows(verdict.detail, positions), strict=True):
-            skipped[context.names[position]] = Skip(str(code), rule.name, detail)
+        if len(positions):
+            codes = [rule.code] * len(positions) if verdict.code is None else verdict.code[positions].tolist()
+            skipped.add_group(rule.name, positions, codes, verdict.detail)
         context.alive &= ~removed
         return Stage(rule.name, before, int(context.alive.sum()))
 
@@ -218,7 +284,8 @@ def weighted_choice(candidates: Sequence[Candidate], seed: int) -> str | None:
     recorded, so the draw can be replayed). All weights zero: every candidate is equally likely."""
     if not candidates:
         return None
-    rng = random.Random(seed)
+    # A string seed goes through SHA-512 in random.seed, so neighbouring seeds (one per decision) start far apart.
+    rng = random.Random(f"brokerage-draw:{seed}")
     total = sum(c.weight for c in candidates)
     if total <= 0:
         return candidates[rng.randrange(len(candidates))].name
@@ -245,9 +312,7 @@ def default_message(parts: dict[str, Any]) -> str:
         )
     if not initial:
         return f"pending: no {kind} to consider"
-    counts: dict[str, int] = {}
-    for skip in skipped.values():
-        counts[skip.code] = counts.get(skip.code, 0) + 1
+    counts = skipped.code_counts()
     top = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:3]
     summary = ", ".join(f"{n} {reason_title(code)}" for code, n in top)
     retry = f"; retry in {plugin.retry_after_minutes} min" if plugin.retry_after_minutes else ""

@@ -104,3 +104,114 @@ def synthetic_task(grid: dict[str, Any], *, seed: int, n_datasets: int = 2) -> d
         },
         "datasets": datasets,
     }
+
+
+def job_brokerage_scenario(*, queues: int, seed: int = 0, task_seed: int | None = None) -> dict[str, Any]:
+    """A job-brokerage scenario over `queues` queues at 20 nuclei and many satellites, with a realistic mix of
+    problems: offline queues, full or blocked links, memory, walltime and core mismatches, releases, storage
+    states, idle and busy queues. `task_seed` varies the task over the same grid."""
+    rng = random.Random(seed)
+    n_sites = max(2, queues // 4)
+    site_names = [f"SITE-{i:04d}" for i in range(n_sites)]
+    nuclei = site_names[: min(20, n_sites)]
+    sites = {name: {"role": "nucleus" if name in nuclei else "satellite", "state": "ACTIVE"} for name in site_names}
+    endpoints, network, records, stats, tags = {}, [], {}, {}, {}
+    for name in site_names:
+        status = {"read_lan": "ON", "write_lan": "ON", "read_wan": "ON", "write_wan": "ON"}
+        if rng.random() < 0.03:
+            status[rng.choice(list(status))] = "OFF"
+        endpoints[f"{name}_DATADISK"] = {
+            "site": name,
+            "space_total": 2_000_000.0,
+            "space_free": round(rng.choice([150.0, 90_000.0, 500_000.0]), 1),
+            "detailed_status": status,
+        }
+        for nucleus in nuclei:
+            if nucleus != name and rng.random() < 0.6:
+                network.append(
+                    {
+                        "src": name,
+                        "dst": nucleus,
+                        "closeness": -1 if rng.random() < 0.02 else rng.randint(0, 11),
+                        "mbps_1h": round(rng.uniform(1, 400), 1) if rng.random() < 0.7 else None,
+                        "queued": rng.choice([0, 10, 40, 120, 160]),
+                    }
+                )
+    releases = ["24.0.30", "23.0.1", "21.0.38"]
+    for index in range(queues):
+        name = f"Q{index:05d}"
+        site = rng.choice(site_names)
+        cores = rng.choice([1, 8, 8, 8])
+        records[name] = {
+            "atlas_site": site,
+            "status": rng.choices(["online", "offline", "brokeroff", "paused"], [88, 5, 4, 3])[0],
+            "type": "unified",
+            "corecount": cores,
+            "capability": "ucore" if rng.random() < 0.3 else "",
+            "maxrss": cores * rng.choice([1500, 2000, 3000, 4000]),
+            "minrss": 0,
+            "maxwdir": cores * rng.choice([5000, 10000, 20000]),
+            "maxtime": rng.choice([43200, 86400, 172800, 259200]),
+            "mintime": 0,
+            "pledgedcpu": rng.choice([-1, 0, 1000, 5000, 20000]),
+            "releases": rng.choice([["ANY"], ["AUTO"], [rng.choice(releases)]]),
+            "wnconnectivity": rng.choice(["full#IPv4", "full#IPv4", "full#IPv6", "http#IPv4"]),
+            "jobseed": rng.choice(["std", "std", "all", "es", "eshigh"]),
+            "corepower": rng.choice([8.0, 10.0, 12.0]),
+            "transferringlimit": rng.choice([0, 0, 3000]),
+            "astorages": {"read_lan": [f"{site}_DATADISK"], "write_lan": [f"{site}_DATADISK"]},
+        }
+        running = rng.choice([0, 5, 50, 300, 2000])
+        stats[name] = {
+            "running": running,
+            "activated": rng.randint(0, 3 * running + 30),
+            "assigned": rng.randint(0, 50),
+            "starting": rng.randint(0, 20),
+            "defined": rng.randint(0, 30),
+            "transferring": rng.randint(0, 2500),
+            "nBatchJob": rng.randint(0, 60),
+            "pilotsLast3h": rng.choice([0, 10, 100, 100]),
+            "hoursSinceLastStart": rng.choice([0.1, 0.5, 3.0]),
+            "runningCores": running * cores,
+        }
+        tags[name] = {
+            "cmtconfigs": ["x86_64-el9-gcc13-opt"],
+            "containers": ["any"],
+            "cvmfs": ["atlas"],
+            "architectures": [{"type": "cpu", "arch": ["x86_64"]}],
+            "tags": [],
+        }
+    task_rng = random.Random(seed if task_seed is None else task_seed)
+    nucleus = task_rng.choice(nuclei)
+    return {
+        "plugin": "atlas_prod_job",
+        "now": "2026-11-01T12:00:00Z",
+        "seed": seed if task_seed is None else task_seed,
+        "task": {
+            "jediTaskID": 50000000 + (task_seed or 0),
+            "taskPriority": 500,
+            "currentPriority": task_rng.choice([300, 500, 900]),
+            "processingType": "simul",
+            "gshare": "MC 16",
+            "coreCount": task_rng.choice([1, 8]),
+            "ramCount": task_rng.choice([1000, 2000]),
+            "ramUnit": "MBPerCore",
+            "cpuTime": 300,
+            "cpuEfficiency": 90,
+            "baseWalltime": 600,
+            "ioIntensity": 100,
+            "nucleus": nucleus,
+            "transUses": "Athena-24.0.30",
+            "architecture": "x86_64-el9-gcc13-opt",
+            "ipConnectivity": "full#IPv4",
+        },
+        "jobs": {"nEvents": task_rng.choice([200, 1000, 5000]), "inputSizeMB": 4000, "nFiles": 2},
+        "datasets": [],
+        "sites": sites,
+        "queues": records,
+        "queue_stats": stats,
+        "sw_tags": tags,
+        "ddm_endpoints": endpoints,
+        "network": network,
+        "nucleus_stats": {nucleus: {"rw": 0, "outputQueued": 500}},
+    }

@@ -72,7 +72,7 @@ def test_stdin_and_switching_a_filter_off():
             '{"plugin": "atlas_prod_task", "task": {"taskPriority": "high"}}',
             "stdin: $.task.taskPriority: expected a whole number, got 'high'",
         ),
-        ('{"plugin": "nope"}', "stdin: $.plugin: unknown brokerage plugin 'nope' (known: atlas_prod_task)"),
+        ('{"plugin": "nope"}', "stdin: $.plugin: unknown brokerage plugin 'nope' (known: atlas_prod_job, atlas_prod_task)"),
     ],
 )
 def test_bad_input_is_one_line_with_the_path_and_exit_2(content, message):

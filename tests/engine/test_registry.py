@@ -37,3 +37,17 @@ def test_filters_switch_off_by_name():
     assert decision.stages[0].filter == "full chain"
     with pytest.raises(ValueError, match="no filter named"):
         run(scenario, disabled_filters=frozenset({"status filter"}))
+
+
+def test_weighted_choice_is_proportional_over_many_seeds():
+    from brokerage.engine import Candidate
+    from brokerage.engine.plugin import weighted_choice
+
+    candidates = [Candidate("A", 3.0, {}), Candidate("B", 1.0, {}), Candidate("C", 0.0, {})]
+    picks = [weighted_choice(candidates, seed) for seed in range(10_000)]
+    assert picks.count("A") / 10_000 == pytest.approx(0.75, abs=0.015)
+    assert picks.count("C") == 0
+    assert weighted_choice(candidates, 42) == weighted_choice(candidates, 42)
+    assert weighted_choice([], 1) is None
+    zero = [Candidate("X", 0.0, {}), Candidate("Y", 0.0, {})]
+    assert {weighted_choice(zero, seed) for seed in range(50)} == {"X", "Y"}

@@ -384,7 +384,9 @@ class AtlasProdJobBroker(Plugin):
 
     @staticmethod
     def _status(c: Context) -> Rejection:
-        preassigned = set(c.scenario.jobs.preassigned) if c.names and c.scenario.jobs.preassigned else set()
+        jobs = c.scenario.jobs
+        in_force = jobs.preassigned and not AtlasProdJobBroker._preassignment_dropped(c.scenario)
+        preassigned = set(jobs.preassigned) if in_force else set()
         exempt = np.array([name in preassigned for name in c.names], dtype=bool)
         return Rejection((c["status"] != "online") & ~exempt, {"status": c["status"], "required": "online"})
 
