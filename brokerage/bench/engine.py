@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import statistics
 import time
+from dataclasses import replace
 
 from django.db import connection, transaction
 from django.utils import timezone
 
 from brokerage.engine import parse_scenario, trace_encode
+from brokerage.engine.plugins.atlas_prod_job import AtlasProdJobBroker
 from brokerage.engine.plugins.atlas_prod_task import AtlasProdTaskBroker
-from brokerage.engine.synthetic import task_brokerage_scenario
+from brokerage.engine.synthetic import job_brokerage_scenario, task_brokerage_scenario
 from brokerage.models import Decision
 from brokerage.services.decisions import DecisionToStore, cycle_start, decision_store_many
 
@@ -35,6 +37,31 @@ def task_broker(*, quick: bool = False) -> list[Row]:
                 **figures,
                 "build_and_parse_median_ms": parse["median_ms"],
             }
+        )
+    return rows
+
+
+@benchmark("job-broker")
+def job_broker(*, quick: bool = False) -> list[Row]:
+    """Time per job-set decision (atlas_prod_job) for 100, 1,000 and 10,000 queues with a warm snapshot: the
+    snapshot is parsed and its per-queue arrays built once (`cold_first_ms`), then job sets of varying size are
+    brokered over it, as in a cycle."""
+    rows = []
+    for queues in (100, 1000, 10000):
+        scenario = parse_scenario(job_brokerage_scenario(queues=queues, seed=queues))
+        broker = AtlasProdJobBroker()
+        start = time.perf_counter()
+        broker.decide(scenario)
+        cold_ms = (time.perf_counter() - start) * 1000.0
+        variants = [
+            replace(scenario, jobs=replace(scenario.jobs, nEvents=n, inputSizeMB=n * 4)) for n in (200, 1000, 5000)
+        ]
+        counter = iter(range(10**9))
+        figures = time_calls(
+            lambda v=variants, c=counter, b=broker: b.decide(v[next(c) % len(v)]), repeat=20 if quick else 300
+        )
+        rows.append(
+            {"bench": "job-broker", "params": {"queues": queues}, **figures, "cold_first_ms": round(cold_ms, 3)}
         )
     return rows
 

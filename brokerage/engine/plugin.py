@@ -71,7 +71,10 @@ def _plain(value: Any) -> Any:
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float):
-        return None if value != value else round(value, 4)  # NaN (unknown) → None
+        if value != value:  # NaN: unknown
+            return None
+        value = round(value, 4)
+        return int(value) if value.is_integer() else value
     return value
 
 
@@ -86,7 +89,11 @@ def _rows(values: Detail, positions: np.ndarray) -> list[dict[str, Any]]:
                 missing = np.isnan(selected).tolist()
                 rounded = np.round(selected, 4).tolist()
                 # NaN marks "not known" (no link, no statistic): JSON and people read it as null
-                columns[key] = [None if gap else number for number, gap in zip(rounded, missing, strict=True)]
+                # whole numbers read as such ("8 cores", not "8.0 cores")
+                columns[key] = [
+                    None if gap else (int(number) if number.is_integer() else number)
+                    for number, gap in zip(rounded, missing, strict=True)
+                ]
             else:
                 columns[key] = selected.tolist()
         else:
@@ -210,18 +217,10 @@ class Plugin:
         if len(survivors):
             weights, factors = self.weigh(context, survivors)
             weights = np.where(np.isfinite(weights) & (weights > 0), weights, 0.0)
+            # best first; equal weights in name order (names are sorted, so position order is name order)
             order = sorted(range(len(survivors)), key=lambda i: (-weights[i], names[survivors[i]]))
-            candidates = [
-                Candidate(
-                    names[survivors[i]],
-                    float(weights[i]),
-                    {
-                        key: _plain(value[i] if isinstance(value, np.ndarray) else value)
-                        for key, value in factors.items()
-                    },
-                )
-                for i in order
-            ]
+            factor_rows = _rows(factors, np.arange(len(survivors)))
+            candidates = [Candidate(names[survivors[i]], float(weights[i]), factor_rows[i]) for i in order]
             if self.max_candidates is not None and len(candidates) > self.max_candidates:
                 for dropped in candidates[self.max_candidates :]:
                     skipped.add(
@@ -262,12 +261,12 @@ class Plugin:
         )
 
     def _apply(self, rule: Filter, context: Context, skipped: SkipTable) -> Stage:
-        before = int(context.alive.sum())
+        before = int(np.count_nonzero(context.alive))
         if before == 0:
             return Stage(rule.name, 0, 0)
         verdict = rule.check(context)
         removed = context.alive & np.asarray(verdict.fails, dtype=bool)
-        if rule.fallback is not None and removed.sum() == before:
+        if rule.fallback is not None and np.count_nonzero(removed) == before:
             note = rule.fallback(context)
             if note:
                 return Stage(rule.name, before, before, note)
@@ -276,7 +275,7 @@ class Plugin:
             codes = [rule.code] * len(positions) if verdict.code is None else verdict.code[positions].tolist()
             skipped.add_group(rule.name, positions, codes, verdict.detail)
         context.alive &= ~removed
-        return Stage(rule.name, before, int(context.alive.sum()))
+        return Stage(rule.name, before, before - len(positions))
 
 
 def weighted_choice(candidates: Sequence[Candidate], seed: int) -> str | None:

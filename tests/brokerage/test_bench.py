@@ -37,3 +37,9 @@ def test_unknown_benchmark_exits_2():
     with pytest.raises(CommandError, match="unknown benchmark 'nope'") as caught:
         bench("nope")
     assert caught.value.returncode == 2
+
+
+def test_job_broker_rows():
+    rows = json.loads(bench("job-broker", "--json", "--quick"))
+    assert [row["params"] for row in rows] == [{"queues": 100}, {"queues": 1000}, {"queues": 10000}]
+    assert all(row["median_ms"] > 0 and row["cold_first_ms"] > 0 for row in rows)

@@ -35,7 +35,7 @@ def test_documented_example_as_text():
     assert text.startswith("nucleus CERN-PROD chosen from 1 candidate (of 5 considered)")
     assert "4 -> 3 candidates, 25% cut : transfer backlog" in text
     assert "BNL-ATLAS: 2500 output files are queued to it; the cap is 2000 (NQUEUED_NUC_CAP)." in text
-    assert "FZK-LCG2: 40.0 GB of 800.0 GB input is local (5.0 %); more than 10 % is needed" in text
+    assert "FZK-LCG2: 40 GB of 800 GB input is local (5 %); more than 10 % is needed" in text
 
 
 def test_documented_example_as_json_follows_the_output_contract():
@@ -72,7 +72,10 @@ def test_stdin_and_switching_a_filter_off():
             '{"plugin": "atlas_prod_task", "task": {"taskPriority": "high"}}',
             "stdin: $.task.taskPriority: expected a whole number, got 'high'",
         ),
-        ('{"plugin": "nope"}', "stdin: $.plugin: unknown brokerage plugin 'nope' (known: atlas_prod_job, atlas_prod_task)"),
+        (
+            '{"plugin": "nope"}',
+            "stdin: $.plugin: unknown brokerage plugin 'nope' (known: atlas_prod_job, atlas_prod_task)",
+        ),
     ],
 )
 def test_bad_input_is_one_line_with_the_path_and_exit_2(content, message):
@@ -98,3 +101,13 @@ def test_exit_status_and_stderr_from_the_shell(tmp_path):
     )
     assert missing.returncode == 2
     assert "cannot read" in missing.stderr
+
+
+def test_documented_job_brokerage_example():
+    text = broker(str(ROOT / "docs" / "examples" / "job_brokerage.json"))
+    assert text.startswith("queue CERN chosen from 1 candidate (of 8 considered)")
+    assert "BNL: The job needs 14400 MB; its maxrss is 12000 MB." in text
+    assert "MWT2: 210 activated + starting jobs are over the limit 200" in text
+    decision = json.loads(broker(str(ROOT / "docs" / "examples" / "job_brokerage.json"), "--json"))
+    assert decision["retry_after_minutes"] is None
+    assert decision["candidates"][0]["factors"]["networkWeight"] == 2.5

@@ -532,13 +532,25 @@ def test_pending_for_an_hour_when_nothing_is_left():
     assert decision.message == "pending: all 1 queue candidates skipped (1 not online/ACTIVE); retry in 60 min"
 
 
-def test_software_verdicts_are_cached_per_snapshot():
-    from brokerage.engine import parse_scenario
+def test_snapshot_work_is_done_once_and_redone_for_a_new_snapshot(monkeypatch):
+    from dataclasses import replace
 
-    scenario = parse_scenario(
-        job_scenario(queue("A", releases=["24.0.30"]), queue("B"), task={"transUses": "Athena-24.0.30"})
-    )
+    from brokerage.engine import parse_scenario
+    from brokerage.engine.plugins import atlas_prod_job
+
+    calls = []
+    real = atlas_prod_job.software_check
+    monkeypatch.setattr(atlas_prod_job, "software_check", lambda *args: calls.append(args[0]) or real(*args))
+    data = job_scenario(queue("A", releases=["24.0.30"]), queue("B"), task={"transUses": "Athena-24.0.30"})
+    scenario = parse_scenario(data)
     broker = AtlasProdJobBroker()
-    broker.decide(scenario)
-    broker.decide(scenario)
-    assert len(broker._software_cache(scenario)) == 2
+    first = broker.decide(scenario)
+    # another job set over the same snapshot: the software checks are not redone
+    second = broker.decide(replace(scenario, jobs=replace(scenario.jobs, nEvents=50)))
+    assert len(calls) == 2  # once per queue
+    assert first.chosen == second.chosen == "A"
+    # another release is checked afresh, and so is a new snapshot
+    broker.decide(replace(scenario, task=replace(scenario.task, transUses="Athena-21.0.38")))
+    assert len(calls) == 4
+    broker.decide(parse_scenario(data))
+    assert len(calls) == 6

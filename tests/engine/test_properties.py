@@ -75,3 +75,44 @@ def test_the_locality_fallback_is_the_exception():
     assert [c.name for c in decide(scenario).candidates] == ["ROOM"]  # locality dropped: nothing passed it
     without_space = decide(scenario, disabled_filters=frozenset({"disk space"}))
     assert [c.name for c in without_space.candidates] == ["DATA"]
+
+
+# --- production job brokerage ---
+from brokerage.engine.plugins.atlas_prod_job import AtlasProdJobBroker  # noqa: E402
+from brokerage.engine.synthetic import job_brokerage_scenario  # noqa: E402
+
+JOB_FILTERS = [f.name for f in AtlasProdJobBroker.filters]
+job_grids = st.builds(
+    lambda queues, seed, task_seed: job_brokerage_scenario(queues=queues, seed=seed, task_seed=task_seed),
+    queues=st.integers(min_value=0, max_value=60),
+    seed=st.integers(min_value=0, max_value=10_000),
+    task_seed=st.integers(min_value=0, max_value=10_000),
+)
+
+
+def passed_every_filter(decision):
+    """Candidates plus those cut only by the best-10 rule."""
+    return {c.name for c in decision.candidates} | {n for n, s in decision.skipped.items() if s.code == "low_weight"}
+
+
+@bounded
+@given(job_grids)
+def test_job_decisions_partition_and_weigh_sanely(data):
+    decision = AtlasProdJobBroker().decide(parse_scenario(data))
+    names = {c.name for c in decision.candidates}
+    assert names.isdisjoint(decision.skipped)
+    assert names | set(decision.skipped) == set(decision.initial)
+    assert len(decision.candidates) <= 10
+    weights = [c.weight for c in decision.candidates]
+    assert all(w >= 0 for w in weights)
+    assert weights == sorted(weights, reverse=True)
+    assert AtlasProdJobBroker().decide(parse_scenario(data)).to_dict() == decision.to_dict()
+
+
+@bounded
+@given(job_grids, st.sampled_from(JOB_FILTERS))
+def test_removing_a_job_filter_never_shrinks_what_passes(data, removed):
+    scenario = parse_scenario(data)
+    full = passed_every_filter(AtlasProdJobBroker().decide(scenario))
+    fewer = passed_every_filter(AtlasProdJobBroker(disabled_filters={removed}).decide(scenario))
+    assert full <= fewer

@@ -120,7 +120,10 @@ class AtlasProdJobBroker(Plugin):
         jobs = scenario.jobs
         if jobs.preassigned and not self._preassignment_dropped(scenario):
             return [name for name in jobs.preassigned if name in scenario.queues]
-        return sorted(name for name in scenario.queues if "test" not in name.lower())
+        cache = self._snapshot_cache(scenario)
+        if "all queues" not in cache:
+            cache["all queues"] = sorted(name for name in scenario.queues if "test" not in name.lower())
+        return list(cache["all queues"])
 
     @staticmethod
     def _preassignment_dropped(scenario: Scenario) -> bool:
@@ -129,7 +132,48 @@ class AtlasProdJobBroker(Plugin):
         return jobs.isMerge and jobs.preassignedSkippedHours >= PREASSIGNMENT_PATIENCE_HOURS
 
     def prepare(self, scenario: Scenario, names: list[str]) -> dict[str, Any]:
-        task, jobs, config = scenario.task, scenario.jobs, scenario.config
+        """Per-queue arrays. What depends only on the snapshot (CRIC, statistics, storage) is computed once per
+        snapshot and candidate list and reused by every job set brokered over it; per decision only the
+        nucleus-, task- and configuration-dependent arrays are computed, as whole-array operations."""
+        grid = self._grid(scenario, names)
+        a: dict[str, Any] = dict(grid)
+        task, config = scenario.task, scenario.config
+        limit = config.get("MAX_DISKIO_DEFAULT")
+        a["diskio_limit"] = np.where(
+            np.isnan(grid["own_diskio_limit"]), np.nan if limit is None else limit, grid["own_diskio_limit"]
+        )
+        a.update(self._network(scenario, grid, task.nucleus, config.get("NQUEUED_SAT_CAP")))
+        self._prepare_data(scenario, grid, a)
+        self._prepare_job_estimates(task, scenario.jobs, a)
+        a["assigned_used"] = np.where(a["missing_files"] == 0, 0.0, a["assigned"])
+        return a
+
+    def _snapshot_cache(self, scenario: Scenario) -> dict:
+        """Results that depend only on the snapshot, kept while the same snapshot objects are in use (a cycle
+        brokers many job sets over one snapshot; a new snapshot drops them)."""
+        identity = (
+            scenario.queues,
+            scenario.queue_stats,
+            scenario.ddm_endpoints,
+            scenario.network,
+            scenario.sites,
+            scenario.sw_tags,
+            scenario.gpu_summary,
+        )
+        held = getattr(self, "_snapshot_held", None)
+        if held is None or any(a is not b for a, b in zip(held[0], identity, strict=True)):
+            held = (identity, {})
+            self._snapshot_held = held
+        return held[1]
+
+    def _grid(self, scenario: Scenario, names: list[str]) -> dict[str, Any]:
+        cache = self._snapshot_cache(scenario)
+        key = ("grid", tuple(names))
+        if key not in cache:
+            cache[key] = self._build_grid(scenario, names)
+        return cache[key]
+
+    def _build_grid(self, scenario: Scenario, names: list[str]) -> dict[str, Any]:
         records = [scenario.queues[name] for name in names]
         stats = [scenario.queue_stats.get(name, {}) for name in names]
         n = len(names)
@@ -137,8 +181,8 @@ class AtlasProdJobBroker(Plugin):
         def column(getter, dtype=float):
             return np.array([getter(r) for r in records], dtype=dtype) if n else np.zeros(0, dtype=dtype)
 
-        def stat(key, default=0):
-            return np.array([_int(s.get(key), default) for s in stats], dtype=float) if n else np.zeros(0)
+        def stat(key, default=0, convert=_int):
+            return np.array([convert(s.get(key), default) for s in stats], dtype=float) if n else np.zeros(0)
 
         a: dict[str, Any] = {}
         a["status"] = column(lambda r: r.get("status", "online"), object)
@@ -152,16 +196,21 @@ class AtlasProdJobBroker(Plugin):
         a["mintime"] = column(lambda r: _float(r.get("mintime")))
         a["pledgedcpu"] = column(lambda r: _float(r.get("pledgedcpu"), np.nan))
         a["wnconnectivity"] = column(lambda r: r.get("wnconnectivity") or "", object)
+        a["fairsharepolicy"] = column(lambda r: r.get("fairsharepolicy") or "", object)
         a["jobseed"] = column(lambda r: r.get("jobseed") or "std", object)
+        # rules read per distinct string: the distinct values and, per queue, which one it has
+        a["policy_values"], a["policy_index"] = np.unique(a["fairsharepolicy"].astype(str), return_inverse=True)
+        a["connectivity_values"], a["connectivity_index"] = np.unique(
+            a["wnconnectivity"].astype(str), return_inverse=True
+        )
         a["direct_access_lan"] = column(lambda r: bool(r.get("direct_access_lan")), bool)
         a["corepower"] = column(lambda r: _float(r.get("corepower"), DEFAULT_COREPOWER) or DEFAULT_COREPOWER)
-        a["catchall"] = [_catchall(r.get("catchall") or "") for r in records]
-        limit = config.get("MAX_DISKIO_DEFAULT")
-        a["diskio_limit"] = column(lambda r: _float(r.get("maxdiskio"), np.nan))
-        a["diskio_limit"] = np.where(np.isnan(a["diskio_limit"]), np.nan if limit is None else limit, a["diskio_limit"])
+        a["allow_no_pilot"] = column(lambda r: "allow_no_pilot" in _catchall(r.get("catchall") or ""), bool)
+        a["own_diskio_limit"] = column(lambda r: _float(r.get("maxdiskio"), np.nan))
         a["transferring_limit"] = column(lambda r: _int(r.get("transferringlimit")) or TRANSFERRING_DEFAULT_LIMIT)
-
-        # Statistics. `assigned` is ignored where the input is already local (seed 000).
+        a["site_bare"] = np.array(
+            [scenario.sites[s].bareNucleus if s in scenario.sites else "" for s in a["site"]], dtype=object
+        )
         for key in (
             "running",
             "activated",
@@ -176,21 +225,10 @@ class AtlasProdJobBroker(Plugin):
         a["running_real"] = a["running"]
         a["activated_real"] = a["activated"]
         a["running_cores"] = a["runningCores"]
-        a["num_slots"] = np.array([_int(s.get("numSlots"), -1) for s in stats], dtype=float) if n else np.zeros(0)
-        a["pilots"] = (
-            np.array([_float(s.get("pilotsLast3h"), np.nan) for s in stats], dtype=float) if n else np.zeros(0)
-        )
-        a["hours_since_start"] = (
-            np.array([_float(s.get("hoursSinceLastStart"), np.nan) for s in stats], dtype=float) if n else np.zeros(0)
-        )
-        a["avg_diskio"] = (
-            np.array([_float(s.get("avgDiskIOPerCore"), np.nan) for s in stats], dtype=float) if n else np.zeros(0)
-        )
-
-        self._prepare_sites_and_network(scenario, records, a)
-        self._prepare_storage_and_data(scenario, records, a)
-        self._prepare_job_estimates(task, jobs, a)
-        a["assigned_used"] = np.where(a["missing_files"] == 0, 0.0, a["assigned"])
+        a["num_slots"] = stat("numSlots", -1)
+        a["pilots"] = stat("pilotsLast3h", np.nan, _float)
+        a["hours_since_start"] = stat("hoursSinceLastStart", np.nan, _float)
+        a["avg_diskio"] = stat("avgDiskIOPerCore", np.nan, _float)
         # seed 000 running: the largest of the real number, min(nBatchJob, 20) when bootstrapping, numSlots
         # when positive, the starting jobs when numSlots is 0.
         bootstrap = np.where(
@@ -210,57 +248,11 @@ class AtlasProdJobBroker(Plugin):
             if n
             else np.zeros(0)
         )
+        self._grid_storage(scenario, records, a)
         return a
 
-    def _prepare_sites_and_network(self, scenario: Scenario, records, a) -> None:
-        task, config = scenario.task, scenario.config
-        nucleus = task.nucleus
-        a["nucleus"] = nucleus
-        a["at_nucleus"] = np.array([site == nucleus and bool(nucleus) for site in a["site"]], dtype=bool)
-        a["site_bare"] = np.array(
-            [scenario.sites[s].bareNucleus if s in scenario.sites else "" for s in a["site"]], dtype=object
-        )
-        links = {(link.src, link.dst): link for link in scenario.network}
-        sat_cap = config.get("NQUEUED_SAT_CAP")
-        closeness, queued, weights, queued_w, throughput_w, sources = [], [], [], [], [], []
-        for site, at_nucleus in zip(a["site"], a["at_nucleus"], strict=True):
-            link = links.get((site, nucleus))
-            closeness.append(np.nan if link is None or link.closeness is None else link.closeness)
-            queued.append(0 if link is None else link.queued)
-            if not nucleus:
-                weights.append(1.0)
-                queued_w.append(1.0)
-                throughput_w.append(1.0)
-                sources.append("no nucleus")
-                continue
-            result = network_weight(
-                at_nucleus=bool(at_nucleus),
-                queued=0 if link is None else link.queued,
-                sat_cap=sat_cap,
-                mbps_1h=None if link is None else link.mbps_1h,
-                mbps_1d=None if link is None else link.mbps_1d,
-                mbps_1w=None if link is None else link.mbps_1w,
-                closeness=None if link is None else link.closeness,
-            )
-            weights.append(result.weight)
-            queued_w.append(result.queued_weight)
-            throughput_w.append(result.throughput_weight)
-            sources.append(result.source)
-        a["closeness"] = np.array(closeness, dtype=float)
-        a["link_queued"] = np.array(queued, dtype=float)
-        a["network_weight"] = np.array(weights, dtype=float)
-        a["queued_weight"] = np.array(queued_w, dtype=float)
-        a["throughput_weight"] = np.array(throughput_w, dtype=float)
-        a["network_source"] = np.array(sources, dtype=object)
-        stats = scenario.nucleus_stats.get(nucleus)
-        if stats is not None and stats.outputQueued is not None:
-            a["nucleus_queued"] = stats.outputQueued
-        else:
-            a["nucleus_queued"] = sum(link.queued for link in scenario.network if link.dst == nucleus) if nucleus else 0
-
-    def _prepare_storage_and_data(self, scenario: Scenario, records, a) -> None:
+    def _grid_storage(self, scenario: Scenario, records, a) -> None:
         endpoints = scenario.ddm_endpoints
-        n = len(records)
         inputs = [((r.get("astorages") or {}).get("read_lan") or [None])[0] for r in records]
         outputs = [((r.get("astorages") or {}).get("write_lan") or [None])[0] for r in records]
         a["input_endpoint"] = np.array([e or "" for e in inputs], dtype=object)
@@ -278,33 +270,95 @@ class AtlasProdJobBroker(Plugin):
                 a[f"{role}_{name}"] = activity(names, name)
         a["output_free"] = (
             np.array([endpoints[e].space_free if e in endpoints else np.nan for e in outputs], dtype=float)
-            if n
+            if records
             else np.zeros(0)
         )
-        # The nucleus's own endpoint for the output must send and receive over WAN for satellites.
+        # endpoint → the queues that read from it over LAN, for the data-availability sums
+        readers: dict[str, list[int]] = {}
+        for position, record in enumerate(records):
+            for endpoint in (record.get("astorages") or {}).get("read_lan") or []:
+                readers.setdefault(endpoint, []).append(position)
+        a["readers"] = {endpoint: np.array(positions) for endpoint, positions in readers.items()}
+
+    def _network(self, scenario: Scenario, grid: dict[str, Any], nucleus: str, sat_cap: float) -> dict[str, Any]:
+        """The arrays that depend on the nucleus: at the nucleus, link to it, network weight (cached per nucleus)."""
+        cache = self._snapshot_cache(scenario)
+        key = ("network", id(grid), nucleus, sat_cap)
+        if key in cache:
+            return cache[key]
+        links = {link.src: link for link in scenario.network if link.dst == nucleus}
+        result: dict[str, Any] = {"nucleus": nucleus}
+        result["at_nucleus"] = (grid["site"] == nucleus) & bool(nucleus)
+        closeness, queued, weights, queued_w, throughput_w, sources = [], [], [], [], [], []
+        by_site: dict[tuple[str, bool], tuple] = {}
+        for site, at_nucleus in zip(grid["site"].tolist(), result["at_nucleus"].tolist(), strict=True):
+            if (site, at_nucleus) not in by_site:
+                link = links.get(site)
+                if not nucleus:
+                    weight = (1.0, 1.0, 1.0, "no nucleus")
+                else:
+                    w = network_weight(
+                        at_nucleus=at_nucleus,
+                        queued=0 if link is None else link.queued,
+                        sat_cap=sat_cap,
+                        mbps_1h=None if link is None else link.mbps_1h,
+                        mbps_1d=None if link is None else link.mbps_1d,
+                        mbps_1w=None if link is None else link.mbps_1w,
+                        closeness=None if link is None else link.closeness,
+                    )
+                    weight = (w.weight, w.queued_weight, w.throughput_weight, w.source)
+                by_site[(site, at_nucleus)] = (
+                    np.nan if link is None or link.closeness is None else link.closeness,
+                    0 if link is None else link.queued,
+                    *weight,
+                )
+            values = by_site[(site, at_nucleus)]
+            for target, value in zip(
+                (closeness, queued, weights, queued_w, throughput_w, sources), values, strict=True
+            ):
+                target.append(value)
+        result["closeness"] = np.array(closeness, dtype=float)
+        result["link_queued"] = np.array(queued, dtype=float)
+        result["network_weight"] = np.array(weights, dtype=float)
+        result["queued_weight"] = np.array(queued_w, dtype=float)
+        result["throughput_weight"] = np.array(throughput_w, dtype=float)
+        result["network_source"] = np.array(sources, dtype=object)
+        stats = scenario.nucleus_stats.get(nucleus)
+        if stats is not None and stats.outputQueued is not None:
+            result["nucleus_queued"] = stats.outputQueued
+        else:
+            result["nucleus_queued"] = sum(link.queued for link in links.values()) if nucleus else 0
         nucleus_endpoints = [
             info
-            for info in endpoints.values()
-            if info.site == a["nucleus"] and info.type == scenario.task.outputEndpointType
+            for info in scenario.ddm_endpoints.values()
+            if info.site == nucleus and info.type == scenario.task.outputEndpointType
         ]
-        a["nucleus_read_wan"] = (
+        result["nucleus_read_wan"] = (
             "ON" if all(e.activity("read_wan") == "ON" and not e.blacklisted for e in nucleus_endpoints) else "OFF"
         )
-        a["nucleus_write_wan"] = (
+        result["nucleus_write_wan"] = (
             "ON" if all(e.activity("write_wan") == "ON" and not e.blacklisted for e in nucleus_endpoints) else "OFF"
         )
-        # Input already at each queue's storage (read_lan endpoints), per dataset the most complete copy.
-        total_size = sum(d.sizeGB for d in scenario.datasets)
-        total_files = sum(d.nFiles for d in scenario.datasets)
+        cache[key] = result
+        return result
+
+    def _prepare_data(self, scenario: Scenario, grid: dict[str, Any], a: dict[str, Any]) -> None:
+        """Input already at each queue's storage (its read_lan endpoints), per dataset the most complete copy."""
+        n = len(grid["site"])
         local_size, local_files = np.zeros(n), np.zeros(n)
-        read_lan = [set((r.get("astorages") or {}).get("read_lan") or []) for r in records]
+        readers = grid["readers"]
         for dataset in scenario.datasets:
-            for i, endpoints_of_queue in enumerate(read_lan):
-                best = [replica for endpoint, replica in dataset.replicas.items() if endpoint in endpoints_of_queue]
-                if best:
-                    local_size[i] += max(r.sizeGB for r in best)
-                    local_files[i] += max(r.nFiles for r in best)
-        a["total_size"], a["total_files"] = float(total_size), float(total_files)
+            best_size, best_files = np.zeros(n), np.zeros(n)
+            for endpoint, replica in dataset.replicas.items():
+                positions = readers.get(endpoint)
+                if positions is not None:
+                    best_size[positions] = np.maximum(best_size[positions], replica.sizeGB)
+                    best_files[positions] = np.maximum(best_files[positions], replica.nFiles)
+            local_size += best_size
+            local_files += best_files
+        total_size = float(sum(d.sizeGB for d in scenario.datasets))
+        total_files = float(sum(d.nFiles for d in scenario.datasets))
+        a["total_size"], a["total_files"] = total_size, total_files
         a["local_size"], a["local_files"] = local_size, local_files
         a["missing_size"] = np.maximum(total_size - local_size, 0.0)
         a["missing_files"] = np.maximum(total_files - local_files, 0.0)
@@ -386,9 +440,10 @@ class AtlasProdJobBroker(Plugin):
     def _status(c: Context) -> Rejection:
         jobs = c.scenario.jobs
         in_force = jobs.preassigned and not AtlasProdJobBroker._preassignment_dropped(c.scenario)
-        preassigned = set(jobs.preassigned) if in_force else set()
-        exempt = np.array([name in preassigned for name in c.names], dtype=bool)
-        return Rejection((c["status"] != "online") & ~exempt, {"status": c["status"], "required": "online"})
+        offline = c["status"] != "online"
+        if in_force:  # seed 000: pre-assigned queues are used whatever their status
+            offline = offline & ~np.isin(np.array(c.names, dtype=object), list(jobs.preassigned))
+        return Rejection(offline, {"status": c["status"], "required": "online"})
 
     @staticmethod
     def _link_blocked(c: Context) -> Rejection:
@@ -430,11 +485,12 @@ class AtlasProdJobBroker(Plugin):
     @staticmethod
     def _zero_share(c: Context) -> Rejection:
         task = c.task
-        fails, rules = [], []
-        for record in (c.scenario.queues[name] for name in c.names):
+        policies, inverse = c["policy_values"], c["policy_index"]
+        shares, rules = [], []
+        for policy in policies.tolist():  # once per distinct policy string
             try:
                 share, rule = share_for(
-                    record.get("fairsharepolicy") or "",
+                    policy,
                     processing_type=task.processingType,
                     working_group=task.workingGroup,
                     gshare=task.gshare,
@@ -442,10 +498,15 @@ class AtlasProdJobBroker(Plugin):
                 )
             except FairsharePolicyError as error:
                 share, rule = None, f"unreadable policy ignored: {error}"
-            fails.append(share == 0)
+            shares.append(share == 0)
             rules.append(rule)
+        fails = np.array(shares, dtype=bool)[inverse] if len(policies) else np.zeros(0, dtype=bool)
         return Rejection(
-            np.array(fails, dtype=bool), {"rule": np.array(rules, dtype=object), "processingType": task.processingType}
+            fails,
+            {
+                "rule": np.array(rules, dtype=object)[inverse] if len(policies) else fails,
+                "processingType": task.processingType,
+            },
         )
 
     @staticmethod
@@ -506,38 +567,31 @@ class AtlasProdJobBroker(Plugin):
 
     @staticmethod
     def _software(c: Context) -> Rejection:
+        """The `cache` check, once per (task software, candidate list) per snapshot: job sets of the same release
+        brokered over one snapshot reuse the verdicts."""
         task = c.task
         key = TaskSoftware(task.architecture, task.transUses, task.transHome, task.container_name, task.onlyTagsForFC)
-        all_entry = c.scenario.sw_tags.get("ALL")
-        cache = c.plugin._software_cache(c.scenario)
-        fails, details = [], []
-        for name in c.names:
-            verdict = cache.get((key, name))
-            if verdict is None:
+        cache = c.plugin._snapshot_cache(c.scenario)
+        cache_key = ("software", key, tuple(c.names))
+        if cache_key not in cache:
+            all_entry = c.scenario.sw_tags.get("ALL")
+            fails, details = [], []
+            for name in c.names:
                 record = c.scenario.queues[name]
-                verdict = software_check(
+                ok, detail = software_check(
                     key,
                     record.get("releases"),
                     c.scenario.sw_tags.get(name),
                     all_entry,
                     c.scenario.gpu_summary.get(name),
                 )
-                cache[(key, name)] = verdict
-            fails.append(not verdict[0])
-            details.append(verdict[1])
-        keys = ("check", "needed", "queue")
-        return Rejection(
-            np.array(fails, dtype=bool), {k: np.array([str(d.get(k, "")) for d in details], dtype=object) for k in keys}
-        )
-
-    def _software_cache(self, scenario: Scenario) -> dict:
-        """Verdicts per (task software, queue), kept while the same snapshot's software tags are in use (a cycle
-        brokers many job sets of the same release over one snapshot)."""
-        held = getattr(self, "_software_verdicts", None)
-        if held is None or held[0] is not scenario.sw_tags or held[1] is not scenario.queues:
-            held = (scenario.sw_tags, scenario.queues, {})
-            self._software_verdicts = held
-        return held[2]
+                fails.append(not ok)
+                details.append(detail)
+            cache[cache_key] = Rejection(
+                np.array(fails, dtype=bool),
+                {k: np.array([str(d.get(k, "")) for d in details], dtype=object) for k in ("check", "needed", "queue")},
+            )
+        return cache[cache_key]
 
     @staticmethod
     def _memory(c: Context) -> Rejection:
@@ -584,6 +638,14 @@ class AtlasProdJobBroker(Plugin):
 
     @staticmethod
     def _endpoints(c: Context) -> Rejection:
+        cache = c.plugin._snapshot_cache(c.scenario)
+        key = ("endpoints", id(c["site"]), c["nucleus"], c.scenario.task.outputEndpointType)
+        if key not in cache:
+            cache[key] = AtlasProdJobBroker._endpoint_rules(c)
+        return cache[key]
+
+    @staticmethod
+    def _endpoint_rules(c: Context) -> Rejection:
         """seed 000: input endpoints read_lan and output endpoints write_lan ON everywhere; for satellites the
         input endpoint must also receive (write_wan) and the output endpoint send (read_wan) over WAN, and the
         nucleus's endpoint both. The first endpoint of each role is the queue's primary one."""
@@ -662,17 +724,16 @@ class AtlasProdJobBroker(Plugin):
         if not c.task.ipConnectivity:
             return Rejection(np.zeros(len(c.names), dtype=bool))
         task_network, task_stack = _split_connectivity(c.task.ipConnectivity)
-        fails = []
-        for text in c["wnconnectivity"]:
+        values, inverse = c["connectivity_values"], c["connectivity_index"]
+        verdicts = []
+        for text in values.tolist():  # once per distinct wnconnectivity
             queue_network, queue_stack = _split_connectivity(text)
             network_ok = task_network in NETWORK_ACCEPTS.get(queue_network or "full", set())
             # A task without an IP stack runs anywhere; one that names it needs a queue with that stack.
             stack_ok = not task_stack or queue_stack.lower() == task_stack.lower()
-            fails.append(not (network_ok and stack_ok))
-        return Rejection(
-            np.array(fails, dtype=bool),
-            {"ipConnectivity": c.task.ipConnectivity, "wnconnectivity": c["wnconnectivity"]},
-        )
+            verdicts.append(not (network_ok and stack_ok))
+        fails = np.array(verdicts, dtype=bool)[inverse] if len(values) else np.zeros(0, dtype=bool)
+        return Rejection(fails, {"ipConnectivity": c.task.ipConnectivity, "wnconnectivity": c["wnconnectivity"]})
 
     @staticmethod
     def _event_service(c: Context) -> Rejection:
@@ -713,8 +774,7 @@ class AtlasProdJobBroker(Plugin):
 
     @staticmethod
     def _pilots(c: Context) -> Rejection:
-        allowed = np.array(["allow_no_pilot" in options for options in c["catchall"]], dtype=bool)
-        return Rejection((c["pilots"] == 0) & ~allowed, {"pilotsLast3h": c["pilots"]})
+        return Rejection((c["pilots"] == 0) & ~c["allow_no_pilot"], {"pilotsLast3h": c["pilots"]})
 
     @staticmethod
     def _urgent_network(c: Context) -> Rejection:
