@@ -64,15 +64,19 @@ class Decision:
     candidate_kind: str = "queue"
     extra: Mapping[str, Any] = field(default_factory=dict)
 
+    def code_counts(self) -> dict[str, int]:
+        """How many candidates each reason code removed (without building every skip's detail)."""
+        if hasattr(self.skipped, "code_counts"):
+            return self.skipped.code_counts()
+        counts: dict[str, int] = {}
+        for skip in self.skipped.values():
+            counts[skip.code] = counts.get(skip.code, 0) + 1
+        return counts
+
     @property
     def primary_reason(self) -> str:
         """The reason code that removed the most candidates ('' when nothing was skipped)."""
-        if hasattr(self.skipped, "code_counts"):
-            counts = self.skipped.code_counts()
-        else:
-            counts = {}
-            for skip in self.skipped.values():
-                counts[skip.code] = counts.get(skip.code, 0) + 1
+        counts = self.code_counts()
         return max(sorted(counts), key=lambda code: counts[code]) if counts else ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -140,30 +144,50 @@ class Frame:
         return hashlib.sha256(self.encode()).hexdigest()[:16]
 
 
-def _columns(
-    members: list[tuple[int, Mapping[str, Any]]], frame: Frame | None, frame_index: dict[str, int], names: tuple
+def _split(
+    positions: list[int], values: Mapping[str, list[Any]], frame: Frame | None, frame_index: dict[str, int], names
 ) -> tuple[dict[str, Any], dict[str, list[Any]], list[str]]:
-    """Splits the members' values into common values, per-member columns, and keys taken from the frame."""
-    keys = sorted({key for _, values in members for key in values})
+    """Splits per-member values (one list per key) into values common to all members, keys whose values are
+    exactly the frame's for these candidates, and the remaining columns."""
     common: dict[str, Any] = {}
     columns: dict[str, list[Any]] = {}
     from_frame: list[str] = []
-    for key in keys:
-        values = [item.get(key) for _, item in members]
+    frame_rows = None
+    for key in sorted(values):
+        column = values[key]
         if frame is not None and key in frame.columns:
-            column = frame.columns[key]
-            framed = [
-                column[frame_index[names[position]]] if names[position] in frame_index else object()
-                for position, _ in members
-            ]
-            if framed == values:
+            if frame_rows is None:
+                frame_rows = [frame_index.get(names[position], -1) if position >= 0 else -1 for position in positions]
+            framed = frame.columns[key]
+            if all(row >= 0 for row in frame_rows) and [framed[row] for row in frame_rows] == column:
                 from_frame.append(key)
                 continue
-        if all(value == values[0] for value in values):
-            common[key] = values[0]
+        first = column[0]
+        if all(value == first for value in column):
+            common[key] = first
         else:
-            columns[key] = values
+            columns[key] = column
     return common, columns, from_frame
+
+
+def _member_columns(details: list[Mapping[str, Any]]) -> dict[str, list[Any]]:
+    keys = sorted({key for detail in details for key in detail})
+    return {key: [detail.get(key) for detail in details] for key in keys}
+
+
+def _skip_groups(decision: Decision, index: dict[str, int]):
+    """(filter, code, sorted positions, {key: values}) per group of skips. A SkipTable hands over the columns
+    the filters produced; any other mapping is regrouped from its entries."""
+    columnar = getattr(decision.skipped, "columnar", None)
+    if columnar is not None:
+        yield from columnar()
+        return
+    groups: dict[tuple[str, str], list[tuple[int, Mapping[str, Any]]]] = {}
+    for name, skip in decision.skipped.items():
+        groups.setdefault((skip.filter, skip.code), []).append((index[name], skip.detail))
+    for (filter_name, code), members in groups.items():
+        members.sort(key=lambda item: item[0])
+        yield filter_name, code, [p for p, _ in members], _member_columns([d for _, d in members])
 
 
 def trace_encode(decision: Decision, *, frame: Frame | None = None) -> bytes:
@@ -177,18 +201,18 @@ def trace_encode(decision: Decision, *, frame: Frame | None = None) -> bytes:
     names = decision.initial
     index = {name: position for position, name in enumerate(names)}
     frame_index = {name: position for position, name in enumerate(frame.names)} if frame else {}
-    groups: dict[tuple[str, str], list[tuple[int, Mapping[str, Any]]]] = {}
-    for name, skip in decision.skipped.items():
-        groups.setdefault((skip.filter, skip.code), []).append((index[name], skip.detail))
     packed_groups = []
-    for (filter_name, code), members in groups.items():
-        members.sort(key=lambda item: item[0])
-        common, columns, from_frame = _columns(members, frame, frame_index, names)
-        positions = [position for position, _ in members]
+    for filter_name, code, positions, values in _skip_groups(decision, index):
+        common, columns, from_frame = _split(positions, values, frame, frame_index, names)
         gaps = [positions[0]] + [b - a for a, b in itertools.pairwise(positions)]
         packed_groups.append({"f": filter_name, "c": code, "i": gaps, "k": common, "v": columns, "fk": from_frame})
-    ranked = [(index.get(c.name, -1), c.factors) for c in decision.candidates]
-    common, columns, from_frame = _columns(ranked, frame, frame_index, names) if ranked else ({}, {}, [])
+    ranked = [index.get(c.name, -1) for c in decision.candidates]
+    if ranked:
+        common, columns, from_frame = _split(
+            ranked, _member_columns([c.factors for c in decision.candidates]), frame, frame_index, names
+        )
+    else:
+        common, columns, from_frame = {}, {}, []
     payload = {
         "v": TRACE_FORMAT,
         "initial": None if frame is not None and tuple(frame.names) == tuple(names) else list(names),
@@ -196,7 +220,7 @@ def trace_encode(decision: Decision, *, frame: Frame | None = None) -> bytes:
         "kind": decision.candidate_kind,
         # Weights to 6 significant digits: the draw is already made and recorded, the trace is for reading.
         "cand": {
-            "i": [p for p, _ in ranked],
+            "i": ranked,
             "w": [float(f"{c.weight:.6g}") for c in decision.candidates],
             "k": common,
             "v": columns,

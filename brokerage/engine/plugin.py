@@ -78,26 +78,26 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _column(value: Any, positions: np.ndarray) -> list[Any]:
+    """One detail or factor key's values for the given positions, as plain JSON-friendly Python values: arrays
+    indexed, scalars repeated, floats rounded to 4 decimals, whole numbers as int, NaN (unknown) as None."""
+    if not isinstance(value, np.ndarray):
+        return [_plain(value)] * len(positions)
+    selected = value[positions]
+    if selected.dtype.kind != "f":
+        return selected.tolist()
+    missing = np.isnan(selected).tolist()
+    rounded = np.round(selected, 4).tolist()
+    return [
+        None if gap else (int(number) if number.is_integer() else number)
+        for number, gap in zip(rounded, missing, strict=True)
+    ]
+
+
 def _rows(values: Detail, positions: np.ndarray) -> list[dict[str, Any]]:
     """Per-candidate dictionaries for the given positions, built column by column (one numpy conversion per
-    key instead of one per value): arrays are indexed, scalars repeated, floats rounded as _plain does."""
-    columns: dict[str, list[Any]] = {}
-    for key, value in values.items():
-        if isinstance(value, np.ndarray):
-            selected = value[positions]
-            if selected.dtype.kind == "f":
-                missing = np.isnan(selected).tolist()
-                rounded = np.round(selected, 4).tolist()
-                # NaN marks "not known" (no link, no statistic): JSON and people read it as null
-                # whole numbers read as such ("8 cores", not "8.0 cores")
-                columns[key] = [
-                    None if gap else (int(number) if number.is_integer() else number)
-                    for number, gap in zip(rounded, missing, strict=True)
-                ]
-            else:
-                columns[key] = selected.tolist()
-        else:
-            columns[key] = [_plain(value)] * len(positions)
+    key instead of one per value)."""
+    columns = {key: _column(value, positions) for key, value in values.items()}
     if not columns:
         return [{} for _ in range(len(positions))]
     keys = list(columns)
@@ -135,6 +135,32 @@ class SkipTable(Mapping[str, Skip]):
         for skip in self._single.values():
             counts[skip.code] = counts.get(skip.code, 0) + 1
         return counts
+
+    def columnar(self):
+        """(filter, code, sorted positions, {key: values}) per group, straight from the filters' columns: what
+        the trace encoder stores, without a dictionary per skipped candidate."""
+        for filter_name, positions, codes, columns in self._groups:
+            everyone = np.arange(len(positions))
+            values = {key: _column(value, everyone) for key, value in columns.items()}
+            by_code: dict[str, list[int]] = {}
+            for member, code in enumerate(codes):
+                by_code.setdefault(str(code), []).append(member)
+            for code, members in by_code.items():
+                chosen = members if len(members) < len(codes) else None
+                yield (
+                    filter_name,
+                    code,
+                    positions.tolist() if chosen is None else positions[chosen].tolist(),
+                    values if chosen is None else {k: [v[m] for m in chosen] for k, v in values.items()},
+                )
+        singles: dict[tuple[str, str], list[tuple[int, Detail]]] = {}
+        position_of = {name: position for position, name in enumerate(self._names)}
+        for name, skip in self._single.items():
+            singles.setdefault((skip.filter, skip.code), []).append((position_of[name], skip.detail))
+        for (filter_name, code), members in singles.items():
+            members.sort(key=lambda item: item[0])
+            keys = sorted({key for _, detail in members for key in detail})
+            yield filter_name, code, [p for p, _ in members], {k: [d.get(k) for _, d in members] for k in keys}
 
     def _table(self) -> dict[str, Skip]:
         if self._built is None:

@@ -74,7 +74,7 @@ def decision_row(*, cycle: BrokerageCycle, item: DecisionToStore, frame: Frame |
         outcome=decision.outcome,
         chosen=decision.chosen or "",
         n_candidates=len(decision.initial),
-        n_passed=len(decision.candidates) + sum(1 for s in decision.skipped.values() if s.code == "low_weight"),
+        n_passed=len(decision.candidates) + decision.code_counts().get("low_weight", 0),
         primary_reason=decision.primary_reason,
         message=decision.message[:500],
         retry_after_minutes=decision.retry_after_minutes,
