@@ -220,6 +220,24 @@ class Plugin:
     def message(self, decision_parts: dict[str, Any]) -> str:
         return default_message(decision_parts)
 
+    def _snapshot_cache(self, scenario: Scenario) -> dict:
+        """Results that depend only on the snapshot, kept while the same snapshot objects are in use (a cycle
+        brokers many job sets over one snapshot; a new snapshot drops them)."""
+        identity = (
+            scenario.queues,
+            scenario.queue_stats,
+            scenario.ddm_endpoints,
+            scenario.network,
+            scenario.sites,
+            scenario.sw_tags,
+            scenario.gpu_summary,
+        )
+        held = getattr(self, "_snapshot_held", None)
+        if held is None or any(a is not b for a, b in zip(held[0], identity, strict=True)):
+            held = (identity, {})
+            self._snapshot_held = held
+        return held[1]
+
     def frame(self, scenario: Scenario) -> Frame:
         """The candidates and their own attributes, shared by every decision over the same snapshot."""
         names = list(self.initial_candidates(scenario))

@@ -148,24 +148,6 @@ class AtlasProdJobBroker(Plugin):
         a["assigned_used"] = np.where(a["missing_files"] == 0, 0.0, a["assigned"])
         return a
 
-    def _snapshot_cache(self, scenario: Scenario) -> dict:
-        """Results that depend only on the snapshot, kept while the same snapshot objects are in use (a cycle
-        brokers many job sets over one snapshot; a new snapshot drops them)."""
-        identity = (
-            scenario.queues,
-            scenario.queue_stats,
-            scenario.ddm_endpoints,
-            scenario.network,
-            scenario.sites,
-            scenario.sw_tags,
-            scenario.gpu_summary,
-        )
-        held = getattr(self, "_snapshot_held", None)
-        if held is None or any(a is not b for a, b in zip(held[0], identity, strict=True)):
-            held = (identity, {})
-            self._snapshot_held = held
-        return held[1]
-
     def _grid(self, scenario: Scenario, names: list[str]) -> dict[str, Any]:
         cache = self._snapshot_cache(scenario)
         key = ("grid", tuple(names))
