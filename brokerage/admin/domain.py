@@ -53,7 +53,7 @@ class TaskAdmin(StatefulAdmin):
         "progress",
         "modificationTime",
     ]
-    list_filter = ["status", "prodSourceLabel", "processingType", "gshare", "workQueue", "vo"]
+    list_filter = ["status", "prodSourceLabel", "processingType", "gshare", "workQueue", "vo", "taskClass"]
     search_fields = ["=jediTaskID", "taskName", "userName", "workingGroup", "nucleus", "errorDialog"]
     list_select_related = ["workQueue"]
     raw_id_fields = ["parent"]
@@ -149,7 +149,7 @@ class TaskAdmin(StatefulAdmin):
                 ]
             },
         ),
-        ("Task parameters", {"fields": ["taskParams", "splitRule", "eventService", "useJumbo"]}),
+        ("Task parameters", {"fields": ["taskParams", "splitRule", "eventService", "useJumbo", "taskClass"]}),
     ]
 
 
@@ -307,7 +307,7 @@ class PandaQueueAdmin(admin.ModelAdmin):
         "jobseed",
         "updated",
     ]
-    list_filter = ["status", "type", "corecount", "jobseed", "cloud", "site__role"]
+    list_filter = ["status", "type", "corecount", "jobseed", "cloud", "site__role", "siteClass"]
     search_fields = ["name", "site__name", "catchall", "fairsharepolicy"]
     list_select_related = ["site"]
     inlines = [QueueStorageInline]

@@ -168,6 +168,17 @@ _JOB_NUMBERS = {
     "(NW_THRESHOLD × NW_WEIGHT_MULTIPLIER).",
     "non_pledged": "WORK_SHORTAGE is on and its pledgedcpu is {pledgedcpu}.",
     "over_pledged": "WORK_SHORTAGE is on and it runs {runningCores} cores over its pledge of {pledgedcpu}.",
+    "excluded": "The task's excludedSite ({excludedSite}) names it.",
+    "notincluded": "The task's includedSite ({includedSite}) does not name it.",
+    "fileunavailable": "{missingFiles} of the {totalFiles} input files are not at its storage.",
+    "overloaded_vp": "It is a virtual-placement queue: the task avoids VP ({avoidVP}) or it is overloaded "
+    "({vpOverloaded}).",
+    "badsite": "{failedPlusClosed} of the task's jobs failed or were closed there in {windowHours} h; the limit is "
+    "{limit} (max(2 × {finished} finished, MIN_BAD_JOBS_TO_SKIP_PQ)).",
+    "overloaded": "{queued} jobs are queued; the limit is {limit} (2 × max(20, {running} running)).",
+    "tmp_user_problem": "The user has {userQueued} jobs queued there, more than max_q_len {maxQueueLength} "
+    "(nQ_max {nQmax} × the user's share {userPercentage}; {queued} queued, {running} running, "
+    "{toRunningRate} starts per hour).",
     "cap": (
         "{activatedPlusStarting} activated + starting jobs are over the limit {limit} (max(NQUEUELIMITSITE, 2 × "
         "{running} running)).",

@@ -11,6 +11,7 @@ from .plugin import Plugin
 DEFAULT_PLUGINS = (
     "brokerage.engine.plugins.atlas_prod_task.AtlasProdTaskBroker",
     "brokerage.engine.plugins.atlas_prod_job.AtlasProdJobBroker",
+    "brokerage.engine.plugins.atlas_anal_job.AtlasAnalJobBroker",
 )
 
 

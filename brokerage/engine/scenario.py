@@ -174,6 +174,8 @@ class TaskSpec:
     outputEndpointType: str = "DATADISK"
     allowInputLAN: str = ""
     eventService: bool = False
+    taskClass: str = ""
+    site: str = ""
 
 
 FULL_CHAIN_VALUES = ("", "only", "require", "capable")
@@ -226,6 +228,8 @@ def _parse_task(data: object) -> TaskSpec:
         outputEndpointType=r.text("outputEndpointType", "DATADISK") or "DATADISK",
         allowInputLAN=r.text("allowInputLAN", choices=("", "use", "only")),
         eventService=r.boolean("eventService"),
+        taskClass=r.text("taskClass", choices=("", "S", "A", "B", "C")),
+        site=r.text("site"),
     )
 
 
@@ -241,6 +245,7 @@ class JobSet:
     isPreMerged: bool = False
     preassigned: tuple[str, ...] = ()
     preassignedSkippedHours: float = 0.0
+    nJobs: int = 1
 
 
 def _parse_jobs(data: object) -> JobSet:
@@ -254,6 +259,7 @@ def _parse_jobs(data: object) -> JobSet:
         isPreMerged=r.boolean("isPreMerged"),
         preassigned=r.names("preassigned"),
         preassignedSkippedHours=r.number("preassignedSkippedHours", 0, minimum=0) or 0.0,
+        nJobs=r.integer("nJobs", 1, minimum=0),
     )
 
 
@@ -434,6 +440,7 @@ QUEUE_TEXT_KEYS = (
     "workflow",
     "atlas_site",
     "cloud",
+    "siteClass",
 )
 QUEUE_STATUSES = ("online", "offline", "test", "brokeroff", "paused")
 
@@ -447,6 +454,7 @@ def _check_queues(data: dict) -> dict[str, dict]:
             r.text(key)
         if "status" in record:
             r.text("status", choices=QUEUE_STATUSES)
+        r.text("siteClass", choices=("", "hi", "mid", "lo"))
         releases = record.get("releases")
         if releases is not None and not (isinstance(releases, list) and all(isinstance(x, str) for x in releases)):
             raise ScenarioError(r.at("releases"), 'a list of releases (["ANY"], ["AUTO"] or names)', releases)
@@ -456,6 +464,29 @@ def _check_queues(data: dict) -> dict[str, dict]:
         for role, endpoints in astorages.items():
             if not (isinstance(endpoints, list) and all(isinstance(x, str) for x in endpoints)):
                 raise ScenarioError(_key_path(r.at("astorages"), role), "a list of endpoint names", endpoints)
+    return data
+
+
+USER_COUNT_KEYS = ("running", "queued", "runningCores", "queuedCores", "runningSlotsHiSites")
+USER_QUEUE_KEYS = ("userQueued", "userRunning", "taskFinished", "taskFailed", "taskClosed")
+
+
+def _check_user_stats(data: dict) -> dict[str, Any]:
+    """Analysis brokerage's numbers about the user (or working group), the shares and each queue."""
+    for who in ("user", "group"):
+        r = _Reader(data.get(who) or {}, f"$.user_stats.{who}")
+        for key in USER_COUNT_KEYS:
+            r.number(key, minimum=0)
+        r.boolean("diskQuotaExceeded")
+    r = _Reader(data, "$.user_stats")
+    for share, usage in r.obj("gshareUsage").items():
+        if isinstance(usage, bool) or not isinstance(usage, int | float) or usage < 0:
+            raise ScenarioError(_key_path("$.user_stats.gshareUsage", share), "a usage fraction ≥ 0", usage)
+    r.number("hoursSinceLastSuccess", minimum=0)
+    for queue_name, item in r.obj("queues").items():
+        q = _Reader(item, _key_path("$.user_stats.queues", queue_name))
+        for key in USER_QUEUE_KEYS:
+            q.number(key, minimum=0)
     return data
 
 
@@ -553,7 +584,7 @@ def parse_scenario(data: object, *, plugin: str | None = None) -> Scenario:
         network=_parse_network(r.lst("network")),
         queue_stats=_check_object_of_objects(r.obj("queue_stats"), "$.queue_stats"),
         nucleus_stats=_parse_nucleus_stats(r.obj("nucleus_stats")),
-        user_stats=r.obj("user_stats"),
+        user_stats=_check_user_stats(r.obj("user_stats")),
         extra={key: value for key, value in r.data.items() if key not in KNOWN_SECTIONS},
         raw=r.data,
     )

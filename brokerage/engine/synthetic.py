@@ -215,3 +215,46 @@ def job_brokerage_scenario(*, queues: int, seed: int = 0, task_seed: int | None 
         "network": network,
         "nucleus_stats": {nucleus: {"rw": 0, "outputQueued": 500}},
     }
+
+
+def analysis_brokerage_scenario(*, queues: int, seed: int = 0, task_seed: int | None = None) -> dict[str, Any]:
+    """The job-brokerage grid seen by analysis brokerage: analysis queues with site classes, a user task with a
+    class, and per-queue user numbers for the Analysis Stabilizer."""
+    data = job_brokerage_scenario(queues=queues, seed=seed, task_seed=task_seed)
+    rng = random.Random(seed * 7 + 1)
+    user_queues = {}
+    for name, record in data["queues"].items():
+        record["type"] = rng.choice(["analysis", "analysis", "unified"])
+        record["siteClass"] = rng.choice(["hi", "mid", "lo"])
+        record["use_vp"] = rng.random() < 0.05
+        stats = data["queue_stats"][name]
+        stats["toRunningRate"] = rng.choice([0, 5, 40, 200])
+        stats["nUsers"] = rng.randint(1, 50)
+        user_queues[name] = {
+            "userQueued": rng.choice([0, 0, 5, 80, 400]),
+            "userRunning": rng.randint(0, 40),
+            "taskFinished": rng.randint(0, 10),
+            "taskFailed": rng.randint(0, 6),
+            "taskClosed": rng.randint(0, 3),
+        }
+    task_rng = random.Random(seed if task_seed is None else task_seed)
+    data["plugin"] = "atlas_anal_job"
+    data["task"].update(
+        nucleus="",
+        prodSourceLabel="user",
+        userName="user.jdoe",
+        gshare="User Analysis",
+        coreCount=1,
+        taskPriority=task_rng.choice([900, 1000, 2000]),
+        taskClass=task_rng.choice(["S", "A", "B", "C"]),
+        ramUnit="MB",
+        ipConnectivity="",
+    )
+    data["jobs"]["nJobs"] = task_rng.choice([1, 10, 100])
+    data["nucleus_stats"] = {}
+    data["user_stats"] = {
+        "user": {"running": 500, "queued": 300},
+        "gshareUsage": {"User Analysis": 0.8},
+        "queues": user_queues,
+    }
+    return data

@@ -586,6 +586,36 @@ REGISTRY = Registry(
             "seed 002, Job rebrokerage / Input data transfer",
             minimum=0,
         ),
+        _p(
+            "USE_NEW_BASIC_WEIGHT",
+            "anal_jobbroker",
+            "bool",
+            False,
+            "",
+            "Analysis brokerage weighs queues with the new basic weight W_s × W_q instead of the original one "
+            "(the seed says the original is in use and the new one is coming).",
+            _S000_ANAL,
+        ),
+        _p(
+            "NEW_WEIGHT_EPSILON_1",
+            "anal_jobbroker",
+            "float",
+            0.01,
+            "jobs",
+            "ε1 of the new basic weight's site-class table (must be larger than ε2).",
+            _S000_ANAL,
+            minimum=0,
+        ),
+        _p(
+            "NEW_WEIGHT_EPSILON_2",
+            "anal_jobbroker",
+            "float",
+            0.001,
+            "jobs",
+            "ε2 of the new basic weight's site-class table (a small positive number below ε1).",
+            _S000_ANAL,
+            minimum=0,
+        ),
         # --- watchdog ---
         _p(
             "HEARTBEAT_TIMEOUT",

@@ -29,6 +29,25 @@ class ProdSourceLabel(models.TextChoices):
     INSTALL = "install"
 
 
+class TaskClass(models.TextChoices):
+    """Analysis task classes (seed 000, site & task classification): S and A are the most time-sensitive."""
+
+    NONE = "", "unclassified"
+    S = "S"
+    A = "A"
+    B = "B"
+    C = "C"
+
+
+class SiteClass(models.TextChoices):
+    """How appropriate a queue is for analysis (seed 000): hi, mid or lo."""
+
+    NONE = "", "unclassified"
+    HI = "hi"
+    MID = "mid"
+    LO = "lo"
+
+
 class SiteRole(models.TextChoices):
     """A site's place in the WORLD cloud: a nucleus collects a task's output, satellites only run jobs."""
 

@@ -69,6 +69,13 @@ class PandaQueue(models.Model):
     workflow = models.CharField(max_length=32, blank=True, default="")
     harvester = models.CharField(max_length=64, blank=True, default="")
     use_vp = models.BooleanField(default=False, help_text="A virtual-placement (VP) queue.")
+    siteClass = models.CharField(
+        max_length=3,
+        choices=choices.SiteClass.choices,
+        blank=True,
+        default="",
+        help_text="Analysis appropriateness of the queue: hi, mid or lo (seed 000).",
+    )
     transtimehi = models.PositiveSmallIntegerField(null=True, blank=True)
     transtimelo = models.PositiveSmallIntegerField(null=True, blank=True)
     cric = models.JSONField(default=dict, blank=True, help_text="The whole CRIC record as imported.")

@@ -112,6 +112,13 @@ class Task(Stateful):
     lockedBy = models.CharField(max_length=40, blank=True, default="")
     lockedTime = models.DateTimeField(null=True, blank=True)
     taskParams = models.JSONField(default=dict, blank=True)
+    taskClass = models.CharField(
+        max_length=1,
+        choices=choices.TaskClass.choices,
+        blank=True,
+        default="",
+        help_text="Analysis task class S/A/B/C (seed 000, site & task classification).",
+    )
 
     class Meta:
         db_table = "jedi_tasks"

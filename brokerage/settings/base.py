@@ -178,6 +178,7 @@ PROCESS_LOCK_TIMEOUT_MINUTES = int(os.environ.get("PROCESS_LOCK_TIMEOUT_MINUTES"
 BROKERAGE_PLUGINS = [
     "brokerage.engine.plugins.atlas_prod_task.AtlasProdTaskBroker",
     "brokerage.engine.plugins.atlas_prod_job.AtlasProdJobBroker",
+    "brokerage.engine.plugins.atlas_anal_job.AtlasAnalJobBroker",
     *env_list("BROKERAGE_EXTRA_PLUGINS"),
 ]
 

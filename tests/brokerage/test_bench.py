@@ -43,3 +43,9 @@ def test_job_broker_rows():
     rows = json.loads(bench("job-broker", "--json", "--quick"))
     assert [row["params"] for row in rows] == [{"queues": 100}, {"queues": 1000}, {"queues": 10000}]
     assert all(row["median_ms"] > 0 and row["cold_first_ms"] > 0 for row in rows)
+
+
+def test_anal_broker_row():
+    (row,) = json.loads(bench("anal-broker", "--json", "--quick"))
+    assert row["params"] == {"queues": 1000}
+    assert row["median_us"] == pytest.approx(row["median_ms"] * 1000, abs=0.1)

@@ -74,7 +74,7 @@ def test_stdin_and_switching_a_filter_off():
         ),
         (
             '{"plugin": "nope"}',
-            "stdin: $.plugin: unknown brokerage plugin 'nope' (known: atlas_prod_job, atlas_prod_task)",
+            "stdin: $.plugin: unknown brokerage plugin 'nope' (known: atlas_anal_job, atlas_prod_job, atlas_prod_task)",
         ),
     ],
 )
@@ -111,3 +111,10 @@ def test_documented_job_brokerage_example():
     decision = json.loads(broker(str(ROOT / "docs" / "examples" / "job_brokerage.json"), "--json"))
     assert decision["retry_after_minutes"] is None
     assert decision["candidates"][0]["factors"]["networkWeight"] == 2.5
+
+
+def test_documented_busy_user_example_names_the_stabilizer_number():
+    text = broker(str(ROOT / "docs" / "examples" / "analysis_busy_user.json"))
+    assert text.startswith("queue ANALY_QUIET chosen from 1 candidate (of 3 considered)")
+    assert "ANALY_CROWDED: The user has 80 jobs queued there, more than max_q_len 60 (nQ_max 600" in text
+    assert "ANALY_BAD: 5 of the task's jobs failed or were closed there in 6 h" in text

@@ -205,3 +205,32 @@ def job_scenario(
     }
     scenario.update(extra)
     return copy.deepcopy(scenario)
+
+
+def anal_scenario(*queues, task=None, user_stats=None, **extra):
+    """An atlas_anal_job scenario: queues of type analysis, a single-core user task without nucleus."""
+    for item in queues:
+        item["record"].setdefault("type", "analysis")
+        if item["record"]["type"] == "production":
+            item["record"]["type"] = "analysis"
+    scenario = job_scenario(
+        *queues,
+        task={
+            "nucleus": "",
+            "coreCount": 1,
+            "gshare": "User Analysis",
+            "prodSourceLabel": "user",
+            "userName": "jdoe",
+            "taskPriority": 1000,
+            "currentPriority": 1000,
+            "ramCount": 2000,
+            "ramUnit": "MB",
+            **(task or {}),
+        },
+        network=[],
+        nucleus_stats={},
+        **extra,
+    )
+    scenario["plugin"] = "atlas_anal_job"
+    scenario["user_stats"] = user_stats or {}
+    return scenario

@@ -116,3 +116,27 @@ def test_removing_a_job_filter_never_shrinks_what_passes(data, removed):
     full = passed_every_filter(AtlasProdJobBroker().decide(scenario))
     fewer = passed_every_filter(AtlasProdJobBroker(disabled_filters={removed}).decide(scenario))
     assert full <= fewer
+
+
+# --- analysis job brokerage ---
+from brokerage.engine.plugins.atlas_anal_job import AtlasAnalJobBroker  # noqa: E402
+from brokerage.engine.synthetic import analysis_brokerage_scenario  # noqa: E402
+
+anal_grids = st.builds(
+    lambda queues, seed, task_seed: analysis_brokerage_scenario(queues=queues, seed=seed, task_seed=task_seed),
+    queues=st.integers(min_value=0, max_value=60),
+    seed=st.integers(min_value=0, max_value=10_000),
+    task_seed=st.integers(min_value=0, max_value=10_000),
+)
+
+
+@bounded
+@given(anal_grids, st.booleans())
+def test_analysis_decisions_partition_weigh_and_repeat(data, new_weight):
+    data["gdpconfig"] = {"USE_NEW_BASIC_WEIGHT": new_weight}
+    decision = AtlasAnalJobBroker().decide(parse_scenario(data))
+    names = {c.name for c in decision.candidates}
+    assert names | set(decision.skipped) == set(decision.initial)
+    assert all(c.weight >= 0 for c in decision.candidates)
+    assert decision.outcome in ("assigned", "pending")
+    assert AtlasAnalJobBroker().decide(parse_scenario(data)).to_dict() == decision.to_dict()

@@ -1,0 +1,419 @@
+"""ATLAS analysis job brokerage (seed 000, "ATLAS Analysis Job Brokerage").
+
+First the user (or working group) may be throttled: running/queued jobs and cores over the caps, the disk quota,
+or the User Analysis share over its target for the task's class. Then the analysis and unified queues go
+through persistent filters (many shared with production) and temporary ones (bad jobs, queue length, the
+Analysis Stabilizer), are weighed by the original basic weight (or the new W_s × W_q, by gdpconfig), and the
+best 10 kept. When persistent filters leave nothing, they run again without the data-locality check; still
+nothing: pending, retried after 20 minutes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from fnmatch import fnmatchcase
+from typing import Any
+
+import numpy as np
+
+from ..decision import Decision
+from ..plugin import Context, Filter, Rejection
+from ..scenario import Scenario
+from .atlas_prod_job import SCOUT_MIN_MAXTIME, AtlasProdJobBroker, _float
+
+USER_ANALYSIS = "User Analysis"
+# seed 000: User Analysis usage over 90 % (class C) or 95 % (class B) of its target throttles the task
+CLASS_USAGE_LIMIT = {"C": 0.90, "B": 0.95}
+# seed 000: the data-locality check is off for tasks of priority ≥ 2000
+LOCALITY_PRIORITY = 2000
+QUEUE_LENGTH_RUNNING_FLOOR = 20
+# seed 000 new basic weight W_s: task class → (hi, mid, lo) where "N" is N_j and "e1"/"e2" the epsilons
+SITE_CLASS_TABLE = {
+    "S": ("N", "e1", "e2"),
+    "A": ("N", "e1", "e2"),
+    "B": ("e2", "N", "e1"),
+    "C": ("e2", "e1", "N"),
+}
+SITE_CLASS_COLUMN = {"hi": 0, "mid": 1, "lo": 2}
+CLASS_SHARES = ("User Analysis", "Express Analysis")
+
+
+def _matches(names: tuple[str, ...], queue: str, site: str) -> bool:
+    """includedSite/excludedSite name queues or sites, with shell wildcards."""
+    return any(fnmatchcase(queue, pattern) or fnmatchcase(site, pattern) for pattern in names)
+
+
+def throttle_reason(scenario: Scenario) -> tuple[str, dict[str, Any]] | None:
+    """Why the task is throttled before brokerage (seed 000), or None. Caps come from gdpconfig; the user's
+    counts from `user_stats.user`, or `user_stats.group` and the group caps when the task has a workingGroup."""
+    task, config, stats = scenario.task, scenario.config, scenario.user_stats
+    who, prefix = ("group", "CAP_RUNNING_GROUP") if task.workingGroup else ("user", "CAP_RUNNING_USER")
+    counts = stats.get(who) or {}
+    for measure, key in (("running", "JOBS"), ("runningCores", "CORES")):
+        cap = config.get(f"{prefix}_{key}")
+        if cap is None:
+            continue
+        running = _float(counts.get(measure))
+        queued_measure = "queued" if key == "JOBS" else "queuedCores"
+        queued = _float(counts.get(queued_measure))
+        if running > cap:
+            return (
+                f"{who} {measure} {running:g} > {prefix}_{key} {cap}",
+                {"who": who, "measure": measure, "value": running, "cap": cap, "key": f"{prefix}_{key}"},
+            )
+        if queued > 2 * cap:
+            return (
+                f"{who} {queued_measure} {queued:g} > 2 × {prefix}_{key} {cap}",
+                {"who": who, "measure": queued_measure, "value": queued, "cap": 2 * cap, "key": f"{prefix}_{key}"},
+            )
+    if (stats.get("user") or {}).get("diskQuotaExceeded"):
+        return "the user's global disk quota is exceeded", {"measure": "diskQuotaExceeded"}
+    if task.gshare == USER_ANALYSIS and task.taskClass in ("A", "B", "C"):
+        usage = _float((stats.get("gshareUsage") or {}).get(USER_ANALYSIS), None)
+        if usage is not None:
+            if task.taskClass == "A":
+                slots = _float((stats.get("user") or {}).get("runningSlotsHiSites"))
+                threshold = config.get("USER_USAGE_THRESHOLD_A")
+                limit = max(threshold / slots, 1.0) if slots > 0 else float("inf")
+            else:
+                limit = CLASS_USAGE_LIMIT[task.taskClass]
+            if usage > limit:
+                return (
+                    f"User Analysis usage {usage:.0%} of target > {limit:.0%} for class {task.taskClass}",
+                    {"measure": "gshareUsage", "value": usage, "limit": limit, "taskClass": task.taskClass},
+                )
+    return None
+
+
+class AtlasAnalJobBroker(AtlasProdJobBroker):
+    name = "atlas_anal_job"
+    retry_after_minutes = 20  # seed 000: "the task is pending for 20 min"
+    max_candidates = 10
+
+    def initial_candidates(self, scenario: Scenario) -> list[str]:
+        cache = self._snapshot_cache(scenario)
+        if "analysis queues" not in cache:
+            cache["analysis queues"] = sorted(
+                name for name, record in scenario.queues.items() if record.get("type") in ("analysis", "unified")
+            )
+        return list(cache["analysis queues"])
+
+    def prepare(self, scenario: Scenario, names: list[str]) -> dict[str, Any]:
+        a = super().prepare(scenario, names)
+        cache = self._snapshot_cache(scenario)
+        key = ("analysis grid", tuple(names))
+        if key not in cache:
+            records = [scenario.queues[name] for name in names]
+            stats = [scenario.queue_stats.get(name, {}) for name in names]
+            cache[key] = {
+                "site_class": np.array([r.get("siteClass") or "" for r in records], dtype=object),
+                "vp": np.array([bool(r.get("use_vp")) for r in records], dtype=bool),
+                "vp_overloaded": np.array([bool(s.get("vpOverloaded")) for s in stats], dtype=bool),
+                "trr": np.array([_float(s.get("toRunningRate")) for s in stats], dtype=float),
+                "n_users": np.array([max(_float(s.get("nUsers")), 1.0) for s in stats], dtype=float),
+            }
+        a.update(cache[key])
+        a.update(self._user_arrays(scenario, names))
+        a["queued_all"] = a["defined"] + a["activated"] + a["assigned"] + a["starting"]
+        self._stabilizer_numbers(scenario, a)
+        return a
+
+    USER_FIELDS = (
+        ("userQueued", "user_queued"),
+        ("userRunning", "user_running"),
+        ("taskFinished", "task_finished"),
+        ("taskFailed", "task_failed"),
+        ("taskClosed", "task_closed"),
+    )
+
+    def _user_arrays(self, scenario: Scenario, names: list[str]) -> dict[str, np.ndarray]:
+        """The user's and task's numbers per queue, read from user_stats.queues once per user_stats object (the
+        job sets of one task share it); only the queues listed are visited."""
+        per_queue = scenario.user_stats.get("queues") or {}
+        cache = self._snapshot_cache(scenario)
+        key = ("user arrays", id(per_queue), tuple(names))
+        held = cache.get(key)
+        if held is not None and held[0] is per_queue:
+            return held[1]
+        position = {name: i for i, name in enumerate(names)}
+        arrays = {array: np.zeros(len(names)) for _, array in self.USER_FIELDS}
+        for queue_name, numbers in per_queue.items():
+            i = position.get(queue_name)
+            if i is None or not numbers:
+                continue
+            for field, array in self.USER_FIELDS:
+                arrays[array][i] = _float(numbers.get(field))
+        cache[key] = (per_queue, arrays)  # the object is kept so its id cannot be reused meanwhile
+        return arrays
+
+    @staticmethod
+    def _stabilizer_numbers(scenario: Scenario, a: dict[str, Any]) -> None:
+        """seed 000 Analysis Stabilizer: which queues can be throttled, nQ_max, the user's percentage, max_q_len."""
+        config = scenario.config
+        base_length = config.get("BASE_QUEUE_LENGTH_PER_PQ")
+        queued, running, trr = a["queued_all"], a["running_real"], a["trr"]
+        a["throttleable"] = ~((queued < base_length) | (queued < config.get("BASE_EXPECTED_WAIT_HOUR_ON_PQ") * trr))
+        a["nq_max"] = (
+            np.maximum.reduce(
+                [
+                    np.full(len(queued), float(base_length)),
+                    config.get("STATIC_MAX_QUEUE_RUNNING_RATIO") * running,
+                    config.get("MAX_EXPECTED_WAIT_HOUR") * trr,
+                ]
+            )
+            if len(queued)
+            else np.zeros(0)
+        )
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(running > 0, a["user_running"] / np.where(running > 0, running, 1), 0.0)
+        a["user_percentage"] = np.maximum(share, 1.0 / a["n_users"])
+        a["max_q_len"] = (
+            np.maximum.reduce(
+                [
+                    np.full(len(queued), float(config.get("BASE_DEFAULT_QUEUE_LENGTH_PER_PQ_USER"))),
+                    config.get("BASE_QUEUE_RATIO_ON_PQ") * running,
+                    a["nq_max"] * a["user_percentage"],
+                ]
+            )
+            if len(queued)
+            else np.zeros(0)
+        )
+
+    # --- the flow: throttle, persistent filters (retry without locality), temporary filters, weight ---
+
+    def decide(self, scenario: Scenario) -> Decision:
+        throttled = throttle_reason(scenario)
+        if throttled is not None:
+            sentence, numbers = throttled
+            return Decision(
+                plugin=self.name,
+                outcome="throttled",
+                chosen=None,
+                candidates=(),
+                skipped={},
+                stages=(),
+                message=f"throttled: {sentence}",
+                retry_after_minutes=None,
+                now=scenario.now,
+                seed=scenario.seed,
+                initial=(),
+                candidate_kind=self.candidate_kind,
+                extra={"throttle": numbers},
+            )
+        decision = super().decide(scenario)
+        persistent_left = self._after_persistent(decision)
+        locality_on = "data locality" not in self.disabled_filters and not self._locality_suppressed(scenario)
+        if persistent_left == 0 and locality_on and decision.initial:
+            retry = type(self)(disabled_filters=self.disabled_filters | {"data locality"})
+            retry._snapshot_held = getattr(self, "_snapshot_held", None)
+            second = retry.decide(scenario)
+            note = "all queues failed persistent filters: tried again without the data locality check"
+            return replace(second, message=f"{second.message} ({note})", extra={**second.extra, "retry": note})
+        return decision
+
+    @classmethod
+    def _after_persistent(cls, decision: Decision) -> int | None:
+        left = None
+        for stage in decision.stages:
+            if stage.filter in PERSISTENT:
+                left = stage.after
+        return left
+
+    @staticmethod
+    def _locality_suppressed(scenario: Scenario) -> str:
+        """seed 000: no locality check for taskPriority ≥ 2000, ioIntensity ≤ IO_INTENSITY_CUTOFF_USER, or when
+        the task's last successful cycle is older than DATA_CHECK_TIMEOUT_USER hours."""
+        task, config = scenario.task, scenario.config
+        if task.taskPriority >= LOCALITY_PRIORITY:
+            return f"taskPriority {task.taskPriority} ≥ {LOCALITY_PRIORITY}"
+        cutoff = config.get("IO_INTENSITY_CUTOFF_USER")
+        if cutoff is not None and (task.ioIntensity or 0.0) <= cutoff:
+            return f"ioIntensity {task.ioIntensity or 0:g} ≤ IO_INTENSITY_CUTOFF_USER {cutoff:g}"
+        timeout = config.get("DATA_CHECK_TIMEOUT_USER")
+        hours = scenario.user_stats.get("hoursSinceLastSuccess")
+        if timeout is not None and hours is not None and hours > timeout:
+            return f"last successful cycle {hours:g} h ago > DATA_CHECK_TIMEOUT_USER {timeout:g} h"
+        return ""
+
+    def weigh(self, context: Context, survivors: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        running = context["running_used"][survivors]
+        queued = (context["activated"] + context["assigned"] + context["starting"] + context["defined"])[survivors]
+        original = (running + 1) / (queued + 1)
+        new, w_s, w_q = self._new_weight(context, survivors)
+        use_new = bool(context.config.get("USE_NEW_BASIC_WEIGHT"))
+        return (new if use_new else original), {
+            "used": "new" if use_new else "original",
+            "originalWeight": original,
+            "newWeight": new,
+            "Ws": w_s,
+            "Wq": w_q,
+            "running": running,
+            "queued": queued,
+            "maxQueueLength": context["max_q_len"][survivors],
+            "userQueued": context["user_queued"][survivors],
+        }
+
+    @staticmethod
+    def _new_weight(context: Context, survivors: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """seed 000 new basic weight W_s × W_q. Guards (docs/decisions.md): a negative W_q counts as 0, and when
+        the candidates have no room left in total (denominator ≤ 0) every queue gets W_q = 1 / N_PQ."""
+        task, config = context.task, context.config
+        n_jobs = float(context.scenario.jobs.nJobs)
+        epsilon = {"N": n_jobs, "e1": config.get("NEW_WEIGHT_EPSILON_1"), "e2": config.get("NEW_WEIGHT_EPSILON_2")}
+        classes = context["site_class"][survivors]
+        if task.gshare in CLASS_SHARES and task.taskClass in SITE_CLASS_TABLE:
+            row = SITE_CLASS_TABLE[task.taskClass]
+            # a queue without a site class counts as mid
+            w_s = np.array([epsilon[row[SITE_CLASS_COLUMN.get(c, 1)]] for c in classes], dtype=float)
+        else:
+            w_s = np.full(len(survivors), n_jobs)
+        room = context["max_q_len"][survivors] - context["user_queued"][survivors]
+        n_pq = len(survivors)
+        denominator = room.sum() - n_jobs
+        w_q = np.maximum((room - n_jobs / n_pq) / denominator, 0.0) if denominator > 0 else np.full(n_pq, 1.0 / n_pq)
+        return w_s * w_q, w_s, w_q
+
+    # --- filters ---
+
+    @staticmethod
+    def _excluded(c: Context) -> Rejection:
+        names = c.task.excludedSite
+        fails = (
+            np.array([_matches(names, q, s) for q, s in zip(c.names, c["site"], strict=True)], dtype=bool)
+            if names
+            else np.zeros(len(c.names), dtype=bool)
+        )
+        return Rejection(fails, {"excludedSite": ",".join(names)})
+
+    @staticmethod
+    def _included(c: Context) -> Rejection:
+        names = c.task.includedSite
+        if not names:
+            return Rejection(np.zeros(len(c.names), dtype=bool))
+        fails = np.array([not _matches(names, q, s) for q, s in zip(c.names, c["site"], strict=True)], dtype=bool)
+        return Rejection(fails, {"includedSite": ",".join(names)})
+
+    @staticmethod
+    def _status(c: Context) -> Rejection:
+        """Online, unless pre-assigned through includedSite or site (seed 000)."""
+        offline = c["status"] != "online"
+        chosen = tuple(c.task.includedSite) + ((c.task.site,) if c.task.site else ())
+        if chosen:
+            preassigned = np.array(
+                [_matches(chosen, q, s) for q, s in zip(c.names, c["site"], strict=True)], dtype=bool
+            )
+            offline = offline & ~preassigned
+        return Rejection(offline, {"status": c["status"], "required": "online"})
+
+    @staticmethod
+    def _locality(c: Context) -> Rejection:
+        if AtlasAnalJobBroker._locality_suppressed(c.scenario) or not c.scenario.datasets:
+            return Rejection(np.zeros(len(c.names), dtype=bool))
+        return Rejection(
+            c["missing_files"] > 0,
+            {"missingFiles": c["missing_files"], "totalFiles": c["total_files"], "availableGB": c["local_size"]},
+        )
+
+    @staticmethod
+    def _vp(c: Context) -> Rejection:
+        avoid = c.task.avoidVP
+        fails = c["vp"] & (avoid | c["vp_overloaded"])
+        return Rejection(fails, {"avoidVP": avoid, "vpOverloaded": c["vp_overloaded"]})
+
+    @staticmethod
+    def _disk(c: Context) -> Rejection:
+        """seed 000 analysis disk: (0 with direct access, else input) + outDiskCount × input + workDiskCount
+        against maxwdir / corecount, and more than 200 GB free in the local storage."""
+        task, jobs = c.task, c.scenario.jobs
+        input_mb = np.where(c["direct_access_lan"], 0.0, jobs.inputSizeMB)
+        needed = input_mb + (task.outDiskCount or 0.0) * jobs.inputSizeMB + (task.workDiskCount or 0.0)
+        per_core = c["maxwdir_per_core"]
+        too_small = (per_core > 0) & ~(per_core > needed)
+        with np.errstate(invalid="ignore"):
+            no_room = ~np.isnan(c["output_free"]) & ~(c["output_free"] > 200)
+        return Rejection(
+            too_small | no_room,
+            {"neededMB": needed, "maxwdirPerCore": per_core, "storageFreeGB": c["output_free"], "storageFloorGB": 200},
+        )
+
+    @staticmethod
+    def _walltime(c: Context) -> Rejection:
+        """As production, with merge jobs joining scouts and walltime-undefined jobs in the 24 h rule."""
+        jobs = c.scenario.jobs
+        maxtime, mintime, walltime = c["maxtime"], c["mintime"], c["walltime"]
+        n = len(c.names)
+        if jobs.isScout or jobs.isMerge or c["walltime_undefined"]:
+            return Rejection(
+                (maxtime > 0) & (maxtime < SCOUT_MIN_MAXTIME),
+                {"maxtime": maxtime, "requiredMaxtime": SCOUT_MIN_MAXTIME, "scout": jobs.isScout},
+                code=np.full(n, "scout_walltime", dtype=object),
+            )
+        long = (maxtime > 0) & (walltime > maxtime)
+        short = (mintime > 0) & (walltime < mintime)
+        return Rejection(
+            long | short,
+            {"walltime": walltime, "maxtime": maxtime, "mintime": mintime},
+            code=np.where(long, "shortwalltime", "min_walltime"),
+        )
+
+    @staticmethod
+    def _bad_jobs(c: Context) -> Rejection:
+        """Skip when nFailed + nClosed ≥ max(2 × nFinished, MIN_BAD_JOBS_TO_SKIP_PQ) in the last TW_DONE_JOB_STAT
+        hours (REFERENCE.md)."""
+        bad = c["task_failed"] + c["task_closed"]
+        limit = np.maximum(2 * c["task_finished"], c.config.get("MIN_BAD_JOBS_TO_SKIP_PQ"))
+        return Rejection(
+            bad >= limit,
+            {
+                "failedPlusClosed": bad,
+                "limit": limit,
+                "finished": c["task_finished"],
+                "windowHours": c.config.get("TW_DONE_JOB_STAT"),
+            },
+        )
+
+    @staticmethod
+    def _queue_length(c: Context) -> Rejection:
+        limit = 2 * np.maximum(QUEUE_LENGTH_RUNNING_FLOOR, c["running_real"])
+        return Rejection(
+            c["queued_all"] > limit, {"queued": c["queued_all"], "limit": limit, "running": c["running_real"]}
+        )
+
+    @staticmethod
+    def _stabilizer(c: Context) -> Rejection:
+        fails = c["throttleable"] & (c["user_queued"] > c["max_q_len"])
+        return Rejection(
+            fails,
+            {
+                "userQueued": c["user_queued"],
+                "maxQueueLength": c["max_q_len"],
+                "queued": c["queued_all"],
+                "nQmax": c["nq_max"],
+                "userPercentage": c["user_percentage"],
+                "running": c["running_real"],
+                "toRunningRate": c["trr"],
+            },
+        )
+
+    filters = (
+        Filter("excluded sites", "excluded", _excluded),
+        Filter("included sites", "notincluded", _included),
+        Filter("queue status", "status", _status),
+        Filter("data locality", "fileunavailable", _locality),
+        Filter("disk IO", "diskIO", AtlasProdJobBroker._disk_io),
+        Filter("core count", "cpucore", AtlasProdJobBroker._core_count),
+        Filter("virtual placement", "overloaded_vp", _vp),
+        Filter("software", "cache", AtlasProdJobBroker._software),
+        Filter("memory", "lowmemory", AtlasProdJobBroker._memory),
+        Filter("disk", "disk", _disk),
+        Filter("storage endpoints", "read_lan_blacklist", AtlasProdJobBroker._endpoints),
+        Filter("walltime", "shortwalltime", _walltime),
+        Filter("pilots", "nopilot", AtlasProdJobBroker._pilots),
+        # temporary issues
+        Filter("bad jobs", "badsite", _bad_jobs),
+        Filter("queue length", "overloaded", _queue_length),
+        Filter("analysis stabilizer", "tmp_user_problem", _stabilizer),
+    )
+
+
+PERSISTENT = {f.name for f in AtlasAnalJobBroker.filters[:13]}
