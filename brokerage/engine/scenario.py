@@ -445,25 +445,29 @@ QUEUE_TEXT_KEYS = (
 QUEUE_STATUSES = ("online", "offline", "test", "brokeroff", "paused")
 
 
+def check_queue_record(name: str, record: object, *, path: str = "$.queues") -> None:
+    """Checks the types of the CRIC keys the brokers read in one queue record (ScenarioError with its path)."""
+    r = _Reader(record, _key_path(path, name) if path else "$")
+    for key in QUEUE_NUMBER_KEYS:
+        r.number(key)
+    for key in QUEUE_TEXT_KEYS:
+        r.text(key)
+    if "status" in r.data:
+        r.text("status", choices=QUEUE_STATUSES)
+    r.text("siteClass", choices=("", "hi", "mid", "lo"))
+    releases = r.data.get("releases")
+    if releases is not None and not (isinstance(releases, list) and all(isinstance(x, str) for x in releases)):
+        raise ScenarioError(r.at("releases"), 'a list of releases (["ANY"], ["AUTO"] or names)', releases)
+    for key in ("direct_access_lan", "direct_access_wan", "use_vp"):
+        r.boolean(key)
+    for role, endpoints in r.obj("astorages").items():
+        if not (isinstance(endpoints, list) and all(isinstance(x, str) for x in endpoints)):
+            raise ScenarioError(_key_path(r.at("astorages"), role), "a list of endpoint names", endpoints)
+
+
 def _check_queues(data: dict) -> dict[str, dict]:
     for name, record in data.items():
-        r = _Reader(record, _key_path("$.queues", name))
-        for key in QUEUE_NUMBER_KEYS:
-            r.number(key)
-        for key in QUEUE_TEXT_KEYS:
-            r.text(key)
-        if "status" in record:
-            r.text("status", choices=QUEUE_STATUSES)
-        r.text("siteClass", choices=("", "hi", "mid", "lo"))
-        releases = record.get("releases")
-        if releases is not None and not (isinstance(releases, list) and all(isinstance(x, str) for x in releases)):
-            raise ScenarioError(r.at("releases"), 'a list of releases (["ANY"], ["AUTO"] or names)', releases)
-        for key in ("direct_access_lan", "direct_access_wan"):
-            r.boolean(key)
-        astorages = r.obj("astorages")
-        for role, endpoints in astorages.items():
-            if not (isinstance(endpoints, list) and all(isinstance(x, str) for x in endpoints)):
-                raise ScenarioError(_key_path(r.at("astorages"), role), "a list of endpoint names", endpoints)
+        check_queue_record(name, record)
     return data
 
 

@@ -87,13 +87,19 @@ class PandaQueue(models.Model):
         ordering = ["name"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(maxrss=0) | Q(minrss__lte=F("maxrss")), name="queue_memory_range_ordered"
+                condition=Q(maxrss=0) | Q(minrss__lte=F("maxrss")),
+                name="queue_memory_range_ordered",
+                violation_error_message="minrss must not exceed maxrss (maxrss 0 means no limit)",
             ),
             models.CheckConstraint(
-                condition=Q(maxtime=0) | Q(mintime__lte=F("maxtime")), name="queue_walltime_range_ordered"
+                condition=Q(maxtime=0) | Q(mintime__lte=F("maxtime")),
+                name="queue_walltime_range_ordered",
+                violation_error_message="mintime must not exceed maxtime (maxtime 0 means no limit)",
             ),
             models.CheckConstraint(
-                condition=Q(pledgedcpu__isnull=True) | Q(pledgedcpu__gte=-1), name="queue_pledge_valid"
+                condition=Q(pledgedcpu__isnull=True) | Q(pledgedcpu__gte=-1),
+                name="queue_pledge_valid",
+                violation_error_message="pledgedcpu must be -1 (opportunistic), 0 or more",
             ),
             models.CheckConstraint(condition=Q(status__in=choices.QueueStatus.values), name="queue_status_known"),
         ]

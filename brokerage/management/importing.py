@@ -1,0 +1,58 @@
+"""The shared shape of the import commands: read a JSON file (or stdin), import, report every refused entry."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+
+from django.core.management.base import BaseCommand, CommandError
+
+from brokerage.services.imports import ImportFileError, ImportReport
+
+PROGRESS_FROM = 200  # entries; shorter imports finish before a bar would help
+
+
+class ImportCommand(BaseCommand):
+    """Subclasses set `importer` (a service taking data= and progress=) and `help`.
+
+    Exit status: 0 all imported, 1 some entries refused (each is listed), 2 the file cannot be used at all.
+    """
+
+    importer: Callable[..., ImportReport]
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", help="JSON file, or - for standard input")
+        parser.add_argument("--no-progress", action="store_true", help="no progress bar on standard error")
+
+    def handle(self, *args, file: str, no_progress: bool, **options):
+        source = "stdin" if file == "-" else file
+        try:
+            text = sys.stdin.read() if file == "-" else open(file, encoding="utf-8").read()  # noqa: SIM115
+        except OSError as error:
+            raise CommandError(f"{source}: cannot read: {error.strerror or error}", returncode=2) from None
+        try:
+            data = json.loads(text)
+        except ValueError as error:
+            raise CommandError(f"{source}: $: expected JSON: {error}", returncode=2) from None
+        progress = None if no_progress else self._progress
+        try:
+            report = type(self).importer(data=data, progress=progress)
+        except ImportFileError as error:
+            raise CommandError(f"{source}: $: {error}", returncode=2) from None
+        self.stdout.write(report.summary())
+        for note in report.notes:
+            self.stdout.write(f"note: {note}")
+        for name, reason in report.errors:
+            self.stderr.write(f"{source}: {name}: {reason}")
+        if report.errors:
+            raise CommandError(f"{len(report.errors)} of {source}'s entries refused (listed above)", returncode=1)
+
+    def _progress(self, done: int, total: int) -> None:
+        if total < PROGRESS_FROM:
+            return
+        if done == total or done % max(1, total // 50) == 0:
+            filled = done * 30 // total
+            self.stderr.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {done}/{total}", ending="")
+            if done == total:
+                self.stderr.write("")
