@@ -6,9 +6,16 @@ from celery import shared_task
 from django.utils import timezone
 
 from brokerage.services.locks import process_lock_expire
+from brokerage.services.shares import global_share_snapshot_take
 
 
 @shared_task(name="brokerage.tasks.process_lock_expire_task")
 def process_lock_expire_task() -> int:
     """Periodic (beat): frees the process locks of workers that died."""
     return process_lock_expire(now=timezone.now())
+
+
+@shared_task(name="brokerage.tasks.global_share_snapshot_task")
+def global_share_snapshot_task() -> int:
+    """Periodic (beat): records the global shares' usage for the monitor's history."""
+    return len(global_share_snapshot_take(now=timezone.now()))

@@ -239,3 +239,15 @@ def stored_decision(*, task=None, scenario=None):
     row = decision_store_many(cycle=cycle, items=[DecisionToStore(decision, task_id=task.pk)])[0]
     cycle_finish(cycle=cycle, now=parsed.now)
     return row
+
+
+class GlobalShareSnapshotFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.GlobalShareSnapshot
+
+    share = factory.SubFactory(GlobalShareFactory)
+    taken_at = factory.LazyFunction(timezone.now)
+    normalised_value = 25.0
+    executing_hs06 = 1000.0
+    target_hs06 = 800.0
+    usage = 1.25

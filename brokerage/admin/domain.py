@@ -279,6 +279,20 @@ class GlobalShareAdmin(admin.ModelAdmin):
     list_select_related = ["parent"]
 
 
+@admin.register(models.GlobalShareSnapshot)
+class GlobalShareSnapshotAdmin(admin.ModelAdmin):
+    list_display = ["taken_at", "share", "normalised_value", "executing_hs06", "queued_hs06", "target_hs06", "usage"]
+    list_filter = ["share"]
+    date_hierarchy = "taken_at"
+    list_select_related = ["share"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(models.Site)
 class SiteAdmin(admin.ModelAdmin):
     list_display = ["name", "role", "state", "tier_level", "bareNucleus", "cloud", "country"]

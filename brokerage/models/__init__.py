@@ -5,7 +5,7 @@ from .decisions import BrokerageCycle, CycleStatus, Decision
 from .grid import GpuSummary, NetworkLink, PandaQueue, QueueStorage, Site, SoftwareTags, StorageEndpoint
 from .jobs import Job, JobRetryHistory, JobStatusLog
 from .locks import ProcessLock
-from .shares import GlobalShare, WorkQueue
+from .shares import GlobalShare, GlobalShareSnapshot, WorkQueue
 from .tasks import Dataset, DatasetFile, DatasetStatusLog, Event, Task, TaskStatusLog
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "GdpConfig",
     "GdpConfigChange",
     "GlobalShare",
+    "GlobalShareSnapshot",
     "GpuSummary",
     "Job",
     "JobRetryHistory",

@@ -56,6 +56,23 @@ class WorkQueue(models.Model):
     def __str__(self) -> str:
         return f"{self.queue_name} ({self.queue_type})"
 
+    def clean(self) -> None:
+        """Criteria and variables must parse (never run as SQL); a partition has no criteria of its own."""
+        from django.core.exceptions import ValidationError
+
+        from brokerage.shares import Criteria, CriteriaError, parse_variables
+
+        try:
+            variables = parse_variables(self.variables)
+        except CriteriaError as error:
+            raise ValidationError({"variables": str(error)}) from None
+        try:
+            Criteria.parse(self.criteria, variables)
+        except CriteriaError as error:
+            raise ValidationError({"criteria": str(error)}) from None
+        if self.is_partition and self.criteria:
+            raise ValidationError({"criteria": "a partition has no criteria: its sub-queues have them"})
+
 
 class GlobalShare(models.Model):
     """A node of the global share tree. A child's normalised value = parent's × value / sum of siblings' values,
@@ -86,3 +103,31 @@ class GlobalShare(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class GlobalShareSnapshot(models.Model):
+    """A global share's state at one moment (REFERENCE.md): its normalised value, the HS06 executing (sent and
+    running jobs) and queued (activated), the target and the usage, taken periodically for the monitor's history."""
+
+    taken_at = models.DateTimeField()
+    share = models.ForeignKey(GlobalShare, on_delete=models.CASCADE, related_name="snapshots")
+    normalised_value = models.FloatField()
+    executing_hs06 = models.FloatField(default=0)
+    queued_hs06 = models.FloatField(default=0)
+    target_hs06 = models.FloatField(default=0)
+    usage = models.FloatField(null=True, blank=True, help_text="executing / target; empty when the target is 0")
+
+    class Meta:
+        db_table = "global_share_snapshots"
+        ordering = ["-taken_at", "share"]
+        constraints = [
+            models.UniqueConstraint(fields=["share", "taken_at"], name="share_snapshot_unique"),
+            models.CheckConstraint(
+                condition=Q(executing_hs06__gte=0, queued_hs06__gte=0, target_hs06__gte=0),
+                name="share_snapshot_not_negative",
+            ),
+        ]
+        indexes = [models.Index(fields=["share", "-taken_at"], name="share_snapshot_history")]
+
+    def __str__(self) -> str:
+        return f"{self.share} at {self.taken_at:%Y-%m-%d %H:%M}"

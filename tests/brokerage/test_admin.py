@@ -22,6 +22,7 @@ FACTORY_FOR = {
     models.JobRetryHistory: factories.JobRetryHistoryFactory,
     models.WorkQueue: factories.WorkQueueFactory,
     models.GlobalShare: factories.GlobalShareFactory,
+    models.GlobalShareSnapshot: factories.GlobalShareSnapshotFactory,
     models.Site: factories.SiteFactory,
     models.PandaQueue: factories.PandaQueueFactory,
     models.StorageEndpoint: factories.StorageEndpointFactory,

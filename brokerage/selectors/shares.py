@@ -1,0 +1,133 @@
+"""Reading work queues and shares: the mapping rules, effective queue shares, global share usage."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Count, F, FloatField, Sum, Value
+from django.db.models.functions import Coalesce
+
+from brokerage.models import GlobalShare, Job, Task, WorkQueue
+from brokerage.shares import Criteria, QueueRule, ShareNode, distribute_shares, normalised_shares, share_usage
+
+# Without a measured HS06, a job counts as its cores × 10 HS06 (the corePower REFERENCE.md uses).
+DEFAULT_HS06_PER_CORE = 10.0
+EXECUTING = ("sent", "running")
+QUEUED = ("activated",)
+ACTIVE_TASK_STATUSES = ("ready", "scouting", "running", "pending", "throttled")
+
+
+def work_queue_rules() -> list[QueueRule]:
+    """Every work queue as a mapping rule (criteria parsed once; rows saved through the admin always parse)."""
+    return [
+        QueueRule(
+            queue_id=row["queue_id"],
+            name=row["queue_name"],
+            queue_type=row["queue_type"],
+            vo=row["vo"],
+            order=row["queue_order"],
+            criteria=Criteria.parse(row["criteria"], row["variables"]),
+            is_partition=row["is_partition"],
+            partition_id=row["partition_id"],
+            active=row["status"] == "active",
+        )
+        for row in WorkQueue.objects.values(
+            "queue_id",
+            "queue_name",
+            "queue_type",
+            "vo",
+            "queue_order",
+            "criteria",
+            "variables",
+            "is_partition",
+            "partition_id",
+            "status",
+        )
+    ]
+
+
+def work_queue_shares(*, vo: str = "atlas", queue_type: str = "production") -> list[dict[str, Any]]:
+    """Each queue's share and its effective share now (seed 002): queues with active tasks share the CPU, the
+    unused part going to stretchable queues first; a partition's effective share is split among its sub-queues
+    the same way."""
+    queues = list(WorkQueue.objects.filter(vo=vo, queue_type=queue_type).order_by("queue_order"))
+    busy = dict(
+        Task.objects.filter(status__in=ACTIVE_TASK_STATUSES, workQueue__in=queues)
+        .values_list("workQueue")
+        .annotate(n=Count("pk"))
+        .values_list("workQueue", "n")
+    )
+    sub_queues: dict[int, list[WorkQueue]] = {}
+    for queue in queues:
+        if queue.partition_id:
+            sub_queues.setdefault(queue.partition_id, []).append(queue)
+
+    def active(queue: WorkQueue) -> bool:
+        if queue.is_partition:
+            return any(active(sub) for sub in sub_queues.get(queue.queue_id, []))
+        return queue.status == "active" and busy.get(queue.queue_id, 0) > 0
+
+    top = [q for q in queues if not q.partition_id]
+    effective = distribute_shares([(q.queue_name, q.queue_share or 0, q.stretchable, active(q)) for q in top])
+    rows = []
+    for queue in top:
+        rows.append(
+            {
+                "queue": queue,
+                "share": queue.queue_share,
+                "active": active(queue),
+                "effective": effective[queue.queue_name],
+                "tasks": busy.get(queue.queue_id, 0),
+                "partition": None,
+            }
+        )
+        members = sub_queues.get(queue.queue_id, [])
+        if members:
+            inner = distribute_shares([(s.queue_name, s.queue_share or 0, s.stretchable, active(s)) for s in members])
+            total = sum(s.queue_share or 0 for s in members) or 1
+            for sub in members:
+                rows.append(
+                    {
+                        "queue": sub,
+                        "share": sub.queue_share,
+                        "active": active(sub),
+                        "tasks": busy.get(sub.queue_id, 0),
+                        "effective": effective[queue.queue_name] * inner[sub.queue_name] / total,
+                        "partition": queue,
+                    }
+                )
+    return rows
+
+
+def global_share_usage() -> list[dict[str, Any]]:
+    """Every global share with its normalised value, and for leaves the executing and queued HS06, the
+    target and the usage (REFERENCE.md). Two queries whatever the number of jobs."""
+    shares = list(GlobalShare.objects.select_related("parent"))
+    nodes = [ShareNode(s.name, s.value, s.parent.name if s.parent else None) for s in shares]
+    normalised = normalised_shares(nodes)
+    parents = {node.parent for node in nodes}
+    leaves = [s.name for s in shares if s.name not in parents]
+    hs06 = Coalesce(F("hs06"), F("coreCount") * Value(DEFAULT_HS06_PER_CORE), output_field=FloatField())
+    sums = (
+        Job.objects.filter(jobStatus__in=EXECUTING + QUEUED, gshare__in=leaves)
+        .values("gshare", "jobStatus")
+        .annotate(total=Sum(hs06))
+    )
+    executing: dict[str, float] = {}
+    queued: dict[str, float] = {}
+    for row in sums:
+        target = executing if row["jobStatus"] in EXECUTING else queued
+        target[row["gshare"]] = target.get(row["gshare"], 0.0) + float(row["total"] or 0.0)
+    usage = share_usage(normalised, executing, leaves)
+    return [
+        {
+            "share": share,
+            "normalised": normalised.get(share.name, 0.0),
+            "leaf": share.name in usage,
+            "executing_hs06": usage.get(share.name, {}).get("executing", 0.0),
+            "queued_hs06": queued.get(share.name, 0.0),
+            "target_hs06": usage.get(share.name, {}).get("target", 0.0),
+            "usage": usage.get(share.name, {}).get("usage"),
+        }
+        for share in shares
+    ]

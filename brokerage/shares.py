@@ -1,0 +1,363 @@
+"""Work-queue criteria, task → work queue mapping, share distribution and the global share tree (seed 002:
+"Work queues", "Shares"; REFERENCE.md: "Global shares"). Plain Python: the services feed it rows.
+
+JEDI keeps a work queue's selection criteria as SQL with bind variables (`processingType IN (:p1,:p2)` with
+VARIABLES `p1:evgen,p2:simul`). We never run that text as SQL: it is parsed into a small, safe expression
+language and evaluated over a task's attributes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+class CriteriaError(ValueError):
+    """Criteria or variables that cannot be read; the message says where."""
+
+
+# The task attributes criteria may name (JEDI writes them in any case: processingtype, processingType…).
+ATTRIBUTES = {
+    name.lower(): name
+    for name in (
+        "processingType",
+        "workingGroup",
+        "prodSourceLabel",
+        "coreCount",
+        "taskPriority",
+        "currentPriority",
+        "campaign",
+        "userName",
+        "gshare",
+        "taskType",
+        "transPath",
+        "transUses",
+        "vo",
+        "site",
+        "cloud",
+        "eventService",
+        "requestType",
+    )
+}
+
+_TOKEN = re.compile(
+    r"\s*(?:(?P<string>'[^']*')|(?P<number>-?\d+(?:\.\d+)?)|(?P<bind>:[A-Za-z_]\w*)|(?P<op><>|!=|<=|>=|=|<|>)"
+    r"|(?P<paren>[(),])|(?P<word>[A-Za-z_][\w.%*-]*))"
+)
+KEYWORDS = {"and", "or", "not", "in", "like", "is", "null"}
+
+
+@dataclass(frozen=True)
+class Token:
+    kind: str
+    value: str
+    position: int
+
+
+def parse_variables(text: str) -> dict[str, str]:
+    """'p1:evgen,p2:simul' → {'p1': 'evgen', 'p2': 'simul'}."""
+    variables: dict[str, str] = {}
+    for item in (part.strip() for part in (text or "").split(",")):
+        if not item:
+            continue
+        name, separator, value = item.partition(":")
+        if not separator or not re.fullmatch(r"[A-Za-z_]\w*", name.strip()):
+            raise CriteriaError(f"variables: {item!r} is not name:value")
+        variables[name.strip()] = value.strip()
+    return variables
+
+
+def _tokens(text: str) -> list[Token]:
+    tokens, position = [], 0
+    while position < len(text):
+        match = _TOKEN.match(text, position)
+        if not match or match.end() == position:
+            if text[position:].strip() == "":
+                break
+            raise CriteriaError(f"criteria: cannot read {text[position:].strip()[:20]!r} at position {position}")
+        kind = match.lastgroup
+        value, start = match.group(kind), match.start(kind)
+        if kind == "word" and value.lower() in KEYWORDS:
+            kind = value.lower()
+        tokens.append(Token(kind, value, start))
+        position = match.end()
+    return tokens
+
+
+class _Parser:
+    """criteria := or; or := and (OR and)*; and := not (AND not)*; not := NOT not | '(' or ')' | comparison."""
+
+    def __init__(self, text: str, variables: Mapping[str, str]):
+        self.tokens = _tokens(text)
+        self.index = 0
+        self.variables = variables
+
+    def peek(self) -> Token | None:
+        return self.tokens[self.index] if self.index < len(self.tokens) else None
+
+    def take(self, *kinds: str) -> Token:
+        token = self.peek()
+        if token is None or token.kind not in kinds:
+            where = f"at position {token.position} ({token.value!r})" if token else "at the end"
+            raise CriteriaError(f"criteria: expected {' or '.join(kinds)} {where}")
+        self.index += 1
+        return token
+
+    def parse(self):
+        if not self.tokens:
+            return ("true",)
+        node = self.or_()
+        if self.peek() is not None:
+            token = self.peek()
+            raise CriteriaError(f"criteria: unexpected {token.value!r} at position {token.position}")
+        return node
+
+    def or_(self):
+        node = self.and_()
+        while self.peek() is not None and self.peek().kind == "or":
+            self.take("or")
+            node = ("or", node, self.and_())
+        return node
+
+    def and_(self):
+        node = self.not_()
+        while self.peek() is not None and self.peek().kind == "and":
+            self.take("and")
+            node = ("and", node, self.not_())
+        return node
+
+    def not_(self):
+        token = self.peek()
+        if token is not None and token.kind == "not":
+            self.take("not")
+            return ("not", self.not_())
+        if token is not None and token.value == "(":
+            self.take("paren")
+            node = self.or_()
+            closing = self.take("paren")
+            if closing.value != ")":
+                raise CriteriaError(f"criteria: expected ')' at position {closing.position}")
+            return node
+        return self.comparison()
+
+    def value(self):
+        token = self.take("string", "number", "bind", "word")
+        if token.kind == "string":
+            return token.value[1:-1]
+        if token.kind == "number":
+            return float(token.value)
+        if token.kind == "bind":
+            name = token.value[1:]
+            if name not in self.variables:
+                raise CriteriaError(f"criteria: variable :{name} is not defined in variables")
+            return _typed(self.variables[name])
+        return token.value
+
+    def comparison(self):
+        word = self.take("word")
+        attribute = ATTRIBUTES.get(word.value.lower())
+        if attribute is None:
+            raise CriteriaError(
+                f"criteria: unknown task attribute {word.value!r} at position {word.position} "
+                f"(known: {', '.join(sorted(ATTRIBUTES.values()))})"
+            )
+        token = self.peek()
+        negate = False
+        if token is not None and token.kind == "not":
+            self.take("not")
+            negate = True
+            token = self.peek()
+        if token is not None and token.kind == "in":
+            self.take("in")
+            opening = self.take("paren")
+            if opening.value != "(":
+                raise CriteriaError(f"criteria: expected '(' after IN at position {opening.position}")
+            values = [self.value()]
+            while self.peek() is not None and self.peek().value == ",":
+                self.take("paren")
+                values.append(self.value())
+            self.take("paren")
+            node = ("in", attribute, tuple(values))
+        elif token is not None and token.kind == "like":
+            self.take("like")
+            node = ("like", attribute, _like_pattern(str(self.value())))
+        elif token is not None and token.kind == "is":
+            self.take("is")
+            if self.peek() is not None and self.peek().kind == "not":
+                self.take("not")
+                negate = not negate
+            self.take("null")
+            node = ("null", attribute)
+        elif not negate and token is not None and token.kind == "op":
+            op = self.take("op").value
+            node = ("cmp", attribute, "!=" if op == "<>" else op, self.value())
+        else:
+            where = f"at position {token.position}" if token else "at the end"
+            raise CriteriaError(f"criteria: expected IN, LIKE, IS or a comparison after {word.value} {where}")
+        return ("not", node) if negate else node
+
+
+def _typed(text: str) -> Any:
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _like_pattern(pattern: str) -> re.Pattern:
+    """SQL LIKE: % any run, _ one character, everything else literal."""
+    parts = [".*" if c == "%" else "." if c == "_" else re.escape(c) for c in pattern]
+    return re.compile("".join(parts), re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Criteria:
+    """Parsed selection criteria; `matches(task)` evaluates them over a mapping of task attributes."""
+
+    text: str
+    tree: tuple
+
+    @classmethod
+    def parse(cls, text: str, variables: str | Mapping[str, str] = "") -> Criteria:
+        bound = parse_variables(variables) if isinstance(variables, str) else dict(variables)
+        return cls(text or "", _Parser(text or "", bound).parse())
+
+    def matches(self, task: Mapping[str, Any]) -> bool:
+        return _evaluate(self.tree, task)
+
+
+def _same(actual: Any, expected: Any) -> bool:
+    if isinstance(expected, float) and actual not in (None, ""):
+        try:
+            return float(actual) == expected
+        except (TypeError, ValueError):
+            return False
+    return str(actual) == str(expected)
+
+
+def _evaluate(node: tuple, task: Mapping[str, Any]) -> bool:
+    kind = node[0]
+    if kind == "true":
+        return True
+    if kind == "and":
+        return _evaluate(node[1], task) and _evaluate(node[2], task)
+    if kind == "or":
+        return _evaluate(node[1], task) or _evaluate(node[2], task)
+    if kind == "not":
+        return not _evaluate(node[1], task)
+    actual = task.get(node[1])
+    if kind == "null":
+        return actual in (None, "")
+    if kind == "in":
+        return any(_same(actual, value) for value in node[2])
+    if kind == "like":
+        return actual not in (None, "") and node[2].fullmatch(str(actual)) is not None
+    _, _, op, expected = node
+    if op in ("=", "!="):
+        return _same(actual, expected) == (op == "=")
+    try:
+        left, right = float(actual), float(expected)
+    except (TypeError, ValueError):
+        return False
+    return {"<": left < right, "<=": left <= right, ">": left > right, ">=": left >= right}[op]
+
+
+# --- work queues ---
+
+# JEDI maps a task's prodSourceLabel to the queue type it is evaluated against
+QUEUE_TYPE_OF_LABEL = {"managed": "production", "user": "analysis", "panda": "analysis"}
+
+
+@dataclass(frozen=True)
+class QueueRule:
+    """A work queue as the mapping sees it. Partitions have no criteria and own sub-queues (`partition`)."""
+
+    queue_id: int
+    name: str
+    queue_type: str
+    vo: str
+    order: int
+    criteria: Criteria
+    is_partition: bool = False
+    partition_id: int | None = None
+    active: bool = True
+
+
+def work_queue_for(task: Mapping[str, Any], rules: Sequence[QueueRule]) -> QueueRule | None:
+    """The first active queue (lowest order) of the task's VO and queue type whose criteria the task passes
+    (seed 002). Partitions are not candidates themselves: their sub-queues are, and a task mapped to a sub-queue
+    belongs to its partition too (`partition_of`)."""
+    queue_type = QUEUE_TYPE_OF_LABEL.get(task.get("prodSourceLabel") or "", "test")
+    vo = task.get("vo") or "atlas"
+    for rule in sorted(rules, key=lambda r: (r.order, r.queue_id)):
+        if rule.is_partition or not rule.active or rule.vo != vo or rule.queue_type != queue_type:
+            continue
+        if rule.criteria.matches(task):
+            return rule
+    return None
+
+
+def distribute_shares(queues: Sequence[tuple[str, float, bool, bool]]) -> dict[str, float]:
+    """Effective shares of (name, share, stretchable, active) queues (seed 002): inactive queues give their
+    share away; stretchable active queues take it in proportion to their own shares, or, with none
+    stretchable, all active queues do. Inactive queues end with 0."""
+    active = [(name, share, stretchable) for name, share, stretchable, is_active in queues if is_active]
+    unused = sum(share for _, share, _, is_active in queues if not is_active)
+    takers = [(name, share) for name, share, stretchable in active if stretchable] or [(n, s) for n, s, _ in active]
+    taker_total = sum(share for _, share in takers)
+    result = {name: 0.0 for name, *_ in queues}
+    for name, share, _ in active:
+        result[name] = float(share)
+    if taker_total > 0:
+        for name, share in takers:
+            result[name] += unused * share / taker_total
+    elif takers:  # every taker has share 0: split the unused share evenly
+        for name, _ in takers:
+            result[name] += unused / len(takers)
+    return result
+
+
+# --- global shares ---
+
+
+@dataclass(frozen=True)
+class ShareNode:
+    name: str
+    value: float
+    parent: str | None
+
+
+def normalised_shares(nodes: Sequence[ShareNode], *, root_value: float = 100.0) -> dict[str, float]:
+    """REFERENCE.md: a child's normalised value = parent's × child / sum of its siblings, the top level
+    sharing `root_value` (100). Siblings all at 0 share their parent's value evenly."""
+    children: dict[str | None, list[ShareNode]] = {}
+    for node in nodes:
+        children.setdefault(node.parent, []).append(node)
+    result: dict[str, float] = {}
+
+    def visit(parent: str | None, available: float) -> None:
+        siblings = children.get(parent, [])
+        total = sum(node.value for node in siblings)
+        for node in siblings:
+            share = available * node.value / total if total > 0 else available / len(siblings)
+            result[node.name] = share
+            visit(node.name, share)
+
+    visit(None, root_value)
+    return result
+
+
+def share_usage(
+    normalised: Mapping[str, float], executing: Mapping[str, float], leaves: Sequence[str]
+) -> dict[str, dict[str, float | None]]:
+    """REFERENCE.md: per leaf, target = total executing × normalised / 100 and usage = executing / target
+    (None when the target is 0)."""
+    total = sum(executing.get(leaf, 0.0) for leaf in leaves)
+    rows = {}
+    for leaf in leaves:
+        target = total * normalised.get(leaf, 0.0) / 100.0
+        running = executing.get(leaf, 0.0)
+        rows[leaf] = {"executing": running, "target": target, "usage": running / target if target > 0 else None}
+    return rows
