@@ -6,6 +6,7 @@ from celery import shared_task
 from django.utils import timezone
 
 from brokerage.services.locks import process_lock_expire
+from brokerage.services.priority import task_priority_boost
 from brokerage.services.shares import global_share_snapshot_take
 
 
@@ -19,3 +20,9 @@ def process_lock_expire_task() -> int:
 def global_share_snapshot_task() -> int:
     """Periodic (beat): records the global shares' usage for the monitor's history."""
     return len(global_share_snapshot_take(now=timezone.now()))
+
+
+@shared_task(name="brokerage.tasks.task_priority_boost_task")
+def task_priority_boost_task() -> int:
+    """Periodic (beat): hurries nearly finished tasks along (seed 002, automatic priority boosting)."""
+    return len(task_priority_boost(now=timezone.now()))

@@ -168,6 +168,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "brokerage.tasks.process_lock_expire_task",
         "schedule": float(os.environ.get("PROCESS_LOCK_EXPIRY_INTERVAL_SECONDS", "300")),
     },
+    "task-priority-boost": {
+        "task": "brokerage.tasks.task_priority_boost_task",
+        "schedule": float(os.environ.get("PRIORITY_BOOST_INTERVAL_SECONDS", "600")),
+    },
     "global-share-snapshot": {
         "task": "brokerage.tasks.global_share_snapshot_task",
         "schedule": float(os.environ.get("GLOBAL_SHARE_SNAPSHOT_INTERVAL_SECONDS", "600")),
