@@ -251,3 +251,13 @@ class GlobalShareSnapshotFactory(factory.django.DjangoModelFactory):
     executing_hs06 = 1000.0
     target_hs06 = 800.0
     usage = 1.25
+
+
+class DatasetReplicaFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.DatasetReplica
+
+    datasetName = factory.Sequence(lambda n: f"mc23_13p6TeV.{800000 + n}.EVNT")
+    endpoint = factory.SubFactory(StorageEndpointFactory)
+    nFiles = 10
+    sizeGB = 20.0

@@ -59,9 +59,7 @@ def database_url_of_test_database() -> str:
     return urlunsplit(url._replace(path="/" + connection.settings_dict["NAME"]))
 
 
-@pytest.mark.django_db(transaction=True)
-def test_workers_take_tasks_from_redis_and_write_to_postgresql(redis_socket, tmp_path):
-    broker_url = f"redis+socket://{redis_socket}"
+def worker_environment(redis_socket, tmp_path) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_DEBUG",)}
     env.update(
         {
@@ -69,12 +67,52 @@ def test_workers_take_tasks_from_redis_and_write_to_postgresql(redis_socket, tmp
             "SECRET_KEY": "worker-test-" + "s" * 50,
             "ALLOWED_HOSTS": "localhost",
             "DATABASE_URL": database_url_of_test_database(),
-            "CELERY_BROKER_URL": broker_url,
+            "CELERY_BROKER_URL": f"redis+socket://{redis_socket}",
             "CACHE_URL": "locmem://worker",
             "VAR_DIR": str(tmp_path),
             "PROCESS_LOCK_TIMEOUT_MINUTES": "30",
         }
     )
+    return env
+
+
+def start_workers(env, tmp_path, count=2):
+    return [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "brokerage.celery",
+                "worker",
+                "--pool",
+                "solo",
+                "--hostname",
+                f"w{index}@test",
+                "--loglevel",
+                "INFO",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=(tmp_path / f"w{index}.log").open("w"),
+            stderr=subprocess.STDOUT,
+        )
+        for index in range(1, count + 1)
+    ]
+
+
+def stop_workers(workers):
+    for worker in workers:
+        worker.send_signal(signal.SIGTERM)
+    for worker in workers:
+        worker.wait(timeout=30)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_workers_take_tasks_from_redis_and_write_to_postgresql(redis_socket, tmp_path):
+    broker_url = f"redis+socket://{redis_socket}"
+    env = worker_environment(redis_socket, tmp_path)
     workers = [
         subprocess.Popen(
             [
@@ -122,3 +160,36 @@ def test_workers_take_tasks_from_redis_and_write_to_postgresql(redis_socket, tmp
     logs = [(tmp_path / f"w{index}.log").read_text() for index in (1, 2)]
     assert all("Connected to redis+socket://" in log for log in logs)  # both workers joined the broker
     assert any("process_lock_expire_task" in log and "succeeded" in log for log in logs)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_cycles_in_several_workers_broker_each_task_exactly_once(redis_socket, tmp_path):
+    from brokerage.models import Decision, Task
+
+    for index in range(3):
+        site = factories.NucleusFactory(name=f"NUC-{index}")
+        factories.StorageEndpointFactory(
+            name=f"NUC-{index}_DATADISK",
+            site=site,
+            space_total=1e6,
+            space_free=5e5,
+            detailed_status={"read_wan": "ON", "write_wan": "ON"},
+        )
+    tasks = [factories.TaskFactory(status="assigning", ioIntensity=100) for _ in range(60)]
+    env = {**worker_environment(redis_socket, tmp_path), "TASK_BROKERAGE_BATCH": "7"}  # cycles interleave
+    workers = start_workers(env, tmp_path, count=3)
+    try:
+        sender = Celery(broker=f"redis+socket://{redis_socket}")
+        for _ in range(12):  # 12 cycles of 7 tasks on 3 workers: they overlap and compete for the same tasks
+            sender.send_task("brokerage.tasks.task_brokerage_cycle_task")
+        deadline = time.monotonic() + 90
+        while Task.objects.filter(status="assigning").exists():
+            assert time.monotonic() < deadline, "the cycles did not broker every task"
+            time.sleep(0.3)
+        sender.close()
+    finally:
+        stop_workers(workers)
+    per_task = {task.pk: Decision.objects.filter(task=task).count() for task in tasks}
+    assert set(per_task.values()) == {1}
+    assert set(Task.objects.values_list("status", flat=True)) == {"ready"}
+    assert not Task.objects.exclude(lockedBy="").exists()

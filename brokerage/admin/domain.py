@@ -345,6 +345,14 @@ class StorageEndpointAdmin(admin.ModelAdmin):
     list_select_related = ["site"]
 
 
+@admin.register(models.DatasetReplica)
+class DatasetReplicaAdmin(admin.ModelAdmin):
+    list_display = ["datasetName", "endpoint", "nFiles", "sizeGB", "updated"]
+    search_fields = ["datasetName", "endpoint__name"]
+    list_select_related = ["endpoint"]
+    raw_id_fields = ["endpoint"]
+
+
 @admin.register(models.QueueStorage)
 class QueueStorageAdmin(admin.ModelAdmin):
     list_display = ["queue", "role", "endpoint"]

@@ -2,7 +2,7 @@
 
 from .config import GdpConfig, GdpConfigChange
 from .decisions import BrokerageCycle, CycleStatus, Decision
-from .grid import GpuSummary, NetworkLink, PandaQueue, QueueStorage, Site, SoftwareTags, StorageEndpoint
+from .grid import DatasetReplica, GpuSummary, NetworkLink, PandaQueue, QueueStorage, Site, SoftwareTags, StorageEndpoint
 from .jobs import Job, JobRetryHistory, JobStatusLog
 from .locks import ProcessLock
 from .shares import GlobalShare, GlobalShareSnapshot, WorkQueue
@@ -13,6 +13,7 @@ __all__ = [
     "CycleStatus",
     "Dataset",
     "DatasetFile",
+    "DatasetReplica",
     "DatasetStatusLog",
     "Decision",
     "Event",

@@ -264,3 +264,26 @@ class GpuSummary(models.Model):
 
     def __str__(self) -> str:
         return f"{self.queue}: {self.vendor} {self.model}"
+
+
+class DatasetReplica(models.Model):
+    """Where DDM holds a dataset: files and GB of it at one endpoint. Task brokerage reads it for data locality
+    (seed 000) and job brokerage for the data available at each queue."""
+
+    datasetName = models.CharField(max_length=255)
+    endpoint = models.ForeignKey(StorageEndpoint, on_delete=models.CASCADE, related_name="replicas")
+    nFiles = models.PositiveIntegerField(default=0)
+    sizeGB = models.FloatField(default=0)
+    updated = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "ddm_dataset_replicas"
+        ordering = ["datasetName", "endpoint"]
+        constraints = [
+            models.UniqueConstraint(fields=["datasetName", "endpoint"], name="replica_unique"),
+            models.CheckConstraint(condition=Q(sizeGB__gte=0), name="replica_size_not_negative"),
+        ]
+        indexes = [models.Index(fields=["datasetName"], name="replica_dataset")]
+
+    def __str__(self) -> str:
+        return f"{self.datasetName} at {self.endpoint}"

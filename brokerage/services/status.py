@@ -39,3 +39,54 @@ def status_transition(
     for field, value in updates.items():
         setattr(obj, field, value)
     return obj
+
+
+def task_status_transition_many(
+    *,
+    from_status: str,
+    moves: dict[int, tuple[str, str]],
+    actor: str = "",
+    now: datetime | None = None,
+    extra: dict[int, dict] | None = None,
+) -> list[int]:
+    """Moves many tasks out of `from_status` at once: task id → (new status, reason), plus optional other
+    columns per task. Each move is checked against the task state machine first (IllegalTransition for any
+    illegal one, nothing changed); rows no longer in `from_status` (moved by someone else meanwhile) are left
+    alone. Returns the ids moved. One update per distinct target and one bulk insert of log rows."""
+    from brokerage.models import Task, TaskStatusLog
+    from brokerage.states import TASK
+
+    now = now or timezone.now()
+    for task_id, (new_status, _) in moves.items():
+        TASK.check(from_status, new_status, identifier=task_id)
+    moved: list[int] = []
+    with transaction.atomic():
+        still_there = set(
+            Task.objects.select_for_update().filter(pk__in=list(moves), status=from_status).values_list("pk", flat=True)
+        )
+        by_target: dict[str, list[int]] = {}
+        for task_id in still_there:
+            by_target.setdefault(moves[task_id][0], []).append(task_id)
+        for new_status, ids in by_target.items():
+            Task.objects.filter(pk__in=ids).update(
+                status=new_status, oldStatus=from_status, stateChangeTime=now, modificationTime=now
+            )
+        groups: dict[tuple[str, ...], list] = {}
+        for task_id, columns in (extra or {}).items():
+            if task_id in still_there and columns:
+                groups.setdefault(tuple(sorted(columns)), []).append(Task(pk=task_id, **columns))
+        for fields, rows in groups.items():  # one CASE … WHEN update per set of columns
+            Task.objects.bulk_update(rows, list(fields))
+        TaskStatusLog.objects.bulk_create(
+            TaskStatusLog(
+                task_id=task_id,
+                timestamp=now,
+                old_status=from_status,
+                new_status=moves[task_id][0],
+                reason=moves[task_id][1],
+                actor=actor,
+            )
+            for task_id in sorted(still_there)
+        )
+        moved = sorted(still_there)
+    return moved

@@ -168,6 +168,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "brokerage.tasks.process_lock_expire_task",
         "schedule": float(os.environ.get("PROCESS_LOCK_EXPIRY_INTERVAL_SECONDS", "300")),
     },
+    "task-brokerage-cycle": {
+        "task": "brokerage.tasks.task_brokerage_cycle_task",
+        "schedule": float(os.environ.get("TASK_BROKERAGE_INTERVAL_SECONDS", "60")),
+    },
     "task-priority-boost": {
         "task": "brokerage.tasks.task_priority_boost_task",
         "schedule": float(os.environ.get("PRIORITY_BOOST_INTERVAL_SECONDS", "600")),
@@ -177,6 +181,9 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(os.environ.get("GLOBAL_SHARE_SNAPSHOT_INTERVAL_SECONDS", "600")),
     },
 }
+
+# Tasks one task-brokerage cycle claims at most; several workers share a larger backlog.
+TASK_BROKERAGE_BATCH = int(os.environ.get("TASK_BROKERAGE_BATCH", "500"))
 
 # JEDI releases a process lock whose holder stopped refreshing it (seed 002, JEDI_Process_Lock); we expire
 # locks older than this many minutes so a killed worker never blocks a work queue for good.

@@ -27,6 +27,7 @@ FACTORY_FOR = {
     models.PandaQueue: factories.PandaQueueFactory,
     models.StorageEndpoint: factories.StorageEndpointFactory,
     models.QueueStorage: factories.QueueStorageFactory,
+    models.DatasetReplica: factories.DatasetReplicaFactory,
     models.NetworkLink: factories.NetworkLinkFactory,
     models.SoftwareTags: factories.SoftwareTagsFactory,
     models.GpuSummary: factories.GpuSummaryFactory,

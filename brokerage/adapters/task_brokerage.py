@@ -1,0 +1,200 @@
+"""Scenarios for production task brokerage, built from the database.
+
+The grid part (nuclei, storage endpoints, network) is read once per cycle and shared by every task's scenario;
+the task part (tasks, their input datasets, the replicas of those datasets, the remaining work per nucleus) is
+read for all the cycle's tasks at once. Six queries whatever the number of tasks, nuclei or endpoints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from django.db.models import F, FloatField, OuterRef, Subquery, Sum
+from django.db.models.functions import Coalesce
+
+from brokerage.engine import Scenario, parse_scenario
+from brokerage.models import Dataset, DatasetReplica, NetworkLink, Site, StorageEndpoint, Task
+from brokerage.selectors.nuclei import RW_STATUSES
+
+PLUGIN = "atlas_prod_task"
+TASK_FIELDS = (
+    "jediTaskID",
+    "taskPriority",
+    "currentPriority",
+    "processingType",
+    "prodSourceLabel",
+    "gshare",
+    "coreCount",
+    "ramCount",
+    "ramUnit",
+    "baseRamCount",
+    "outDiskCount",
+    "outDiskUnit",
+    "workDiskCount",
+    "ioIntensity",
+    "diskIO",
+    "cpuTime",
+    "cpuEfficiency",
+    "baseWalltime",
+    "architecture",
+    "transUses",
+    "transHome",
+    "userName",
+    "workingGroup",
+    "vo",
+    "parent_id",
+    "taskParams",
+)
+TASK_PARAMETERS = (
+    "t1Weight",
+    "fullChain",
+    "ipConnectivity",
+    "taskBrokerOnMaster",
+    "inputPreStaging",
+    "onlyTagsForFC",
+    "maxCoreCount",
+    "outputEndpointType",
+)
+
+
+def grid_base(*, now: datetime, gdpconfig: dict[str, Any]) -> Scenario:
+    """The scenario part every task of a cycle shares (three queries)."""
+    sites = {
+        row["name"]: {"role": row["role"], "state": row["state"], "bareNucleus": row["bareNucleus"]}
+        for row in Site.objects.values("name", "role", "state", "bareNucleus")
+    }
+    endpoints = {
+        row.pop("name"): {**row, "site": row.pop("site__name") or ""}
+        for row in StorageEndpoint.objects.values(
+            "name",
+            "site__name",
+            "type",
+            "space_total",
+            "space_free",
+            "space_used",
+            "space_expired",
+            "is_tape",
+            "blacklisted",
+            "detailed_status",
+        )
+    }
+    network = [
+        {
+            "src": row["src__name"],
+            "dst": row["dst__name"],
+            "closeness": row["closeness"],
+            "mbps_1h": row["mbps_1h"],
+            "mbps_1d": row["mbps_1d"],
+            "mbps_1w": row["mbps_1w"],
+            "queued": row["queued"],
+        }
+        for row in NetworkLink.objects.values(
+            "src__name", "dst__name", "closeness", "mbps_1h", "mbps_1d", "mbps_1w", "queued"
+        )
+    ]
+    return parse_scenario(
+        {
+            "plugin": PLUGIN,
+            "now": now.isoformat(),
+            "gdpconfig": gdpconfig,
+            "sites": sites,
+            "ddm_endpoints": endpoints,
+            "network": network,
+        }
+    )
+
+
+def _remaining_work() -> list[tuple[str, str, int, float]]:
+    """(nucleus, gshare, currentPriority, RW) of the active assigned tasks (one query; REFERENCE.md RW)."""
+    remaining = (
+        Dataset.objects.filter(task=OuterRef("pk"), type__in=("input", "pseudo_input"), master__isnull=True)
+        .values("task")
+        .annotate(left=Sum(Coalesce(F("nEvents"), 0) - Coalesce(F("nEventsUsed"), 0)))
+        .values("left")
+    )
+    rows = (
+        Task.objects.filter(status__in=RW_STATUSES)
+        .exclude(nucleus="")
+        .annotate(
+            work=Coalesce(Subquery(remaining), 0, output_field=FloatField())
+            * Coalesce(F("cpuTime"), 0, output_field=FloatField())
+        )
+        .values("nucleus", "gshare", "currentPriority")
+        .annotate(rw=Sum("work"))
+        .values_list("nucleus", "gshare", "currentPriority", "rw")
+    )
+    return [(n, g, p, float(rw or 0)) for n, g, p, rw in rows]
+
+
+def task_scenarios(*, task_ids: list[int], base: Scenario, seed_of) -> dict[int, Scenario]:
+    """One scenario per task over the shared `base` (three queries for all tasks)."""
+    tasks = {row["jediTaskID"]: row for row in Task.objects.filter(pk__in=task_ids).values(*TASK_FIELDS)}
+    parents = dict(
+        Task.objects.filter(pk__in={t["parent_id"] for t in tasks.values() if t["parent_id"]}).values_list(
+            "jediTaskID", "nucleus"
+        )
+    )
+    datasets: dict[int, list[dict]] = {}
+    names = set()
+    for row in Dataset.objects.filter(task_id__in=task_ids, type__in=("input", "pseudo_input")).values(
+        "task_id", "datasetName", "master_id", "nFiles", "datasetID"
+    ):
+        datasets.setdefault(row["task_id"], []).append(row)
+        names.add(row["datasetName"])
+    replicas: dict[str, dict[str, dict]] = {}
+    for row in DatasetReplica.objects.filter(datasetName__in=names).values(
+        "datasetName", "endpoint__name", "nFiles", "sizeGB"
+    ):
+        replicas.setdefault(row["datasetName"], {})[row["endpoint__name"]] = {
+            "nFiles": row["nFiles"],
+            "sizeGB": row["sizeGB"],
+        }
+    work = _remaining_work()
+    bare = {name: site.bareNucleus for name, site in base.sites.items()}
+    scenarios = {}
+    for task_id, task in tasks.items():
+        params = task.pop("taskParams") or {}
+        parent_id = task.pop("parent_id")
+        spec = {key: value for key, value in task.items() if value is not None}
+        spec.update({key: params[key] for key in TASK_PARAMETERS if key in params})
+        if parent_id in parents:
+            spec["parentNucleus"] = parents[parent_id] or ""
+            spec["parentBareNucleus"] = bare.get(parents[parent_id] or "", "")
+        data_rows = datasets.get(task_id, [])
+        data = [
+            {
+                "name": row["datasetName"],
+                "master": row["master_id"] is None,
+                "nFiles": row["nFiles"],
+                # a dataset's size is that of its most complete replica
+                "sizeGB": max((r["sizeGB"] for r in replicas.get(row["datasetName"], {}).values()), default=0.0),
+                "replicas": replicas.get(row["datasetName"], {}),
+            }
+            for row in data_rows
+        ]
+        priority = task["currentPriority"]
+        rw: dict[str, float] = {}
+        for nucleus, gshare, other_priority, amount in work:
+            if gshare == task["gshare"] and other_priority >= priority:
+                rw[nucleus] = rw.get(nucleus, 0.0) + amount
+        parsed = parse_scenario(
+            {
+                "plugin": PLUGIN,
+                "now": base.now.isoformat(),
+                "seed": seed_of(task_id),
+                "task": spec,
+                "datasets": data,
+                "nucleus_stats": {name: {"rw": value} for name, value in rw.items()},
+            }
+        )
+        scenarios[task_id] = replace(
+            parsed,
+            config=base.config,
+            gdpconfig=base.gdpconfig,
+            sites=base.sites,
+            ddm_endpoints=base.ddm_endpoints,
+            network=base.network,
+        )
+    return scenarios

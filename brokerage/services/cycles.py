@@ -1,0 +1,110 @@
+"""Brokerage cycles over the database. A cycle claims its tasks (row locks that other workers skip, plus JEDI's
+lockedBy/lockedTime), builds their scenarios in a fixed number of queries, runs the engine, stores every
+decision with its trace, applies the outcomes, and records itself as a BrokerageCycle."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from django.db import connection, transaction
+from django.db.models import Q
+
+from brokerage.adapters.task_brokerage import PLUGIN, grid_base, task_scenarios
+from brokerage.gdpconfig import REGISTRY
+from brokerage.models import BrokerageCycle, GlobalShare, Task
+from brokerage.plugins import plugin_registry
+from brokerage.selectors.gdpconfig import gdpconfig_view
+from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_store_many, worker_name
+from brokerage.services.status import task_status_transition_many
+
+logger = logging.getLogger(__name__)
+
+WAITING_FOR_NUCLEUS = "assigning"
+# seed 000: "If all nuclei are skipped, the task is pending for 30 min and then gets retried"
+PENDING_RETRY = timedelta(minutes=30)
+LOCK_TIMEOUT = timedelta(minutes=30)
+ACTOR = "task brokerage"
+
+
+def cycle_gdpconfig(*, vo: str = "atlas") -> dict:
+    """The effective registered parameters a cycle runs with (recorded in the cycle), per-gshare variants
+    included; unset parameters are left out so the engine applies the same defaults."""
+    gshares = tuple(GlobalShare.objects.values_list("name", flat=True))
+    flat = gdpconfig_view(vo=vo).as_flat(gshares=gshares)
+    return {key: value for key, value in flat.items() if value is not None and REGISTRY.find(key) is not None}
+
+
+def task_pending_retry(*, now: datetime) -> list[int]:
+    """Tasks pending in task brokerage for 30 minutes go back to assigning (seed 000)."""
+    due = list(
+        Task.objects.filter(
+            status="pending", oldStatus=WAITING_FOR_NUCLEUS, stateChangeTime__lte=now - PENDING_RETRY
+        ).values_list("pk", flat=True)
+    )
+    if not due:
+        return []
+    return task_status_transition_many(
+        from_status="pending",
+        moves={pk: (WAITING_FOR_NUCLEUS, "retry after 30 minutes pending") for pk in due},
+        actor=ACTOR,
+        now=now,
+    )
+
+
+def _claim(*, now: datetime, owner: str, limit: int) -> list[int]:
+    """Takes up to `limit` tasks waiting for a nucleus that no live worker holds. On PostgreSQL the rows are
+    locked with SKIP LOCKED, so concurrent cycles never pick the same task; lockedBy/lockedTime then mark the
+    claim for the whole cycle (an expired claim, of a worker that died, may be taken over)."""
+    with transaction.atomic():
+        candidates = (
+            Task.objects.filter(status=WAITING_FOR_NUCLEUS)
+            .filter(Q(lockedBy="") | Q(lockedTime__lt=now - LOCK_TIMEOUT))
+            .order_by("-currentPriority", "jediTaskID")
+        )
+        if connection.features.has_select_for_update_skip_locked:
+            candidates = candidates.select_for_update(skip_locked=True)
+        ids = list(candidates.values_list("pk", flat=True)[:limit])
+        Task.objects.filter(pk__in=ids).update(lockedBy=owner[:40], lockedTime=now)
+    return ids
+
+
+def _release(ids: list[int], owner: str) -> None:
+    Task.objects.filter(pk__in=ids, lockedBy=owner[:40]).update(lockedBy="", lockedTime=None)
+
+
+def task_brokerage_cycle_run(*, now: datetime, limit: int = 500) -> BrokerageCycle:
+    """One task-brokerage cycle: retry due pending tasks, claim, decide, store, apply. A failure is recorded in
+    the cycle (status failed, the error) and the claimed tasks are released untouched."""
+    task_pending_retry(now=now)
+    owner = worker_name()
+    gdpconfig = cycle_gdpconfig()
+    base = grid_base(now=now, gdpconfig=gdpconfig)
+    broker = plugin_registry().get(PLUGIN)()
+    cycle = cycle_start(plugin=PLUGIN, now=now, gdpconfig=gdpconfig, frame=broker.frame(base))
+    claimed = _claim(now=now, owner=owner, limit=limit)
+    try:
+        scenarios = task_scenarios(
+            task_ids=claimed, base=base, seed_of=lambda task_id: (task_id * 7919 + cycle.pk) % 2**31
+        )
+        decisions = {task_id: broker.decide(scenario) for task_id, scenario in scenarios.items()}
+        decision_store_many(
+            cycle=cycle,
+            items=[DecisionToStore(d, task_id=t) for t, d in decisions.items()],
+            frame=broker.frame(base),
+        )
+        moves, extra = {}, {}
+        for task_id, decision in decisions.items():
+            if decision.chosen is not None:
+                moves[task_id] = ("ready", f"nucleus {decision.chosen} chosen ({decision.message})"[:500])
+                extra[task_id] = {"nucleus": decision.chosen, "errorDialog": ""}
+            else:
+                moves[task_id] = ("pending", decision.message[:500])
+                extra[task_id] = {"errorDialog": decision.message[:255]}
+        task_status_transition_many(from_status=WAITING_FOR_NUCLEUS, moves=moves, extra=extra, actor=ACTOR, now=now)
+    except Exception as error:
+        logger.exception("task brokerage cycle %s failed", cycle.pk)
+        _release(claimed, owner)
+        return cycle_finish(cycle=cycle, now=now, error=f"{type(error).__name__}: {error}")
+    _release(claimed, owner)
+    return cycle_finish(cycle=cycle, now=now)
