@@ -200,6 +200,31 @@ TASKS = [
         8,
     ),
     ("mc23_13p6TeV.new_request", "evgen", "MC 16", "evgensimul", [], "", 500, "prodsys", "managed", 1),
+    # waiting for a nucleus: the task-brokerage cycle of `make run` picks these up within a minute
+    (
+        "mc23_13p6TeV.801170.Py8EG_dijet.simul",
+        "simul",
+        "MC 16",
+        "evgensimul",
+        ["defined", "assigning"],
+        "",
+        600,
+        "prodsys",
+        "managed",
+        8,
+    ),
+    (
+        "data23_13p6TeV.00456789.physics_Main.reprocessing",
+        "reprocessing",
+        "Reprocessing",
+        "reprocessing",
+        ["defined", "assigning"],
+        "",
+        700,
+        "prodsys",
+        "managed",
+        8,
+    ),
 ]
 
 JOB_PATHS = {
@@ -514,6 +539,15 @@ def _demo_datasets_and_jobs(task, path, online_queues, rng, moment, now):
         creationTime=task.creationDate,
         modificationTime=task.creationDate,
     )
+    # where DDM holds the input: at the task's nucleus, or at two random nuclei for tasks not yet brokered
+    holders = [task.nucleus] if task.nucleus else rng.sample(["CERN-PROD", "BNL-ATLAS", "FZK-LCG2", "TRIUMF-LCG2"], 2)
+    for holder in holders:
+        models.DatasetReplica.objects.create(
+            datasetName=input_dataset.datasetName,
+            endpoint=models.StorageEndpoint.objects.get(name=f"{holder}_DATADISK"),
+            nFiles=n_files,
+            sizeGB=float(n_files * 3),
+        )
     models.DatasetFile.objects.bulk_create(
         models.DatasetFile(
             dataset=input_dataset,

@@ -20,11 +20,11 @@ def test_demo_builds_a_grid_with_tasks_in_many_states():
     counts = demo_load(now=NOW)
     assert counts["sites"] == 9
     assert counts["queues"] == 12
-    assert counts["tasks"] == 11
+    assert counts["tasks"] == 13
     assert models.Site.objects.filter(role="nucleus").count() == 4
     assert models.SoftwareTags.objects.filter(name="ALL").exists()
     statuses = set(models.Task.objects.values_list("status", flat=True))
-    assert {"running", "pending", "done", "broken", "aborted", "exhausted", "registered"} <= statuses
+    assert {"running", "pending", "done", "broken", "aborted", "exhausted", "registered", "assigning"} <= statuses
     assert gdpconfig_get(key="DISK_THRESHOLD", gshare="Express") == 50
     assert gdpconfig_get(key="NQUEUED_SAT_CAP", vo="atlas") == 200
 
@@ -57,3 +57,18 @@ def test_command_loads_only_into_an_empty_database():
     with pytest.raises(CommandError) as caught:
         call_command("load_demo")
     assert caught.value.returncode == 2
+
+
+def test_make_run_brokers_the_waiting_demo_tasks():
+    from brokerage.models import Decision
+    from brokerage.services.cycles import task_brokerage_cycle_run
+
+    demo_load(now=NOW)
+    waiting = set(models.Task.objects.filter(status="assigning").values_list("pk", flat=True))
+    # the demo task pending in task brokerage for days is due for its retry as well
+    waiting |= set(models.Task.objects.filter(status="pending", oldStatus="assigning").values_list("pk", flat=True))
+    assert len(waiting) == 3
+    cycle = task_brokerage_cycle_run(now=NOW)
+    assert cycle.n_decisions == 3
+    assert set(Decision.objects.values_list("task_id", flat=True)) == waiting
+    assert set(models.Task.objects.filter(pk__in=waiting).values_list("status", flat=True)) <= {"ready", "pending"}
