@@ -7,6 +7,8 @@ PY=.venv/bin/python
 PORT=${PORT:-8000}
 HOST=${HOST:-127.0.0.1}
 export DJANGO_SETTINGS_MODULE=${DJANGO_SETTINGS_MODULE:-brokerage.settings.development}
+# the demo grid moves fast enough to watch: task brokerage every 20 s unless told otherwise
+export TASK_BROKERAGE_INTERVAL_SECONDS=${TASK_BROKERAGE_INTERVAL_SECONDS:-20}
 
 $PY manage.py migrate --noinput
 $PY manage.py load_demo --if-empty
