@@ -49,3 +49,15 @@ def test_anal_broker_row():
     (row,) = json.loads(bench("anal-broker", "--json", "--quick"))
     assert row["params"] == {"queues": 1000}
     assert row["median_us"] == pytest.approx(row["median_ms"] * 1000, abs=0.1)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_cycle_rows_and_nothing_left_behind():
+    from brokerage.models import BrokerageCycle, Task
+
+    rows = json.loads(bench("cycle", "--json", "--quick"))
+    assert [row["params"]["tasks"] for row in rows] == [20, 50]
+    assert [row["n"] for row in rows] == [20, 50]
+    assert all(row["queries_per_cycle"] > 0 for row in rows)
+    assert not Task.objects.exists()
+    assert not BrokerageCycle.objects.exists()
