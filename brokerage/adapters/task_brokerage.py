@@ -2,7 +2,7 @@
 
 The grid part (nuclei, storage endpoints, network) is read once per cycle and shared by every task's scenario;
 the task part (tasks, their input datasets, the replicas of those datasets, the remaining work per nucleus) is
-read for all the cycle's tasks at once. Six queries whatever the number of tasks, nuclei or endpoints.
+read for all the cycle's tasks at once (four queries). Seven in all, whatever the number of tasks, nuclei or endpoints.
 """
 
 from __future__ import annotations
@@ -11,12 +11,9 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from django.db.models import F, FloatField, OuterRef, Subquery, Sum
-from django.db.models.functions import Coalesce
-
 from brokerage.engine import Scenario, parse_scenario
 from brokerage.models import Dataset, DatasetReplica, NetworkLink, Site, StorageEndpoint, Task
-from brokerage.selectors.nuclei import RW_STATUSES
+from brokerage.selectors.nuclei import remaining_work_rows, rw_for
 
 PLUGIN = "atlas_prod_task"
 TASK_FIELDS = (
@@ -106,28 +103,6 @@ def grid_base(*, now: datetime, gdpconfig: dict[str, Any]) -> Scenario:
     )
 
 
-def _remaining_work() -> list[tuple[str, str, int, float]]:
-    """(nucleus, gshare, currentPriority, RW) of the active assigned tasks (one query; REFERENCE.md RW)."""
-    remaining = (
-        Dataset.objects.filter(task=OuterRef("pk"), type__in=("input", "pseudo_input"), master__isnull=True)
-        .values("task")
-        .annotate(left=Sum(Coalesce(F("nEvents"), 0) - Coalesce(F("nEventsUsed"), 0)))
-        .values("left")
-    )
-    rows = (
-        Task.objects.filter(status__in=RW_STATUSES)
-        .exclude(nucleus="")
-        .annotate(
-            work=Coalesce(Subquery(remaining), 0, output_field=FloatField())
-            * Coalesce(F("cpuTime"), 0, output_field=FloatField())
-        )
-        .values("nucleus", "gshare", "currentPriority")
-        .annotate(rw=Sum("work"))
-        .values_list("nucleus", "gshare", "currentPriority", "rw")
-    )
-    return [(n, g, p, float(rw or 0)) for n, g, p, rw in rows]
-
-
 def task_scenarios(*, task_ids: list[int], base: Scenario, seed_of) -> dict[int, Scenario]:
     """One scenario per task over the shared `base` (three queries for all tasks)."""
     tasks = {row["jediTaskID"]: row for row in Task.objects.filter(pk__in=task_ids).values(*TASK_FIELDS)}
@@ -151,7 +126,7 @@ def task_scenarios(*, task_ids: list[int], base: Scenario, seed_of) -> dict[int,
             "nFiles": row["nFiles"],
             "sizeGB": row["sizeGB"],
         }
-    work = _remaining_work()
+    work = remaining_work_rows()
     bare = {name: site.bareNucleus for name, site in base.sites.items()}
     scenarios = {}
     for task_id, task in tasks.items():
@@ -174,11 +149,7 @@ def task_scenarios(*, task_ids: list[int], base: Scenario, seed_of) -> dict[int,
             }
             for row in data_rows
         ]
-        priority = task["currentPriority"]
-        rw: dict[str, float] = {}
-        for nucleus, gshare, other_priority, amount in work:
-            if gshare == task["gshare"] and other_priority >= priority:
-                rw[nucleus] = rw.get(nucleus, 0.0) + amount
+        rw = rw_for(work, priority=task["currentPriority"], gshare=task["gshare"])
         parsed = parse_scenario(
             {
                 "plugin": PLUGIN,

@@ -11,10 +11,9 @@ from brokerage.models import Dataset, Task
 RW_STATUSES = ("ready", "scouting", "running", "pending")
 
 
-def nucleus_rw(*, priority: int, gshare: str) -> dict[str, float]:
-    """Remaining work per nucleus, in HS06 seconds, for a task of `priority` in `gshare` (REFERENCE.md): the sum
-    over tasks assigned to the nucleus, in RW_STATUSES, of the same gshare and with currentPriority ≥ priority, of
-    (nEvents − nEventsUsed) of their master inputs × cpuTime. One query."""
+def remaining_work_rows() -> list[tuple[str, str, int, float]]:
+    """(nucleus, gshare, currentPriority, RW in HS06 s) over the tasks assigned to a nucleus and in RW_STATUSES
+    (REFERENCE.md): each task contributes (nEvents − nEventsUsed) of its master inputs × cpuTime. One query."""
     remaining_events = (
         Dataset.objects.filter(task=OuterRef("pk"), type__in=("input", "pseudo_input"), master__isnull=True)
         .values("task")
@@ -22,14 +21,28 @@ def nucleus_rw(*, priority: int, gshare: str) -> dict[str, float]:
         .values("left")
     )
     rows = (
-        Task.objects.filter(status__in=RW_STATUSES, gshare=gshare, currentPriority__gte=priority)
+        Task.objects.filter(status__in=RW_STATUSES)
         .exclude(nucleus="")
         .annotate(
             work=Coalesce(Subquery(remaining_events), 0, output_field=FloatField())
             * Coalesce(F("cpuTime"), Value(0), output_field=FloatField())
         )
-        .values("nucleus")
+        .values("nucleus", "gshare", "currentPriority")
         .annotate(rw=Sum("work"))
-        .values_list("nucleus", "rw")
+        .values_list("nucleus", "gshare", "currentPriority", "rw")
     )
-    return {nucleus: float(rw or 0.0) for nucleus, rw in rows}
+    return [(nucleus, gshare, priority, float(rw or 0.0)) for nucleus, gshare, priority, rw in rows]
+
+
+def rw_for(rows: list[tuple[str, str, int, float]], *, priority: int, gshare: str) -> dict[str, float]:
+    """RW per nucleus for a task of `priority` in `gshare`: the work of equal or higher priority, same gshare."""
+    result: dict[str, float] = {}
+    for nucleus, row_gshare, row_priority, amount in rows:
+        if row_gshare == gshare and row_priority >= priority:
+            result[nucleus] = result.get(nucleus, 0.0) + amount
+    return result
+
+
+def nucleus_rw(*, priority: int, gshare: str) -> dict[str, float]:
+    """Remaining work per nucleus for a task of `priority` in `gshare` (one query)."""
+    return rw_for(remaining_work_rows(), priority=priority, gshare=gshare)
