@@ -2,7 +2,7 @@
 
 The grid part (nuclei, storage endpoints, network) is read once per cycle and shared by every task's scenario;
 the task part (tasks, their input datasets, the replicas of those datasets, the remaining work per nucleus) is
-read for all the cycle's tasks at once (four queries). Seven in all, whatever the number of tasks, nuclei or endpoints.
+read for all the cycle's tasks at once (four queries, five when tasks have parents), whatever their number.
 """
 
 from __future__ import annotations
