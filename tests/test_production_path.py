@@ -112,30 +112,7 @@ def stop_workers(workers):
 @pytest.mark.django_db(transaction=True)
 def test_workers_take_tasks_from_redis_and_write_to_postgresql(redis_socket, tmp_path):
     broker_url = f"redis+socket://{redis_socket}"
-    env = worker_environment(redis_socket, tmp_path)
-    workers = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "brokerage.celery",
-                "worker",
-                "--pool",
-                "solo",
-                "--hostname",
-                f"w{index}@test",
-                "--loglevel",
-                "INFO",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=(tmp_path / f"w{index}.log").open("w"),
-            stderr=subprocess.STDOUT,
-        )
-        for index in (1, 2)
-    ]
+    workers = start_workers(worker_environment(redis_socket, tmp_path), tmp_path)
     try:
         now = datetime.now(UTC)
         for _ in range(6):
@@ -153,10 +130,7 @@ def test_workers_take_tasks_from_redis_and_write_to_postgresql(redis_socket, tmp
         assert list(ProcessLock.objects.all()) == [kept]
         sender.close()
     finally:
-        for worker in workers:
-            worker.send_signal(signal.SIGTERM)
-        for worker in workers:
-            worker.wait(timeout=30)
+        stop_workers(workers)
     logs = [(tmp_path / f"w{index}.log").read_text() for index in (1, 2)]
     assert all("Connected to redis+socket://" in log for log in logs)  # both workers joined the broker
     assert any("process_lock_expire_task" in log and "succeeded" in log for log in logs)

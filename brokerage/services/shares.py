@@ -8,27 +8,10 @@ from django.db import transaction
 
 from brokerage.models import GlobalShareSnapshot, Task
 from brokerage.selectors.shares import global_share_usage, work_queue_rules
-from brokerage.shares import work_queue_for
+from brokerage.shares import ATTRIBUTES, work_queue_for
 
-TASK_ATTRIBUTES = (
-    "processingType",
-    "workingGroup",
-    "prodSourceLabel",
-    "coreCount",
-    "taskPriority",
-    "currentPriority",
-    "campaign",
-    "userName",
-    "gshare",
-    "taskType",
-    "transPath",
-    "transUses",
-    "vo",
-    "site",
-    "cloud",
-    "eventService",
-    "requestType",
-)
+# the task columns the criteria language may name
+TASK_ATTRIBUTES = tuple(ATTRIBUTES.values())
 
 
 def task_work_queue_assign(*, task_ids: list[int] | None = None) -> dict[int, int | None]:

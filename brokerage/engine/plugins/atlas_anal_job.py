@@ -19,7 +19,7 @@ import numpy as np
 from ..decision import Decision
 from ..plugin import Context, Filter, Rejection
 from ..scenario import Scenario
-from .atlas_prod_job import SCOUT_MIN_MAXTIME, AtlasProdJobBroker, _float
+from .atlas_prod_job import AtlasProdJobBroker, _float, walltime_rejection
 
 USER_ANALYSIS = "User Analysis"
 # seed 000: User Analysis usage over 90 % (class C) or 95 % (class B) of its target throttles the task
@@ -340,21 +340,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
     def _walltime(c: Context) -> Rejection:
         """As production, with merge jobs joining scouts and walltime-undefined jobs in the 24 h rule."""
         jobs = c.scenario.jobs
-        maxtime, mintime, walltime = c["maxtime"], c["mintime"], c["walltime"]
-        n = len(c.names)
-        if jobs.isScout or jobs.isMerge or c["walltime_undefined"]:
-            return Rejection(
-                (maxtime > 0) & (maxtime < SCOUT_MIN_MAXTIME),
-                {"maxtime": maxtime, "requiredMaxtime": SCOUT_MIN_MAXTIME, "scout": jobs.isScout},
-                code=np.full(n, "scout_walltime", dtype=object),
-            )
-        long = (maxtime > 0) & (walltime > maxtime)
-        short = (mintime > 0) & (walltime < mintime)
-        return Rejection(
-            long | short,
-            {"walltime": walltime, "maxtime": maxtime, "mintime": mintime},
-            code=np.where(long, "shortwalltime", "min_walltime"),
-        )
+        return walltime_rejection(c, needs_a_day=jobs.isScout or jobs.isMerge or c["walltime_undefined"])
 
     @staticmethod
     def _bad_jobs(c: Context) -> Rejection:

@@ -75,6 +75,25 @@ def _cap_limit(c: Context) -> np.ndarray:
     return np.maximum(c.config.get("NQUEUELIMITSITE"), 2 * c["running_used"])
 
 
+def walltime_rejection(c: Context, *, needs_a_day: bool) -> Rejection:
+    """seed 000 walltime: jobs that need a day (scouts, undefined walltime; merges too for analysis) are skipped
+    at queues whose maxtime is under 24 h; others when the estimate is above maxtime or below mintime."""
+    maxtime, mintime, walltime = c["maxtime"], c["mintime"], c["walltime"]
+    if needs_a_day:
+        return Rejection(
+            (maxtime > 0) & (maxtime < SCOUT_MIN_MAXTIME),
+            {"maxtime": maxtime, "requiredMaxtime": SCOUT_MIN_MAXTIME, "scout": c.scenario.jobs.isScout},
+            code=np.full(len(c.names), "scout_walltime", dtype=object),
+        )
+    long = (maxtime > 0) & (walltime > maxtime)
+    short = (mintime > 0) & (walltime < mintime)
+    return Rejection(
+        long | short,
+        {"walltime": walltime, "maxtime": maxtime, "mintime": mintime},
+        code=np.where(long, "shortwalltime", "min_walltime"),
+    )
+
+
 # seed 000: full accepts any task, http accepts http or none, none accepts none
 NETWORK_ACCEPTS = {"full": {"full", "http", "none", ""}, "http": {"http", "none", ""}, "none": {"none", ""}}
 
@@ -684,22 +703,7 @@ class AtlasProdJobBroker(Plugin):
     @staticmethod
     def _walltime(c: Context) -> Rejection:
         jobs = c.scenario.jobs
-        maxtime, mintime, walltime = c["maxtime"], c["mintime"], c["walltime"]
-        n = len(c.names)
-        if jobs.isScout or c["walltime_undefined"]:
-            fails = (maxtime > 0) & (maxtime < SCOUT_MIN_MAXTIME)
-            return Rejection(
-                fails,
-                {"maxtime": maxtime, "requiredMaxtime": SCOUT_MIN_MAXTIME, "scout": jobs.isScout},
-                code=np.full(n, "scout_walltime", dtype=object),
-            )
-        long = (maxtime > 0) & (walltime > maxtime)
-        short = (mintime > 0) & (walltime < mintime)
-        return Rejection(
-            long | short,
-            {"walltime": walltime, "maxtime": maxtime, "mintime": mintime},
-            code=np.where(long, "shortwalltime", "min_walltime"),
-        )
+        return walltime_rejection(c, needs_a_day=jobs.isScout or c["walltime_undefined"])
 
     @staticmethod
     def _connectivity(c: Context) -> Rejection:
