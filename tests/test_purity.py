@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PURE = ["brokerage/states.py", "brokerage/shares.py", "brokerage/gdpconfig", "brokerage/engine"]
+PURE = ["brokerage/states.py", "brokerage/shares.py", "brokerage/throttle.py", "brokerage/splitter.py", "brokerage/gdpconfig", "brokerage/engine"]
 FORBIDDEN = ("django", "rest_framework", "celery")
 
 

@@ -1,0 +1,159 @@
+"""Job splitting of seed 002: input files to job chunks, at file level or at event level.
+
+File level ("Workflow for tasks with input datasets using file-level splitting"): consecutive files of the master
+input dataset, at most nFilesPerJob per job (1 when the task sets neither limit) and, with nGBPerJob, as many
+files as keep the job's disk estimate under the limit. The estimate is seed 002's ("nGBPerJob"): input size +
+max(output size, 2.5 GB) + work directory size, the output size being outDiskCount (kB per MB of input, as the
+scouts measure it) times the input size. A job always gets at least one file.
+
+Event level ("Event-level splitting"): the files are cut into ranges of nEventsPerJob events, a job's range
+crossing file boundaries as in the seed's figure — (File1, 0-99), (File1, 100-149)+(File2, 0-49), … — and each
+(file, range) becomes one Event row. Files already partly used resume after their last assigned event.
+
+Plain Python: the service reads the files and writes jobs, files and events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+MB = 1024 * 1024
+# seed 002 nGBPerJob: the output counts as at least 2.5 GB in the disk estimate
+MIN_OUTPUT_MB = 2.5 * 1024
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """A master input file as the splitter sees it."""
+
+    fileID: int
+    size_bytes: int = 0
+    nEvents: int | None = None
+
+
+@dataclass(frozen=True)
+class EventRange:
+    """Events first..last (inclusive, 0-based within the file) of one file, given to one job."""
+
+    fileID: int
+    first: int
+    last: int
+
+    @property
+    def count(self) -> int:
+        return self.last - self.first + 1
+
+
+@dataclass(frozen=True)
+class JobChunk:
+    """The input of one job: whole files (file level) or event ranges (event level)."""
+
+    files: tuple[int, ...]
+    input_bytes: int
+    n_events: int | None
+    ranges: tuple[EventRange, ...] = ()
+
+    @property
+    def input_mb(self) -> float:
+        return self.input_bytes / MB
+
+
+def disk_estimate_mb(*, input_mb: float, out_disk_kb_per_mb: float, work_disk_mb: float) -> float:
+    """seed 002 nGBPerJob: inputsize + max(outdisksize × inputsize / 1 MB, 2.5 GB) + workdirsize, in MB."""
+    output_mb = out_disk_kb_per_mb * input_mb / 1024
+    return input_mb + max(output_mb, MIN_OUTPUT_MB) + work_disk_mb
+
+
+def split_files(
+    files: Sequence[InputFile],
+    *,
+    max_jobs: int,
+    files_per_job: int | None = None,
+    gb_per_job: float | None = None,
+    out_disk_kb_per_mb: float = 0.0,
+    work_disk_mb: float = 0.0,
+) -> list[JobChunk]:
+    """Up to `max_jobs` chunks of consecutive files (module docstring for the limits)."""
+    limit_files = files_per_job if files_per_job else (None if gb_per_job else 1)
+    limit_mb = gb_per_job * 1024 if gb_per_job else None
+    chunks: list[JobChunk] = []
+    current: list[InputFile] = []
+
+    def close() -> None:
+        events = [f.nEvents for f in current]
+        chunks.append(
+            JobChunk(
+                files=tuple(f.fileID for f in current),
+                input_bytes=sum(f.size_bytes for f in current),
+                n_events=None if any(n is None for n in events) else sum(events),
+            )
+        )
+        current.clear()
+
+    for file in files:
+        if len(chunks) >= max_jobs:
+            break
+        if current:
+            full_by_count = limit_files is not None and len(current) >= limit_files
+            grown_mb = sum(f.size_bytes for f in current) / MB + file.size_bytes / MB
+            full_by_size = limit_mb is not None and (
+                disk_estimate_mb(input_mb=grown_mb, out_disk_kb_per_mb=out_disk_kb_per_mb, work_disk_mb=work_disk_mb)
+                > limit_mb
+            )
+            if full_by_count or full_by_size:
+                close()
+                if len(chunks) >= max_jobs:
+                    break
+        current.append(file)
+    if current and len(chunks) < max_jobs:
+        close()
+    return chunks
+
+
+def split_events(
+    files: Sequence[InputFile],
+    *,
+    events_per_job: int,
+    max_jobs: int,
+    used: Mapping[int, int] | None = None,
+) -> list[JobChunk]:
+    """Up to `max_jobs` chunks of `events_per_job` events; `used` maps a file to the events already given out
+    (its next event). The last chunk may be smaller when the files run out."""
+    if events_per_job <= 0:
+        raise ValueError("nEventsPerJob must be positive")
+    used = used or {}
+    chunks: list[JobChunk] = []
+    ranges: list[EventRange] = []
+    sizes: dict[int, int] = {}
+    wanted = events_per_job
+
+    def close() -> None:
+        file_ids = tuple(dict.fromkeys(r.fileID for r in ranges))
+        chunks.append(
+            JobChunk(
+                files=file_ids,
+                input_bytes=sum(sizes[f] for f in file_ids),
+                n_events=sum(r.count for r in ranges),
+                ranges=tuple(ranges),
+            )
+        )
+        ranges.clear()
+
+    for file in files:
+        total = file.nEvents or 0
+        position = used.get(file.fileID, 0)
+        sizes[file.fileID] = file.size_bytes
+        while position < total and len(chunks) < max_jobs:
+            take = min(wanted, total - position)
+            ranges.append(EventRange(file.fileID, position, position + take - 1))
+            position += take
+            wanted -= take
+            if wanted == 0:
+                close()
+                wanted = events_per_job
+        if len(chunks) >= max_jobs:
+            break
+    if ranges and len(chunks) < max_jobs:
+        close()
+    return chunks
