@@ -90,7 +90,7 @@ def _machine(entity: str, initial: Iterable[str], table: Mapping[str, Iterable[s
 # Commands an operator can give a task while it is alive (seed 002: abort, finish, pause, broken definition).
 _TASK_COMMANDS = ("aborting", "finishing", "paused", "tobroken")
 # Where a paused or pending task goes back to: the status it had before (JEDI keeps it in oldStatus).
-_TASK_RESUMABLE = ("defined", "assigning", "ready", "scouting", "running")
+_TASK_RESUMABLE = ("defined", "assigning", "ready", "scouting", "scouted", "running")
 
 TASK = _machine(
     "task",
@@ -104,7 +104,8 @@ TASK = _machine(
         "pending": (*_TASK_RESUMABLE, "exhausted", *_TASK_COMMANDS),
         # seed 002 exhausted: scouts' cpuTime > 2 × the definition, or too many short analysis scouts
         "scouting": ("scouted", "running", "pending", "throttled", "exhausted", "prepared", *_TASK_COMMANDS),
-        "scouted": ("running", "ready", "exhausted", "aborting", "finishing", "paused"),
+        # scouted → pending: the job set after the scouts found no queue (job brokerage, retried in 60 min)
+        "scouted": ("running", "ready", "pending", "exhausted", "aborting", "finishing", "paused"),
         "running": ("prepared", "pending", "throttled", "scouting", *_TASK_COMMANDS),
         # prepared → running when an open input dataset receives new files (seed 002, open dataset handling)
         "prepared": ("done", "finished", "failed", "exhausted", "running"),

@@ -140,7 +140,9 @@ def job_throttle(
     skip: tuple[str, dict] | None = None
     if counts.running == 0 and queued_total > queue_limit and enough_walltime:
         skip = ("no_running_enough_queued", base)
-    elif counts.running and queued_total / counts.running > threshold and queued_total > queue_limit and enough_walltime:
+    elif (
+        counts.running and queued_total / counts.running > threshold and queued_total > queue_limit and enough_walltime
+    ):
         skip = ("queued_over_threshold", {**base, "threshold": threshold})
     elif counts.defined > queue_limit:
         skip = ("too_many_defined", {"defined": counts.defined, "queue_limit": queue_limit})

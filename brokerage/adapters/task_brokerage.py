@@ -11,6 +11,8 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
+from django.db.models import F
+
 from brokerage.engine import Scenario, parse_scenario
 from brokerage.models import Dataset, DatasetReplica, NetworkLink, Site, StorageEndpoint, Task
 from brokerage.selectors.nuclei import remaining_work_rows, rw_for
@@ -56,8 +58,8 @@ TASK_PARAMETERS = (
 )
 
 
-def grid_base(*, now: datetime, gdpconfig: dict[str, Any]) -> Scenario:
-    """The scenario part every task of a cycle shares (three queries)."""
+def grid_parts() -> dict[str, Any]:
+    """Sites, storage endpoints and network as scenario parts (three queries): what every broker reads."""
     sites = {
         row["name"]: {"role": row["role"], "state": row["state"], "bareNucleus": row["bareNucleus"]}
         for row in Site.objects.values("name", "role", "state", "bareNucleus")
@@ -77,30 +79,19 @@ def grid_base(*, now: datetime, gdpconfig: dict[str, Any]) -> Scenario:
             "detailed_status",
         )
     }
-    network = [
-        {
-            "src": row["src__name"],
-            "dst": row["dst__name"],
-            "closeness": row["closeness"],
-            "mbps_1h": row["mbps_1h"],
-            "mbps_1d": row["mbps_1d"],
-            "mbps_1w": row["mbps_1w"],
-            "queued": row["queued"],
-        }
-        for row in NetworkLink.objects.values(
-            "src__name", "dst__name", "closeness", "mbps_1h", "mbps_1d", "mbps_1w", "queued"
+    network = list(
+        NetworkLink.objects.annotate(src_name=F("src__name"), dst_name=F("dst__name")).values(
+            "src_name", "dst_name", "closeness", "mbps_1h", "mbps_1d", "mbps_1w", "queued"
         )
-    ]
-    return parse_scenario(
-        {
-            "plugin": PLUGIN,
-            "now": now.isoformat(),
-            "gdpconfig": gdpconfig,
-            "sites": sites,
-            "ddm_endpoints": endpoints,
-            "network": network,
-        }
     )
+    for link in network:
+        link["src"], link["dst"] = link.pop("src_name"), link.pop("dst_name")
+    return {"sites": sites, "ddm_endpoints": endpoints, "network": network}
+
+
+def grid_base(*, now: datetime, gdpconfig: dict[str, Any]) -> Scenario:
+    """The scenario part every task of a cycle shares (three queries)."""
+    return parse_scenario({"plugin": PLUGIN, "now": now.isoformat(), "gdpconfig": gdpconfig, **grid_parts()})
 
 
 def task_scenarios(*, task_ids: list[int], base: Scenario, seed_of) -> dict[int, Scenario]:

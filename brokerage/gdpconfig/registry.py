@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 VALUE_TYPES = ("str", "int", "float", "bool", "json")
-SUFFIX_KINDS = ("gshare", "workflow")
+SUFFIX_KINDS = ("gshare", "workflow", "workqueue")
+# JEDI resource types (longest first): throttler limits may be set per work queue and resource type
+RESOURCE_TYPES = ("SCORE_HIMEM", "MCORE_HIMEM", "SCORE", "MCORE")
 KEY_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]*$")
 
 _TRUE = {"true", "1", "yes", "on"}
@@ -204,6 +206,7 @@ _S000_JOB = "seed 000, ATLAS Production Job Brokerage"
 _S000_ANAL = "seed 000, ATLAS Analysis Job Brokerage"
 _S000_TIMEOUT = "seed 000, Timeout Rules"
 _S002_JUMBO = "seed 002, Jumbo job switcher"
+_S002_THROTTLE = "seed 002, Job throttling"
 
 REGISTRY = Registry(
     [
@@ -741,6 +744,64 @@ REGISTRY = Registry(
             "Only tasks with a lower current priority can enable jumbo jobs.",
             _S002_JUMBO,
         ),
+        # --- job throttler (per work queue, optionally per resource type: NQUEUELIMIT_MC_16_SCORE) ---
+        _p(
+            "THROTTLE_THRESHOLD",
+            "prod_job_throttler",
+            "float",
+            2.0,
+            "ratio",
+            "Queued jobs may reach this many times the running ones before job generation is skipped.",
+            _S002_THROTTLE,
+            minimum=0,
+        ),
+        _p(
+            "THROTTLE_THRESHOLD_FOR_WORK_SHORTAGE",
+            "prod_job_throttler",
+            "float",
+            None,
+            "ratio",
+            "The threshold while WORK_SHORTAGE is on; unset means THROTTLE_THRESHOLD.",
+            _S002_THROTTLE,
+            minimum=0,
+        ),
+        _p(
+            "NQUEUELIMIT",
+            "prod_job_throttler",
+            "int",
+            None,
+            "jobs",
+            "Queue limit of a work queue (NQUEUELIMIT_<work queue>[_<resource type>]); unset: 4 bunches of jobs.",
+            _S002_THROTTLE,
+            suffix="workqueue",
+            suffix_only=True,
+            minimum=0,
+        ),
+        _p(
+            "NQUEUECAP",
+            "prod_job_throttler",
+            "int",
+            None,
+            "jobs",
+            "Most jobs a work queue may hold queued (NQUEUECAP_<work queue>[_<resource type>]); a fifth of it "
+            "may be generated per cycle.",
+            _S002_THROTTLE,
+            suffix="workqueue",
+            suffix_only=True,
+            minimum=0,
+        ),
+        _p(
+            "NRUNNINGCAP",
+            "prod_job_throttler",
+            "int",
+            None,
+            "jobs",
+            "Above this many running jobs no job is generated for the work queue (NRUNNINGCAP_<work queue>…).",
+            _S002_THROTTLE,
+            suffix="workqueue",
+            suffix_only=True,
+            minimum=0,
+        ),
     ]
 )
 
@@ -775,19 +836,29 @@ class ConfigView:
                 return True, self._rows[(key, vo)]
         return False, None
 
-    def get(self, key: str, *, gshare: str | None = None, workflow: str | None = None) -> Any:
+    def get(
+        self, key: str, *, gshare: str | None = None, workflow: str | None = None, workqueue: str | None = None
+    ) -> Any:
         """The effective value of a registered key (UnknownParameter for any other)."""
-        return self.explain(key, gshare=gshare, workflow=workflow)[0]
+        return self.explain(key, gshare=gshare, workflow=workflow, workqueue=workqueue)[0]
 
-    def explain(self, key: str, *, gshare: str | None = None, workflow: str | None = None) -> tuple[Any, str]:
-        """The effective value and where it came from: the stored key that won, or 'default'."""
+    def explain(
+        self, key: str, *, gshare: str | None = None, workflow: str | None = None, workqueue: str | None = None
+    ) -> tuple[Any, str]:
+        """The effective value and where it came from: the stored key that won, or 'default'. A work queue
+        suffix may name a resource type too ("MC_16_SCORE"), then the work queue alone ("MC_16") is tried next,
+        as JEDI's throttler does."""
         parameter = self.registry.get(key)
-        suffix_value = {"gshare": gshare, "workflow": workflow}.get(parameter.suffix or "")
+        suffix_value = {"gshare": gshare, "workflow": workflow, "workqueue": workqueue}.get(parameter.suffix or "")
         if suffix_value:
-            specific = f"{key}_{suffix_value}"
-            found, value = self._stored(specific)
-            if found:
-                return value, specific
+            tries = [suffix_value]
+            if parameter.suffix == "workqueue":
+                tries += [suffix_value[: -len(rt) - 1] for rt in RESOURCE_TYPES if suffix_value.endswith("_" + rt)]
+            for suffix in tries:
+                specific = f"{key}_{suffix}"
+                found, value = self._stored(specific)
+                if found:
+                    return value, specific
         if parameter.suffix_only:
             return None, "unset"
         found, value = self._stored(key)
@@ -814,5 +885,10 @@ class ConfigView:
                 value, origin = self.explain(parameter.key, gshare=name, workflow=name)
                 if origin != "default" and origin != parameter.key:
                     flat[f"{parameter.key}_{name}"] = value
+        # work queue limits are few and named by the admin: every stored one is kept
+        for key, vo in self._rows:
+            found = self.registry.find(key)
+            if found is not None and found[0].suffix == "workqueue" and found[1] and vo in ("", self.vo):
+                flat[key] = self._stored(key)[1]
         flat.update(self.stored_custom())
         return flat

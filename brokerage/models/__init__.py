@@ -2,7 +2,17 @@
 
 from .config import GdpConfig, GdpConfigChange
 from .decisions import BrokerageCycle, CycleStatus, Decision
-from .grid import DatasetReplica, GpuSummary, NetworkLink, PandaQueue, QueueStorage, Site, SoftwareTags, StorageEndpoint
+from .grid import (
+    DatasetReplica,
+    GpuSummary,
+    NetworkLink,
+    PandaQueue,
+    QueuePilotStats,
+    QueueStorage,
+    Site,
+    SoftwareTags,
+    StorageEndpoint,
+)
 from .jobs import Job, JobRetryHistory, JobStatusLog
 from .locks import ProcessLock
 from .shares import GlobalShare, GlobalShareSnapshot, WorkQueue
@@ -28,6 +38,7 @@ __all__ = [
     "NetworkLink",
     "PandaQueue",
     "ProcessLock",
+    "QueuePilotStats",
     "QueueStorage",
     "Site",
     "SoftwareTags",

@@ -287,3 +287,22 @@ class DatasetReplica(models.Model):
 
     def __str__(self) -> str:
         return f"{self.datasetName} at {self.endpoint}"
+
+
+class QueuePilotStats(models.Model):
+    """What pilots and Harvester report about a queue (PanDA's pilot and worker statistics): pilots that asked for
+    a job in the last 3 hours, batch jobs (pilots) present, slots. Job brokerage reads them (seed 000 nopilot,
+    the running-jobs bootstrap); the demo grid simulator writes them as it plays the pilots."""
+
+    queue = models.OneToOneField(PandaQueue, on_delete=models.CASCADE, related_name="pilot_stats")
+    pilotsLast3h = models.PositiveIntegerField(default=0)
+    nBatchJob = models.PositiveIntegerField(default=0, help_text="Pilots in the batch system now.")
+    numSlots = models.IntegerField(null=True, blank=True, help_text="Slots granted by Harvester; empty: unknown.")
+    updated = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "queue_pilot_stats"
+        verbose_name_plural = "queue pilot stats"
+
+    def __str__(self) -> str:
+        return f"{self.queue}: {self.pilotsLast3h} pilots in 3 h"

@@ -35,21 +35,35 @@ def cycle_gdpconfig(*, vo: str = "atlas") -> dict:
     return {key: value for key, value in flat.items() if value is not None and REGISTRY.find(key) is not None}
 
 
+# How long a task stays pending after a failed brokerage, by the status it came from (REFERENCE.md
+# retry_after_minutes: 30 task brokerage, 60 production jobs).
+PENDING_RETRY_BY_STATUS = {
+    WAITING_FOR_NUCLEUS: PENDING_RETRY,
+    "ready": timedelta(minutes=60),
+    "scouted": timedelta(minutes=60),
+    "running": timedelta(minutes=60),
+}
+
+
 def task_pending_retry(*, now: datetime) -> list[int]:
-    """Tasks pending in task brokerage for 30 minutes go back to assigning (seed 000)."""
-    due = list(
-        Task.objects.filter(
-            status="pending", oldStatus=WAITING_FOR_NUCLEUS, stateChangeTime__lte=now - PENDING_RETRY
-        ).values_list("pk", flat=True)
-    )
-    if not due:
-        return []
-    return task_status_transition_many(
-        from_status="pending",
-        moves={pk: (WAITING_FOR_NUCLEUS, "retry after 30 minutes pending") for pk in due},
-        actor=ACTOR,
-        now=now,
-    )
+    """Tasks pending after a failed brokerage go back to where they were once their retry time has passed:
+    30 minutes for task brokerage (seed 000), 60 for job brokerage. One query and one bulk move per status."""
+    due_filter = Q()
+    for status, wait in PENDING_RETRY_BY_STATUS.items():
+        due_filter |= Q(oldStatus=status, stateChangeTime__lte=now - wait)
+    due = list(Task.objects.filter(due_filter, status="pending").values_list("pk", "oldStatus"))
+    moved: list[int] = []
+    for status in PENDING_RETRY_BY_STATUS:
+        ids = [pk for pk, old in due if old == status]
+        if ids:
+            wait = int(PENDING_RETRY_BY_STATUS[status].total_seconds() // 60)
+            moved += task_status_transition_many(
+                from_status="pending",
+                moves={pk: (status, f"retry after {wait} minutes pending") for pk in ids},
+                actor=ACTOR,
+                now=now,
+            )
+    return moved
 
 
 def _claim(*, now: datetime, owner: str, limit: int) -> list[int]:

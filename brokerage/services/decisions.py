@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
@@ -26,7 +27,7 @@ def cycle_start(
 ) -> BrokerageCycle:
     """Opens a cycle. `gdpconfig` is the resolved set of parameters the cycle uses; `frame` the candidates and
     their attributes that all its decisions share (stored once, left out of every trace)."""
-    return BrokerageCycle.objects.create(
+    cycle = BrokerageCycle.objects.create(
         plugin=plugin,
         started=now,
         worker=worker_name(),
@@ -34,6 +35,8 @@ def cycle_start(
         status=CycleStatus.RUNNING,
         frame=frame.encode() if frame is not None else None,
     )
+    cycle.wall_clock_start = time.monotonic()
+    return cycle
 
 
 def cycle_finish(*, cycle: BrokerageCycle, now: datetime, error: str = "") -> BrokerageCycle:
@@ -44,7 +47,9 @@ def cycle_finish(*, cycle: BrokerageCycle, now: datetime, error: str = "") -> Br
         pending=Count("id", filter=Q(outcome__in=("pending", "no_match"))),
         throttled=Count("id", filter=Q(outcome="throttled")),
     )
-    cycle.finished = max(now, cycle.started)
+    # `now` is the cycle's logical time (frozen in tests); its duration is the wall-clock time it took
+    elapsed = time.monotonic() - getattr(cycle, "wall_clock_start", time.monotonic())
+    cycle.finished = max(now, cycle.started + timedelta(seconds=elapsed))
     cycle.status = CycleStatus.FAILED if error else CycleStatus.SUCCEEDED
     cycle.error = error
     cycle.n_decisions = counts["total"]

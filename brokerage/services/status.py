@@ -90,3 +90,57 @@ def task_status_transition_many(
         )
         moved = sorted(still_there)
     return moved
+
+
+def job_status_transition_many(
+    *,
+    from_status: str,
+    to_status: str,
+    job_ids: list[int],
+    reason: str = "",
+    actor: str = "",
+    now: datetime | None = None,
+    columns: dict | None = None,
+) -> list[int]:
+    """Moves many jobs from `from_status` to `to_status` with one reason (the cycles and the grid simulator
+    move jobs in groups). Checked against the job state machine first; jobs no longer in `from_status` are left
+    alone. startTime/endTime follow the move as in `status_transition`; `columns` are set on every moved job.
+    Returns the ids moved. Three statements whatever the number of jobs."""
+    from brokerage.models import Job, JobStatusLog
+    from brokerage.models.jobs import JOB_ENDED
+    from brokerage.states import JOB
+
+    now = now or timezone.now()
+    JOB.check(from_status, to_status, identifier=job_ids[0] if job_ids else None)
+    if not job_ids:
+        return []
+    with transaction.atomic():
+        rows = list(
+            Job.objects.select_for_update()
+            .filter(pk__in=job_ids, jobStatus=from_status)
+            .values_list("pk", "computingSite")
+        )
+        moved = [pk for pk, _ in rows]
+        updates = {"jobStatus": to_status, "stateChangeTime": now, "modificationTime": now, **(columns or {})}
+        if to_status in JOB_ENDED:
+            updates["endTime"] = now
+        Job.objects.filter(pk__in=moved).update(**updates)
+        if to_status == "running":
+            Job.objects.filter(pk__in=moved, startTime__isnull=True).update(startTime=now)
+        site = (columns or {}).get("computingSite")
+        JobStatusLog.objects.bulk_create(
+            (
+                JobStatusLog(
+                    job_id=pk,
+                    timestamp=now,
+                    old_status=from_status,
+                    new_status=to_status,
+                    reason=reason[:250],
+                    actor=actor,
+                    computingSite=site if site is not None else computing_site,
+                )
+                for pk, computing_site in rows
+            ),
+            batch_size=1000,
+        )
+    return sorted(moved)

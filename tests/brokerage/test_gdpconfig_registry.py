@@ -93,6 +93,15 @@ class TestPrecedence:
         assert view.explain("DISK_THRESHOLD", gshare="MC 16") == (80, "DISK_THRESHOLD")
         assert ConfigView({}).explain("DISK_THRESHOLD", gshare="Express") == (100, "default")
 
+    def test_throttler_limits_per_work_queue_and_resource_type(self):
+        # JEDI's order: work queue + resource type, then the work queue; never a general key
+        rows = {("NQUEUELIMIT_MC_16", ""): 4000, ("NQUEUELIMIT_MC_16_MCORE_HIMEM", ""): 300, ("NQUEUELIMIT", ""): 9}
+        view = ConfigView(rows)
+        assert view.explain("NQUEUELIMIT", workqueue="MC_16_MCORE_HIMEM") == (300, "NQUEUELIMIT_MC_16_MCORE_HIMEM")
+        assert view.explain("NQUEUELIMIT", workqueue="MC_16_SCORE") == (4000, "NQUEUELIMIT_MC_16")
+        assert view.explain("NQUEUELIMIT", workqueue="MC_16") == (4000, "NQUEUELIMIT_MC_16")
+        assert view.explain("NQUEUELIMIT", workqueue="Reprocessing") == (None, "unset")
+
     def test_per_gshare_key_beats_a_vo_specific_general_key(self):
         # the more specific key wins first, then the VO decides between rows of that key
         rows = {("DISK_THRESHOLD", "atlas"): 70, ("DISK_THRESHOLD_Express", ""): 50}

@@ -68,7 +68,8 @@ def test_event_split_reproduces_the_seed_figure():
         (EventRange(3, 0, 99),),
     ]
     assert [c.n_events for c in chunks] == [100, 100, 100, 100]
-    assert chunks[1].files == (1, 2) and chunks[1].input_bytes == 2 * MB
+    assert chunks[1].files == (1, 2)
+    assert chunks[1].input_bytes == 2 * MB
 
 
 def test_event_split_resumes_after_used_events_and_respects_max_jobs():

@@ -18,26 +18,34 @@ def verdict(running=0, queued=0, defined=0, waiting=0, limits=None, **extra):
 
 def test_unthrottled_queue_always_passes_without_a_limit():
     result = verdict(running=0, queued=10**6, throttled=False)
-    assert result.passed and result.rule == "unthrottled" and result.max_jobs is None
+    assert result.passed
+    assert result.rule == "unthrottled"
+    assert result.max_jobs is None
 
 
 def test_normal_case_half_of_the_bunch_clipped_to_500_600():
     # 1000 running, 1900 queued: 2 × 1000 − 1900 = 100 < 500 → bunch 500, queue limit 500 × 4 = 2000;
     # 1900 ≥ 0.9 × 2000 and ≥ running, so the normal case: 500 / 2 = 250 jobs
     result = verdict(running=1000, queued=1900)
-    assert result.passed and result.rule == "normal" and result.max_jobs == 250
-    assert result.detail["bunch"] == 500 and result.detail["queue_limit"] == 2000
+    assert result.passed
+    assert result.rule == "normal"
+    assert result.max_jobs == 250
+    assert result.detail["bunch"] == 500
+    assert result.detail["queue_limit"] == 2000
 
 
 def test_bunch_is_capped_at_600():
     # 5000 running, 9000 queued: 2 × 5000 − 9000 = 1000 → 600; queue limit 2400; 9000/5000 = 1.8 ≤ 2 → no skip
     result = verdict(running=5000, queued=9000)
-    assert result.rule == "normal" and result.max_jobs == 300
+    assert result.rule == "normal"
+    assert result.max_jobs == 300
 
 
 def test_no_running_and_more_queued_than_the_limit_skips():
     result = verdict(running=0, queued=2001)
-    assert not result.passed and result.rule == "no_running_enough_queued" and result.max_jobs == 0
+    assert not result.passed
+    assert result.rule == "no_running_enough_queued"
+    assert result.max_jobs == 0
     assert result.detail == {"running": 0, "queued": 2001, "queue_limit": 2000}
 
 
@@ -54,7 +62,8 @@ def test_threshold_comes_from_the_limits():
 
 def test_too_many_defined_means_brokerage_is_stuck():
     result = verdict(running=100000, defined=2401, limits=ThrottleLimits(queue_limit=2400))
-    assert result.rule == "too_many_defined" and result.detail == {"defined": 2401, "queue_limit": 2400}
+    assert result.rule == "too_many_defined"
+    assert result.detail == {"defined": 2401, "queue_limit": 2400}
 
 
 def test_too_many_waiting():
@@ -67,27 +76,31 @@ def test_running_cap_skips_even_with_urgent_work_waiting():
     result = verdict(
         running=501, limits=ThrottleLimits(running_cap=500), highest_waiting_priority=1000, highest_queued_priority=0
     )
-    assert result.rule == "running_cap" and not result.passed
+    assert result.rule == "running_cap"
+    assert not result.passed
 
 
 def test_queue_cap_skips_and_sets_max_jobs_to_a_fifth():
     assert verdict(running=10000, queued=1001, limits=ThrottleLimits(queue_cap=1000)).rule == "queue_cap"
     # under the cap: cap / 5 = 200 jobs
     result = verdict(running=1000, queued=990, limits=ThrottleLimits(queue_cap=1000, queue_limit=1000))
-    assert result.passed and result.max_jobs == 200
+    assert result.passed
+    assert result.max_jobs == 200
 
 
 def test_below_90_percent_of_the_queue_limit_allows_a_twentieth_of_it():
     # limit 20000, 100 queued < 18000: max(20000 / 20, bunch 500 / 2) = 1000
     result = verdict(running=50, queued=100, limits=ThrottleLimits(queue_limit=20000))
-    assert result.rule == "not_enough_queued" and result.max_jobs == 1000
+    assert result.rule == "not_enough_queued"
+    assert result.max_jobs == 1000
     # a small limit keeps the normal case: max(1000 / 20, 250) = 250
     assert verdict(running=50, queued=100, limits=ThrottleLimits(queue_limit=1000)).max_jobs == 250
 
 
 def test_higher_priority_waiting_task_turns_a_skip_into_a_restricted_pass():
     result = verdict(running=0, queued=3000, highest_waiting_priority=900, highest_queued_priority=500)
-    assert result.passed and result.min_priority == 900
+    assert result.passed
+    assert result.min_priority == 900
     assert result.rule == "no_running_enough_queued_but_higher_priority_waiting"
     # same priority but fewer than 500 of it queued counts too; analysis never jumps
     assert verdict(

@@ -1,0 +1,180 @@
+"""Scenarios for production job brokerage, built from the database.
+
+The grid part (sites, endpoints, network, queues with their storages, software tags, GPUs, and the per-queue
+job statistics) is read once per cycle — ten queries whatever the number of queues — and shared by every job
+set's scenario; a job set adds its task and datasets, which the job-generation service has already read for
+all the cycle's tasks at once. The job statistics (running, activated, … per queue) come from the Job table,
+the pilot figures from QueuePilotStats, the time since the last job start from the jobs' startTime.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import Count, Max, Q, Sum
+
+from brokerage.adapters.task_brokerage import TASK_FIELDS, TASK_PARAMETERS, grid_parts
+from brokerage.engine import Scenario, parse_scenario
+from brokerage.models import GpuSummary, Job, PandaQueue, QueuePilotStats, QueueStorage, SoftwareTags
+
+PLUGIN = "atlas_prod_job"
+# Queue columns we keep outside the CRIC record (the record itself is kept whole in PandaQueue.cric).
+QUEUE_COLUMNS = (
+    "status",
+    "type",
+    "capability",
+    "resource_type",
+    "cloud",
+    "corecount",
+    "corepower",
+    "maxrss",
+    "minrss",
+    "maxwdir",
+    "maxinputsize",
+    "maxtime",
+    "mintime",
+    "releases",
+    "pledgedcpu",
+    "fairsharepolicy",
+    "catchall",
+    "direct_access_lan",
+    "direct_access_wan",
+    "transferringlimit",
+    "maxdiskio",
+    "wnconnectivity",
+    "jobseed",
+    "workflow",
+    "harvester",
+    "use_vp",
+    "siteClass",
+)
+STATS_STATUSES = ("running", "activated", "assigned", "starting", "defined", "transferring")
+JOB_TASK_PARAMETERS = (*TASK_PARAMETERS, "includedSite", "excludedSite", "avoidVP", "nEventsPerJob", "nFilesPerJob")
+# How far back job starts are looked for (bounded so the query never scans the whole history).
+START_WINDOW = timedelta(days=7)
+PILOT_WINDOW_HOURS = 3
+
+
+def queue_records() -> dict[str, dict[str, Any]]:
+    """Every queue as a CRIC record: the imported record, our columns over it, astorages from QueueStorage."""
+    records: dict[str, dict[str, Any]] = {}
+    for row in PandaQueue.objects.values("name", "site__name", "cric", *QUEUE_COLUMNS):
+        record = dict(row.pop("cric") or {})
+        name, site = row.pop("name"), row.pop("site__name")
+        record.update({key: value for key, value in row.items() if value is not None})
+        record.update({"name": name, "atlas_site": site, "astorages": {}})
+        records[name] = record
+    for queue, endpoint, role in QueueStorage.objects.values_list("queue__name", "endpoint__name", "role"):
+        records[queue]["astorages"].setdefault(role, []).append(endpoint)
+    return records
+
+
+def queue_statistics(*, now: datetime, queues: dict[str, dict]) -> dict[str, dict[str, Any]]:
+    """Per queue: jobs by status and running cores, pilots and batch jobs, hours since the last job start
+    (three queries)."""
+    stats: dict[str, dict[str, Any]] = {name: {status: 0 for status in STATS_STATUSES} for name in queues}
+    stats_rows = (
+        Job.objects.filter(jobStatus__in=STATS_STATUSES)
+        .exclude(computingSite="")
+        .values("computingSite", "jobStatus")
+        .annotate(jobs=Count("pk"), cores=Sum("coreCount"))
+    )
+    for row in stats_rows:
+        entry = stats.get(row["computingSite"])
+        if entry is None:
+            continue
+        entry[row["jobStatus"]] = row["jobs"]
+        if row["jobStatus"] == "running":
+            entry["runningCores"] = row["cores"] or 0
+    starts = (
+        Job.objects.filter(startTime__gte=now - START_WINDOW)
+        .exclude(computingSite="")
+        .values("computingSite")
+        .annotate(last=Max("startTime"))
+    )
+    last_start = {row["computingSite"]: row["last"] for row in starts}
+    for name, entry in stats.items():
+        if name in last_start:
+            entry["hoursSinceLastStart"] = max((now - last_start[name]).total_seconds() / 3600, 0.0)
+        elif entry["activated"]:
+            entry["hoursSinceLastStart"] = START_WINDOW.total_seconds() / 3600
+    for row in QueuePilotStats.objects.values("queue__name", "pilotsLast3h", "nBatchJob", "numSlots"):
+        entry = stats.get(row["queue__name"])
+        if entry is not None:
+            entry.update(pilotsLast3h=row["pilotsLast3h"], nBatchJob=row["nBatchJob"])
+            if row["numSlots"] is not None:
+                entry["numSlots"] = row["numSlots"]
+    return stats
+
+
+def software_parts() -> dict[str, Any]:
+    """sw_tags and gpu_summary (two queries)."""
+    sw_tags = dict(SoftwareTags.objects.values_list("name", "data"))
+    gpus: dict[str, list] = {}
+    for row in GpuSummary.objects.values(
+        "queue__name", "vendor", "model", "vram", "microarchitecture", "version", "driver_version"
+    ):
+        gpus.setdefault(row.pop("queue__name"), []).append(row)
+    return {"sw_tags": sw_tags, "gpu_summary": gpus}
+
+
+def job_grid_base(*, now: datetime, gdpconfig: dict[str, Any]) -> Scenario:
+    """The scenario part every job set of a cycle shares (ten queries)."""
+    queues = queue_records()
+    return parse_scenario(
+        {
+            "plugin": PLUGIN,
+            "now": now.isoformat(),
+            "gdpconfig": gdpconfig,
+            **grid_parts(),
+            **software_parts(),
+            "queues": queues,
+            "queue_stats": queue_statistics(now=now, queues=queues),
+        }
+    )
+
+
+def task_spec(task: dict[str, Any]) -> dict[str, Any]:
+    """A task row (TASK_FIELDS + nucleus) as the scenario's task object, task parameters included."""
+    params = task.get("taskParams") or {}
+    spec = {
+        key: value
+        for key, value in task.items()
+        if key in TASK_FIELDS and key not in ("taskParams", "parent_id") and value is not None
+    }
+    spec["nucleus"] = task.get("nucleus") or ""
+    spec.update({key: params[key] for key in JOB_TASK_PARAMETERS if key in params})
+    return spec
+
+
+def job_set_scenario(
+    *, base: Scenario, task: dict[str, Any], datasets: list[dict[str, Any]], jobs: dict[str, Any], seed: int
+) -> Scenario:
+    """One job set's scenario over the shared `base`: no query."""
+    parsed = parse_scenario(
+        {
+            "plugin": PLUGIN,
+            "now": base.now.isoformat(),
+            "seed": seed,
+            "task": task_spec(task),
+            "jobs": jobs,
+            "datasets": datasets,
+        }
+    )
+    return replace(
+        parsed,
+        config=base.config,
+        gdpconfig=base.gdpconfig,
+        sites=base.sites,
+        ddm_endpoints=base.ddm_endpoints,
+        network=base.network,
+        queues=base.queues,
+        queue_stats=base.queue_stats,
+        sw_tags=base.sw_tags,
+        gpu_summary=base.gpu_summary,
+    )
+
+
+__all__ = ["PLUGIN", "Q", "job_grid_base", "job_set_scenario", "queue_records", "queue_statistics"]

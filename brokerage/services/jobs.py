@@ -1,0 +1,510 @@
+"""Job generation and job brokerage over the database, one work queue per cycle (seed 002, JEDI's JobGenerator).
+
+A cycle holds the JEDI process lock of (vo, prodSourceLabel, work queue), so only one worker generates for a
+work queue at a time; it asks the job throttler per resource type how many jobs may be made, claims the work
+queue's tasks that can have jobs (row locks that other workers skip, plus lockedBy/lockedTime), splits each
+task's unused master input files into jobs (file or event level; scouts first), brokers each task's jobs as
+one job set, and in one transaction per cycle stores the decisions, the jobs (defined → assigned at the chosen
+queue), the files they use (ready → picked), their Event rows and the tasks' new statuses.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import connection, transaction
+from django.db.models import Count, F, Max, Q, Window
+from django.db.models.functions import RowNumber
+
+from brokerage.adapters.job_brokerage import PLUGIN, job_grid_base, job_set_scenario
+from brokerage.adapters.task_brokerage import TASK_FIELDS
+from brokerage.engine.decision import Decision as EngineDecision
+from brokerage.gdpconfig import ConfigView
+from brokerage.models import (
+    BrokerageCycle,
+    Dataset,
+    DatasetFile,
+    DatasetReplica,
+    Event,
+    Job,
+    JobStatusLog,
+    Task,
+    WorkQueue,
+)
+from brokerage.plugins import plugin_registry
+from brokerage.services.cycles import cycle_gdpconfig
+from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_store_many, worker_name
+from brokerage.services.locks import process_lock_acquire, process_lock_release
+from brokerage.services.status import task_status_transition_many
+from brokerage.splitter import InputFile, JobChunk, split_events, split_files
+from brokerage.throttle import JobCounts, ThrottleLimits, ThrottleVerdict, job_throttle, resource_type_for
+
+logger = logging.getLogger(__name__)
+
+ACTOR = "job generator"
+THROTTLER_PLUGIN = "prod_job_throttler"
+# Task statuses whose tasks get new jobs; scouting tasks wait for their scouts (seed 002 task statuses).
+GENERATING = ("ready", "scouted", "running")
+# JEDI's defaults: 10 scout jobs (task parameter nScoutJobs); scouting ends once 5 of them finished or none is
+# left active (issue 7 derives the task's parameters from those 5).
+SCOUT_JOBS = 10
+SCOUTS_ENOUGH = 5
+# The most jobs one job set gets, and the most ready files read per task per cycle.
+JOBS_PER_SET = 100
+FILES_PER_TASK = 1000
+LOCK_TIMEOUT = timedelta(minutes=30)
+ACTIVE_JOB_STATUSES = ("defined", "waiting", "assigned", "throttled", "activated", "sent", "starting", "running")
+JOB_COUNT_STATUSES = ("running", "assigned", "activated", "starting", "defined", "waiting")
+
+
+@dataclass(frozen=True)
+class GeneratedJobSet:
+    """What one task got in a cycle."""
+
+    task_id: int
+    jobset_id: int
+    outcome: str
+    queue: str
+    n_jobs: int
+
+
+def task_scouting_check(*, work_queue_id: int | None, now: datetime) -> list[int]:
+    """Tasks in scouting whose scouts are done — SCOUTS_ENOUGH finished, or none still active — become scouted.
+    Two queries and the bulk move."""
+    scouting = Task.objects.filter(status="scouting")
+    if work_queue_id is not None:
+        scouting = scouting.filter(workQueue_id=work_queue_id)
+    counts = (
+        Job.objects.filter(task__in=scouting, isScout=True)
+        .values("task_id")
+        .annotate(
+            finished=Count("pk", filter=Q(jobStatus="finished")),
+            active=Count("pk", filter=Q(jobStatus__in=ACTIVE_JOB_STATUSES)),
+        )
+    )
+    done = [row["task_id"] for row in counts if row["finished"] >= SCOUTS_ENOUGH or row["active"] == 0]
+    if not done:
+        return []
+    return task_status_transition_many(
+        from_status="scouting",
+        moves={task_id: ("scouted", "scout jobs done") for task_id in done},
+        actor=ACTOR,
+        now=now,
+    )
+
+
+def work_queue_job_counts(*, work_queue_id: int) -> dict[str, dict[str, int]]:
+    """Jobs of a work queue by resource type and status (one query): what the throttler compares."""
+    counts: dict[str, dict[str, int]] = defaultdict(dict)
+    for resource, status, jobs in (
+        Job.objects.filter(workQueue_id=work_queue_id, jobStatus__in=JOB_COUNT_STATUSES)
+        .values_list("resource_type", "jobStatus")
+        .annotate(n=Count("pk"))
+    ):
+        counts[resource][status] = jobs
+    return counts
+
+
+def throttle_verdicts(
+    *, work_queue: WorkQueue, resource_types: set[str], config: ConfigView, tasks: list[dict[str, Any]]
+) -> dict[str, ThrottleVerdict]:
+    """The throttler's verdict for each resource type the cycle's tasks need (two queries: the job counts and
+    the highest queued priority with its number of jobs)."""
+    counts = work_queue_job_counts(work_queue_id=work_queue.pk)
+    whole: dict[str, int] = defaultdict(int)
+    for by_status in counts.values():
+        for status, jobs in by_status.items():
+            whole[status] += jobs
+    top = (
+        Job.objects.filter(workQueue=work_queue, jobStatus__in=("defined", "assigned", "activated", "starting"))
+        .values("currentPriority")
+        .annotate(jobs=Count("pk"))
+        .order_by("-currentPriority")
+        .first()
+    )
+    queued_priority, queued_at_top = (top["currentPriority"], top["jobs"]) if top else (None, 0)
+    name = "_".join(work_queue.queue_name.split(" "))
+    threshold = config.get("THROTTLE_THRESHOLD")
+    if config.get("WORK_SHORTAGE") and config.get("THROTTLE_THRESHOLD_FOR_WORK_SHORTAGE") is not None:
+        threshold = config.get("THROTTLE_THRESHOLD_FOR_WORK_SHORTAGE")
+    verdicts = {}
+    for resource in sorted(resource_types):
+        key = f"{name}_{resource}"
+        waiting = [t["currentPriority"] for t in tasks if t["resource_type"] == resource]
+        verdicts[resource] = job_throttle(
+            work_queue=work_queue.queue_name,
+            throttled=work_queue.queue_share is not None,
+            resource=JobCounts.from_statuses(counts.get(resource, {})),
+            whole_queue=JobCounts.from_statuses(whole),
+            limits=ThrottleLimits(
+                threshold=threshold,
+                queue_limit=config.get("NQUEUELIMIT", workqueue=key),
+                queue_cap=config.get("NQUEUECAP", workqueue=key),
+                running_cap=config.get("NRUNNINGCAP", workqueue=key),
+            ),
+            highest_waiting_priority=max(waiting, default=None),
+            highest_queued_priority=queued_priority,
+            queued_at_highest_priority=queued_at_top,
+            analysis=work_queue.queue_type == "analysis",
+        )
+    return verdicts
+
+
+def _claim(*, work_queue_id: int, now: datetime, owner: str, limit: int) -> list[int]:
+    """Up to `limit` tasks of the work queue that can get jobs and that no live worker holds (SKIP LOCKED on
+    PostgreSQL, then lockedBy/lockedTime for the rest of the cycle)."""
+    with transaction.atomic():
+        candidates = (
+            Task.objects.filter(workQueue_id=work_queue_id, status__in=GENERATING)
+            .filter(Q(lockedBy="") | Q(lockedTime__lt=now - LOCK_TIMEOUT))
+            .order_by("-currentPriority", "jediTaskID")
+        )
+        if connection.features.has_select_for_update_skip_locked:
+            candidates = candidates.select_for_update(skip_locked=True)
+        ids = list(candidates.values_list("pk", flat=True)[:limit])
+        Task.objects.filter(pk__in=ids).update(lockedBy=owner[:40], lockedTime=now)
+    return ids
+
+
+def _release(ids: list[int], owner: str) -> None:
+    Task.objects.filter(pk__in=ids, lockedBy=owner[:40]).update(lockedBy="", lockedTime=None)
+
+
+def _inputs(task_ids: list[int]) -> tuple[dict[int, dict], dict[int, list[dict]], dict[str, dict], dict[int, int]]:
+    """Master input datasets, their replicas, the first FILES_PER_TASK usable files per task and the events
+    already given out per file (four queries for any number of tasks)."""
+    masters = {
+        row["task_id"]: row
+        for row in Dataset.objects.filter(task_id__in=task_ids, type__in=("input", "pseudo_input"), master__isnull=True)
+        .order_by("datasetID")
+        .values("datasetID", "task_id", "datasetName", "nFiles", "nFilesUsed", "status")
+    }
+    replicas: dict[str, dict] = defaultdict(dict)
+    for name, endpoint, n_files, size in DatasetReplica.objects.filter(
+        datasetName__in=[m["datasetName"] for m in masters.values()]
+    ).values_list("datasetName", "endpoint__name", "nFiles", "sizeGB"):
+        replicas[name][endpoint] = {"nFiles": n_files, "sizeGB": size}
+    files: dict[int, list[dict]] = defaultdict(list)
+    usable = (
+        DatasetFile.objects.filter(dataset_id__in=[m["datasetID"] for m in masters.values()])
+        .filter(Q(status="ready") | Q(status__in=("picked", "running", "partial"), nEvents__isnull=False))
+        .annotate(position=Window(RowNumber(), partition_by=[F("task_id")], order_by=F("fileID").asc()))
+        .filter(position__lte=FILES_PER_TASK)
+        .values("fileID", "task_id", "dataset_id", "fsize", "nEvents", "status", "attemptNr")
+    )
+    for row in usable:
+        files[row["task_id"]].append(row)
+    used = dict(
+        Event.objects.filter(task_id__in=task_ids)
+        .values("file_id")
+        .annotate(last=Max("def_max_eventID"))
+        .values_list("file_id", "last")
+    )
+    return masters, files, replicas, {file_id: last + 1 for file_id, last in used.items()}
+
+
+def _chunks(task: dict, files: list[dict], used: dict[int, int], max_jobs: int) -> list[JobChunk]:
+    params = task["taskParams"] or {}
+    events_per_job = params.get("nEventsPerJob")
+    if events_per_job:
+        inputs = [
+            InputFile(f["fileID"], f["fsize"] or 0, f["nEvents"])
+            for f in files
+            if f["nEvents"] and used.get(f["fileID"], 0) < f["nEvents"]
+        ]
+        return split_events(inputs, events_per_job=int(events_per_job), max_jobs=max_jobs, used=used)
+    ready = [InputFile(f["fileID"], f["fsize"] or 0, f["nEvents"]) for f in files if f["status"] == "ready"]
+    return split_files(
+        ready,
+        max_jobs=max_jobs,
+        files_per_job=params.get("nFilesPerJob"),
+        gb_per_job=params.get("nGBPerJob"),
+        out_disk_kb_per_mb=float(task["outDiskCount"] or 0)
+        if not (task["outDiskUnit"] or "").endswith("PerEvent")
+        else 0.0,
+        work_disk_mb=float(task["workDiskCount"] or 0),
+    )
+
+
+def _job_set_summary(chunks: list[JobChunk], *, scouts: bool) -> dict[str, Any]:
+    """The `jobs` object of the scenario: the largest job of the set (the brokerage checks that one fits)."""
+    events = [c.n_events for c in chunks if c.n_events is not None]
+    return {
+        "nEvents": max(events) if events else None,
+        "inputSizeMB": max(c.input_mb for c in chunks),
+        "nFiles": max(len(c.files) for c in chunks),
+        "isScout": scouts,
+        "nJobs": len(chunks),
+    }
+
+
+def _task_rows(task_ids: list[int]) -> dict[int, dict]:
+    fields = {*TASK_FIELDS, "nucleus", "status", "workDiskCount", "taskName", "workQueue_id", "splitRule"}
+    rows = {row["jediTaskID"]: row for row in Task.objects.filter(pk__in=task_ids).values(*fields)}
+    for row in rows.values():
+        ram = row["ramCount"]
+        per_core = ram if (row["ramUnit"] or "").endswith("PerCore") or ram is None else ram / max(row["coreCount"], 1)
+        row["resource_type"] = resource_type_for(core_count=row["coreCount"], ram_per_core_mb=per_core)
+    return rows
+
+
+def _throttled_decision(*, work_queue: WorkQueue, resource: str, verdict: ThrottleVerdict, now, seed) -> EngineDecision:
+    return EngineDecision(
+        plugin=THROTTLER_PLUGIN,
+        outcome="throttled",
+        chosen=None,
+        candidates=(),
+        skipped={},
+        stages=(),
+        message=f"work queue {work_queue.queue_name} {resource}: {verdict.message}"[:500],
+        retry_after_minutes=None,
+        now=now,
+        seed=seed,
+        initial=(),
+        extra={"rule": verdict.rule, "detail": dict(verdict.detail), "resource_type": resource},
+    )
+
+
+def job_generation_cycle_run(
+    *, work_queue_id: int, now: datetime, vo: str = "atlas", prod_source_label: str = "managed", limit: int = 200
+) -> BrokerageCycle | None:
+    """One job-generation cycle for a work queue; None when another worker holds the work queue's process
+    lock. The cycle row records its status, duration, error and counts (assigned / pending / throttled)."""
+    owner = worker_name()
+    if not process_lock_acquire(
+        vo=vo, prod_source_label=prod_source_label, work_queue_id=work_queue_id, owner=owner, now=now
+    ):
+        return None
+    try:
+        return _generate(work_queue_id=work_queue_id, now=now, vo=vo, owner=owner, limit=limit)
+    finally:
+        process_lock_release(vo=vo, prod_source_label=prod_source_label, work_queue_id=work_queue_id, owner=owner)
+
+
+def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: int) -> BrokerageCycle:
+    work_queue = WorkQueue.objects.get(pk=work_queue_id)
+    task_scouting_check(work_queue_id=work_queue_id, now=now)
+    gdpconfig = cycle_gdpconfig(vo=vo)
+    base = job_grid_base(now=now, gdpconfig=gdpconfig)
+    broker = plugin_registry().get(PLUGIN)()
+    frame = broker.frame(base)
+    cycle = cycle_start(plugin=PLUGIN, now=now, gdpconfig=gdpconfig, frame=frame)
+    claimed = _claim(work_queue_id=work_queue_id, now=now, owner=owner, limit=limit)
+    try:
+        tasks = _task_rows(claimed)
+        ordered = sorted(tasks.values(), key=lambda t: (-t["currentPriority"], t["jediTaskID"]))
+        verdicts = throttle_verdicts(
+            work_queue=work_queue,
+            resource_types={t["resource_type"] for t in ordered},
+            config=base.config,
+            tasks=ordered,
+        )
+        budget = {rt: (v.max_jobs if v.max_jobs is not None else math.inf) for rt, v in verdicts.items()}
+        masters, files, replicas, used = _inputs(claimed)
+        items: list[DecisionToStore] = [
+            DecisionToStore(_throttled_decision(work_queue=work_queue, resource=rt, verdict=v, now=now, seed=0))
+            for rt, v in verdicts.items()
+            if not v.passed
+        ]
+        plans: list[tuple[dict, list[JobChunk], int, EngineDecision]] = []
+        for sequence, task in enumerate(ordered):
+            verdict = verdicts[task["resource_type"]]
+            if not verdict.passed or (
+                verdict.min_priority is not None and task["currentPriority"] < verdict.min_priority
+            ):
+                continue
+            master = masters.get(task["jediTaskID"])
+            if master is None:
+                continue
+            scouts = task["status"] == "ready" and int((task["taskParams"] or {}).get("nScoutJobs", SCOUT_JOBS)) > 0
+            wanted = int((task["taskParams"] or {}).get("nScoutJobs", SCOUT_JOBS)) if scouts else JOBS_PER_SET
+            wanted = int(min(wanted, budget[task["resource_type"]]))
+            chunks = _chunks(task, files.get(task["jediTaskID"], []), used, wanted) if wanted > 0 else []
+            if not chunks:
+                continue
+            jobset_id = (cycle.pk << 20) + sequence
+            scenario = job_set_scenario(
+                base=base,
+                task=task,
+                datasets=[
+                    {
+                        "name": master["datasetName"],
+                        "master": True,
+                        "nFiles": master["nFiles"],
+                        "sizeGB": max((r["sizeGB"] for r in replicas[master["datasetName"]].values()), default=0.0),
+                        "replicas": replicas[master["datasetName"]],
+                    }
+                ],
+                jobs=_job_set_summary(chunks, scouts=scouts),
+                seed=(jobset_id * 7919) % 2**31,
+            )
+            decision = broker.decide(scenario)
+            items.append(DecisionToStore(decision, task_id=task["jediTaskID"], jobset_id=jobset_id))
+            if decision.chosen is not None:
+                budget[task["resource_type"]] -= len(chunks)
+            plans.append((task, chunks, jobset_id, decision))
+        with transaction.atomic():
+            decision_store_many(cycle=cycle, items=items, frame=frame)
+            _apply(plans=plans, queues=base.queues, work_queue=work_queue, now=now)
+    except Exception as error:
+        logger.exception("job generation cycle %s failed", cycle.pk)
+        _release(claimed, owner)
+        return cycle_finish(cycle=cycle, now=now, error=f"{type(error).__name__}: {error}")
+    _release(claimed, owner)
+    return cycle_finish(cycle=cycle, now=now)
+
+
+def _apply(*, plans, queues, work_queue: WorkQueue, now: datetime) -> None:
+    """Writes the outcome of every job set: jobs, their log rows, files, events, dataset counters, tasks."""
+    jobs: list[Job] = []
+    job_chunks: list[JobChunk] = []
+    task_moves: dict[str, dict[int, tuple[str, str]]] = defaultdict(dict)
+    task_extra: dict[int, dict] = {}
+    for task, chunks, jobset_id, decision in plans:
+        params = task["taskParams"] or {}
+        if decision.chosen is None:
+            task_moves[task["status"]][task["jediTaskID"]] = ("pending", decision.message[:500])
+            task_extra[task["jediTaskID"]] = {"errorDialog": decision.message[:255]}
+            continue
+        # coreCount 0: the job takes the queue's cores
+        core_count = task["coreCount"] or queues[decision.chosen].get("corecount") or 1
+        for number, chunk in enumerate(chunks):
+            jobs.append(
+                Job(
+                    task_id=task["jediTaskID"],
+                    jobsetID=jobset_id,
+                    jobName=f"{task['taskName'][:200]}.{jobset_id}.{number}",
+                    jobStatus="defined",
+                    prodSourceLabel=task["prodSourceLabel"] or "managed",
+                    processingType=task["processingType"] or "",
+                    currentPriority=task["currentPriority"],
+                    assignedPriority=task["currentPriority"],
+                    computingSite=decision.chosen,
+                    nucleus=task["nucleus"] or "",
+                    gshare=task["gshare"] or "",
+                    workQueue_id=work_queue.pk,
+                    resource_type=task["resource_type"],
+                    prodUserName=task["userName"] or "",
+                    workingGroup=task["workingGroup"] or "",
+                    transformation=task["transUses"] or "",
+                    homepackage=task["transHome"] or "",
+                    cmtConfig=task["architecture"] or "",
+                    isScout=task["status"] == "ready" and int(params.get("nScoutJobs", SCOUT_JOBS)) > 0,
+                    coreCount=core_count,
+                    minRamCount=task["ramCount"],
+                    maxAttempt=int(params.get("maxAttempt", 3)),
+                    creationTime=now,
+                    modificationTime=now,
+                    stateChangeTime=now,
+                    nEvents=chunk.n_events,
+                    nInputFiles=len(chunk.files),
+                    inputFileBytes=chunk.input_bytes,
+                )
+            )
+            job_chunks.append(chunk)
+        target = "scouting" if task["status"] == "ready" and jobs[-1].isScout else "running"
+        if task["status"] != target:
+            task_moves[task["status"]][task["jediTaskID"]] = (target, f"{len(chunks)} jobs to {decision.chosen}")
+            task_extra[task["jediTaskID"]] = {"errorDialog": ""}
+    created = Job.objects.bulk_create(jobs, batch_size=1000)
+    JobStatusLog.objects.bulk_create(
+        [
+            entry
+            for job in created
+            for entry in (
+                JobStatusLog(
+                    job_id=job.pk,
+                    timestamp=now,
+                    old_status="",
+                    new_status="defined",
+                    actor=ACTOR,
+                    reason="generated",
+                    computingSite=job.computingSite,
+                ),
+                JobStatusLog(
+                    job_id=job.pk,
+                    timestamp=now,
+                    old_status="defined",
+                    new_status="assigned",
+                    actor=ACTOR,
+                    reason=f"job brokerage chose {job.computingSite}",
+                    computingSite=job.computingSite,
+                ),
+            )
+        ],
+        batch_size=1000,
+    )
+    Job.objects.filter(pk__in=[job.pk for job in created]).update(jobStatus="assigned")
+    _use_inputs(created, job_chunks, now=now)
+    for from_status, moves in task_moves.items():
+        task_status_transition_many(
+            from_status=from_status,
+            moves=moves,
+            extra={task_id: task_extra[task_id] for task_id in moves if task_id in task_extra},
+            actor=ACTOR,
+            now=now,
+        )
+
+
+def _use_inputs(created: list[Job], chunks: list[JobChunk], *, now: datetime) -> None:
+    """Files of the new jobs ready → picked (event-level files stay picked while events remain), one Event row
+    per (file, event range), and the master datasets' nFilesUsed. Bulk statements only."""
+    picked: dict[int, tuple[int, int]] = {}
+    events: list[Event] = []
+    for job, chunk in zip(created, chunks, strict=True):
+        for file_id in chunk.files:
+            picked.setdefault(file_id, (job.pk, job.jobsetID))
+        for event_range in chunk.ranges:
+            events.append(
+                Event(
+                    task_id=job.task_id,
+                    dataset_id=0,
+                    file_id=event_range.fileID,
+                    PandaID=job.pk,
+                    status="ready",
+                    def_min_eventID=event_range.first,
+                    def_max_eventID=event_range.last,
+                )
+            )
+    if not picked:
+        return
+    rows = list(DatasetFile.objects.filter(pk__in=list(picked)).values("pk", "dataset_id", "status"))
+    dataset_of = {row["pk"]: row["dataset_id"] for row in rows}
+    newly_used = [row for row in rows if row["status"] == "ready"]
+    DatasetFile.objects.bulk_update(
+        [
+            DatasetFile(
+                pk=row["pk"],
+                status="picked",
+                PandaID=picked[row["pk"]][0],
+                jobsetID=picked[row["pk"]][1],
+                lastAttemptTime=now,
+            )
+            for row in rows
+        ],
+        ["status", "PandaID", "jobsetID", "lastAttemptTime"],
+        batch_size=1000,
+    )
+    for event in events:
+        event.dataset_id = dataset_of[event.file_id]
+    Event.objects.bulk_create(events, batch_size=1000)
+    per_dataset: dict[int, int] = defaultdict(int)
+    for row in newly_used:
+        per_dataset[row["dataset_id"]] += 1
+    Dataset.objects.bulk_update(
+        [
+            Dataset(pk=dataset_id, nFilesUsed=used, modificationTime=now)
+            for dataset_id, used in _add_used(per_dataset).items()
+        ],
+        ["nFilesUsed", "modificationTime"],
+    )
+
+
+def _add_used(per_dataset: dict[int, int]) -> dict[int, int]:
+    current = dict(Dataset.objects.filter(pk__in=list(per_dataset)).values_list("pk", "nFilesUsed"))
+    return {dataset_id: current[dataset_id] + added for dataset_id, added in per_dataset.items()}

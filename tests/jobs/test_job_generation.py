@@ -1,0 +1,290 @@
+"""Job generation and job brokerage over the database (seed 002): scouts first, file and event splitting, one
+decision per job set, pending and retry, the throttler, the process lock, and a fixed number of queries."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from brokerage.models import (
+    Dataset,
+    DatasetFile,
+    Decision,
+    Event,
+    GdpConfig,
+    Job,
+    JobStatusLog,
+    ProcessLock,
+    StorageEndpoint,
+    Task,
+)
+from brokerage.selectors.gdpconfig import gdpconfig_cache_clear
+from brokerage.services.cycles import task_pending_retry
+from brokerage.services.jobs import job_generation_cycle_run, task_scouting_check
+from brokerage.services.status import job_status_transition_many
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+NOW = datetime(2026, 11, 1, 12, tzinfo=UTC)
+GB = 1024**3
+
+
+@pytest.fixture
+def work_queue():
+    return factories.WorkQueueFactory(queue_name="MC_16", queue_share=None)
+
+
+@pytest.fixture
+def grid():
+    """Nucleus NUC and satellite SAT, one online 8-core queue at SAT reading and writing SAT_DATADISK."""
+    nucleus = factories.NucleusFactory(name="NUC")
+    satellite = factories.SiteFactory(name="SAT")
+    factories.StorageEndpointFactory(name="NUC_DATADISK", site=nucleus, space_total=1e6, space_free=5e5)
+    disk = factories.StorageEndpointFactory(name="SAT_DATADISK", site=satellite, space_total=1e6, space_free=5e5)
+    queue = factories.PandaQueueFactory(name="SAT_Q", site=satellite, corecount=8, maxrss=64000, releases=["ANY"])
+    for role in ("read_lan", "write_lan"):
+        factories.QueueStorageFactory(queue=queue, endpoint=disk, role=role)
+    factories.NetworkLinkFactory(src=satellite, dst=nucleus, closeness=2, mbps_1h=150, queued=10)
+    return queue
+
+
+def ready_task(work_queue, *, files=30, events_per_file=500, status="ready", priority=500, **params):
+    task = factories.TaskFactory(
+        status=status,
+        workQueue=work_queue,
+        nucleus="NUC",
+        coreCount=8,
+        ramCount=2000,
+        ramUnit="MBPerCore",
+        cpuTime=300,
+        cpuEfficiency=90,
+        baseWalltime=600,
+        ioIntensity=100,
+        currentPriority=priority,
+        taskPriority=priority,
+        taskParams=params,
+    )
+    dataset = factories.DatasetFactory(task=task, type="input", status="ready", nFiles=files)
+    DatasetFile.objects.bulk_create(
+        DatasetFile(
+            dataset=dataset,
+            task=task,
+            lfn=f"EVNT.{task.pk}.{i:05d}",
+            type="input",
+            fsize=2 * GB,
+            nEvents=events_per_file,
+            maxAttempt=3,
+        )
+        for i in range(files)
+    )
+    factories.DatasetReplicaFactory(
+        datasetName=dataset.datasetName,
+        endpoint=StorageEndpoint.objects.get(name="NUC_DATADISK"),
+        nFiles=files,
+        sizeGB=2.0 * files,
+    )
+    return task
+
+
+def run(work_queue, now=NOW):
+    return job_generation_cycle_run(work_queue_id=work_queue.pk, now=now)
+
+
+def test_a_ready_task_gets_ten_scouts_brokered_as_one_job_set(grid, work_queue):
+    # given a ready task with 30 files
+    task = ready_task(work_queue)
+    # when a cycle runs
+    cycle = run(work_queue)
+    # then ten scout jobs, one file each, are assigned at the only queue, as one job set with one decision
+    assert cycle.status == "succeeded"
+    jobs = list(Job.objects.filter(task=task))
+    assert len(jobs) == 10
+    assert {(j.jobStatus, j.computingSite, j.isScout, j.nInputFiles, j.coreCount) for j in jobs} == {
+        ("assigned", "SAT_Q", True, 1, 8)
+    }
+    assert len({j.jobsetID for j in jobs}) == 1
+    decision = Decision.objects.get(task=task)
+    assert (decision.plugin, decision.outcome, decision.chosen, decision.jobsetID) == (
+        "atlas_prod_job",
+        "assigned",
+        "SAT_Q",
+        jobs[0].jobsetID,
+    )
+    # files picked by their jobs, the dataset counts them, the task is scouting, logs tell the story
+    picked = DatasetFile.objects.filter(task=task, status="picked")
+    assert picked.count() == 10
+    assert set(picked.values_list("PandaID", flat=True)) == {j.pk for j in jobs}
+    assert Dataset.objects.get(task=task).nFilesUsed == 10
+    task.refresh_from_db()
+    assert (task.status, task.lockedBy) == ("scouting", "")
+    assert list(JobStatusLog.objects.filter(job=jobs[0]).values_list("old_status", "new_status")) == [
+        ("", "defined"),
+        ("defined", "assigned"),
+    ]
+    assert (cycle.n_decisions, cycle.n_assigned) == (1, 1)
+
+
+def test_scouting_task_waits_then_gets_the_rest_after_its_scouts(grid, work_queue):
+    task = ready_task(work_queue)
+    run(work_queue)
+    # while scouts are active nothing more is generated
+    run(work_queue, NOW + timedelta(minutes=5))
+    assert Job.objects.filter(task=task).count() == 10
+    # five scouts finish: enough for scouting to end
+    scouts = list(Job.objects.filter(task=task).order_by("pk").values_list("pk", flat=True))
+    job_status_transition_many(from_status="assigned", to_status="activated", job_ids=scouts, now=NOW)
+    job_status_transition_many(from_status="activated", to_status="starting", job_ids=scouts[:5], now=NOW)
+    job_status_transition_many(from_status="starting", to_status="running", job_ids=scouts[:5], now=NOW)
+    job_status_transition_many(from_status="running", to_status="finished", job_ids=scouts[:5], now=NOW)
+    assert task_scouting_check(work_queue_id=work_queue.pk, now=NOW) == [task.pk]
+    task.refresh_from_db()
+    assert task.status == "scouted"
+    # the next cycle generates the remaining 20 files as normal jobs and the task runs
+    run(work_queue, NOW + timedelta(minutes=10))
+    task.refresh_from_db()
+    assert task.status == "running"
+    normal = Job.objects.filter(task=task, isScout=False)
+    assert normal.count() == 20
+    assert DatasetFile.objects.filter(task=task, status="ready").count() == 0
+
+
+def test_files_per_job_groups_files(grid, work_queue):
+    task = ready_task(work_queue, files=12, nScoutJobs=0, nFilesPerJob=5)
+    run(work_queue)
+    assert sorted(Job.objects.filter(task=task).values_list("nInputFiles", flat=True)) == [2, 5, 5]
+    task.refresh_from_db()
+    assert task.status == "running"  # no scouts asked for
+
+
+def test_event_level_splitting_writes_event_rows(grid, work_queue):
+    # three files of 500 events, 400 per job: (F1 0-399), (F1 400-499 + F2 0-299), (F2 300-499 + F3 0-199), …
+    task = ready_task(work_queue, files=3, nScoutJobs=0, nEventsPerJob=400)
+    run(work_queue)
+    jobs = list(Job.objects.filter(task=task).order_by("pk"))
+    assert [j.nEvents for j in jobs] == [400, 400, 400, 300]
+    files = list(DatasetFile.objects.filter(task=task).order_by("pk").values_list("pk", flat=True))
+    ranges = list(
+        Event.objects.filter(task=task)
+        .order_by("PandaID", "file_id")
+        .values_list("file_id", "def_min_eventID", "def_max_eventID")
+    )
+    assert ranges == [
+        (files[0], 0, 399),
+        (files[0], 400, 499),
+        (files[1], 0, 299),
+        (files[1], 300, 499),
+        (files[2], 0, 199),
+        (files[2], 200, 499),
+    ]
+    assert set(Event.objects.filter(task=task).values_list("status", flat=True)) == {"ready"}
+
+
+def test_no_queue_leaves_the_task_pending_then_retried_after_60_minutes(grid, work_queue):
+    grid.status = "offline"
+    grid.save()
+    task = ready_task(work_queue)
+    run(work_queue)
+    task.refresh_from_db()
+    assert task.status == "pending"
+    assert task.oldStatus == "ready"
+    assert "SAT_Q" in task.errorDialog or task.errorDialog
+    assert not Job.objects.filter(task=task).exists()
+    assert DatasetFile.objects.filter(task=task, status="ready").count() == 30
+    decision = Decision.objects.get(task=task)
+    assert (decision.outcome, decision.retry_after_minutes) == ("pending", 60)
+    # 59 minutes later still pending, 60 minutes later back to ready
+    assert task_pending_retry(now=NOW + timedelta(minutes=59)) == []
+    assert task_pending_retry(now=NOW + timedelta(minutes=60)) == [task.pk]
+    task.refresh_from_db()
+    assert task.status == "ready"
+
+
+def test_throttled_work_queue_generates_nothing_and_says_why(grid, work_queue):
+    # given a throttled work queue with a small queue limit and more than that already queued, none running
+    work_queue.queue_share = 20
+    work_queue.save()
+    GdpConfig.objects.create(key="NQUEUELIMIT_MC_16", value="5", component="prod_job_throttler", app="jedi")
+    gdpconfig_cache_clear()
+    old = ready_task(work_queue, status="running", priority=900)
+    for _ in range(6):
+        factories.JobFactory(
+            task=old, workQueue=work_queue, jobStatus="activated", resource_type="MCORE", currentPriority=900
+        )
+    Task.objects.filter(pk=old.pk).update(status="done")  # its jobs stay queued; no more inputs to use
+    task = ready_task(work_queue)
+    cycle = run(work_queue)
+    assert not Job.objects.filter(task=task).exists()
+    throttled = Decision.objects.get(cycle=cycle, outcome="throttled")
+    assert throttled.plugin == "prod_job_throttler"
+    assert "no_running_enough_queued" in throttled.message
+    assert "queued=6" in throttled.message
+    assert cycle.n_throttled == 1
+
+
+def test_a_waiting_task_above_every_queued_job_passes_the_throttle_alone(grid, work_queue):
+    # same queue as above: 6 queued at priority 900 over a limit of 5, but a task of 950 waits
+    work_queue.queue_share = 20
+    work_queue.save()
+    GdpConfig.objects.create(key="NQUEUELIMIT_MC_16", value="5", component="prod_job_throttler", app="jedi")
+    gdpconfig_cache_clear()
+    old = ready_task(work_queue, priority=900)
+    Task.objects.filter(pk=old.pk).update(status="done")
+    for _ in range(6):
+        factories.JobFactory(
+            task=old, workQueue=work_queue, jobStatus="activated", resource_type="MCORE", currentPriority=900
+        )
+    urgent = ready_task(work_queue, priority=950)
+    normal = ready_task(work_queue, priority=500)
+    run(work_queue)
+    # the urgent task gets its scouts, the normal one is held back by the priority limit
+    assert Job.objects.filter(task=urgent).count() == 10
+    assert not Job.objects.filter(task=normal).exists()
+
+
+def test_throttler_max_jobs_bounds_the_cycle(grid, work_queue):
+    # a throttled queue with a queue cap of 25 and a queue limit of 20: nothing queued is below 0.9 × 20, so
+    # max(cap / 5, 20 / 20) = 5 jobs this cycle, although 10 scouts are wanted
+    work_queue.queue_share = 20
+    work_queue.save()
+    GdpConfig.objects.create(key="NQUEUECAP_MC_16", value="25", component="prod_job_throttler", app="jedi")
+    GdpConfig.objects.create(key="NQUEUELIMIT_MC_16", value="20", component="prod_job_throttler", app="jedi")
+    gdpconfig_cache_clear()
+    task = ready_task(work_queue)
+    run(work_queue)
+    assert Job.objects.filter(task=task).count() == 5
+
+
+def test_another_worker_holding_the_process_lock_means_no_cycle(grid, work_queue):
+    ready_task(work_queue)
+    ProcessLock.objects.create(
+        vo="atlas",
+        prodSourceLabel="managed",
+        workQueue=work_queue,
+        cloud="",
+        resource_type="",
+        lockedBy="other:1",
+        lockedTime=NOW,
+    )
+    assert run(work_queue) is None
+    assert not Job.objects.exists()
+
+
+def test_the_lock_is_released_after_the_cycle(grid, work_queue):
+    ready_task(work_queue)
+    run(work_queue)
+    assert not ProcessLock.objects.exists()
+    assert not Task.objects.exclude(lockedBy="").exists()
+
+
+def test_queries_do_not_grow_with_the_number_of_tasks(grid, work_queue):
+    def queries_for(n_tasks, offset):
+        for _ in range(n_tasks):
+            ready_task(work_queue, files=4)
+        with CaptureQueriesContext(connection) as captured:
+            run(work_queue, NOW + timedelta(hours=offset))
+        Task.objects.filter(status="scouting").update(status="done")
+        return len(captured)
+
+    assert queries_for(2, 0) == queries_for(6, 1)
