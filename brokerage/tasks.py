@@ -6,10 +6,14 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
+from brokerage.models import WorkQueue
 from brokerage.services.cycles import task_brokerage_cycle_run
+from brokerage.services.jobs import job_generation_cycle_run
 from brokerage.services.locks import process_lock_expire
 from brokerage.services.priority import task_priority_boost
+from brokerage.services.progress import task_completion_check, task_refine
 from brokerage.services.shares import global_share_snapshot_take
+from brokerage.services.simulator import grid_simulate_step
 
 
 @shared_task(name="brokerage.tasks.process_lock_expire_task")
@@ -34,3 +38,41 @@ def task_priority_boost_task() -> int:
 def task_brokerage_cycle_task() -> int:
     """Periodic (beat): chooses nuclei for the tasks waiting in assigning; returns the cycle's id."""
     return task_brokerage_cycle_run(now=timezone.now(), limit=settings.TASK_BROKERAGE_BATCH).pk
+
+
+@shared_task(name="brokerage.tasks.task_refine_task")
+def task_refine_task() -> int:
+    """Periodic (beat): registered and defined tasks on to brokerage; returns how many moved."""
+    return sum(len(ids) for ids in task_refine(now=timezone.now()).values())
+
+
+@shared_task(name="brokerage.tasks.job_generation_dispatch_task")
+def job_generation_dispatch_task() -> int:
+    """Periodic (beat): queues one job-generation cycle per production work queue with a share; returns how many.
+    Partitions generate through their sub-queues."""
+    ids = list(
+        WorkQueue.objects.filter(status="active", queue_type="production", is_partition=False).values_list(
+            "pk", flat=True
+        )
+    )
+    for work_queue_id in ids:
+        job_generation_cycle_task.delay(work_queue_id)
+    return len(ids)
+
+
+@shared_task(name="brokerage.tasks.job_generation_cycle_task")
+def job_generation_cycle_task(work_queue_id: int) -> int | None:
+    """One job-generation and job-brokerage cycle for a work queue; the cycle id, None if another worker held
+    the work queue's process lock. Tasks whose inputs are all processed are closed first."""
+    now = timezone.now()
+    task_completion_check(now=now)
+    cycle = job_generation_cycle_run(work_queue_id=work_queue_id, now=now, limit=settings.JOB_GENERATION_BATCH)
+    return cycle.pk if cycle is not None else None
+
+
+@shared_task(name="brokerage.tasks.grid_simulate_task")
+def grid_simulate_task() -> dict:
+    """Periodic (beat, demo mode only): one step of the grid simulator."""
+    if not settings.GRID_SIMULATOR:
+        return {}
+    return grid_simulate_step(now=timezone.now(), speed=settings.GRID_SIMULATOR_SPEED).__dict__

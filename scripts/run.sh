@@ -7,11 +7,17 @@ PY=.venv/bin/python
 PORT=${PORT:-8000}
 HOST=${HOST:-127.0.0.1}
 export DJANGO_SETTINGS_MODULE=${DJANGO_SETTINGS_MODULE:-brokerage.settings.development}
-# the demo grid moves fast enough to watch: task brokerage every 20 s unless told otherwise
-export TASK_BROKERAGE_INTERVAL_SECONDS=${TASK_BROKERAGE_INTERVAL_SECONDS:-20}
+# the demo grid moves fast enough to watch: cycles every 10-20 s, the grid simulator on, one grid minute
+# per real second (jobs run 30-150 grid minutes), unless told otherwise
+export TASK_BROKERAGE_INTERVAL_SECONDS=${TASK_BROKERAGE_INTERVAL_SECONDS:-15}
+export TASK_REFINE_INTERVAL_SECONDS=${TASK_REFINE_INTERVAL_SECONDS:-10}
+export JOB_GENERATION_INTERVAL_SECONDS=${JOB_GENERATION_INTERVAL_SECONDS:-20}
+export GRID_SIMULATOR=${GRID_SIMULATOR:-on}
+export GRID_SIMULATOR_SPEED=${GRID_SIMULATOR_SPEED:-60}
+export GRID_SIMULATOR_INTERVAL_SECONDS=${GRID_SIMULATOR_INTERVAL_SECONDS:-5}
 
 $PY manage.py migrate --noinput
-$PY manage.py load_demo --if-empty
+$PY manage.py demo_grid --size "${DEMO_GRID_SIZE:-small}" --if-empty
 $PY manage.py dev_admin
 
 pids=()

@@ -180,7 +180,29 @@ CELERY_BEAT_SCHEDULE = {
         "task": "brokerage.tasks.global_share_snapshot_task",
         "schedule": float(os.environ.get("GLOBAL_SHARE_SNAPSHOT_INTERVAL_SECONDS", "600")),
     },
+    "task-refine": {
+        "task": "brokerage.tasks.task_refine_task",
+        "schedule": float(os.environ.get("TASK_REFINE_INTERVAL_SECONDS", "60")),
+    },
+    # one job-generation cycle per work queue is queued each time; the process lock keeps them one at a time
+    "job-generation": {
+        "task": "brokerage.tasks.job_generation_dispatch_task",
+        "schedule": float(os.environ.get("JOB_GENERATION_INTERVAL_SECONDS", "60")),
+    },
 }
+
+# The demo grid simulator plays the pilots (brokerage.services.simulator); only in demo mode, never in
+# production. GRID_SIMULATOR_SPEED grid minutes pass per real minute.
+GRID_SIMULATOR = os.environ.get("GRID_SIMULATOR", "off").lower() in ("1", "on", "true", "yes")
+GRID_SIMULATOR_SPEED = float(os.environ.get("GRID_SIMULATOR_SPEED", "1"))
+if GRID_SIMULATOR:
+    CELERY_BEAT_SCHEDULE["grid-simulator"] = {
+        "task": "brokerage.tasks.grid_simulate_task",
+        "schedule": float(os.environ.get("GRID_SIMULATOR_INTERVAL_SECONDS", "10")),
+    }
+
+# Tasks one job-generation cycle claims at most per work queue.
+JOB_GENERATION_BATCH = int(os.environ.get("JOB_GENERATION_BATCH", "200"))
 
 # Tasks one task-brokerage cycle claims at most; several workers share a larger backlog.
 TASK_BROKERAGE_BATCH = int(os.environ.get("TASK_BROKERAGE_BATCH", "500"))

@@ -16,7 +16,6 @@ from brokerage.models import (
     Job,
     JobStatusLog,
     ProcessLock,
-    StorageEndpoint,
     Task,
 )
 from brokerage.selectors.gdpconfig import gdpconfig_cache_clear
@@ -31,68 +30,11 @@ NOW = datetime(2026, 11, 1, 12, tzinfo=UTC)
 GB = 1024**3
 
 
-@pytest.fixture
-def work_queue():
-    return factories.WorkQueueFactory(queue_name="MC_16", queue_share=None)
-
-
-@pytest.fixture
-def grid():
-    """Nucleus NUC and satellite SAT, one online 8-core queue at SAT reading and writing SAT_DATADISK."""
-    nucleus = factories.NucleusFactory(name="NUC")
-    satellite = factories.SiteFactory(name="SAT")
-    factories.StorageEndpointFactory(name="NUC_DATADISK", site=nucleus, space_total=1e6, space_free=5e5)
-    disk = factories.StorageEndpointFactory(name="SAT_DATADISK", site=satellite, space_total=1e6, space_free=5e5)
-    queue = factories.PandaQueueFactory(name="SAT_Q", site=satellite, corecount=8, maxrss=64000, releases=["ANY"])
-    for role in ("read_lan", "write_lan"):
-        factories.QueueStorageFactory(queue=queue, endpoint=disk, role=role)
-    factories.NetworkLinkFactory(src=satellite, dst=nucleus, closeness=2, mbps_1h=150, queued=10)
-    return queue
-
-
-def ready_task(work_queue, *, files=30, events_per_file=500, status="ready", priority=500, **params):
-    task = factories.TaskFactory(
-        status=status,
-        workQueue=work_queue,
-        nucleus="NUC",
-        coreCount=8,
-        ramCount=2000,
-        ramUnit="MBPerCore",
-        cpuTime=300,
-        cpuEfficiency=90,
-        baseWalltime=600,
-        ioIntensity=100,
-        currentPriority=priority,
-        taskPriority=priority,
-        taskParams=params,
-    )
-    dataset = factories.DatasetFactory(task=task, type="input", status="ready", nFiles=files)
-    DatasetFile.objects.bulk_create(
-        DatasetFile(
-            dataset=dataset,
-            task=task,
-            lfn=f"EVNT.{task.pk}.{i:05d}",
-            type="input",
-            fsize=2 * GB,
-            nEvents=events_per_file,
-            maxAttempt=3,
-        )
-        for i in range(files)
-    )
-    factories.DatasetReplicaFactory(
-        datasetName=dataset.datasetName,
-        endpoint=StorageEndpoint.objects.get(name="NUC_DATADISK"),
-        nFiles=files,
-        sizeGB=2.0 * files,
-    )
-    return task
-
-
 def run(work_queue, now=NOW):
     return job_generation_cycle_run(work_queue_id=work_queue.pk, now=now)
 
 
-def test_a_ready_task_gets_ten_scouts_brokered_as_one_job_set(grid, work_queue):
+def test_a_ready_task_gets_ten_scouts_brokered_as_one_job_set(grid, work_queue, ready_task):
     # given a ready task with 30 files
     task = ready_task(work_queue)
     # when a cycle runs
@@ -126,7 +68,7 @@ def test_a_ready_task_gets_ten_scouts_brokered_as_one_job_set(grid, work_queue):
     assert (cycle.n_decisions, cycle.n_assigned) == (1, 1)
 
 
-def test_scouting_task_waits_then_gets_the_rest_after_its_scouts(grid, work_queue):
+def test_scouting_task_waits_then_gets_the_rest_after_its_scouts(grid, work_queue, ready_task):
     task = ready_task(work_queue)
     run(work_queue)
     # while scouts are active nothing more is generated
@@ -150,7 +92,7 @@ def test_scouting_task_waits_then_gets_the_rest_after_its_scouts(grid, work_queu
     assert DatasetFile.objects.filter(task=task, status="ready").count() == 0
 
 
-def test_files_per_job_groups_files(grid, work_queue):
+def test_files_per_job_groups_files(grid, work_queue, ready_task):
     task = ready_task(work_queue, files=12, nScoutJobs=0, nFilesPerJob=5)
     run(work_queue)
     assert sorted(Job.objects.filter(task=task).values_list("nInputFiles", flat=True)) == [2, 5, 5]
@@ -158,7 +100,7 @@ def test_files_per_job_groups_files(grid, work_queue):
     assert task.status == "running"  # no scouts asked for
 
 
-def test_event_level_splitting_writes_event_rows(grid, work_queue):
+def test_event_level_splitting_writes_event_rows(grid, work_queue, ready_task):
     # three files of 500 events, 400 per job: (F1 0-399), (F1 400-499 + F2 0-299), (F2 300-499 + F3 0-199), …
     task = ready_task(work_queue, files=3, nScoutJobs=0, nEventsPerJob=400)
     run(work_queue)
@@ -181,7 +123,7 @@ def test_event_level_splitting_writes_event_rows(grid, work_queue):
     assert set(Event.objects.filter(task=task).values_list("status", flat=True)) == {"ready"}
 
 
-def test_no_queue_leaves_the_task_pending_then_retried_after_60_minutes(grid, work_queue):
+def test_no_queue_leaves_the_task_pending_then_retried_after_60_minutes(grid, work_queue, ready_task):
     grid.status = "offline"
     grid.save()
     task = ready_task(work_queue)
@@ -201,7 +143,7 @@ def test_no_queue_leaves_the_task_pending_then_retried_after_60_minutes(grid, wo
     assert task.status == "ready"
 
 
-def test_throttled_work_queue_generates_nothing_and_says_why(grid, work_queue):
+def test_throttled_work_queue_generates_nothing_and_says_why(grid, work_queue, ready_task):
     # given a throttled work queue with a small queue limit and more than that already queued, none running
     work_queue.queue_share = 20
     work_queue.save()
@@ -223,7 +165,7 @@ def test_throttled_work_queue_generates_nothing_and_says_why(grid, work_queue):
     assert cycle.n_throttled == 1
 
 
-def test_a_waiting_task_above_every_queued_job_passes_the_throttle_alone(grid, work_queue):
+def test_a_waiting_task_above_every_queued_job_passes_the_throttle_alone(grid, work_queue, ready_task):
     # same queue as above: 6 queued at priority 900 over a limit of 5, but a task of 950 waits
     work_queue.queue_share = 20
     work_queue.save()
@@ -243,7 +185,7 @@ def test_a_waiting_task_above_every_queued_job_passes_the_throttle_alone(grid, w
     assert not Job.objects.filter(task=normal).exists()
 
 
-def test_throttler_max_jobs_bounds_the_cycle(grid, work_queue):
+def test_throttler_max_jobs_bounds_the_cycle(grid, work_queue, ready_task):
     # a throttled queue with a queue cap of 25 and a queue limit of 20: nothing queued is below 0.9 × 20, so
     # max(cap / 5, 20 / 20) = 5 jobs this cycle, although 10 scouts are wanted
     work_queue.queue_share = 20
@@ -256,7 +198,7 @@ def test_throttler_max_jobs_bounds_the_cycle(grid, work_queue):
     assert Job.objects.filter(task=task).count() == 5
 
 
-def test_another_worker_holding_the_process_lock_means_no_cycle(grid, work_queue):
+def test_another_worker_holding_the_process_lock_means_no_cycle(grid, work_queue, ready_task):
     ready_task(work_queue)
     ProcessLock.objects.create(
         vo="atlas",
@@ -271,14 +213,14 @@ def test_another_worker_holding_the_process_lock_means_no_cycle(grid, work_queue
     assert not Job.objects.exists()
 
 
-def test_the_lock_is_released_after_the_cycle(grid, work_queue):
+def test_the_lock_is_released_after_the_cycle(grid, work_queue, ready_task):
     ready_task(work_queue)
     run(work_queue)
     assert not ProcessLock.objects.exists()
     assert not Task.objects.exclude(lockedBy="").exists()
 
 
-def test_queries_do_not_grow_with_the_number_of_tasks(grid, work_queue):
+def test_queries_do_not_grow_with_the_number_of_tasks(grid, work_queue, ready_task):
     def queries_for(n_tasks, offset):
         for _ in range(n_tasks):
             ready_task(work_queue, files=4)

@@ -1,0 +1,379 @@
+"""A generated ATLAS-like grid for `demo_grid --size small|medium|large`: nuclei and satellites in clouds,
+queues with varied CRIC attributes and simulated slots, storages with space, a network matrix, software tags
+with releases and GPUs, work queues, a global-share tree, and production and analysis tasks of many types and
+users, newly registered so that the cycles carry them through refining, task brokerage, job generation and the
+grid simulator to their end.
+
+Everything is drawn from one seeded random generator and written with bulk inserts.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import transaction
+
+from brokerage import models
+from brokerage.services.demo import GLOBAL_SHARES, WORK_QUEUES, _demo_global_shares, _demo_work_queues
+from brokerage.services.gdpconfig import gdpconfig_save
+
+
+@dataclass(frozen=True)
+class GridSize:
+    nuclei: int
+    satellites: int
+    tasks: int
+    files: tuple[int, int]
+
+
+SIZES = {
+    "small": GridSize(nuclei=4, satellites=10, tasks=40, files=(10, 40)),
+    "medium": GridSize(nuclei=10, satellites=70, tasks=300, files=(20, 120)),
+    "large": GridSize(nuclei=25, satellites=250, tasks=2000, files=(20, 200)),
+}
+CLOUDS = [
+    ("US", "United States"),
+    ("DE", "Germany"),
+    ("UK", "United Kingdom"),
+    ("FR", "France"),
+    ("CA", "Canada"),
+    ("IT", "Italy"),
+    ("ND", "Nordic countries"),
+    ("ES", "Spain"),
+    ("NL", "Netherlands"),
+    ("CERN", "Switzerland"),
+]
+RELEASES = ["Athena-24.0.30", "Athena-24.0.41", "AthGeneration-23.6.12", "AthSimulation-23.0.19"]
+ARCHITECTURE = "x86_64-el9-gcc13-opt"
+# (processingType, gshare, cores, share of tasks)
+TASK_KINDS = [
+    ("evgen", "MC 16", 1, 15),
+    ("simul", "MC 16", 8, 30),
+    ("pile", "MC 16", 8, 15),
+    ("reprocessing", "Reprocessing", 8, 10),
+    ("merge", "MC 16", 1, 10),
+    ("urgent", "Express", 8, 5),
+    ("panda-client", "User Analysis", 1, 15),
+]
+USERS = ["prodsys", "prodsys", "prodsys", "GP_Higgs", "GP_Top", "alice", "bob", "chen", "dmitri", "eva"]
+GB = 1024**3
+GRID_MINUTE_SECONDS = 60
+
+Progress = Callable[[str, int, int], None]
+
+
+def _quiet(step: str, done: int, total: int) -> None:
+    return None
+
+
+@transaction.atomic
+def demo_grid_build(*, size: str, now: datetime, seed: int = 2026, progress: Progress = _quiet) -> dict[str, int]:
+    """Builds the grid; `progress(step, done, total)` is called as it goes. Returns rows per entity."""
+    spec = SIZES[size]
+    rng = random.Random(seed)
+    steps = 7
+    progress("sites", 0, steps)
+    sites = _sites(spec, rng)
+    progress("storages", 1, steps)
+    endpoints = _storages(sites, now, rng)
+    progress("queues", 2, steps)
+    queues = _queues(sites, endpoints, now, rng)
+    progress("network", 3, steps)
+    _network(sites, now, rng)
+    progress("software", 4, steps)
+    _software(queues, now, rng)
+    progress("shares", 5, steps)
+    work_queues = _demo_work_queues()
+    _demo_global_shares(work_queues)
+    progress("tasks", 6, steps)
+    _tasks(spec, endpoints, now, rng)
+    gdpconfig_save(key="DISK_THRESHOLD_Express", value="50", comment="demo: Express tasks need less room")
+    progress("done", steps, steps)
+    return {
+        "sites": models.Site.objects.count(),
+        "queues": models.PandaQueue.objects.count(),
+        "endpoints": models.StorageEndpoint.objects.count(),
+        "network links": models.NetworkLink.objects.count(),
+        "work queues": models.WorkQueue.objects.count(),
+        "global shares": models.GlobalShare.objects.count(),
+        "tasks": models.Task.objects.count(),
+        "files": models.DatasetFile.objects.count(),
+    }
+
+
+def _sites(spec: GridSize, rng: random.Random) -> list[models.Site]:
+    rows = []
+    for index in range(spec.nuclei):
+        cloud, country = CLOUDS[index % len(CLOUDS)]
+        rows.append(
+            models.Site(
+                name=f"{cloud}-T1-{index:02d}" if index else "CERN-PROD",
+                role="nucleus",
+                tier_level=0 if index == 0 else 1,
+                cloud=cloud,
+                country=country,
+                bareNucleus="allow" if index == 0 else "",
+            )
+        )
+    for index in range(spec.satellites):
+        cloud, country = CLOUDS[rng.randrange(len(CLOUDS))]
+        rows.append(
+            models.Site(name=f"{cloud}-T2-{index:03d}", role="satellite", tier_level=2, cloud=cloud, country=country)
+        )
+    return models.Site.objects.bulk_create(rows)
+
+
+def _storages(sites, now, rng) -> dict[str, models.StorageEndpoint]:
+    rows = []
+    for site in sites:
+        total_tb = rng.uniform(8000, 20000) if site.role == "nucleus" else rng.uniform(800, 4000)
+        free = rng.uniform(0.05, 0.45)
+        full_wan_off = rng.random() < 0.05
+        rows.append(
+            models.StorageEndpoint(
+                name=f"{site.name}_DATADISK",
+                site=site,
+                type="DATADISK",
+                space_total=total_tb * 1024,
+                space_free=total_tb * 1024 * free,
+                space_used=total_tb * 1024 * (1 - free),
+                space_expired=total_tb * 1024 * rng.uniform(0, 0.05),
+                detailed_status={
+                    "read_lan": "ON",
+                    "write_lan": "ON",
+                    "read_wan": "ON",
+                    "write_wan": "OFF" if full_wan_off else "ON",
+                },
+                updated=now,
+            )
+        )
+    created = models.StorageEndpoint.objects.bulk_create(rows)
+    return {endpoint.site.name: endpoint for endpoint in created}
+
+
+def _queues(sites, endpoints, now, rng) -> list[models.PandaQueue]:
+    rows = []
+    for site in sites:
+        kinds = [("", "unified", 8)]
+        if site.role == "nucleus" or rng.random() < 0.5:
+            kinds.append(("_SCORE", "production", 1))
+        if rng.random() < 0.25:
+            kinds.append(("_ANALY", "analysis", 1))
+        if rng.random() < 0.1:
+            kinds.append(("_GPU", "analysis", 1))
+        for suffix, queue_type, cores in kinds:
+            status = rng.choices(["online", "brokeroff", "test", "offline"], weights=[88, 4, 4, 4])[0]
+            maxrss = cores * rng.choice([2000, 2000, 2500, 4000])
+            maxtime = rng.choice([86400, 172800, 259200])
+            pledged = -1 if rng.random() < 0.08 else None
+            record = {
+                "name": site.name + suffix,
+                "atlas_site": site.name,
+                "status": status,
+                "type": queue_type,
+                "corecount": cores,
+                "maxrss": maxrss,
+                "maxtime": maxtime,
+                "maxwdir": 20000 * cores,
+                "releases": ["ANY"],
+                "pledgedcpu": pledged,
+                "wnconnectivity": "full#IPv4",
+                "corepower": round(rng.uniform(8, 14), 1),
+                "cloud": site.cloud,
+                "demo_slots": rng.choice([10, 20, 40, 80]) * (2 if site.role == "nucleus" else 1),
+                "demo_failure_percent": rng.choice([3, 5, 8, 12, 25]),
+            }
+            rows.append(
+                models.PandaQueue(
+                    name=record["name"],
+                    site=site,
+                    status=status,
+                    type=queue_type,
+                    corecount=cores,
+                    maxrss=maxrss,
+                    maxtime=maxtime,
+                    maxwdir=record["maxwdir"],
+                    releases=["ANY"],
+                    pledgedcpu=pledged,
+                    wnconnectivity="full#IPv4",
+                    corepower=record["corepower"],
+                    cloud=site.cloud,
+                    cric=record,
+                    updated=now,
+                    transtimehi=2,
+                    transtimelo=3,
+                )
+            )
+    queues = models.PandaQueue.objects.bulk_create(rows)
+    models.QueueStorage.objects.bulk_create(
+        models.QueueStorage(queue=queue, endpoint=endpoints[queue.site.name], role=role)
+        for queue in queues
+        for role in ("read_lan", "write_lan")
+    )
+    models.GpuSummary.objects.bulk_create(
+        models.GpuSummary(
+            queue=queue,
+            vendor="nvidia",
+            model="NVIDIA A100-SXM4-40GB",
+            vram=40960,
+            microarchitecture="Ampere",
+            version="12.2",
+            driver_version="575.57.08",
+            n_workers=8,
+            updated=now,
+        )
+        for queue in queues
+        if queue.name.endswith("_GPU")
+    )
+    return queues
+
+
+def _network(sites, now, rng) -> None:
+    nuclei = [site for site in sites if site.role == "nucleus"]
+    models.NetworkLink.objects.bulk_create(
+        (
+            models.NetworkLink(
+                src=source,
+                dst=nucleus,
+                closeness=1 if source.cloud == nucleus.cloud else rng.randint(2, 11),
+                mbps_1h=rng.choice([None, round(rng.uniform(5, 500), 1)]),
+                mbps_1d=round(rng.uniform(5, 400), 1),
+                mbps_1w=round(rng.uniform(5, 300), 1),
+                queued=rng.choice([rng.randint(0, 60), rng.randint(0, 60), rng.randint(0, 60), rng.randint(100, 400)]),
+                updated=now,
+            )
+            for source in sites
+            for nucleus in nuclei
+            if source != nucleus
+        ),
+        batch_size=2000,
+    )
+
+
+def _software(queues, now, rng) -> None:
+    tags = [
+        {
+            "cmtconfig": ARCHITECTURE,
+            "container_name": "",
+            "project": release.split("-")[0],
+            "release": release.split("-")[1],
+            "sources": [],
+            "tag": f"VO-atlas-{release}-{ARCHITECTURE}",
+        }
+        for release in RELEASES
+    ]
+    rows = []
+    for queue in queues:
+        architectures = [{"arch": ["x86_64"], "instr": ["avx2"], "type": "cpu", "vendor": ["intel", "amd"]}]
+        if queue.name.endswith("_GPU"):
+            architectures.append({"type": "gpu", "vendor": ["nvidia", "excl"], "model": ["A100"]})
+        rows.append(
+            models.SoftwareTags(
+                name=queue.name,
+                queue=queue,
+                updated=now,
+                data={
+                    "cmtconfigs": [ARCHITECTURE],
+                    "containers": ["any", "/cvmfs"],
+                    "cvmfs": ["atlas"],
+                    "architectures": architectures,
+                    "tags": rng.sample(tags, k=rng.randint(2, len(tags))),
+                },
+            )
+        )
+    rows.append(models.SoftwareTags(name=models.SoftwareTags.ALL, updated=now, data={"containers": {}}))
+    models.SoftwareTags.objects.bulk_create(rows)
+
+
+def _tasks(spec: GridSize, endpoints, now, rng) -> None:
+    nuclei = [endpoint for endpoint in endpoints.values() if endpoint.site.role == "nucleus"]
+    kinds = [kind for kind in TASK_KINDS for _ in range(kind[3])]
+    tasks = []
+    for index in range(spec.tasks):
+        processing_type, gshare, cores, _ = rng.choice(kinds)
+        analysis = processing_type == "panda-client"
+        user = rng.choice(USERS[5:]) if analysis else rng.choice(USERS[:5])
+        params = {"maxAttempt": 3, "ipConnectivity": "full#IPv4", "nScoutJobs": rng.choice([0, 5, 10])}
+        splitting = rng.random()
+        if splitting < 0.15 and processing_type in ("simul", "evgen"):
+            params["nEventsPerJob"] = rng.choice([200, 500, 1000])
+        elif splitting < 0.35:
+            params["nGBPerJob"] = rng.choice([10, 20])
+        else:
+            params["nFilesPerJob"] = rng.choice([1, 1, 2, 5])
+        priority = 1000 if processing_type == "urgent" else rng.choice([300, 450, 500, 600, 700, 900])
+        tasks.append(
+            models.Task(
+                taskName=f"mc23_13p6TeV.{801000 + index}.{processing_type}.demo",
+                status="registered",
+                processingType=processing_type,
+                prodSourceLabel="user" if analysis else "managed",
+                gshare=gshare,
+                userName=user,
+                workingGroup=user if user.startswith("GP_") else "",
+                taskPriority=priority,
+                currentPriority=priority,
+                coreCount=cores,
+                ramCount=rng.choice([1500, 2000, 2000, 2400]),
+                ramUnit="MBPerCore",
+                baseRamCount=1000,
+                cpuTime=rng.choice([60, 120, 300, 600]),
+                cpuEfficiency=90,
+                baseWalltime=600,
+                ioIntensity=rng.choice([50, 150, 600]),
+                transUses=rng.choice(RELEASES),
+                architecture=ARCHITECTURE,
+                creationDate=now,
+                modificationTime=now,
+                taskParams=params,
+            )
+        )
+    tasks = models.Task.objects.bulk_create(tasks)
+    datasets = models.Dataset.objects.bulk_create(
+        models.Dataset(
+            task=task,
+            datasetName=f"mc23_13p6TeV.{task.taskName.split('.')[1]}.EVNT.{task.pk}",
+            type="input",
+            status="defined",
+            nFiles=rng.randint(*spec.files),
+        )
+        for task in tasks
+    )
+    files, replicas, total_events = [], [], {}
+    for dataset in datasets:
+        events = rng.choice([1000, 2000, 5000])
+        total_events[dataset.pk] = events * dataset.nFiles
+        for number in range(dataset.nFiles):
+            files.append(
+                models.DatasetFile(
+                    dataset=dataset,
+                    task_id=dataset.task_id,
+                    type="input",
+                    status="ready",
+                    lfn=f"EVNT.{dataset.pk}._{number:06d}.pool.root.1",
+                    fsize=rng.randint(1, 4) * GB,
+                    nEvents=events,
+                    maxAttempt=3,
+                )
+            )
+        for endpoint in rng.sample(nuclei, k=min(len(nuclei), rng.choice([1, 1, 2]))):
+            replicas.append(
+                models.DatasetReplica(
+                    datasetName=dataset.datasetName,
+                    endpoint=endpoint,
+                    nFiles=dataset.nFiles,
+                    sizeGB=2.5 * dataset.nFiles,
+                )
+            )
+    models.DatasetFile.objects.bulk_create(files, batch_size=2000)
+    models.DatasetReplica.objects.bulk_create(replicas, batch_size=2000)
+    models.Dataset.objects.bulk_update(
+        [models.Dataset(pk=d.pk, nEvents=total_events[d.pk], nEventsUsed=0) for d in datasets],
+        ["nEvents", "nEventsUsed"],
+    )
+
+
+__all__ = ["GLOBAL_SHARES", "SIZES", "WORK_QUEUES", "demo_grid_build"]

@@ -1,0 +1,118 @@
+"""A task's life around brokerage (seed 002, "Workflow for tasks with input datasets"): refining new tasks into
+the brokerage queues, and closing them once every input file has an outcome.
+
+Refining (JEDI's TaskRefiner): a registered task gets its work queue and is defined; a defined production task
+without a nucleus goes to task brokerage (assigning), one with a nucleus (or an analysis task, which needs
+none) is ready for job generation; its input datasets become ready.
+
+Completion (JEDI's post-processing): when no master input file of a running task is waiting or in use any
+more, the task goes to prepared and then done (every file finished), finished (some finished) or failed (none),
+its master dataset to done, and its progress in percent follows the finished files all along.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime
+
+from django.db.models import Count, Q
+
+from brokerage.models import Dataset, DatasetFile, Task
+from brokerage.services.shares import task_work_queue_assign
+from brokerage.services.status import task_status_transition_many
+
+ACTOR = "task refiner"
+OPEN_FILE_STATUSES = ("ready", "picked", "running", "partial", "missing")
+# Statuses whose tasks are closed when their inputs are all processed.
+CLOSABLE = ("running", "scouted")
+
+
+def task_refine(*, now: datetime, limit: int = 1000) -> dict[str, list[int]]:
+    """registered → defined (with a work queue), defined → assigning or ready; input datasets → ready."""
+    registered = list(Task.objects.filter(status="registered").order_by("pk").values_list("pk", flat=True)[:limit])
+    moved: dict[str, list[int]] = {}
+    if registered:
+        task_work_queue_assign(task_ids=registered)
+        moved["defined"] = task_status_transition_many(
+            from_status="registered",
+            moves={pk: ("defined", "task parameters refined") for pk in registered},
+            actor=ACTOR,
+            now=now,
+        )
+    defined = list(
+        Task.objects.filter(status="defined").order_by("pk").values_list("pk", "prodSourceLabel", "nucleus")[:limit]
+    )
+    moves = {}
+    for pk, label, nucleus in defined:
+        if label in ("user", "panda") or nucleus:
+            moves[pk] = ("ready", "no task brokerage needed" if not nucleus else f"nucleus {nucleus} preset")
+        else:
+            moves[pk] = ("assigning", "waiting for task brokerage")
+    if moves:
+        moved["assigning"] = task_status_transition_many(from_status="defined", moves=moves, actor=ACTOR, now=now)
+        Dataset.objects.filter(task_id__in=list(moves), status="defined", type__in=("input", "pseudo_input")).update(
+            status="ready", modificationTime=now
+        )
+    return moved
+
+
+def task_completion_check(*, now: datetime) -> dict[str, list[int]]:
+    """Updates the progress of running tasks and closes those whose master inputs all have an outcome.
+    Three queries, the bulk updates and one bulk move per outcome."""
+    counts = (
+        DatasetFile.objects.filter(
+            task__status__in=CLOSABLE, dataset__master__isnull=True, dataset__type__in=("input", "pseudo_input")
+        )
+        .values("task_id", "dataset_id")
+        .annotate(
+            total=Count("pk"),
+            finished=Count("pk", filter=Q(status="finished")),
+            failed=Count("pk", filter=Q(status__in=("failed", "lost", "broken"))),
+            open=Count("pk", filter=Q(status__in=OPEN_FILE_STATUSES)),
+        )
+    )
+    per_task: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    datasets = []
+    for row in counts:
+        for key in ("total", "finished", "failed", "open"):
+            per_task[row["task_id"]][key] += row[key]
+        datasets.append(
+            Dataset(
+                pk=row["dataset_id"], nFilesFinished=row["finished"], nFilesFailed=row["failed"], modificationTime=now
+            )
+        )
+    Dataset.objects.bulk_update(datasets, ["nFilesFinished", "nFilesFailed", "modificationTime"], batch_size=1000)
+    Task.objects.bulk_update(
+        [Task(pk=pk, progress=c["finished"] * 100 // c["total"]) for pk, c in per_task.items() if c["total"]],
+        ["progress"],
+        batch_size=1000,
+    )
+    complete = {pk: c for pk, c in per_task.items() if c["total"] and c["open"] == 0}
+    if not complete:
+        return {}
+    statuses = dict(Task.objects.filter(pk__in=list(complete)).values_list("pk", "status"))
+    scouted = [pk for pk, status in statuses.items() if status == "scouted"]
+    if scouted:  # the scouts used every input: nothing left to generate
+        task_status_transition_many(
+            from_status="scouted",
+            moves={pk: ("running", "scouts used every input file") for pk in scouted},
+            actor=ACTOR,
+            now=now,
+        )
+    task_status_transition_many(
+        from_status="running",
+        moves={pk: ("prepared", "every input file processed") for pk in statuses},
+        actor=ACTOR,
+        now=now,
+    )
+    outcomes: dict[str, dict[int, tuple[str, str]]] = defaultdict(dict)
+    for pk, c in complete.items():
+        outcome = "done" if c["finished"] == c["total"] else "finished" if c["finished"] else "failed"
+        outcomes[outcome][pk] = (outcome, f"{c['finished']} of {c['total']} input files finished, {c['failed']} failed")
+    closed = {}
+    for outcome, moves in outcomes.items():
+        closed[outcome] = task_status_transition_many(from_status="prepared", moves=moves, actor=ACTOR, now=now)
+    Dataset.objects.filter(
+        task_id__in=list(complete), master__isnull=True, type__in=("input", "pseudo_input"), status="ready"
+    ).update(status="done", modificationTime=now)
+    return closed

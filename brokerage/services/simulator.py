@@ -1,0 +1,234 @@
+"""The demo grid simulator: it plays the pilots and the data management so that brokerage has a changing world.
+
+One step (a periodic Celery task, on only in demo mode) does what the grid would have done since the last one:
+assigned jobs become activated once their input has been transferred; pilots start activated jobs, highest
+priority first, up to each queue's slots; running jobs end after their run time, finished or failed at the
+queue's failure rate; their files follow (finished, or back to ready for another attempt until maxAttempt,
+then failed), and so do their events; the pilot statistics the job brokerage reads are refreshed.
+
+Times are "grid minutes" divided by `speed`, so `make run` shows hours of grid life in minutes. Every draw is a
+hash of the job id: the same database and the same clock give the same world.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import Count, F, Max, Q
+
+from brokerage.models import DatasetFile, Event, Job, PandaQueue, QueuePilotStats
+from brokerage.services.status import job_status_transition_many
+
+ACTOR = "grid simulator"
+TRANSFER_MINUTES = 5
+DEFAULT_SLOTS = 20
+DEFAULT_FAILURE_PERCENT = 8
+PILOT_FAILURE_CODE = 1305  # "payload failed" in the demo's little vocabulary
+
+
+@dataclass(frozen=True)
+class StepReport:
+    activated: int
+    started: int
+    finished: int
+    failed: int
+
+
+def _draw(pk: int, salt: int) -> int:
+    """A stable pseudo-random integer 0..9999 for a job."""
+    return (pk * 2654435761 + salt * 40503) % 10007 % 10000
+
+
+def job_run_minutes(pk: int) -> int:
+    """A job's run time in grid minutes: 30 to 150."""
+    return 30 + _draw(pk, 1) % 121
+
+
+def grid_simulate_step(*, now: datetime, speed: float = 1.0) -> StepReport:
+    """One simulator step at `now` (module docstring)."""
+    minute = timedelta(minutes=1) / max(speed, 1e-9)
+    queues = {row["name"]: row for row in PandaQueue.objects.values("pk", "name", "status", "cric")}
+    # 1. input transferred: assigned → activated
+    transferred = list(
+        Job.objects.filter(jobStatus="assigned", stateChangeTime__lte=now - TRANSFER_MINUTES * minute).values_list(
+            "pk", flat=True
+        )
+    )
+    activated = job_status_transition_many(
+        from_status="assigned",
+        to_status="activated",
+        job_ids=transferred,
+        reason="input transferred",
+        actor=ACTOR,
+        now=now,
+    )
+    # 2. pilots start jobs up to each queue's slots
+    busy = dict(
+        Job.objects.filter(jobStatus__in=("starting", "running"))
+        .values("computingSite")
+        .annotate(n=Count("pk"))
+        .values_list("computingSite", "n")
+    )
+    waiting = defaultdict(list)
+    for pk, site in (
+        Job.objects.filter(jobStatus="activated").order_by("-currentPriority", "pk").values_list("pk", "computingSite")
+    ):
+        waiting[site].append(pk)
+    to_start = []
+    for site, ids in waiting.items():
+        queue = queues.get(site)
+        if queue is None or queue["status"] != "online":
+            continue
+        slots = int((queue["cric"] or {}).get("demo_slots", DEFAULT_SLOTS))
+        to_start += ids[: max(slots - busy.get(site, 0), 0)]
+    job_status_transition_many(
+        from_status="activated",
+        to_status="starting",
+        job_ids=to_start,
+        reason="pilot got the job",
+        actor=ACTOR,
+        now=now,
+    )
+    started = job_status_transition_many(
+        from_status="starting", to_status="running", job_ids=to_start, reason="payload started", actor=ACTOR, now=now
+    )
+    Event.objects.filter(PandaID__in=started, status="ready").update(status="sent")
+    Event.objects.filter(PandaID__in=started, status="sent").update(status="running")
+    # whole files (event-level files follow their Event rows instead)
+    DatasetFile.objects.filter(PandaID__in=started, status="picked").exclude(
+        pk__in=Event.objects.filter(PandaID__in=started).values("file_id")
+    ).update(status="running")
+    # 3. running jobs end after their run time
+    ending = [
+        (pk, site)
+        for pk, site, start in Job.objects.filter(jobStatus="running", startTime__isnull=False).values_list(
+            "pk", "computingSite", "startTime"
+        )
+        if start + job_run_minutes(pk) * minute <= now
+    ]
+    failed_ids, finished_ids = [], []
+    for pk, site in ending:
+        rate = int(((queues.get(site) or {}).get("cric") or {}).get("demo_failure_percent", DEFAULT_FAILURE_PERCENT))
+        (failed_ids if _draw(pk, 2) % 100 < rate else finished_ids).append(pk)
+    with transaction.atomic():
+        job_status_transition_many(
+            from_status="running",
+            to_status="finished",
+            job_ids=finished_ids,
+            reason="payload finished",
+            actor=ACTOR,
+            now=now,
+        )
+        job_status_transition_many(
+            from_status="running",
+            to_status="failed",
+            job_ids=failed_ids,
+            reason="payload failed",
+            actor=ACTOR,
+            now=now,
+            columns={"pilotErrorCode": PILOT_FAILURE_CODE, "pilotErrorDiag": "simulated payload failure"},
+        )
+        _measure(finished_ids + failed_ids)
+        _files_follow(finished_ids, failed_ids, now=now)
+    _pilots_report(queues, now=now, minute=minute)
+    return StepReport(len(activated), len(started), len(finished_ids), len(failed_ids))
+
+
+def _measure(job_ids: list[int]) -> None:
+    """What the pilot reports at the end: CPU time and memory (read by the scout rules of the watchdog)."""
+    rows = Job.objects.filter(pk__in=job_ids).values("pk", "coreCount", "minRamCount", "startTime", "endTime")
+    updates = []
+    for row in rows:
+        seconds = int((row["endTime"] - row["startTime"]).total_seconds()) if row["startTime"] and row["endTime"] else 0
+        ram = (row["minRamCount"] or 2000) * (row["coreCount"] or 1)
+        updates.append(
+            Job(
+                pk=row["pk"],
+                cpuConsumptionTime=seconds * (row["coreCount"] or 1) * 85 // 100,
+                maxPSS=ram * 1024 * (60 + _draw(row["pk"], 3) % 35) // 100,
+                maxRSS=ram * 1024 * (70 + _draw(row["pk"], 4) % 35) // 100,
+            )
+        )
+    Job.objects.bulk_update(updates, ["cpuConsumptionTime", "maxPSS", "maxRSS"], batch_size=1000)
+
+
+def _files_follow(finished: list[int], failed: list[int], *, now: datetime) -> None:
+    """Files of finished jobs finish; files of failed jobs go back to ready for another attempt, or fail when
+    their attempts are used up. Event-level files follow their events."""
+    whole = DatasetFile.objects.filter(nEvents__isnull=True) | DatasetFile.objects.filter(
+        ~Q(pk__in=Event.objects.values("file_id"))
+    )
+    whole.filter(PandaID__in=finished, status__in=("picked", "running")).update(
+        status="finished", attemptNr=F("attemptNr") + 1, lastAttemptTime=now
+    )
+    retry = whole.filter(PandaID__in=failed, status__in=("picked", "running"))
+    retry.filter(attemptNr__gte=F("maxAttempt") - 1).update(
+        status="failed", attemptNr=F("attemptNr") + 1, failedAttempt=F("failedAttempt") + 1, lastAttemptTime=now
+    )
+    retry.filter(attemptNr__lt=F("maxAttempt") - 1).update(
+        status="ready", attemptNr=F("attemptNr") + 1, failedAttempt=F("failedAttempt") + 1, lastAttemptTime=now
+    )
+    Event.objects.filter(PandaID__in=finished, status="running").update(status="finished")
+    Event.objects.filter(PandaID__in=failed, status="running").update(status="failed")
+    # an event-level file is done once every event of it is given out and none of its ranges is still open
+    files = (
+        DatasetFile.objects.filter(events__PandaID__in=finished + failed, status__in=("picked", "running"))
+        .values("pk", "nEvents")
+        .distinct()
+    )
+    file_ids = [row["pk"] for row in files]
+    ranges = (
+        Event.objects.filter(file_id__in=file_ids)
+        .values("file_id")
+        .annotate(
+            last=Max("def_max_eventID"),
+            open=Count("pk", filter=~Q(status__in=("finished", "failed"))),
+            bad=Count("pk", filter=Q(status="failed")),
+        )
+    )
+    size = {row["pk"]: row["nEvents"] or 0 for row in files}
+    done: dict[str, list[int]] = {"finished": [], "failed": []}
+    for row in ranges:
+        if row["open"] == 0 and row["last"] + 1 >= size[row["file_id"]]:
+            done["failed" if row["bad"] else "finished"].append(row["file_id"])
+    for status, ids in done.items():
+        DatasetFile.objects.filter(pk__in=ids).update(status=status, lastAttemptTime=now)
+
+
+def _pilots_report(queues: dict[str, dict], *, now: datetime, minute: timedelta) -> None:
+    """Pilots seen in the last 3 grid hours (those that started a job plus the idle ones that asked) and the
+    batch jobs present, per queue."""
+    recent = dict(
+        Job.objects.filter(startTime__gte=now - 180 * minute)
+        .values("computingSite")
+        .annotate(n=Count("pk"))
+        .values_list("computingSite", "n")
+    )
+    present = dict(
+        Job.objects.filter(jobStatus__in=("starting", "running"))
+        .values("computingSite")
+        .annotate(n=Count("pk"))
+        .values_list("computingSite", "n")
+    )
+    existing = dict(QueuePilotStats.objects.values_list("queue_id", "pk"))
+    rows = []
+    for name, queue in queues.items():
+        online = queue["status"] in ("online", "brokeroff")
+        slots = int((queue["cric"] or {}).get("demo_slots", DEFAULT_SLOTS))
+        idle = slots // 10 + 1 if online else 0
+        rows.append(
+            QueuePilotStats(
+                pk=existing.get(queue["pk"]),
+                queue_id=queue["pk"],
+                pilotsLast3h=recent.get(name, 0) + idle,
+                nBatchJob=present.get(name, 0),
+                updated=now,
+            )
+        )
+    QueuePilotStats.objects.bulk_create([row for row in rows if row.pk is None], batch_size=1000)
+    QueuePilotStats.objects.bulk_update(
+        [row for row in rows if row.pk is not None], ["pilotsLast3h", "nBatchJob", "updated"], batch_size=1000
+    )

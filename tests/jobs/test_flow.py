@@ -1,0 +1,136 @@
+"""A task's life through the database: refining, completion, the grid simulator, and the demo grid command."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from brokerage.models import Dataset, DatasetFile, Job, PandaQueue, QueuePilotStats, Task, TaskStatusLog
+from brokerage.services.cycles import task_brokerage_cycle_run
+from brokerage.services.jobs import job_generation_cycle_run
+from brokerage.services.progress import task_completion_check, task_refine
+from brokerage.services.simulator import grid_simulate_step, job_run_minutes
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+NOW = datetime(2026, 11, 1, 12, tzinfo=UTC)
+
+
+def test_refine_defines_then_sends_production_to_task_brokerage_and_analysis_to_ready(work_queue):
+    production = factories.TaskFactory(status="registered", prodSourceLabel="managed")
+    analysis = factories.TaskFactory(status="registered", prodSourceLabel="user")
+    preset = factories.TaskFactory(status="registered", prodSourceLabel="managed", nucleus="NUC")
+    dataset = factories.DatasetFactory(task=production, type="input", status="defined")
+    task_refine(now=NOW)
+    statuses = dict(Task.objects.values_list("pk", "status"))
+    assert statuses == {production.pk: "assigning", analysis.pk: "ready", preset.pk: "ready"}
+    dataset.refresh_from_db()
+    assert dataset.status == "ready"
+    assert list(TaskStatusLog.objects.filter(task=production).values_list("new_status", flat=True)) == [
+        "defined",
+        "assigning",
+    ]
+
+
+def test_completion_counts_progress_and_closes_by_outcome(grid, work_queue, ready_task):
+    # three running tasks of 4 files: all finished, 3 finished + 1 failed, all failed; a fourth still busy
+    outcomes = {"done": ["finished"] * 4, "finished": ["finished"] * 3 + ["failed"], "failed": ["failed"] * 4}
+    tasks = {}
+    for expected, statuses in [*outcomes.items(), ("running", ["finished", "ready", "ready", "ready"])]:
+        task = ready_task(work_queue, files=4, status="running")
+        for file, status in zip(DatasetFile.objects.filter(task=task).order_by("pk"), statuses, strict=True):
+            DatasetFile.objects.filter(pk=file.pk).update(status=status)
+        tasks[expected] = task
+    closed = task_completion_check(now=NOW)
+    assert closed == {"done": [tasks["done"].pk], "finished": [tasks["finished"].pk], "failed": [tasks["failed"].pk]}
+    for expected, task in tasks.items():
+        task.refresh_from_db()
+        assert task.status == expected
+    assert tasks["running"].progress == 25
+    assert tasks["finished"].progress == 75
+    busy = Dataset.objects.get(task=tasks["running"])
+    assert (busy.nFilesFinished, busy.nFilesFailed, busy.status) == (1, 0, "ready")
+    assert Dataset.objects.get(task=tasks["done"]).status == "done"
+
+
+def test_simulator_transfers_starts_up_to_slots_and_ends_jobs(grid, work_queue, ready_task):
+    # given 10 scouts assigned at SAT_Q, which has 4 simulated slots
+    PandaQueue.objects.filter(pk=grid.pk).update(cric={"demo_slots": 4, "demo_failure_percent": 0})
+    task = ready_task(work_queue)
+    job_generation_cycle_run(work_queue_id=work_queue.pk, now=NOW)
+    # when 5 grid minutes pass (speed 60: 5 s) the input is transferred
+    report = grid_simulate_step(now=NOW + timedelta(seconds=5), speed=60)
+    assert report.activated == 10
+    assert report.started == 4
+    assert Job.objects.filter(task=task, jobStatus="running").count() == 4
+    assert DatasetFile.objects.filter(task=task, status="running").count() == 4
+    # after the longest run time every running job has ended, finished at a 0 % failure rate
+    later = NOW + timedelta(seconds=5 + 151)
+    report = grid_simulate_step(now=later, speed=60)
+    assert report.finished == 4
+    assert report.failed == 0
+    assert DatasetFile.objects.filter(task=task, status="finished").count() == 4
+    assert Job.objects.filter(task=task, jobStatus="finished", maxPSS__gt=0, cpuConsumptionTime__gt=0).count() == 4
+    # the next step gives the freed slots to the remaining activated jobs, and the pilots are counted
+    report = grid_simulate_step(now=later + timedelta(seconds=1), speed=60)
+    assert report.started == 4
+    stats = QueuePilotStats.objects.get(queue=grid)
+    assert stats.pilotsLast3h == 8 + 1  # 8 jobs started in 3 grid hours + 4 // 10 + 1 idle pilots
+    assert stats.nBatchJob == 4
+
+
+def test_run_times_are_30_to_150_grid_minutes():
+    minutes = {job_run_minutes(pk) for pk in range(1, 5000)}
+    assert min(minutes) == 30
+    assert max(minutes) == 150
+
+
+def test_failed_job_files_are_retried_until_max_attempt(grid, work_queue, ready_task):
+    PandaQueue.objects.filter(pk=grid.pk).update(cric={"demo_slots": 100, "demo_failure_percent": 100})
+    task = ready_task(work_queue, files=1, nScoutJobs=0)
+    job_generation_cycle_run(work_queue_id=work_queue.pk, now=NOW)
+    grid_simulate_step(now=NOW + timedelta(seconds=5), speed=60)
+    grid_simulate_step(now=NOW + timedelta(seconds=200), speed=60)
+    file = DatasetFile.objects.get(task=task)
+    assert (file.status, file.attemptNr, file.failedAttempt) == ("ready", 1, 1)
+    # third failure: attempts used up (maxAttempt 3)
+    DatasetFile.objects.filter(pk=file.pk).update(attemptNr=2, status="picked")
+    job = Job.objects.get(task=task)
+    Job.objects.filter(pk=job.pk).update(jobStatus="running", startTime=NOW)
+    DatasetFile.objects.filter(pk=file.pk).update(PandaID=job.pk)
+    grid_simulate_step(now=NOW + timedelta(seconds=400), speed=60)
+    file.refresh_from_db()
+    assert (file.status, file.attemptNr) == ("failed", 3)
+
+
+def test_a_task_flows_from_registered_to_done(grid, work_queue, ready_task):
+    # given a registered production task of 3 files and a queue that never fails
+    PandaQueue.objects.filter(pk=grid.pk).update(cric={"demo_slots": 50, "demo_failure_percent": 0})
+    task = ready_task(work_queue, files=3, status="registered", nScoutJobs=0)
+    Task.objects.filter(pk=task.pk).update(nucleus="", gshare="MC 16", ioIntensity=100)
+    now = NOW
+    for _ in range(12):
+        now += timedelta(seconds=20)
+        task_refine(now=now)
+        task_brokerage_cycle_run(now=now)
+        task_completion_check(now=now)
+        job_generation_cycle_run(work_queue_id=work_queue.pk, now=now)
+        grid_simulate_step(now=now, speed=60)
+    task.refresh_from_db()
+    path = list(TaskStatusLog.objects.filter(task=task).order_by("pk").values_list("new_status", flat=True))
+    assert path == ["defined", "assigning", "ready", "running", "prepared", "done"]
+    assert task.progress == 100
+
+
+def test_demo_grid_command_builds_a_medium_grid_once(capsys):
+    call_command("demo_grid", "--size", "medium", "--no-progress")
+    assert 130 <= PandaQueue.objects.count() <= 180
+    assert Task.objects.filter(status="registered").count() == 300
+    assert "Demo grid (medium) built" in capsys.readouterr().out
+    with pytest.raises(CommandError) as refused:
+        call_command("demo_grid", "--size", "small")
+    assert refused.value.returncode == 2
+    call_command("demo_grid", "--if-empty")  # says so and changes nothing
+    assert Task.objects.count() == 300
