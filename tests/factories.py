@@ -261,3 +261,12 @@ class DatasetReplicaFactory(factory.django.DjangoModelFactory):
     endpoint = factory.SubFactory(StorageEndpointFactory)
     nFiles = 10
     sizeGB = 20.0
+
+
+class QueuePilotStatsFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.QueuePilotStats
+
+    queue = factory.SubFactory(PandaQueueFactory)
+    pilotsLast3h = 12
+    nBatchJob = 40

@@ -402,3 +402,11 @@ class ProcessLockAdmin(admin.ModelAdmin):
     list_filter = ["vo", "prodSourceLabel"]
     search_fields = ["lockedBy"]
     list_select_related = ["workQueue"]
+
+
+@admin.register(models.QueuePilotStats)
+class QueuePilotStatsAdmin(admin.ModelAdmin):
+    list_display = ["queue", "pilotsLast3h", "nBatchJob", "numSlots", "updated"]
+    search_fields = ["queue__name"]
+    list_select_related = ["queue"]
+    raw_id_fields = ["queue"]
