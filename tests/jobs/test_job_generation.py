@@ -224,6 +224,7 @@ def test_queries_do_not_grow_with_the_number_of_tasks(grid, work_queue, ready_ta
     def queries_for(n_tasks, offset):
         for _ in range(n_tasks):
             ready_task(work_queue, files=4)
+        gdpconfig_cache_clear()  # both runs read the parameters from the table
         with CaptureQueriesContext(connection) as captured:
             run(work_queue, NOW + timedelta(hours=offset))
         Task.objects.filter(status="scouting").update(status="done")
