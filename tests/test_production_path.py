@@ -167,3 +167,51 @@ def test_concurrent_cycles_in_several_workers_broker_each_task_exactly_once(redi
     assert set(per_task.values()) == {1}
     assert set(Task.objects.values_list("status", flat=True)) == {"ready"}
     assert not Task.objects.exclude(lockedBy="").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_job_generation_in_several_workers_brokers_each_job_set_exactly_once(redis_socket, tmp_path):
+    from brokerage.models import BrokerageCycle, DatasetFile, Decision, Job, Task, WorkQueue
+    from tests.jobs.conftest import make_ready_task
+
+    # given one satellite queue, three work queues and 36 ready tasks of 3 files (one job per file, no scouts)
+    nucleus = factories.NucleusFactory(name="NUC")
+    satellite = factories.SiteFactory(name="SAT")
+    factories.StorageEndpointFactory(name="NUC_DATADISK", site=nucleus, space_total=1e6, space_free=5e5)
+    disk = factories.StorageEndpointFactory(name="SAT_DATADISK", site=satellite, space_total=1e6, space_free=5e5)
+    queue = factories.PandaQueueFactory(name="SAT_Q", site=satellite, corecount=8, maxrss=64000, releases=["ANY"])
+    for role in ("read_lan", "write_lan"):
+        factories.QueueStorageFactory(queue=queue, endpoint=disk, role=role)
+    factories.NetworkLinkFactory(src=satellite, dst=nucleus, closeness=2, mbps_1h=150, queued=10)
+    # Harvester grants 1000 slots, so the queue takes all 108 jobs (queued ≤ 2 × 1000)
+    factories.QueuePilotStatsFactory(queue=queue, pilotsLast3h=50, nBatchJob=2000, numSlots=1000)
+    work_queues = [factories.WorkQueueFactory(queue_name=f"WQ{index}", queue_share=None) for index in range(3)]
+    tasks = [make_ready_task(work_queues[index % 3], files=3, nScoutJobs=0, nFilesPerJob=1) for index in range(36)]
+    # each cycle claims 4 tasks, so a work queue needs several; many messages race for the same work queues
+    env = {**worker_environment(redis_socket, tmp_path), "JOB_GENERATION_BATCH": "4"}
+    workers = start_workers(env, tmp_path, count=3)
+    try:
+        sender = Celery(broker=f"redis+socket://{redis_socket}")
+        deadline = time.monotonic() + 120
+        while Task.objects.filter(status="ready").exists():
+            assert time.monotonic() < deadline, "the cycles did not generate jobs for every task"
+            for work_queue in WorkQueue.objects.all():
+                for _ in range(2):
+                    sender.send_task("brokerage.tasks.job_generation_cycle_task", args=[work_queue.pk])
+            time.sleep(1.0)
+        sender.close()
+    finally:
+        stop_workers(workers)
+    # then every task was brokered once, as one job set of 3 jobs, and no file went to two jobs
+    decisions = Decision.objects.filter(plugin="atlas_prod_job")
+    assert sorted(decisions.values_list("task_id", flat=True)) == sorted(task.pk for task in tasks)
+    assert decisions.values("jobsetID").distinct().count() == 36
+    assert Job.objects.count() == 36 * 3
+    assert set(Job.objects.values_list("computingSite", "jobStatus").distinct()) == {("SAT_Q", "assigned")}
+    used = list(DatasetFile.objects.values_list("PandaID", flat=True))
+    assert len(used) == len(set(used)) == 108
+    assert set(Task.objects.values_list("status", flat=True)) == {"running"}
+    assert not Task.objects.exclude(lockedBy="").exists()
+    assert not ProcessLock.objects.exists()
+    # the work was shared: cycles ran in more than one worker process
+    assert BrokerageCycle.objects.filter(plugin="atlas_prod_job").values("worker").distinct().count() >= 2

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Count, F, Max, Q, Window
+from django.db.models import Count, Exists, F, Max, OuterRef, Q, Window
 from django.db.models.functions import RowNumber
 
 from brokerage.adapters.job_brokerage import PLUGIN, job_grid_base, job_set_scenario
@@ -159,9 +159,15 @@ def _claim(*, work_queue_id: int, now: datetime, owner: str, limit: int) -> list
     """Up to `limit` tasks of the work queue that can get jobs and that no live worker holds (SKIP LOCKED on
     PostgreSQL, then lockedBy/lockedTime for the rest of the cycle)."""
     with transaction.atomic():
+        # only tasks with input left: ready files, or (event level) picked files whose events are not all out
+        inputs = DatasetFile.objects.filter(task=OuterRef("pk"), type__in=("input", "pseudo_input"))
+        has_input = Exists(inputs.filter(status="ready")) | (
+            Q(taskParams__has_key="nEventsPerJob") & Exists(inputs.filter(status="picked", nEvents__isnull=False))
+        )
         candidates = (
             Task.objects.filter(workQueue_id=work_queue_id, status__in=GENERATING)
             .filter(Q(lockedBy="") | Q(lockedTime__lt=now - LOCK_TIMEOUT))
+            .filter(has_input)
             .order_by("-currentPriority", "jediTaskID")
         )
         if connection.features.has_select_for_update_skip_locked:

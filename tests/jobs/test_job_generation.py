@@ -223,11 +223,53 @@ def test_the_lock_is_released_after_the_cycle(grid, work_queue, ready_task):
 def test_queries_do_not_grow_with_the_number_of_tasks(grid, work_queue, ready_task):
     def queries_for(n_tasks, offset):
         for _ in range(n_tasks):
-            ready_task(work_queue, files=4)
+            ready_task(work_queue, files=2)
         gdpconfig_cache_clear()  # both runs read the parameters from the table
         with CaptureQueriesContext(connection) as captured:
             run(work_queue, NOW + timedelta(hours=offset))
         Task.objects.filter(status="scouting").update(status="done")
         return len(captured)
 
+    # 4 and 12 jobs: under the ~19 job rows SQLite's parameter limit lets one INSERT carry
     assert queries_for(2, 0) == queries_for(6, 1)
+
+
+def test_a_cycle_failing_mid_write_leaves_nothing_half_written(grid, work_queue, ready_task, monkeypatch):
+    # given a failure after the jobs were inserted (what a killed worker's open transaction amounts to)
+    from brokerage.services import jobs as service
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("worker died")
+
+    monkeypatch.setattr(service, "_use_inputs", broken)
+    task = ready_task(work_queue)
+    cycle = run(work_queue)
+    # then the cycle says so, and nothing of it remains but the cycle row
+    assert cycle.status == "failed"
+    assert "RuntimeError: worker died" in cycle.error
+    assert not Job.objects.exists()
+    assert not Decision.objects.exists()
+    assert DatasetFile.objects.filter(task=task, status="ready").count() == 30
+    task.refresh_from_db()
+    assert (task.status, task.lockedBy) == ("ready", "")
+    assert not ProcessLock.objects.exists()
+
+
+def test_claims_of_a_dead_worker_expire_after_30_minutes(grid, work_queue, ready_task):
+    task = ready_task(work_queue)
+    Task.objects.filter(pk=task.pk).update(lockedBy="dead:1", lockedTime=NOW - timedelta(minutes=29))
+    ProcessLock.objects.create(
+        vo="atlas",
+        prodSourceLabel="managed",
+        workQueue=work_queue,
+        cloud="",
+        resource_type="",
+        lockedBy="dead:1",
+        lockedTime=NOW - timedelta(minutes=31),
+    )
+    # the dead worker's process lock has expired and is taken over, but its task claim is still fresh
+    run(work_queue)
+    assert not Job.objects.exists()
+    # two minutes later the task claim has expired as well
+    run(work_queue, NOW + timedelta(minutes=2))
+    assert Job.objects.filter(task=task).count() == 10
