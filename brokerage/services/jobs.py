@@ -37,6 +37,7 @@ from brokerage.models import (
     WorkQueue,
 )
 from brokerage.plugins import plugin_registry
+from brokerage.services.bulk import bulk_update_values
 from brokerage.services.cycles import cycle_gdpconfig
 from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_store_many, worker_name
 from brokerage.services.locks import process_lock_acquire, process_lock_release
@@ -482,19 +483,10 @@ def _use_inputs(created: list[Job], chunks: list[JobChunk], *, now: datetime) ->
     rows = list(DatasetFile.objects.filter(pk__in=list(picked)).values("pk", "dataset_id", "status"))
     dataset_of = {row["pk"]: row["dataset_id"] for row in rows}
     newly_used = [row for row in rows if row["status"] == "ready"]
-    DatasetFile.objects.bulk_update(
-        [
-            DatasetFile(
-                pk=row["pk"],
-                status="picked",
-                PandaID=picked[row["pk"]][0],
-                jobsetID=picked[row["pk"]][1],
-                lastAttemptTime=now,
-            )
-            for row in rows
-        ],
-        ["status", "PandaID", "jobsetID", "lastAttemptTime"],
-        batch_size=1000,
+    bulk_update_values(
+        DatasetFile,
+        fields=("status", "PandaID", "jobsetID", "lastAttemptTime"),
+        rows=[(row["pk"], "picked", *picked[row["pk"]], now) for row in rows],
     )
     for event in events:
         event.dataset_id = dataset_of[event.file_id]
@@ -502,15 +494,9 @@ def _use_inputs(created: list[Job], chunks: list[JobChunk], *, now: datetime) ->
     per_dataset: dict[int, int] = defaultdict(int)
     for row in newly_used:
         per_dataset[row["dataset_id"]] += 1
-    Dataset.objects.bulk_update(
-        [
-            Dataset(pk=dataset_id, nFilesUsed=used, modificationTime=now)
-            for dataset_id, used in _add_used(per_dataset).items()
-        ],
-        ["nFilesUsed", "modificationTime"],
-    )
-
-
-def _add_used(per_dataset: dict[int, int]) -> dict[int, int]:
     current = dict(Dataset.objects.filter(pk__in=list(per_dataset)).values_list("pk", "nFilesUsed"))
-    return {dataset_id: current[dataset_id] + added for dataset_id, added in per_dataset.items()}
+    bulk_update_values(
+        Dataset,
+        fields=("nFilesUsed", "modificationTime"),
+        rows=[(dataset_id, current[dataset_id] + added, now) for dataset_id, added in per_dataset.items()],
+    )

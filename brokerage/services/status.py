@@ -54,6 +54,7 @@ def task_status_transition_many(
     illegal one, nothing changed); rows no longer in `from_status` (moved by someone else meanwhile) are left
     alone. Returns the ids moved. One update per distinct target and one bulk insert of log rows."""
     from brokerage.models import Task, TaskStatusLog
+    from brokerage.services.bulk import bulk_update_values
     from brokerage.states import TASK
 
     now = now or timezone.now()
@@ -74,9 +75,10 @@ def task_status_transition_many(
         groups: dict[tuple[str, ...], list] = {}
         for task_id, columns in (extra or {}).items():
             if task_id in still_there and columns:
-                groups.setdefault(tuple(sorted(columns)), []).append(Task(pk=task_id, **columns))
-        for fields, rows in groups.items():  # one CASE … WHEN update per set of columns
-            Task.objects.bulk_update(rows, list(fields))
+                fields = tuple(sorted(columns))
+                groups.setdefault(fields, []).append((task_id, *(columns[field] for field in fields)))
+        for fields, rows in groups.items():  # one UPDATE … FROM (VALUES …) per set of columns
+            bulk_update_values(Task, fields=fields, rows=rows)
         TaskStatusLog.objects.bulk_create(
             TaskStatusLog(
                 task_id=task_id,
