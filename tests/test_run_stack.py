@@ -91,6 +91,16 @@ def test_web_worker_and_beat_run_together_and_stop_on_ctrl_c(tmp_path):
             return database.execute("SELECT COUNT(*) FROM jedi_process_lock").fetchone()[0] == 0
 
         wait_for(lock_gone, 90, "the worker to expire the stale lock", stack, log_path)
+
+        # the living demo: within a minute (of the home page answering) tasks are refined, brokered to nuclei,
+        # get jobs brokered to queues, and pilots run them — every decision stored
+        def grid_alive():
+            plugins = {row[0] for row in database.execute("SELECT DISTINCT plugin FROM brokerage_decisions")}
+            moves = {row[0] for row in database.execute("SELECT DISTINCT new_status FROM jedi_task_status_log")}
+            running = database.execute("SELECT COUNT(*) FROM panda_jobs WHERE jobStatus = 'running'").fetchone()[0]
+            return {"atlas_prod_task", "atlas_prod_job"} <= plugins and {"assigning", "ready"} <= moves and running
+
+        wait_for(grid_alive, 60, "tasks and jobs to move with stored decisions", stack, log_path)
         database.close()
         assert (tmp_path / "admin-password").exists()
     finally:
