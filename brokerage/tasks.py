@@ -48,12 +48,12 @@ def task_refine_task() -> int:
 
 @shared_task(name="brokerage.tasks.job_generation_dispatch_task")
 def job_generation_dispatch_task() -> int:
-    """Periodic (beat): queues one job-generation cycle per production work queue with a share; returns how many.
-    Partitions generate through their sub-queues."""
+    """Periodic (beat): queues one job-generation cycle per active production or analysis work queue; returns
+    how many. Partitions generate through their sub-queues."""
     ids = list(
-        WorkQueue.objects.filter(status="active", queue_type="production", is_partition=False).values_list(
-            "pk", flat=True
-        )
+        WorkQueue.objects.filter(
+            status="active", queue_type__in=("production", "analysis"), is_partition=False
+        ).values_list("pk", flat=True)
     )
     for work_queue_id in ids:
         job_generation_cycle_task.delay(work_queue_id)

@@ -142,7 +142,7 @@ def task_spec(task: dict[str, Any]) -> dict[str, Any]:
     spec = {
         key: value
         for key, value in task.items()
-        if key in TASK_FIELDS and key not in ("taskParams", "parent_id") and value is not None
+        if (key in TASK_FIELDS or key == "taskClass") and key not in ("taskParams", "parent_id") and value is not None
     }
     spec["nucleus"] = task.get("nucleus") or ""
     spec.update({key: params[key] for key in JOB_TASK_PARAMETERS if key in params})
@@ -150,17 +150,25 @@ def task_spec(task: dict[str, Any]) -> dict[str, Any]:
 
 
 def job_set_scenario(
-    *, base: Scenario, task: dict[str, Any], datasets: list[dict[str, Any]], jobs: dict[str, Any], seed: int
+    *,
+    base: Scenario,
+    task: dict[str, Any],
+    datasets: list[dict[str, Any]],
+    jobs: dict[str, Any],
+    seed: int,
+    plugin: str = PLUGIN,
+    user_stats: dict[str, Any] | None = None,
 ) -> Scenario:
-    """One job set's scenario over the shared `base`: no query."""
+    """One job set's scenario over the shared `base` (analysis job sets add their user_stats): no query."""
     parsed = parse_scenario(
         {
-            "plugin": PLUGIN,
+            "plugin": plugin,
             "now": base.now.isoformat(),
             "seed": seed,
             "task": task_spec(task),
             "jobs": jobs,
             "datasets": datasets,
+            "user_stats": user_stats or {},
         }
     )
     return replace(
@@ -178,3 +186,73 @@ def job_set_scenario(
 
 
 __all__ = ["PLUGIN", "Q", "job_grid_base", "job_set_scenario", "queue_records", "queue_statistics"]
+
+
+ANALYSIS_PLUGIN = "atlas_anal_job"
+USER_RUNNING = ("running",)
+USER_QUEUED = ("defined", "assigned", "activated", "starting")
+
+
+def analysis_user_stats(*, now: datetime, task_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """`user_stats` for each analysis task (seed 000 analysis brokerage): the user's and the working group's
+    running and queued jobs and cores, the user's jobs per queue, the task's finished, failed and closed jobs
+    per queue, hours since the task's last finished job, and the global shares' usage. Five queries for all
+    the tasks of a cycle."""
+    # deferred import: selectors import models, and the adapters are imported by services at start-up
+    from brokerage.models import Task
+    from brokerage.selectors.shares import global_share_usage
+
+    owners = {
+        pk: (user, group)
+        for pk, user, group in Task.objects.filter(pk__in=task_ids).values_list("pk", "userName", "workingGroup")
+    }
+    users = {user for user, _ in owners.values()}
+    groups = {group for _, group in owners.values() if group}
+    per_user: dict[str, dict[str, float]] = {}
+    per_group: dict[str, dict[str, float]] = {}
+    user_queues: dict[str, dict[str, dict[str, float]]] = {}
+    for row in (
+        Job.objects.filter(prodSourceLabel="user", jobStatus__in=USER_RUNNING + USER_QUEUED)
+        .filter(Q(prodUserName__in=users) | Q(workingGroup__in=groups))
+        .values("prodUserName", "workingGroup", "computingSite", "jobStatus")
+        .annotate(jobs=Count("pk"), cores=Sum("coreCount"))
+    ):
+        running = row["jobStatus"] in USER_RUNNING
+        counts = [(per_user, row["prodUserName"])] + ([(per_group, row["workingGroup"])] if row["workingGroup"] else [])
+        for table, name in counts:
+            entry = table.setdefault(name, {"running": 0, "queued": 0, "runningCores": 0, "queuedCores": 0})
+            entry["running" if running else "queued"] += row["jobs"]
+            entry["runningCores" if running else "queuedCores"] += row["cores"] or 0
+        if row["computingSite"]:
+            queue = user_queues.setdefault(row["prodUserName"], {}).setdefault(
+                row["computingSite"], {"userQueued": 0, "userRunning": 0}
+            )
+            queue["userRunning" if running else "userQueued"] += row["jobs"]
+    task_queues: dict[int, dict[str, dict[str, float]]] = {}
+    last_success: dict[int, datetime] = {}
+    outcome_key = {"finished": "taskFinished", "failed": "taskFailed", "closed": "taskClosed"}
+    for row in (
+        Job.objects.filter(task_id__in=task_ids, jobStatus__in=tuple(outcome_key))
+        .values("task_id", "computingSite", "jobStatus")
+        .annotate(jobs=Count("pk"), last=Max("endTime"))
+    ):
+        entry = task_queues.setdefault(row["task_id"], {}).setdefault(row["computingSite"], {})
+        entry[outcome_key[row["jobStatus"]]] = row["jobs"]
+        if row["jobStatus"] == "finished" and row["last"] is not None:
+            last_success[row["task_id"]] = max(last_success.get(row["task_id"], row["last"]), row["last"])
+    usage = {row["share"].name: row["usage"] for row in global_share_usage() if row["usage"] is not None}
+    stats = {}
+    for task_id, (user, group) in owners.items():
+        queues = {name: dict(numbers) for name, numbers in user_queues.get(user, {}).items()}
+        for name, numbers in task_queues.get(task_id, {}).items():
+            queues.setdefault(name, {}).update(numbers)
+        entry: dict[str, Any] = {
+            "user": per_user.get(user, {}),
+            "group": per_group.get(group, {}) if group else {},
+            "gshareUsage": usage,
+            "queues": queues,
+        }
+        if task_id in last_success:
+            entry["hoursSinceLastSuccess"] = max((now - last_success[task_id]).total_seconds() / 3600, 0.0)
+        stats[task_id] = entry
+    return stats

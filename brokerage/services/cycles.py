@@ -35,34 +35,43 @@ def cycle_gdpconfig(*, vo: str = "atlas") -> dict:
     return {key: value for key, value in flat.items() if value is not None and REGISTRY.find(key) is not None}
 
 
-# How long a task stays pending after a failed brokerage, by the status it came from (REFERENCE.md
-# retry_after_minutes: 30 task brokerage, 60 production jobs).
-PENDING_RETRY_BY_STATUS = {
-    WAITING_FOR_NUCLEUS: PENDING_RETRY,
-    "ready": timedelta(minutes=60),
-    "scouted": timedelta(minutes=60),
-    "running": timedelta(minutes=60),
-}
+# How long a task stays pending after a failed brokerage (REFERENCE.md retry_after_minutes): 30 minutes after
+# task brokerage, 60 after production job brokerage, 20 after analysis job brokerage.
+PENDING_RETRY_TASK_BROKERAGE = PENDING_RETRY
+PENDING_RETRY_PRODUCTION_JOBS = timedelta(minutes=60)
+PENDING_RETRY_ANALYSIS_JOBS = timedelta(minutes=20)
+JOB_BROKERAGE_STATUSES = ("ready", "scouted", "running")
+ANALYSIS_LABELS = ("user", "panda")
 
 
 def task_pending_retry(*, now: datetime) -> list[int]:
-    """Tasks pending after a failed brokerage go back to where they were once their retry time has passed:
-    30 minutes for task brokerage (seed 000), 60 for job brokerage. One query and one bulk move per status."""
-    due_filter = Q()
-    for status, wait in PENDING_RETRY_BY_STATUS.items():
-        due_filter |= Q(oldStatus=status, stateChangeTime__lte=now - wait)
-    due = list(Task.objects.filter(due_filter, status="pending").values_list("pk", "oldStatus"))
-    moved: list[int] = []
-    for status in PENDING_RETRY_BY_STATUS:
-        ids = [pk for pk, old in due if old == status]
-        if ids:
-            wait = int(PENDING_RETRY_BY_STATUS[status].total_seconds() // 60)
-            moved += task_status_transition_many(
-                from_status="pending",
-                moves={pk: (status, f"retry after {wait} minutes pending") for pk in ids},
-                actor=ACTOR,
-                now=now,
+    """Tasks pending after a failed brokerage go back to where they were once their retry time has passed.
+    One query and one bulk move per status they return to."""
+    due = list(
+        Task.objects.filter(status="pending")
+        .filter(
+            Q(oldStatus=WAITING_FOR_NUCLEUS, stateChangeTime__lte=now - PENDING_RETRY_TASK_BROKERAGE)
+            | Q(
+                oldStatus__in=JOB_BROKERAGE_STATUSES,
+                prodSourceLabel__in=ANALYSIS_LABELS,
+                stateChangeTime__lte=now - PENDING_RETRY_ANALYSIS_JOBS,
             )
+            | (
+                Q(oldStatus__in=JOB_BROKERAGE_STATUSES, stateChangeTime__lte=now - PENDING_RETRY_PRODUCTION_JOBS)
+                & ~Q(prodSourceLabel__in=ANALYSIS_LABELS)
+            )
+        )
+        .values_list("pk", "oldStatus", "stateChangeTime")
+    )
+    moved: list[int] = []
+    for status in (WAITING_FOR_NUCLEUS, *JOB_BROKERAGE_STATUSES):
+        moves = {
+            pk: (status, f"retry after {int((now - changed).total_seconds() // 60)} minutes pending")
+            for pk, old, changed in due
+            if old == status
+        }
+        if moves:
+            moved += task_status_transition_many(from_status="pending", moves=moves, actor=ACTOR, now=now)
     return moved
 
 

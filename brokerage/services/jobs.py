@@ -21,7 +21,13 @@ from django.db import connection, transaction
 from django.db.models import Count, Exists, F, Max, OuterRef, Q, Window
 from django.db.models.functions import RowNumber
 
-from brokerage.adapters.job_brokerage import PLUGIN, job_grid_base, job_set_scenario
+from brokerage.adapters.job_brokerage import (
+    ANALYSIS_PLUGIN,
+    PLUGIN,
+    analysis_user_stats,
+    job_grid_base,
+    job_set_scenario,
+)
 from brokerage.adapters.task_brokerage import TASK_FIELDS
 from brokerage.engine.decision import Decision as EngineDecision
 from brokerage.gdpconfig import ConfigView
@@ -251,7 +257,7 @@ def _job_set_summary(chunks: list[JobChunk], *, scouts: bool) -> dict[str, Any]:
 
 
 def _task_rows(task_ids: list[int]) -> dict[int, dict]:
-    fields = {*TASK_FIELDS, "nucleus", "status", "workDiskCount", "taskName", "workQueue_id", "splitRule"}
+    fields = {*TASK_FIELDS, "nucleus", "status", "workDiskCount", "taskName", "workQueue_id", "splitRule", "taskClass"}
     rows = {row["jediTaskID"]: row for row in Task.objects.filter(pk__in=task_ids).values(*fields)}
     for row in rows.values():
         ram = row["ramCount"]
@@ -298,12 +304,15 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
     task_scouting_check(work_queue_id=work_queue_id, now=now)
     gdpconfig = cycle_gdpconfig(vo=vo)
     base = job_grid_base(now=now, gdpconfig=gdpconfig)
-    broker = plugin_registry().get(PLUGIN)()
+    analysis = work_queue.queue_type == "analysis"
+    plugin = ANALYSIS_PLUGIN if analysis else PLUGIN
+    broker = plugin_registry().get(plugin)()
     frame = broker.frame(base)
-    cycle = cycle_start(plugin=PLUGIN, now=now, gdpconfig=gdpconfig, frame=frame)
+    cycle = cycle_start(plugin=plugin, now=now, gdpconfig=gdpconfig, frame=frame)
     claimed = _claim(work_queue_id=work_queue_id, now=now, owner=owner, limit=limit)
     try:
         tasks = _task_rows(claimed)
+        user_stats = analysis_user_stats(now=now, task_ids=claimed) if analysis else {}
         ordered = sorted(tasks.values(), key=lambda t: (-t["currentPriority"], t["jediTaskID"]))
         verdicts = throttle_verdicts(
             work_queue=work_queue,
@@ -349,6 +358,8 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
                 ],
                 jobs=_job_set_summary(chunks, scouts=scouts),
                 seed=(jobset_id * 7919) % 2**31,
+                plugin=plugin,
+                user_stats=user_stats.get(task["jediTaskID"]),
             )
             decision = broker.decide(scenario)
             items.append(DecisionToStore(decision, task_id=task["jediTaskID"], jobset_id=jobset_id))
@@ -372,8 +383,13 @@ def _apply(*, plans, queues, work_queue: WorkQueue, now: datetime) -> None:
     job_chunks: list[JobChunk] = []
     task_moves: dict[str, dict[int, tuple[str, str]]] = defaultdict(dict)
     task_extra: dict[int, dict] = {}
+    throttled_dialogs: list[tuple[int, str]] = []
     for task, chunks, jobset_id, decision in plans:
         params = task["taskParams"] or {}
+        if decision.outcome == "throttled":
+            # the user is over a cap (seed 000 analysis): the task waits where it is and says why
+            throttled_dialogs.append((task["jediTaskID"], decision.message[:255]))
+            continue
         if decision.chosen is None:
             task_moves[task["status"]][task["jediTaskID"]] = ("pending", decision.message[:500])
             task_extra[task["jediTaskID"]] = {"errorDialog": decision.message[:255]}
@@ -418,6 +434,7 @@ def _apply(*, plans, queues, work_queue: WorkQueue, now: datetime) -> None:
         if task["status"] != target:
             task_moves[task["status"]][task["jediTaskID"]] = (target, f"{len(chunks)} jobs to {decision.chosen}")
             task_extra[task["jediTaskID"]] = {"errorDialog": ""}
+    bulk_update_values(Task, fields=("errorDialog",), rows=throttled_dialogs)
     created = Job.objects.bulk_create(jobs, batch_size=1000)
     JobStatusLog.objects.bulk_create(
         [

@@ -15,7 +15,9 @@ from brokerage.models import (
     GdpConfig,
     Job,
     JobStatusLog,
+    PandaQueue,
     ProcessLock,
+    StorageEndpoint,
     Task,
 )
 from brokerage.selectors.gdpconfig import gdpconfig_cache_clear
@@ -273,3 +275,69 @@ def test_claims_of_a_dead_worker_expire_after_30_minutes(grid, work_queue, ready
     # two minutes later the task claim has expired as well
     run(work_queue, NOW + timedelta(minutes=2))
     assert Job.objects.filter(task=task).count() == 10
+
+
+@pytest.fixture
+def analysis(grid):
+    """An analysis work queue and an analysis queue ANALY_SAT beside SAT_Q."""
+    queue = factories.PandaQueueFactory(
+        name="ANALY_SAT", site=grid.site, type="analysis", corecount=1, maxrss=4000, releases=["ANY"]
+    )
+    disk = StorageEndpoint.objects.get(name="SAT_DATADISK")
+    for role in ("read_lan", "write_lan"):
+        factories.QueueStorageFactory(queue=queue, endpoint=disk, role=role)
+    work_queue = factories.WorkQueueFactory(queue_name="user", queue_type="analysis", queue_share=None)
+    return work_queue
+
+
+def user_task(work_queue, ready_task, **params):
+    task = ready_task(work_queue, nScoutJobs=0, nFilesPerJob=3, **params)
+    Task.objects.filter(pk=task.pk).update(
+        prodSourceLabel="user", userName="jdoe", gshare="User Analysis", coreCount=1, ramUnit="MB", nucleus=""
+    )
+    return task
+
+
+def test_analysis_job_sets_use_the_analysis_broker(grid, analysis, ready_task):
+    task = user_task(analysis, ready_task)
+    cycle = run(analysis)
+    decision = Decision.objects.get(task=task)
+    assert (cycle.plugin, decision.plugin, decision.outcome, decision.chosen) == (
+        "atlas_anal_job",
+        "atlas_anal_job",
+        "assigned",
+        "ANALY_SAT",
+    )
+    assert Job.objects.filter(task=task, computingSite="ANALY_SAT").count() == 10  # 30 files, 3 per job
+
+
+def test_analysis_user_over_the_running_cap_waits_in_place(grid, analysis, ready_task):
+    # given the user already runs 3 jobs and CAP_RUNNING_USER_JOBS is 2
+    GdpConfig.objects.create(key="CAP_RUNNING_USER_JOBS", value="2", component="anal_jobbroker", app="jedi")
+    gdpconfig_cache_clear()
+    other = user_task(analysis, ready_task)
+    for _ in range(3):
+        factories.JobFactory(
+            task=other, prodSourceLabel="user", prodUserName="jdoe", jobStatus="running", computingSite="ANALY_SAT"
+        )
+    Task.objects.filter(pk=other.pk).update(status="done")
+    task = user_task(analysis, ready_task)
+    run(analysis)
+    # then no jobs, the task stays ready with the reason, and the decision says throttled
+    decision = Decision.objects.get(task=task)
+    assert decision.outcome == "throttled"
+    assert "running 3 > CAP_RUNNING_USER_JOBS 2" in decision.message
+    task.refresh_from_db()
+    assert task.status == "ready"
+    assert "CAP_RUNNING_USER_JOBS" in task.errorDialog
+    assert not Job.objects.filter(task=task).exists()
+
+
+def test_analysis_pending_retries_after_20_minutes(grid, analysis, ready_task):
+    PandaQueue.objects.filter(name="ANALY_SAT").update(status="offline")
+    task = user_task(analysis, ready_task)
+    run(analysis)
+    task.refresh_from_db()
+    assert task.status == "pending"
+    assert task_pending_retry(now=NOW + timedelta(minutes=19)) == []
+    assert task_pending_retry(now=NOW + timedelta(minutes=20)) == [task.pk]
