@@ -31,8 +31,8 @@ class GridSize:
 
 SIZES = {
     "small": GridSize(nuclei=4, satellites=10, tasks=40, files=(10, 40)),
-    "medium": GridSize(nuclei=10, satellites=70, tasks=300, files=(20, 120)),
-    "large": GridSize(nuclei=25, satellites=250, tasks=2000, files=(20, 200)),
+    "medium": GridSize(nuclei=10, satellites=60, tasks=300, files=(20, 120)),
+    "large": GridSize(nuclei=25, satellites=210, tasks=2000, files=(20, 200)),
 }
 CLOUDS = [
     ("US", "United States"),
@@ -160,13 +160,13 @@ def _queues(sites, endpoints, now, rng) -> list[models.PandaQueue]:
         kinds = [("", "unified", 8)]
         if site.role == "nucleus" or rng.random() < 0.5:
             kinds.append(("_SCORE", "production", 1))
-        if rng.random() < 0.25:
+        if rng.random() < 0.6:
             kinds.append(("_ANALY", "analysis", 1))
         if rng.random() < 0.1:
             kinds.append(("_GPU", "analysis", 1))
         for suffix, queue_type, cores in kinds:
             status = rng.choices(["online", "brokeroff", "test", "offline"], weights=[88, 4, 4, 4])[0]
-            maxrss = cores * rng.choice([2000, 2000, 2500, 4000])
+            maxrss = cores * rng.choice([2000, 2500, 3000, 4000])
             maxtime = rng.choice([86400, 172800, 259200])
             pledged = -1 if rng.random() < 0.08 else None
             record = {

@@ -10,7 +10,7 @@ from brokerage.services.demo_grid import SIZES, demo_grid_build
 class Command(BaseCommand):
     help = (
         "Build a demo grid (nuclei, satellites, queues, storages, network, software, work queues, shares and "
-        "newly registered tasks) into an empty database. Sizes: small ≈ 20 queues, medium ≈ 150, large ≈ 500."
+        "newly registered tasks) into an empty database. Sizes: small ≈ 35 queues, medium ≈ 160, large ≈ 530."
     )
 
     def add_arguments(self, parser):
