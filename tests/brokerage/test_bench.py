@@ -56,8 +56,14 @@ def test_cycle_rows_and_nothing_left_behind():
     from brokerage.models import BrokerageCycle, Task
 
     rows = json.loads(bench("cycle", "--json", "--quick"))
-    assert [row["params"]["tasks"] for row in rows] == [20, 50]
-    assert [row["n"] for row in rows] == [20, 50]
+    assert [(row["params"]["kind"], row["params"]["tasks"]) for row in rows] == [
+        ("task brokerage", 20),
+        ("task brokerage", 50),
+        ("job generation + job brokerage", 20),
+        ("job generation + job brokerage", 50),
+    ]
+    assert [row["n"] for row in rows] == [20, 50, 20, 50]
+    assert [row["assigned"] for row in rows[2:]] == [20, 50]  # every task's job set found a queue
     assert all(row["queries_per_cycle"] > 0 for row in rows)
     assert not Task.objects.exists()
     assert not BrokerageCycle.objects.exists()
