@@ -172,17 +172,10 @@ def test_concurrent_cycles_in_several_workers_broker_each_task_exactly_once(redi
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_job_generation_in_several_workers_brokers_each_job_set_exactly_once(redis_socket, tmp_path):
     from brokerage.models import BrokerageCycle, DatasetFile, Decision, Job, Task, WorkQueue
-    from tests.jobs.conftest import make_ready_task
+    from tests.jobs.conftest import make_one_queue_grid, make_ready_task
 
     # given one satellite queue, three work queues and 36 ready tasks of 3 files (one job per file, no scouts)
-    nucleus = factories.NucleusFactory(name="NUC")
-    satellite = factories.SiteFactory(name="SAT")
-    factories.StorageEndpointFactory(name="NUC_DATADISK", site=nucleus, space_total=1e6, space_free=5e5)
-    disk = factories.StorageEndpointFactory(name="SAT_DATADISK", site=satellite, space_total=1e6, space_free=5e5)
-    queue = factories.PandaQueueFactory(name="SAT_Q", site=satellite, corecount=8, maxrss=64000, releases=["ANY"])
-    for role in ("read_lan", "write_lan"):
-        factories.QueueStorageFactory(queue=queue, endpoint=disk, role=role)
-    factories.NetworkLinkFactory(src=satellite, dst=nucleus, closeness=2, mbps_1h=150, queued=10)
+    queue = make_one_queue_grid()
     # Harvester grants 1000 slots, so the queue takes all 108 jobs (queued ≤ 2 × 1000)
     factories.QueuePilotStatsFactory(queue=queue, pilotsLast3h=50, nBatchJob=2000, numSlots=1000)
     work_queues = [factories.WorkQueueFactory(queue_name=f"WQ{index}", queue_share=None) for index in range(3)]

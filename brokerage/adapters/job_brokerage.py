@@ -9,13 +9,12 @@ the pilot figures from QueuePilotStats, the time since the last job start from t
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import Count, Max, Q, Sum
 
-from brokerage.adapters.task_brokerage import TASK_FIELDS, TASK_PARAMETERS, grid_parts
+from brokerage.adapters.task_brokerage import TASK_FIELDS, TASK_GRID_PARTS, TASK_PARAMETERS, grid_parts, over_base
 from brokerage.engine import Scenario, parse_scenario
 from brokerage.models import GpuSummary, Job, PandaQueue, QueuePilotStats, QueueStorage, SoftwareTags
 
@@ -55,6 +54,7 @@ JOB_TASK_PARAMETERS = (*TASK_PARAMETERS, "includedSite", "excludedSite", "avoidV
 # How far back job starts are looked for (bounded so the query never scans the whole history).
 START_WINDOW = timedelta(days=7)
 PILOT_WINDOW_HOURS = 3
+JOB_GRID_PARTS = (*TASK_GRID_PARTS, "queues", "queue_stats", "sw_tags", "gpu_summary")
 
 
 def queue_records() -> dict[str, dict[str, Any]]:
@@ -171,18 +171,7 @@ def job_set_scenario(
             "user_stats": user_stats or {},
         }
     )
-    return replace(
-        parsed,
-        config=base.config,
-        gdpconfig=base.gdpconfig,
-        sites=base.sites,
-        ddm_endpoints=base.ddm_endpoints,
-        network=base.network,
-        queues=base.queues,
-        queue_stats=base.queue_stats,
-        sw_tags=base.sw_tags,
-        gpu_summary=base.gpu_summary,
-    )
+    return over_base(parsed, base, JOB_GRID_PARTS)
 
 
 __all__ = ["PLUGIN", "Q", "job_grid_base", "job_set_scenario", "queue_records", "queue_statistics"]

@@ -89,6 +89,16 @@ def grid_parts() -> dict[str, Any]:
     return {"sites": sites, "ddm_endpoints": endpoints, "network": network}
 
 
+# The parts of a cycle's base scenario that every decision of the cycle shares (by reference, so the engine's
+# per-snapshot caches stay warm from one decision to the next).
+TASK_GRID_PARTS = ("config", "gdpconfig", "sites", "ddm_endpoints", "network")
+
+
+def over_base(parsed: Scenario, base: Scenario, parts: tuple[str, ...] = TASK_GRID_PARTS) -> Scenario:
+    """`parsed` (one task's or job set's part) with the shared `parts` taken from the cycle's `base`."""
+    return replace(parsed, **{part: getattr(base, part) for part in parts})
+
+
 def grid_base(*, now: datetime, gdpconfig: dict[str, Any]) -> Scenario:
     """The scenario part every task of a cycle shares (three queries)."""
     return parse_scenario({"plugin": PLUGIN, "now": now.isoformat(), "gdpconfig": gdpconfig, **grid_parts()})
@@ -151,12 +161,5 @@ def task_scenarios(*, task_ids: list[int], base: Scenario, seed_of) -> dict[int,
                 "nucleus_stats": {name: {"rw": value} for name, value in rw.items()},
             }
         )
-        scenarios[task_id] = replace(
-            parsed,
-            config=base.config,
-            gdpconfig=base.gdpconfig,
-            sites=base.sites,
-            ddm_endpoints=base.ddm_endpoints,
-            network=base.network,
-        )
+        scenarios[task_id] = over_base(parsed, base)
     return scenarios

@@ -8,7 +8,7 @@ import logging
 from datetime import datetime, timedelta
 
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
 from brokerage.adapters.task_brokerage import PLUGIN, grid_base, task_scenarios
 from brokerage.gdpconfig import REGISTRY
@@ -75,16 +75,13 @@ def task_pending_retry(*, now: datetime) -> list[int]:
     return moved
 
 
-def _claim(*, now: datetime, owner: str, limit: int) -> list[int]:
-    """Takes up to `limit` tasks waiting for a nucleus that no live worker holds. On PostgreSQL the rows are
-    locked with SKIP LOCKED, so concurrent cycles never pick the same task; lockedBy/lockedTime then mark the
-    claim for the whole cycle (an expired claim, of a worker that died, may be taken over)."""
+def task_claim(*, candidates: QuerySet, now: datetime, owner: str, limit: int) -> list[int]:
+    """Takes up to `limit` of the `candidates` (ordered) that no live worker holds. On PostgreSQL the rows are
+    locked with SKIP LOCKED, so concurrent cycles never pick the same task; lockedBy/lockedTime (JEDI's columns)
+    then mark the claim for the whole cycle, and a claim older than LOCK_TIMEOUT (a worker that died) may be
+    taken over."""
     with transaction.atomic():
-        candidates = (
-            Task.objects.filter(status=WAITING_FOR_NUCLEUS)
-            .filter(Q(lockedBy="") | Q(lockedTime__lt=now - LOCK_TIMEOUT))
-            .order_by("-currentPriority", "jediTaskID")
-        )
+        candidates = candidates.filter(Q(lockedBy="") | Q(lockedTime__lt=now - LOCK_TIMEOUT))
         if connection.features.has_select_for_update_skip_locked:
             candidates = candidates.select_for_update(skip_locked=True)
         ids = list(candidates.values_list("pk", flat=True)[:limit])
@@ -92,8 +89,9 @@ def _claim(*, now: datetime, owner: str, limit: int) -> list[int]:
     return ids
 
 
-def _release(ids: list[int], owner: str) -> None:
-    Task.objects.filter(pk__in=ids, lockedBy=owner[:40]).update(lockedBy="", lockedTime=None)
+def task_claim_release(*, task_ids: list[int], owner: str) -> None:
+    """Gives back the claims `owner` still holds."""
+    Task.objects.filter(pk__in=task_ids, lockedBy=owner[:40]).update(lockedBy="", lockedTime=None)
 
 
 def task_brokerage_cycle_run(*, now: datetime, limit: int = 500) -> BrokerageCycle:
@@ -105,7 +103,12 @@ def task_brokerage_cycle_run(*, now: datetime, limit: int = 500) -> BrokerageCyc
     base = grid_base(now=now, gdpconfig=gdpconfig)
     broker = plugin_registry().get(PLUGIN)()
     cycle = cycle_start(plugin=PLUGIN, now=now, gdpconfig=gdpconfig, frame=broker.frame(base))
-    claimed = _claim(now=now, owner=owner, limit=limit)
+    claimed = task_claim(
+        candidates=Task.objects.filter(status=WAITING_FOR_NUCLEUS).order_by("-currentPriority", "jediTaskID"),
+        now=now,
+        owner=owner,
+        limit=limit,
+    )
     try:
         scenarios = task_scenarios(
             task_ids=claimed, base=base, seed_of=lambda task_id: (task_id * 7919 + cycle.pk) % 2**31
@@ -127,7 +130,7 @@ def task_brokerage_cycle_run(*, now: datetime, limit: int = 500) -> BrokerageCyc
         task_status_transition_many(from_status=WAITING_FOR_NUCLEUS, moves=moves, extra=extra, actor=ACTOR, now=now)
     except Exception as error:
         logger.exception("task brokerage cycle %s failed", cycle.pk)
-        _release(claimed, owner)
+        task_claim_release(task_ids=claimed, owner=owner)
         return cycle_finish(cycle=cycle, now=now, error=f"{type(error).__name__}: {error}")
-    _release(claimed, owner)
+    task_claim_release(task_ids=claimed, owner=owner)
     return cycle_finish(cycle=cycle, now=now)

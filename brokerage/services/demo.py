@@ -56,6 +56,16 @@ QUEUES = [
     ("praguelcg2", "praguelcg2", "paused", "production", 1, 2000, 86400, None, {"catchall": "disableReassign"}),
 ]
 
+# What the pilots of the demo GPU queues report (an A100 node).
+DEMO_GPU = {
+    "vendor": "nvidia",
+    "model": "NVIDIA A100-SXM4-40GB",
+    "vram": 40960,
+    "microarchitecture": "Ampere",
+    "version": "12.2",
+    "driver_version": "575.57.08",
+}
+
 WORK_QUEUES = [
     # (name, type, order, share, criteria, variables, stretchable)
     ("evgensimul", "production", 10, 40, "processingType IN (:p1,:p2)", "p1:evgen,p2:simul", True),
@@ -360,17 +370,7 @@ def _demo_queues(sites, endpoints, now):
         )
         for role in ("read_lan", "write_lan"):
             models.QueueStorage.objects.create(queue=queues[name], endpoint=endpoints[site_name], role=role)
-    models.GpuSummary.objects.create(
-        queue=queues["BNL_GPU"],
-        vendor="nvidia",
-        model="NVIDIA A100-SXM4-40GB",
-        vram=40960,
-        microarchitecture="Ampere",
-        version="12.2",
-        driver_version="575.57.08",
-        n_workers=12,
-        updated=now,
-    )
+    models.GpuSummary.objects.create(queue=queues["BNL_GPU"], **DEMO_GPU, n_workers=12, updated=now)
     return queues
 
 

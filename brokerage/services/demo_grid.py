@@ -17,7 +17,7 @@ from datetime import datetime
 from django.db import transaction
 
 from brokerage import models
-from brokerage.services.demo import GLOBAL_SHARES, WORK_QUEUES, _demo_global_shares, _demo_work_queues
+from brokerage.services.demo import DEMO_GPU, GLOBAL_SHARES, WORK_QUEUES, _demo_global_shares, _demo_work_queues
 from brokerage.services.gdpconfig import gdpconfig_save
 
 
@@ -214,17 +214,7 @@ def _queues(sites, endpoints, now, rng) -> list[models.PandaQueue]:
         for role in ("read_lan", "write_lan")
     )
     models.GpuSummary.objects.bulk_create(
-        models.GpuSummary(
-            queue=queue,
-            vendor="nvidia",
-            model="NVIDIA A100-SXM4-40GB",
-            vram=40960,
-            microarchitecture="Ampere",
-            version="12.2",
-            driver_version="575.57.08",
-            n_workers=8,
-            updated=now,
-        )
+        models.GpuSummary(queue=queue, **DEMO_GPU, n_workers=8, updated=now)
         for queue in queues
         if queue.name.endswith("_GPU")
     )

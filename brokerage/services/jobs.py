@@ -14,10 +14,10 @@ import logging
 import math
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Count, Exists, F, Max, OuterRef, Q, Window
 from django.db.models.functions import RowNumber
 
@@ -44,7 +44,7 @@ from brokerage.models import (
 )
 from brokerage.plugins import plugin_registry
 from brokerage.services.bulk import bulk_update_values
-from brokerage.services.cycles import cycle_gdpconfig
+from brokerage.services.cycles import cycle_gdpconfig, task_claim, task_claim_release
 from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_store_many, worker_name
 from brokerage.services.locks import process_lock_acquire, process_lock_release
 from brokerage.services.status import task_status_transition_many
@@ -64,7 +64,6 @@ SCOUTS_ENOUGH = 5
 # The most jobs one job set gets, and the most ready files read per task per cycle.
 JOBS_PER_SET = 100
 FILES_PER_TASK = 1000
-LOCK_TIMEOUT = timedelta(minutes=30)
 ACTIVE_JOB_STATUSES = ("defined", "waiting", "assigned", "throttled", "activated", "sent", "starting", "running")
 JOB_COUNT_STATUSES = ("running", "assigned", "activated", "starting", "defined", "waiting")
 
@@ -163,29 +162,18 @@ def throttle_verdicts(
 
 
 def _claim(*, work_queue_id: int, now: datetime, owner: str, limit: int) -> list[int]:
-    """Up to `limit` tasks of the work queue that can get jobs and that no live worker holds (SKIP LOCKED on
-    PostgreSQL, then lockedBy/lockedTime for the rest of the cycle)."""
-    with transaction.atomic():
-        # only tasks with input left: ready files, or (event level) picked files whose events are not all out
-        inputs = DatasetFile.objects.filter(task=OuterRef("pk"), type__in=("input", "pseudo_input"))
-        has_input = Exists(inputs.filter(status="ready")) | (
-            Q(taskParams__has_key="nEventsPerJob") & Exists(inputs.filter(status="picked", nEvents__isnull=False))
-        )
-        candidates = (
-            Task.objects.filter(workQueue_id=work_queue_id, status__in=GENERATING)
-            .filter(Q(lockedBy="") | Q(lockedTime__lt=now - LOCK_TIMEOUT))
-            .filter(has_input)
-            .order_by("-currentPriority", "jediTaskID")
-        )
-        if connection.features.has_select_for_update_skip_locked:
-            candidates = candidates.select_for_update(skip_locked=True)
-        ids = list(candidates.values_list("pk", flat=True)[:limit])
-        Task.objects.filter(pk__in=ids).update(lockedBy=owner[:40], lockedTime=now)
-    return ids
-
-
-def _release(ids: list[int], owner: str) -> None:
-    Task.objects.filter(pk__in=ids, lockedBy=owner[:40]).update(lockedBy="", lockedTime=None)
+    """Up to `limit` tasks of the work queue that can get jobs: those with input left — ready files, or (event
+    level) picked files whose events are not all out."""
+    inputs = DatasetFile.objects.filter(task=OuterRef("pk"), type__in=("input", "pseudo_input"))
+    has_input = Exists(inputs.filter(status="ready")) | (
+        Q(taskParams__has_key="nEventsPerJob") & Exists(inputs.filter(status="picked", nEvents__isnull=False))
+    )
+    candidates = (
+        Task.objects.filter(workQueue_id=work_queue_id, status__in=GENERATING)
+        .filter(has_input)
+        .order_by("-currentPriority", "jediTaskID")
+    )
+    return task_claim(candidates=candidates, now=now, owner=owner, limit=limit)
 
 
 def _inputs(task_ids: list[int]) -> tuple[dict[int, dict], dict[int, list[dict]], dict[str, dict], dict[int, int]]:
@@ -371,9 +359,9 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
             _apply(plans=plans, queues=base.queues, work_queue=work_queue, now=now)
     except Exception as error:
         logger.exception("job generation cycle %s failed", cycle.pk)
-        _release(claimed, owner)
+        task_claim_release(task_ids=claimed, owner=owner)
         return cycle_finish(cycle=cycle, now=now, error=f"{type(error).__name__}: {error}")
-    _release(claimed, owner)
+    task_claim_release(task_ids=claimed, owner=owner)
     return cycle_finish(cycle=cycle, now=now)
 
 

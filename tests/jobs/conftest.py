@@ -13,8 +13,7 @@ def work_queue():
     return factories.WorkQueueFactory(queue_name="MC_16", queue_share=None)
 
 
-@pytest.fixture
-def grid():
+def make_one_queue_grid():
     """Nucleus NUC and satellite SAT, one online 8-core queue at SAT reading and writing SAT_DATADISK."""
     nucleus = factories.NucleusFactory(name="NUC")
     satellite = factories.SiteFactory(name="SAT")
@@ -25,6 +24,11 @@ def grid():
         factories.QueueStorageFactory(queue=queue, endpoint=disk, role=role)
     factories.NetworkLinkFactory(src=satellite, dst=nucleus, closeness=2, mbps_1h=150, queued=10)
     return queue
+
+
+@pytest.fixture
+def grid():
+    return make_one_queue_grid()
 
 
 def make_ready_task(work_queue, *, files=30, events_per_file=500, status="ready", priority=500, **params):

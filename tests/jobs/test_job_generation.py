@@ -145,18 +145,31 @@ def test_no_queue_leaves_the_task_pending_then_retried_after_60_minutes(grid, wo
     assert task.status == "ready"
 
 
-def test_throttled_work_queue_generates_nothing_and_says_why(grid, work_queue, ready_task):
-    # given a throttled work queue with a small queue limit and more than that already queued, none running
+def throttle(work_queue, **limits):
+    """Makes the work queue throttled (a share) with the gdpconfig limits given (NQUEUELIMIT=5 …)."""
     work_queue.queue_share = 20
     work_queue.save()
-    GdpConfig.objects.create(key="NQUEUELIMIT_MC_16", value="5", component="prod_job_throttler", app="jedi")
-    gdpconfig_cache_clear()
-    old = ready_task(work_queue, status="running", priority=900)
-    for _ in range(6):
-        factories.JobFactory(
-            task=old, workQueue=work_queue, jobStatus="activated", resource_type="MCORE", currentPriority=900
+    for key, value in limits.items():
+        GdpConfig.objects.create(
+            key=f"{key}_{work_queue.queue_name}", value=str(value), component="prod_job_throttler", app="jedi"
         )
-    Task.objects.filter(pk=old.pk).update(status="done")  # its jobs stay queued; no more inputs to use
+    gdpconfig_cache_clear()
+
+
+def queued_jobs(work_queue, ready_task, *, count, priority):
+    """`count` activated MCORE jobs at `priority` in the work queue, of a task with nothing left to generate."""
+    old = ready_task(work_queue, priority=priority)
+    Task.objects.filter(pk=old.pk).update(status="done")
+    for _ in range(count):
+        factories.JobFactory(
+            task=old, workQueue=work_queue, jobStatus="activated", resource_type="MCORE", currentPriority=priority
+        )
+
+
+def test_throttled_work_queue_generates_nothing_and_says_why(grid, work_queue, ready_task):
+    # given a throttled work queue with a queue limit of 5, 6 jobs queued at priority 900, none running
+    throttle(work_queue, NQUEUELIMIT=5)
+    queued_jobs(work_queue, ready_task, count=6, priority=900)
     task = ready_task(work_queue)
     cycle = run(work_queue)
     assert not Job.objects.filter(task=task).exists()
@@ -168,17 +181,9 @@ def test_throttled_work_queue_generates_nothing_and_says_why(grid, work_queue, r
 
 
 def test_a_waiting_task_above_every_queued_job_passes_the_throttle_alone(grid, work_queue, ready_task):
-    # same queue as above: 6 queued at priority 900 over a limit of 5, but a task of 950 waits
-    work_queue.queue_share = 20
-    work_queue.save()
-    GdpConfig.objects.create(key="NQUEUELIMIT_MC_16", value="5", component="prod_job_throttler", app="jedi")
-    gdpconfig_cache_clear()
-    old = ready_task(work_queue, priority=900)
-    Task.objects.filter(pk=old.pk).update(status="done")
-    for _ in range(6):
-        factories.JobFactory(
-            task=old, workQueue=work_queue, jobStatus="activated", resource_type="MCORE", currentPriority=900
-        )
+    # same queue as above, but a task of 950 waits
+    throttle(work_queue, NQUEUELIMIT=5)
+    queued_jobs(work_queue, ready_task, count=6, priority=900)
     urgent = ready_task(work_queue, priority=950)
     normal = ready_task(work_queue, priority=500)
     run(work_queue)
@@ -190,11 +195,7 @@ def test_a_waiting_task_above_every_queued_job_passes_the_throttle_alone(grid, w
 def test_throttler_max_jobs_bounds_the_cycle(grid, work_queue, ready_task):
     # a throttled queue with a queue cap of 25 and a queue limit of 20: nothing queued is below 0.9 × 20, so
     # max(cap / 5, 20 / 20) = 5 jobs this cycle, although 10 scouts are wanted
-    work_queue.queue_share = 20
-    work_queue.save()
-    GdpConfig.objects.create(key="NQUEUECAP_MC_16", value="25", component="prod_job_throttler", app="jedi")
-    GdpConfig.objects.create(key="NQUEUELIMIT_MC_16", value="20", component="prod_job_throttler", app="jedi")
-    gdpconfig_cache_clear()
+    throttle(work_queue, NQUEUECAP=25, NQUEUELIMIT=20)
     task = ready_task(work_queue)
     run(work_queue)
     assert Job.objects.filter(task=task).count() == 5
