@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 
 from django.db import transaction
 from django.db.models import Count, F, Max, Q
@@ -57,21 +58,10 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0) -> StepReport:
             "pk", flat=True
         )
     )
-    activated = job_status_transition_many(
-        from_status="assigned",
-        to_status="activated",
-        job_ids=transferred,
-        reason="input transferred",
-        actor=ACTOR,
-        now=now,
-    )
+    move = partial(job_status_transition_many, actor=ACTOR, now=now)
+    activated = move(from_status="assigned", to_status="activated", job_ids=transferred, reason="input transferred")
     # 2. pilots start jobs up to each queue's slots
-    busy = dict(
-        Job.objects.filter(jobStatus__in=("starting", "running"))
-        .values("computingSite")
-        .annotate(n=Count("pk"))
-        .values_list("computingSite", "n")
-    )
+    busy = _jobs_per_queue(Job.objects.filter(jobStatus__in=("starting", "running")))
     waiting = defaultdict(list)
     for pk, site in (
         Job.objects.filter(jobStatus="activated").order_by("-currentPriority", "pk").values_list("pk", "computingSite")
@@ -84,17 +74,8 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0) -> StepReport:
             continue
         slots = int((queue["cric"] or {}).get("demo_slots", DEFAULT_SLOTS))
         to_start += ids[: max(slots - busy.get(site, 0), 0)]
-    job_status_transition_many(
-        from_status="activated",
-        to_status="starting",
-        job_ids=to_start,
-        reason="pilot got the job",
-        actor=ACTOR,
-        now=now,
-    )
-    started = job_status_transition_many(
-        from_status="starting", to_status="running", job_ids=to_start, reason="payload started", actor=ACTOR, now=now
-    )
+    move(from_status="activated", to_status="starting", job_ids=to_start, reason="pilot got the job")
+    started = move(from_status="starting", to_status="running", job_ids=to_start, reason="payload started")
     Event.objects.filter(PandaID__in=started, status="ready").update(status="sent")
     Event.objects.filter(PandaID__in=started, status="sent").update(status="running")
     # whole files (event-level files follow their Event rows instead)
@@ -114,27 +95,22 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0) -> StepReport:
         rate = int(((queues.get(site) or {}).get("cric") or {}).get("demo_failure_percent", DEFAULT_FAILURE_PERCENT))
         (failed_ids if _draw(pk, 2) % 100 < rate else finished_ids).append(pk)
     with transaction.atomic():
-        job_status_transition_many(
-            from_status="running",
-            to_status="finished",
-            job_ids=finished_ids,
-            reason="payload finished",
-            actor=ACTOR,
-            now=now,
-        )
-        job_status_transition_many(
+        move(from_status="running", to_status="finished", job_ids=finished_ids, reason="payload finished")
+        move(
             from_status="running",
             to_status="failed",
             job_ids=failed_ids,
             reason="payload failed",
-            actor=ACTOR,
-            now=now,
             columns={"pilotErrorCode": PILOT_FAILURE_CODE, "pilotErrorDiag": "simulated payload failure"},
         )
         _measure(finished_ids + failed_ids)
         _files_follow(finished_ids, failed_ids, now=now)
     _pilots_report(queues, now=now, minute=minute)
     return StepReport(len(activated), len(started), len(finished_ids), len(failed_ids))
+
+
+def _jobs_per_queue(jobs) -> dict[str, int]:
+    return dict(jobs.values("computingSite").annotate(n=Count("pk")).values_list("computingSite", "n"))
 
 
 def _measure(job_ids: list[int]) -> None:
@@ -201,18 +177,8 @@ def _files_follow(finished: list[int], failed: list[int], *, now: datetime) -> N
 def _pilots_report(queues: dict[str, dict], *, now: datetime, minute: timedelta) -> None:
     """Pilots seen in the last 3 grid hours (those that started a job plus the idle ones that asked) and the
     batch jobs present, per queue."""
-    recent = dict(
-        Job.objects.filter(startTime__gte=now - 180 * minute)
-        .values("computingSite")
-        .annotate(n=Count("pk"))
-        .values_list("computingSite", "n")
-    )
-    present = dict(
-        Job.objects.filter(jobStatus__in=("starting", "running"))
-        .values("computingSite")
-        .annotate(n=Count("pk"))
-        .values_list("computingSite", "n")
-    )
+    recent = _jobs_per_queue(Job.objects.filter(startTime__gte=now - 180 * minute))
+    present = _jobs_per_queue(Job.objects.filter(jobStatus__in=("starting", "running")))
     existing = dict(QueuePilotStats.objects.values_list("queue_id", "pk"))
     rows = []
     for name, queue in queues.items():

@@ -201,17 +201,22 @@ def test_throttler_max_jobs_bounds_the_cycle(grid, work_queue, ready_task):
     assert Job.objects.filter(task=task).count() == 5
 
 
-def test_another_worker_holding_the_process_lock_means_no_cycle(grid, work_queue, ready_task):
-    ready_task(work_queue)
+def hold_lock(work_queue, *, owner, since):
+    """The JEDI process lock of the work queue, held by another worker since `since`."""
     ProcessLock.objects.create(
         vo="atlas",
         prodSourceLabel="managed",
         workQueue=work_queue,
         cloud="",
         resource_type="",
-        lockedBy="other:1",
-        lockedTime=NOW,
+        lockedBy=owner,
+        lockedTime=since,
     )
+
+
+def test_another_worker_holding_the_process_lock_means_no_cycle(grid, work_queue, ready_task):
+    ready_task(work_queue)
+    hold_lock(work_queue, owner="other:1", since=NOW)
     assert run(work_queue) is None
     assert not Job.objects.exists()
 
@@ -261,15 +266,7 @@ def test_a_cycle_failing_mid_write_leaves_nothing_half_written(grid, work_queue,
 def test_claims_of_a_dead_worker_expire_after_30_minutes(grid, work_queue, ready_task):
     task = ready_task(work_queue)
     Task.objects.filter(pk=task.pk).update(lockedBy="dead:1", lockedTime=NOW - timedelta(minutes=29))
-    ProcessLock.objects.create(
-        vo="atlas",
-        prodSourceLabel="managed",
-        workQueue=work_queue,
-        cloud="",
-        resource_type="",
-        lockedBy="dead:1",
-        lockedTime=NOW - timedelta(minutes=31),
-    )
+    hold_lock(work_queue, owner="dead:1", since=NOW - timedelta(minutes=31))
     # the dead worker's process lock has expired and is taken over, but its task claim is still fresh
     run(work_queue)
     assert not Job.objects.exists()
