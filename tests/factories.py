@@ -270,3 +270,15 @@ class QueuePilotStatsFactory(factory.django.DjangoModelFactory):
     queue = factory.SubFactory(PandaQueueFactory)
     pilotsLast3h = 12
     nBatchJob = 40
+
+
+class JobTimeoutSummaryFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.JobTimeoutSummary
+
+    taken_at = factory.LazyFunction(timezone.now)
+    computingSite = "CERN"
+    rule = "assigned"
+    watched = 10
+    approaching = 2
+    timed_out = 1

@@ -13,6 +13,7 @@ PURE = [
     "brokerage/shares.py",
     "brokerage/throttle.py",
     "brokerage/splitter.py",
+    "brokerage/watchdog.py",
     "brokerage/gdpconfig",
     "brokerage/engine",
 ]
@@ -41,7 +42,7 @@ def test_no_framework_import_in_source(path):
 def test_importing_them_loads_no_framework():
     code = (
         "import sys, brokerage.states, brokerage.shares, brokerage.gdpconfig;"
-        "import brokerage.throttle, brokerage.splitter;"
+        "import brokerage.throttle, brokerage.splitter, brokerage.watchdog;"
         "import brokerage.engine, brokerage.engine.synthetic;"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'django', 'rest_framework', 'celery'}))"
     )

@@ -410,3 +410,11 @@ class QueuePilotStatsAdmin(admin.ModelAdmin):
     search_fields = ["queue__name"]
     list_select_related = ["queue"]
     raw_id_fields = ["queue"]
+
+
+@admin.register(models.JobTimeoutSummary)
+class JobTimeoutSummaryAdmin(admin.ModelAdmin):
+    list_display = ["taken_at", "computingSite", "rule", "watched", "approaching", "timed_out"]
+    list_filter = ["rule"]
+    search_fields = ["computingSite"]
+    date_hierarchy = "taken_at"

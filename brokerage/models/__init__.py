@@ -13,7 +13,7 @@ from .grid import (
     SoftwareTags,
     StorageEndpoint,
 )
-from .jobs import Job, JobRetryHistory, JobStatusLog
+from .jobs import Job, JobRetryHistory, JobStatusLog, JobTimeoutSummary
 from .locks import ProcessLock
 from .shares import GlobalShare, GlobalShareSnapshot, WorkQueue
 from .tasks import Dataset, DatasetFile, DatasetStatusLog, Event, Task, TaskStatusLog
@@ -35,6 +35,7 @@ __all__ = [
     "Job",
     "JobRetryHistory",
     "JobStatusLog",
+    "JobTimeoutSummary",
     "NetworkLink",
     "PandaQueue",
     "ProcessLock",

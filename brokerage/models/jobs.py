@@ -172,3 +172,31 @@ class JobRetryHistory(models.Model):
 
     def __str__(self) -> str:
         return f"{self.oldPandaID} → {self.newPandaID} ({self.relationType})"
+
+
+class JobTimeoutSummary(models.Model):
+    """What the watchdog saw in one pass, per queue and timeout rule (seed 000 timeout rules): jobs watched by
+    the rule, those within an hour of their deadline, and those it timed out. The monitor plots them."""
+
+    taken_at = models.DateTimeField()
+    computingSite = models.CharField(max_length=128)
+    rule = models.CharField(max_length=32)
+    watched = models.PositiveIntegerField(default=0)
+    approaching = models.PositiveIntegerField(default=0, help_text="Less than an hour left.")
+    timed_out = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        db_table = "job_timeout_summary"
+        verbose_name_plural = "job timeout summaries"
+        ordering = ["-taken_at", "computingSite", "rule"]
+        constraints = [
+            models.UniqueConstraint(fields=["taken_at", "computingSite", "rule"], name="timeout_summary_unique"),
+            models.CheckConstraint(
+                condition=Q(approaching__lte=F("watched")) & Q(timed_out__lte=F("watched")),
+                name="timeout_summary_within_watched",
+            ),
+        ]
+        indexes = [models.Index(fields=["computingSite", "taken_at"], name="timeout_summary_queue_time")]
+
+    def __str__(self) -> str:
+        return f"{self.taken_at:%Y-%m-%d %H:%M} {self.computingSite} {self.rule}: {self.timed_out}/{self.watched}"

@@ -111,6 +111,11 @@ class Task(Stateful):
     rescueTime = models.DateTimeField(null=True, blank=True)
     lockedBy = models.CharField(max_length=40, blank=True, default="")
     lockedTime = models.DateTimeField(null=True, blank=True)
+    brokeragePendingSince = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Ours: when the brokerage first left the task pending without success since; cleared on success.",
+    )
     taskParams = models.JSONField(default=dict, blank=True)
     taskClass = models.CharField(
         max_length=1,
@@ -329,6 +334,9 @@ class DatasetFile(Stateful):
     outPandaID = models.BigIntegerField(null=True, blank=True, help_text="The job that produced the file.")
     jobsetID = models.BigIntegerField(null=True, blank=True)
     is_waiting = models.CharField(max_length=1, blank=True, default="")
+    ramCount = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Memory for the next job using the file (raised after out-of-memory failures)."
+    )
 
     class Meta:
         db_table = "jedi_dataset_contents"

@@ -47,6 +47,7 @@ from brokerage.services.bulk import bulk_update_values
 from brokerage.services.cycles import cycle_gdpconfig, task_claim, task_claim_release
 from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_store_many, worker_name
 from brokerage.services.locks import process_lock_acquire, process_lock_release
+from brokerage.services.retries import job_retry_history_record
 from brokerage.services.status import task_status_transition_many
 from brokerage.splitter import InputFile, JobChunk, split_events, split_files
 from brokerage.throttle import JobCounts, ThrottleLimits, ThrottleVerdict, job_throttle, resource_type_for
@@ -196,7 +197,7 @@ def _inputs(task_ids: list[int]) -> tuple[dict[int, dict], dict[int, list[dict]]
         .filter(Q(status="ready") | Q(status__in=("picked", "running", "partial"), nEvents__isnull=False))
         .annotate(position=Window(RowNumber(), partition_by=[F("task_id")], order_by=F("fileID").asc()))
         .filter(position__lte=FILES_PER_TASK)
-        .values("fileID", "task_id", "dataset_id", "fsize", "nEvents", "status", "attemptNr")
+        .values("fileID", "task_id", "dataset_id", "fsize", "nEvents", "status", "attemptNr", "ramCount", "PandaID")
     )
     for row in usable:
         files[row["task_id"]].append(row)
@@ -356,7 +357,8 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
             plans.append((task, chunks, jobset_id, decision))
         with transaction.atomic():
             decision_store_many(cycle=cycle, items=items, frame=frame)
-            _apply(plans=plans, queues=base.queues, work_queue=work_queue, now=now)
+            file_info = {row["fileID"]: row for rows in files.values() for row in rows}
+            _apply(plans=plans, queues=base.queues, work_queue=work_queue, files=file_info, now=now)
     except Exception as error:
         logger.exception("job generation cycle %s failed", cycle.pk)
         task_claim_release(task_ids=claimed, owner=owner)
@@ -365,9 +367,11 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
     return cycle_finish(cycle=cycle, now=now)
 
 
-def _apply(*, plans, queues, work_queue: WorkQueue, now: datetime) -> None:
-    """Writes the outcome of every job set: jobs, their log rows, files, events, dataset counters, tasks."""
+def _apply(*, plans, queues, work_queue: WorkQueue, files: dict[int, dict], now: datetime) -> None:
+    """Writes the outcome of every job set: jobs, their log rows, files, events, dataset counters, tasks, and
+    the retry history of files that come back after a failed or closed job."""
     jobs: list[Job] = []
+    previous_jobs: list[list[int]] = []
     job_chunks: list[JobChunk] = []
     task_moves: dict[str, dict[int, tuple[str, str]]] = defaultdict(dict)
     task_extra: dict[int, dict] = {}
@@ -385,6 +389,13 @@ def _apply(*, plans, queues, work_queue: WorkQueue, now: datetime) -> None:
         # coreCount 0: the job takes the queue's cores
         core_count = task["coreCount"] or queues[decision.chosen].get("corecount") or 1
         for number, chunk in enumerate(chunks):
+            inputs = [files[file_id] for file_id in chunk.files if file_id in files]
+            # a retried file brings its attempt count and the memory its last failure asked for
+            attempt = max((row["attemptNr"] for row in inputs), default=0) + 1
+            ram = max([task["ramCount"] or 0, *(row["ramCount"] or 0 for row in inputs)]) or None
+            previous_jobs.append(
+                [row["PandaID"] for row in inputs if row["status"] == "ready" and row["PandaID"] is not None]
+            )
             jobs.append(
                 Job(
                     task_id=task["jediTaskID"],
@@ -407,7 +418,8 @@ def _apply(*, plans, queues, work_queue: WorkQueue, now: datetime) -> None:
                     cmtConfig=task["architecture"] or "",
                     isScout=task["status"] == "ready" and int(params.get("nScoutJobs", SCOUT_JOBS)) > 0,
                     coreCount=core_count,
-                    minRamCount=task["ramCount"],
+                    minRamCount=ram,
+                    attemptNr=attempt,
                     maxAttempt=int(params.get("maxAttempt", 3)),
                     creationTime=now,
                     modificationTime=now,
@@ -453,6 +465,10 @@ def _apply(*, plans, queues, work_queue: WorkQueue, now: datetime) -> None:
     )
     Job.objects.filter(pk__in=[job.pk for job in created]).update(jobStatus="assigned")
     _use_inputs(created, job_chunks, now=now)
+    job_retry_history_record(
+        pairs=[(job.task_id, old, job.pk) for job, olds in zip(created, previous_jobs, strict=True) for old in olds],
+        now=now,
+    )
     for from_status, moves in task_moves.items():
         task_status_transition_many(
             from_status=from_status,

@@ -18,9 +18,11 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from django.db import transaction
-from django.db.models import Count, F, Max, Q
+from django.db.models import Count
 
 from brokerage.models import DatasetFile, Event, Job, PandaQueue, QueuePilotStats
+from brokerage.services.bulk import bulk_update_values
+from brokerage.services.retries import OUT_OF_MEMORY_CODES, job_inputs_after_end
 from brokerage.services.status import job_status_transition_many
 
 ACTOR = "grid simulator"
@@ -104,13 +106,34 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0) -> StepReport:
             columns={"pilotErrorCode": PILOT_FAILURE_CODE, "pilotErrorDiag": "simulated payload failure"},
         )
         _measure(finished_ids + failed_ids)
-        _files_follow(finished_ids, failed_ids, now=now)
+        _out_of_memory(failed_ids)
+        job_inputs_after_end(finished=finished_ids, failed=failed_ids, now=now)
     _pilots_report(queues, now=now, minute=minute)
     return StepReport(len(activated), len(started), len(finished_ids), len(failed_ids))
 
 
 def _jobs_per_queue(jobs) -> dict[str, int]:
     return dict(jobs.values("computingSite").annotate(n=Count("pk")).values_list("computingSite", "n"))
+
+
+def _out_of_memory(failed: list[int]) -> None:
+    """One failure in five is the payload running out of memory, above what the job asked for."""
+    rows = Job.objects.filter(pk__in=[pk for pk in failed if _draw(pk, 5) % 5 == 0]).values(
+        "pk", "coreCount", "minRamCount"
+    )
+    bulk_update_values(
+        Job,
+        fields=("pilotErrorCode", "pilotErrorDiag", "maxPSS"),
+        rows=[
+            (
+                row["pk"],
+                OUT_OF_MEMORY_CODES[0],
+                "simulated payload out of memory",
+                int((row["minRamCount"] or 2000) * (row["coreCount"] or 1) * 1024 * 1.2),
+            )
+            for row in rows
+        ],
+    )
 
 
 def _measure(job_ids: list[int]) -> None:
@@ -129,49 +152,6 @@ def _measure(job_ids: list[int]) -> None:
             )
         )
     Job.objects.bulk_update(updates, ["cpuConsumptionTime", "maxPSS", "maxRSS"], batch_size=1000)
-
-
-def _files_follow(finished: list[int], failed: list[int], *, now: datetime) -> None:
-    """Files of finished jobs finish; files of failed jobs go back to ready for another attempt, or fail when
-    their attempts are used up. Event-level files follow their events."""
-    whole = DatasetFile.objects.filter(nEvents__isnull=True) | DatasetFile.objects.filter(
-        ~Q(pk__in=Event.objects.values("file_id"))
-    )
-    whole.filter(PandaID__in=finished, status__in=("picked", "running")).update(
-        status="finished", attemptNr=F("attemptNr") + 1, lastAttemptTime=now
-    )
-    retry = whole.filter(PandaID__in=failed, status__in=("picked", "running"))
-    retry.filter(attemptNr__gte=F("maxAttempt") - 1).update(
-        status="failed", attemptNr=F("attemptNr") + 1, failedAttempt=F("failedAttempt") + 1, lastAttemptTime=now
-    )
-    retry.filter(attemptNr__lt=F("maxAttempt") - 1).update(
-        status="ready", attemptNr=F("attemptNr") + 1, failedAttempt=F("failedAttempt") + 1, lastAttemptTime=now
-    )
-    Event.objects.filter(PandaID__in=finished, status="running").update(status="finished")
-    Event.objects.filter(PandaID__in=failed, status="running").update(status="failed")
-    # an event-level file is done once every event of it is given out and none of its ranges is still open
-    files = (
-        DatasetFile.objects.filter(events__PandaID__in=finished + failed, status__in=("picked", "running"))
-        .values("pk", "nEvents")
-        .distinct()
-    )
-    file_ids = [row["pk"] for row in files]
-    ranges = (
-        Event.objects.filter(file_id__in=file_ids)
-        .values("file_id")
-        .annotate(
-            last=Max("def_max_eventID"),
-            open=Count("pk", filter=~Q(status__in=("finished", "failed"))),
-            bad=Count("pk", filter=Q(status="failed")),
-        )
-    )
-    size = {row["pk"]: row["nEvents"] or 0 for row in files}
-    done: dict[str, list[int]] = {"finished": [], "failed": []}
-    for row in ranges:
-        if row["open"] == 0 and row["last"] + 1 >= size[row["file_id"]]:
-            done["failed" if row["bad"] else "finished"].append(row["file_id"])
-    for status, ids in done.items():
-        DatasetFile.objects.filter(pk__in=ids).update(status=status, lastAttemptTime=now)
 
 
 def _pilots_report(queues: dict[str, dict], *, now: datetime, minute: timedelta) -> None:

@@ -33,6 +33,7 @@ FACTORY_FOR = {
     models.GpuSummary: factories.GpuSummaryFactory,
     models.ProcessLock: factories.ProcessLockFactory,
     models.QueuePilotStats: factories.QueuePilotStatsFactory,
+    models.JobTimeoutSummary: factories.JobTimeoutSummaryFactory,
     models.GdpConfig: lambda: gdpconfig_save(key="NQUEUED_SAT_CAP", value="300"),
     models.GdpConfigChange: lambda: gdpconfig_save(key="NW_THRESHOLD", value="2").changes.get(),
     models.Decision: factories.stored_decision,

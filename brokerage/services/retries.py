@@ -1,0 +1,150 @@
+"""What happens to a job's inputs when it ends (seed 002, "Job rebrokerage", "Memory increase in job retry").
+
+Finished jobs finish their files. Failed or closed jobs give their files back for another attempt: the file's
+attemptNr goes up, and the file is ready again until attemptNr reaches maxAttempt, then it is failed. The next
+job generation picks the file up and records the retry (JobRetryHistory) — random-seed files of pseudo inputs
+come back the same way, so a retried job reuses its seeds. A job that ran out of memory raises the memory of
+its files' next job to the next step of 1000, 2000, 3000, 4000, 6000, 8000 above max(maxPSS, ramCount); when
+30 % of a task's ended jobs failed that way, the task's ramCount goes up too.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime
+
+from django.db.models import Count, F, Max, Q
+
+from brokerage.models import DatasetFile, Event, Job, JobRetryHistory, Task
+from brokerage.services.bulk import bulk_update_values
+from brokerage.watchdog import next_ram_count, task_needs_more_memory
+
+# Pilot error codes of jobs killed for memory (PanDA pilot: payload out of memory, memory limit exceeded).
+OUT_OF_MEMORY_CODES = (1212, 1235)
+
+
+def _per_core(unit: str, megabytes: float, cores: int) -> float:
+    return megabytes / max(cores, 1) if unit.endswith("PerCore") else megabytes
+
+
+def job_inputs_after_end(*, finished: list[int], failed: list[int], closed: list[int] = (), now: datetime) -> None:
+    """Updates the files and events of jobs that just ended (module docstring). Bulk statements only."""
+    ended_badly = [*failed, *closed]
+    whole = DatasetFile.objects.filter(type__in=("input", "pseudo_input")).filter(
+        Q(nEvents__isnull=True)
+        | ~Q(pk__in=Event.objects.filter(PandaID__in=[*finished, *ended_badly]).values("file_id"))
+    )
+    whole.filter(PandaID__in=finished, status__in=("picked", "running")).update(
+        status="finished", attemptNr=F("attemptNr") + 1, lastAttemptTime=now
+    )
+    for ids, failure in ((failed, 1), (closed, 0)):
+        retry = whole.filter(PandaID__in=ids, status__in=("picked", "running"))
+        used_up = Q(maxAttempt__isnull=False, attemptNr__gte=F("maxAttempt") - 1)
+        retry.filter(used_up).update(
+            status="failed",
+            attemptNr=F("attemptNr") + 1,
+            failedAttempt=F("failedAttempt") + failure,
+            lastAttemptTime=now,
+        )
+        retry.exclude(used_up).update(
+            status="ready",
+            attemptNr=F("attemptNr") + 1,
+            failedAttempt=F("failedAttempt") + failure,
+            lastAttemptTime=now,
+        )
+    Event.objects.filter(PandaID__in=finished, status="running").update(status="finished")
+    Event.objects.filter(PandaID__in=ended_badly, status__in=("sent", "running")).update(status="failed")
+    _event_files_close([*finished, *ended_badly], now=now)
+    _memory_after_failures(failed, now=now)
+
+
+def _event_files_close(job_ids: list[int], *, now: datetime) -> None:
+    """An event-level file ends once every event of it is given out and none of its ranges is still open."""
+    files = list(
+        DatasetFile.objects.filter(events__PandaID__in=job_ids, status__in=("picked", "running"))
+        .values("pk", "nEvents")
+        .distinct()
+    )
+    size = {row["pk"]: row["nEvents"] or 0 for row in files}
+    ranges = (
+        Event.objects.filter(file_id__in=list(size))
+        .values("file_id")
+        .annotate(
+            last=Max("def_max_eventID"),
+            open=Count("pk", filter=~Q(status__in=("finished", "failed"))),
+            bad=Count("pk", filter=Q(status="failed")),
+        )
+    )
+    done: dict[str, list[int]] = {"finished": [], "failed": []}
+    for row in ranges:
+        if row["open"] == 0 and row["last"] + 1 >= size[row["file_id"]]:
+            done["failed" if row["bad"] else "finished"].append(row["file_id"])
+    for status, ids in done.items():
+        DatasetFile.objects.filter(pk__in=ids).update(status=status, lastAttemptTime=now)
+
+
+def _memory_after_failures(failed: list[int], *, now: datetime) -> None:
+    out_of_memory = list(
+        Job.objects.filter(pk__in=failed, pilotErrorCode__in=OUT_OF_MEMORY_CODES).values(
+            "pk", "task_id", "maxPSS", "coreCount", "minRamCount", "task__ramUnit", "task__ramCount"
+        )
+    )
+    if not out_of_memory:
+        return
+    files = DatasetFile.objects.filter(PandaID__in=[job["pk"] for job in out_of_memory]).values_list(
+        "pk", "PandaID", "ramCount"
+    )
+    by_job = {job["pk"]: job for job in out_of_memory}
+    updates = []
+    for file_id, job_id, current in files:
+        job = by_job[job_id]
+        unit = job["task__ramUnit"] or ""
+        pss = _per_core(unit, (job["maxPSS"] or 0) / 1024, job["coreCount"])
+        updates.append((file_id, next_ram_count(max_pss_mb=pss, ram_count=max(current or 0, job["minRamCount"] or 0))))
+    bulk_update_values(DatasetFile, fields=("ramCount",), rows=updates)
+    # the whole task when 30 % of its ended jobs failed for memory
+    task_ids = {job["task_id"] for job in out_of_memory}
+    counts = (
+        Job.objects.filter(task_id__in=task_ids, jobStatus__in=("finished", "failed"))
+        .values("task_id")
+        .annotate(ended=Count("pk"), memory=Count("pk", filter=Q(pilotErrorCode__in=OUT_OF_MEMORY_CODES)))
+    )
+    worst: dict[int, float] = defaultdict(float)
+    for job in out_of_memory:
+        unit = job["task__ramUnit"] or ""
+        worst[job["task_id"]] = max(
+            worst[job["task_id"]], _per_core(unit, (job["maxPSS"] or 0) / 1024, job["coreCount"])
+        )
+    current = {job["task_id"]: job["task__ramCount"] for job in out_of_memory}
+    raised = [
+        (row["task_id"], next_ram_count(max_pss_mb=worst[row["task_id"]], ram_count=current[row["task_id"]]))
+        for row in counts
+        if task_needs_more_memory(failed_for_memory=row["memory"], jobs=row["ended"])
+    ]
+    bulk_update_values(Task, fields=("ramCount",), rows=raised)
+
+
+def job_retry_history_record(*, pairs: list[tuple[int, int, int]], now: datetime) -> None:
+    """(task, old PandaID, new PandaID) of jobs that took over the files of ended jobs: JobRetryHistory rows,
+    each with the first job of its chain as origin (one query, one insert)."""
+    if not pairs:
+        return
+    origins = dict(
+        JobRetryHistory.objects.filter(newPandaID__in=[old for _, old, _ in pairs]).values_list(
+            "newPandaID", "originPandaID"
+        )
+    )
+    JobRetryHistory.objects.bulk_create(
+        (
+            JobRetryHistory(
+                task_id=task_id,
+                oldPandaID=old,
+                newPandaID=new,
+                relationType="retry",
+                originPandaID=origins.get(old) or old,
+                created=now,
+            )
+            for task_id, old, new in sorted(set(pairs))
+        ),
+        ignore_conflicts=True,
+    )

@@ -1,0 +1,222 @@
+"""The watchdog over the database: job timeouts with a summary per queue and rule, and fast rebrokerage.
+
+Timeouts (seed 000): every watched job is judged by `brokerage.watchdog.job_timeout_state` — the function the
+monitor and the API call too — and the timed-out ones end: jobs that never ran are closed (PanDA's "killed by
+the system"), running, holding or transferring ones failed; their inputs go back for another attempt. Each pass
+stores, per queue and rule, how many jobs were watched, approaching (less than an hour left) and timed out.
+
+Fast rebrokerage (seed 000): at a queue without Harvester slots, when for a gshare nQueue/nRun >
+FAST_REBRO_THRESHOLD_NQNR_RATIO, nQueue/nQueue_total(gshare) > FAST_REBRO_THRESHOLD_NQUEUE_FRAC and nQueue >
+FAST_REBRO_THRESHOLD_NQUEUE_<gshare>, the queued jobs beyond what the thresholds allow are closed for
+reassignment, lowest priority and newest first.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import Count, Max, Q
+
+from brokerage.models import Job, JobTimeoutSummary, PandaQueue, QueuePilotStats
+from brokerage.selectors.gdpconfig import gdpconfig_view
+from brokerage.services.retries import job_inputs_after_end
+from brokerage.services.status import job_status_transition_many
+from brokerage.watchdog import (
+    CLOSE_ON_TIMEOUT,
+    WATCHED_STATUSES,
+    TimeoutJob,
+    TimeoutLimits,
+    TimeoutQueue,
+    TimeoutState,
+    job_timeout_state,
+)
+
+ACTOR = "watchdog"
+APPROACHING = timedelta(hours=1)
+LAST_START_WINDOW = timedelta(days=7)
+JOB_FIELDS = ("pk", "jobStatus", "currentPriority", "stateChangeTime", "modificationTime", "jobSubStatus", "computingSite")
+QUEUED_FOR_REBROKERAGE = ("defined", "assigned", "activated", "starting")
+
+
+def timeout_queues(*, now: datetime) -> dict[str, TimeoutQueue]:
+    """Every queue as the timeout rules see it, with the time a job last started there (two queries)."""
+    last_start = dict(
+        Job.objects.filter(startTime__gte=now - LAST_START_WINDOW)
+        .values("computingSite")
+        .annotate(last=Max("startTime"))
+        .values_list("computingSite", "last")
+    )
+    return {
+        row["name"]: TimeoutQueue(
+            status=row["status"],
+            catchall=row["catchall"],
+            workflow=row["workflow"],
+            lastStart=last_start.get(row["name"]),
+            transtimehi=row["transtimehi"],
+            transtimelo=row["transtimelo"],
+        )
+        for row in PandaQueue.objects.values("name", "status", "catchall", "workflow", "transtimehi", "transtimelo")
+    }
+
+
+def timeout_limits(*, queues: dict[str, TimeoutQueue], vo: str = "atlas") -> TimeoutLimits:
+    view = gdpconfig_view(vo=vo)
+    return TimeoutLimits.from_config(view.get, workflows=sorted({q.workflow for q in queues.values() if q.workflow}))
+
+
+def _timeout_job(row: dict) -> TimeoutJob:
+    return TimeoutJob(
+        jobStatus=row["jobStatus"],
+        currentPriority=row["currentPriority"],
+        stateChangeTime=row["stateChangeTime"],
+        modificationTime=row["modificationTime"],
+        jobSubStatus=row["jobSubStatus"],
+    )
+
+
+def job_timeout_states(*, job_ids: list[int], now: datetime) -> dict[int, TimeoutState]:
+    """The timeout state of each job at `now` (three queries whatever the number of jobs): for the monitor and
+    the API. A job at a queue we do not know is judged as at an online queue that never started a job."""
+    queues = timeout_queues(now=now)
+    limits = timeout_limits(queues=queues)
+    return {
+        row["pk"]: job_timeout_state(_timeout_job(row), queues.get(row["computingSite"], TimeoutQueue()), limits, now)
+        for row in Job.objects.filter(pk__in=job_ids).values(*JOB_FIELDS)
+    }
+
+
+@dataclass(frozen=True)
+class TimeoutPass:
+    watched: int
+    closed: list[int]
+    failed: list[int]
+
+
+def job_timeout_apply(*, now: datetime) -> TimeoutPass:
+    """One watchdog pass (module docstring). Timed-out jobs end with the rule in their status log and error."""
+    queues = timeout_queues(now=now)
+    limits = timeout_limits(queues=queues)
+    watched: Counter = Counter()
+    approaching: Counter = Counter()
+    due: dict[tuple[str, str], list[int]] = defaultdict(list)  # (status, sentence) → jobs
+    timed_out: Counter = Counter()
+    for row in Job.objects.filter(jobStatus__in=WATCHED_STATUSES).values(*JOB_FIELDS).iterator(chunk_size=5000):
+        state = job_timeout_state(_timeout_job(row), queues.get(row["computingSite"], TimeoutQueue()), limits, now)
+        if state.rule is None:
+            continue
+        key = (row["computingSite"], state.rule)
+        watched[key] += 1
+        if state.timed_out:
+            timed_out[key] += 1
+            due[(row["jobStatus"], state.sentence)].append(row["pk"])
+        elif state.left <= APPROACHING:
+            approaching[key] += 1
+    closed, failed = [], []
+    with transaction.atomic():
+        for (status, sentence), ids in due.items():
+            target = "closed" if status in CLOSE_ON_TIMEOUT else "failed"
+            moved = job_status_transition_many(
+                from_status=status,
+                to_status=target,
+                job_ids=ids,
+                reason=f"timeout: {sentence}",
+                actor=ACTOR,
+                now=now,
+                columns={"taskBufferErrorDiag": f"timeout: {sentence}"[:300]},
+            )
+            (closed if target == "closed" else failed).extend(moved)
+        job_inputs_after_end(finished=[], failed=failed, closed=closed, now=now)
+        JobTimeoutSummary.objects.bulk_create(
+            JobTimeoutSummary(
+                taken_at=now,
+                computingSite=site,
+                rule=rule,
+                watched=count,
+                approaching=approaching[(site, rule)],
+                timed_out=timed_out[(site, rule)],
+            )
+            for (site, rule), count in sorted(watched.items())
+        )
+    return TimeoutPass(sum(watched.values()), sorted(closed), sorted(failed))
+
+
+@dataclass(frozen=True)
+class RebrokerageCut:
+    """Jobs closed at one queue for one gshare, and the numbers that decided it."""
+
+    queue: str
+    gshare: str
+    n_queue: int
+    n_running: int
+    n_queue_total: int
+    allowed: int
+    closed: list[int]
+
+
+def job_fast_rebrokerage(*, now: datetime, vo: str = "atlas") -> list[RebrokerageCut]:
+    """Fast rebrokerage (module docstring): closes the excess queued jobs for reassignment."""
+    view = gdpconfig_view(vo=vo)
+    ratio = view.get("FAST_REBRO_THRESHOLD_NQNR_RATIO")
+    fraction = view.get("FAST_REBRO_THRESHOLD_NQUEUE_FRAC")
+    with_slots = set(
+        QueuePilotStats.objects.filter(numSlots__isnull=False).values_list("queue__name", flat=True)
+    )
+    paused = set(PandaQueue.objects.filter(status="paused").values_list("name", flat=True))
+    counts = (
+        Job.objects.filter(jobStatus__in=(*QUEUED_FOR_REBROKERAGE, "running"))
+        .exclude(computingSite="")
+        .values("computingSite", "gshare")
+        .annotate(
+            queued=Count("pk", filter=Q(jobStatus__in=QUEUED_FOR_REBROKERAGE)),
+            running=Count("pk", filter=Q(jobStatus="running")),
+        )
+    )
+    rows = list(counts)
+    total_queued: Counter = Counter()
+    for row in rows:
+        total_queued[row["gshare"]] += row["queued"]
+    cuts = []
+    for row in rows:
+        queue, gshare, n_queue, n_running = row["computingSite"], row["gshare"], row["queued"], row["running"]
+        threshold = view.get("FAST_REBRO_THRESHOLD_NQUEUE", gshare=gshare)
+        if threshold is None or queue in with_slots or queue in paused or n_queue == 0:
+            continue  # the gshare does not define its threshold, Harvester slots, or reassignment is off
+        ratio_over = n_running == 0 or n_queue / n_running > ratio
+        fraction_over = n_queue / total_queued[gshare] > fraction
+        if not (ratio_over and fraction_over and n_queue > threshold):
+            continue
+        allowed = max(threshold, math.ceil(ratio * n_running), math.ceil(fraction * total_queued[gshare]))
+        excess = n_queue - allowed
+        if excess <= 0:
+            continue
+        victims = list(
+            Job.objects.filter(computingSite=queue, gshare=gshare, jobStatus__in=QUEUED_FOR_REBROKERAGE)
+            .order_by("currentPriority", "-PandaID")
+            .values_list("pk", "jobStatus")[:excess]
+        )
+        closed: list[int] = []
+        by_status: dict[str, list[int]] = defaultdict(list)
+        for pk, status in victims:
+            by_status[status].append(pk)
+        reason = (
+            f"fast rebrokerage: nQueue {n_queue} / nRun {n_running} > {ratio:g}, {n_queue} / {total_queued[gshare]} "
+            f"of {gshare} > {fraction:g}, nQueue > {threshold}"
+        )
+        with transaction.atomic():
+            for status, ids in by_status.items():
+                closed += job_status_transition_many(
+                    from_status=status,
+                    to_status="closed",
+                    job_ids=ids,
+                    reason=reason,
+                    actor=ACTOR,
+                    now=now,
+                    columns={"taskBufferErrorDiag": reason[:300]},
+                )
+            job_inputs_after_end(finished=[], failed=[], closed=closed, now=now)
+        cuts.append(RebrokerageCut(queue, gshare, n_queue, n_running, total_queued[gshare], allowed, sorted(closed)))
+    return cuts
