@@ -296,7 +296,7 @@ def scout_task_parameters(
     ) * CPU_SAFETY_FACTOR
     with_input = [s for s in scouts if s.inputBytes > 0]
     return {
-        "ramCount": max(math.ceil(ram), 0),
+        "ramCount": max(math.ceil(ram), 0) if max_pss_mb > 0 else None,  # no memory reported: keep the task's
         "ioIntensity": _ceil_max((s.inputBytes + s.outputBytes) / 1024 / s.walltime / s.coreCount for s in scouts),
         "diskIO": _ceil_max((s.diskReadBytes + s.diskWriteBytes) / 1024 / s.walltime / s.coreCount for s in scouts),
         "cpuTime": math.ceil(cpu_time),

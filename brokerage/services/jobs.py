@@ -48,6 +48,7 @@ from brokerage.services.cycles import cycle_gdpconfig, task_claim, task_claim_re
 from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_store_many, worker_name
 from brokerage.services.locks import process_lock_acquire, process_lock_release
 from brokerage.services.retries import job_retry_history_record
+from brokerage.services.scouting import task_scouting_check
 from brokerage.services.status import task_status_transition_many
 from brokerage.splitter import InputFile, JobChunk, split_events, split_files
 from brokerage.throttle import JobCounts, ThrottleLimits, ThrottleVerdict, job_throttle, resource_type_for
@@ -58,14 +59,11 @@ ACTOR = "job generator"
 THROTTLER_PLUGIN = "prod_job_throttler"
 # Task statuses whose tasks get new jobs; scouting tasks wait for their scouts (seed 002 task statuses).
 GENERATING = ("ready", "scouted", "running")
-# JEDI's defaults: 10 scout jobs (task parameter nScoutJobs); scouting ends once 5 of them finished or none is
-# left active (issue 7 derives the task's parameters from those 5).
+# JEDI's default: 10 scout jobs (task parameter nScoutJobs); brokerage.services.scouting ends the scouting.
 SCOUT_JOBS = 10
-SCOUTS_ENOUGH = 5
 # The most jobs one job set gets, and the most ready files read per task per cycle.
 JOBS_PER_SET = 100
 FILES_PER_TASK = 1000
-ACTIVE_JOB_STATUSES = ("defined", "waiting", "assigned", "throttled", "activated", "sent", "starting", "running")
 JOB_COUNT_STATUSES = ("running", "assigned", "activated", "starting", "defined", "waiting")
 
 
@@ -78,31 +76,6 @@ class GeneratedJobSet:
     outcome: str
     queue: str
     n_jobs: int
-
-
-def task_scouting_check(*, work_queue_id: int | None, now: datetime) -> list[int]:
-    """Tasks in scouting whose scouts are done — SCOUTS_ENOUGH finished, or none still active — become scouted.
-    Two queries and the bulk move."""
-    scouting = Task.objects.filter(status="scouting")
-    if work_queue_id is not None:
-        scouting = scouting.filter(workQueue_id=work_queue_id)
-    counts = (
-        Job.objects.filter(task__in=scouting, isScout=True)
-        .values("task_id")
-        .annotate(
-            finished=Count("pk", filter=Q(jobStatus="finished")),
-            active=Count("pk", filter=Q(jobStatus__in=ACTIVE_JOB_STATUSES)),
-        )
-    )
-    done = [row["task_id"] for row in counts if row["finished"] >= SCOUTS_ENOUGH or row["active"] == 0]
-    if not done:
-        return []
-    return task_status_transition_many(
-        from_status="scouting",
-        moves={task_id: ("scouted", "scout jobs done") for task_id in done},
-        actor=ACTOR,
-        now=now,
-    )
 
 
 def work_queue_job_counts(*, work_queue_id: int) -> dict[str, dict[str, int]]:

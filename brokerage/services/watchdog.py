@@ -38,7 +38,15 @@ from brokerage.watchdog import (
 ACTOR = "watchdog"
 APPROACHING = timedelta(hours=1)
 LAST_START_WINDOW = timedelta(days=7)
-JOB_FIELDS = ("pk", "jobStatus", "currentPriority", "stateChangeTime", "modificationTime", "jobSubStatus", "computingSite")
+JOB_FIELDS = (
+    "pk",
+    "jobStatus",
+    "currentPriority",
+    "stateChangeTime",
+    "modificationTime",
+    "jobSubStatus",
+    "computingSite",
+)
 QUEUED_FOR_REBROKERAGE = ("defined", "assigned", "activated", "starting")
 
 
@@ -162,9 +170,7 @@ def job_fast_rebrokerage(*, now: datetime, vo: str = "atlas") -> list[Rebrokerag
     view = gdpconfig_view(vo=vo)
     ratio = view.get("FAST_REBRO_THRESHOLD_NQNR_RATIO")
     fraction = view.get("FAST_REBRO_THRESHOLD_NQUEUE_FRAC")
-    with_slots = set(
-        QueuePilotStats.objects.filter(numSlots__isnull=False).values_list("queue__name", flat=True)
-    )
+    with_slots = set(QueuePilotStats.objects.filter(numSlots__isnull=False).values_list("queue__name", flat=True))
     paused = set(PandaQueue.objects.filter(status="paused").values_list("name", flat=True))
     counts = (
         Job.objects.filter(jobStatus__in=(*QUEUED_FOR_REBROKERAGE, "running"))
