@@ -14,6 +14,7 @@ from brokerage.services.priority import task_priority_boost
 from brokerage.services.progress import task_completion_check, task_refine
 from brokerage.services.shares import global_share_snapshot_take
 from brokerage.services.simulator import grid_simulate_step
+from brokerage.services.watchdog import watchdog_cycle_run
 
 
 @shared_task(name="brokerage.tasks.process_lock_expire_task")
@@ -76,3 +77,9 @@ def grid_simulate_task() -> dict:
     if not settings.GRID_SIMULATOR:
         return {}
     return grid_simulate_step(now=timezone.now(), speed=settings.GRID_SIMULATOR_SPEED).__dict__
+
+
+@shared_task(name="brokerage.tasks.watchdog_task")
+def watchdog_task() -> dict:
+    """Periodic (beat): job timeouts, fast rebrokerage, throttled and exhausted tasks."""
+    return watchdog_cycle_run(now=timezone.now())

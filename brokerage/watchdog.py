@@ -35,6 +35,7 @@ RULE_SENTENCES = {
     "transferring": "transferring for {limit}",
     "holding": "holding for {limit}",
     "holding_high_priority": "priority ≥ 800, holding for {limit}",
+    "analysis_rebrokerage": "analysis job not started within {limit}: reattempted elsewhere",
 }
 # Statuses the watchdog closes (they never ran) and those it fails (they ran or were running).
 CLOSE_ON_TIMEOUT = ("pending", "defined", "assigned", "throttled", "activated", "starting", "sent")
@@ -51,6 +52,7 @@ class TimeoutJob:
     stateChangeTime: datetime
     modificationTime: datetime  # the last heartbeat
     jobSubStatus: str = ""
+    analysis: bool = False
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,7 @@ class TimeoutLimits:
     holding_high_priority: float = 3
     transferring_days: float = 3
     transferring_high_priority_days: float = 2
+    analysis_not_started: float = 12
     workflow_heartbeats: Mapping[str, float] = field(default_factory=dict)
 
     @classmethod
@@ -115,6 +118,7 @@ class TimeoutLimits:
             holding_high_priority=get("TIMEOUT_HOLDING_HIGH_PRIORITY"),
             transferring_days=get("TIMEOUT_TRANSFERRING"),
             transferring_high_priority_days=get("TIMEOUT_TRANSFERRING_HIGH_PRIORITY"),
+            analysis_not_started=get("ANALY_TIMEOUT"),
             workflow_heartbeats=own,
         )
 
@@ -167,6 +171,9 @@ def _candidates(job: TimeoutJob, queue: TimeoutQueue, limits: TimeoutLimits, now
             yield "activated_high_priority", changed, limits.activated_high_priority * HOUR
         else:
             yield "activated", changed, limits.activated * HOUR
+        if job.analysis and status == "activated":
+            # seed 002 job rebrokerage: analysis jobs that do not start within ANALY_TIMEOUT are reattempted
+            yield "analysis_rebrokerage", changed, limits.analysis_not_started * HOUR
         if status == "starting":
             yield "heartbeat", heartbeat, limits.heartbeat_for(queue.workflow) * HOUR
     elif status == "running":

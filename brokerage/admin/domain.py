@@ -6,9 +6,11 @@ millions of rows into a select box or counts them twice.
 
 from __future__ import annotations
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.utils import timezone
 
 from brokerage import models
+from brokerage.services.task_commands import TaskCommandRefused, task_abort, task_finish, task_retry
 
 from .stateful import StatefulAdmin
 
@@ -69,6 +71,34 @@ class TaskAdmin(StatefulAdmin):
         "lockedTime",
     ]
     inlines = [TaskStatusLogInline]
+    actions = ["retry_tasks", "abort_tasks", "finish_tasks"]
+
+    def _command(self, request, queryset, service, done: str):
+        """Runs a task command on each selected task; refused ones are reported with the reason."""
+        now = timezone.now()
+        actor = f"admin:{request.user.get_username()}"
+        succeeded = 0
+        for task_id in queryset.values_list("pk", flat=True):
+            try:
+                service(task_id=task_id, actor=actor, now=now)
+                succeeded += 1
+            except TaskCommandRefused as refused:
+                self.message_user(request, str(refused), messages.WARNING)
+        if succeeded:
+            self.message_user(request, f"{succeeded} task(s) {done}.", messages.SUCCESS)
+
+    @admin.action(description="Retry (finished or exhausted tasks, with their children)", permissions=["change"])
+    def retry_tasks(self, request, queryset):
+        self._command(request, queryset, task_retry, "retried")
+
+    @admin.action(description="Abort (kill every job)", permissions=["change"])
+    def abort_tasks(self, request, queryset):
+        self._command(request, queryset, task_abort, "aborted")
+
+    @admin.action(description="Finish (no new jobs; running ones may end)", permissions=["change"])
+    def finish_tasks(self, request, queryset):
+        self._command(request, queryset, task_finish, "finishing")
+
     fieldsets = [
         (None, {"fields": ["taskName", "status", "transition_to", "transition_reason", "oldStatus", "errorDialog"]}),
         (

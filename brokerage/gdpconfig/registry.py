@@ -778,6 +778,17 @@ REGISTRY = Registry(
             minimum=0,
         ),
         _p(
+            "TASK_PENDING_TIMEOUT",
+            "watcher",
+            "float",
+            72,
+            "hours",
+            "A task the brokerage has kept pending (retried without success) for this long goes to exhausted "
+            "(seed 002 exhausted: 'timed-out while pending in the brokerage'; the seed gives no number).",
+            "seed 002, task status exhausted",
+            minimum=0,
+        ),
+        _p(
             "FAST_REBRO_THRESHOLD_NQNR_RATIO",
             "watcher",
             "float",

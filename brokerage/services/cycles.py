@@ -94,6 +94,13 @@ def task_claim_release(*, task_ids: list[int], owner: str) -> None:
     Task.objects.filter(pk__in=task_ids, lockedBy=owner[:40]).update(lockedBy="", lockedTime=None)
 
 
+def brokerage_pending_mark(*, pending: list[int], assigned: list[int], now: datetime) -> None:
+    """Keeps Task.brokeragePendingSince: set when the brokerage first leaves a task pending, cleared when it
+    succeeds (the watchdog exhausts tasks pending too long)."""
+    Task.objects.filter(pk__in=pending, brokeragePendingSince__isnull=True).update(brokeragePendingSince=now)
+    Task.objects.filter(pk__in=assigned, brokeragePendingSince__isnull=False).update(brokeragePendingSince=None)
+
+
 def task_brokerage_cycle_run(*, now: datetime, limit: int = 500) -> BrokerageCycle:
     """One task-brokerage cycle: retry due pending tasks, claim, decide, store, apply. A failure is recorded in
     the cycle (status failed, the error) and the claimed tasks are released untouched."""
@@ -128,6 +135,11 @@ def task_brokerage_cycle_run(*, now: datetime, limit: int = 500) -> BrokerageCyc
                 moves[task_id] = ("pending", decision.message[:500])
                 extra[task_id] = {"errorDialog": decision.message[:255]}
         task_status_transition_many(from_status=WAITING_FOR_NUCLEUS, moves=moves, extra=extra, actor=ACTOR, now=now)
+        brokerage_pending_mark(
+            pending=[t for t, (status, _) in moves.items() if status == "pending"],
+            assigned=[t for t, (status, _) in moves.items() if status != "pending"],
+            now=now,
+        )
     except Exception as error:
         logger.exception("task brokerage cycle %s failed", cycle.pk)
         task_claim_release(task_ids=claimed, owner=owner)

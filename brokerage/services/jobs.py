@@ -44,7 +44,7 @@ from brokerage.models import (
 )
 from brokerage.plugins import plugin_registry
 from brokerage.services.bulk import bulk_update_values
-from brokerage.services.cycles import cycle_gdpconfig, task_claim, task_claim_release
+from brokerage.services.cycles import brokerage_pending_mark, cycle_gdpconfig, task_claim, task_claim_release
 from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_store_many, worker_name
 from brokerage.services.locks import process_lock_acquire, process_lock_release
 from brokerage.services.retries import job_retry_history_record
@@ -440,6 +440,11 @@ def _apply(*, plans, queues, work_queue: WorkQueue, files: dict[int, dict], now:
     _use_inputs(created, job_chunks, now=now)
     job_retry_history_record(
         pairs=[(job.task_id, old, job.pk) for job, olds in zip(created, previous_jobs, strict=True) for old in olds],
+        now=now,
+    )
+    brokerage_pending_mark(
+        pending=[task["jediTaskID"] for task, _, _, decision in plans if decision.outcome == "pending"],
+        assigned=[task["jediTaskID"] for task, _, _, decision in plans if decision.chosen is not None],
         now=now,
     )
     for from_status, moves in task_moves.items():

@@ -17,7 +17,8 @@ from datetime import datetime
 
 from django.db.models import Count, Q
 
-from brokerage.models import Dataset, DatasetFile, Task
+from brokerage.models import Dataset, DatasetFile, Job, Task
+from brokerage.services.bulk import bulk_update_values
 from brokerage.services.shares import task_work_queue_assign
 from brokerage.services.status import task_status_transition_many
 
@@ -25,6 +26,20 @@ ACTOR = "task refiner"
 OPEN_FILE_STATUSES = ("ready", "picked", "running", "partial", "missing")
 # Statuses whose tasks are closed when their inputs are all processed.
 CLOSABLE = ("running", "scouted")
+ACTIVE_JOB_STATUSES = (
+    "pending",
+    "defined",
+    "waiting",
+    "assigned",
+    "throttled",
+    "activated",
+    "sent",
+    "starting",
+    "running",
+    "holding",
+    "merging",
+    "transferring",
+)
 
 
 def task_refine(*, now: datetime, limit: int = 1000) -> dict[str, list[int]]:
@@ -57,11 +72,16 @@ def task_refine(*, now: datetime, limit: int = 1000) -> dict[str, list[int]]:
 
 
 def task_completion_check(*, now: datetime) -> dict[str, list[int]]:
-    """Updates the progress of running tasks and closes those whose master inputs all have an outcome.
-    Three queries, the bulk updates and one bulk move per outcome."""
+    """Updates the progress of running tasks and closes those whose master inputs all have an outcome, and the
+    finishing tasks (finish command) once none of their jobs is active. The outcome: done (every file
+    finished), finished (some), failed (none) — or exhausted instead of finished or failed when the task sets
+    the parameter `exhaustedOnFailure` (seed 002: "configured to go to this state … to wait for manual
+    intervention"). A fixed number of queries, the bulk updates and one bulk move per outcome."""
     counts = (
         DatasetFile.objects.filter(
-            task__status__in=CLOSABLE, dataset__master__isnull=True, dataset__type__in=("input", "pseudo_input")
+            task__status__in=(*CLOSABLE, "finishing"),
+            dataset__master__isnull=True,
+            dataset__type__in=("input", "pseudo_input"),
         )
         .values("task_id", "dataset_id")
         .annotate(
@@ -76,22 +96,27 @@ def task_completion_check(*, now: datetime) -> dict[str, list[int]]:
     for row in counts:
         for key in ("total", "finished", "failed", "open"):
             per_task[row["task_id"]][key] += row[key]
-        datasets.append(
-            Dataset(
-                pk=row["dataset_id"], nFilesFinished=row["finished"], nFilesFailed=row["failed"], modificationTime=now
-            )
-        )
-    Dataset.objects.bulk_update(datasets, ["nFilesFinished", "nFilesFailed", "modificationTime"], batch_size=1000)
-    Task.objects.bulk_update(
-        [Task(pk=pk, progress=c["finished"] * 100 // c["total"]) for pk, c in per_task.items() if c["total"]],
-        ["progress"],
-        batch_size=1000,
+        datasets.append((row["dataset_id"], row["finished"], row["failed"], now))
+    bulk_update_values(Dataset, fields=("nFilesFinished", "nFilesFailed", "modificationTime"), rows=datasets)
+    bulk_update_values(
+        Task,
+        fields=("progress",),
+        rows=[(pk, c["finished"] * 100 // c["total"]) for pk, c in per_task.items() if c["total"]],
     )
-    complete = {pk: c for pk, c in per_task.items() if c["total"] and c["open"] == 0}
+    tasks = dict(Task.objects.filter(pk__in=list(per_task)).values_list("pk", "status"))
+    finishing = [pk for pk, status in tasks.items() if status == "finishing"]
+    busy = set(
+        Job.objects.filter(task_id__in=finishing, jobStatus__in=ACTIVE_JOB_STATUSES).values_list("task_id", flat=True)
+    )
+    complete = {
+        pk: c
+        for pk, c in per_task.items()
+        if c["total"] and (c["open"] == 0 if tasks[pk] != "finishing" else pk not in busy)
+    }
     if not complete:
         return {}
-    statuses = dict(Task.objects.filter(pk__in=list(complete)).values_list("pk", "status"))
-    scouted = [pk for pk, status in statuses.items() if status == "scouted"]
+    params = dict(Task.objects.filter(pk__in=list(complete)).values_list("pk", "taskParams"))
+    scouted = [pk for pk in complete if tasks[pk] == "scouted"]
     if scouted:  # the scouts used every input: nothing left to generate
         task_status_transition_many(
             from_status="scouted",
@@ -99,20 +124,31 @@ def task_completion_check(*, now: datetime) -> dict[str, list[int]]:
             actor=ACTOR,
             now=now,
         )
-    task_status_transition_many(
-        from_status="running",
-        moves={pk: ("prepared", "every input file processed") for pk in statuses},
-        actor=ACTOR,
-        now=now,
-    )
+    for status, sources, reason in (
+        ("running", ("running", "scouted"), "every input file processed"),
+        ("finishing", ("finishing",), "no job left after the finish command"),
+    ):
+        task_status_transition_many(
+            from_status=status,
+            moves={pk: ("prepared", reason) for pk in complete if tasks[pk] in sources},
+            actor=ACTOR,
+            now=now,
+        )
     outcomes: dict[str, dict[int, tuple[str, str]]] = defaultdict(dict)
     for pk, c in complete.items():
         outcome = "done" if c["finished"] == c["total"] else "finished" if c["finished"] else "failed"
+        if tasks[pk] == "finishing" and outcome == "failed":
+            outcome = "finished"  # a finish command ends a task as finished, whatever it processed
+        elif outcome != "done" and (params[pk] or {}).get("exhaustedOnFailure"):
+            outcome = "exhausted"
         outcomes[outcome][pk] = (outcome, f"{c['finished']} of {c['total']} input files finished, {c['failed']} failed")
     closed = {}
     for outcome, moves in outcomes.items():
         closed[outcome] = task_status_transition_many(from_status="prepared", moves=moves, actor=ACTOR, now=now)
     Dataset.objects.filter(
-        task_id__in=list(complete), master__isnull=True, type__in=("input", "pseudo_input"), status="ready"
+        task_id__in=[pk for pk in complete if tasks[pk] != "finishing"],
+        master__isnull=True,
+        type__in=("input", "pseudo_input"),
+        status="ready",
     ).update(status="done", modificationTime=now)
     return closed

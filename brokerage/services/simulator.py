@@ -138,7 +138,9 @@ def _out_of_memory(failed: list[int]) -> None:
 
 def _measure(job_ids: list[int]) -> None:
     """What the pilot reports at the end: CPU time and memory (read by the scout rules of the watchdog)."""
-    rows = Job.objects.filter(pk__in=job_ids).values("pk", "coreCount", "minRamCount", "startTime", "endTime")
+    rows = Job.objects.filter(pk__in=job_ids).values(
+        "pk", "coreCount", "minRamCount", "startTime", "endTime", "inputFileBytes"
+    )
     updates = []
     for row in rows:
         seconds = int((row["endTime"] - row["startTime"]).total_seconds()) if row["startTime"] and row["endTime"] else 0
@@ -149,9 +151,10 @@ def _measure(job_ids: list[int]) -> None:
                 cpuConsumptionTime=seconds * (row["coreCount"] or 1) * 85 // 100,
                 maxPSS=ram * 1024 * (60 + _draw(row["pk"], 3) % 35) // 100,
                 maxRSS=ram * 1024 * (70 + _draw(row["pk"], 4) % 35) // 100,
+                outputFileBytes=(row["inputFileBytes"] or 0) * (10 + _draw(row["pk"], 6) % 30) // 100,
             )
         )
-    Job.objects.bulk_update(updates, ["cpuConsumptionTime", "maxPSS", "maxRSS"], batch_size=1000)
+    Job.objects.bulk_update(updates, ["cpuConsumptionTime", "maxPSS", "maxRSS", "outputFileBytes"], batch_size=1000)
 
 
 def _pilots_report(queues: dict[str, dict], *, now: datetime, minute: timedelta) -> None:

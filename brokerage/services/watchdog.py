@@ -46,7 +46,9 @@ JOB_FIELDS = (
     "modificationTime",
     "jobSubStatus",
     "computingSite",
+    "prodSourceLabel",
 )
+ANALYSIS_LABELS = ("user", "panda")
 QUEUED_FOR_REBROKERAGE = ("defined", "assigned", "activated", "starting")
 
 
@@ -83,6 +85,7 @@ def _timeout_job(row: dict) -> TimeoutJob:
         stateChangeTime=row["stateChangeTime"],
         modificationTime=row["modificationTime"],
         jobSubStatus=row["jobSubStatus"],
+        analysis=row["prodSourceLabel"] in ANALYSIS_LABELS,
     )
 
 
@@ -226,3 +229,19 @@ def job_fast_rebrokerage(*, now: datetime, vo: str = "atlas") -> list[Rebrokerag
             job_inputs_after_end(finished=[], failed=[], closed=closed, now=now)
         cuts.append(RebrokerageCut(queue, gshare, n_queue, n_running, total_queued[gshare], allowed, sorted(closed)))
     return cuts
+
+
+def watchdog_cycle_run(*, now: datetime) -> dict[str, int]:
+    """One watchdog pass: job timeouts, fast rebrokerage, then the task states (throttled, exhausted)."""
+    from brokerage.services.task_commands import task_watch
+
+    timeouts = job_timeout_apply(now=now)
+    cuts = job_fast_rebrokerage(now=now)
+    tasks = task_watch(now=now)
+    return {
+        "watched": timeouts.watched,
+        "closed": len(timeouts.closed),
+        "failed": len(timeouts.failed),
+        "rebrokered": sum(len(cut.closed) for cut in cuts),
+        **{f"tasks_{name}": len(ids) for name, ids in tasks.items()},
+    }

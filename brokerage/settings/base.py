@@ -184,6 +184,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "brokerage.tasks.task_refine_task",
         "schedule": float(os.environ.get("TASK_REFINE_INTERVAL_SECONDS", "60")),
     },
+    "watchdog": {
+        "task": "brokerage.tasks.watchdog_task",
+        "schedule": float(os.environ.get("WATCHDOG_INTERVAL_SECONDS", "300")),
+    },
     # one job-generation cycle per work queue is queued each time; the process lock keeps them one at a time
     "job-generation": {
         "task": "brokerage.tasks.job_generation_dispatch_task",

@@ -155,3 +155,10 @@ def test_limits_come_from_gdpconfig():
     assert limits.sent == 1.0
     assert limits.assigned == 12
     assert limits.workflow_heartbeats == {"pull_ups": 6.0}
+
+
+def test_analysis_jobs_not_started_in_12_hours_are_reattempted():
+    analysis = TimeoutJob("activated", 500, T0, T0, "", analysis=True)
+    check_edges(analysis, BUSY, "analysis_rebrokerage", timedelta(hours=12))
+    # production jobs wait the 2 days
+    check_edges(job("activated"), BUSY, "activated", timedelta(days=2))

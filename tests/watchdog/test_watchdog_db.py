@@ -196,3 +196,12 @@ def test_fast_rebrokerage_closes_the_excess_with_worked_numbers():
     assert Job.objects.filter(computingSite="OTHER", gshare="Express", jobStatus="activated").count() == 300
     reason = JobStatusLog.objects.filter(job_id=busy_cut.closed[0]).latest("pk").reason
     assert reason.startswith("fast rebrokerage: nQueue 120 / nRun 20 > 3")
+
+
+def test_the_watchdog_task_runs_one_pass():
+    from brokerage.tasks import watchdog_task
+
+    queue = factories.PandaQueueFactory(name="Q1")
+    jobs_at(queue, "sent", 2, changed=NOW - timedelta(days=1))
+    result = watchdog_task()
+    assert (result["watched"], result["closed"], result["failed"], result["rebrokered"]) == (2, 2, 0, 0)

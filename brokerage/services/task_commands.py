@@ -1,0 +1,209 @@
+"""Commands a shifter or a user gives a task, and the task states the watchdog keeps (seed 002).
+
+Commands: retry (finished or exhausted tasks; failed inputs get new attempts; children retried too unless
+aborted, broken or failed), abort (queued and running jobs killed, the task aborted), finish (queued jobs
+killed, running ones may end, then finished), and marking input files lost or broken (never used again).
+
+Watch: a task whose largest attemptNr reached a multiple of 5 is throttled for 120 × int(attemptNr/5)²
+minutes; an exhausted task left alone for 10 days is finished; a task pending in the brokerage for longer than
+TASK_PENDING_TIMEOUT is exhausted.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import F, Max
+
+from brokerage.models import Dataset, DatasetFile, Job, Task
+from brokerage.selectors.gdpconfig import gdpconfig_view
+from brokerage.services.status import job_status_transition_many, status_transition, task_status_transition_many
+from brokerage.states import INPUT_FILE, IllegalTransition, throttled_period_minutes
+from brokerage.watchdog import EXHAUSTED_TIMEOUT, throttled_attempt
+
+QUEUED_JOB_STATUSES = ("pending", "defined", "waiting", "assigned", "throttled", "activated")
+RUNNING_JOB_STATUSES = ("sent", "starting", "running", "holding", "merging", "transferring")
+RETRYABLE = ("finished", "exhausted")
+NOT_RETRIED_CHILDREN = ("aborted", "broken", "failed")
+GENERATING = ("ready", "scouting", "running")
+
+
+class TaskCommandRefused(ValueError):
+    """The command does not apply to the task in its status; nothing changed."""
+
+
+def _kill_jobs(*, task_ids: list[int], statuses: tuple[str, ...], reason: str, actor: str, now: datetime) -> list[int]:
+    """Jobs killed by a command are cancelled (seed 002: "cancelled state if they are killed manually")."""
+    killed: list[int] = []
+    rows = Job.objects.filter(task_id__in=task_ids, jobStatus__in=statuses).values_list("pk", "jobStatus")
+    by_status: dict[str, list[int]] = {}
+    for pk, status in rows:
+        by_status.setdefault(status, []).append(pk)
+    for status, ids in by_status.items():
+        killed += job_status_transition_many(
+            from_status=status, to_status="cancelled", job_ids=ids, reason=reason, actor=actor, now=now
+        )
+    # their files are free again (a killed job is no attempt)
+    DatasetFile.objects.filter(PandaID__in=killed, status__in=("picked", "running")).update(status="ready")
+    return killed
+
+
+def _command(task: Task, target: str, reason: str, actor: str, now: datetime) -> None:
+    try:
+        status_transition(obj=task, new_status=target, reason=reason, actor=actor, now=now)
+    except IllegalTransition as refused:
+        raise TaskCommandRefused(f"task {task.pk} is {task.status}: cannot {reason.split(':')[0]}") from refused
+
+
+@transaction.atomic
+def task_abort(*, task_id: int, actor: str, now: datetime, reason: str = "abort command") -> list[int]:
+    """Aborts a task: every queued or running job cancelled, the task aborting then aborted. Returns the
+    jobs killed."""
+    task = Task.objects.select_for_update().get(pk=task_id)
+    _command(task, "aborting", reason, actor, now)
+    killed = _kill_jobs(
+        task_ids=[task_id], statuses=QUEUED_JOB_STATUSES + RUNNING_JOB_STATUSES, reason=reason, actor=actor, now=now
+    )
+    status_transition(obj=task, new_status="aborted", reason=f"{len(killed)} jobs killed", actor=actor, now=now)
+    return killed
+
+
+@transaction.atomic
+def task_finish(*, task_id: int, actor: str, now: datetime, reason: str = "finish command") -> list[int]:
+    """Finishes a task soon: no more jobs, queued jobs cancelled, running ones may end; the completion check
+    then closes it as finished (or done). Returns the jobs killed."""
+    task = Task.objects.select_for_update().get(pk=task_id)
+    _command(task, "finishing", reason, actor, now)
+    return _kill_jobs(task_ids=[task_id], statuses=QUEUED_JOB_STATUSES, reason=reason, actor=actor, now=now)
+
+
+@transaction.atomic
+def task_retry(*, task_id: int, actor: str, now: datetime, reason: str = "retry command") -> list[int]:
+    """Retries a finished or exhausted task and, unless aborted, broken or failed, its finished or exhausted
+    children: failed input files get as many new attempts as the task allows, input datasets are used again,
+    and the task goes toretry → running (ready when none of its inputs finished yet). Returns the tasks
+    retried."""
+    task = Task.objects.select_for_update().get(pk=task_id)
+    if task.status not in RETRYABLE:
+        raise TaskCommandRefused(f"task {task_id} is {task.status}: only finished or exhausted tasks can be retried")
+    retried = [task_id]
+    children = list(Task.objects.filter(parent_id=task_id).exclude(status__in=NOT_RETRIED_CHILDREN))
+    for child in children:
+        if child.status in RETRYABLE:
+            retried += task_retry(task_id=child.pk, actor=actor, now=now, reason=f"parent {task_id} retried")
+    _command(task, "toretry", reason, actor, now)
+    max_attempt = int((task.taskParams or {}).get("maxAttempt", 3))
+    again = DatasetFile.objects.filter(task_id=task_id, status="failed", type__in=("input", "pseudo_input"))
+    again.update(status="ready", maxAttempt=F("attemptNr") + max_attempt)
+    Dataset.objects.filter(task_id=task_id, type__in=("input", "pseudo_input"), status="done").update(
+        status="ready", modificationTime=now
+    )
+    some_finished = DatasetFile.objects.filter(task_id=task_id, status="finished").exists()
+    status_transition(
+        obj=task,
+        new_status="running" if some_finished else "ready",
+        reason="failed inputs ready again",
+        actor=actor,
+        now=now,
+    )
+    return retried
+
+
+@transaction.atomic
+def dataset_files_mark(*, file_ids: list[int], status: str, actor: str, now: datetime) -> int:
+    """Marks input files lost (gone from DDM) or broken (unusable): job generation skips them and a task whose
+    inputs are all processed closes without them. Returns how many were marked."""
+    if status not in ("lost", "broken"):
+        raise ValueError(f"files can be marked lost or broken, not {status}")
+    # every status the input-file machine lets move to `status`
+    markable = [source for source in INPUT_FILE.statuses if status in INPUT_FILE.allowed_from(source)]
+    return DatasetFile.objects.filter(pk__in=file_ids, status__in=markable).update(status=status, lastAttemptTime=now)
+
+
+def task_watch(*, now: datetime, vo: str = "atlas") -> dict[str, list[int]]:
+    """Throttles tasks at every fifth attempt and releases them after their period, finishes tasks exhausted
+    for 10 days, and exhausts tasks pending in the brokerage beyond TASK_PENDING_TIMEOUT."""
+    moved: dict[str, list[int]] = {}
+    # throttled: the largest attemptNr of the task's files is a multiple of 5, once per multiple
+    attempts = dict(
+        DatasetFile.objects.filter(task__status__in=GENERATING, type__in=("input", "pseudo_input"))
+        .values("task_id")
+        .annotate(top=Max("attemptNr"))
+        .values_list("task_id", "top")
+    )
+    info = dict(Task.objects.filter(pk__in=list(attempts)).values_list("pk", "numThrottled"))
+    due = {pk: top for pk, top in attempts.items() if throttled_attempt(top) and info.get(pk, 0) < top // 5}
+    statuses = dict(Task.objects.filter(pk__in=list(due)).values_list("pk", "status"))
+    for status in GENERATING:
+        ids = [pk for pk, s in statuses.items() if s == status]
+        if ids:
+            moved.setdefault("throttled", []).extend(
+                task_status_transition_many(
+                    from_status=status,
+                    moves={
+                        pk: (
+                            "throttled",
+                            f"attemptNr {due[pk]} is a multiple of 5: "
+                            f"throttled {throttled_period_minutes(due[pk])} min",
+                        )
+                        for pk in ids
+                    },
+                    extra={pk: {"throttledTime": now, "numThrottled": due[pk] // 5} for pk in ids},
+                    actor="watchdog",
+                    now=now,
+                )
+            )
+    # release after 120 × int(attemptNr/5)² minutes, to the status the task had
+    released = [
+        (pk, old)
+        for pk, old, since, level in Task.objects.filter(status="throttled", throttledTime__isnull=False).values_list(
+            "pk", "oldStatus", "throttledTime", "numThrottled"
+        )
+        if since + timedelta(minutes=throttled_period_minutes(5 * max(level, 1))) <= now and old in GENERATING
+    ]
+    for status in GENERATING:
+        ids = [pk for pk, old in released if old == status]
+        if ids:
+            moved.setdefault("released", []).extend(
+                task_status_transition_many(
+                    from_status="throttled",
+                    moves={pk: (status, "throttled period over") for pk in ids},
+                    actor="watchdog",
+                    now=now,
+                )
+            )
+    # exhausted for 10 days: finished
+    stale = list(
+        Task.objects.filter(status="exhausted", stateChangeTime__lte=now - EXHAUSTED_TIMEOUT).values_list(
+            "pk", flat=True
+        )
+    )
+    if stale:
+        task_status_transition_many(
+            from_status="exhausted",
+            moves={pk: ("finishing", "exhausted for 10 days") for pk in stale},
+            actor="watchdog",
+            now=now,
+        )
+        moved["finished"] = task_status_transition_many(
+            from_status="finishing",
+            moves={pk: ("finished", "exhausted for 10 days without intervention") for pk in stale},
+            actor="watchdog",
+            now=now,
+        )
+    # pending in the brokerage too long: exhausted
+    limit = timedelta(hours=gdpconfig_view(vo=vo).get("TASK_PENDING_TIMEOUT"))
+    timed_out = list(
+        Task.objects.filter(status="pending", brokeragePendingSince__lte=now - limit).values_list("pk", flat=True)
+    )
+    if timed_out:
+        hours = limit.total_seconds() / 3600
+        moved["exhausted"] = task_status_transition_many(
+            from_status="pending",
+            moves={pk: ("exhausted", f"timed out while pending in the brokerage for {hours:g} h") for pk in timed_out},
+            extra={pk: {"errorDialog": "timed out while pending in the brokerage"} for pk in timed_out},
+            actor="watchdog",
+            now=now,
+        )
+    return moved
