@@ -205,3 +205,23 @@ def test_the_watchdog_task_runs_one_pass():
     jobs_at(queue, "sent", 2, changed=NOW - timedelta(days=1))
     result = watchdog_task()
     assert (result["watched"], result["closed"], result["failed"], result["rebrokered"]) == (2, 2, 0, 0)
+
+
+def test_a_retried_job_reuses_its_random_seed(grid, work_queue, ready_task):
+    # an evgen-like task whose master input is a pseudo dataset of random seeds (seed 002: pseudo inputs carry
+    # random seeds); its job is closed, and the job that replaces it runs with the same seed
+    task = ready_task(work_queue, files=0, nScoutJobs=0)
+    seeds = factories.DatasetFactory(task=task, type="pseudo_input", status="ready", nFiles=2, datasetName="seed")
+    for number in (101, 102):
+        factories.DatasetFileFactory(dataset=seeds, lfn=f"seed.{number}", fsize=0, nEvents=None, maxAttempt=3)
+    DatasetFile.objects.filter(task=task, type="input").delete()
+    task.datasets.filter(type="input").delete()
+    job_generation_cycle_run(work_queue_id=work_queue.pk, now=NOW)
+    first = Job.objects.filter(task=task).order_by("pk").first()
+    seed_of_first = DatasetFile.objects.get(PandaID=first.pk).lfn
+    job_status_transition_many(from_status="assigned", to_status="closed", job_ids=[first.pk], now=NOW)
+    job_inputs_after_end(finished=[], failed=[], closed=[first.pk], now=NOW)
+    job_generation_cycle_run(work_queue_id=work_queue.pk, now=NOW + timedelta(hours=1))
+    retry = JobRetryHistory.objects.get(oldPandaID=first.pk)
+    assert DatasetFile.objects.get(PandaID=retry.newPandaID).lfn == seed_of_first
+    assert Job.objects.get(pk=retry.newPandaID).attemptNr == 2
