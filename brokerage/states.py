@@ -234,6 +234,9 @@ JOB = _machine(
     },
 )
 
+# Job statuses with a way out: the job is not over (scouting, finishing and the watchdog wait for them).
+JOB_ACTIVE = tuple(status for status in JOB.statuses if JOB.allowed_from(status))
+
 MACHINES: dict[str, StateMachine] = {
     machine.entity: machine for machine in (TASK, INPUT_DATASET, OUTPUT_DATASET, INPUT_FILE, OUTPUT_FILE, EVENT, JOB)
 }

@@ -21,25 +21,12 @@ from brokerage.models import Dataset, DatasetFile, Job, Task
 from brokerage.services.bulk import bulk_update_values
 from brokerage.services.shares import task_work_queue_assign
 from brokerage.services.status import task_status_transition_many
+from brokerage.states import JOB_ACTIVE
 
 ACTOR = "task refiner"
 OPEN_FILE_STATUSES = ("ready", "picked", "running", "partial", "missing")
 # Statuses whose tasks are closed when their inputs are all processed.
 CLOSABLE = ("running", "scouted")
-ACTIVE_JOB_STATUSES = (
-    "pending",
-    "defined",
-    "waiting",
-    "assigned",
-    "throttled",
-    "activated",
-    "sent",
-    "starting",
-    "running",
-    "holding",
-    "merging",
-    "transferring",
-)
 
 
 def task_refine(*, now: datetime, limit: int = 1000) -> dict[str, list[int]]:
@@ -105,9 +92,7 @@ def task_completion_check(*, now: datetime) -> dict[str, list[int]]:
     )
     tasks = dict(Task.objects.filter(pk__in=list(per_task)).values_list("pk", "status"))
     finishing = [pk for pk, status in tasks.items() if status == "finishing"]
-    busy = set(
-        Job.objects.filter(task_id__in=finishing, jobStatus__in=ACTIVE_JOB_STATUSES).values_list("task_id", flat=True)
-    )
+    busy = set(Job.objects.filter(task_id__in=finishing, jobStatus__in=JOB_ACTIVE).values_list("task_id", flat=True))
     complete = {
         pk: c
         for pk, c in per_task.items()

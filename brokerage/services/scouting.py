@@ -20,6 +20,7 @@ from django.db.models import Count, Q
 from brokerage.models import DatasetFile, Job, PandaQueue, Task
 from brokerage.services.bulk import bulk_update_values
 from brokerage.services.status import task_status_transition_many
+from brokerage.states import JOB_ACTIVE
 from brokerage.watchdog import (
     SCOUTS_FOR_PARAMETERS,
     SHORT_SCOUT_SECONDS,
@@ -29,7 +30,6 @@ from brokerage.watchdog import (
 )
 
 ACTOR = "job generator"
-ACTIVE_JOB_STATUSES = ("defined", "waiting", "assigned", "throttled", "activated", "sent", "starting", "running")
 PARAMETER_FIELDS = (
     "ramCount",
     "ramUnit",
@@ -63,7 +63,7 @@ def task_scouting_check(*, work_queue_id: int | None, now: datetime) -> dict[str
         .values("task_id")
         .annotate(
             finished=Count("pk", filter=Q(jobStatus="finished")),
-            active=Count("pk", filter=Q(jobStatus__in=ACTIVE_JOB_STATUSES)),
+            active=Count("pk", filter=Q(jobStatus__in=JOB_ACTIVE)),
         )
     )
     done = {row["task_id"]: row for row in counts if row["finished"] >= SCOUTS_FOR_PARAMETERS or row["active"] == 0}

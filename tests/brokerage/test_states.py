@@ -192,3 +192,20 @@ def test_random_walks_only_take_listed_moves():
             nxt = rng.choice(options)
             assert machine.is_allowed(status, nxt)
             status = nxt
+
+
+def test_active_job_statuses_are_those_with_a_way_out():
+    assert states.JOB_ACTIVE == (
+        "pending",
+        "defined",
+        "waiting",
+        "assigned",
+        "throttled",
+        "activated",
+        "sent",
+        "starting",
+        "running",
+        "holding",
+        "merging",
+        "transferring",
+    )
