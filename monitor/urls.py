@@ -6,4 +6,11 @@ app_name = "monitor"
 
 urlpatterns = [
     path("", views.overview, name="overview"),
+    path("tasks/", views.tasks, name="tasks"),
+    path("tasks/<int:task_id>/", views.task, name="task"),
+    path("queues/<str:name>/", views.queue, name="queue"),
+    path("shares/", views.shares, name="shares"),
+    path("timeouts/", views.timeouts, name="timeouts"),
+    path("decisions/", views.decisions, name="decisions"),
+    path("gdpconfig/", views.gdpconfig, name="gdpconfig"),
 ]

@@ -1,13 +1,205 @@
-"""Dashboard pages. Views stay thin: one selector call, one template."""
+"""Dashboard pages. Views stay thin: read the query string, call one selector, draw the charts, render."""
 
-from django.http import HttpRequest, HttpResponse
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils import timezone
 from django.views.decorators.http import require_safe
 
+from brokerage.selectors.monitor import (
+    decision_explorer,
+    gdpconfig_overview,
+    queue_detail,
+    shares_overview,
+    task_detail,
+    task_filter_choices,
+    task_list,
+    timeouts_overview,
+)
 from brokerage.selectors.overview import database_overview
+
+from . import charts
+
+# Pages showing live state reload themselves this often (seconds); ?refresh=0 turns it off.
+REFRESH_SECONDS = 60
+
+
+def _page_number(request: HttpRequest) -> int:
+    value = request.GET.get("page", "1")
+    return int(value) if value.isdigit() and int(value) > 0 else 1
+
+
+def _refresh(request: HttpRequest) -> int:
+    return 0 if request.GET.get("refresh") == "0" else REFRESH_SECONDS
+
+
+def _query_without(request: HttpRequest, *keys: str) -> str:
+    """The current query string minus `keys` (for sort and page links that keep the filters)."""
+    query = request.GET.copy()
+    for key in keys:
+        query.pop(key, None)
+    return query.urlencode()
 
 
 @require_safe
 def overview(request: HttpRequest) -> HttpResponse:
     """The home page: what is in the database, by entity and by status."""
-    return render(request, "monitor/overview.html", {"overview": database_overview()})
+    return render(request, "monitor/overview.html", {"overview": database_overview(), "refresh": _refresh(request)})
+
+
+@require_safe
+def tasks(request: HttpRequest) -> HttpResponse:
+    listing = task_list(
+        filters=request.GET.dict(),
+        sort=request.GET.get("sort", "-modified"),
+        page=_page_number(request),
+        now=timezone.now(),
+    )
+    chart = charts.status_bar_chart(
+        [{"status": status, "count": count} for status, count in listing.counts_by_status], title="Tasks by status"
+    )
+    return render(
+        request,
+        "monitor/tasks.html",
+        {
+            "listing": listing,
+            "choices": task_filter_choices(),
+            "status_chart": charts.figure_html(chart, element_id="tasks-by-status") if listing.total else "",
+            "keep_filters": _query_without(request, "page", "sort"),
+            "keep_sort": _query_without(request, "page"),
+            "refresh": _refresh(request),
+        },
+    )
+
+
+@require_safe
+def task(request: HttpRequest, task_id: int) -> HttpResponse:
+    decision = request.GET.get("decision", "")
+    detail = task_detail(task_id=task_id, now=timezone.now(), decision_id=int(decision) if decision.isdigit() else None)
+    if detail is None:
+        raise Http404(f"No task {task_id}.")
+    panels = []
+    for panel in [detail["selected"]] if detail["selected"] else detail["panels"]:
+        decision_row, trace = panel["decision"], panel["trace"]
+        key = f"{decision_row.plugin}-{decision_row.pk}"
+        panels.append(
+            {
+                **panel,
+                "funnel": charts.figure_html(
+                    charts.funnel_chart(trace["stages"], initial=decision_row.n_candidates), element_id=f"funnel-{key}"
+                ),
+                "weights": charts.figure_html(
+                    charts.weights_chart(trace["candidates"], chosen=decision_row.chosen), element_id=f"weights-{key}"
+                )
+                if trace["candidates"]
+                else "",
+                "reasons": charts.figure_html(charts.reasons_chart(trace["by_reason"]), element_id=f"reasons-{key}")
+                if trace["by_reason"]
+                else "",
+            }
+        )
+    jobs_chart = (
+        charts.figure_html(charts.status_bar_chart(detail["jobs_by_status"], title="Jobs by status"), element_id="jobs")
+        if detail["jobs_by_status"]
+        else ""
+    )
+    return render(
+        request,
+        "monitor/task.html",
+        {**detail, "decision_panels": panels, "jobs_chart": jobs_chart, "refresh": _refresh(request)},
+    )
+
+
+@require_safe
+def queue(request: HttpRequest, name: str) -> HttpResponse:
+    detail = queue_detail(name=name, now=timezone.now())
+    if detail is None:
+        raise Http404(f"No queue {name}.")
+    figures = {
+        "over_time": charts.figure_html(
+            charts.timeline_chart(detail["over_time"], title="Job state changes per hour, last day"),
+            element_id="queue-over-time",
+        )
+        if detail["over_time"]
+        else "",
+        "weights": charts.figure_html(
+            charts.weight_history_chart(detail["weights"], queue=name), element_id="queue-weights"
+        )
+        if detail["weights"]
+        else "",
+        "skipped": charts.figure_html(
+            charts.reasons_chart(detail["skipped"], title="Why it was skipped, recent decisions"),
+            element_id="queue-skipped",
+        )
+        if detail["skipped"]
+        else "",
+        "timeouts": charts.figure_html(charts.timeouts_chart(detail["timeouts"]), element_id="queue-timeouts")
+        if detail["timeouts"]
+        else "",
+    }
+    return render(request, "monitor/queue.html", {**detail, "figures": figures, "refresh": _refresh(request)})
+
+
+@require_safe
+def shares(request: HttpRequest) -> HttpResponse:
+    detail = shares_overview(now=timezone.now())
+    figures = {
+        "tree": charts.figure_html(charts.share_sunburst(detail["tree"]), element_id="share-tree")
+        if detail["tree"]
+        else "",
+        "history": charts.figure_html(
+            charts.timeline_chart(detail["history"], title="Usage of the leaf shares, last 7 days"),
+            element_id="share-history",
+        )
+        if detail["history"]
+        else "",
+        "work_queues": charts.figure_html(
+            charts.work_queue_shares_chart(detail["work_queues"]), element_id="work-queues"
+        )
+        if detail["work_queues"]
+        else "",
+    }
+    return render(request, "monitor/shares.html", {**detail, "figures": figures, "refresh": _refresh(request)})
+
+
+@require_safe
+def timeouts(request: HttpRequest) -> HttpResponse:
+    detail = timeouts_overview(now=timezone.now())
+    figures = {
+        "by_rule": charts.figure_html(charts.timeouts_chart(detail["by_rule"]), element_id="timeouts-by-rule")
+        if detail["by_rule"]
+        else "",
+        "history": charts.figure_html(
+            charts.timeline_chart(detail["history"], title="Timed out per pass and rule, last day"),
+            element_id="timeouts-history",
+        )
+        if detail["history"]
+        else "",
+    }
+    return render(request, "monitor/timeouts.html", {**detail, "figures": figures, "refresh": _refresh(request)})
+
+
+@require_safe
+def decisions(request: HttpRequest) -> HttpResponse:
+    detail = decision_explorer(filters=request.GET.dict(), now=timezone.now(), page=_page_number(request))
+    reasons = (
+        charts.figure_html(charts.reasons_chart(detail["reasons"], title="Main reasons"), element_id="decision-reasons")
+        if detail["reasons"]
+        else ""
+    )
+    return render(
+        request,
+        "monitor/decisions.html",
+        {
+            **detail,
+            "reasons_chart": reasons,
+            "keep_filters": _query_without(request, "page"),
+            "refresh": _refresh(request),
+        },
+    )
+
+
+@require_safe
+def gdpconfig(request: HttpRequest) -> HttpResponse:
+    return render(request, "monitor/gdpconfig.html", gdpconfig_overview())

@@ -1,0 +1,412 @@
+"""What the dashboard pages read. Everything is aggregated in SQL; no page loads all the jobs of a task or a
+queue (the task page costs the same number of queries for 10 jobs or 100,000)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.core.paginator import Paginator
+from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models.functions import TruncHour
+
+from brokerage import states
+from brokerage.models import (
+    BrokerageCycle,
+    Dataset,
+    Decision,
+    GdpConfigChange,
+    GlobalShare,
+    GlobalShareSnapshot,
+    Job,
+    JobStatusLog,
+    JobTimeoutSummary,
+    PandaQueue,
+    Task,
+    TaskStatusLog,
+)
+from brokerage.selectors.decisions import decision_trace
+from brokerage.selectors.shares import global_share_usage, work_queue_shares
+
+TASK_SORTS = {
+    "id": "jediTaskID",
+    "priority": "currentPriority",
+    "status": "status",
+    "modified": "modificationTime",
+    "created": "creationDate",
+    "progress": "progress",
+    "name": "taskName",
+}
+TASK_FILTERS = ("status", "taskType", "processingType", "userName", "workingGroup", "workQueue", "gshare", "nucleus")
+PAGE_SIZE = 50
+WINDOWS = {"1h": timedelta(hours=1), "6h": timedelta(hours=6), "1d": timedelta(days=1), "7d": timedelta(days=7)}
+
+
+@dataclass(frozen=True)
+class TaskListing:
+    page: Any
+    total: int
+    counts_by_status: list[tuple[str, int]]
+    sort: str
+    filters: dict[str, str]
+
+
+def task_list(*, filters: dict[str, str], sort: str = "-modified", page: int = 1, now: datetime) -> TaskListing:
+    """Tasks filtered by the columns of TASK_FILTERS, a modification window (`window`: 1h, 6h, 1d, 7d) and free
+    text (`q`: id, name, user or errorDialog), sorted server-side, a page at a time with the total and the
+    counts by status of the filtered set."""
+    queryset = Task.objects.select_related("workQueue")
+    applied = {}
+    for key in TASK_FILTERS:
+        value = (filters.get(key) or "").strip()
+        if not value:
+            continue
+        applied[key] = value
+        if key == "workQueue":
+            queryset = queryset.filter(workQueue__queue_name=value)
+        else:
+            queryset = queryset.filter(**{key: value})
+    window = filters.get("window") or ""
+    if window in WINDOWS:
+        applied["window"] = window
+        queryset = queryset.filter(modificationTime__gte=now - WINDOWS[window])
+    text = (filters.get("q") or "").strip()
+    if text:
+        applied["q"] = text
+        match = Q(taskName__icontains=text) | Q(userName__icontains=text) | Q(errorDialog__icontains=text)
+        if text.isdigit():
+            match |= Q(jediTaskID=int(text))
+        queryset = queryset.filter(match)
+    key = sort.lstrip("-")
+    if key not in TASK_SORTS:
+        sort, key = "-modified", "modified"
+    order = ("-" if sort.startswith("-") else "") + TASK_SORTS[key]
+    counts = list(queryset.order_by().values_list("status").annotate(n=Count("pk")).values_list("status", "n"))
+    rank = {status: index for index, status in enumerate(states.TASK.statuses)}
+    counts.sort(key=lambda item: rank.get(item[0], 99))
+    total = sum(n for _, n in counts)
+    paginator = Paginator(queryset.order_by(order, "-jediTaskID"), PAGE_SIZE)
+    paginator.count = total  # known already: no second COUNT(*)
+    return TaskListing(paginator.get_page(page), total, counts, sort, applied)
+
+
+def task_filter_choices() -> dict[str, list[str]]:
+    """The values offered in the task list's filter menus (one small query each)."""
+    return {
+        "status": list(states.TASK.statuses),
+        "workQueue": list(
+            Task.objects.exclude(workQueue=None)
+            .values_list("workQueue__queue_name", flat=True)
+            .distinct()
+            .order_by("workQueue__queue_name")
+        ),
+        "gshare": list(GlobalShare.objects.values_list("name", flat=True).order_by("name")),
+        "processingType": list(
+            Task.objects.values_list("processingType", flat=True).distinct().order_by("processingType")
+        ),
+    }
+
+
+def _latest_decisions(task_id: int) -> list[dict[str, Any]]:
+    """The latest decision of each plugin for the task, with its decoded trace."""
+    latest: dict[str, Decision] = {}
+    for decision in Decision.objects.filter(task_id=task_id).select_related("cycle").order_by("-created", "-pk")[:50]:
+        latest.setdefault(decision.plugin, decision)
+    panels = []
+    for plugin, decision in sorted(latest.items()):
+        trace = decision_trace(decision=decision)
+        panels.append({"decision": decision, "trace": trace, "plugin": plugin})
+    return panels
+
+
+def why_pending(task: Task, panels: list[dict[str, Any]]) -> list[str]:
+    """Plain sentences for why the task is not progressing, from its status and latest decisions."""
+    lines = []
+    if task.status == "pending" and task.errorDialog:
+        lines.append(task.errorDialog)
+    for panel in panels:
+        decision, trace = panel["decision"], panel["trace"]
+        if decision.outcome == "assigned":
+            continue
+        considered = len(trace.get("initial") or []) or decision.n_candidates
+        line = f"The last {decision.plugin} decision ({decision.created:%Y-%m-%d %H:%M}) was {decision.outcome}: "
+        if trace["by_reason"]:
+            parts = [f"{group['count']} {group['title'].lower()}" for group in trace["by_reason"][:4]]
+            line += f"of {considered} candidates, " + ", ".join(parts) + "."
+        else:
+            line += decision.message
+        lines.append(line)
+        if decision.retry_after_minutes:
+            lines.append(f"It is tried again {decision.retry_after_minutes} minutes after that decision.")
+    if not lines and task.status in ("pending", "throttled", "exhausted", "broken"):
+        lines.append(f"The task is {task.status}; see its status history for the reason.")
+    return lines
+
+
+def task_detail(*, task_id: int, now: datetime, decision_id: int | None = None) -> dict[str, Any] | None:
+    """Everything the task page shows, in a fixed number of queries whatever the number of jobs."""
+    task = Task.objects.select_related("workQueue", "parent").filter(pk=task_id).first()
+    if task is None:
+        return None
+    jobs = Job.objects.filter(task_id=task_id)
+    by_status = dict(jobs.values_list("jobStatus").annotate(n=Count("pk")).values_list("jobStatus", "n"))
+    jobs_by_status = [{"status": s, "count": by_status[s]} for s in states.JOB.statuses if s in by_status]
+    by_queue = list(
+        jobs.values("computingSite")
+        .annotate(
+            total=Count("pk"),
+            active=Count("pk", filter=Q(jobStatus__in=states.JOB_ACTIVE)),
+            finished=Count("pk", filter=Q(jobStatus="finished")),
+            failed=Count("pk", filter=Q(jobStatus__in=("failed", "closed", "cancelled"))),
+        )
+        .order_by("-total")[:30]
+    )
+    datasets = list(
+        Dataset.objects.filter(task_id=task_id)
+        .annotate(done=F("nFilesFinished") + F("nFilesFailed"))
+        .order_by("type", "datasetID")
+        .values("datasetID", "datasetName", "type", "status", "nFiles", "nFilesUsed", "nFilesFinished", "nFilesFailed")
+    )
+    panels = _latest_decisions(task_id)
+    selected = None
+    if decision_id is not None:
+        chosen = Decision.objects.filter(pk=decision_id, task_id=task_id).select_related("cycle").first()
+        if chosen is not None:
+            selected = {"decision": chosen, "trace": decision_trace(decision=chosen), "plugin": chosen.plugin}
+    history = list(
+        Decision.objects.filter(task_id=task_id)
+        .defer("trace")
+        .order_by("-created", "-pk")
+        .values("pk", "created", "plugin", "outcome", "chosen", "primary_reason", "jobsetID", "message")[:30]
+    )
+    oldest_active = list(
+        jobs.filter(jobStatus__in=states.JOB_ACTIVE).order_by("stateChangeTime").values_list("pk", flat=True)[:20]
+    )
+    from brokerage.services.watchdog import job_timeout_states  # reads only; the function lives with the rules
+
+    timeout_states = job_timeout_states(job_ids=oldest_active, now=now) if oldest_active else {}
+    return {
+        "task": task,
+        "timeline": list(TaskStatusLog.objects.filter(task_id=task_id).order_by("timestamp", "pk")),
+        "jobs_by_status": jobs_by_status,
+        "jobs_total": sum(by_status.values()),
+        "jobs_by_queue": by_queue,
+        "datasets": datasets,
+        "panels": panels,
+        "selected": selected,
+        "history": history,
+        "why": why_pending(task, panels),
+        "timeouts": [
+            {"PandaID": pk, "state": state}
+            for pk, state in sorted(timeout_states.items(), key=lambda item: item[1].left or timedelta.max)
+        ],
+        "children": list(Task.objects.filter(parent_id=task_id).values("jediTaskID", "taskName", "status")[:20]),
+    }
+
+
+def queue_detail(*, name: str, now: datetime, decisions: int = 40) -> dict[str, Any] | None:
+    """The queue page: its attributes, jobs now and by state over the last day, its weight in recent job
+    decisions, the reasons it was skipped most often, and its timeouts."""
+    queue = PandaQueue.objects.select_related("site").filter(name=name).first()
+    if queue is None:
+        return None
+    jobs_now = list(
+        Job.objects.filter(computingSite=name)
+        .values("jobStatus")
+        .annotate(count=Count("pk"))
+        .values("jobStatus", "count")
+        .order_by("jobStatus")
+    )
+    since = now - timedelta(days=1)
+    over_time = [
+        {"time": row["hour"], "status": row["new_status"], "count": row["n"]}
+        for row in JobStatusLog.objects.filter(computingSite=name, timestamp__gte=since)
+        .annotate(hour=TruncHour("timestamp"))
+        .values("hour", "new_status")
+        .annotate(n=Count("pk"))
+        .order_by("hour")
+    ]
+    weights, skips = [], Counter()
+    recent = (
+        Decision.objects.filter(plugin__in=("atlas_prod_job", "atlas_anal_job"), created__gte=now - timedelta(days=2))
+        .select_related("cycle")
+        .order_by("-created", "-pk")[:decisions]
+    )
+    for decision in recent:
+        trace = decision_trace(decision=decision)
+        for candidate in trace["candidates"]:
+            if candidate["name"] == name:
+                weights.append({"time": decision.created, "weight": candidate["weight"], "decision": decision.pk})
+        skip = trace["skipped"].get(name)
+        if skip is not None:
+            skips[skip["code"]] += 1
+    from brokerage.engine import reason_title
+
+    timeouts = list(
+        JobTimeoutSummary.objects.filter(computingSite=name, taken_at=_latest_timeout_pass())
+        .values("rule", "watched", "approaching", "timed_out")
+        .order_by("rule")
+    )
+    return {
+        "queue": queue,
+        "cric": sorted((queue.cric or {}).items()),
+        "storages": list(queue.storages.select_related("endpoint").values_list("role", "endpoint__name")),
+        "jobs_now": jobs_now,
+        "over_time": over_time,
+        "weights": weights,
+        "skipped": [{"code": c, "title": reason_title(c), "count": n} for c, n in skips.most_common(12)],
+        "decisions_read": len(recent),
+        "timeouts": timeouts,
+    }
+
+
+def _latest_timeout_pass() -> datetime | None:
+    latest = JobTimeoutSummary.objects.order_by("-taken_at").values_list("taken_at", flat=True).first()
+    return latest
+
+
+def timeouts_overview(*, now: datetime) -> dict[str, Any]:
+    """The latest watchdog pass by rule and by queue, the passes over the last day, and the active jobs closest
+    to their deadline among the oldest ones of each watched status."""
+    latest = _latest_timeout_pass()
+    rows = JobTimeoutSummary.objects.filter(taken_at=latest) if latest else JobTimeoutSummary.objects.none()
+    by_rule = list(
+        rows.values("rule")
+        .annotate(watched=Sum("watched"), approaching=Sum("approaching"), timed_out=Sum("timed_out"))
+        .order_by("rule")
+    )
+    by_queue = list(
+        rows.values("computingSite")
+        .annotate(watched=Sum("watched"), approaching=Sum("approaching"), timed_out=Sum("timed_out"))
+        .order_by("-timed_out", "-approaching", "computingSite")[:50]
+    )
+    history = [
+        {"time": row["taken_at"], "status": row["rule"], "count": row["n"]}
+        for row in JobTimeoutSummary.objects.filter(taken_at__gte=now - timedelta(days=1))
+        .values("taken_at", "rule")
+        .annotate(n=Sum("timed_out"))
+        .order_by("taken_at")
+    ]
+    oldest = []
+    for status in ("assigned", "activated", "starting", "sent", "running", "transferring", "holding"):
+        oldest += list(
+            Job.objects.filter(jobStatus=status).order_by("stateChangeTime").values_list("pk", flat=True)[:10]
+        )
+    from brokerage.services.watchdog import job_timeout_states
+
+    states_now = job_timeout_states(job_ids=oldest, now=now) if oldest else {}
+    jobs = {
+        row["pk"]: row
+        for row in Job.objects.filter(pk__in=oldest).values("pk", "jobStatus", "computingSite", "task_id")
+    }
+    closest = sorted(
+        ({"job": jobs[pk], "state": state} for pk, state in states_now.items() if state.rule is not None),
+        key=lambda item: item["state"].left,
+    )[:40]
+    return {"latest": latest, "by_rule": by_rule, "by_queue": by_queue, "history": history, "closest": closest}
+
+
+def shares_overview(*, now: datetime) -> dict[str, Any]:
+    """The global share tree with usage, its history, and the work-queue shares with their redistribution."""
+    usage = global_share_usage()
+    tree = [
+        {
+            "name": row["share"].name,
+            "parent": row["share"].parent.name if row["share"].parent else None,
+            "normalised": row["normalised"],
+            "usage": row["usage"],
+            "leaf": row["leaf"],
+            "executing": row["executing_hs06"],
+            "target": row["target_hs06"],
+            "queued": row["queued_hs06"],
+        }
+        for row in usage
+    ]
+    history = [
+        {"time": row["taken_at"], "status": row["share__name"], "count": row["usage"]}
+        for row in GlobalShareSnapshot.objects.filter(taken_at__gte=now - timedelta(days=7), usage__isnull=False)
+        .values("taken_at", "share__name", "usage")
+        .order_by("taken_at")
+    ]
+    queues = []
+    for queue_type in ("production", "analysis"):
+        for row in work_queue_shares(queue_type=queue_type):
+            queues.append(
+                {
+                    "name": row["queue"].queue_name,
+                    "type": queue_type,
+                    "share": row["share"] or 0,
+                    "effective": round(row["effective"], 2),
+                    "active": row["active"],
+                    "stretchable": row["queue"].stretchable,
+                    "tasks": row["tasks"],
+                    "partition": row["partition"].queue_name if row["partition"] else "",
+                }
+            )
+    return {"tree": tree, "history": history, "work_queues": queues}
+
+
+DECISION_FILTERS = ("plugin", "outcome", "reason", "chosen", "queue", "task")
+
+
+def decision_explorer(*, filters: dict[str, str], now: datetime, page: int = 1) -> dict[str, Any]:
+    """Decisions filtered by plugin, outcome, reason code, chosen queue, task and time window, newest first.
+    `queue` finds decisions that chose the queue or skipped it for the reason asked (trace search is bounded to
+    the page)."""
+    queryset: QuerySet = Decision.objects.defer("trace").select_related("cycle").order_by("-created", "-pk")
+    applied = {}
+    for key in DECISION_FILTERS:
+        value = (filters.get(key) or "").strip()
+        if not value:
+            continue
+        applied[key] = value
+        if key == "reason":
+            queryset = queryset.filter(primary_reason=value)
+        elif key in ("chosen", "queue"):
+            queryset = queryset.filter(chosen=value)
+        elif key == "task" and value.isdigit():
+            queryset = queryset.filter(task_id=int(value))
+        elif key in ("plugin", "outcome"):
+            queryset = queryset.filter(**{key: value})
+    window = filters.get("window") or ""
+    if window in WINDOWS:
+        applied["window"] = window
+        queryset = queryset.filter(created__gte=now - WINDOWS[window])
+    paginator = Paginator(queryset, PAGE_SIZE)
+    page_obj = paginator.get_page(page)
+    outcome_counts = list(queryset.order_by().values("outcome").annotate(n=Count("pk")).values_list("outcome", "n"))
+    reasons = list(
+        queryset.order_by()
+        .exclude(primary_reason="")
+        .values("primary_reason")
+        .annotate(n=Count("pk"))
+        .order_by("-n")[:15]
+    )
+    from brokerage.engine import reason_title
+
+    return {
+        "page": page_obj,
+        "filters": applied,
+        "outcomes": outcome_counts,
+        "reasons": [
+            {"code": r["primary_reason"], "title": reason_title(r["primary_reason"]), "count": r["n"]} for r in reasons
+        ],
+        "plugins": list(Decision.objects.order_by().values_list("plugin", flat=True).distinct()),
+        "cycles": list(
+            BrokerageCycle.objects.order_by("-started").values(
+                "pk", "plugin", "started", "finished", "status", "n_decisions", "n_assigned", "n_pending", "error"
+            )[:10]
+        ),
+    }
+
+
+def gdpconfig_overview(*, vo: str = "atlas") -> dict[str, Any]:
+    """Effective parameters with their defaults and origin, and the recent changes."""
+    from brokerage.selectors.gdpconfig import gdpconfig_parameter_rows
+
+    return {
+        "parameters": gdpconfig_parameter_rows(vo=vo),
+        "changes": list(GdpConfigChange.objects.order_by("-pk")[:30]),
+    }
