@@ -33,6 +33,7 @@ lint: install-dev
 	$(BIN)/ruff format --check .
 
 test-sqlite: install-dev
+	bash scripts/ensure_chromium.sh
 	env -u DATABASE_URL $(BIN)/python -m pytest -q
 
 test-postgres: install-dev
