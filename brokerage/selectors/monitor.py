@@ -151,18 +151,27 @@ def task_detail(*, task_id: int, now: datetime, decision_id: int | None = None) 
     if task is None:
         return None
     jobs = Job.objects.filter(task_id=task_id)
-    by_status = dict(jobs.values_list("jobStatus").annotate(n=Count("pk")).values_list("jobStatus", "n"))
+    # one scan of the task's jobs: counts by (queue, status), from which both tables are made
+    by_status: Counter = Counter()
+    per_queue: dict[str, Counter] = {}
+    for site, status, count in jobs.values_list("computingSite", "jobStatus").annotate(n=Count("pk")).order_by():
+        by_status[status] += count
+        per_queue.setdefault(site, Counter())[status] += count
     jobs_by_status = [{"status": s, "count": by_status[s]} for s in states.JOB.statuses if s in by_status]
-    by_queue = list(
-        jobs.values("computingSite")
-        .annotate(
-            total=Count("pk"),
-            active=Count("pk", filter=Q(jobStatus__in=states.JOB_ACTIVE)),
-            finished=Count("pk", filter=Q(jobStatus="finished")),
-            failed=Count("pk", filter=Q(jobStatus__in=("failed", "closed", "cancelled"))),
-        )
-        .order_by("-total")[:30]
-    )
+    ended_badly = ("failed", "closed", "cancelled")
+    by_queue = sorted(
+        (
+            {
+                "computingSite": site,
+                "total": sum(counts.values()),
+                "active": sum(counts[s] for s in states.JOB_ACTIVE),
+                "finished": counts["finished"],
+                "failed": sum(counts[s] for s in ended_badly),
+            }
+            for site, counts in per_queue.items()
+        ),
+        key=lambda row: (-row["total"], row["computingSite"]),
+    )[:30]
     datasets = list(
         Dataset.objects.filter(task_id=task_id)
         .annotate(done=F("nFilesFinished") + F("nFilesFailed"))
