@@ -67,3 +67,15 @@ def test_cycle_rows_and_nothing_left_behind():
     assert all(row["queries_per_cycle"] > 0 for row in rows)
     assert not Task.objects.exists()
     assert not BrokerageCycle.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_pages_rows_and_nothing_left_behind():
+    from brokerage.models import BrokerageCycle, Job, Task
+
+    rows = json.loads(bench("pages", "--json", "--quick"))
+    assert [row["params"]["page"] for row in rows] == ["task page", "task list", "task list filtered", "queue page"]
+    assert all(row["params"]["jobs"] == 20000 and row["median_ms"] > 0 for row in rows)
+    assert not Task.objects.exists()
+    assert not Job.objects.exists()
+    assert not BrokerageCycle.objects.exists()
