@@ -499,3 +499,57 @@ def _use_inputs(created: list[Job], chunks: list[JobChunk], *, now: datetime) ->
         fields=("nFilesUsed", "modificationTime"),
         rows=[(dataset_id, current[dataset_id] + added, now) for dataset_id, added in per_dataset.items()],
     )
+
+
+def job_set_preview_scenario(*, task_id: int, now: datetime, gdpconfig: dict[str, Any], seed: int = 0):
+    """The scenario the task's next job set would be brokered with now (reads only): its next chunk of inputs,
+    or, when nothing is left to split, a job set like its latest one. None when the task has neither."""
+    tasks = _task_rows([task_id])
+    task = tasks.get(task_id)
+    if task is None:
+        return None
+    work_queue = WorkQueue.objects.filter(pk=task["workQueue_id"]).values("queue_type").first()
+    analysis = (work_queue or {}).get("queue_type") == "analysis" or task["prodSourceLabel"] in ("user", "panda")
+    base = job_grid_base(now=now, gdpconfig=gdpconfig)
+    masters, files, replicas, used = _inputs([task_id])
+    scouts = task["status"] == "ready" and int((task["taskParams"] or {}).get("nScoutJobs", SCOUT_JOBS)) > 0
+    chunks = _chunks(task, files.get(task_id, []), used, SCOUT_JOBS if scouts else JOBS_PER_SET)
+    if chunks:
+        jobs = _job_set_summary(chunks, scouts=scouts)
+    else:
+        latest = (
+            Job.objects.filter(task_id=task_id).order_by("-jobsetID", "-pk").values_list("jobsetID", flat=True).first()
+        )
+        if latest is None:
+            return None
+        sizes = Job.objects.filter(task_id=task_id, jobsetID=latest).aggregate(
+            events=Max("nEvents"), size=Max("inputFileBytes"), files=Max("nInputFiles"), jobs=Count("pk")
+        )
+        jobs = {
+            "nEvents": sizes["events"],
+            "inputSizeMB": (sizes["size"] or 0) / 1024**2,
+            "nFiles": sizes["files"] or 0,
+            "nJobs": sizes["jobs"],
+        }
+    master = masters.get(task_id)
+    datasets = []
+    if master is not None:
+        found = replicas[master["datasetName"]]
+        datasets.append(
+            {
+                "name": master["datasetName"],
+                "master": True,
+                "nFiles": master["nFiles"],
+                "sizeGB": max((r["sizeGB"] for r in found.values()), default=0.0),
+                "replicas": found,
+            }
+        )
+    return job_set_scenario(
+        base=base,
+        task=task,
+        datasets=datasets,
+        jobs=jobs,
+        seed=seed,
+        plugin=ANALYSIS_PLUGIN if analysis else PLUGIN,
+        user_stats=analysis_user_stats(now=now, task_ids=[task_id]).get(task_id) if analysis else None,
+    )

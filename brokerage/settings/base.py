@@ -55,6 +55,10 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",  # the API docs' JavaScript and CSS, served from our own static files
     "brokerage.apps.BrokerageConfig",
     "monitor.apps.MonitorConfig",
 ]
@@ -228,9 +232,34 @@ BROKERAGE_PLUGINS = [
     *env_list("BROKERAGE_EXTRA_PLUGINS"),
 ]
 
+# The API: anonymous reading on for a monitor (API_ANONYMOUS_READ, off in production settings), writes with a
+# token or a session (CSRF checked) and the model permission, anonymous clients throttled.
+API_ANONYMOUS_READ = env_bool("API_ANONYMOUS_READ", True)
 REST_FRAMEWORK = {
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.DjangoModelPermissionsOrAnonReadOnly"],
-    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["monitor.api.permissions.ReadOrModelPermission"],
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.TokenAuthentication",
+    ],
+    "DEFAULT_FILTER_BACKENDS": [
+        "django_filters.rest_framework.DjangoFilterBackend",
+        "rest_framework.filters.OrderingFilter",
+    ],
+    "DEFAULT_PAGINATION_CLASS": "monitor.api.pagination.NumberedPages",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.AnonRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"anon": os.environ.get("API_ANON_RATE", "600/minute")},
+    "EXCEPTION_HANDLER": "monitor.api.errors.exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Brokerage monitor API",
+    "DESCRIPTION": "Brokerage decisions with their traces, and the tasks, jobs, queues and shares behind them.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
 }
 
 LOGGING = {

@@ -23,3 +23,6 @@ SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 X_FRAME_OPTIONS = "DENY"
+
+# A production API answers anonymous clients only when told so (a public monitor sets API_ANONYMOUS_READ=true).
+API_ANONYMOUS_READ = env_bool("API_ANONYMOUS_READ", False)

@@ -1,0 +1,140 @@
+"""Query filters of the API (django-filter): every filter is a named, typed query parameter in the schema, and a
+bad value is a 400 naming the parameter."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import django_filters as filters
+from django.db import connection
+
+from brokerage.models import BrokerageCycle, Dataset, Decision, Job, PandaQueue, Task
+
+BIGINT = {"min_value": -(2**63), "max_value": 2**63 - 1}
+
+
+class FilterSet(filters.FilterSet):
+    """Number filters limited to their column's range, so a huge number is a 400, never a database error."""
+
+    @classmethod
+    def filter_for_lookup(cls, field, lookup_type):
+        filter_class, params = super().filter_for_lookup(field, lookup_type)
+        if issubclass(filter_class, filters.NumberFilter):
+            low, high = connection.ops.integer_field_range(field.get_internal_type())
+            if low is not None:
+                params.setdefault("min_value", low)
+            if high is not None:
+                params.setdefault("max_value", high)
+        return filter_class, params
+
+
+class UtcDateTimeFilter(filters.IsoDateTimeFilter):
+    """An ISO 8601 time, compared in UTC: any offset Python accepts (up to ±23:59) works, not only the ±15:59
+    PostgreSQL takes."""
+
+    def filter(self, qs, value):
+        if value is not None and value.tzinfo is not None:
+            try:
+                value = value.astimezone(UTC)
+            except OverflowError:  # before year 1 or after 9999 in UTC: the ends of time
+                value = (datetime.min if value.year == 1 else datetime.max).replace(tzinfo=UTC)
+        return super().filter(qs, value)
+
+
+def id_filter(field_name: str, **extra) -> filters.NumberFilter:
+    return filters.NumberFilter(field_name=field_name, **BIGINT, **extra)
+
+
+class TaskFilter(FilterSet):
+    workQueue = filters.CharFilter(field_name="workQueue__queue_name")
+    q = filters.CharFilter(method="search", label="Text in the name, user or errorDialog")
+    modified_after = UtcDateTimeFilter(field_name="modificationTime", lookup_expr="gte")
+    modified_before = UtcDateTimeFilter(field_name="modificationTime", lookup_expr="lt")
+
+    class Meta:
+        model = Task
+        fields = [
+            "status",
+            "prodSourceLabel",
+            "taskType",
+            "processingType",
+            "userName",
+            "workingGroup",
+            "gshare",
+            "nucleus",
+            "vo",
+            "parent",
+        ]
+
+    def search(self, queryset, name, value):
+        from django.db.models import Q
+
+        return queryset.filter(
+            Q(taskName__icontains=value) | Q(userName__icontains=value) | Q(errorDialog__icontains=value)
+        )
+
+
+class JobFilter(FilterSet):
+    jediTaskID = id_filter("task_id")
+
+    class Meta:
+        model = Job
+        fields = ["jobStatus", "computingSite", "jobsetID", "prodSourceLabel", "gshare", "isScout", "resource_type"]
+
+
+class DatasetFilter(FilterSet):
+    jediTaskID = id_filter("task_id")
+
+    class Meta:
+        model = Dataset
+        fields = ["type", "status", "datasetName"]
+
+
+class QueueFilter(FilterSet):
+    site = filters.CharFilter(field_name="site__name")
+
+    class Meta:
+        model = PandaQueue
+        fields = ["status", "type", "cloud"]
+
+
+class CycleFilter(FilterSet):
+    started_after = UtcDateTimeFilter(field_name="started", lookup_expr="gte")
+    started_before = UtcDateTimeFilter(field_name="started", lookup_expr="lt")
+
+    class Meta:
+        model = BrokerageCycle
+        fields = ["plugin", "status"]
+
+
+# The most recent decisions a `queue_skipped` filter reads the traces of (the trace is compressed, so that
+# filter decodes; the other filters narrow first).
+SKIPPED_SCAN_LIMIT = 5000
+
+
+class DecisionFilter(FilterSet):
+    jediTaskID = id_filter("task_id")
+    reason = filters.CharFilter(field_name="primary_reason", label="Main reason code (PanDA's skip codes)")
+    chosen = filters.CharFilter(field_name="chosen", label="The queue or nucleus chosen")
+    queue_skipped = filters.CharFilter(
+        method="skipped",
+        label=f"A queue or nucleus the decision skipped (among the {SKIPPED_SCAN_LIMIT} latest decisions matching "
+        "the other filters)",
+    )
+    created_after = UtcDateTimeFilter(field_name="created", lookup_expr="gte")
+    created_before = UtcDateTimeFilter(field_name="created", lookup_expr="lt")
+    cycle = id_filter("cycle_id")
+
+    class Meta:
+        model = Decision
+        fields = ["plugin", "outcome", "jobsetID"]
+
+    def skipped(self, queryset, name, value):
+        from brokerage.selectors.decisions import decision_trace
+
+        matching = [
+            decision.pk
+            for decision in queryset.select_related("cycle").order_by("-pk")[:SKIPPED_SCAN_LIMIT]
+            if value in decision_trace(decision=decision)["skipped"]
+        ]
+        return queryset.filter(pk__in=matching)

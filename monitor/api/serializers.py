@@ -1,0 +1,317 @@
+"""API representations. Field names are JEDI/PanDA/CRIC's where the model has them, so API consumers read the
+same words as in the real systems."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from brokerage.gdpconfig import REGISTRY
+from brokerage.models import (
+    BrokerageCycle,
+    Dataset,
+    Decision,
+    GdpConfig,
+    GlobalShare,
+    Job,
+    PandaQueue,
+    Site,
+    Task,
+    WorkQueue,
+)
+
+
+class TaskSerializer(serializers.ModelSerializer):
+    workQueue = serializers.CharField(source="workQueue.queue_name", default=None, read_only=True)
+
+    class Meta:
+        model = Task
+        fields = [
+            "jediTaskID",
+            "taskName",
+            "status",
+            "oldStatus",
+            "prodSourceLabel",
+            "taskType",
+            "processingType",
+            "userName",
+            "workingGroup",
+            "vo",
+            "taskPriority",
+            "currentPriority",
+            "coreCount",
+            "ramCount",
+            "ramUnit",
+            "cpuTime",
+            "ioIntensity",
+            "workQueue",
+            "gshare",
+            "nucleus",
+            "parent",
+            "progress",
+            "errorDialog",
+            "creationDate",
+            "modificationTime",
+            "stateChangeTime",
+        ]
+
+
+class TimeoutStateSerializer(serializers.Serializer):
+    rule = serializers.CharField(allow_null=True)
+    deadline = serializers.DateTimeField(allow_null=True)
+    left_seconds = serializers.FloatField(allow_null=True)
+    timed_out = serializers.BooleanField()
+    sentence = serializers.CharField()
+
+
+class JobSerializer(serializers.ModelSerializer):
+    jediTaskID = serializers.IntegerField(source="task_id", read_only=True)
+    timeout = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Job
+        fields = [
+            "PandaID",
+            "jediTaskID",
+            "jobsetID",
+            "jobStatus",
+            "computingSite",
+            "prodSourceLabel",
+            "currentPriority",
+            "gshare",
+            "resource_type",
+            "attemptNr",
+            "maxAttempt",
+            "isScout",
+            "coreCount",
+            "minRamCount",
+            "nEvents",
+            "nInputFiles",
+            "creationTime",
+            "stateChangeTime",
+            "startTime",
+            "endTime",
+            "pilotErrorCode",
+            "pilotErrorDiag",
+            "taskBufferErrorDiag",
+            "timeout",
+        ]
+
+    @extend_schema_field(TimeoutStateSerializer(allow_null=True))
+    def get_timeout(self, job) -> dict | None:
+        """The job's timeout state (which rule, deadline, time left), computed for the whole page at once."""
+        state = (self.context.get("timeouts") or {}).get(job.pk)
+        return TimeoutStateSerializer(state).data if state is not None else None
+
+
+class DatasetSerializer(serializers.ModelSerializer):
+    jediTaskID = serializers.IntegerField(source="task_id", read_only=True)
+
+    class Meta:
+        model = Dataset
+        fields = [
+            "datasetID",
+            "jediTaskID",
+            "datasetName",
+            "type",
+            "status",
+            "nFiles",
+            "nFilesUsed",
+            "nFilesFinished",
+            "nFilesFailed",
+            "nEvents",
+            "nEventsUsed",
+        ]
+
+
+class SiteSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Site
+        fields = ["name", "role", "state", "tier_level", "bareNucleus", "cloud", "country"]
+
+
+class QueueSerializer(serializers.ModelSerializer):
+    site = serializers.CharField(source="site.name", read_only=True)
+
+    class Meta:
+        model = PandaQueue
+        fields = [
+            "name",
+            "site",
+            "status",
+            "type",
+            "cloud",
+            "corecount",
+            "corepower",
+            "maxrss",
+            "minrss",
+            "maxwdir",
+            "maxtime",
+            "mintime",
+            "releases",
+            "pledgedcpu",
+            "catchall",
+            "jobseed",
+            "workflow",
+            "cric",
+        ]
+
+
+class WorkQueueSerializer(serializers.ModelSerializer):
+    partition = serializers.CharField(source="partition.queue_name", default=None, read_only=True)
+
+    class Meta:
+        model = WorkQueue
+        fields = [
+            "queue_id",
+            "queue_name",
+            "queue_type",
+            "vo",
+            "queue_share",
+            "queue_order",
+            "criteria",
+            "variables",
+            "partition",
+            "is_partition",
+            "stretchable",
+            "status",
+        ]
+
+
+class GlobalShareSerializer(serializers.ModelSerializer):
+    parent = serializers.CharField(source="parent.name", default=None, read_only=True)
+    usage = serializers.SerializerMethodField()
+
+    class Meta:
+        model = GlobalShare
+        fields = ["name", "value", "parent", "processingtype", "prodsourcelabel", "usage"]
+
+    @extend_schema_field(serializers.DictField(allow_null=True))
+    def get_usage(self, share) -> dict | None:
+        """Normalised target, executing/target/queued HS06 and usage (executing / target) of the share now."""
+        row = (self.context.get("usage") or {}).get(share.name)
+        if row is None:
+            return None
+        return {
+            "normalised": row["normalised"],
+            "executing_hs06": row["executing_hs06"],
+            "target_hs06": row["target_hs06"],
+            "queued_hs06": row["queued_hs06"],
+            "usage": row["usage"],
+        }
+
+
+class CycleSerializer(serializers.ModelSerializer):
+    duration_seconds = serializers.FloatField(read_only=True)
+
+    class Meta:
+        model = BrokerageCycle
+        fields = [
+            "id",
+            "plugin",
+            "started",
+            "finished",
+            "duration_seconds",
+            "status",
+            "error",
+            "worker",
+            "n_decisions",
+            "n_assigned",
+            "n_pending",
+            "n_throttled",
+            "gdpconfig",
+        ]
+
+
+class DecisionSerializer(serializers.ModelSerializer):
+    jediTaskID = serializers.IntegerField(source="task_id", read_only=True, allow_null=True)
+    cycle = serializers.IntegerField(source="cycle_id", read_only=True)
+
+    class Meta:
+        model = Decision
+        fields = [
+            "id",
+            "cycle",
+            "jediTaskID",
+            "jobsetID",
+            "plugin",
+            "created",
+            "outcome",
+            "chosen",
+            "n_candidates",
+            "n_passed",
+            "primary_reason",
+            "message",
+            "retry_after_minutes",
+            "seed",
+        ]
+
+
+class DecisionDetailSerializer(DecisionSerializer):
+    trace = serializers.SerializerMethodField()
+
+    class Meta(DecisionSerializer.Meta):
+        fields = [*DecisionSerializer.Meta.fields, "trace"]
+
+    @extend_schema_field(serializers.DictField())
+    def get_trace(self, decision) -> dict:
+        """Candidates with weights and factors, every skipped candidate with its code, filter, the numbers it
+        compared and the sentence, skips grouped by reason, and the stages."""
+        return self.context["trace"]
+
+
+class GdpConfigParameterSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    component = serializers.CharField()
+    type = serializers.CharField()
+    unit = serializers.CharField()
+    default = serializers.CharField()
+    effective = serializers.JSONField()
+    origin = serializers.CharField()
+    overridden = serializers.BooleanField()
+    description = serializers.CharField()
+    source = serializers.CharField()
+    suffix = serializers.CharField(allow_null=True)
+
+
+class GdpConfigSerializer(serializers.ModelSerializer):
+    """A stored gdpconfig row; writes go through the same validation as the admin (type, bounds, known key)."""
+
+    comment = serializers.CharField(write_only=True, required=False, allow_blank=True, max_length=500)
+    value = serializers.CharField(allow_blank=True, max_length=10000)
+
+    class Meta:
+        model = GdpConfig
+        fields = ["id", "app", "component", "key", "vo", "value", "type", "descr", "is_custom", "modified", "comment"]
+        read_only_fields = ["id", "modified"]
+        extra_kwargs = {"app": {"required": False}, "component": {"required": False}, "type": {"required": False}}
+        # gdpconfig_save finds the row of the same (app, component, key, vo) and updates it
+        validators = []
+
+    def validate_key(self, key: str) -> str:
+        if REGISTRY.find(key) is None and not self.initial_data.get("is_custom"):
+            raise serializers.ValidationError(
+                f"unknown gdpconfig parameter '{key}' (set is_custom to store a key the registry does not know)"
+            )
+        return key
+
+
+class PreviewRequestSerializer(serializers.Serializer):
+    """Either a whole scenario, or a task whose current snapshot is used, with gdpconfig overrides."""
+
+    scenario = serializers.DictField(required=False, help_text="A scenario (docs/scenario.md); nothing is stored.")
+    task = serializers.IntegerField(required=False, min_value=1, help_text="jediTaskID: brokered from its snapshot.")
+    plugin = serializers.ChoiceField(
+        choices=["atlas_prod_task", "atlas_prod_job", "atlas_anal_job"],
+        required=False,
+        help_text="With `task`: which brokerage (default: task brokerage for a task waiting for a nucleus, job "
+        "brokerage otherwise).",
+    )
+    gdpconfig = serializers.DictField(
+        required=False, default=dict, help_text="KEY → value overriding the effective parameters."
+    )
+
+    def validate(self, data):
+        if ("scenario" in data) == ("task" in data):
+            raise serializers.ValidationError("give either a scenario or a task, not both and not neither")
+        return data

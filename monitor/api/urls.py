@@ -1,0 +1,18 @@
+from django.urls import path
+from rest_framework.routers import DefaultRouter
+
+from . import views
+
+router = DefaultRouter()
+router.register("tasks", views.TaskViewSet)
+router.register("jobs", views.JobViewSet)
+router.register("datasets", views.DatasetViewSet)
+router.register("sites", views.SiteViewSet)
+router.register("queues", views.QueueViewSet)
+router.register("work-queues", views.WorkQueueViewSet)
+router.register("global-shares", views.GlobalShareViewSet)
+router.register("cycles", views.CycleViewSet)
+router.register("decisions", views.DecisionViewSet)
+router.register("gdpconfig", views.GdpConfigViewSet)
+
+urlpatterns = [path("broker/preview", views.PreviewView.as_view(), name="broker-preview"), *router.urls]

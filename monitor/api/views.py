@@ -1,0 +1,229 @@
+"""API views: thin — a queryset or a selector, a serializer, the filters of filters.py."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.generics import GenericAPIView
+from rest_framework.response import Response
+
+from brokerage.models import (
+    BrokerageCycle,
+    Dataset,
+    Decision,
+    GdpConfig,
+    GlobalShare,
+    Job,
+    PandaQueue,
+    Site,
+    Task,
+    WorkQueue,
+)
+from brokerage.selectors.decisions import decision_trace
+from brokerage.selectors.gdpconfig import gdpconfig_parameter_rows
+from brokerage.selectors.preview import PreviewUnavailable, broker_preview_scenario, broker_preview_task
+from brokerage.selectors.shares import global_share_usage
+from brokerage.services.gdpconfig import gdpconfig_delete, gdpconfig_save
+from brokerage.services.watchdog import job_timeout_states
+
+from . import filters, serializers
+from .errors import error_response
+from .pagination import NewestFirst
+from .permissions import ReadAccess, ReadOrModelPermission
+
+
+class ReadOnly(viewsets.ReadOnlyModelViewSet):
+    permission_classes = [ReadOrModelPermission]
+    # ids are 64-bit: a longer number cannot name a row (404, not a database error)
+    lookup_value_regex = r"[0-9]{1,18}"
+
+
+class TaskViewSet(ReadOnly):
+    """JEDI tasks, filtered by their columns, a modification window and free text."""
+
+    queryset = Task.objects.select_related("workQueue").order_by("-jediTaskID")
+    serializer_class = serializers.TaskSerializer
+    filterset_class = filters.TaskFilter
+    ordering_fields = ["jediTaskID", "currentPriority", "modificationTime", "creationDate", "progress"]
+
+
+class JobViewSet(ReadOnly):
+    """PanDA jobs, newest first with cursor pages; each carries its timeout state (rule, deadline, time left)."""
+
+    queryset = Job.objects.order_by("-PandaID")
+    serializer_class = serializers.JobSerializer
+    filterset_class = filters.JobFilter
+    pagination_class = NewestFirst
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "timeouts": getattr(self, "_timeouts", {})}
+
+    def paginate_queryset(self, queryset):
+        page = super().paginate_queryset(queryset)
+        if page is not None:
+            self._timeouts = job_timeout_states(job_ids=[job.pk for job in page], now=timezone.now())
+        return page
+
+    def retrieve(self, request, *args, **kwargs):
+        job = self.get_object()
+        self._timeouts = job_timeout_states(job_ids=[job.pk], now=timezone.now())
+        return Response(self.get_serializer(job).data)
+
+    @extend_schema(responses=serializers.TimeoutStateSerializer)
+    @action(detail=True)
+    def timeout(self, request, pk=None):
+        """Which timeout rule watches the job now, when it times out and how long is left."""
+        job = self.get_object()
+        state = job_timeout_states(job_ids=[job.pk], now=timezone.now())[job.pk]
+        return Response(serializers.TimeoutStateSerializer(state).data)
+
+
+class DatasetViewSet(ReadOnly):
+    queryset = Dataset.objects.order_by("-datasetID")
+    serializer_class = serializers.DatasetSerializer
+    filterset_class = filters.DatasetFilter
+
+
+class SiteViewSet(ReadOnly):
+    queryset = Site.objects.order_by("name")
+    serializer_class = serializers.SiteSerializer
+    lookup_field = "name"
+    lookup_value_regex = "[^/]+"
+    filterset_fields = ["role", "state", "cloud"]
+
+
+class QueueViewSet(ReadOnly):
+    queryset = PandaQueue.objects.select_related("site").order_by("name")
+    serializer_class = serializers.QueueSerializer
+    filterset_class = filters.QueueFilter
+    lookup_field = "name"
+    lookup_value_regex = "[^/]+"
+
+
+class WorkQueueViewSet(ReadOnly):
+    queryset = WorkQueue.objects.select_related("partition").order_by("queue_type", "queue_order")
+    serializer_class = serializers.WorkQueueSerializer
+    filterset_fields = ["queue_type", "vo", "status"]
+
+
+class GlobalShareViewSet(ReadOnly):
+    """The global share tree with each share's usage now (executing / target HS06)."""
+
+    queryset = GlobalShare.objects.select_related("parent").order_by("name")
+    serializer_class = serializers.GlobalShareSerializer
+    lookup_field = "name"
+    lookup_value_regex = "[^/]+"
+
+    def get_serializer_context(self):
+        usage = {row["share"].name: row for row in global_share_usage()}
+        return {**super().get_serializer_context(), "usage": usage}
+
+
+class CycleViewSet(ReadOnly):
+    queryset = BrokerageCycle.objects.defer("frame").order_by("-pk")
+    serializer_class = serializers.CycleSerializer
+    filterset_class = filters.CycleFilter
+
+
+class DecisionViewSet(ReadOnly):
+    """Brokerage decisions, newest first with cursor pages. One decision comes with its full trace: candidates,
+    skipped candidates with their codes, the numbers compared and the sentences."""
+
+    queryset = Decision.objects.defer("trace").order_by("-pk")
+    serializer_class = serializers.DecisionSerializer
+    filterset_class = filters.DecisionFilter
+    pagination_class = NewestFirst
+
+    @extend_schema(responses=serializers.DecisionDetailSerializer)
+    def retrieve(self, request, *args, **kwargs):
+        decision = get_object_or_404(Decision.objects.select_related("cycle"), pk=kwargs["pk"])
+        trace = decision_trace(decision=decision)
+        return Response(serializers.DecisionDetailSerializer(decision, context={"trace": trace}).data)
+
+
+class GdpConfigViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    mixins.UpdateModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Stored gdpconfig rows. Reading follows the read rule; writing needs the gdpconfig permissions and goes
+    through the same validation and change history as the admin."""
+
+    queryset = GdpConfig.objects.order_by("key", "vo")
+    serializer_class = serializers.GdpConfigSerializer
+    lookup_value_regex = r"[0-9]{1,18}"
+    permission_classes = [ReadOrModelPermission]
+    filterset_fields = ["key", "vo", "component", "app"]
+
+    def _save(self, serializer, instance=None):
+        data = serializer.validated_data
+        with transaction.atomic():
+            saved = gdpconfig_save(
+                key=data.get("key", getattr(instance, "key", "")),
+                value=data.get("value", getattr(instance, "value", "")),
+                vo=data.get("vo", getattr(instance, "vo", "")),
+                value_type=data.get("type", ""),
+                app=data.get("app", ""),
+                component=data.get("component", ""),
+                is_custom=data.get("is_custom", getattr(instance, "is_custom", False)),
+                descr=data.get("descr", ""),
+                user=self.request.user,
+                comment=data.get("comment", ""),
+                instance=instance,
+            )
+        serializer.instance = saved
+
+    def perform_create(self, serializer):
+        self._save(serializer)
+
+    def perform_update(self, serializer):
+        self._save(serializer, instance=serializer.instance)
+
+    def perform_destroy(self, instance):
+        gdpconfig_delete(
+            instance=instance, user=self.request.user, comment=self.request.query_params.get("comment", "")
+        )
+
+    @extend_schema(responses=serializers.GdpConfigParameterSerializer(many=True))
+    @action(detail=False)
+    def parameters(self, request):
+        """Every registered parameter: default, effective value for the VO and where it comes from."""
+        rows = gdpconfig_parameter_rows(vo=request.query_params.get("vo", "atlas"))
+        return Response(serializers.GdpConfigParameterSerializer(rows, many=True).data)
+
+
+class PreviewView(GenericAPIView):
+    """What-if: brokers a posted scenario, or a task's current snapshot with gdpconfig overrides, stores nothing,
+    and returns the decision with its difference from the task's last stored decision (queues gained, queues
+    lost with their codes, change of choice)."""
+
+    permission_classes = [ReadAccess]
+    serializer_class = serializers.PreviewRequestSerializer
+
+    @extend_schema(
+        request=serializers.PreviewRequestSerializer,
+        responses={200: OpenApiResponse(description="decision and difference"), 400: OpenApiResponse()},
+    )
+    def post(self, request):
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        if "scenario" in data:
+            return Response(broker_preview_scenario(scenario=data["scenario"]))
+        try:
+            result = broker_preview_task(
+                task_id=data["task"],
+                now=timezone.now(),
+                overrides=data.get("gdpconfig") or {},
+                plugin=data.get("plugin"),
+            )
+        except PreviewUnavailable as why:
+            return error_response(str(why), status_code=status.HTTP_400_BAD_REQUEST, fields={"task": [str(why)]})
+        return Response(result)

@@ -1,0 +1,302 @@
+"""The REST API: every endpoint, its filters and pages, errors, access rules, the what-if preview, the schema."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.contrib.auth.models import Permission, User
+from django.db import connection
+from django.test import Client, override_settings
+from django.test.utils import CaptureQueriesContext
+from rest_framework.authtoken.models import Token
+
+from brokerage.models import Decision, GdpConfig, GdpConfigChange, Job
+from brokerage.selectors.gdpconfig import gdpconfig_cache_clear
+from brokerage.services.jobs import job_generation_cycle_run
+from tests import factories
+from tests.jobs.conftest import make_one_queue_grid, make_ready_task
+
+pytestmark = pytest.mark.django_db
+
+NOW = datetime(2026, 11, 1, 12, tzinfo=UTC)
+
+
+def get(client, url, **params):
+    response = client.get(url, params)
+    assert response.status_code == 200, (url, response.status_code, response.content[:300])
+    return response.json()
+
+
+@pytest.fixture
+def brokered(db):
+    """A queue SAT_Q (link to the nucleus with 10 files queued) and SAT2_Q (link with 200: over NQUEUED_SAT_CAP
+    150, so 'links_full'); a task whose job set went to SAT_Q."""
+    queue = make_one_queue_grid()
+    work_queue = factories.WorkQueueFactory(queue_name="MC_16", queue_share=None)
+    satellite = factories.SiteFactory(name="SAT2")
+    disk = factories.StorageEndpointFactory(name="SAT2_DATADISK", site=satellite, space_total=1e6, space_free=5e5)
+    second = factories.PandaQueueFactory(name="SAT2_Q", site=satellite, corecount=8, maxrss=64000, releases=["ANY"])
+    for role in ("read_lan", "write_lan"):
+        factories.QueueStorageFactory(queue=second, endpoint=disk, role=role)
+    factories.NetworkLinkFactory(
+        src=satellite, dst=factories.NucleusFactory(name="NUC"), closeness=2, mbps_1h=150, queued=200
+    )
+    task = make_ready_task(work_queue, files=6, nScoutJobs=0)
+    job_generation_cycle_run(work_queue_id=work_queue.pk, now=NOW)
+    return {"task": task, "queue": queue, "second": second, "work_queue": work_queue}
+
+
+def test_every_collection_answers(client, brokered):
+    for name in (
+        "tasks",
+        "jobs",
+        "datasets",
+        "sites",
+        "queues",
+        "work-queues",
+        "global-shares",
+        "cycles",
+        "decisions",
+        "gdpconfig",
+    ):
+        body = get(client, f"/api/v1/{name}/")
+        assert "results" in body, name
+
+
+def test_decision_list_filters_and_cursor_pages(client, brokered):
+    task = brokered["task"]
+    decision = Decision.objects.get(task=task)
+    for params in (
+        {"plugin": "atlas_prod_job"},
+        {"outcome": "assigned"},
+        {"jediTaskID": task.pk},
+        {"chosen": "SAT_Q"},
+        {"queue_skipped": "SAT2_Q"},
+        {
+            "created_after": (NOW - timedelta(minutes=1)).isoformat(),
+            "created_before": (NOW + timedelta(minutes=1)).isoformat(),
+        },
+    ):
+        ids = [row["id"] for row in get(client, "/api/v1/decisions/", **params)["results"]]
+        assert ids == [decision.pk], params
+    assert get(client, "/api/v1/decisions/", queue_skipped="SAT_Q")["results"] == []
+    assert get(client, "/api/v1/decisions/", reason="no_such_code")["results"] == []
+    # cursor pages: one decision per page, the next link follows
+    for _ in range(2):
+        job_generation_cycle_run(work_queue_id=brokered["work_queue"].pk, now=NOW)  # nothing new: no input left
+    factories.stored_decision()
+    first = get(client, "/api/v1/decisions/", page_size=1)
+    assert len(first["results"]) == 1
+    assert "cursor=" in first["next"]
+    second = client.get(first["next"]).json()
+    assert second["results"][0]["id"] < first["results"][0]["id"]
+
+
+def test_decision_detail_has_the_trace_with_sentences(client, brokered):
+    decision = Decision.objects.get(task=brokered["task"])
+    body = get(client, f"/api/v1/decisions/{decision.pk}/")
+    assert body["chosen"] == "SAT_Q"
+    skip = body["trace"]["skipped"]["SAT2_Q"]
+    assert skip["code"] == "links_full"
+    assert (skip["detail"]["linkQueued"], skip["detail"]["cap"]) == (200, 150)
+    assert skip["sentence"]
+    assert body["trace"]["by_reason"][0]["code"] == "links_full"
+
+
+def test_jobs_carry_their_timeout_state(client, brokered):
+    job = Job.objects.filter(task=brokered["task"]).first()
+    body = get(client, "/api/v1/jobs/", jediTaskID=brokered["task"].pk)
+    row = next(r for r in body["results"] if r["PandaID"] == job.pk)
+    assert row["timeout"]["rule"] == "assigned"
+    assert row["timeout"]["sentence"] == "assigned for 12 h"
+    state = get(client, f"/api/v1/jobs/{job.pk}/timeout/")
+    assert state["rule"] == "assigned"
+    assert state["left_seconds"] <= 12 * 3600
+
+
+def test_global_shares_with_usage(client):
+    root = factories.GlobalShareFactory(name="WLCG", value=100)
+    factories.GlobalShareFactory(name="MC", value=60, parent=root)
+    body = get(client, "/api/v1/global-shares/MC/")
+    assert body["parent"] == "WLCG"
+    assert body["usage"]["normalised"] == pytest.approx(100.0)
+
+
+def test_a_page_costs_a_fixed_number_of_queries(client):
+    def queries(url, make, count):
+        make(count)
+        gdpconfig_cache_clear()
+        with CaptureQueriesContext(connection) as captured:
+            get(client, url)
+        return len(captured)
+
+    for url, make in (
+        ("/api/v1/decisions/", lambda n: [factories.stored_decision() for _ in range(n)]),
+        ("/api/v1/tasks/", lambda n: factories.TaskFactory.create_batch(n, workQueue=factories.WorkQueueFactory())),
+        ("/api/v1/jobs/", lambda n: factories.JobFactory.create_batch(n, jobStatus="running")),
+        ("/api/v1/queues/", lambda n: factories.PandaQueueFactory.create_batch(n)),
+    ):
+        assert queries(url, make, 2) == queries(url, make, 6), url
+
+
+def test_errors_have_one_shape(client, brokered):
+    missing = client.get("/api/v1/tasks/999999/")
+    assert missing.status_code == 404
+    assert missing.json()["error"]["status"] == 404
+    bad = client.get("/api/v1/decisions/", {"created_after": "yesterday"})
+    assert bad.status_code == 400
+    assert "created_after" in bad.json()["error"]["fields"]
+    bad_cursor = client.get("/api/v1/jobs/", {"cursor": "garbage"})
+    assert bad_cursor.status_code == 404
+    assert bad_cursor.json()["error"]["code"]
+
+
+def staff(*permissions):
+    user = User.objects.create_user("admin-" + "-".join(permissions or ("none",)), password="x")
+    for codename in permissions:
+        user.user_permissions.add(Permission.objects.get(codename=codename))
+    token = Token.objects.create(user=user)
+    client = Client(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+def test_gdpconfig_writes_need_a_token_with_permission_and_are_validated(client):
+    payload = {"key": "NQUEUED_SAT_CAP", "value": "300", "vo": "atlas", "comment": "more room"}
+    assert client.post("/api/v1/gdpconfig/", payload).status_code in (401, 403)
+    assert staff().post("/api/v1/gdpconfig/", payload).status_code == 403
+    writer = staff("add_gdpconfig", "change_gdpconfig", "delete_gdpconfig")
+    created = writer.post("/api/v1/gdpconfig/", payload)
+    assert created.status_code == 201, created.content
+    row = GdpConfig.objects.get(key="NQUEUED_SAT_CAP", vo="atlas")
+    assert (row.value, row.component) == ("300", "jobbroker")
+    change = GdpConfigChange.objects.get(key="NQUEUED_SAT_CAP")
+    assert (change.comment, change.username) == ("more room", "admin-add_gdpconfig-change_gdpconfig-delete_gdpconfig")
+    # the admin's validation: the type and the bounds, naming the parameter
+    bad = writer.post("/api/v1/gdpconfig/", {"key": "NQUEUED_SAT_CAP", "value": "lots"})
+    assert bad.status_code == 400
+    assert "NQUEUED_SAT_CAP" in bad.json()["error"]["fields"]["value"][0]
+    unknown = writer.post("/api/v1/gdpconfig/", {"key": "NO_SUCH_KEY", "value": "1"})
+    assert unknown.status_code == 400
+    assert "unknown gdpconfig parameter" in unknown.json()["error"]["fields"]["key"][0]
+    patched = writer.patch(f"/api/v1/gdpconfig/{row.pk}/", {"value": "250"}, content_type="application/json")
+    assert patched.status_code == 200
+    assert GdpConfig.objects.get(pk=row.pk).value == "250"
+    assert writer.delete(f"/api/v1/gdpconfig/{row.pk}/").status_code == 204
+    assert GdpConfigChange.objects.filter(key="NQUEUED_SAT_CAP", action="delete").exists()
+
+
+def test_gdpconfig_parameters_list_every_registered_key(client):
+    from brokerage.gdpconfig import REGISTRY
+
+    rows = get(client, "/api/v1/gdpconfig/parameters/")
+    assert len(rows) == len(REGISTRY)
+    assert next(r for r in rows if r["key"] == "NQUEUED_SAT_CAP")["effective"] == 150
+
+
+def test_sessions_need_csrf_for_writes():
+    user = User.objects.create_superuser("root", password="x")
+    session = Client(enforce_csrf_checks=True)
+    session.force_login(user)
+    response = session.post("/api/v1/gdpconfig/", {"key": "NQUEUED_SAT_CAP", "value": "300"})
+    assert response.status_code == 403
+    assert "CSRF" in response.json()["error"]["message"]
+
+
+@override_settings(API_ANONYMOUS_READ=False)
+def test_anonymous_reading_can_be_turned_off(client):
+    assert client.get("/api/v1/tasks/").status_code in (401, 403)
+    assert staff().get("/api/v1/tasks/").status_code == 200
+
+
+def test_anonymous_clients_are_throttled(client, settings):
+    from rest_framework.settings import api_settings
+    from rest_framework.throttling import AnonRateThrottle
+
+    original = AnonRateThrottle.THROTTLE_RATES
+    AnonRateThrottle.THROTTLE_RATES = {**original, "anon": "3/minute"}
+    try:
+        from django.core.cache import cache
+
+        cache.clear()
+        codes = [client.get("/api/v1/sites/").status_code for _ in range(4)]
+    finally:
+        AnonRateThrottle.THROTTLE_RATES = original
+    assert codes == [200, 200, 200, 429]
+    assert api_settings.DEFAULT_THROTTLE_CLASSES
+
+
+def test_preview_raising_the_satellite_cap_brings_the_queue_back(client, brokered):
+    # the stored decision skipped SAT2_Q: 200 files queued on its link > NQUEUED_SAT_CAP 150
+    body = client.post(
+        "/api/v1/broker/preview",
+        {"task": brokered["task"].pk, "plugin": "atlas_prod_job", "gdpconfig": {"NQUEUED_SAT_CAP": 300}},
+        content_type="application/json",
+    )
+    assert body.status_code == 200, body.content
+    result = body.json()
+    assert result["difference"]["gained"] == [{"name": "SAT2_Q", "was": "links_full"}]
+    assert result["difference"]["lost"] == []
+    assert "SAT2_Q" in {c["name"] for c in result["decision"]["candidates"]}
+    assert Decision.objects.count() == 1  # nothing stored
+    # lowering it below the other link's queue loses SAT_Q with its code and changes the choice
+    lower = client.post(
+        "/api/v1/broker/preview",
+        {"task": brokered["task"].pk, "gdpconfig": {"NQUEUED_SAT_CAP": 5}},
+        content_type="application/json",
+    ).json()
+    assert lower["difference"]["lost"][0]["name"] == "SAT_Q"
+    assert lower["difference"]["lost"][0]["code"] == "links_full"
+    assert lower["difference"]["choice_changed"] is True
+
+
+def test_preview_of_a_posted_scenario_and_bad_input(client):
+    import json
+    from pathlib import Path
+
+    scenario = json.loads(Path("docs/examples/job_brokerage.json").read_text())
+    body = client.post("/api/v1/broker/preview", {"scenario": scenario}, content_type="application/json")
+    assert body.status_code == 200
+    assert body.json()["decision"]["plugin"] == "atlas_prod_job"
+    scenario["task"]["coreCount"] = "eight"
+    bad = client.post("/api/v1/broker/preview", {"scenario": scenario}, content_type="application/json")
+    assert bad.status_code == 400
+    assert "$.task.coreCount" in bad.json()["error"]["fields"]["scenario"][0]
+    neither = client.post("/api/v1/broker/preview", {}, content_type="application/json")
+    assert neither.status_code == 400
+    unknown = client.post("/api/v1/broker/preview", {"task": 999999, "gdpconfig": {}}, content_type="application/json")
+    assert unknown.status_code == 400
+    assert "no task 999999" in unknown.json()["error"]["fields"]["task"][0]
+
+
+def test_preview_rejects_bad_overrides_by_name(client, brokered):
+    body = client.post(
+        "/api/v1/broker/preview",
+        {"task": brokered["task"].pk, "gdpconfig": {"NQUEUED_SAT_CAP": "many"}},
+        content_type="application/json",
+    )
+    assert body.status_code == 400
+    assert "NQUEUED_SAT_CAP" in body.json()["error"]["fields"]["value"][0]
+
+
+def test_schema_lists_every_endpoint_and_docs_load(client):
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    paths = set(schema["paths"])
+    for expected in (
+        "/api/v1/tasks/",
+        "/api/v1/jobs/",
+        "/api/v1/jobs/{PandaID}/timeout/",
+        "/api/v1/datasets/",
+        "/api/v1/queues/",
+        "/api/v1/sites/",
+        "/api/v1/work-queues/",
+        "/api/v1/global-shares/",
+        "/api/v1/cycles/",
+        "/api/v1/decisions/",
+        "/api/v1/decisions/{id}/",
+        "/api/v1/gdpconfig/",
+        "/api/v1/gdpconfig/parameters/",
+        "/api/v1/broker/preview",
+    ):
+        assert expected in paths, expected
+    docs = client.get("/api/docs/").content.decode()
+    assert "/static/drf_spectacular_sidecar/swagger-ui-dist/" in docs
+    assert "cdn" not in docs.lower()
