@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_safe
 
+from brokerage.engine import ScenarioError
+from brokerage.gdpconfig import REGISTRY, GdpConfigError
 from brokerage.selectors.monitor import (
     decision_explorer,
     gdpconfig_overview,
@@ -18,6 +23,7 @@ from brokerage.selectors.monitor import (
     timeouts_overview,
 )
 from brokerage.selectors.overview import database_overview
+from brokerage.selectors.preview import PreviewUnavailable, broker_preview_task
 
 from . import charts
 
@@ -104,11 +110,37 @@ def task(request: HttpRequest, task_id: int) -> HttpResponse:
         if detail["jobs_by_status"]
         else ""
     )
+    preview = _preview(request, task_id)
     return render(
         request,
         "monitor/task.html",
-        {**detail, "decision_panels": panels, "jobs_chart": jobs_chart, "refresh": _refresh(request)},
+        {
+            **detail,
+            "decision_panels": panels,
+            "jobs_chart": jobs_chart,
+            "preview": preview,
+            "gdpconfig_keys": [parameter.key for parameter in REGISTRY],
+            # a page showing a what-if result does not reload itself
+            "refresh": 0 if preview else _refresh(request),
+        },
     )
+
+
+def _preview(request: HttpRequest, task_id: int) -> dict | None:
+    """The what-if of the query string (preview_key, preview_value, optional preview_plugin) for the task, or
+    None; an invalid key or value comes back as the error to show."""
+    key = request.GET.get("preview_key", "").strip()
+    if not key:
+        return None
+    value = request.GET.get("preview_value", "")
+    plugin = request.GET.get("preview_plugin") or None
+    if plugin not in (None, "atlas_prod_task", "atlas_prod_job", "atlas_anal_job"):
+        plugin = None
+    try:
+        result = broker_preview_task(task_id=task_id, now=timezone.now(), overrides={key: value}, plugin=plugin)
+    except (GdpConfigError, PreviewUnavailable, ScenarioError) as error:
+        return {"key": key, "value": value, "error": str(error)}
+    return {"key": key, "value": value, **result}
 
 
 @require_safe
@@ -202,4 +234,9 @@ def decisions(request: HttpRequest) -> HttpResponse:
 
 @require_safe
 def gdpconfig(request: HttpRequest) -> HttpResponse:
+    task_id = request.GET.get("task", "")
+    if task_id.isdigit() and request.GET.get("preview_key"):
+        # the preview form: the what-if is shown on the task's page
+        query = {key: request.GET.get(key, "") for key in ("preview_key", "preview_value")}
+        return redirect(f"{reverse('monitor:task', args=[int(task_id)])}?{urlencode(query)}#preview")
     return render(request, "monitor/gdpconfig.html", gdpconfig_overview())

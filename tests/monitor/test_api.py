@@ -300,3 +300,27 @@ def test_schema_lists_every_endpoint_and_docs_load(client):
     docs = client.get("/api/docs/").content.decode()
     assert "/static/drf_spectacular_sidecar/swagger-ui-dist/" in docs
     assert "cdn" not in docs.lower()
+
+
+def test_task_page_offers_the_same_preview(client, brokered):
+    url = f"/tasks/{brokered['task'].pk}/"
+    response = client.get(
+        url, {"preview_key": "NQUEUED_SAT_CAP", "preview_value": "300", "preview_plugin": "atlas_prod_job"}
+    )
+    assert response.status_code == 200
+    preview = response.context["preview"]
+    assert preview["difference"]["gained"] == [{"name": "SAT2_Q", "was": "links_full"}]
+    html = response.content.decode()
+    assert "SAT2_Q" in html
+    assert "Come back (1)" in html
+    assert 'http-equiv="refresh"' not in html  # a what-if result stays on screen
+    bad = client.get(url, {"preview_key": "NQUEUED_SAT_CAP", "preview_value": "lots"})
+    assert "is not a valid int" in bad.context["preview"]["error"]
+    assert Decision.objects.count() == 1
+
+
+def test_gdpconfig_page_sends_a_preview_to_the_task_page(client, brokered):
+    task = brokered["task"].pk
+    response = client.get("/gdpconfig/", {"task": task, "preview_key": "NQUEUED_SAT_CAP", "preview_value": "300"})
+    assert response.status_code == 302
+    assert response["Location"] == f"/tasks/{task}/?preview_key=NQUEUED_SAT_CAP&preview_value=300#preview"
