@@ -79,3 +79,21 @@ def test_pages_rows_and_nothing_left_behind():
     assert not Task.objects.exists()
     assert not Job.objects.exists()
     assert not BrokerageCycle.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_api_rows_and_nothing_left_behind():
+    from brokerage.models import BrokerageCycle, Decision, Job
+
+    rows = json.loads(bench("api", "--json", "--quick"))
+    assert [row["params"]["request"] for row in rows] == [
+        "decision list",
+        "decision list filtered",
+        "decision list of a task",
+        "decision detail",
+        "job list",
+    ]
+    assert all(row["median_ms"] > 0 for row in rows)
+    assert not Decision.objects.exists()
+    assert not Job.objects.exists()
+    assert not BrokerageCycle.objects.exists()

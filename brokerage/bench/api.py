@@ -1,0 +1,102 @@
+"""Benchmark of the REST API on a big database: 1,000,000 jobs and 100,000 stored decisions (each a real
+1,000-queue job-brokerage trace against its cycle's frame); median latency of the decision list (plain, and
+filtered by plugin and outcome), a decision's detail with its decoded trace, and a page of jobs with their
+timeout states. Rows are inserted with INSERT … SELECT over a series and rolled back."""
+
+from __future__ import annotations
+
+from django.db import connection, transaction
+from django.test import Client
+from django.utils import timezone
+
+from brokerage.engine import parse_scenario
+from brokerage.engine.synthetic import job_brokerage_scenario
+from brokerage.models import BrokerageCycle, Decision, PandaQueue, Site, Task
+from brokerage.plugins import plugin_registry
+from brokerage.services.decisions import DecisionToStore, cycle_start, decision_row
+
+from .pages import _insert_jobs, _series
+from .runner import Row, benchmark, time_calls
+
+
+def _insert_decisions(*, count: int, template: Decision, first_task: int, tasks: int) -> None:
+    quote = connection.ops.quote_name
+    columns, values, params = [], [], []
+    computed = {
+        "task": f"{first_task} + n %% {tasks}",
+        "jobsetID": "n",
+        # a fifth pending (nothing chosen), as the database's invariant wants
+        "outcome": "CASE WHEN n %% 5 = 0 THEN 'pending' ELSE 'assigned' END",
+        "chosen": f"CASE WHEN n %% 5 = 0 THEN '' ELSE '{template.chosen}' END",
+    }
+    for field in Decision._meta.concrete_fields:
+        if field.primary_key:
+            continue
+        columns.append(quote(field.column))
+        if field.name in computed:
+            values.append(computed[field.name])
+        else:
+            values.append("%s")
+            params.append(field.get_db_prep_save(getattr(template, field.attname), connection))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {quote(Decision._meta.db_table)} ({', '.join(columns)}) "
+            f"SELECT {', '.join(values)} FROM {_series(count)}",
+            params,
+        )
+
+
+@benchmark("api")
+def api(*, quick: bool = False) -> list[Row]:
+    """Median latency of /api/v1/decisions/ (list, filtered), /api/v1/decisions/{id}/ and /api/v1/jobs/."""
+    jobs, decisions = (20_000, 2_000) if quick else (1_000_000, 100_000)
+    now = timezone.now()
+    client = Client()
+    rows: list[Row] = []
+    with transaction.atomic():
+        site = Site.objects.create(name="BENCH-API-SITE", role="nucleus")
+        queues = [PandaQueue.objects.create(name=f"BENCH-API-Q{i:02d}", site=site) for i in range(50)]
+        tasks = Task.objects.bulk_create(
+            Task(taskName=f"bench.api.{i}", status="running", creationDate=now, modificationTime=now)
+            for i in range(1000)
+        )
+        _insert_jobs(count=jobs, task_of=f"{tasks[0].pk} + n %% 1000", queues=[q.name for q in queues], now=now)
+        scenario = parse_scenario(job_brokerage_scenario(queues=1000, seed=1))
+        broker = plugin_registry().get(scenario.plugin)()
+        frame = broker.frame(scenario)
+        cycle = cycle_start(plugin=scenario.plugin, now=now, frame=frame)
+        template = decision_row(
+            cycle=cycle, item=DecisionToStore(broker.decide(scenario), task_id=tasks[0].pk), frame=frame
+        )
+        _insert_decisions(count=decisions, template=template, first_task=tasks[0].pk, tasks=1000)
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE panda_jobs")
+                cursor.execute("ANALYZE brokerage_decisions")
+        some = Decision.objects.order_by("-pk").values_list("pk", flat=True)[decisions // 2]
+        repeat = 5 if quick else 25
+        for name, url in (
+            ("decision list", "/api/v1/decisions/"),
+            ("decision list filtered", f"/api/v1/decisions/?plugin={scenario.plugin}&outcome=pending"),
+            ("decision list of a task", f"/api/v1/decisions/?jediTaskID={tasks[7].pk}"),
+            ("decision detail", f"/api/v1/decisions/{some}/"),
+            ("job list", "/api/v1/jobs/"),
+        ):
+            timing = time_calls(lambda url=url: _get(client, url), repeat=repeat, warmup=2)
+            rows.append(
+                {
+                    "bench": "api",
+                    "params": {"request": name, "jobs": jobs, "decisions": decisions, "database": connection.vendor},
+                    "n": repeat,
+                    **timing,
+                }
+            )
+        transaction.set_rollback(True)
+    BrokerageCycle.objects.filter(pk=cycle.pk).delete()
+    return rows
+
+
+def _get(client: Client, url: str) -> None:
+    response = client.get(url, HTTP_HOST="localhost")
+    if response.status_code != 200:
+        raise RuntimeError(f"{url} answered {response.status_code}: {response.content[:200]!r}")
