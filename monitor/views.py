@@ -40,6 +40,11 @@ def _refresh(request: HttpRequest) -> int:
     return 0 if request.GET.get("refresh") == "0" else REFRESH_SECONDS
 
 
+def _chart(rows, make, element_id: str) -> str:
+    """The figure `make()` draws, as HTML, when there are rows to draw; nothing otherwise."""
+    return charts.figure_html(make(), element_id=element_id) if rows else ""
+
+
 def _query_without(request: HttpRequest, *keys: str) -> str:
     """The current query string minus `keys` (for sort and page links that keep the filters)."""
     query = request.GET.copy()
@@ -105,10 +110,10 @@ def task(request: HttpRequest, task_id: int) -> HttpResponse:
                 else "",
             }
         )
-    jobs_chart = (
-        charts.figure_html(charts.status_bar_chart(detail["jobs_by_status"], title="Jobs by status"), element_id="jobs")
-        if detail["jobs_by_status"]
-        else ""
+    jobs_chart = _chart(
+        detail["jobs_by_status"],
+        lambda: charts.status_bar_chart(detail["jobs_by_status"], title="Jobs by status"),
+        "jobs",
     )
     preview = _preview(request, task_id)
     return render(
@@ -149,26 +154,20 @@ def queue(request: HttpRequest, name: str) -> HttpResponse:
     if detail is None:
         raise Http404(f"No queue {name}.")
     figures = {
-        "over_time": charts.figure_html(
-            charts.timeline_chart(detail["over_time"], title="Job state changes per hour, last day"),
-            element_id="queue-over-time",
-        )
-        if detail["over_time"]
-        else "",
-        "weights": charts.figure_html(
-            charts.weight_history_chart(detail["weights"], queue=name), element_id="queue-weights"
-        )
-        if detail["weights"]
-        else "",
-        "skipped": charts.figure_html(
-            charts.reasons_chart(detail["skipped"], title="Why it was skipped, recent decisions"),
-            element_id="queue-skipped",
-        )
-        if detail["skipped"]
-        else "",
-        "timeouts": charts.figure_html(charts.timeouts_chart(detail["timeouts"]), element_id="queue-timeouts")
-        if detail["timeouts"]
-        else "",
+        "over_time": _chart(
+            detail["over_time"],
+            lambda: charts.timeline_chart(detail["over_time"], title="Job state changes per hour, last day"),
+            "queue-over-time",
+        ),
+        "weights": _chart(
+            detail["weights"], lambda: charts.weight_history_chart(detail["weights"], queue=name), "queue-weights"
+        ),
+        "skipped": _chart(
+            detail["skipped"],
+            lambda: charts.reasons_chart(detail["skipped"], title="Why it was skipped, recent decisions"),
+            "queue-skipped",
+        ),
+        "timeouts": _chart(detail["timeouts"], lambda: charts.timeouts_chart(detail["timeouts"]), "queue-timeouts"),
     }
     return render(request, "monitor/queue.html", {**detail, "figures": figures, "refresh": _refresh(request)})
 
@@ -177,20 +176,15 @@ def queue(request: HttpRequest, name: str) -> HttpResponse:
 def shares(request: HttpRequest) -> HttpResponse:
     detail = shares_overview(now=timezone.now())
     figures = {
-        "tree": charts.figure_html(charts.share_sunburst(detail["tree"]), element_id="share-tree")
-        if detail["tree"]
-        else "",
-        "history": charts.figure_html(
-            charts.timeline_chart(detail["history"], title="Usage of the leaf shares, last 7 days"),
-            element_id="share-history",
-        )
-        if detail["history"]
-        else "",
-        "work_queues": charts.figure_html(
-            charts.work_queue_shares_chart(detail["work_queues"]), element_id="work-queues"
-        )
-        if detail["work_queues"]
-        else "",
+        "tree": _chart(detail["tree"], lambda: charts.share_sunburst(detail["tree"]), "share-tree"),
+        "history": _chart(
+            detail["history"],
+            lambda: charts.timeline_chart(detail["history"], title="Usage of the leaf shares, last 7 days"),
+            "share-history",
+        ),
+        "work_queues": _chart(
+            detail["work_queues"], lambda: charts.work_queue_shares_chart(detail["work_queues"]), "work-queues"
+        ),
     }
     return render(request, "monitor/shares.html", {**detail, "figures": figures, "refresh": _refresh(request)})
 
@@ -199,15 +193,12 @@ def shares(request: HttpRequest) -> HttpResponse:
 def timeouts(request: HttpRequest) -> HttpResponse:
     detail = timeouts_overview(now=timezone.now())
     figures = {
-        "by_rule": charts.figure_html(charts.timeouts_chart(detail["by_rule"]), element_id="timeouts-by-rule")
-        if detail["by_rule"]
-        else "",
-        "history": charts.figure_html(
-            charts.timeline_chart(detail["history"], title="Timed out per pass and rule, last day"),
-            element_id="timeouts-history",
-        )
-        if detail["history"]
-        else "",
+        "by_rule": _chart(detail["by_rule"], lambda: charts.timeouts_chart(detail["by_rule"]), "timeouts-by-rule"),
+        "history": _chart(
+            detail["history"],
+            lambda: charts.timeline_chart(detail["history"], title="Timed out per pass and rule, last day"),
+            "timeouts-history",
+        ),
     }
     return render(request, "monitor/timeouts.html", {**detail, "figures": figures, "refresh": _refresh(request)})
 
@@ -215,10 +206,8 @@ def timeouts(request: HttpRequest) -> HttpResponse:
 @require_safe
 def decisions(request: HttpRequest) -> HttpResponse:
     detail = decision_explorer(filters=request.GET.dict(), now=timezone.now(), page=_page_number(request))
-    reasons = (
-        charts.figure_html(charts.reasons_chart(detail["reasons"], title="Main reasons"), element_id="decision-reasons")
-        if detail["reasons"]
-        else ""
+    reasons = _chart(
+        detail["reasons"], lambda: charts.reasons_chart(detail["reasons"], title="Main reasons"), "decision-reasons"
     )
     return render(
         request,

@@ -6,7 +6,6 @@ timeout states. Rows are inserted with INSERT … SELECT over a series and rolle
 from __future__ import annotations
 
 from django.db import connection, transaction
-from django.test import Client
 from django.utils import timezone
 
 from brokerage.engine import parse_scenario
@@ -16,7 +15,7 @@ from brokerage.plugins import plugin_registry
 from brokerage.services.decisions import DecisionToStore, cycle_start, decision_row
 
 from .pages import _insert_jobs, _series
-from .runner import Row, benchmark, time_calls
+from .runner import Row, benchmark, time_pages
 
 
 def _insert_decisions(*, count: int, template: Decision, first_task: int, tasks: int) -> None:
@@ -51,8 +50,6 @@ def api(*, quick: bool = False) -> list[Row]:
     """Median latency of /api/v1/decisions/ (list, filtered), /api/v1/decisions/{id}/ and /api/v1/jobs/."""
     jobs, decisions = (20_000, 2_000) if quick else (1_000_000, 100_000)
     now = timezone.now()
-    client = Client()
-    rows: list[Row] = []
     with transaction.atomic():
         site = Site.objects.create(name="BENCH-API-SITE", role="nucleus")
         queues = [PandaQueue.objects.create(name=f"BENCH-API-Q{i:02d}", site=site) for i in range(50)]
@@ -75,28 +72,19 @@ def api(*, quick: bool = False) -> list[Row]:
                 cursor.execute("ANALYZE brokerage_decisions")
         some = Decision.objects.order_by("-pk").values_list("pk", flat=True)[decisions // 2]
         repeat = 5 if quick else 25
-        for name, url in (
-            ("decision list", "/api/v1/decisions/"),
-            ("decision list filtered", f"/api/v1/decisions/?plugin={scenario.plugin}&outcome=pending"),
-            ("decision list of a task", f"/api/v1/decisions/?jediTaskID={tasks[7].pk}"),
-            ("decision detail", f"/api/v1/decisions/{some}/"),
-            ("job list", "/api/v1/jobs/"),
-        ):
-            timing = time_calls(lambda url=url: _get(client, url), repeat=repeat, warmup=2)
-            rows.append(
-                {
-                    "bench": "api",
-                    "params": {"request": name, "jobs": jobs, "decisions": decisions, "database": connection.vendor},
-                    "n": repeat,
-                    **timing,
-                }
+        requests = [
+            (name, url, lambda name: {"request": name})
+            for name, url in (
+                ("decision list", "/api/v1/decisions/"),
+                ("decision list filtered", f"/api/v1/decisions/?plugin={scenario.plugin}&outcome=pending"),
+                ("decision list of a task", f"/api/v1/decisions/?jediTaskID={tasks[7].pk}"),
+                ("decision detail", f"/api/v1/decisions/{some}/"),
+                ("job list", "/api/v1/jobs/"),
             )
+        ]
+        rows = time_pages(
+            "api", requests, repeat=repeat, params={"jobs": jobs, "decisions": decisions, "database": connection.vendor}
+        )
         transaction.set_rollback(True)
     BrokerageCycle.objects.filter(pk=cycle.pk).delete()
     return rows
-
-
-def _get(client: Client, url: str) -> None:
-    response = client.get(url, HTTP_HOST="localhost")
-    if response.status_code != 200:
-        raise RuntimeError(f"{url} answered {response.status_code}: {response.content[:200]!r}")

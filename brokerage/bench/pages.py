@@ -8,13 +8,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.db import connection, transaction
-from django.test import Client
 from django.utils import timezone
 
 from brokerage.models import BrokerageCycle, Job, PandaQueue, Site, Task
 from brokerage.services.decisions import cycle_finish, cycle_start
 
-from .runner import Row, benchmark, time_calls
+from .runner import Row, benchmark, time_pages
 
 STATUSES = ("finished", "finished", "finished", "running", "activated", "assigned", "failed", "defined", "starting")
 
@@ -68,8 +67,6 @@ def pages(*, quick: bool = False) -> list[Row]:
     total, big = (20_000, 2_000) if quick else (1_000_000, 100_000)
     tasks_count = 1_000
     now = timezone.now()
-    client = Client()
-    rows: list[Row] = []
     with transaction.atomic():
         site = Site.objects.create(name="BENCH-PAGES-SITE", role="nucleus")
         queues = [PandaQueue.objects.create(name=f"BENCH-PAGES-Q{i:02d}", site=site) for i in range(50)]
@@ -95,27 +92,18 @@ def pages(*, quick: bool = False) -> list[Row]:
             with connection.cursor() as cursor:
                 cursor.execute("ANALYZE panda_jobs")
         repeat = 5 if quick else 15
-        for name, url in (
-            ("task page", f"/tasks/{big_task.pk}/?refresh=0"),
-            ("task list", "/tasks/?refresh=0"),
-            ("task list filtered", "/tasks/?status=running&sort=-priority&refresh=0"),
-            ("queue page", f"/queues/{queues[0].name}/?refresh=0"),
-        ):
-            timing = time_calls(lambda url=url: _get(client, url), repeat=repeat, warmup=2)
-            rows.append(
-                {
-                    "bench": "pages",
-                    "params": {"page": name, "jobs": total, "task_jobs": big, "database": connection.vendor},
-                    "n": repeat,
-                    **timing,
-                }
+        requests = [
+            (name, url, lambda name: {"page": name})
+            for name, url in (
+                ("task page", f"/tasks/{big_task.pk}/?refresh=0"),
+                ("task list", "/tasks/?refresh=0"),
+                ("task list filtered", "/tasks/?status=running&sort=-priority&refresh=0"),
+                ("queue page", f"/queues/{queues[0].name}/?refresh=0"),
             )
+        ]
+        rows = time_pages(
+            "pages", requests, repeat=repeat, params={"jobs": total, "task_jobs": big, "database": connection.vendor}
+        )
         transaction.set_rollback(True)
     BrokerageCycle.objects.filter(pk=cycle.pk).delete()
     return rows
-
-
-def _get(client: Client, url: str) -> None:
-    response = client.get(url, HTTP_HOST="localhost")
-    if response.status_code != 200:
-        raise RuntimeError(f"{url} answered {response.status_code}")

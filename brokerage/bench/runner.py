@@ -40,3 +40,26 @@ def time_calls(function: Callable[[], Any], *, repeat: int, warmup: int = 3) -> 
         "p95_ms": round(percentile(samples, 0.95), 4),
         "n": repeat,
     }
+
+
+def time_pages(bench: str, urls, *, repeat: int, params: dict) -> list[Row]:
+    """Median and p95 of GET requests through Django's test client, one row per (name, url); a request that
+    does not answer 200 stops the benchmark."""
+    from django.test import Client
+
+    client = Client()
+
+    def get(url: str) -> None:
+        response = client.get(url, HTTP_HOST="localhost")
+        if response.status_code != 200:
+            raise RuntimeError(f"{url} answered {response.status_code}: {response.content[:200]!r}")
+
+    return [
+        {
+            "bench": bench,
+            "params": {**params_for(name), **params},
+            "n": repeat,
+            **time_calls(lambda url=url: get(url), repeat=repeat, warmup=2),
+        }
+        for name, url, params_for in urls
+    ]
