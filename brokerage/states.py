@@ -234,11 +234,36 @@ JOB = _machine(
     },
 )
 
+# DIRAC job statuses and moves (REFERENCE.md, from DIRAC's JobStatus module).
+DIRAC_JOB = _machine(
+    "DIRAC job",
+    initial=("Submitting", "Received"),
+    table={
+        "Submitting": ("Received", "Checking", "Deleted", "Killed"),
+        "Received": ("Scouting", "Checking", "Waiting", "Failed", "Deleted", "Killed"),
+        "Checking": ("Scouting", "Staging", "Waiting", "Rescheduled", "Failed", "Deleted", "Killed"),
+        "Staging": ("Checking", "Waiting", "Failed", "Killed"),
+        "Scouting": ("Checking", "Failed", "Stalled", "Killed"),
+        "Waiting": ("Matched", "Rescheduled", "Deleted", "Killed"),
+        "Matched": ("Running", "Failed", "Rescheduled", "Killed"),
+        "Running": ("Stalled", "Done", "Failed", "Rescheduled", "Completing", "Killed", "Received"),
+        "Stalled": ("Running", "Failed", "Killed"),
+        "Completing": ("Done", "Failed", "Completed", "Stalled", "Killed"),
+        "Completed": ("Done", "Failed"),
+        "Rescheduled": ("Waiting", "Received", "Deleted", "Failed", "Killed"),
+        "Failed": ("Rescheduled", "Deleted"),
+        "Done": ("Deleted",),
+        "Killed": ("Deleted",),
+        "Deleted": (),
+    },
+)
+
 # Job statuses with a way out: the job is not over (scouting, finishing and the watchdog wait for them).
 JOB_ACTIVE = tuple(status for status in JOB.statuses if JOB.allowed_from(status))
 
 MACHINES: dict[str, StateMachine] = {
-    machine.entity: machine for machine in (TASK, INPUT_DATASET, OUTPUT_DATASET, INPUT_FILE, OUTPUT_FILE, EVENT, JOB)
+    machine.entity: machine
+    for machine in (TASK, INPUT_DATASET, OUTPUT_DATASET, INPUT_FILE, OUTPUT_FILE, EVENT, JOB, DIRAC_JOB)
 }
 
 # Dataset and file types (JEDI_Datasets.TYPE). Pseudo inputs carry random seeds and serial numbers (seed 002).

@@ -195,6 +195,77 @@ def _with_job_numbers(reason: Reason) -> Reason:
     return replace(reason, numbers=own + ((extra,) if isinstance(extra, str) else extra))
 
 
+# DIRAC task-queue matching (seed 003): why a task queue cannot give a job to the resource.
+_REASONS += [
+    Reason(
+        "owner_group",
+        "other owner group",
+        "The private pilot's group is not the task queue's.",
+        "The task queue is for group {required}; the pilot is {offered}.",
+    ),
+    Reason(
+        "owner_dn",
+        "other owner",
+        "The private pilot's owner is not the task queue's, and the group does not share jobs (JOB_SHARING).",
+        "The task queue is {required}'s; the pilot is {offered}'s.",
+    ),
+    Reason(
+        "setup",
+        "other setup",
+        "The task queue belongs to another setup.",
+        "The task queue needs setup {required}; the resource is {offered}.",
+    ),
+    Reason(
+        "cpu_time",
+        "not enough CPU time",
+        "The jobs need more CPU time than the resource offers.",
+        "The task queue needs {required} s of CPU; the resource offers {offered} s.",
+    ),
+    Reason(
+        "pilot_type",
+        "pilot type not accepted",
+        "The jobs do not accept this pilot type.",
+        "The jobs accept {accepted}; the pilot is {offered}.",
+    ),
+    Reason(
+        "site_not_accepted",
+        "site not accepted",
+        "The jobs may run only at other sites.",
+        "The jobs may run at {accepted}; the resource is at {offered}.",
+    ),
+    Reason(
+        "banned_site",
+        "banned site",
+        "The jobs banned the resource's site.",
+        "The jobs banned {banned}; the resource is at {offered}.",
+    ),
+    Reason(
+        "grid_ce",
+        "other CE",
+        "The jobs require another grid CE.",
+        "The jobs require {accepted}; the resource is {offered}.",
+    ),
+    Reason(
+        "platform",
+        "platform not accepted",
+        "The jobs need another platform.",
+        "The jobs need {accepted}; the resource offers {offered}.",
+    ),
+    Reason(
+        "tags",
+        "missing tag",
+        "The jobs need tags the resource does not offer.",
+        "The jobs need {required}; the resource offers {offered}.",
+    ),
+    Reason("no_waiting_job", "no waiting job", "The task queue has no job waiting."),
+    Reason(
+        "lower_cpu_time",
+        "lower CPU time",
+        "Another matching task queue needs more CPU time: the Matcher takes the highest first (seed 003).",
+        "It needs {cpuTime} s, less than the chosen ones.",
+    ),
+]
+
 REASONS: dict[str, Reason] = {reason.code: _with_job_numbers(reason) for reason in _REASONS}
 
 

@@ -558,6 +558,13 @@ KNOWN_SECTIONS = {
 }
 
 
+# Sections a plugin reads in its own shape (docs/scenario.md): kept raw in `extra`, not parsed as the generic ones.
+PLUGIN_SECTIONS = {
+    "dirac_match": frozenset({"task_queues", "jobs", "resource"}),
+    "wmcore_pull": frozenset({"elements", "site_thresholds", "site_jobs"}),
+}
+
+
 def parse_scenario(data: object, *, plugin: str | None = None) -> Scenario:
     """Parses a scenario object; `plugin` overrides (or supplies) the scenario's own plugin name."""
     r = _Reader(data, "$")
@@ -565,6 +572,7 @@ def parse_scenario(data: object, *, plugin: str | None = None) -> Scenario:
     if not name:
         raise ScenarioError("$.plugin", "the name of a brokerage plugin", r.data.get("plugin"))
     seed = r.integer("seed", 0)
+    own = PLUGIN_SECTIONS.get(name, frozenset())
     gdpconfig = r.obj("gdpconfig")
     try:
         config = ConfigView.from_flat(gdpconfig)
@@ -578,7 +586,7 @@ def parse_scenario(data: object, *, plugin: str | None = None) -> Scenario:
         config=config,
         gdpconfig=dict(gdpconfig),
         task=_parse_task(r.obj("task")),
-        jobs=_parse_jobs(r.obj("jobs")),
+        jobs=JobSet() if "jobs" in own else _parse_jobs(r.obj("jobs")),
         datasets=_parse_datasets(r.lst("datasets")),
         sites=_parse_sites(r.obj("sites")),
         queues=_check_queues(r.obj("queues")),
@@ -589,6 +597,6 @@ def parse_scenario(data: object, *, plugin: str | None = None) -> Scenario:
         queue_stats=_check_object_of_objects(r.obj("queue_stats"), "$.queue_stats"),
         nucleus_stats=_parse_nucleus_stats(r.obj("nucleus_stats")),
         user_stats=_check_user_stats(r.obj("user_stats")),
-        extra={key: value for key, value in r.data.items() if key not in KNOWN_SECTIONS},
+        extra={key: value for key, value in r.data.items() if key not in KNOWN_SECTIONS or key in own},
         raw=r.data,
     )

@@ -2,6 +2,7 @@
 
 from .config import GdpConfig, GdpConfigChange
 from .decisions import BrokerageCycle, CycleStatus, Decision
+from .dirac import DiracJob, DiracJobStatusLog, DiracMatchRecord, DiracTaskQueue, DiracTaskQueueValue
 from .grid import (
     DatasetReplica,
     GpuSummary,
@@ -26,6 +27,11 @@ __all__ = [
     "DatasetReplica",
     "DatasetStatusLog",
     "Decision",
+    "DiracJob",
+    "DiracJobStatusLog",
+    "DiracMatchRecord",
+    "DiracTaskQueue",
+    "DiracTaskQueueValue",
     "Event",
     "GdpConfig",
     "GdpConfigChange",

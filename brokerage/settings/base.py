@@ -5,6 +5,7 @@ Without any of them the project runs from files under `var/`: a SQLite database 
 filesystem transport, so nothing has to be installed or started besides the project itself.
 """
 
+import json
 import os
 from pathlib import Path
 
@@ -214,6 +215,11 @@ if GRID_SIMULATOR:
         "schedule": float(os.environ.get("GRID_SIMULATOR_INTERVAL_SECONDS", "10")),
     }
 
+# DIRAC: CPU-time segments of the task queues (seed 003's by default; DIRAC today uses a longer list) and the
+# group shares the task-queue priorities come from (JSON object group → share; 1000 when a group is missing).
+DIRAC_CPU_SEGMENTS = tuple(float(v) for v in env_list("DIRAC_CPU_SEGMENTS", "500,5000,50000,300000"))
+DIRAC_GROUP_SHARES = json.loads(os.environ.get("DIRAC_GROUP_SHARES", "{}"))
+
 # Tasks one job-generation cycle claims at most per work queue.
 JOB_GENERATION_BATCH = int(os.environ.get("JOB_GENERATION_BATCH", "200"))
 
@@ -229,6 +235,7 @@ BROKERAGE_PLUGINS = [
     "brokerage.engine.plugins.atlas_prod_task.AtlasProdTaskBroker",
     "brokerage.engine.plugins.atlas_prod_job.AtlasProdJobBroker",
     "brokerage.engine.plugins.atlas_anal_job.AtlasAnalJobBroker",
+    "brokerage.engine.dirac.DiracMatcher",
     *env_list("BROKERAGE_EXTRA_PLUGINS"),
 ]
 

@@ -1,0 +1,133 @@
+"""DIRAC's workload tables (seed 003): task queues grouping jobs with identical requirements, their multi-valued
+requirements, the waiting jobs with their user priority, and a record of every matching request."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from brokerage import states
+
+from .base import Stateful, StatusLogBase
+
+REQUIREMENT_FIELDS = [
+    ("sites", "Sites"),
+    ("gridCEs", "GridCEs"),
+    ("bannedSites", "BannedSites"),
+    ("platforms", "Platforms"),
+    ("pilotTypes", "PilotTypes"),
+    ("jobTypes", "JobTypes"),
+    ("tags", "Tags"),
+    ("submitPools", "SubmitPools"),
+]
+
+
+class DiracTaskQueue(models.Model):
+    """tq_TaskQueues: the single-valued requirements (owner, group, setup, CPU time rounded up to a segment) and
+    the priority from the group shares. `requirementsKey` is a digest of every requirement, so jobs with the
+    same requirements always land in the same task queue."""
+
+    ownerDN = models.CharField(max_length=255)
+    ownerGroup = models.CharField(max_length=64)
+    setup = models.CharField(max_length=64)
+    cpuTime = models.PositiveBigIntegerField(help_text="Seconds, a CPU segment.")
+    priority = models.FloatField(default=1.0)
+    enabled = models.BooleanField(default=True)
+    requirementsKey = models.CharField(max_length=64, unique=True)
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "dirac_task_queues"
+        constraints = [models.CheckConstraint(condition=Q(priority__gt=0), name="dirac_tq_priority_positive")]
+        indexes = [models.Index(fields=["setup", "cpuTime"], name="dirac_tq_setup_cpu")]
+
+    def __str__(self) -> str:
+        return f"TQ{self.pk} {self.ownerGroup} {self.cpuTime:g}s"
+
+
+class DiracTaskQueueValue(models.Model):
+    """tq_TQTo<Field>: one value of a multi-valued requirement (sites, banned sites, platforms, tags …)."""
+
+    task_queue = models.ForeignKey(DiracTaskQueue, on_delete=models.CASCADE, related_name="values")
+    field = models.CharField(max_length=16, choices=REQUIREMENT_FIELDS)
+    value = models.CharField(max_length=255)
+
+    class Meta:
+        db_table = "dirac_task_queue_values"
+        constraints = [models.UniqueConstraint(fields=["task_queue", "field", "value"], name="dirac_tq_value_unique")]
+        indexes = [models.Index(fields=["field", "value"], name="dirac_value_lookup")]
+
+    def __str__(self) -> str:
+        return f"TQ{self.task_queue_id} {self.field}={self.value}"
+
+
+class DiracJob(Stateful):
+    """A DIRAC job: its task queue, user priority and status (the DIRAC job state machine)."""
+
+    jobID = models.BigAutoField(primary_key=True)
+    task_queue = models.ForeignKey(
+        DiracTaskQueue, null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs"
+    )
+    status = models.CharField(max_length=16, default="Received")
+    minorStatus = models.CharField(max_length=128, blank=True, default="")
+    userPriority = models.PositiveSmallIntegerField(default=1)
+    owner = models.CharField(max_length=255, blank=True, default="")
+    ownerGroup = models.CharField(max_length=64, blank=True, default="")
+    site = models.CharField(max_length=64, blank=True, default="", help_text="Where it was matched.")
+    submissionTime = models.DateTimeField(default=timezone.now)
+    matchTime = models.DateTimeField(null=True, blank=True)
+    lastUpdateTime = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "dirac_jobs"
+        constraints = [
+            models.CheckConstraint(condition=Q(status__in=states.DIRAC_JOB.statuses), name="dirac_job_status_known")
+        ]
+        indexes = [models.Index(fields=["task_queue", "status", "userPriority", "jobID"], name="dirac_job_pick")]
+
+    def __str__(self) -> str:
+        return f"{self.jobID} ({self.status})"
+
+    @property
+    def state_machine(self) -> states.StateMachine:
+        return states.DIRAC_JOB
+
+    def transition_updates(self, old_status, new_status, now):
+        return {"lastUpdateTime": now}
+
+    def status_log_entry(self, old_status, new_status, reason, actor, now):
+        return DiracJobStatusLog(
+            job=self, timestamp=now, old_status=old_status, new_status=new_status, reason=reason, actor=actor
+        )
+
+
+class DiracJobStatusLog(StatusLogBase):
+    """A DIRAC job's status history."""
+
+    job = models.ForeignKey(DiracJob, on_delete=models.CASCADE, related_name="status_log")
+
+    class Meta(StatusLogBase.Meta):
+        db_table = "dirac_job_status_log"
+
+
+class DiracMatchRecord(models.Model):
+    """One matching request: what the resource offered, whether it got a job, the seed of the draws, and for a
+    no-match the reasons of the nearest task queues (the monitor counts them)."""
+
+    at = models.DateTimeField(db_index=True)
+    site = models.CharField(max_length=64, blank=True, default="")
+    setup = models.CharField(max_length=64, blank=True, default="")
+    cpuTime = models.PositiveBigIntegerField(default=0)
+    matched = models.BooleanField()
+    job = models.BigIntegerField(null=True, blank=True)
+    task_queue = models.BigIntegerField(null=True, blank=True)
+    seed = models.BigIntegerField()
+    reasons = models.JSONField(default=list, blank=True, help_text="Codes that kept the nearest task queues out.")
+
+    class Meta:
+        db_table = "dirac_match_records"
+        ordering = ["-at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.at:%H:%M:%S} {self.site}: {'job ' + str(self.job) if self.matched else 'no match'}"

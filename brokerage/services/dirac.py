@@ -1,0 +1,318 @@
+"""DIRAC over the database: jobs into task queues, task-queue priorities, and the Matcher (seed 003).
+
+A matching request finds the matching task queues with waiting jobs in one SQL query (the requirement rules as
+EXISTS conditions on the value table), then follows the seed's order: highest CPU time, smallest
+RAND()/priority, the user priority of the job with the smallest RAND()/RealPriority (drawn per priority group
+from the distribution of the minimum, so no job list is read), the jobs of that priority by id, the first ten
+shuffled, the first one free. The claim is atomic: the ten are locked with SKIP LOCKED on PostgreSQL and the
+job moves Waiting → Matched only if still Waiting, so two matchers never get the same job.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections import defaultdict
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Avg, Count, Exists, OuterRef, Q
+
+from brokerage.engine.dirac import (
+    ANY_TAG,
+    DEFAULT_CPU_SEGMENTS,
+    FIRST_JOBS,
+    MIN_TQ_PRIORITY,
+    Resource,
+    TaskQueue,
+    cpu_segment,
+    no_match_reasons,
+    real_priority,
+    task_queue_priorities,
+)
+from brokerage.models import DiracJob, DiracJobStatusLog, DiracMatchRecord, DiracTaskQueue, DiracTaskQueueValue
+from brokerage.models.dirac import REQUIREMENT_FIELDS
+from brokerage.services.bulk import bulk_update_values
+
+ACTOR = "dirac matcher"
+FIELDS = [name for name, _ in REQUIREMENT_FIELDS]
+CLAIM_ATTEMPTS = 5
+
+
+def cpu_segments() -> tuple[float, ...]:
+    return tuple(getattr(settings, "DIRAC_CPU_SEGMENTS", DEFAULT_CPU_SEGMENTS))
+
+
+def _requirements(job: Mapping[str, Any], segments) -> tuple[dict[str, Any], str]:
+    single = {
+        "ownerDN": job.get("owner", ""),
+        "ownerGroup": job.get("ownerGroup", ""),
+        "setup": job.get("setup", ""),
+        "cpuTime": int(cpu_segment(float(job.get("cpuTime", 0)), segments)),
+    }
+    multi = {name: sorted(set(job.get(name) or ())) for name in FIELDS}
+    key = hashlib.sha256(json.dumps([single, multi], sort_keys=True).encode()).hexdigest()
+    return {**single, **multi}, key
+
+
+@transaction.atomic
+def dirac_jobs_submit(*, jobs: list[dict[str, Any]], now: datetime) -> list[int]:
+    """Puts jobs into the task queues of their requirements (created when new) as Waiting jobs, and updates the
+    task-queue priorities. Returns the job ids. A fixed number of statements per call (bulk)."""
+    segments = cpu_segments()
+    wanted: dict[str, dict[str, Any]] = {}
+    keys = []
+    for job in jobs:
+        requirements, key = _requirements(job, segments)
+        wanted.setdefault(key, requirements)
+        keys.append(key)
+    existing = dict(
+        DiracTaskQueue.objects.filter(requirementsKey__in=list(wanted)).values_list("requirementsKey", "pk")
+    )
+    new = [key for key in wanted if key not in existing]
+    created = DiracTaskQueue.objects.bulk_create(
+        DiracTaskQueue(
+            requirementsKey=key,
+            ownerDN=wanted[key]["ownerDN"],
+            ownerGroup=wanted[key]["ownerGroup"],
+            setup=wanted[key]["setup"],
+            cpuTime=wanted[key]["cpuTime"],
+            created=now,
+        )
+        for key in new
+    )
+    existing.update({tq.requirementsKey: tq.pk for tq in created})
+    DiracTaskQueueValue.objects.bulk_create(
+        DiracTaskQueueValue(task_queue_id=existing[key], field=name, value=value)
+        for key in new
+        for name in FIELDS
+        for value in wanted[key][name]
+    )
+    rows = DiracJob.objects.bulk_create(
+        DiracJob(
+            task_queue_id=existing[key],
+            status="Waiting",
+            minorStatus="Pilot Agent Submission",
+            userPriority=int(job.get("userPriority", 1)),
+            owner=job.get("owner", ""),
+            ownerGroup=job.get("ownerGroup", ""),
+            submissionTime=now,
+            lastUpdateTime=now,
+        )
+        for job, key in zip(jobs, keys, strict=True)
+    )
+    DiracJobStatusLog.objects.bulk_create(
+        entry
+        for job in rows
+        for entry in (
+            DiracJobStatusLog(job_id=job.pk, timestamp=now, old_status="", new_status="Received", actor=ACTOR),
+            DiracJobStatusLog(
+                job_id=job.pk,
+                timestamp=now,
+                old_status="Received",
+                new_status="Waiting",
+                actor=ACTOR,
+                reason=f"in task queue {job.task_queue_id}",
+            ),
+        )
+    )
+    dirac_priorities_update()
+    return [job.pk for job in rows]
+
+
+def dirac_priorities_update() -> int:
+    """Task-queue priorities from the group shares (settings.DIRAC_GROUP_SHARES, default 1000 a group) and the
+    average priority of each queue's waiting jobs (REFERENCE.md). Two statements."""
+    rows = list(
+        DiracTaskQueue.objects.annotate(
+            averagePriority=Avg("jobs__userPriority", filter=Q(jobs__status="Waiting"))
+        ).values("id", "ownerGroup", "ownerDN", "averagePriority")
+    )
+    for row in rows:
+        row["averagePriority"] = row["averagePriority"] or 0.0
+    priorities = task_queue_priorities(rows, group_shares=getattr(settings, "DIRAC_GROUP_SHARES", {}))
+    return bulk_update_values(DiracTaskQueue, fields=("priority",), rows=sorted(priorities.items()))
+
+
+def _value_test(field: str, value: str) -> Exists:
+    return Exists(DiracTaskQueueValue.objects.filter(task_queue=OuterRef("pk"), field=field, value=value))
+
+
+def _any_value(field: str) -> Exists:
+    return Exists(DiracTaskQueueValue.objects.filter(task_queue=OuterRef("pk"), field=field))
+
+
+def matching_task_queues(resource: Resource):
+    """The task queues with waiting jobs that match the resource (seed 003's rules), as one query."""
+    queues = DiracTaskQueue.objects.filter(enabled=True, setup=resource.setup, cpuTime__lte=resource.cpuTime)
+    if resource.private:
+        queues = queues.filter(ownerGroup=resource.ownerGroup)
+        if not resource.jobSharing:
+            queues = queues.filter(ownerDN=resource.ownerDN)
+    if resource.site:
+        queues = queues.filter(~_any_value("sites") | _value_test("sites", resource.site))
+        queues = queues.exclude(_value_test("bannedSites", resource.site))
+    queues = queues.filter(~_any_value("gridCEs") | _value_test("gridCEs", resource.gridCE))
+    queues = queues.filter(~_any_value("platforms") | _value_test("platforms", resource.platform))
+    queues = queues.filter(~_any_value("pilotTypes") | _value_test("pilotTypes", resource.pilotType))
+    missing_tag = DiracTaskQueueValue.objects.filter(task_queue=OuterRef("pk"), field="tags").exclude(
+        value__in=[*resource.tags, ANY_TAG]
+    )
+    queues = queues.exclude(Exists(missing_tag))
+    waiting = DiracJob.objects.filter(task_queue=OuterRef("pk"), status="Waiting")
+    return queues.filter(Exists(waiting))
+
+
+def _pick_priority(task_queue_id: int, rng: random.Random) -> float | None:
+    """The user priority of the job with the smallest RAND()/RealPriority: the minimum of n uniforms is
+    1 − U^(1/n), so one draw per priority group gives the same law as one per job."""
+    groups = list(
+        DiracJob.objects.filter(task_queue_id=task_queue_id, status="Waiting")
+        .values_list("userPriority")
+        .annotate(n=Count("pk"))
+        .order_by("userPriority")
+    )
+    if not groups:
+        return None
+    return min(groups, key=lambda g: ((1 - rng.random() ** (1 / g[1])) / real_priority(g[0]), g[0]))[0]
+
+
+def _claim(task_queue_id: int, priority: float, rng: random.Random, resource: Resource, now: datetime):
+    """The first ten waiting jobs of that priority by id, shuffled; the first one still Waiting becomes Matched."""
+    with transaction.atomic():
+        first = DiracJob.objects.filter(task_queue_id=task_queue_id, status="Waiting", userPriority=priority).order_by(
+            "jobID"
+        )
+        if connection.features.has_select_for_update_skip_locked:
+            first = first.select_for_update(skip_locked=True)
+        ids = list(first.values_list("jobID", flat=True)[:FIRST_JOBS])
+        rng.shuffle(ids)
+        for job_id in ids:
+            if DiracJob.objects.filter(jobID=job_id, status="Waiting").update(
+                status="Matched", site=resource.site, matchTime=now, lastUpdateTime=now, minorStatus="Assigned"
+            ):
+                DiracJobStatusLog.objects.create(
+                    job_id=job_id,
+                    timestamp=now,
+                    old_status="Waiting",
+                    new_status="Matched",
+                    actor=ACTOR,
+                    reason=f"matched to {resource.site or 'a resource'}",
+                )
+                return job_id, ids
+    return None, ids
+
+
+def dirac_match_request(*, resource: Resource, now: datetime, seed: int | None = None) -> dict[str, Any]:
+    """One Matcher request: the job claimed (or None) and how it was chosen; a no-match lists the nearest task
+    queues with the rules they fail. Recorded as a DiracMatchRecord with the seed of its draws."""
+    seed = random.SystemRandom().randrange(2**31) if seed is None else seed
+    rng = random.Random(seed)
+    for _ in range(CLAIM_ATTEMPTS):
+        candidates = list(matching_task_queues(resource).values("pk", "cpuTime", "priority"))
+        if not candidates:
+            break
+        top = max(tq["cpuTime"] for tq in candidates)
+        best = [tq for tq in candidates if tq["cpuTime"] == top]
+        keys = {tq["pk"]: rng.random() / max(tq["priority"], MIN_TQ_PRIORITY) for tq in best}
+        chosen = min(best, key=lambda tq: (keys[tq["pk"]], tq["pk"]))["pk"]
+        priority = _pick_priority(chosen, rng)
+        if priority is None:
+            continue  # emptied meanwhile by other matchers
+        job, first = _claim(chosen, priority, rng, resource, now)
+        if job is not None:
+            DiracMatchRecord.objects.create(
+                at=now,
+                site=resource.site,
+                setup=resource.setup,
+                cpuTime=int(resource.cpuTime),
+                matched=True,
+                job=job,
+                task_queue=chosen,
+                seed=seed,
+            )
+            return {
+                "matched": True,
+                "job": job,
+                "task_queue": chosen,
+                "user_priority": priority,
+                "first_jobs": sorted(first),
+                "matching_task_queues": len(candidates),
+                "highest_cpu_time": top,
+                "seed": seed,
+            }
+    nearest = dirac_no_match_explanation(resource=resource)
+    DiracMatchRecord.objects.create(
+        at=now,
+        site=resource.site,
+        setup=resource.setup,
+        cpuTime=int(resource.cpuTime),
+        matched=False,
+        seed=seed,
+        reasons=sorted({code for item in nearest for code in item["failed"]}),
+    )
+    return {"matched": False, "job": None, "nearest": nearest, "seed": seed}
+
+
+def dirac_no_match_explanation(*, resource: Resource, limit: int = 5) -> list[dict[str, Any]]:
+    """The task queues with waiting jobs that came nearest to matching: fewest failed rules, then most jobs,
+    with every rule they fail and the values compared (two queries)."""
+    from brokerage.engine.reasons import explain
+
+    waiting = dict(
+        DiracJob.objects.filter(status="Waiting")
+        .values_list("task_queue")
+        .annotate(n=Count("pk"))
+        .values_list("task_queue", "n")
+    )
+    values: dict[int, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for tq, field, value in DiracTaskQueueValue.objects.filter(task_queue__in=list(waiting)).values_list(
+        "task_queue", "field", "value"
+    ):
+        values[tq][field].add(value)
+    scored = []
+    for row in DiracTaskQueue.objects.filter(pk__in=list(waiting)).values(
+        "pk", "ownerDN", "ownerGroup", "setup", "cpuTime", "priority"
+    ):
+        tq = TaskQueue(
+            id=row["pk"],
+            ownerDN=row["ownerDN"],
+            ownerGroup=row["ownerGroup"],
+            setup=row["setup"],
+            cpuTime=row["cpuTime"],
+            priority=row["priority"],
+            **{name: frozenset(values[row["pk"]].get(name, ())) for name in FIELDS},
+        )
+        failed = no_match_reasons(tq, resource)
+        if failed:
+            scored.append((len(failed), -waiting[row["pk"]], row["pk"], failed))
+    scored.sort()
+    return [
+        {
+            "task_queue": tq_id,
+            "waiting_jobs": -negative_jobs,
+            "failed": [code for code, _ in failed],
+            "reasons": [{"code": code, "detail": detail, "sentence": explain(code, detail)} for code, detail in failed],
+        }
+        for _, negative_jobs, tq_id, failed in scored[:limit]
+    ]
+
+
+def resource_from(data: Mapping[str, Any]) -> Resource:
+    """A Resource from a request body (validated by the API serializer)."""
+    return Resource(
+        setup=data.get("setup", ""),
+        cpuTime=float(data.get("cpuTime", 0)),
+        site=data.get("site", ""),
+        gridCE=data.get("gridCE", ""),
+        platform=data.get("platform", ""),
+        pilotType=data.get("pilotType", ""),
+        ownerGroup=data.get("ownerGroup", ""),
+        ownerDN=data.get("ownerDN", ""),
+        tags=frozenset(data.get("tags") or ()),
+        jobSharing=bool(data.get("jobSharing", False)),
+    )

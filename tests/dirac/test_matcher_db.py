@@ -1,0 +1,162 @@
+"""The DIRAC Matcher over the database: jobs grouped into task queues, DIRAC's integration cases through SQL,
+atomic claims, no-match explanations, the state machine, and several matching processes at once."""
+
+import multiprocessing
+import os
+from datetime import UTC, datetime
+
+import pytest
+from django.db import connection
+
+from brokerage.models import DiracJob, DiracJobStatusLog, DiracMatchRecord, DiracTaskQueue
+from brokerage.services.dirac import dirac_jobs_submit, dirac_match_request, resource_from
+from brokerage.services.status import status_transition
+from brokerage.states import IllegalTransition
+
+pytestmark = pytest.mark.django_db
+
+NOW = datetime(2026, 11, 1, 12, tzinfo=UTC)
+SETUP = "LHCb-Production"
+
+
+def job(**fields):
+    return {
+        "owner": "/CN=alice",
+        "ownerGroup": "lhcb_user",
+        "setup": SETUP,
+        "cpuTime": 100,
+        "userPriority": 1,
+        **fields,
+    }
+
+
+def submit(*jobs):
+    return dirac_jobs_submit(jobs=list(jobs), now=NOW)
+
+
+def offer(**fields):
+    return resource_from({"setup": SETUP, "cpuTime": 100000, **fields})
+
+
+def matched_queue(**fields):
+    result = dirac_match_request(resource=offer(**fields), now=NOW, seed=1)
+    return result["task_queue"] if result["matched"] else None
+
+
+def test_jobs_with_identical_requirements_share_a_task_queue():
+    ids = submit(job(cpuTime=10), job(cpuTime=400, userPriority=3), job(cpuTime=600), job(sites=["CERN"]))
+    queues = {j.task_queue_id for j in DiracJob.objects.filter(pk__in=ids[:2])}
+    assert len(queues) == 1  # 10 and 400 s both round up to the 500 s segment
+    assert DiracTaskQueue.objects.count() == 3
+    assert set(DiracTaskQueue.objects.values_list("cpuTime", flat=True)) == {500, 5000}
+    assert list(DiracJobStatusLog.objects.filter(job_id=ids[0]).values_list("new_status", flat=True)) == [
+        "Received",
+        "Waiting",
+    ]
+    # priorities from the group share: one owner, its three queues by average job priority (1+3)/2=2, 1, 1
+    priorities = sorted(DiracTaskQueue.objects.values_list("priority", flat=True))
+    assert priorities == [250.0, 250.0, 500.0]
+
+
+def test_sites_and_banned_sites_through_sql():
+    submit(job(sites=["CERN"]), job(sites=["IN2P3"], owner="/CN=b"), job(bannedSites=["CERN"], owner="/CN=c"))
+    tq = dict(DiracJob.objects.values_list("owner", "task_queue_id"))
+    assert matched_queue(site="CERN") == tq["/CN=alice"]
+    assert matched_queue(site="IN2P3") in (tq["/CN=b"], tq["/CN=c"])
+    assert matched_queue(site="IN2P3") in (tq["/CN=b"], tq["/CN=c"])
+    assert matched_queue(site="IN2P3") is None  # both IN2P3-able jobs taken, CERN-only one left
+
+
+def test_platforms_and_tags_through_sql():
+    submit(job(platforms=["centos7"]), job(tags=["MultiProcessor", "GPU"], owner="/CN=b"))
+    tq = dict(DiracJob.objects.values_list("owner", "task_queue_id"))
+    assert matched_queue(platform="slc5") is None
+    assert matched_queue(platform="centos7", tags=["MultiProcessor"]) == tq["/CN=alice"]
+    assert matched_queue(tags=["MultiProcessor", "GPU"]) == tq["/CN=b"]
+
+
+def test_cpu_time_no_match_explains_the_nearest_queues():
+    submit(job(cpuTime=4000))
+    result = dirac_match_request(resource=offer(cpuTime=10), now=NOW, seed=2)
+    assert result["matched"] is False
+    (nearest,) = result["nearest"]
+    assert nearest["failed"] == ["cpu_time"]
+    assert nearest["reasons"][0]["sentence"] == "The task queue needs 5000 s of CPU; the resource offers 10.0 s."
+    record = DiracMatchRecord.objects.get()
+    assert (record.matched, record.reasons, record.seed) == (False, ["cpu_time"], 2)
+
+
+def test_a_match_moves_the_job_to_matched_once():
+    (job_id,) = submit(job())
+    first = dirac_match_request(resource=offer(site="CERN"), now=NOW, seed=3)
+    assert (first["matched"], first["job"]) == (True, job_id)
+    claimed = DiracJob.objects.get(pk=job_id)
+    assert (claimed.status, claimed.site, claimed.matchTime) == ("Matched", "CERN", NOW)
+    assert dirac_match_request(resource=offer(), now=NOW, seed=4)["matched"] is False
+    assert DiracMatchRecord.objects.filter(matched=True, job=job_id).count() == 1
+
+
+def test_highest_cpu_time_queue_is_served_first():
+    short, long = submit(job(cpuTime=100), job(cpuTime=40000))
+    assert dirac_match_request(resource=offer(), now=NOW, seed=5)["job"] == long
+    assert dirac_match_request(resource=offer(), now=NOW, seed=5)["job"] == short
+
+
+def test_each_match_is_one_of_the_first_ten_waiting_by_id():
+    submit(*[job() for _ in range(25)])
+    picked = []
+    for seed in range(12):
+        window = list(DiracJob.objects.filter(status="Waiting").order_by("jobID").values_list("jobID", flat=True)[:10])
+        chosen = dirac_match_request(resource=offer(), now=NOW, seed=seed)["job"]
+        assert chosen in window
+        picked.append(chosen)
+    assert len(set(picked)) == 12
+    assert sorted(picked) != picked  # shuffled within the ten, not simply the lowest id each time
+
+
+def test_the_dirac_state_machine_guards_jobs():
+    (job_id,) = submit(job())
+    row = DiracJob.objects.get(pk=job_id)
+    with pytest.raises(IllegalTransition):
+        status_transition(obj=row, new_status="Done", now=NOW)
+    status_transition(obj=row, new_status="Matched", now=NOW)
+    status_transition(obj=row, new_status="Running", now=NOW)
+    status_transition(obj=row, new_status="Done", now=NOW)
+    assert DiracJobStatusLog.objects.filter(job_id=job_id).count() == 5
+
+
+def _matcher(count, queue):
+    import django
+    from django.db import connection as own
+
+    own.close()
+    django.setup()
+    from django.utils import timezone
+
+    taken = []
+    for _ in range(count):
+        result = dirac_match_request(resource=offer(site="CERN"), now=timezone.now())
+        if result["matched"]:
+            taken.append(result["job"])
+    queue.put(taken)
+
+
+@pytest.mark.skipif(
+    not os.environ.get("DATABASE_URL", "").startswith("postgres"), reason="concurrent matchers: PostgreSQL pass"
+)
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_matchers_never_get_the_same_job():
+    # 4 processes, 60 requests each, for 200 jobs in 5 task queues: every job at most once, all 200 matched
+    ids = submit(*[job(owner=f"/CN=user{i % 5}", userPriority=1 + i % 3) for i in range(200)])
+    connection.close()
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    workers = [context.Process(target=_matcher, args=(60, results)) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    taken = [job_id for _ in workers for job_id in results.get(timeout=120)]
+    for worker in workers:
+        worker.join(timeout=30)
+    assert len(taken) == len(set(taken)) == 200
+    assert set(taken) == set(ids)
+    assert DiracJob.objects.filter(status="Matched").count() == 200
