@@ -419,3 +419,56 @@ def gdpconfig_overview(*, vo: str = "atlas") -> dict[str, Any]:
         "parameters": gdpconfig_parameter_rows(vo=vo),
         "changes": list(GdpConfigChange.objects.order_by("-pk")[:30]),
     }
+
+
+def dirac_task_queues(*, limit: int = 200) -> list[dict[str, Any]]:
+    """DIRAC task queues with waiting jobs, largest first: sizes, priorities, requirements (three queries)."""
+    from brokerage.models import DiracJob, DiracTaskQueue, DiracTaskQueueValue
+
+    sizes = dict(
+        DiracJob.objects.filter(status="Waiting")
+        .values_list("task_queue")
+        .annotate(n=Count("pk"))
+        .order_by("-n")
+        .values_list("task_queue", "n")[:limit]
+    )
+    requirements: dict[int, dict[str, list[str]]] = {}
+    for tq, name, value in DiracTaskQueueValue.objects.filter(task_queue__in=list(sizes)).values_list(
+        "task_queue", "field", "value"
+    ):
+        requirements.setdefault(tq, {}).setdefault(name, []).append(value)
+    rows = [
+        {**row, "waiting": sizes[row["id"]], "requirements": requirements.get(row["id"], {})}
+        for row in DiracTaskQueue.objects.filter(pk__in=list(sizes)).values(
+            "id", "ownerDN", "ownerGroup", "setup", "cpuTime", "priority"
+        )
+    ]
+    return sorted(rows, key=lambda row: (-row["waiting"], row["id"]))
+
+
+def dirac_overview(*, now: datetime) -> dict[str, Any]:
+    """The DIRAC page: task queues, match rate over the last day (per 10 minutes), commonest no-match reasons."""
+    from django.db.models.functions import Trunc
+
+    from brokerage.engine import reason_title
+    from brokerage.models import DiracJob, DiracMatchRecord
+
+    records = DiracMatchRecord.objects.filter(at__gte=now - timedelta(days=1))
+    rate = [
+        {"time": row["minute"], "status": "matched" if row["matched"] else "no match", "count": row["n"]}
+        for row in records.annotate(minute=Trunc("at", "hour"))
+        .values("minute", "matched")
+        .annotate(n=Count("pk"))
+        .order_by("minute")
+    ]
+    reasons: Counter = Counter()
+    for codes in records.filter(matched=False).values_list("reasons", flat=True)[:5000]:
+        reasons.update(codes or [])
+    return {
+        "task_queues": dirac_task_queues(),
+        "rate": rate,
+        "reasons": [{"code": c, "title": reason_title(c), "count": n} for c, n in reasons.most_common(10)],
+        "waiting": DiracJob.objects.filter(status="Waiting").count(),
+        "matched_last_day": records.filter(matched=True).count(),
+        "requests_last_day": records.count(),
+    }

@@ -207,9 +207,12 @@ def _claim(task_queue_id: int, priority: float, rng: random.Random, resource: Re
     return None, ids
 
 
-def dirac_match_request(*, resource: Resource, now: datetime, seed: int | None = None) -> dict[str, Any]:
+def dirac_match_request(
+    *, resource: Resource, now: datetime, seed: int | None = None, dry_run: bool = False
+) -> dict[str, Any]:
     """One Matcher request: the job claimed (or None) and how it was chosen; a no-match lists the nearest task
-    queues with the rules they fail. Recorded as a DiracMatchRecord with the seed of its draws."""
+    queues with the rules they fail. Recorded as a DiracMatchRecord with the seed of its draws. A dry run claims
+    and records nothing: it tells which task queue and user priority the request would draw from."""
     seed = random.SystemRandom().randrange(2**31) if seed is None else seed
     rng = random.Random(seed)
     for _ in range(CLAIM_ATTEMPTS):
@@ -223,6 +226,17 @@ def dirac_match_request(*, resource: Resource, now: datetime, seed: int | None =
         priority = _pick_priority(chosen, rng)
         if priority is None:
             continue  # emptied meanwhile by other matchers
+        if dry_run:
+            return {
+                "matched": True,
+                "dry_run": True,
+                "job": None,
+                "task_queue": chosen,
+                "user_priority": priority,
+                "matching_task_queues": len(candidates),
+                "highest_cpu_time": top,
+                "seed": seed,
+            }
         job, first = _claim(chosen, priority, rng, resource, now)
         if job is not None:
             DiracMatchRecord.objects.create(
@@ -246,6 +260,8 @@ def dirac_match_request(*, resource: Resource, now: datetime, seed: int | None =
                 "seed": seed,
             }
     nearest = dirac_no_match_explanation(resource=resource)
+    if dry_run:
+        return {"matched": False, "dry_run": True, "job": None, "nearest": nearest, "seed": seed}
     DiracMatchRecord.objects.create(
         at=now,
         site=resource.site,

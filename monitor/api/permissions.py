@@ -26,3 +26,12 @@ class ReadAccess(BasePermission):
 
     def has_permission(self, request, view):
         return read_allowed(request)
+
+
+class CanClaimDiracJobs(BasePermission):
+    """A matching request that claims a job changes it: an authenticated client with the permission to change
+    DIRAC jobs (a pilot's token)."""
+
+    def has_permission(self, request, view):
+        user = request.user
+        return bool(user and user.is_authenticated and user.has_perm("brokerage.change_diracjob"))

@@ -315,3 +315,35 @@ class PreviewRequestSerializer(serializers.Serializer):
         if ("scenario" in data) == ("task" in data):
             raise serializers.ValidationError("give either a scenario or a task, not both and not neither")
         return data
+
+
+class DiracResourceSerializer(serializers.Serializer):
+    """What a pilot presents to the Matcher (seed 003)."""
+
+    setup = serializers.CharField(max_length=64)
+    cpuTime = serializers.IntegerField(min_value=0, max_value=10**9, help_text="CPU seconds the resource offers.")
+    site = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
+    gridCE = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
+    platform = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
+    pilotType = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
+    ownerGroup = serializers.CharField(
+        max_length=64, required=False, allow_blank=True, default="", help_text="A private pilot's group."
+    )
+    ownerDN = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
+    tags = serializers.ListField(child=serializers.CharField(max_length=64), required=False, default=list)
+    jobSharing = serializers.BooleanField(required=False, default=False)
+    seed = serializers.IntegerField(required=False, min_value=0, max_value=2**31 - 1)
+    dry_run = serializers.BooleanField(
+        required=False, default=False, help_text="Explain without claiming a job (needs only read access)."
+    )
+
+
+class DiracTaskQueueSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    ownerDN = serializers.CharField()
+    ownerGroup = serializers.CharField()
+    setup = serializers.CharField()
+    cpuTime = serializers.IntegerField()
+    priority = serializers.FloatField()
+    waiting = serializers.IntegerField()
+    requirements = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))

@@ -15,4 +15,9 @@ router.register("cycles", views.CycleViewSet)
 router.register("decisions", views.DecisionViewSet)
 router.register("gdpconfig", views.GdpConfigViewSet)
 
-urlpatterns = [path("broker/preview", views.PreviewView.as_view(), name="broker-preview"), *router.urls]
+urlpatterns = [
+    path("broker/preview", views.PreviewView.as_view(), name="broker-preview"),
+    path("dirac/match", views.DiracMatchView.as_view(), name="dirac-match"),
+    path("dirac/task-queues", views.DiracTaskQueueView.as_view(), name="dirac-task-queues"),
+    *router.urls,
+]

@@ -15,6 +15,7 @@ from brokerage.models import (
     BrokerageCycle,
     Dataset,
     Decision,
+    DiracJob,
     GdpConfig,
     GlobalShare,
     Job,
@@ -25,15 +26,17 @@ from brokerage.models import (
 )
 from brokerage.selectors.decisions import decision_trace
 from brokerage.selectors.gdpconfig import gdpconfig_parameter_rows
+from brokerage.selectors.monitor import dirac_task_queues
 from brokerage.selectors.preview import PreviewUnavailable, broker_preview_scenario, broker_preview_task
 from brokerage.selectors.shares import global_share_usage
+from brokerage.services.dirac import dirac_match_request, resource_from
 from brokerage.services.gdpconfig import gdpconfig_delete, gdpconfig_save
 from brokerage.services.watchdog import job_timeout_states
 
 from . import filters, serializers
 from .errors import error_response
 from .pagination import NewestFirst
-from .permissions import ReadAccess, ReadOrModelPermission
+from .permissions import CanClaimDiracJobs, ReadAccess, ReadOrModelPermission
 
 
 class ReadOnly(viewsets.ReadOnlyModelViewSet):
@@ -227,3 +230,44 @@ class PreviewView(GenericAPIView):
         except PreviewUnavailable as why:
             return error_response(str(why), status_code=status.HTTP_400_BAD_REQUEST, fields={"task": [str(why)]})
         return Response(result)
+
+
+class DiracMatchView(GenericAPIView):
+    """The DIRAC Matcher: a resource asks for a job. Claims the job chosen by seed 003's order (needs the
+    permission to change DIRAC jobs), or, with `dry_run`, only tells which task queue it would draw from (read
+    access). When nothing matches: the nearest task queues with every rule they fail and the values compared."""
+
+    serializer_class = serializers.DiracResourceSerializer
+
+    def get_permissions(self):
+        if self.request.data.get("dry_run") in (True, "true", "True", "1"):
+            return [ReadAccess()]
+        return [CanClaimDiracJobs()]
+
+    def get_queryset(self):
+        return DiracJob.objects.none()
+
+    @extend_schema(responses={200: OpenApiResponse(description="the job matched, or the nearest task queues")})
+    def post(self, request):
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        return Response(
+            dirac_match_request(
+                resource=resource_from(data), now=timezone.now(), seed=data.get("seed"), dry_run=data["dry_run"]
+            )
+        )
+
+
+class DiracTaskQueueView(GenericAPIView):
+    """DIRAC task queues with waiting jobs, largest first, with their priorities and requirements."""
+
+    permission_classes = [ReadAccess]
+    serializer_class = serializers.DiracTaskQueueSerializer
+    pagination_class = None
+
+    def get_queryset(self):
+        return DiracJob.objects.none()
+
+    def get(self, request):
+        return Response(serializers.DiracTaskQueueSerializer(dirac_task_queues(), many=True).data)

@@ -160,3 +160,66 @@ def test_concurrent_matchers_never_get_the_same_job():
     assert len(taken) == len(set(taken)) == 200
     assert set(taken) == set(ids)
     assert DiracJob.objects.filter(status="Matched").count() == 200
+
+
+def test_match_api_claims_with_permission_and_explains_without(client):
+    from django.contrib.auth.models import Permission, User
+    from django.test import Client
+    from rest_framework.authtoken.models import Token
+
+    submit(job(cpuTime=4000, sites=["CERN"]))
+    body = {"setup": SETUP, "cpuTime": 100, "site": "CERN"}
+    # anyone may ask why nothing matches, without claiming
+    explained = client.post("/api/v1/dirac/match", {**body, "dry_run": True}, content_type="application/json").json()
+    assert explained["matched"] is False
+    assert explained["nearest"][0]["failed"] == ["cpu_time"]
+    # claiming needs the permission
+    assert client.post("/api/v1/dirac/match", body, content_type="application/json").status_code in (401, 403)
+    pilot = User.objects.create_user("pilot", password="x")
+    pilot.user_permissions.add(Permission.objects.get(codename="change_diracjob"))
+    token = Token.objects.create(user=pilot)
+    authorised = Client(HTTP_AUTHORIZATION=f"Token {token.key}")
+    result = authorised.post("/api/v1/dirac/match", {**body, "cpuTime": 86400}, content_type="application/json").json()
+    assert result["matched"] is True
+    assert DiracJob.objects.get(pk=result["job"]).status == "Matched"
+    bad = authorised.post("/api/v1/dirac/match", {"setup": SETUP, "cpuTime": -1}, content_type="application/json")
+    assert bad.status_code == 400
+    assert "cpuTime" in bad.json()["error"]["fields"]
+
+
+def test_task_queue_api_lists_sizes_and_requirements(client):
+    submit(job(sites=["CERN"]), job(sites=["CERN"]), job(owner="/CN=b", tags=["GPU"]))
+    rows = client.get("/api/v1/dirac/task-queues").json()
+    assert [row["waiting"] for row in rows] == [2, 1]
+    assert rows[0]["requirements"] == {"sites": ["CERN"]}
+    assert rows[1]["requirements"] == {"tags": ["GPU"]}
+
+
+def test_dirac_match_plugin_runs_from_a_scenario_file(tmp_path):
+    import json
+
+    from django.core.management import CommandError, call_command
+
+    scenario = {
+        "plugin": "dirac_match",
+        "seed": 3,
+        "task_queues": [
+            {"id": 1, "ownerDN": "/CN=a", "ownerGroup": "g", "setup": SETUP, "cpuTime": 5000, "sites": ["CERN"]},
+            {"id": 2, "ownerDN": "/CN=b", "ownerGroup": "g", "setup": SETUP, "cpuTime": 500, "bannedSites": ["CERN"]},
+        ],
+        "jobs": [{"jobID": 11, "taskQueue": 1, "userPriority": 1}, {"jobID": 21, "taskQueue": 2, "userPriority": 1}],
+        "resource": {"setup": SETUP, "cpuTime": 86400, "site": "CERN"},
+    }
+    path = tmp_path / "dirac.json"
+    path.write_text(json.dumps(scenario))
+    out = tmp_path / "out.json"
+    with out.open("w") as stream:
+        call_command("broker", str(path), "--json", stdout=stream)
+    decision = json.loads(out.read_text())
+    assert (decision["outcome"], decision["chosen"]) == ("matched", "11")
+    assert decision["skipped"]["TQ2"]["code"] == "banned_site"
+    scenario["resource"]["cpuTime"] = "lots"
+    path.write_text(json.dumps(scenario))
+    with pytest.raises(CommandError, match=r"\$\.resource\.cpuTime: expected a number") as refused:
+        call_command("broker", str(path))
+    assert refused.value.returncode == 2

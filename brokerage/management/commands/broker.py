@@ -53,7 +53,10 @@ class Command(BaseCommand):
             broker = plugin_class(disabled_filters=frozenset(without))
         except ValueError as error:
             self.fail(f"--without: {error}")
-        decision = broker.decide(scenario)
+        try:
+            decision = broker.decide(scenario)
+        except ScenarioError as error:  # plugin-specific sections are read by the plugin itself
+            self.fail(f"{source}: {error}")
         if as_json:
             self.stdout.write(json.dumps(decision.to_dict(), indent=2, ensure_ascii=False))
         else:
