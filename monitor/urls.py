@@ -13,4 +13,5 @@ urlpatterns = [
     path("timeouts/", views.timeouts, name="timeouts"),
     path("decisions/", views.decisions, name="decisions"),
     path("gdpconfig/", views.gdpconfig, name="gdpconfig"),
+    path("dirac/", views.dirac, name="dirac"),
 ]

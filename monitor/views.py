@@ -14,6 +14,7 @@ from brokerage.engine import ScenarioError
 from brokerage.gdpconfig import REGISTRY, GdpConfigError
 from brokerage.selectors.monitor import (
     decision_explorer,
+    dirac_overview,
     gdpconfig_overview,
     queue_detail,
     shares_overview,
@@ -219,6 +220,24 @@ def decisions(request: HttpRequest) -> HttpResponse:
             "refresh": _refresh(request),
         },
     )
+
+
+@require_safe
+def dirac(request: HttpRequest) -> HttpResponse:
+    detail = dirac_overview(now=timezone.now())
+    figures = {
+        "rate": _chart(
+            detail["rate"],
+            lambda: charts.timeline_chart(detail["rate"], title="Matching requests per hour"),
+            "dirac-rate",
+        ),
+        "reasons": _chart(
+            detail["reasons"],
+            lambda: charts.reasons_chart(detail["reasons"], title="Why requests found no job"),
+            "dirac-reasons",
+        ),
+    }
+    return render(request, "monitor/dirac.html", {**detail, "figures": figures, "refresh": _refresh(request)})
 
 
 @require_safe

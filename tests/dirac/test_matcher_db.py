@@ -223,3 +223,19 @@ def test_dirac_match_plugin_runs_from_a_scenario_file(tmp_path):
     with pytest.raises(CommandError, match=r"\$\.resource\.cpuTime: expected a number") as refused:
         call_command("broker", str(path))
     assert refused.value.returncode == 2
+
+
+def test_dirac_page_shows_queues_rate_and_reasons(client):
+    submit(job(sites=["CERN"]), job(sites=["CERN"]), job(owner="/CN=b", cpuTime=200000))
+    dirac_match_request(resource=offer(site="CERN", cpuTime=1000), now=datetime.now(UTC), seed=1)
+    dirac_match_request(resource=offer(site="IN2P3", cpuTime=10), now=datetime.now(UTC), seed=2)
+    response = client.get("/dirac/")
+    assert response.status_code == 200
+    context = response.context
+    assert [tq["waiting"] for tq in context["task_queues"]] == [1, 1]
+    assert context["matched_last_day"] == 1
+    assert context["requests_last_day"] == 2
+    assert {r["code"] for r in context["reasons"]} >= {"cpu_time"}
+    html = response.content.decode()
+    assert "dirac-rate" in html
+    assert "dirac-reasons" in html
