@@ -13,12 +13,15 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import uuid
 from collections import defaultdict
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 from django.conf import settings
+from django.core.cache import cache
 from django.db import connection, transaction
 from django.db.models import Avg, Count, Exists, OuterRef, Q
 
@@ -40,7 +43,8 @@ from brokerage.services.bulk import bulk_update_values
 
 ACTOR = "dirac matcher"
 FIELDS = [name for name, _ in REQUIREMENT_FIELDS]
-CLAIM_ATTEMPTS = 5
+# Task queues tried per request when the chosen one turns out empty (emptied by other matchers meanwhile).
+CLAIM_ATTEMPTS = 20
 
 
 def cpu_segments() -> tuple[float, ...]:
@@ -86,6 +90,7 @@ def dirac_jobs_submit(*, jobs: list[dict[str, Any]], now: datetime) -> list[int]
         for key in new
     )
     existing.update({tq.requirementsKey: tq.pk for tq in created})
+    DiracTaskQueue.objects.filter(pk__in=list(existing.values()), enabled=False).update(enabled=True)
     DiracTaskQueueValue.objects.bulk_create(
         DiracTaskQueueValue(task_queue_id=existing[key], field=name, value=value)
         for key in new
@@ -126,7 +131,7 @@ def dirac_jobs_submit(*, jobs: list[dict[str, Any]], now: datetime) -> list[int]
 
 def dirac_priorities_update() -> int:
     """Task-queue priorities from the group shares (settings.DIRAC_GROUP_SHARES, default 1000 a group) and the
-    average priority of each queue's waiting jobs (REFERENCE.md). Two statements."""
+    average priority of each queue's waiting jobs (REFERENCE.md); the matchers' indexes are told to rebuild."""
     rows = list(
         DiracTaskQueue.objects.annotate(
             averagePriority=Avg("jobs__userPriority", filter=Q(jobs__status="Waiting"))
@@ -135,7 +140,9 @@ def dirac_priorities_update() -> int:
     for row in rows:
         row["averagePriority"] = row["averagePriority"] or 0.0
     priorities = task_queue_priorities(rows, group_shares=getattr(settings, "DIRAC_GROUP_SHARES", {}))
-    return bulk_update_values(DiracTaskQueue, fields=("priority",), rows=sorted(priorities.items()))
+    updated = bulk_update_values(DiracTaskQueue, fields=("priority",), rows=sorted(priorities.items()))
+    task_queue_version_bump()
+    return updated
 
 
 def _with(field: str, values=None):
@@ -214,6 +221,109 @@ def _claim(task_queue_id: int, priority: float, rng: random.Random, resource: Re
     return None, ids
 
 
+class TaskQueueIndex:
+    """The enabled task queues of one moment as numpy columns, for matching without a database round trip per
+    rule: codes for setup, group and owner, CPU time, priority, and one boolean column per requirement value.
+    Built in two queries; rebuilt when the task-queue version (bumped whenever task queues are created,
+    re-enabled or re-prioritised) changes. Task queues found empty are disabled, here and in the database."""
+
+    def __init__(self, version: str):
+        self.version = version
+        rows = list(
+            DiracTaskQueue.objects.filter(enabled=True)
+            .order_by("pk")
+            .values_list("pk", "setup", "ownerGroup", "ownerDN", "cpuTime", "priority")
+        )
+        self.ids = np.array([row[0] for row in rows], dtype=np.int64)
+        self.position = {tq_id: i for i, tq_id in enumerate(self.ids.tolist())}
+        self.codes: dict[str, dict[str, int]] = {"setup": {}, "group": {}, "owner": {}}
+
+        def encode(kind: str, values: list[str]) -> np.ndarray:
+            table = self.codes[kind]
+            return np.array([table.setdefault(value, len(table)) for value in values], dtype=np.int64)
+
+        self.setup = encode("setup", [row[1] for row in rows])
+        self.group = encode("group", [row[2] for row in rows])
+        self.owner = encode("owner", [row[3] for row in rows])
+        self.cpu = np.array([row[4] for row in rows], dtype=float)
+        self.priority = np.array([row[5] for row in rows], dtype=float)
+        self.enabled = np.ones(len(rows), dtype=bool)
+        n = len(rows)
+        self.has: dict[str, np.ndarray] = {field: np.zeros(n, dtype=bool) for field in FIELDS}
+        self.value: dict[tuple[str, str], np.ndarray] = {}
+        for tq_id, field, value in DiracTaskQueueValue.objects.filter(task_queue__enabled=True).values_list(
+            "task_queue_id", "field", "value"
+        ):
+            i = self.position.get(tq_id)
+            if i is None:
+                continue
+            self.has[field][i] = True
+            self.value.setdefault((field, value), np.zeros(n, dtype=bool))[i] = True
+        self.tag_values = {value for field, value in self.value if field == "tags"}
+
+    def _code(self, kind: str, value: str) -> int:
+        return self.codes[kind].get(value, -1)
+
+    def _offered(self, field: str, value: str) -> np.ndarray:
+        found = self.value.get((field, value))
+        return found if found is not None else np.zeros(len(self.ids), dtype=bool)
+
+    def matching(self, resource: Resource) -> np.ndarray:
+        """seed 003's rules over every task queue at once."""
+        mask = self.enabled & (self.setup == self._code("setup", resource.setup)) & (self.cpu <= resource.cpuTime)
+        if resource.private:
+            mask &= self.group == self._code("group", resource.ownerGroup)
+            if not resource.jobSharing:
+                mask &= self.owner == self._code("owner", resource.ownerDN)
+        if resource.site:
+            mask &= ~self.has["sites"] | self._offered("sites", resource.site)
+            mask &= ~self._offered("bannedSites", resource.site)
+        for field, offered in (
+            ("gridCEs", resource.gridCE),
+            ("platforms", resource.platform),
+            ("pilotTypes", resource.pilotType),
+        ):
+            mask &= ~self.has[field] | self._offered(field, offered)
+        for tag in self.tag_values - set(resource.tags) - {ANY_TAG}:
+            mask &= ~self.value[("tags", tag)]
+        return mask
+
+    def disable(self, tq_id: int) -> None:
+        i = self.position.get(tq_id)
+        if i is not None:
+            self.enabled[i] = False
+
+
+_INDEX: TaskQueueIndex | None = None
+VERSION_KEY = "dirac:task-queue-version"
+
+
+def task_queue_version_bump() -> None:
+    """Tells every process that the task queues changed (their indexes rebuild at their next request). The
+    version is a fresh random token, never a counter: a cleared cache cannot bring back an old version."""
+    cache.set(VERSION_KEY, uuid.uuid4().hex, None)
+
+
+def task_queue_index() -> TaskQueueIndex:
+    global _INDEX
+    version = cache.get(VERSION_KEY)
+    if version is None:
+        cache.add(VERSION_KEY, uuid.uuid4().hex, None)
+        version = cache.get(VERSION_KEY)
+    if _INDEX is None or _INDEX.version != version:
+        _INDEX = TaskQueueIndex(version)
+    return _INDEX
+
+
+def _disable_if_empty(index: TaskQueueIndex, tq_id: int) -> None:
+    """A task queue without waiting jobs leaves the matching (DIRAC deletes empty task queues); a later job for
+    it enables it again."""
+    index.disable(tq_id)
+    DiracTaskQueue.objects.filter(pk=tq_id).exclude(
+        Exists(DiracJob.objects.filter(task_queue=OuterRef("pk"), status="Waiting"))
+    ).update(enabled=False)
+
+
 def dirac_match_request(
     *, resource: Resource, now: datetime, seed: int | None = None, dry_run: bool = False
 ) -> dict[str, Any]:
@@ -223,16 +333,18 @@ def dirac_match_request(
     seed = random.SystemRandom().randrange(2**31) if seed is None else seed
     rng = random.Random(seed)
     for _ in range(CLAIM_ATTEMPTS):
-        candidates = list(matching_task_queues(resource).values("pk", "cpuTime", "priority"))
-        if not candidates:
+        index = task_queue_index()
+        mask = index.matching(resource)
+        if not mask.any():
             break
-        top = max(tq["cpuTime"] for tq in candidates)
-        best = [tq for tq in candidates if tq["cpuTime"] == top]
-        keys = {tq["pk"]: rng.random() / max(tq["priority"], MIN_TQ_PRIORITY) for tq in best}
-        chosen = min(best, key=lambda tq: (keys[tq["pk"]], tq["pk"]))["pk"]
+        top = index.cpu[mask].max()
+        best = np.flatnonzero(mask & (index.cpu == top))
+        keys = {int(index.ids[i]): rng.random() / max(float(index.priority[i]), MIN_TQ_PRIORITY) for i in best}
+        chosen = min(keys, key=lambda tq_id: (keys[tq_id], tq_id))
         priority = _pick_priority(chosen, rng)
         if priority is None:
-            continue  # emptied meanwhile by other matchers
+            _disable_if_empty(index, chosen)
+            continue
         if dry_run:
             return {
                 "matched": True,
@@ -240,30 +352,32 @@ def dirac_match_request(
                 "job": None,
                 "task_queue": chosen,
                 "user_priority": priority,
-                "matching_task_queues": len(candidates),
-                "highest_cpu_time": top,
+                "matching_task_queues": int(mask.sum()),
+                "highest_cpu_time": float(top),
                 "seed": seed,
             }
-        job, first = _claim(chosen, priority, rng, resource, now)
+        with transaction.atomic():  # claim, log and record: one commit
+            job, first = _claim(chosen, priority, rng, resource, now)
+            if job is not None:
+                DiracMatchRecord.objects.create(
+                    at=now,
+                    site=resource.site,
+                    setup=resource.setup,
+                    cpuTime=int(resource.cpuTime),
+                    matched=True,
+                    job=job,
+                    task_queue=chosen,
+                    seed=seed,
+                )
         if job is not None:
-            DiracMatchRecord.objects.create(
-                at=now,
-                site=resource.site,
-                setup=resource.setup,
-                cpuTime=int(resource.cpuTime),
-                matched=True,
-                job=job,
-                task_queue=chosen,
-                seed=seed,
-            )
             return {
                 "matched": True,
                 "job": job,
                 "task_queue": chosen,
                 "user_priority": priority,
                 "first_jobs": sorted(first),
-                "matching_task_queues": len(candidates),
-                "highest_cpu_time": top,
+                "matching_task_queues": int(mask.sum()),
+                "highest_cpu_time": float(top),
                 "seed": seed,
             }
     nearest = dirac_no_match_explanation(resource=resource)
