@@ -339,8 +339,10 @@ def dirac_match_request(
             break
         top = index.cpu[mask].max()
         best = np.flatnonzero(mask & (index.cpu == top))
-        keys = {int(index.ids[i]): rng.random() / max(float(index.priority[i]), MIN_TQ_PRIORITY) for i in best}
-        chosen = min(keys, key=lambda tq_id: (keys[tq_id], tq_id))
+        # RAND()/priority for each, drawn at once from the request's seed; the smallest wins
+        draws = np.random.default_rng(rng.getrandbits(64)).random(len(best))
+        keys = draws / np.maximum(index.priority[best], MIN_TQ_PRIORITY)
+        chosen = int(index.ids[best[int(np.argmin(keys))]])
         priority = _pick_priority(chosen, rng)
         if priority is None:
             _disable_if_empty(index, chosen)
