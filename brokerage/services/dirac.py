@@ -221,6 +221,61 @@ def _claim(task_queue_id: int, priority: float, rng: random.Random, resource: Re
     return None, ids
 
 
+# A permutation of job ids fixed by the request's seed: (id × a + b) mod p, p prime; orders the first ten "in
+# random order" inside the database, reproducibly.
+SHUFFLE_PRIME = 2_147_483_647
+
+
+def _claim_in_one_statement(task_queue_id, priority, rng, resource: Resource, now, seed):
+    """PostgreSQL: the claim, its status-log row and the match record in one statement (one round trip, atomic):
+    the first ten Waiting jobs of the priority by id, locked with SKIP LOCKED so concurrent matchers pass over
+    each other's, ordered by the seeded permutation; the first one becomes Matched."""
+    multiplier, offset = rng.randrange(1, SHUFFLE_PRIME), rng.randrange(SHUFFLE_PRIME)
+    reason = f"matched to {resource.site or 'a resource'}"
+    sql = """
+        WITH first_ten AS (
+            SELECT "jobID" FROM dirac_jobs
+            WHERE task_queue_id = %(tq)s AND status = 'Waiting' AND "userPriority" = %(priority)s
+            ORDER BY "jobID" LIMIT %(first)s FOR UPDATE SKIP LOCKED
+        ), picked AS (
+            UPDATE dirac_jobs SET status = 'Matched', site = %(site)s, "matchTime" = %(now)s,
+                "lastUpdateTime" = %(now)s, "minorStatus" = 'Assigned'
+            WHERE "jobID" = (
+                SELECT "jobID" FROM first_ten ORDER BY ("jobID" * %(a)s + %(b)s) %% %(p)s LIMIT 1
+            )
+            RETURNING "jobID"
+        ), logged AS (
+            INSERT INTO dirac_job_status_log (job_id, timestamp, old_status, new_status, reason, actor)
+            SELECT "jobID", %(now)s, 'Waiting', 'Matched', %(reason)s, %(actor)s FROM picked
+        ), recorded AS (
+            INSERT INTO dirac_match_records (at, site, setup, "cpuTime", matched, job, task_queue, seed, reasons)
+            SELECT %(now)s, %(site)s, %(setup)s, %(cpu)s, true, "jobID", %(tq)s, %(seed)s, '[]'::jsonb FROM picked
+        )
+        SELECT (SELECT "jobID" FROM picked), (SELECT array_agg("jobID" ORDER BY "jobID") FROM first_ten)
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql,
+            {
+                "tq": task_queue_id,
+                "priority": priority,
+                "first": FIRST_JOBS,
+                "site": resource.site,
+                "now": now,
+                "a": multiplier,
+                "b": offset,
+                "p": SHUFFLE_PRIME,
+                "reason": reason,
+                "actor": ACTOR,
+                "setup": resource.setup,
+                "cpu": int(resource.cpuTime),
+                "seed": seed,
+            },
+        )
+        job, first = cursor.fetchone()
+    return job, list(first or [])
+
+
 class TaskQueueIndex:
     """The enabled task queues of one moment as numpy columns, for matching without a database round trip per
     rule: codes for setup, group and owner, CPU time, priority, and one boolean column per requirement value.
@@ -358,19 +413,22 @@ def dirac_match_request(
                 "highest_cpu_time": float(top),
                 "seed": seed,
             }
-        with transaction.atomic():  # claim, log and record: one commit
-            job, first = _claim(chosen, priority, rng, resource, now)
-            if job is not None:
-                DiracMatchRecord.objects.create(
-                    at=now,
-                    site=resource.site,
-                    setup=resource.setup,
-                    cpuTime=int(resource.cpuTime),
-                    matched=True,
-                    job=job,
-                    task_queue=chosen,
-                    seed=seed,
-                )
+        if connection.vendor == "postgresql":
+            job, first = _claim_in_one_statement(chosen, priority, rng, resource, now, seed)
+        else:
+            with transaction.atomic():  # claim, log and record: one commit
+                job, first = _claim(chosen, priority, rng, resource, now)
+                if job is not None:
+                    DiracMatchRecord.objects.create(
+                        at=now,
+                        site=resource.site,
+                        setup=resource.setup,
+                        cpuTime=int(resource.cpuTime),
+                        matched=True,
+                        job=job,
+                        task_queue=chosen,
+                        seed=seed,
+                    )
         if job is not None:
             return {
                 "matched": True,
