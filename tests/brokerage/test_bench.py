@@ -97,3 +97,21 @@ def test_api_rows_and_nothing_left_behind():
     assert not Decision.objects.exists()
     assert not Job.objects.exists()
     assert not BrokerageCycle.objects.exists()
+
+
+@pytest.mark.skipif(
+    not __import__("os").environ.get("DATABASE_URL", "").startswith("postgres"),
+    reason="the DIRAC benchmark forks requesters that need a shared database: PostgreSQL pass",
+)
+@pytest.mark.django_db(transaction=True)
+def test_dirac_rows_and_nothing_left_behind():
+    from brokerage.models import DiracJob, DiracMatchRecord, DiracTaskQueue
+
+    rows = json.loads(bench("dirac", "--json", "--quick"))
+    assert [row["params"]["measure"] for row in rows] == ["match latency", "4 concurrent requesters"]
+    assert rows[0]["matched"] == 30
+    assert rows[1]["double_matches"] == 0
+    assert rows[1]["matches_per_second"] > 0
+    assert not DiracTaskQueue.objects.exists()
+    assert not DiracJob.objects.exists()
+    assert not DiracMatchRecord.objects.exists()
