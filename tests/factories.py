@@ -282,3 +282,51 @@ class JobTimeoutSummaryFactory(factory.django.DjangoModelFactory):
     watched = 10
     approaching = 2
     timed_out = 1
+
+
+class DiracTaskQueueFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.DiracTaskQueue
+
+    ownerDN = "/DC=ch/CN=alice"
+    ownerGroup = "lhcb_user"
+    setup = "LHCb-Production"
+    cpuTime = 5000
+    requirementsKey = factory.Sequence(lambda n: f"key-{n}")
+
+
+class DiracTaskQueueValueFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.DiracTaskQueueValue
+
+    task_queue = factory.SubFactory(DiracTaskQueueFactory)
+    field = "sites"
+    value = "LCG.CERN.cern"
+
+
+class DiracJobFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.DiracJob
+
+    task_queue = factory.SubFactory(DiracTaskQueueFactory)
+    status = "Waiting"
+
+
+class DiracJobStatusLogFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.DiracJobStatusLog
+
+    job = factory.SubFactory(DiracJobFactory)
+    timestamp = factory.LazyFunction(timezone.now)
+    old_status = "Received"
+    new_status = "Waiting"
+
+
+class DiracMatchRecordFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.DiracMatchRecord
+
+    at = factory.LazyFunction(timezone.now)
+    site = "LCG.CERN.cern"
+    matched = False
+    seed = 7

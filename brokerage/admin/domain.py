@@ -448,3 +448,52 @@ class JobTimeoutSummaryAdmin(admin.ModelAdmin):
     list_filter = ["rule"]
     search_fields = ["computingSite"]
     date_hierarchy = "taken_at"
+
+
+class DiracTaskQueueValueInline(admin.TabularInline):
+    model = models.DiracTaskQueueValue
+    extra = 0
+
+
+@admin.register(models.DiracTaskQueue)
+class DiracTaskQueueAdmin(admin.ModelAdmin):
+    list_display = ["id", "ownerDN", "ownerGroup", "setup", "cpuTime", "priority", "enabled"]
+    list_filter = ["setup", "ownerGroup", "enabled", "cpuTime"]
+    search_fields = ["ownerDN", "ownerGroup"]
+    inlines = [DiracTaskQueueValueInline]
+
+
+@admin.register(models.DiracTaskQueueValue)
+class DiracTaskQueueValueAdmin(admin.ModelAdmin):
+    list_display = ["task_queue", "field", "value"]
+    list_filter = ["field"]
+    search_fields = ["value"]
+    raw_id_fields = ["task_queue"]
+
+
+class DiracJobStatusLogInline(ReadOnlyLogInline):
+    model = models.DiracJobStatusLog
+
+
+@admin.register(models.DiracJob)
+class DiracJobAdmin(StatefulAdmin):
+    list_display = ["jobID", "status", "task_queue", "userPriority", "owner", "ownerGroup", "site", "matchTime"]
+    list_filter = ["status", "ownerGroup"]
+    search_fields = ["=jobID", "owner", "site"]
+    raw_id_fields = ["task_queue"]
+    show_full_result_count = False
+    inlines = [DiracJobStatusLogInline]
+
+
+@admin.register(models.DiracJobStatusLog)
+class DiracJobStatusLogAdmin(admin.ModelAdmin):
+    list_display = ["job", "timestamp", "old_status", "new_status", "actor"]
+    raw_id_fields = ["job"]
+
+
+@admin.register(models.DiracMatchRecord)
+class DiracMatchRecordAdmin(admin.ModelAdmin):
+    list_display = ["at", "site", "setup", "cpuTime", "matched", "job", "task_queue", "seed"]
+    list_filter = ["matched", "setup"]
+    search_fields = ["site"]
+    date_hierarchy = "at"
