@@ -240,7 +240,8 @@ class DiracMatchView(GenericAPIView):
     serializer_class = serializers.DiracResourceSerializer
 
     def get_permissions(self):
-        if self.request.data.get("dry_run") in (True, "true", "True", "1"):
+        body = self.request.data if isinstance(self.request.data, dict) else {}
+        if body.get("dry_run") in (True, "true", "True", "1"):
             return [ReadAccess()]
         return [CanClaimDiracJobs()]
 

@@ -25,6 +25,8 @@ def make(machine, status):
         return factories.JobFactory(jobStatus=status)
     if machine is states.EVENT:
         return factories.EventFactory(status=status)
+    if machine is states.DIRAC_JOB:
+        return factories.DiracJobFactory(status=status)
     if machine in (states.INPUT_DATASET, states.OUTPUT_DATASET):
         kind = "input" if machine is states.INPUT_DATASET else "output"
         return factories.DatasetFactory(type=kind, status=status)
