@@ -73,3 +73,20 @@ def make_ready_task(work_queue, *, files=30, events_per_file=500, status="ready"
 def ready_task():
     """Makes tasks with a master input dataset of files replicated at NUC_DATADISK (needs `grid`)."""
     return make_ready_task
+
+
+def report_like_pilots(job_ids, *, end, hours, pss_mb=12000, events=1000):
+    """What pilots report for jobs that ended at `end`: `hours` of 8 cores on 2 GB of input (512 MB out),
+    `pss_mb` of PSS, `events` events."""
+    from datetime import timedelta
+
+    from brokerage.models import Job
+
+    Job.objects.filter(pk__in=job_ids).update(
+        startTime=end - timedelta(hours=hours),
+        endTime=end,
+        maxPSS=pss_mb * 1024,
+        nEvents=events,
+        inputFileBytes=2 * 1024**3,
+        outputFileBytes=512 * 1024**2,
+    )

@@ -25,6 +25,7 @@ from brokerage.services.cycles import task_pending_retry
 from brokerage.services.jobs import job_generation_cycle_run, task_scouting_check
 from brokerage.services.status import job_status_transition_many
 from tests import factories
+from tests.jobs.conftest import report_like_pilots
 
 pytestmark = pytest.mark.django_db
 
@@ -70,18 +71,6 @@ def test_a_ready_task_gets_ten_scouts_brokered_as_one_job_set(grid, work_queue, 
     assert (cycle.n_decisions, cycle.n_assigned) == (1, 1)
 
 
-def finish_like_real_scouts(job_ids, *, hours, pss_mb=12000, events=1000):
-    """What pilots report for finished scouts: `hours` on 8 cores for 2 GB of input and `events` events."""
-    Job.objects.filter(pk__in=job_ids).update(
-        startTime=NOW - timedelta(hours=hours),
-        endTime=NOW,
-        maxPSS=pss_mb * 1024,
-        nEvents=events,
-        inputFileBytes=2 * 1024**3,
-        outputFileBytes=512 * 1024**2,
-    )
-
-
 def test_scouting_task_waits_then_gets_the_rest_after_its_scouts(grid, work_queue, ready_task):
     task = ready_task(work_queue)
     run(work_queue)
@@ -94,7 +83,7 @@ def test_scouting_task_waits_then_gets_the_rest_after_its_scouts(grid, work_queu
     job_status_transition_many(from_status="activated", to_status="starting", job_ids=scouts[:5], now=NOW)
     job_status_transition_many(from_status="starting", to_status="running", job_ids=scouts[:5], now=NOW)
     job_status_transition_many(from_status="running", to_status="finished", job_ids=scouts[:5], now=NOW)
-    finish_like_real_scouts(scouts[:5], hours=1)
+    report_like_pilots(scouts[:5], end=NOW, hours=1)
     assert task_scouting_check(work_queue_id=work_queue.pk, now=NOW) == {"scouted": [task.pk]}
     task.refresh_from_db()
     assert task.status == "scouted"

@@ -8,6 +8,7 @@ from brokerage.models import Job, Task, TaskStatusLog
 from brokerage.services.jobs import job_generation_cycle_run
 from brokerage.services.scouting import task_scouting_check
 from brokerage.services.status import job_status_transition_many
+from tests.jobs.conftest import report_like_pilots
 
 pytestmark = pytest.mark.django_db
 
@@ -24,14 +25,7 @@ def scouts_of(task, work_queue):
 def end(ids, status, *, hours=2.0, pss_mb=12000, events=1000):
     for source, target in (("activated", "starting"), ("starting", "running"), ("running", status)):
         job_status_transition_many(from_status=source, to_status=target, job_ids=ids, now=NOW)
-    Job.objects.filter(pk__in=ids).update(
-        startTime=NOW - timedelta(hours=hours),
-        endTime=NOW,
-        maxPSS=pss_mb * 1024,
-        nEvents=events,
-        inputFileBytes=2 * 1024**3,
-        outputFileBytes=512 * 1024**2,
-    )
+    report_like_pilots(ids, end=NOW, hours=hours, pss_mb=pss_mb, events=events)
 
 
 def test_parameters_with_worked_numbers_and_scouted(grid, work_queue, ready_task):
