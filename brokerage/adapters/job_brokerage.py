@@ -53,7 +53,6 @@ STATS_STATUSES = ("running", "activated", "assigned", "starting", "defined", "tr
 JOB_TASK_PARAMETERS = (*TASK_PARAMETERS, "includedSite", "excludedSite", "avoidVP", "nEventsPerJob", "nFilesPerJob")
 # How far back job starts are looked for (bounded so the query never scans the whole history).
 START_WINDOW = timedelta(days=7)
-PILOT_WINDOW_HOURS = 3
 JOB_GRID_PARTS = (*TASK_GRID_PARTS, "queues", "queue_stats", "sw_tags", "gpu_summary")
 
 

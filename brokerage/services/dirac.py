@@ -1,11 +1,12 @@
 """DIRAC over the database: jobs into task queues, task-queue priorities, and the Matcher (seed 003).
 
-A matching request finds the matching task queues with waiting jobs in one SQL query (the requirement rules as
-EXISTS conditions on the value table), then follows the seed's order: highest CPU time, smallest
+A matching request evaluates the requirement rules over every enabled task queue at once (a numpy index per
+process, rebuilt when the task queues change), then follows the seed's order: highest CPU time, smallest
 RAND()/priority, the user priority of the job with the smallest RAND()/RealPriority (drawn per priority group
 from the distribution of the minimum, so no job list is read), the jobs of that priority by id, the first ten
 shuffled, the first one free. The claim is atomic: the ten are locked with SKIP LOCKED on PostgreSQL and the
-job moves Waiting → Matched only if still Waiting, so two matchers never get the same job.
+job moves Waiting → Matched only if still Waiting, so two matchers never get the same job; on PostgreSQL the
+claim, its log row and the match record are one statement.
 """
 
 from __future__ import annotations
@@ -143,42 +144,6 @@ def dirac_priorities_update() -> int:
     updated = bulk_update_values(DiracTaskQueue, fields=("priority",), rows=sorted(priorities.items()))
     task_queue_version_bump()
     return updated
-
-
-def _with(field: str, values=None):
-    """Ids of the task queues with a value of `field` (among `values`, when given)."""
-    rows = DiracTaskQueueValue.objects.filter(field=field)
-    if values is not None:
-        rows = rows.filter(value__in=list(values))
-    return rows.values("task_queue_id")
-
-
-def _refusing(field: str, offered: str):
-    """Task queues that list values for `field` but not the one offered: they accept only others. Written as
-    "has some" minus "has this one" so that the database hashes each list once instead of testing per row."""
-    return _with(field).exclude(task_queue_id__in=_with(field, [offered]))
-
-
-def matching_task_queues(resource: Resource):
-    """The task queues with waiting jobs that match the resource (seed 003's rules), as one query."""
-    queues = DiracTaskQueue.objects.filter(enabled=True, setup=resource.setup, cpuTime__lte=resource.cpuTime)
-    if resource.private:
-        queues = queues.filter(ownerGroup=resource.ownerGroup)
-        if not resource.jobSharing:
-            queues = queues.filter(ownerDN=resource.ownerDN)
-    if resource.site:
-        queues = queues.exclude(pk__in=_refusing("sites", resource.site))
-        queues = queues.exclude(pk__in=_with("bannedSites", [resource.site]))
-    for field, offered in (
-        ("gridCEs", resource.gridCE),
-        ("platforms", resource.platform),
-        ("pilotTypes", resource.pilotType),
-    ):
-        queues = queues.exclude(pk__in=_refusing(field, offered))
-    missing_tag = DiracTaskQueueValue.objects.filter(field="tags").exclude(value__in=[*resource.tags, ANY_TAG])
-    queues = queues.exclude(pk__in=missing_tag.values("task_queue_id"))
-    waiting = DiracJob.objects.filter(task_queue=OuterRef("pk"), status="Waiting")
-    return queues.filter(Exists(waiting))
 
 
 def _pick_priority(task_queue_id: int, rng: random.Random) -> float | None:

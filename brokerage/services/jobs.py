@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import math
 from collections import defaultdict
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -65,17 +64,6 @@ SCOUT_JOBS = 10
 JOBS_PER_SET = 100
 FILES_PER_TASK = 1000
 JOB_COUNT_STATUSES = ("running", "assigned", "activated", "starting", "defined", "waiting")
-
-
-@dataclass(frozen=True)
-class GeneratedJobSet:
-    """What one task got in a cycle."""
-
-    task_id: int
-    jobset_id: int
-    outcome: str
-    queue: str
-    n_jobs: int
 
 
 def work_queue_job_counts(*, work_queue_id: int) -> dict[str, dict[str, int]]:
