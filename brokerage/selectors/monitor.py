@@ -29,6 +29,7 @@ from brokerage.models import (
 )
 from brokerage.selectors.decisions import decision_trace
 from brokerage.selectors.shares import global_share_usage, work_queue_shares
+from brokerage.selectors.timeouts import job_timeout_states
 
 TASK_SORTS = {
     "id": "jediTaskID",
@@ -193,7 +194,6 @@ def task_detail(*, task_id: int, now: datetime, decision_id: int | None = None) 
     oldest_active = list(
         jobs.filter(jobStatus__in=states.JOB_ACTIVE).order_by("stateChangeTime").values_list("pk", flat=True)[:20]
     )
-    from brokerage.services.watchdog import job_timeout_states  # reads only; the function lives with the rules
 
     timeout_states = job_timeout_states(job_ids=oldest_active, now=now) if oldest_active else {}
     return {
@@ -303,8 +303,6 @@ def timeouts_overview(*, now: datetime) -> dict[str, Any]:
         oldest += list(
             Job.objects.filter(jobStatus=status).order_by("stateChangeTime").values_list("pk", flat=True)[:10]
         )
-    from brokerage.services.watchdog import job_timeout_states
-
     states_now = job_timeout_states(job_ids=oldest, now=now) if oldest else {}
     jobs = {
         row["pk"]: row

@@ -29,9 +29,9 @@ from brokerage.selectors.gdpconfig import gdpconfig_parameter_rows
 from brokerage.selectors.monitor import dirac_task_queues
 from brokerage.selectors.preview import PreviewUnavailable, broker_preview_scenario, broker_preview_task
 from brokerage.selectors.shares import global_share_usage
+from brokerage.selectors.timeouts import job_timeout_states
 from brokerage.services.dirac import dirac_match_request, resource_from
 from brokerage.services.gdpconfig import gdpconfig_delete, gdpconfig_save
-from brokerage.services.watchdog import job_timeout_states
 
 from . import filters, serializers
 from .errors import error_response

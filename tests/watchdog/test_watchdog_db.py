@@ -16,11 +16,12 @@ from brokerage.models import (
     Task,
 )
 from brokerage.selectors.gdpconfig import gdpconfig_cache_clear
+from brokerage.selectors.timeouts import job_timeout_states
 from brokerage.services.jobs import job_generation_cycle_run
 from brokerage.services.retries import job_inputs_after_end
 from brokerage.services.simulator import grid_simulate_step
 from brokerage.services.status import job_status_transition_many
-from brokerage.services.watchdog import job_fast_rebrokerage, job_timeout_apply, job_timeout_states
+from brokerage.services.watchdog import job_fast_rebrokerage, job_timeout_apply
 from tests import factories
 
 pytestmark = pytest.mark.django_db
