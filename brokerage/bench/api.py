@@ -14,35 +14,24 @@ from brokerage.models import BrokerageCycle, Decision, PandaQueue, Site, Task
 from brokerage.plugins import plugin_registry
 from brokerage.services.decisions import DecisionToStore, cycle_start, decision_row
 
-from .pages import _insert_jobs, _series
-from .runner import Row, benchmark, time_pages
+from .pages import _insert_jobs
+from .runner import Row, benchmark, insert_series, time_pages
 
 
 def _insert_decisions(*, count: int, template: Decision, first_task: int, tasks: int) -> None:
-    quote = connection.ops.quote_name
-    columns, values, params = [], [], []
-    computed = {
-        "task": f"{first_task} + n %% {tasks}",
-        "jobsetID": "n",
-        # a fifth pending (nothing chosen), as the database's invariant wants
-        "outcome": "CASE WHEN n %% 5 = 0 THEN 'pending' ELSE 'assigned' END",
-        "chosen": f"CASE WHEN n %% 5 = 0 THEN '' ELSE '{template.chosen}' END",
-    }
-    for field in Decision._meta.concrete_fields:
-        if field.primary_key:
-            continue
-        columns.append(quote(field.column))
-        if field.name in computed:
-            values.append(computed[field.name])
-        else:
-            values.append("%s")
-            params.append(field.get_db_prep_save(getattr(template, field.attname), connection))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {quote(Decision._meta.db_table)} ({', '.join(columns)}) "
-            f"SELECT {', '.join(values)} FROM {_series(count)}",
-            params,
-        )
+    """count copies of `template` spread over the tasks, a fifth of them pending."""
+    insert_series(
+        Decision,
+        count=count,
+        computed={
+            "task": f"{first_task} + n %% {tasks}",
+            "jobsetID": "n",
+            # a fifth pending (nothing chosen), as the database's invariant wants
+            "outcome": "CASE WHEN n %% 5 = 0 THEN 'pending' ELSE 'assigned' END",
+            "chosen": f"CASE WHEN n %% 5 = 0 THEN '' ELSE '{template.chosen}' END",
+        },
+        value_of=lambda field: getattr(template, field.attname),
+    )
 
 
 @benchmark("api")

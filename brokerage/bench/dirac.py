@@ -16,8 +16,7 @@ from django.utils import timezone
 from brokerage.models import DiracJob, DiracJobStatusLog, DiracMatchRecord, DiracTaskQueue, DiracTaskQueueValue
 from brokerage.services.dirac import dirac_match_request, dirac_priorities_update, resource_from
 
-from .pages import _series
-from .runner import Row, benchmark, percentile
+from .runner import Row, benchmark, insert_series, percentile
 
 SETUP = "Bench-Production"
 SITES = [f"BENCH.Site{i:02d}.org" for i in range(50)]
@@ -44,16 +43,16 @@ def _populate(*, queues: int, jobs: int, seed: int) -> None:
             ),
             batch_size=5000,
         )
-        first = created[0].pk
-        quote = connection.ops.quote_name
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"INSERT INTO {quote(DiracJob._meta.db_table)} (task_queue_id, status, {quote('minorStatus')}, "
-                f"{quote('userPriority')}, owner, {quote('ownerGroup')}, site, {quote('submissionTime')}, "
-                f"{quote('lastUpdateTime')}) SELECT {first} + n %% {queues}, 'Waiting', '', 1 + n %% 5, '', '', '', "
-                f"%s, %s FROM {_series(jobs)}",
-                [now, now],
-            )
+        insert_series(
+            DiracJob,
+            count=jobs,
+            computed={
+                "task_queue": f"{created[0].pk} + n %% {queues}",
+                "status": "'Waiting'",
+                "userPriority": "1 + n %% 5",
+            },
+            value_of=lambda field: now if field.name in ("submissionTime", "lastUpdateTime") else field.get_default(),
+        )
 
 
 def _populate_values(*, seed: int) -> None:

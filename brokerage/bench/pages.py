@@ -13,51 +13,33 @@ from django.utils import timezone
 from brokerage.models import BrokerageCycle, Job, PandaQueue, Site, Task
 from brokerage.services.decisions import cycle_finish, cycle_start
 
-from .runner import Row, benchmark, time_pages
+from .runner import Row, benchmark, insert_series, time_pages
 
 STATUSES = ("finished", "finished", "finished", "running", "activated", "assigned", "failed", "defined", "starting")
 
 
-def _series(count: int) -> str:
-    """A relation of integers 0 … count−1 named n, in this database's dialect."""
-    if connection.vendor == "postgresql":
-        return f"(SELECT generate_series(0, {count - 1}) AS n) AS series"
-    recursive = f"WITH RECURSIVE seq(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM seq WHERE n < {count - 1})"
-    return f"({recursive} SELECT n FROM seq) AS series"
-
-
 def _insert_jobs(*, count: int, task_of: str, queues: list[str], now) -> None:
     """count jobs; `task_of` is an SQL expression of n giving the jediTaskID."""
-    quote = connection.ops.quote_name
-    columns, values, params = [], [], []
     case_status = (
         "CASE " + " ".join(f"WHEN n %% {len(STATUSES)} = {i} THEN '{s}'" for i, s in enumerate(STATUSES)) + " END"
     )
     case_queue = "CASE " + " ".join(f"WHEN n %% {len(queues)} = {i} THEN '{q}'" for i, q in enumerate(queues)) + " END"
-    computed = {
-        "task": task_of,
-        "jobStatus": case_status,
-        "computingSite": case_queue,
-        "jobsetID": f"({task_of}) * 10 + n %% 10",
-    }
-    for field in Job._meta.concrete_fields:
-        if field.primary_key:
-            continue
-        columns.append(quote(field.column))
-        if field.name in computed:
-            values.append(computed[field.name])
-        elif field.name in ("creationTime", "modificationTime", "stateChangeTime"):
-            values.append("%s")
-            params.append(now - timedelta(hours=1))
-        else:
-            values.append("%s")
-            params.append(field.get_db_prep_save(field.get_default(), connection))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {quote(Job._meta.db_table)} ({', '.join(columns)}) "
-            f"SELECT {', '.join(values)} FROM {_series(count)}",
-            params,
-        )
+    an_hour_ago = now - timedelta(hours=1)
+    insert_series(
+        Job,
+        count=count,
+        computed={
+            "task": task_of,
+            "jobStatus": case_status,
+            "computingSite": case_queue,
+            "jobsetID": f"({task_of}) * 10 + n %% 10",
+        },
+        value_of=lambda field: (
+            an_hour_ago
+            if field.name in ("creationTime", "modificationTime", "stateChangeTime")
+            else field.get_default()
+        ),
+    )
 
 
 @benchmark("pages")

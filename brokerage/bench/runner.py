@@ -63,3 +63,37 @@ def time_pages(bench: str, urls, *, repeat: int, params: dict) -> list[Row]:
         }
         for name, url, params_for in urls
     ]
+
+
+def series_sql(count: int) -> str:
+    """A relation of integers 0 … count−1 named n, in this database's dialect."""
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        return f"(SELECT generate_series(0, {count - 1}) AS n) AS series"
+    recursive = f"WITH RECURSIVE seq(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM seq WHERE n < {count - 1})"
+    return f"({recursive} SELECT n FROM seq) AS series"
+
+
+def insert_series(model, *, count: int, computed: dict[str, str], value_of) -> None:
+    """`count` rows of `model` in one INSERT … SELECT over a generated series: `computed` maps a field name to an
+    SQL expression of n (write % as %%), every other column takes `value_of(field)` as a parameter."""
+    from django.db import connection
+
+    quote = connection.ops.quote_name
+    columns, values, params = [], [], []
+    for field in model._meta.concrete_fields:
+        if field.primary_key:
+            continue
+        columns.append(quote(field.column))
+        if field.name in computed:
+            values.append(computed[field.name])
+        else:
+            values.append("%s")
+            params.append(field.get_db_prep_save(value_of(field), connection))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {quote(model._meta.db_table)} ({', '.join(columns)}) "
+            f"SELECT {', '.join(values)} FROM {series_sql(count)}",
+            params,
+        )
