@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from datetime import datetime
 from typing import Any
 
@@ -40,11 +40,31 @@ def decision_latest(*, task_id: int, plugin: str | None = None) -> Decision | No
     return Decision.objects.filter(task_id=task_id, **({"plugin": plugin} if plugin else {})).first()
 
 
+# A cycle's frame never changes once stored: decoded frames are kept (bounded) so that pages reading many
+# decisions of one cycle decode its frame once.
+_FRAMES: OrderedDict[tuple, Frame | None] = OrderedDict()
+FRAMES_KEPT = 32
+
+
+def _cycle_frame(cycle) -> Frame | None:
+    if not cycle.frame:
+        return None
+    blob = bytes(cycle.frame)
+    key = (cycle.pk, len(blob), hash(blob))  # hashing is far cheaper than decoding, and ids can be reused
+    if key in _FRAMES:
+        _FRAMES.move_to_end(key)
+        return _FRAMES[key]
+    frame = Frame.decode(blob)
+    _FRAMES[key] = frame
+    if len(_FRAMES) > FRAMES_KEPT:
+        _FRAMES.popitem(last=False)
+    return frame
+
+
 def decision_trace(*, decision: Decision) -> dict[str, Any]:
     """The full trace of one decision: candidates with weights and factors, every skipped candidate with its
     code, filter, numbers and the sentence for it, skips grouped by reason, and the stages."""
-    frame_blob = decision.cycle.frame
-    trace = trace_decode(decision.trace, frame=Frame.decode(frame_blob) if frame_blob else None)
+    trace = trace_decode(decision.trace, frame=_cycle_frame(decision.cycle))
     by_reason: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for name, skip in trace["skipped"].items():
         skip["sentence"] = explain(skip["code"], skip["detail"])

@@ -112,14 +112,17 @@ def task_filter_choices() -> dict[str, list[str]]:
 
 def _latest_decisions(task_id: int) -> list[dict[str, Any]]:
     """The latest decision of each plugin for the task, with its decoded trace."""
-    latest: dict[str, Decision] = {}
-    for decision in Decision.objects.filter(task_id=task_id).select_related("cycle").order_by("-created", "-pk")[:50]:
-        latest.setdefault(decision.plugin, decision)
-    panels = []
-    for plugin, decision in sorted(latest.items()):
-        trace = decision_trace(decision=decision)
-        panels.append({"decision": decision, "trace": trace, "plugin": plugin})
-    return panels
+    latest: dict[str, int] = {}
+    for plugin, pk in (
+        Decision.objects.filter(task_id=task_id).order_by("-created", "-pk").values_list("plugin", "pk")[:50]
+    ):
+        latest.setdefault(plugin, pk)
+    # only the decisions shown bring their trace and their cycle's frame
+    rows = {d.pk: d for d in Decision.objects.filter(pk__in=list(latest.values())).select_related("cycle")}
+    return [
+        {"decision": rows[pk], "trace": decision_trace(decision=rows[pk]), "plugin": plugin}
+        for plugin, pk in sorted(latest.items())
+    ]
 
 
 def why_pending(task: Task, panels: list[dict[str, Any]]) -> list[str]:

@@ -16,7 +16,7 @@ import json
 import random
 import uuid
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -91,7 +91,7 @@ def dirac_jobs_submit(*, jobs: list[dict[str, Any]], now: datetime) -> list[int]
         for key in new
     )
     existing.update({tq.requirementsKey: tq.pk for tq in created})
-    DiracTaskQueue.objects.filter(pk__in=list(existing.values()), enabled=False).update(enabled=True)
+    reenabled = DiracTaskQueue.objects.filter(pk__in=list(existing.values()), enabled=False).update(enabled=True)
     DiracTaskQueueValue.objects.bulk_create(
         DiracTaskQueueValue(task_queue_id=existing[key], field=name, value=value)
         for key in new
@@ -126,24 +126,34 @@ def dirac_jobs_submit(*, jobs: list[dict[str, Any]], now: datetime) -> list[int]
             ),
         )
     )
-    dirac_priorities_update()
+    if created or reenabled:
+        task_queue_version_bump()  # the matchers must see the new or re-enabled queues
+    dirac_priorities_update(groups={requirements["ownerGroup"] for requirements in wanted.values()})
     return [job.pk for job in rows]
 
 
-def dirac_priorities_update() -> int:
+def dirac_priorities_update(*, groups: Iterable[str] | None = None) -> int:
     """Task-queue priorities from the group shares (settings.DIRAC_GROUP_SHARES, default 1000 a group) and the
-    average priority of each queue's waiting jobs (REFERENCE.md); the matchers' indexes are told to rebuild."""
+    average priority of each queue's waiting jobs (REFERENCE.md), for the groups given (a group's priorities
+    depend only on its own queues) or all. Only changed priorities are written, and only then are the matchers'
+    indexes told to rebuild. Returns how many changed."""
+    queues = DiracTaskQueue.objects.all()
+    if groups is not None:
+        queues = queues.filter(ownerGroup__in=list(groups))
     rows = list(
-        DiracTaskQueue.objects.annotate(
-            averagePriority=Avg("jobs__userPriority", filter=Q(jobs__status="Waiting"))
-        ).values("id", "ownerGroup", "ownerDN", "averagePriority")
+        queues.annotate(averagePriority=Avg("jobs__userPriority", filter=Q(jobs__status="Waiting"))).values(
+            "id", "ownerGroup", "ownerDN", "averagePriority", "priority"
+        )
     )
     for row in rows:
         row["averagePriority"] = row["averagePriority"] or 0.0
+    current = {row["id"]: row["priority"] for row in rows}
     priorities = task_queue_priorities(rows, group_shares=getattr(settings, "DIRAC_GROUP_SHARES", {}))
-    updated = bulk_update_values(DiracTaskQueue, fields=("priority",), rows=sorted(priorities.items()))
-    task_queue_version_bump()
-    return updated
+    changed = sorted((tq_id, value) for tq_id, value in priorities.items() if value != current[tq_id])
+    if changed:
+        bulk_update_values(DiracTaskQueue, fields=("priority",), rows=changed)
+        task_queue_version_bump()
+    return len(changed)
 
 
 def _pick_priority(task_queue_id: int, rng: random.Random) -> float | None:
@@ -367,17 +377,16 @@ def dirac_match_request(
         if priority is None:
             _disable_if_empty(index, chosen)
             continue
+        found = {
+            "matched": True,
+            "task_queue": chosen,
+            "user_priority": priority,
+            "matching_task_queues": int(mask.sum()),
+            "highest_cpu_time": float(top),
+            "seed": seed,
+        }
         if dry_run:
-            return {
-                "matched": True,
-                "dry_run": True,
-                "job": None,
-                "task_queue": chosen,
-                "user_priority": priority,
-                "matching_task_queues": int(mask.sum()),
-                "highest_cpu_time": float(top),
-                "seed": seed,
-            }
+            return {**found, "dry_run": True, "job": None}
         if connection.vendor == "postgresql":
             job, first = _claim_in_one_statement(chosen, priority, rng, resource, now, seed)
         else:
@@ -395,16 +404,7 @@ def dirac_match_request(
                         seed=seed,
                     )
         if job is not None:
-            return {
-                "matched": True,
-                "job": job,
-                "task_queue": chosen,
-                "user_priority": priority,
-                "first_jobs": sorted(first),
-                "matching_task_queues": int(mask.sum()),
-                "highest_cpu_time": float(top),
-                "seed": seed,
-            }
+            return {**found, "job": job, "first_jobs": sorted(first)}
     nearest = dirac_no_match_explanation(resource=resource)
     if dry_run:
         return {"matched": False, "dry_run": True, "job": None, "nearest": nearest, "seed": seed}
