@@ -258,12 +258,93 @@ DIRAC_JOB = _machine(
     },
 )
 
+# CMS WMCore (seed 004). Work-queue elements never move backwards (REFERENCE.md, "WMCore"); going back to
+# Available is an explicit reset (brokerage.services.wmcore.element_reset), not a transition.
+WMCORE_ELEMENT = _machine(
+    "work-queue element",
+    initial=("Available", "Negotiating", "Acquired"),
+    table={
+        "Available": ("Negotiating", "Acquired", "Running", "Failed", "CancelRequested", "Canceled"),
+        "Negotiating": ("Acquired", "Running", "Failed", "CancelRequested", "Canceled"),
+        "Acquired": ("Running", "Done", "Failed", "CancelRequested", "Canceled"),
+        "Running": ("Done", "Failed", "CancelRequested"),
+        "Done": (),
+        "Failed": (),
+        "CancelRequested": ("Canceled",),
+        "Canceled": (),
+    },
+)
+
+# ReqMgr2 request statuses (lower case, seed 004: "the collection of WQE status"), in their life-cycle order.
+WMCORE_REQUEST = _machine(
+    "request",
+    initial=("new",),
+    table={
+        "new": ("assignment-approved", "rejected"),
+        "assignment-approved": ("assigned", "rejected"),
+        "assigned": ("staging", "acquired", "aborted", "failed"),
+        "staging": ("staged", "aborted"),
+        "staged": ("acquired", "aborted", "failed"),
+        "acquired": ("running-open", "running-closed", "completed", "aborted", "failed"),
+        "running-open": ("running-closed", "force-complete", "completed", "aborted", "failed"),
+        "running-closed": ("force-complete", "completed", "aborted", "failed"),
+        "force-complete": ("completed",),
+        "completed": ("closed-out", "rejected"),
+        "closed-out": ("announced", "rejected"),
+        "announced": ("normal-archived",),
+        "normal-archived": (),
+        "aborted": ("aborted-completed",),
+        "aborted-completed": ("aborted-archived",),
+        "aborted-archived": (),
+        "failed": ("rejected",),
+        "rejected": ("rejected-archived",),
+        "rejected-archived": (),
+    },
+)
+
+# WMBS job states (WMCore's JobStateMachine): created jobs wait in the JobSubmitter cache, executing ones are in
+# the pool (pending or running there).
+WMBS_JOB = _machine(
+    "WMBS job",
+    initial=("new", "created"),
+    table={
+        "new": ("created", "createfailed", "killed"),
+        "created": ("executing", "submitfailed", "createfailed", "killed"),
+        "executing": ("complete", "jobfailed", "killed"),
+        "complete": ("success", "jobfailed"),
+        "success": ("cleanout",),
+        "jobfailed": ("jobcooloff", "exhausted", "retrydone", "killed"),
+        "submitfailed": ("submitcooloff", "exhausted", "retrydone", "killed"),
+        "createfailed": ("createcooloff", "exhausted", "retrydone", "killed"),
+        "jobcooloff": ("created", "killed"),
+        "submitcooloff": ("created", "killed"),
+        "createcooloff": ("new", "killed"),
+        "retrydone": ("exhausted",),
+        "exhausted": ("cleanout",),
+        "killed": ("cleanout",),
+        "cleanout": (),
+    },
+)
+WMBS_JOB_ACTIVE = ("new", "created", "executing", "complete", "jobcooloff", "submitcooloff", "createcooloff")
+
 # Job statuses with a way out: the job is not over (scouting, finishing and the watchdog wait for them).
 JOB_ACTIVE = tuple(status for status in JOB.statuses if JOB.allowed_from(status))
 
 MACHINES: dict[str, StateMachine] = {
     machine.entity: machine
-    for machine in (TASK, INPUT_DATASET, OUTPUT_DATASET, INPUT_FILE, OUTPUT_FILE, EVENT, JOB, DIRAC_JOB)
+    for machine in (
+        TASK,
+        INPUT_DATASET,
+        OUTPUT_DATASET,
+        INPUT_FILE,
+        OUTPUT_FILE,
+        EVENT,
+        JOB,
+        DIRAC_JOB,
+        WMCORE_ELEMENT,
+        WMCORE_REQUEST,
+        WMBS_JOB,
+    )
 }
 
 # Dataset and file types (JEDI_Datasets.TYPE). Pseudo inputs carry random seeds and serial numbers (seed 002).

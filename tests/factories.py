@@ -330,3 +330,144 @@ class DiracMatchRecordFactory(factory.django.DjangoModelFactory):
     site = "LCG.CERN.cern"
     matched = False
     seed = 7
+
+
+# --- CMS WMCore (seed 004) ---
+
+
+class WMCoreRequestFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.WMCoreRequest
+
+    RequestName = factory.Sequence(lambda n: f"pdmvserv_Run2024_ReReco_{n:04d}")
+    RequestStatus = "assigned"
+    Team = "production"
+    SiteWhitelist = factory.LazyFunction(lambda: ["T1_US_FNAL", "T2_CH_CERN"])
+
+
+class WMCoreRequestStatusLogFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.WMCoreRequestStatusLog
+
+    request = factory.SubFactory(WMCoreRequestFactory)
+    timestamp = factory.LazyFunction(timezone.now)
+    old_status = "assignment-approved"
+    new_status = "assigned"
+
+
+class WMCoreGlobalQueueFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.WMCoreQueue
+        django_get_or_create = ("name",)
+
+    name = "global"
+    kind = "global"
+
+
+class WMCoreQueueFactory(factory.django.DjangoModelFactory):
+    """A local queue (an agent's), under the global queue."""
+
+    class Meta:
+        model = models.WMCoreQueue
+
+    name = factory.Sequence(lambda n: f"vocms{n:04d}.cern.ch")
+    kind = "local"
+    parent = factory.SubFactory(WMCoreGlobalQueueFactory)
+
+
+class WMCoreElementFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.WMCoreElement
+
+    queue = factory.SubFactory(WMCoreGlobalQueueFactory)
+    database = "queue"
+    element_id = factory.Sequence(lambda n: f"{n:032x}")
+    request = factory.SubFactory(WMCoreRequestFactory)
+    Status = "Available"
+    Priority = 100000
+    Jobs = 10
+    SiteWhitelist = factory.LazyFunction(lambda: ["T1_US_FNAL", "T2_CH_CERN"])
+
+
+class WMCoreElementStatusLogFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.WMCoreElementStatusLog
+
+    element = factory.SubFactory(WMCoreElementFactory)
+    timestamp = factory.LazyFunction(timezone.now)
+    old_status = "Available"
+    new_status = "Negotiating"
+
+
+class WMCoreBlockFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.WMCoreBlock
+
+    dataset = "/JetHT/Run2024C-v1/RAW"
+    name = factory.Sequence(lambda n: f"/JetHT/Run2024C-v1/RAW#{n:08x}")
+    files = 10
+    sites = factory.LazyFunction(lambda: ["T1_US_FNAL"])
+
+
+class WMCoreSiteFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.WMCoreSite
+
+    queue = factory.SubFactory(WMCoreQueueFactory)
+    name = factory.Sequence(lambda n: f"T2_XX_Site{n}")
+    pending_slots = 100
+    running_slots = 200
+
+
+class WMCoreSiteThresholdFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.WMCoreSiteThreshold
+
+    site = factory.SubFactory(WMCoreSiteFactory)
+    task_type = "Processing"
+    pending_slots = 50
+    max_slots = 100
+
+
+class WMBSSubscriptionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.WMBSSubscription
+
+    queue = factory.SubFactory(WMCoreQueueFactory)
+    element = factory.SubFactory(WMCoreElementFactory, queue=factory.SelfAttribute("..queue"), Status="Running")
+    request = factory.SelfAttribute("element.request")
+    task_type = "Processing"
+    site = "T1_US_FNAL"
+
+
+class WMBSJobFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.WMBSJob
+
+    subscription = factory.SubFactory(WMBSSubscriptionFactory)
+    state = "created"
+    priority = 100000
+    task_type = "Processing"
+    possible_sites = factory.LazyFunction(lambda: ["T1_US_FNAL"])
+
+
+class JobSubmitterCacheEntryFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.JobSubmitterCacheEntry
+
+    job = factory.SubFactory(WMBSJobFactory)
+    queue = factory.SelfAttribute("job.subscription.queue")
+    priority = factory.SelfAttribute("job.priority")
+    task_type = "Processing"
+
+
+class JobSubmitterReportFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.JobSubmitterReport
+
+    queue = factory.SubFactory(WMCoreQueueFactory)
+    at = factory.LazyFunction(timezone.now)
+    site = "T1_US_FNAL"
+    task_type = "Processing"
+    condition = "no_pending_slot"
+    count = 3

@@ -207,6 +207,8 @@ _S000_ANAL = "seed 000, ATLAS Analysis Job Brokerage"
 _S000_TIMEOUT = "seed 000, Timeout Rules"
 _S002_JUMBO = "seed 002, Jumbo job switcher"
 _S002_THROTTLE = "seed 002, Job throttling"
+_S004_PRIORITY = "seed 004, Handling the priority and system limit"
+_S004_CACHE = "seed 004, WMBS to JobSubmitter Cache transition"
 
 REGISTRY = Registry(
     [
@@ -955,6 +957,88 @@ REGISTRY = Registry(
             _S002_THROTTLE,
             suffix="workqueue",
             suffix_only=True,
+            minimum=0,
+        ),
+        # --- CMS WMCore work-queue pull (seed 004) ---
+        _p(
+            "WMCORE_MAX_JOBS_PER_OWNER",
+            "workqueue",
+            "int",
+            15000,
+            "jobs",
+            "The schedd's MAX_JOBS_PER_OWNER: with WMCORE_SCHEDD_FRACTION it caps the jobs an agent keeps in the "
+            "pool; at the cap no work is pulled and no job submitted. Set it to the schedd's own value.",
+            _S004_PRIORITY,
+            app="wmcore",
+            minimum=0,
+        ),
+        _p(
+            "WMCORE_SCHEDD_FRACTION",
+            "workqueue",
+            "float",
+            0.75,
+            "",
+            "The factor of MAX_JOBS_PER_OWNER an agent may use (WMCore's condor fraction).",
+            _S004_PRIORITY,
+            app="wmcore",
+            minimum=0,
+            maximum=1,
+        ),
+        _p(
+            "WMCORE_OVERFLOW_FRACTION",
+            "jobsubmitter",
+            "float",
+            0.2,
+            "",
+            "A job of higher priority than every job of its type at a site may exceed the site's pending "
+            "thresholds by this fraction of the pending slots (seed 004: 20 %, configurable).",
+            _S004_PRIORITY,
+            app="wmcore",
+            minimum=0,
+            maximum=10,
+        ),
+        _p(
+            "WMCORE_CACHE_REFRESH_SIZE",
+            "jobsubmitter",
+            "int",
+            30000,
+            "jobs",
+            "The JobSubmitter cache is refilled from WMBS while it holds fewer jobs than this.",
+            _S004_CACHE,
+            app="wmcore",
+            minimum=0,
+        ),
+        _p(
+            "WMCORE_CACHE_REFRESH_MINUTES",
+            "jobsubmitter",
+            "int",
+            20,
+            "minutes",
+            "A full cache is refreshed anyway when its last refresh is this old.",
+            _S004_CACHE,
+            app="wmcore",
+            minimum=0,
+        ),
+        _p(
+            "WMCORE_MAX_JOBS_TO_CACHE",
+            "jobsubmitter",
+            "int",
+            50000,
+            "jobs",
+            "The most created jobs one refresh reads from WMBS (WMCore's maxJobsToCache).",
+            _S004_CACHE,
+            app="wmcore",
+            minimum=1,
+        ),
+        _p(
+            "WMCORE_MAX_JOBS_PER_POLL",
+            "jobsubmitter",
+            "int",
+            1000,
+            "jobs",
+            "The most jobs one submitter cycle hands to the pool (WMCore's maxJobsPerPoll).",
+            _S004_CACHE,
+            app="wmcore",
             minimum=0,
         ),
     ]

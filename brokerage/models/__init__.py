@@ -18,6 +18,20 @@ from .jobs import Job, JobRetryHistory, JobStatusLog, JobTimeoutSummary
 from .locks import ProcessLock
 from .shares import GlobalShare, GlobalShareSnapshot, WorkQueue
 from .tasks import Dataset, DatasetFile, DatasetStatusLog, Event, Task, TaskStatusLog
+from .wmcore import (
+    JobSubmitterCacheEntry,
+    JobSubmitterReport,
+    WMBSJob,
+    WMBSSubscription,
+    WMCoreBlock,
+    WMCoreElement,
+    WMCoreElementStatusLog,
+    WMCoreQueue,
+    WMCoreRequest,
+    WMCoreRequestStatusLog,
+    WMCoreSite,
+    WMCoreSiteThreshold,
+)
 
 __all__ = [
     "BrokerageCycle",
@@ -41,6 +55,8 @@ __all__ = [
     "Job",
     "JobRetryHistory",
     "JobStatusLog",
+    "JobSubmitterCacheEntry",
+    "JobSubmitterReport",
     "JobTimeoutSummary",
     "NetworkLink",
     "PandaQueue",
@@ -52,5 +68,15 @@ __all__ = [
     "StorageEndpoint",
     "Task",
     "TaskStatusLog",
+    "WMBSJob",
+    "WMBSSubscription",
+    "WMCoreBlock",
+    "WMCoreElement",
+    "WMCoreElementStatusLog",
+    "WMCoreQueue",
+    "WMCoreRequest",
+    "WMCoreRequestStatusLog",
+    "WMCoreSite",
+    "WMCoreSiteThreshold",
     "WorkQueue",
 ]

@@ -3,6 +3,7 @@
 from django.db import models
 
 from brokerage import states
+from brokerage.engine import wmcore
 from brokerage.gdpconfig import VALUE_TYPES
 
 TASK_STATUS = states.TASK.choices()
@@ -10,6 +11,9 @@ DATASET_STATUS = states.union_choices(states.INPUT_DATASET, states.OUTPUT_DATASE
 FILE_STATUS = states.union_choices(states.INPUT_FILE, states.OUTPUT_FILE)
 EVENT_STATUS = states.EVENT.choices()
 JOB_STATUS = states.JOB.choices()
+WMCORE_ELEMENT_STATUS = states.WMCORE_ELEMENT.choices()
+WMCORE_REQUEST_STATUS = states.WMCORE_REQUEST.choices()
+WMBS_JOB_STATUS = states.WMBS_JOB.choices()
 DATASET_TYPE = [(name, name) for name in states.DATASET_TYPES]
 
 GDPCONFIG_TYPE = [(name, name) for name in VALUE_TYPES]
@@ -142,3 +146,30 @@ class GdpConfigAction(models.TextChoices):
     CREATE = "create"
     UPDATE = "update"
     DELETE = "delete"
+
+
+# --- CMS WMCore (seed 004) ---
+WMCORE_SITE_STATE = [(name, name) for name in wmcore.SITE_STATES]
+WMCORE_JOB_TYPE = [(name, name) for name in wmcore.JOB_TYPES]
+
+
+class WMCoreQueueKind(models.TextChoices):
+    """The global queue takes requests from ReqMgr2; local queues (one per agent) pull from it."""
+
+    GLOBAL = "global"
+    LOCAL = "local"
+
+
+class WMCoreQueueDatabase(models.TextChoices):
+    """Each work queue keeps two databases (seed 004): the inbox (whole requests, or elements replicated from the
+    parent) and the queue (the elements split from the inbox, the ones that are matched)."""
+
+    INBOX = "inbox"
+    QUEUE = "queue"
+
+
+class BatchStatus(models.TextChoices):
+    """Where an executing WMBS job is in the pool."""
+
+    IDLE = "Idle"
+    RUNNING = "Running"

@@ -236,6 +236,7 @@ BROKERAGE_PLUGINS = [
     "brokerage.engine.plugins.atlas_prod_job.AtlasProdJobBroker",
     "brokerage.engine.plugins.atlas_anal_job.AtlasAnalJobBroker",
     "brokerage.engine.dirac.DiracMatcher",
+    "brokerage.engine.wmcore.WMCorePull",
     *env_list("BROKERAGE_EXTRA_PLUGINS"),
 ]
 

@@ -27,6 +27,12 @@ def make(machine, status):
         return factories.EventFactory(status=status)
     if machine is states.DIRAC_JOB:
         return factories.DiracJobFactory(status=status)
+    if machine is states.WMCORE_ELEMENT:
+        return factories.WMCoreElementFactory(Status=status)
+    if machine is states.WMCORE_REQUEST:
+        return factories.WMCoreRequestFactory(RequestStatus=status)
+    if machine is states.WMBS_JOB:
+        return factories.WMBSJobFactory(state=status)
     if machine in (states.INPUT_DATASET, states.OUTPUT_DATASET):
         kind = "input" if machine is states.INPUT_DATASET else "output"
         return factories.DatasetFactory(type=kind, status=status)

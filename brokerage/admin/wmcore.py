@@ -1,0 +1,144 @@
+"""Admin pages for CMS WMCore's tables (seed 004): requests, queues, elements (with the explicit reset), sites and
+their thresholds, blocks, WMBS and the JobSubmitter cache."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.utils import timezone
+
+from brokerage import models
+from brokerage.services.wmcore import ResetRefused, element_reset
+
+from .domain import ReadOnlyLogInline
+from .stateful import StatefulAdmin
+
+
+class WMCoreRequestStatusLogInline(ReadOnlyLogInline):
+    model = models.WMCoreRequestStatusLog
+
+
+@admin.register(models.WMCoreRequest)
+class WMCoreRequestAdmin(StatefulAdmin):
+    list_display = ["RequestName", "RequestStatus", "RequestType", "RequestPriority", "Team", "InputDataset"]
+    list_filter = ["RequestStatus", "RequestType", "Team", "TaskType"]
+    search_fields = ["RequestName", "InputDataset"]
+    readonly_fields = ["status_time"]
+    inlines = [WMCoreRequestStatusLogInline]
+
+
+@admin.register(models.WMCoreRequestStatusLog)
+class WMCoreRequestStatusLogAdmin(admin.ModelAdmin):
+    list_display = ["request", "timestamp", "old_status", "new_status", "actor"]
+    raw_id_fields = ["request"]
+
+
+@admin.register(models.WMCoreQueue)
+class WMCoreQueueAdmin(admin.ModelAdmin):
+    list_display = ["name", "kind", "parent", "team", "enabled", "cache_refreshed", "locations_updated"]
+    list_filter = ["kind", "enabled"]
+    search_fields = ["name"]
+
+
+class WMCoreElementStatusLogInline(ReadOnlyLogInline):
+    model = models.WMCoreElementStatusLog
+
+
+@admin.register(models.WMCoreElement)
+class WMCoreElementAdmin(StatefulAdmin):
+    list_display = [
+        "element_id",
+        "queue",
+        "database",
+        "Status",
+        "request",
+        "Priority",
+        "Jobs",
+        "ChildQueue",
+        "site",
+        "stuck_reason",
+    ]
+    list_filter = ["queue", "database", "Status", "stuck_reason"]
+    search_fields = ["=element_id", "request__RequestName"]
+    raw_id_fields = ["request", "queue", "ChildQueue"]
+    list_select_related = ["queue", "request", "ChildQueue"]
+    readonly_fields = ["UpdateTime", "stuck_reason", "stuck_detail", "stuck_since"]
+    show_full_result_count = False
+    inlines = [WMCoreElementStatusLogInline]
+    actions = ["reset_elements"]
+
+    @admin.action(description="Reset to Available (Negotiating or Acquired global elements)", permissions=["change"])
+    def reset_elements(self, request, queryset):
+        actor = f"admin:{request.user.get_username()}"
+        done = 0
+        for pk in queryset.values_list("pk", flat=True):
+            try:
+                element_reset(element_pk=pk, actor=actor, reason="reset from the admin", now=timezone.now())
+                done += 1
+            except ResetRefused as refused:
+                self.message_user(request, f"element {pk}: {refused}", messages.WARNING)
+        if done:
+            self.message_user(request, f"{done} element(s) back to Available.", messages.SUCCESS)
+
+
+@admin.register(models.WMCoreElementStatusLog)
+class WMCoreElementStatusLogAdmin(admin.ModelAdmin):
+    list_display = ["element", "timestamp", "old_status", "new_status", "actor"]
+    raw_id_fields = ["element"]
+
+
+@admin.register(models.WMCoreBlock)
+class WMCoreBlockAdmin(admin.ModelAdmin):
+    list_display = ["name", "dataset", "files", "sites", "updated"]
+    search_fields = ["name", "dataset"]
+
+
+class WMCoreSiteThresholdInline(admin.TabularInline):
+    model = models.WMCoreSiteThreshold
+    extra = 0
+
+
+@admin.register(models.WMCoreSite)
+class WMCoreSiteAdmin(admin.ModelAdmin):
+    list_display = ["name", "queue", "state", "pending_slots", "running_slots"]
+    list_filter = ["queue", "state"]
+    search_fields = ["name"]
+    inlines = [WMCoreSiteThresholdInline]
+
+
+@admin.register(models.WMCoreSiteThreshold)
+class WMCoreSiteThresholdAdmin(admin.ModelAdmin):
+    list_display = ["site", "task_type", "pending_slots", "max_slots"]
+    list_filter = ["task_type"]
+    raw_id_fields = ["site"]
+
+
+@admin.register(models.WMBSSubscription)
+class WMBSSubscriptionAdmin(admin.ModelAdmin):
+    list_display = ["pk", "queue", "request", "task_type", "site", "created", "finished"]
+    list_filter = ["queue", "task_type"]
+    raw_id_fields = ["element", "request", "queue"]
+
+
+@admin.register(models.WMBSJob)
+class WMBSJobAdmin(StatefulAdmin):
+    list_display = ["pk", "state", "priority", "task_type", "location", "batch_status", "state_time"]
+    list_filter = ["state", "task_type", "batch_status"]
+    search_fields = ["=pk", "location"]
+    raw_id_fields = ["subscription"]
+    readonly_fields = ["state_time"]
+    show_full_result_count = False
+
+
+@admin.register(models.JobSubmitterCacheEntry)
+class JobSubmitterCacheEntryAdmin(admin.ModelAdmin):
+    list_display = ["job", "queue", "priority", "task_type", "waiting_reason", "cached"]
+    list_filter = ["queue", "task_type", "waiting_reason"]
+    raw_id_fields = ["job", "queue"]
+    show_full_result_count = False
+
+
+@admin.register(models.JobSubmitterReport)
+class JobSubmitterReportAdmin(admin.ModelAdmin):
+    list_display = ["at", "queue", "site", "task_type", "condition", "count"]
+    list_filter = ["queue", "condition", "task_type"]
+    date_hierarchy = "at"

@@ -1,0 +1,728 @@
+"""CMS WMCore's work-queue pull (seed 004), plain Python: which sites an element may run at, the free slots a
+queue sees, the matching of elements to sites (pullWork and getWork), and the JobSubmitter's choice of jobs to
+hand to the pool. The `wmcore_pull` plugin explains one pull from a scenario file.
+
+Matching, as seed 004 and REFERENCE.md ("WMCore") state it: elements by priority (highest first), then creation
+time (oldest first); for each element its possible sites in random (seeded) order; the first site whose jobs at
+a priority higher than or equal to the element's are strictly below the site's threshold takes the element, and
+the element's jobs are added to that site (it may overshoot). Lower-priority jobs never count, so higher-priority
+work is pulled however full a site is of lower-priority work; the schedd limit stops every pull.
+
+Closing is monotone: elements come in descending priority, so the jobs counted at a site only grow as the pull
+goes on, and a site that is full for one element is full for every later one. Each distinct set of possible sites
+keeps the list of its sites still open; an element draws from that list and drops the full sites it meets. The
+first open site in a random order of the possible sites is a uniformly random open site, and that is what the
+draw gives, in amortised constant time per element (`bench wmcore`: 100,000 elements, 500 sites).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from .decision import Candidate, Decision, Skip, Stage
+from .plugin import Plugin
+from .scenario import Scenario, ScenarioError
+
+# ResourceControl site states: pullWork counts Normal sites only, getWork Normal and Draining (seed 004).
+SITE_STATES = ("Normal", "Draining", "Down", "Aborted")
+PULL_WORK = "pullWork"
+GET_WORK = "getWork"
+STEPS = (PULL_WORK, GET_WORK)
+STEP_STATES = {PULL_WORK: ("Normal",), GET_WORK: ("Normal", "Draining")}
+# WMAgent job (task) types with their own thresholds; the I/O-bound ones never overflow (JobSubmitterPoller).
+JOB_TYPES = ("Processing", "Production", "Merge", "Cleanup", "LogCollect", "Skim", "Harvesting")
+IO_BOUND_TYPES = frozenset({"Merge", "Cleanup", "LogCollect", "Harvesting"})
+DETAIL_SITES = 5  # sites named in a threshold_full detail
+
+
+@dataclass(frozen=True, slots=True)
+class Element:
+    """A work-queue element as the matcher reads it (WMCore's element keys in the scenario): a block-level unit
+    of `jobs` possible jobs, with the locations of its input blocks, parents and pileup, its site lists and
+    trust flags (NoInputUpdate = TrustSitelists, NoPileupUpdate = TrustPUSitelists)."""
+
+    id: str
+    priority: float
+    created: float  # POSIX seconds; only the order matters
+    jobs: int
+    inputs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    parents: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    pileup: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    whitelist: tuple[str, ...] = ()
+    blacklist: tuple[str, ...] = ()
+    trust_sitelists: bool = False
+    trust_pileup_sitelists: bool = False
+    request: str = ""
+
+    def restriction_key(self) -> tuple:
+        """What decides the possible sites; elements sharing it share the (cached) answer."""
+        return (
+            self.whitelist,
+            self.blacklist,
+            None if self.trust_sitelists else tuple(sorted(self.inputs.items())),
+            None if self.trust_sitelists else tuple(sorted(self.parents.items())),
+            None if self.trust_pileup_sitelists else tuple(sorted(self.pileup.items())),
+        )
+
+
+@dataclass(frozen=True)
+class Restriction:
+    """The sites an element may run at (None: any site), or why there is none: a code and its numbers."""
+
+    sites: frozenset[str] | None
+    code: str = ""
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _data_sites(locations: Mapping[str, tuple[str, ...]]) -> tuple[frozenset[str], list[str]]:
+    """Every site holding one of the blocks, and the blocks with no location at all."""
+    sites: set[str] = set()
+    homeless = []
+    for block, where in locations.items():
+        if where:
+            sites.update(where)
+        else:
+            homeless.append(block)
+    return frozenset(sites), sorted(homeless)
+
+
+def possible_sites(element: Element) -> Restriction:
+    """The element's possible sites (seed 004: "check the site whitelist/blacklist with input block location and
+    pile up data location"): the whitelist (empty: any site) minus the blacklist, intersected with the sites of its
+    input blocks, of their parents and of its pileup, unless the trust flags say the site lists are to be trusted
+    (data read over xrootd). REFERENCE.md: whitelist [CNAF, DESY], input at [FNAL, CERN, DESY] → [DESY]."""
+    blacklist = frozenset(element.blacklist)
+    whitelist = frozenset(element.whitelist) if element.whitelist else None
+    allowed = None if whitelist is None else whitelist - blacklist
+    if allowed is not None and not allowed:
+        return Restriction(
+            frozenset(), "site_blacklisted", {"whitelist": sorted(whitelist), "blacklist": sorted(blacklist)}
+        )
+    checks = []
+    if not element.trust_sitelists:
+        checks += [("input", element.inputs), ("parent", element.parents)]
+    if not element.trust_pileup_sitelists:
+        checks.append(("pileup", element.pileup))
+    for kind, locations in checks:
+        if not locations:
+            continue
+        data, homeless = _data_sites(locations)
+        if homeless:
+            return Restriction(frozenset(), f"no_{kind}_location", {"blocks": homeless[:DETAIL_SITES]})
+        within = data if allowed is None else allowed & data
+        if within:
+            allowed = within
+            continue
+        listed = data if whitelist is None else data & whitelist
+        if listed and listed <= blacklist:
+            return Restriction(
+                frozenset(), "site_blacklisted", {f"{kind}Sites": sorted(data), "blacklist": sorted(blacklist)}
+            )
+        return Restriction(
+            frozenset(),
+            f"no_site_with_{kind}",
+            {f"{kind}Sites": sorted(data), "whitelist": sorted(whitelist or ()), "blacklist": sorted(blacklist)},
+        )
+    if allowed is None and blacklist:
+        return Restriction(None, detail={"blacklist": sorted(blacklist)})
+    return Restriction(allowed)
+
+
+@dataclass(frozen=True)
+class SiteResources:
+    """One site of an agent's resource control: its state, pending and running slots, and the jobs running there
+    (getWork subtracts them)."""
+
+    name: str
+    state: str = "Normal"
+    pending_slots: int = 0
+    running_slots: int = 0
+    running_jobs: int = 0
+
+
+@dataclass(frozen=True)
+class Slots:
+    """What a step counts as each site's threshold, and the sites it leaves out with their state."""
+
+    thresholds: Mapping[str, float]
+    excluded: Mapping[str, str] = field(default_factory=dict)
+
+
+def free_slots(sites: Iterable[SiteResources], *, step: str) -> Slots:
+    """Seed 004, step 1 of each transition: pullWork counts pending + running slots, running jobs not subtracted,
+    draining sites excluded; getWork subtracts the running jobs and includes draining sites. Down and Aborted
+    sites never get work."""
+    if step not in STEPS:
+        raise ValueError(f"unknown step {step!r}")
+    thresholds: dict[str, float] = {}
+    excluded: dict[str, str] = {}
+    for site in sites:
+        if site.state not in STEP_STATES[step]:
+            excluded[site.name] = site.state
+            continue
+        slots = site.pending_slots + site.running_slots
+        if step == GET_WORK:
+            slots -= site.running_jobs
+        thresholds[site.name] = max(slots, 0)
+    return Slots(thresholds, excluded)
+
+
+@dataclass
+class Pull:
+    """A pull's outcome: the elements taken (in matching order) with their site, the others with their reason
+    code and numbers, and the jobs counted per site and priority afterwards."""
+
+    taken: list[tuple[Element, str]]
+    rejected: dict[str, tuple[str, dict[str, Any]]]
+    counted: dict[str, dict[float, int]]
+    order: list[str]
+
+    @property
+    def jobs_taken(self) -> int:
+        return sum(element.jobs for element, _ in self.taken)
+
+
+def priority_order(elements: Sequence[Element]) -> np.ndarray:
+    """Positions of the elements by priority descending, then creation time ascending, then id (stable)."""
+    if not elements:
+        return np.zeros(0, dtype=np.int64)
+    priority = np.fromiter((e.priority for e in elements), dtype=np.float64, count=len(elements))
+    created = np.fromiter((e.created for e in elements), dtype=np.float64, count=len(elements))
+    return np.lexsort((np.arange(len(elements)), created, -priority))
+
+
+def match_work(
+    elements: Sequence[Element],
+    slots: Slots,
+    site_jobs: Mapping[str, Mapping[float, int]],
+    *,
+    seed: int,
+    schedd_free: float | None = None,
+) -> Pull:
+    """Matches elements to sites (seed 004, pullWork step 2 / getWork step 2). `site_jobs` gives the jobs already
+    at each site by priority; `schedd_free` the schedd's free room (MAX_JOBS_PER_OWNER × factor − jobs): at 0 or
+    below nothing is pulled."""
+    order = priority_order(elements)
+    names = sorted(slots.thresholds)
+    index = {name: position for position, name in enumerate(names)}
+    threshold = [float(slots.thresholds[name]) for name in names]
+    load = [0.0] * len(names)
+    counted: dict[str, dict[float, int]] = {name: {} for name in names}
+    # jobs already at the sites, highest priority first: they start to count once the pull reaches their level
+    backlog = sorted(
+        ((float(p), site, int(n)) for site, by_priority in site_jobs.items() for p, n in by_priority.items() if n),
+        key=lambda item: -item[0],
+    )
+    for p, site, n in backlog:
+        if site in counted:
+            counted[site][p] = counted[site].get(p, 0) + n
+    ordered = [elements[i] for i in order]
+    rejected: dict[str, tuple[str, dict[str, Any]]] = {}
+    if schedd_free is not None and schedd_free <= 0:
+        detail = {"scheddFree": schedd_free}
+        return Pull([], {e.id: ("schedd_limit", detail) for e in ordered}, counted, [e.id for e in ordered])
+
+    rng = random.Random(seed)
+    restrictions: dict[tuple, Restriction] = {}
+    open_sites: dict[tuple, list[int]] = {}  # restriction key → its sites not yet seen full
+    candidates_of: dict[tuple, tuple[int, ...]] = {}
+    taken: list[tuple[Element, str]] = []
+    next_backlog = 0
+    for element in ordered:
+        while next_backlog < len(backlog) and backlog[next_backlog][0] >= element.priority:
+            _, site, n = backlog[next_backlog]
+            next_backlog += 1
+            if site in index:
+                load[index[site]] += n
+        key = element.restriction_key()
+        restriction = restrictions.get(key)
+        if restriction is None:
+            restriction = restrictions[key] = possible_sites(element)
+            if restriction.sites is None:
+                blocked = set(restriction.detail.get("blacklist", ()))
+                known = tuple(i for i, name in enumerate(names) if name not in blocked)
+            else:
+                known = tuple(sorted(index[s] for s in restriction.sites if s in index))
+            candidates_of[key] = known
+            open_sites[key] = list(known)
+        if restriction.code:
+            rejected[element.id] = (restriction.code, dict(restriction.detail))
+            continue
+        if not candidates_of[key]:
+            rejected[element.id] = ("no_resources", _no_resources_detail(restriction, slots))
+            continue
+        still_open = open_sites[key]
+        chosen = -1
+        while still_open:
+            draw = rng.randrange(len(still_open))
+            site = still_open[draw]
+            if load[site] < threshold[site]:
+                chosen = site
+                break
+            still_open[draw] = still_open[-1]
+            still_open.pop()
+        if chosen < 0:
+            rejected[element.id] = ("threshold_full", _full_detail(element, candidates_of[key], names, load, threshold))
+            continue
+        load[chosen] += element.jobs
+        by_priority = counted[names[chosen]]
+        by_priority[element.priority] = by_priority.get(element.priority, 0) + element.jobs
+        taken.append((element, names[chosen]))
+    return Pull(taken, rejected, counted, [e.id for e in ordered])
+
+
+def _no_resources_detail(restriction: Restriction, slots: Slots) -> dict[str, Any]:
+    possible = sorted(restriction.sites or ())
+    states = {site: slots.excluded[site] for site in possible if site in slots.excluded}
+    return {
+        "possible": possible[:DETAIL_SITES],
+        "nPossible": len(possible),
+        "states": states,
+        "unknown": [site for site in possible if site not in states][:DETAIL_SITES],
+    }
+
+
+def _full_detail(element: Element, sites: tuple[int, ...], names, load, threshold) -> dict[str, Any]:
+    shown = sites[:DETAIL_SITES]
+    return {
+        "priority": element.priority,
+        "nSites": len(sites),
+        "sites": [names[i] for i in shown],
+        "jobsAtOrAbove": [load[i] for i in shown],
+        "thresholds": [threshold[i] for i in shown],
+    }
+
+
+# --- JobSubmitter: cache → pool ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SubmitSite:
+    """A site as the JobSubmitter sees it: state, total slots and, per job type, (pending slots, running slots)."""
+
+    name: str
+    state: str = "Normal"
+    pending_slots: int = 0
+    running_slots: int = 0
+    task_slots: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+
+
+@dataclass
+class SiteLoad:
+    """Jobs already pending and running at a site, in total and per job type, and the highest priority of each
+    type's jobs there (None when it has none)."""
+
+    pending: int = 0
+    running: int = 0
+    task_pending: dict[str, int] = field(default_factory=dict)
+    task_running: dict[str, int] = field(default_factory=dict)
+    highest_priority: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CachedJob:
+    """A job in the JobSubmitter cache: id, priority, job type and the sites it may run at."""
+
+    id: int
+    priority: float
+    task_type: str
+    possible_sites: tuple[str, ...]
+
+
+@dataclass
+class Submission:
+    """Jobs handed to the pool with their site, the reason each other job stays in the cache, and the count of
+    conditions met per (site, job type, condition) as WMCore logs them."""
+
+    submitted: list[tuple[int, str]]
+    waiting: dict[int, tuple[str, dict[str, Any]]]
+    conditions: dict[tuple[str, str, str], int]
+    limit: int
+
+
+def submit_condition(
+    job: CachedJob, site: SubmitSite, load: SiteLoad, *, overflow_fraction: float, initial: SiteLoad
+) -> tuple[str, dict[str, Any]]:
+    """'' when the job may go to the site, else the first condition that stops it and its numbers. A job with a
+    priority above every job of its type at the site (and not I/O-bound) may overflow the pending thresholds by
+    `overflow_fraction` of the pending slots (seed 004: 20 %, configurable)."""
+    task_pending_slots, task_running_slots = site.task_slots.get(job.task_type, (0, 0))
+    highest = load.highest_priority.get(job.task_type)
+    bypass = highest is not None and job.priority > highest and job.task_type not in IO_BOUND_TYPES
+    if bypass:
+        total_pending_threshold = max(site.pending_slots, initial.pending) + site.pending_slots * overflow_fraction
+        task_pending_threshold = (
+            max(task_pending_slots, initial.task_pending.get(job.task_type, 0)) + task_pending_slots * overflow_fraction
+        )
+    else:
+        total_pending_threshold = site.pending_slots
+        task_pending_threshold = task_pending_slots
+    task_pending = load.task_pending.get(job.task_type, 0)
+    task_running = load.task_running.get(job.task_type, 0)
+    checks = (
+        ("no_pending_slot", load.pending, total_pending_threshold),
+        ("no_task_pending_slot", task_pending, task_pending_threshold),
+        ("no_running_slot", load.pending + load.running, total_pending_threshold + site.running_slots),
+        ("no_task_running_slot", task_pending + task_running, task_pending_threshold + task_running_slots),
+    )
+    for code, current, limit in checks:
+        if current >= limit:
+            return code, {
+                "site": site.name,
+                "taskType": job.task_type,
+                "current": current,
+                "threshold": limit,
+                "bypass": bypass,
+            }
+    return "", {}
+
+
+def assign_locations(
+    jobs: Sequence[CachedJob],
+    sites: Mapping[str, SubmitSite],
+    loads: Mapping[str, SiteLoad],
+    *,
+    overflow_fraction: float,
+    limit: int,
+) -> Submission:
+    """The JobSubmitter's pass over its cache (seed 004, "JobSubmitter Cache to GlideIn"): jobs by priority
+    descending then id; Down/Aborted sites dropped, draining sites dropped when the job has another site (I/O-bound
+    jobs keep them), sites with no pending slot for the job type dropped; the first site whose conditions pass
+    takes the job and its counters grow. `limit` (the schedd's free room, at most the jobs per cycle) stops it."""
+    loads = {name: _copy_load(loads.get(name, SiteLoad())) for name in sites}
+    initial = {name: _copy_load(load) for name, load in loads.items()}
+    submitted: list[tuple[int, str]] = []
+    waiting: dict[int, tuple[str, dict[str, Any]]] = {}
+    conditions: dict[tuple[str, str, str], int] = {}
+    ordered = sorted(jobs, key=lambda job: (-job.priority, job.id))
+    for position, job in enumerate(ordered):
+        if len(submitted) >= limit:
+            detail = {"limit": limit}
+            code = "schedd_limit" if limit <= 0 else "cycle_limit"
+            waiting.update({later.id: (code, detail) for later in ordered[position:]})
+            break
+        possible = [name for name in sorted(job.possible_sites) if name in sites]
+        usable = [name for name in possible if sites[name].state not in ("Down", "Aborted")]
+        if not usable:
+            waiting[job.id] = ("no_resources", {"possible": sorted(job.possible_sites)[:DETAIL_SITES]})
+            continue
+        if job.task_type not in IO_BOUND_TYPES:
+            normal = [name for name in usable if sites[name].state != "Draining"]
+            if normal:
+                usable = normal
+        usable = [name for name in usable if sites[name].task_slots.get(job.task_type, (0, 0))[0] > 0]
+        if not usable:
+            waiting[job.id] = ("no_task_threshold", {"taskType": job.task_type})
+            continue
+        first_reason: tuple[str, dict[str, Any]] | None = None
+        for name in usable:
+            code, detail = submit_condition(
+                job, sites[name], loads[name], overflow_fraction=overflow_fraction, initial=initial[name]
+            )
+            if code:
+                conditions[(name, job.task_type, code)] = conditions.get((name, job.task_type, code), 0) + 1
+                first_reason = first_reason or (code, detail)
+                continue
+            load = loads[name]
+            load.pending += 1
+            load.task_pending[job.task_type] = load.task_pending.get(job.task_type, 0) + 1
+            conditions[(name, job.task_type, "submitted")] = conditions.get((name, job.task_type, "submitted"), 0) + 1
+            submitted.append((job.id, name))
+            break
+        else:
+            waiting[job.id] = first_reason
+    return Submission(submitted, waiting, conditions, limit)
+
+
+def _copy_load(load: SiteLoad) -> SiteLoad:
+    return SiteLoad(
+        load.pending, load.running, dict(load.task_pending), dict(load.task_running), dict(load.highest_priority)
+    )
+
+
+def schedd_free_slots(*, max_jobs_per_owner: int, fraction: float, jobs_in_schedd: int) -> int:
+    """The schedd's free room (seed 004: "MAX_JOBS_PER_OWNER * some factor"; the factor is WMCore's condor
+    fraction): what is left below the limit, negative when over it."""
+    return math.floor(max_jobs_per_owner * fraction) - jobs_in_schedd
+
+
+# --- the wmcore_pull plugin: scenario files --------------------------------------------------------------------
+
+
+def _reader_number(data: Mapping, key: str, path: str, default: float | None = None, *, minimum=None) -> float:
+    value = data.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ScenarioError(f"{path}.{key}", "a number", value)
+    if minimum is not None and value < minimum:
+        raise ScenarioError(f"{path}.{key}", f"a number ≥ {minimum:g}", value)
+    return float(value)
+
+
+def _site_list(value: Any, path: str) -> tuple[str, ...]:
+    if value in (None, ""):
+        return ()
+    if isinstance(value, str):
+        return tuple(item.strip() for item in value.split(",") if item.strip())
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ScenarioError(path, "a list of site names", value)
+    return tuple(value)
+
+
+def _locations(value: Any, path: str) -> dict[str, tuple[str, ...]]:
+    """{block or dataset: [sites]}; a bare list of sites is one unnamed block."""
+    if value in (None, ""):
+        return {}
+    if isinstance(value, list):
+        return {"(data)": _site_list(value, path)}
+    if not isinstance(value, dict):
+        raise ScenarioError(path, "an object {block: [sites]}", value)
+    return {str(block): _site_list(sites, f"{path}[{block!r}]") for block, sites in value.items()}
+
+
+def _time(value: Any, path: str) -> float:
+    if value is None:
+        return 0.0
+    if isinstance(value, bool):
+        raise ScenarioError(path, "a time (ISO-8601 or POSIX seconds)", value)
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            pass
+    raise ScenarioError(path, "a time (ISO-8601 or POSIX seconds)", value)
+
+
+def _flag(data: Mapping, key: str, path: str) -> bool:
+    value = data.get(key, False)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise ScenarioError(f"{path}.{key}", "true or false", value)
+    return value
+
+
+def parse_element(item: Any, path: str) -> Element:
+    """One element in WMCore's own keys: id, RequestName, Priority, CreationTime, Jobs, Inputs, ParentData,
+    PileupData, SiteWhitelist, SiteBlacklist, NoInputUpdate, NoPileupUpdate."""
+    if not isinstance(item, dict):
+        raise ScenarioError(path, "an object", item)
+    identifier = item.get("id", item.get("_id"))
+    if not isinstance(identifier, str | int) or isinstance(identifier, bool) or identifier == "":
+        raise ScenarioError(f"{path}.id", "the element's id", identifier)
+    return Element(
+        id=str(identifier),
+        priority=_reader_number(item, "Priority", path, 0),
+        created=_time(item.get("CreationTime"), f"{path}.CreationTime"),
+        jobs=int(_reader_number(item, "Jobs", path, 1, minimum=0)),
+        inputs=_locations(item.get("Inputs"), f"{path}.Inputs"),
+        parents=_locations(item.get("ParentData"), f"{path}.ParentData"),
+        pileup=_locations(item.get("PileupData"), f"{path}.PileupData"),
+        whitelist=_site_list(item.get("SiteWhitelist"), f"{path}.SiteWhitelist"),
+        blacklist=_site_list(item.get("SiteBlacklist"), f"{path}.SiteBlacklist"),
+        trust_sitelists=_flag(item, "NoInputUpdate", path),
+        trust_pileup_sitelists=_flag(item, "NoPileupUpdate", path),
+        request=str(item.get("RequestName", "")),
+    )
+
+
+def parse_site_resources(extra: Mapping[str, Any]) -> list[SiteResources]:
+    """`site_thresholds`: {SITE: slots} (the threshold itself, WMCore's tests write it so) or {SITE: {state,
+    pendingSlots, runningSlots, runningJobs}}."""
+    data = extra.get("site_thresholds")
+    if not isinstance(data, dict):
+        raise ScenarioError("$.site_thresholds", "an object {site: slots}", data)
+    sites = []
+    for name, value in data.items():
+        path = f"$.site_thresholds[{name!r}]"
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            if not math.isfinite(value) or value < 0:
+                raise ScenarioError(path, "a number ≥ 0", value)
+            sites.append(SiteResources(str(name), "Normal", int(value), 0, 0))
+            continue
+        if not isinstance(value, dict):
+            raise ScenarioError(path, "a number of slots or an object {state, pendingSlots, runningSlots}", value)
+        state = value.get("state", "Normal")
+        if state not in SITE_STATES:
+            raise ScenarioError(f"{path}.state", "one of " + ", ".join(SITE_STATES), state)
+        sites.append(
+            SiteResources(
+                str(name),
+                state,
+                int(_reader_number(value, "pendingSlots", path, 0, minimum=0)),
+                int(_reader_number(value, "runningSlots", path, 0, minimum=0)),
+                int(_reader_number(value, "runningJobs", path, 0, minimum=0)),
+            )
+        )
+    return sites
+
+
+def parse_site_jobs(extra: Mapping[str, Any]) -> dict[str, dict[float, int]]:
+    """`site_jobs`: {SITE: {priority: jobs}} — the jobs already at each site, by priority."""
+    data = extra.get("site_jobs") or {}
+    if not isinstance(data, dict):
+        raise ScenarioError("$.site_jobs", "an object {site: {priority: jobs}}", data)
+    result: dict[str, dict[float, int]] = {}
+    for site, by_priority in data.items():
+        path = f"$.site_jobs[{site!r}]"
+        if not isinstance(by_priority, dict):
+            raise ScenarioError(path, "an object {priority: jobs}", by_priority)
+        counts: dict[float, int] = {}
+        for priority in by_priority:
+            try:
+                level = float(priority)
+            except ValueError:
+                raise ScenarioError(path, "priorities as keys (numbers)", priority) from None
+            counts[level] = int(_reader_number(by_priority, priority, path, minimum=0))
+        result[str(site)] = counts
+    return result
+
+
+@dataclass(frozen=True)
+class PullScenario:
+    step: str
+    elements: list[Element]
+    sites: list[SiteResources]
+    site_jobs: dict[str, dict[float, int]]
+    schedd_free: float | None
+
+
+def parse_pull(extra: Mapping[str, Any], config) -> PullScenario:
+    """The wmcore_pull sections: `elements`, `site_thresholds`, `site_jobs`, and optionally `step` (pullWork or
+    getWork) and `schedd` {jobs} (compared with WMCORE_MAX_JOBS_PER_OWNER × WMCORE_SCHEDD_FRACTION)."""
+    step = extra.get("step", PULL_WORK)
+    if step not in STEPS:
+        raise ScenarioError("$.step", "pullWork or getWork", step)
+    data = extra.get("elements")
+    if not isinstance(data, list):
+        raise ScenarioError("$.elements", "a list of work-queue elements", data)
+    elements = [parse_element(item, f"$.elements[{i}]") for i, item in enumerate(data)]
+    seen: set[str] = set()
+    for i, element in enumerate(elements):
+        if element.id in seen:
+            raise ScenarioError(f"$.elements[{i}].id", "a unique element id", element.id)
+        seen.add(element.id)
+    schedd = extra.get("schedd")
+    schedd_free = None
+    if schedd is not None:
+        if not isinstance(schedd, dict):
+            raise ScenarioError("$.schedd", "an object {jobs}", schedd)
+        schedd_free = schedd_free_slots(
+            max_jobs_per_owner=int(config.get("WMCORE_MAX_JOBS_PER_OWNER")),
+            fraction=float(config.get("WMCORE_SCHEDD_FRACTION")),
+            jobs_in_schedd=int(_reader_number(schedd, "jobs", "$.schedd", 0, minimum=0)),
+        )
+    return PullScenario(step, elements, parse_site_resources(extra), parse_site_jobs(extra), schedd_free)
+
+
+def pull_decision(
+    *, pull: Pull, elements: Sequence[Element], slots: Slots, step: str, now: datetime, seed: int, queue: str = ""
+) -> Decision:
+    """A pull as a Decision (candidate kind 'element'): the elements taken are the candidates, in matching order,
+    weighed by priority with their site in the factors; every element not taken is skipped with its reason."""
+    by_id = {element.id: element for element in elements}
+    rejected = pull.rejected
+    skipped = {
+        element_id: Skip(
+            code,
+            STAGE_OF_CODE.get(code, "site thresholds"),
+            {"priority": by_id[element_id].priority, "jobs": by_id[element_id].jobs, **detail},
+        )
+        for element_id, (code, detail) in rejected.items()
+    }
+    candidates = tuple(
+        Candidate(element.id, element.priority, {"site": site, "jobs": element.jobs, "request": element.request})
+        for element, site in pull.taken
+    )
+    counts: dict[str, int] = {}
+    for code, _ in rejected.values():
+        counts[code] = counts.get(code, 0) + 1
+    n = len(elements)
+    after_limit = n - counts.get("schedd_limit", 0)
+    after_lists = after_limit - sum(counts.get(code, 0) for code in RESTRICTION_CODES)
+    after_resources = after_lists - counts.get("no_resources", 0)
+    stages = (
+        Stage("schedd limit", n, after_limit),
+        Stage("site lists and data location", after_limit, after_lists),
+        Stage("sites with resources", after_lists, after_resources),
+        Stage("site thresholds", after_resources, len(pull.taken)),
+    )
+    where = f" to {queue}" if queue else ""
+    if pull.taken:
+        sites = {site for _, site in pull.taken}
+        outcome = "assigned"
+        message = f"{step}{where}: {len(pull.taken)} of {n} elements ({pull.jobs_taken:,} jobs) to {len(sites)} sites"
+    elif counts.get("schedd_limit"):
+        outcome = "throttled"
+        message = f"{step}{where}: schedd limit reached, nothing pulled ({n} elements wait)"
+    else:
+        outcome = "pending"
+        message = f"{step}{where}: nothing pulled of {n} elements"
+    if rejected:
+        summary = ", ".join(f"{k} {code}" for code, k in sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+        message += f"; left: {summary}"
+    return Decision(
+        plugin="wmcore_pull",
+        outcome=outcome,
+        chosen=pull.taken[0][0].id if pull.taken else None,
+        candidates=candidates,
+        skipped=skipped,
+        stages=stages,
+        message=message,
+        retry_after_minutes=None,
+        now=now,
+        seed=seed,
+        initial=tuple(pull.order),
+        candidate_kind="element",
+        extra={
+            "step": step,
+            "thresholds": dict(slots.thresholds),
+            "excluded": dict(slots.excluded),
+            "jobsTaken": pull.jobs_taken,
+            "counted": {site: {str(p): n for p, n in by.items()} for site, by in pull.counted.items() if by},
+        },
+    )
+
+
+RESTRICTION_CODES = (
+    "site_blacklisted",
+    "no_input_location",
+    "no_parent_location",
+    "no_pileup_location",
+    "no_site_with_input",
+    "no_site_with_parent",
+    "no_site_with_pileup",
+)
+STAGE_OF_CODE = {
+    "schedd_limit": "schedd limit",
+    "no_resources": "sites with resources",
+    "threshold_full": "site thresholds",
+    **{code: "site lists and data location" for code in RESTRICTION_CODES},
+}
+
+
+class WMCorePull(Plugin):
+    """`wmcore_pull`: one pullWork (global → local queue) or getWork (local queue → WMBS) over a scenario of
+    elements, site thresholds and the jobs already at the sites."""
+
+    name = "wmcore_pull"
+    candidate_kind = "element"
+
+    def decide(self, scenario: Scenario) -> Decision:
+        parsed = parse_pull(scenario.extra, scenario.config)
+        slots = free_slots(parsed.sites, step=parsed.step)
+        pull = match_work(parsed.elements, slots, parsed.site_jobs, seed=scenario.seed, schedd_free=parsed.schedd_free)
+        return pull_decision(
+            pull=pull, elements=parsed.elements, slots=slots, step=parsed.step, now=scenario.now, seed=scenario.seed
+        )
+
+    def frame(self, scenario: Scenario):
+        return None

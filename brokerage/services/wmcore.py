@@ -1,0 +1,974 @@
+"""CMS WMCore's work-queue pull over the database (seed 004): the five transitions from an assigned request to
+jobs in the pool, the periodic location update, the explicit reset, and the statuses that follow.
+
+1. `request_queue_work`   ReqMgr2 → global queue: inbox element Negotiating → Acquired, one Available element per
+                          input block (or per slice of jobs without input), request assigned → acquired.
+2. `work_pull`            global → local queue (pullWork): Normal sites, pending + running slots; elements → Negotiating
+                          with the child queue; `work_replicate` copies them to the local inbox and queue (Available)
+                          and marks inbox and global element Acquired.
+3. `work_get`             local queue → WMBS (getWork): Normal and Draining sites, running jobs subtracted; a WMBS
+                          subscription and its jobs per element; the element Running everywhere, the request
+                          running-open.
+4. `job_submitter_cache_refresh`  WMBS created jobs → the JobSubmitter cache (refilled below 30,000 jobs, or when the
+                          last refresh is 20 minutes old).
+5. `job_submitter_run`    cache → pool: per-type thresholds, the high-priority overflow, the schedd limit.
+
+Every pull (2 and 3) stores a `wmcore_pull` Decision with each element not taken and why, and writes the reason
+on the element (`stuck_reason`) for the monitor. Reads are `.values()` in a fixed number of queries per step;
+writes are bulk. Statuses move only forward through `_move_many` (checked against the state machines); going back
+to Available is `element_reset`, logged with who asked.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import models, transaction
+from django.db.models import Count, Max
+
+from brokerage import states
+from brokerage.engine import wmcore as engine
+from brokerage.models import (
+    JobSubmitterCacheEntry,
+    JobSubmitterReport,
+    WMBSJob,
+    WMBSSubscription,
+    WMCoreBlock,
+    WMCoreElement,
+    WMCoreElementStatusLog,
+    WMCoreQueue,
+    WMCoreRequest,
+    WMCoreRequestStatusLog,
+    WMCoreSite,
+    WMCoreSiteThreshold,
+)
+from brokerage.selectors.gdpconfig import gdpconfig_view
+from brokerage.services.bulk import bulk_update_values
+from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_store_many
+
+ACTOR_GLOBAL = "global workqueue"
+ACTOR_LOCAL = "local workqueue"
+ACTOR_SUBMITTER = "jobsubmitter"
+CONFIG_KEYS = (
+    "WMCORE_MAX_JOBS_PER_OWNER",
+    "WMCORE_SCHEDD_FRACTION",
+    "WMCORE_OVERFLOW_FRACTION",
+    "WMCORE_CACHE_REFRESH_SIZE",
+    "WMCORE_CACHE_REFRESH_MINUTES",
+    "WMCORE_MAX_JOBS_TO_CACHE",
+    "WMCORE_MAX_JOBS_PER_POLL",
+)
+# Where an element's jobs count before they are WMBS jobs: acquired by a local queue, not yet running there.
+ELEMENT_HELD = ("Negotiating", "Acquired")
+ELEMENT_FIELDS = (
+    "pk",
+    "element_id",
+    "request__RequestName",
+    "Priority",
+    "CreationTime",
+    "Jobs",
+    "Inputs",
+    "ParentData",
+    "PileupData",
+    "SiteWhitelist",
+    "SiteBlacklist",
+    "NoInputUpdate",
+    "NoPileupUpdate",
+    "stuck_reason",
+)
+
+
+# --- status moves ---------------------------------------------------------------------------------------------
+
+
+def _log_model(model: type[models.Model]) -> tuple[type[models.Model], str] | None:
+    if model is WMCoreElement:
+        return WMCoreElementStatusLog, "element_id"
+    if model is WMCoreRequest:
+        return WMCoreRequestStatusLog, "request_id"
+    return None
+
+
+def _move_many(
+    model: type[models.Model],
+    *,
+    ids: Iterable[int],
+    from_status: str,
+    to_status: str,
+    reason: str,
+    actor: str,
+    now: datetime,
+    columns: Mapping[str, Any] | None = None,
+) -> list[int]:
+    """Moves rows still in `from_status` to `to_status` (checked against the model's state machine), sets
+    `columns` on them and logs each move. Rows moved meanwhile by someone else are left alone; returns the ids
+    moved. Three statements however many rows."""
+    ids = list(ids)
+    field = model.STATUS_FIELD
+    machine = model().state_machine
+    machine.check(from_status, to_status, identifier=ids[0] if ids else None)
+    if not ids:
+        return []
+    time_field = {"WMCoreElement": "UpdateTime", "WMCoreRequest": "status_time", "WMBSJob": "state_time"}
+    with transaction.atomic():
+        moved = list(
+            model.objects.select_for_update().filter(pk__in=ids, **{field: from_status}).values_list("pk", flat=True)
+        )
+        model.objects.filter(pk__in=moved).update(
+            **{field: to_status, time_field[model.__name__]: now, **(columns or {})}
+        )
+        log = _log_model(model)
+        if log is not None:
+            log_model, key = log
+            log_model.objects.bulk_create(
+                log_model(
+                    **{key: pk},
+                    timestamp=now,
+                    old_status=from_status,
+                    new_status=to_status,
+                    reason=reason[:250],
+                    actor=actor,
+                )
+                for pk in moved
+            )
+    return moved
+
+
+def _config_snapshot() -> dict[str, Any]:
+    view = gdpconfig_view()
+    return {key: view.get(key) for key in CONFIG_KEYS}
+
+
+# --- 1. ReqMgr2 → global queue --------------------------------------------------------------------------------
+
+
+def _block_elements(request: Mapping[str, Any], blocks: list[Mapping[str, Any]], parents, pileup) -> list[dict]:
+    """One element per input block: jobs = ceil(files / FilesPerJob), its location, its parents' and pileup's."""
+    elements = []
+    for block in blocks:
+        elements.append(
+            {
+                "Jobs": max(1, math.ceil(block["files"] / request["FilesPerJob"])),
+                "Inputs": {block["name"]: list(block["sites"])},
+                "ParentData": parents,
+                "PileupData": pileup,
+            }
+        )
+    return elements
+
+
+def _slice_elements(request: Mapping[str, Any]) -> list[dict]:
+    """Work without input is cut into elements of JobsPerElement jobs."""
+    total, size = request["TotalJobs"], request["JobsPerElement"]
+    return [
+        {"Jobs": min(size, total - start), "Inputs": {}, "ParentData": {}, "PileupData": {}}
+        for start in range(0, total, size)
+    ]
+
+
+@transaction.atomic
+def request_queue_work(*, now: datetime, global_queue_id: int | None = None) -> dict[str, int]:
+    """queueWork (seed 004, "From ReqMgr to GQ"): every assigned request with a team (of the queue's team, when the
+    queue names one) gets a Negotiating inbox element, is split by blocks into Available elements, its inbox element
+    becomes Acquired and the request acquired. A request whose input has no block fails with the reason."""
+    queue = (
+        WMCoreQueue.objects.get(pk=global_queue_id, kind="global")
+        if global_queue_id
+        else WMCoreQueue.objects.filter(kind="global", enabled=True).order_by("pk").first()
+    )
+    if queue is None:
+        return {"requests": 0, "elements": 0, "no_team": 0, "failed": 0}
+    assigned = WMCoreRequest.objects.select_for_update().filter(RequestStatus="assigned")
+    requests = list(
+        assigned.values(
+            "pk",
+            "RequestName",
+            "RequestPriority",
+            "Team",
+            "InputDataset",
+            "IncludeParents",
+            "MCPileup",
+            "FilesPerJob",
+            "TotalJobs",
+            "JobsPerElement",
+            "SiteWhitelist",
+            "SiteBlacklist",
+            "TrustSitelists",
+            "TrustPUSitelists",
+            "created",
+        )
+    )
+    no_team = [r for r in requests if not r["Team"]]
+    requests = [r for r in requests if r["Team"] and (not queue.team or r["Team"] == queue.team)]
+    datasets = {r["InputDataset"] for r in requests if r["InputDataset"]} | {r["MCPileup"] for r in requests}
+    blocks_of: dict[str, list[dict]] = defaultdict(list)
+    for block in (
+        WMCoreBlock.objects.filter(dataset__in=datasets)
+        .order_by("name")
+        .values("name", "dataset", "parent_dataset", "files", "sites")
+    ):
+        blocks_of[block["dataset"]].append(block)
+    parent_sets = {b["parent_dataset"] for bs in blocks_of.values() for b in bs if b["parent_dataset"]}
+    for block in (
+        WMCoreBlock.objects.filter(dataset__in=parent_sets)
+        .order_by("name")
+        .values("name", "dataset", "parent_dataset", "files", "sites")
+    ):
+        blocks_of.setdefault(block["dataset"], []).append(block)
+
+    inbox_rows, queue_rows, failed, acquired = [], [], {}, []
+    for request in requests:
+        common = {
+            "queue": queue,
+            "request_id": request["pk"],
+            "Priority": request["RequestPriority"],
+            "SiteWhitelist": request["SiteWhitelist"],
+            "SiteBlacklist": request["SiteBlacklist"],
+            "NoInputUpdate": request["TrustSitelists"],
+            "NoPileupUpdate": request["TrustPUSitelists"],
+            "CreationTime": now,
+            "UpdateTime": now,
+        }
+        pileup = {}
+        if request["MCPileup"]:
+            sites = sorted({s for b in blocks_of.get(request["MCPileup"], []) for s in b["sites"]})
+            pileup = {request["MCPileup"]: sites}
+        if request["InputDataset"]:
+            blocks = blocks_of.get(request["InputDataset"], [])
+            if not blocks:
+                failed[request["pk"]] = f"no block of {request['InputDataset']} is known"
+                continue
+            parents = {}
+            if request["IncludeParents"]:
+                parent_names = {b["parent_dataset"] for b in blocks if b["parent_dataset"]}
+                parents = {b["name"]: list(b["sites"]) for name in parent_names for b in blocks_of.get(name, [])}
+            pieces = _block_elements(request, blocks, parents, pileup)
+        else:
+            pieces = _slice_elements(request)
+            for piece in pieces:
+                piece["PileupData"] = pileup
+        if not pieces:
+            failed[request["pk"]] = "the request has no work (no input and no jobs)"
+            continue
+        inbox_rows.append(
+            WMCoreElement(
+                **common,
+                database="inbox",
+                element_id=uuid.uuid4().hex,
+                Status="Negotiating",
+                Jobs=sum(p["Jobs"] for p in pieces),
+            )
+        )
+        queue_rows += [
+            WMCoreElement(**common, **piece, database="queue", element_id=uuid.uuid4().hex, Status="Available")
+            for piece in pieces
+        ]
+        acquired.append(request["pk"])
+    created = WMCoreElement.objects.bulk_create(inbox_rows + queue_rows, batch_size=1000)
+    WMCoreElementStatusLog.objects.bulk_create(
+        WMCoreElementStatusLog(
+            element=row, timestamp=now, old_status="", new_status=row.Status, reason="queueWork", actor=ACTOR_GLOBAL
+        )
+        for row in created
+    )
+    inbox_ids = list(
+        WMCoreElement.objects.filter(
+            queue=queue, database="inbox", request_id__in=acquired, Status="Negotiating"
+        ).values_list("pk", flat=True)
+    )
+    _move_many(
+        WMCoreElement,
+        ids=inbox_ids,
+        from_status="Negotiating",
+        to_status="Acquired",
+        reason="split into block elements",
+        actor=ACTOR_GLOBAL,
+        now=now,
+    )
+    _move_many(
+        WMCoreRequest,
+        ids=acquired,
+        from_status="assigned",
+        to_status="acquired",
+        reason=f"in {queue.name}",
+        actor=ACTOR_GLOBAL,
+        now=now,
+    )
+    for pk, reason in failed.items():
+        _move_many(
+            WMCoreRequest,
+            ids=[pk],
+            from_status="assigned",
+            to_status="failed",
+            reason=reason,
+            actor=ACTOR_GLOBAL,
+            now=now,
+        )
+    return {"requests": len(acquired), "elements": len(queue_rows), "no_team": len(no_team), "failed": len(failed)}
+
+
+# --- 2. and 3. matching: pullWork and getWork -----------------------------------------------------------------
+
+
+def _element_from_row(row: Mapping[str, Any]) -> engine.Element:
+    def locations(value) -> dict[str, tuple[str, ...]]:
+        return {str(k): tuple(v or ()) for k, v in (value or {}).items()}
+
+    return engine.Element(
+        id=row["element_id"],
+        priority=float(row["Priority"]),
+        created=row["CreationTime"].timestamp(),
+        jobs=int(row["Jobs"]),
+        inputs=locations(row["Inputs"]),
+        parents=locations(row["ParentData"]),
+        pileup=locations(row["PileupData"]),
+        whitelist=tuple(row["SiteWhitelist"] or ()),
+        blacklist=tuple(row["SiteBlacklist"] or ()),
+        trust_sitelists=bool(row["NoInputUpdate"]),
+        trust_pileup_sitelists=bool(row["NoPileupUpdate"]),
+        request=row["request__RequestName"],
+    )
+
+
+def _executing(queue: WMCoreQueue):
+    return WMBSJob.objects.filter(subscription__queue=queue, state="executing")
+
+
+def site_resources(*, queue: WMCoreQueue) -> list[engine.SiteResources]:
+    """The agent's sites with the jobs running there (getWork subtracts them). Two queries."""
+    running = dict(_executing(queue).filter(batch_status="Running").values_list("location").annotate(n=Count("pk")))
+    return [
+        engine.SiteResources(
+            row["name"], row["state"], row["pending_slots"], row["running_slots"], running.get(row["name"], 0)
+        )
+        for row in WMCoreSite.objects.filter(queue=queue).values("name", "state", "pending_slots", "running_slots")
+    ]
+
+
+def _add(counts: dict[str, dict[float, int]], site: str, priority: float, jobs: int) -> None:
+    if site and jobs:
+        by_priority = counts.setdefault(site, {})
+        by_priority[float(priority)] = by_priority.get(float(priority), 0) + jobs
+
+
+def site_jobs_for_pull(*, queue: WMCoreQueue) -> dict[str, dict[float, int]]:
+    """Jobs the agent has at each site by priority, as pullWork counts them: the jobs of elements it acquired and
+    has not started (at the site their pull chose) and its WMBS jobs not finished (at their location, or their
+    subscription's site while in the cache). Two queries."""
+    counts: dict[str, dict[float, int]] = {}
+    held = WMCoreElement.objects.filter(database="queue", ChildQueue=queue, Status__in=ELEMENT_HELD).exclude(
+        queue=queue
+    )
+    for site, priority, jobs in held.values_list("site", "Priority").annotate(n=models.Sum("Jobs")):
+        _add(counts, site, priority, jobs)
+    active = WMBSJob.objects.filter(subscription__queue=queue, state__in=("created", "executing"))
+    for location, site, priority, n in active.values_list("location", "subscription__site", "priority").annotate(
+        n=Count("pk")
+    ):
+        _add(counts, location or site, priority, n)
+    return counts
+
+
+def site_jobs_for_get(*, queue: WMCoreQueue) -> dict[str, dict[float, int]]:
+    """Jobs waiting at each site by priority, as getWork counts them once running jobs are subtracted from the
+    slots: created jobs (at their subscription's site) and jobs pending in the pool (at their location)."""
+    counts: dict[str, dict[float, int]] = {}
+    waiting = WMBSJob.objects.filter(subscription__queue=queue, state__in=("created", "executing")).exclude(
+        batch_status="Running"
+    )
+    for location, site, priority, n in waiting.values_list("location", "subscription__site", "priority").annotate(
+        n=Count("pk")
+    ):
+        _add(counts, location or site, priority, n)
+    return counts
+
+
+def schedd_free(*, queue: WMCoreQueue, config: Mapping[str, Any]) -> int:
+    """MAX_JOBS_PER_OWNER × factor minus the agent's jobs in the pool (seed 004)."""
+    return engine.schedd_free_slots(
+        max_jobs_per_owner=int(config["WMCORE_MAX_JOBS_PER_OWNER"]),
+        fraction=float(config["WMCORE_SCHEDD_FRACTION"]),
+        jobs_in_schedd=_executing(queue).count(),
+    )
+
+
+def _record_stuck(rows: list[Mapping[str, Any]], pull: engine.Pull, *, queue: WMCoreQueue, step: str, now) -> None:
+    """Writes each element's last reason (cleared when taken), keeping `stuck_since` while the reason stays."""
+    by_element = {row["element_id"]: row for row in rows}
+    updates = []
+    for element_id, (code, detail) in pull.rejected.items():
+        row = by_element[element_id]
+        updates.append((row["pk"], code, {"queue": queue.name, "step": step, **detail}, now))
+    same = {
+        row["pk"]
+        for row in rows
+        if row["element_id"] in pull.rejected and row["stuck_reason"] == pull.rejected[row["element_id"]][0]
+    }
+    bulk_update_values(
+        WMCoreElement, fields=("stuck_reason", "stuck_detail"), rows=[u[:3] for u in updates if u[0] in same]
+    )
+    bulk_update_values(
+        WMCoreElement,
+        fields=("stuck_reason", "stuck_detail", "stuck_since"),
+        rows=[u for u in updates if u[0] not in same],
+    )
+
+
+def _store_pull(*, queue: WMCoreQueue, pull, elements, slots, step: str, now, seed: int, config) -> int:
+    decision = engine.pull_decision(
+        pull=pull, elements=elements, slots=slots, step=step, now=now, seed=seed, queue=queue.name
+    )
+    cycle = cycle_start(plugin="wmcore_pull", now=now, gdpconfig={**config, "queue": queue.name, "step": step})
+    stored = decision_store_many(cycle=cycle, items=[DecisionToStore(decision)])
+    cycle_finish(cycle=cycle, now=now)
+    return stored[0].pk
+
+
+def _seed_for(now: datetime, queue: WMCoreQueue) -> int:
+    return int(now.timestamp()) * 1000 + queue.pk % 1000
+
+
+@transaction.atomic
+def work_pull(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[str, Any]:
+    """pullWork (seed 004, "From GQ to LQ" steps 1–3): the local queue matches the global queue's Available elements
+    against its Normal sites (pending + running slots), and takes what fits: element → Negotiating, ChildQueue set,
+    the chosen site kept. The agent's queue row is locked, so one agent pulls at a time; an element another agent
+    took meanwhile is not taken twice (the move re-checks its status)."""
+    queue = WMCoreQueue.objects.select_for_update().get(pk=queue_id, kind="local")
+    config = _config_snapshot()
+    seed = _seed_for(now, queue) if seed is None else seed
+    rows = list(
+        WMCoreElement.objects.filter(queue_id=queue.parent_id, database="queue", Status="Available").values(
+            *ELEMENT_FIELDS
+        )
+    )
+    elements = [_element_from_row(row) for row in rows]
+    slots = engine.free_slots(site_resources(queue=queue), step=engine.PULL_WORK)
+    free = schedd_free(queue=queue, config=config) if queue.enabled else 0
+    pull = engine.match_work(elements, slots, site_jobs_for_pull(queue=queue), seed=seed, schedd_free=free)
+    pk_of = {row["element_id"]: row["pk"] for row in rows}
+    site_of = {pk_of[element.id]: site for element, site in pull.taken}
+    moved = _move_many(
+        WMCoreElement,
+        ids=list(site_of),
+        from_status="Available",
+        to_status="Negotiating",
+        reason=f"pulled by {queue.name}",
+        actor=ACTOR_LOCAL,
+        now=now,
+        columns={"ChildQueue": queue, "stuck_reason": "", "stuck_detail": {}, "stuck_since": None},
+    )
+    bulk_update_values(WMCoreElement, fields=("site",), rows=[(pk, site_of[pk]) for pk in moved])
+    _record_stuck(rows, pull, queue=queue, step=engine.PULL_WORK, now=now)
+    decision_id = _store_pull(
+        queue=queue, pull=pull, elements=elements, slots=slots, step=engine.PULL_WORK, now=now, seed=seed, config=config
+    )
+    return {
+        "pulled": len(moved),
+        "lost": len(site_of) - len(moved),
+        "jobs": pull.jobs_taken,
+        "left": len(pull.rejected),
+        "decision": decision_id,
+    }
+
+
+@transaction.atomic
+def work_replicate(*, queue_id: int, now: datetime) -> int:
+    """Seed 004, "From GQ to LQ" steps 4–5: the global elements this local queue negotiated are copied to its inbox
+    (same element id), split into its queue (Available), and the inbox copy and the global element become Acquired.
+    Returns the elements copied."""
+    queue = WMCoreQueue.objects.get(pk=queue_id, kind="local")
+    known = WMCoreElement.objects.filter(queue=queue, database="inbox").values_list("element_id", flat=True)
+    originals = list(
+        WMCoreElement.objects.filter(database="queue", ChildQueue=queue, Status="Negotiating")
+        .exclude(queue=queue)
+        .exclude(element_id__in=known)
+    )
+    if not originals:
+        return 0
+    copies = []
+    for original in originals:
+        for database, status in (("inbox", "Negotiating"), ("queue", "Available")):
+            copy = WMCoreElement(
+                queue=queue,
+                database=database,
+                element_id=original.element_id,
+                request_id=original.request_id,
+                Status=status,
+                Priority=original.Priority,
+                Jobs=original.Jobs,
+                Inputs=original.Inputs,
+                ParentData=original.ParentData,
+                PileupData=original.PileupData,
+                SiteWhitelist=original.SiteWhitelist,
+                SiteBlacklist=original.SiteBlacklist,
+                NoInputUpdate=original.NoInputUpdate,
+                NoPileupUpdate=original.NoPileupUpdate,
+                site=original.site,
+                CreationTime=original.CreationTime,
+                UpdateTime=now,
+            )
+            copies.append(copy)
+    created = WMCoreElement.objects.bulk_create(copies, batch_size=1000)
+    WMCoreElementStatusLog.objects.bulk_create(
+        WMCoreElementStatusLog(
+            element=row, timestamp=now, old_status="", new_status=row.Status, reason="replicated", actor=ACTOR_LOCAL
+        )
+        for row in created
+    )
+    inbox = [row.pk for row in created if row.database == "inbox"]
+    _move_many(
+        WMCoreElement,
+        ids=inbox,
+        from_status="Negotiating",
+        to_status="Acquired",
+        reason="split into the queue",
+        actor=ACTOR_LOCAL,
+        now=now,
+    )
+    _move_many(
+        WMCoreElement,
+        ids=[original.pk for original in originals],
+        from_status="Negotiating",
+        to_status="Acquired",
+        reason=f"replicated to {queue.name}",
+        actor=ACTOR_GLOBAL,
+        now=now,
+    )
+    return len(originals)
+
+
+def _propagate(*, element_ids: list[str], from_status: str, to_status: str, reason: str, actor: str, now) -> None:
+    """Moves every copy of these elements (global queue, local inbox) that is in `from_status`."""
+    copies = WMCoreElement.objects.filter(element_id__in=element_ids, Status=from_status).values_list("pk", flat=True)
+    _move_many(
+        WMCoreElement,
+        ids=list(copies),
+        from_status=from_status,
+        to_status=to_status,
+        reason=reason,
+        actor=actor,
+        now=now,
+    )
+
+
+def _job_sites(element: engine.Element, known_sites: Iterable[str]) -> list[str]:
+    restriction = engine.possible_sites(element)
+    if restriction.sites is None:
+        blocked = set(element.blacklist)
+        return sorted(site for site in known_sites if site not in blocked)
+    return sorted(restriction.sites)
+
+
+@transaction.atomic
+def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[str, Any]:
+    """getWork (seed 004, "From LQ to WMBS"): the local queue's Available elements are matched against its Normal and
+    Draining sites with running jobs subtracted; each one taken gets a WMBS subscription at the chosen site and its
+    jobs (created, with the element's possible sites), and becomes Running in every queue; its request becomes
+    running-open."""
+    queue = WMCoreQueue.objects.select_for_update().get(pk=queue_id, kind="local")
+    config = _config_snapshot()
+    seed = _seed_for(now, queue) + 500 if seed is None else seed
+    rows = list(
+        WMCoreElement.objects.filter(queue=queue, database="queue", Status="Available").values(
+            *ELEMENT_FIELDS, "request_id", "request__TaskType"
+        )
+    )
+    elements = [_element_from_row(row) for row in rows]
+    resources = site_resources(queue=queue)
+    slots = engine.free_slots(resources, step=engine.GET_WORK)
+    pull = engine.match_work(elements, slots, site_jobs_for_get(queue=queue), seed=seed)
+    row_of = {row["element_id"]: row for row in rows}
+    site_of = {row_of[element.id]["pk"]: site for element, site in pull.taken}
+    moved = set(
+        _move_many(
+            WMCoreElement,
+            ids=list(site_of),
+            from_status="Available",
+            to_status="Running",
+            reason=f"WMBS subscription at {queue.name}",
+            actor=ACTOR_LOCAL,
+            now=now,
+            columns={"stuck_reason": "", "stuck_detail": {}, "stuck_since": None},
+        )
+    )
+    bulk_update_values(WMCoreElement, fields=("site",), rows=[(pk, site_of[pk]) for pk in moved])
+    known_sites = [site.name for site in resources]
+    taken = [(element, site) for element, site in pull.taken if row_of[element.id]["pk"] in moved]
+    subscriptions = WMBSSubscription.objects.bulk_create(
+        [
+            WMBSSubscription(
+                queue=queue,
+                element_id=row_of[element.id]["pk"],
+                request_id=row_of[element.id]["request_id"],
+                task_type=row_of[element.id]["request__TaskType"],
+                site=site,
+                created=now,
+            )
+            for element, site in taken
+        ],
+        batch_size=1000,
+    )
+    if subscriptions and subscriptions[0].pk is None:  # databases that do not return ids from bulk inserts
+        subscriptions = list(WMBSSubscription.objects.filter(element_id__in=[s.element_id for s in subscriptions]))
+    by_element = {subscription.element_id: subscription for subscription in subscriptions}
+    jobs = []
+    for element, _ in taken:
+        row = row_of[element.id]
+        possible = _job_sites(element, known_sites)
+        jobs += [
+            WMBSJob(
+                subscription=by_element[row["pk"]],
+                state="created",
+                priority=element.priority,
+                task_type=row["request__TaskType"],
+                possible_sites=possible,
+                state_time=now,
+            )
+            for _ in range(element.jobs)
+        ]
+    WMBSJob.objects.bulk_create(jobs, batch_size=2000)
+    started = [element.id for element, _ in taken]
+    for from_status in ("Acquired", "Negotiating"):
+        _propagate(
+            element_ids=started,
+            from_status=from_status,
+            to_status="Running",
+            reason=f"running at {queue.name}",
+            actor=ACTOR_LOCAL,
+            now=now,
+        )
+    request_ids = {row_of[element.id]["request_id"] for element in (e for e, _ in taken)}
+    inbox = WMCoreElement.objects.filter(request_id__in=request_ids, database="inbox", queue__kind="global")
+    _move_many(
+        WMCoreElement,
+        ids=list(inbox.filter(Status="Acquired").values_list("pk", flat=True)),
+        from_status="Acquired",
+        to_status="Running",
+        reason="first work running",
+        actor=ACTOR_GLOBAL,
+        now=now,
+    )
+    _move_many(
+        WMCoreRequest,
+        ids=request_ids,
+        from_status="acquired",
+        to_status="running-open",
+        reason="first jobs created",
+        actor=ACTOR_LOCAL,
+        now=now,
+    )
+    _record_stuck(rows, pull, queue=queue, step=engine.GET_WORK, now=now)
+    decision_id = _store_pull(
+        queue=queue, pull=pull, elements=elements, slots=slots, step=engine.GET_WORK, now=now, seed=seed, config=config
+    )
+    return {"subscriptions": len(subscriptions), "jobs": len(jobs), "left": len(pull.rejected), "decision": decision_id}
+
+
+# --- 4. and 5. the JobSubmitter -------------------------------------------------------------------------------
+
+
+def _cache_due(queue: WMCoreQueue, size: int, config: Mapping[str, Any], now: datetime) -> bool:
+    """Seed 004: the cache holds up to 30,000 jobs and is refreshed periodically (~20 min): refilled while smaller
+    than WMCORE_CACHE_REFRESH_SIZE, and anyway when the last refresh is WMCORE_CACHE_REFRESH_MINUTES old."""
+    if size < int(config["WMCORE_CACHE_REFRESH_SIZE"]) or queue.cache_refreshed is None:
+        return True
+    return now - queue.cache_refreshed >= timedelta(minutes=int(config["WMCORE_CACHE_REFRESH_MINUTES"]))
+
+
+@transaction.atomic
+def job_submitter_cache_refresh(*, queue_id: int, now: datetime, force: bool = False) -> dict[str, int]:
+    """WMBS → JobSubmitter cache: when due, drops entries whose job left `created` and adds created jobs not yet
+    cached, highest priority first, up to WMCORE_MAX_JOBS_TO_CACHE read per refresh."""
+    queue = WMCoreQueue.objects.select_for_update().get(pk=queue_id, kind="local")
+    config = _config_snapshot()
+    entries = JobSubmitterCacheEntry.objects.filter(queue=queue)
+    size = entries.count()
+    if not force and not _cache_due(queue, size, config, now):
+        return {"refreshed": 0, "added": 0, "dropped": 0, "size": size}
+    dropped, _ = entries.exclude(job__state="created").delete()
+    new = list(
+        WMBSJob.objects.filter(subscription__queue=queue, state="created", cache_entry__isnull=True)
+        .order_by("-priority", "pk")
+        .values("pk", "priority", "task_type", "possible_sites")[: int(config["WMCORE_MAX_JOBS_TO_CACHE"])]
+    )
+    JobSubmitterCacheEntry.objects.bulk_create(
+        [
+            JobSubmitterCacheEntry(
+                queue=queue,
+                job_id=job["pk"],
+                priority=job["priority"],
+                task_type=job["task_type"],
+                possible_sites=job["possible_sites"],
+                cached=now,
+            )
+            for job in new
+        ],
+        batch_size=2000,
+    )
+    queue.cache_refreshed = now
+    queue.save(update_fields=["cache_refreshed"])
+    return {"refreshed": 1, "added": len(new), "dropped": dropped, "size": size - dropped + len(new)}
+
+
+def submit_sites(*, queue: WMCoreQueue) -> dict[str, engine.SubmitSite]:
+    """The agent's sites with their per-type thresholds (two queries)."""
+    task_slots: dict[int, dict[str, tuple[int, int]]] = defaultdict(dict)
+    for site_id, task_type, pending, running in WMCoreSiteThreshold.objects.filter(site__queue=queue).values_list(
+        "site_id", "task_type", "pending_slots", "max_slots"
+    ):
+        task_slots[site_id][task_type] = (pending, running)
+    return {
+        row["name"]: engine.SubmitSite(
+            row["name"], row["state"], row["pending_slots"], row["running_slots"], task_slots.get(row["pk"], {})
+        )
+        for row in WMCoreSite.objects.filter(queue=queue).values(
+            "pk", "name", "state", "pending_slots", "running_slots"
+        )
+    }
+
+
+def site_loads(*, queue: WMCoreQueue) -> dict[str, engine.SiteLoad]:
+    """Jobs pending and running in the pool per site and type, and the highest priority per site and type."""
+    loads: dict[str, engine.SiteLoad] = defaultdict(engine.SiteLoad)
+    grouped = (
+        _executing(queue)
+        .values_list("location", "task_type", "batch_status")
+        .annotate(n=Count("pk"), top=Max("priority"))
+    )
+    for location, task_type, batch_status, n, top in grouped:
+        load = loads[location]
+        if batch_status == "Running":
+            load.running += n
+            load.task_running[task_type] = load.task_running.get(task_type, 0) + n
+        else:
+            load.pending += n
+            load.task_pending[task_type] = load.task_pending.get(task_type, 0) + n
+        load.highest_priority[task_type] = max(top, load.highest_priority.get(task_type, top))
+    return dict(loads)
+
+
+@transaction.atomic
+def job_submitter_run(*, queue_id: int, now: datetime) -> dict[str, Any]:
+    """cache → pool (seed 004, "JobSubmitter Cache to GlideIn"): nothing when the schedd limit is reached; else the
+    cache (refreshed when due) is matched to the sites' thresholds by job type, highest priority first, with the
+    overflow for higher-priority jobs; the jobs sent become executing (Idle) at their site and leave the cache. The
+    conditions met are stored per site and type (JobSubmitterReport) and on each job left waiting."""
+    queue = WMCoreQueue.objects.select_for_update().get(pk=queue_id, kind="local")
+    config = _config_snapshot()
+    free = schedd_free(queue=queue, config=config)
+    limit = max(0, min(free, int(config["WMCORE_MAX_JOBS_PER_POLL"]))) if queue.enabled else 0
+    refresh = job_submitter_cache_refresh(queue_id=queue_id, now=now)
+    entries = list(
+        JobSubmitterCacheEntry.objects.filter(queue=queue, job__state="created").values(
+            "pk", "job_id", "priority", "task_type", "possible_sites", "waiting_reason"
+        )
+    )
+    cached = [
+        engine.CachedJob(e["job_id"], e["priority"], e["task_type"], tuple(e["possible_sites"] or ())) for e in entries
+    ]
+    result = engine.assign_locations(
+        cached,
+        submit_sites(queue=queue),
+        site_loads(queue=queue),
+        overflow_fraction=float(config["WMCORE_OVERFLOW_FRACTION"]),
+        limit=limit,
+    )
+    by_site: dict[str, list[int]] = defaultdict(list)
+    for job_id, site in result.submitted:
+        by_site[site].append(job_id)
+    submitted = 0
+    for site, job_ids in by_site.items():
+        submitted += len(
+            _move_many(
+                WMBSJob,
+                ids=job_ids,
+                from_status="created",
+                to_status="executing",
+                reason="",
+                actor=ACTOR_SUBMITTER,
+                now=now,
+                columns={"location": site, "batch_status": "Idle"},
+            )
+        )
+    JobSubmitterCacheEntry.objects.filter(queue=queue, job_id__in=[job_id for job_id, _ in result.submitted]).delete()
+    changed = [
+        (entry["pk"], result.waiting[entry["job_id"]][0])
+        for entry in entries
+        if entry["job_id"] in result.waiting and entry["waiting_reason"] != result.waiting[entry["job_id"]][0]
+    ]
+    bulk_update_values(JobSubmitterCacheEntry, fields=("waiting_reason",), rows=changed)
+    if limit <= 0 and entries:
+        result.conditions[("(schedd)", "all", "schedd_limit")] = len(entries)
+    JobSubmitterReport.objects.bulk_create(
+        JobSubmitterReport(queue=queue, at=now, site=site, task_type=task_type, condition=condition, count=count)
+        for (site, task_type, condition), count in sorted(result.conditions.items())
+    )
+    return {"submitted": submitted, "waiting": len(result.waiting), "limit": limit, "schedd_free": free, **refresh}
+
+
+# --- locations, reset, progress ----------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def element_locations_update(*, now: datetime) -> int:
+    """Seed 004, "Input data (block) location update": the input, parent and pileup locations of every Available
+    element (global and local queues) are read again from the block replicas; returns the elements changed."""
+    rows = list(WMCoreElement.objects.filter(Status="Available").values("pk", "Inputs", "ParentData", "PileupData"))
+    names = {name for row in rows for field in ("Inputs", "ParentData") for name in (row[field] or {})}
+    pileups = {name for row in rows for name in (row["PileupData"] or {})}
+    where = {
+        name: sorted(sites) for name, sites in WMCoreBlock.objects.filter(name__in=names).values_list("name", "sites")
+    }
+    pileup_sites: dict[str, set[str]] = defaultdict(set)
+    for dataset, sites in WMCoreBlock.objects.filter(dataset__in=pileups).values_list("dataset", "sites"):
+        pileup_sites[dataset].update(sites)
+    changed = []
+    for row in rows:
+        inputs = {name: where.get(name, sites) for name, sites in (row["Inputs"] or {}).items()}
+        parents = {name: where.get(name, sites) for name, sites in (row["ParentData"] or {}).items()}
+        pileup = {
+            name: sorted(pileup_sites[name]) if name in pileup_sites else sites
+            for name, sites in (row["PileupData"] or {}).items()
+        }
+        if (inputs, parents, pileup) != (row["Inputs"], row["ParentData"], row["PileupData"]):
+            changed.append((row["pk"], inputs, parents, pileup, now))
+    bulk_update_values(WMCoreElement, fields=("Inputs", "ParentData", "PileupData", "UpdateTime"), rows=changed)
+    WMCoreQueue.objects.update(locations_updated=now)
+    return len(changed)
+
+
+class ResetRefused(ValueError):
+    """An element that is not Negotiating or Acquired, or whose work already runs, cannot go back."""
+
+
+@transaction.atomic
+def element_reset(*, element_pk: int, actor: str, reason: str, now: datetime) -> WMCoreElement:
+    """The one way back (REFERENCE.md: statuses never move backwards except by an explicit reset): a global element
+    Negotiating or Acquired by a local queue returns to Available, its local copies (not yet running) are removed,
+    and the move is logged with who asked and why."""
+    element = WMCoreElement.objects.select_for_update().get(pk=element_pk)
+    if element.queue.kind != "global" or element.database != "queue":
+        raise ResetRefused("only a global-queue element can be reset; its local copies follow it")
+    if element.Status not in ELEMENT_HELD:
+        raise ResetRefused(f"the element is {element.Status}; only Negotiating or Acquired elements can be reset")
+    copies = WMCoreElement.objects.filter(element_id=element.element_id).exclude(pk=element.pk)
+    if copies.filter(Status__in=("Running", "Done")).exists():
+        raise ResetRefused("its work is already running in a local queue")
+    copies.delete()
+    old = element.Status
+    WMCoreElement.objects.filter(pk=element.pk).update(
+        Status="Available", ChildQueue=None, site="", UpdateTime=now, stuck_reason="", stuck_detail={}, stuck_since=None
+    )
+    WMCoreElementStatusLog.objects.create(
+        element=element, timestamp=now, old_status=old, new_status="Available", reason=f"reset: {reason}", actor=actor
+    )
+    element.refresh_from_db()
+    return element
+
+
+@transaction.atomic
+def wmcore_progress_update(*, now: datetime) -> dict[str, int]:
+    """Statuses that follow the jobs: an element whose WMBS jobs are all over is Done (Failed when none succeeded)
+    everywhere; a request is running-closed once none of its elements waits to run, completed once all are over,
+    and its inbox element then Done."""
+    finished = states.WMBS_JOB.final | {"success", "exhausted", "killed", "retrydone"}
+    subscriptions = (
+        WMBSSubscription.objects.filter(finished__isnull=True)
+        .annotate(total=Count("jobs"), over=Count("jobs", filter=models.Q(jobs__state__in=finished)))
+        .annotate(good=Count("jobs", filter=models.Q(jobs__state__in=("success", "cleanout"))))
+        .values("pk", "element__element_id", "total", "over", "good")
+    )
+    done, failed, closed = [], [], []
+    for row in subscriptions:
+        if row["total"] and row["over"] == row["total"]:
+            (done if row["good"] else failed).append(row["element__element_id"])
+            closed.append(row["pk"])
+    WMBSSubscription.objects.filter(pk__in=closed).update(finished=now)
+    for element_ids, to_status in ((done, "Done"), (failed, "Failed")):
+        _propagate(
+            element_ids=element_ids,
+            from_status="Running",
+            to_status=to_status,
+            reason="jobs over",
+            actor=ACTOR_LOCAL,
+            now=now,
+        )
+    waiting = ("Available", "Negotiating", "Acquired")
+    over = states.WMCORE_ELEMENT.final
+    summary = {"elements_done": len(done), "elements_failed": len(failed), "running_closed": 0, "completed": 0}
+    requests = WMCoreRequest.objects.filter(RequestStatus__in=("running-open", "running-closed"))
+    elements = (
+        WMCoreElement.objects.filter(request__in=requests, database="queue", queue__kind="global")
+        .values("request_id")
+        .annotate(
+            n=Count("pk"),
+            waiting=Count("pk", filter=models.Q(Status__in=waiting)),
+            over=Count("pk", filter=models.Q(Status__in=over)),
+        )
+    )
+    status_of = dict(requests.values_list("pk", "RequestStatus"))
+    to_close, to_complete = [], []
+    for row in elements:
+        status = status_of[row["request_id"]]
+        if row["over"] == row["n"]:
+            to_complete.append((row["request_id"], status))
+        elif status == "running-open" and row["waiting"] == 0:
+            to_close.append(row["request_id"])
+    summary["running_closed"] = len(
+        _move_many(
+            WMCoreRequest,
+            ids=to_close,
+            from_status="running-open",
+            to_status="running-closed",
+            reason="no element waits",
+            actor=ACTOR_GLOBAL,
+            now=now,
+        )
+    )
+    for from_status in ("running-open", "running-closed"):
+        ids = [pk for pk, status in to_complete if status == from_status]
+        summary["completed"] += len(
+            _move_many(
+                WMCoreRequest,
+                ids=ids,
+                from_status=from_status,
+                to_status="completed",
+                reason="every element over",
+                actor=ACTOR_GLOBAL,
+                now=now,
+            )
+        )
+    inbox = WMCoreElement.objects.filter(
+        request_id__in=[pk for pk, _ in to_complete], database="inbox", Status="Running"
+    )
+    _move_many(
+        WMCoreElement,
+        ids=list(inbox.values_list("pk", flat=True)),
+        from_status="Running",
+        to_status="Done",
+        reason="request completed",
+        actor=ACTOR_GLOBAL,
+        now=now,
+    )
+    return summary
+
+
+def wmcore_cycle_run(*, now: datetime) -> dict[str, Any]:
+    """One pass of the whole chain: queueWork, then for each enabled local queue pullWork, replication, getWork and
+    the JobSubmitter, then the statuses that follow."""
+    summary: dict[str, Any] = {"queued": request_queue_work(now=now), "queues": {}}
+    for queue in WMCoreQueue.objects.filter(kind="local", enabled=True).order_by("pk"):
+        summary["queues"][queue.name] = {
+            "pull": work_pull(queue_id=queue.pk, now=now),
+            "replicated": work_replicate(queue_id=queue.pk, now=now),
+            "get": work_get(queue_id=queue.pk, now=now),
+            "submit": job_submitter_run(queue_id=queue.pk, now=now),
+        }
+    summary["progress"] = wmcore_progress_update(now=now)
+    return summary
