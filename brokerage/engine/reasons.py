@@ -266,6 +266,106 @@ _REASONS += [
     ),
 ]
 
+# CMS WMCore (seed 004): why a pull left a work-queue element, and why the JobSubmitter keeps a job in its cache.
+_REASONS += [
+    Reason(
+        "site_blacklisted",
+        "blacklisted",
+        "Every site the element may use is in its site blacklist.",
+        ("Its data is at {inputSites}, all blacklisted ({blacklist}).", "Whitelist {whitelist}, all blacklisted."),
+    ),
+    Reason(
+        "no_input_location",
+        "input has no location",
+        "An input block has no replica anywhere, and the request does not trust its site lists.",
+        "No site holds block {blocks}.",
+    ),
+    Reason(
+        "no_parent_location",
+        "parent has no location",
+        "A parent block has no replica anywhere, and the request does not trust its site lists.",
+        "No site holds parent block {blocks}.",
+    ),
+    Reason(
+        "no_pileup_location",
+        "pileup has no location",
+        "The pileup has no replica anywhere, and the request does not trust its pileup site lists.",
+        "No site holds pileup {blocks}.",
+    ),
+    Reason(
+        "no_site_with_input",
+        "no site with the input",
+        "No site of its whitelist holds its input.",
+        "The input is at {inputSites}; the whitelist is {whitelist}.",
+    ),
+    Reason(
+        "no_site_with_parent",
+        "no site with the parents",
+        "No site it may use holds the parents of its input.",
+        "The parents are at {parentSites}; the whitelist is {whitelist}.",
+    ),
+    Reason(
+        "no_site_with_pileup",
+        "no site with the pileup",
+        "No site it may use holds its pileup (TrustPUSitelists would read it remotely).",
+        "The pileup is at {pileupSites}; the whitelist is {whitelist}.",
+    ),
+    Reason(
+        "no_resources",
+        "no usable site",
+        "The sites it may use are unknown to the agent, or draining or down (pullWork takes Normal sites only).",
+        "It may use {possible}; states there: {states}; unknown to the agent: {unknown}.",
+    ),
+    Reason(
+        "threshold_full",
+        "sites full at its priority",
+        "Every site it may use already has as many jobs of its priority or higher as its threshold.",
+        "At priority {priority}: sites {sites} have {jobsAtOrAbove} jobs at or above it, thresholds {thresholds}.",
+    ),
+    Reason(
+        "schedd_limit",
+        "schedd limit",
+        "The agent's schedd holds MAX_JOBS_PER_OWNER × factor jobs: nothing is pulled or submitted.",
+        ("The schedd has no free room ({scheddFree}).", "The submitter may send {limit} jobs."),
+    ),
+    Reason(
+        "no_pending_slot",
+        "no pending slot",
+        "The site has as many pending jobs as pending slots.",
+        "{current} pending at {site}, threshold {threshold}.",
+    ),
+    Reason(
+        "no_task_pending_slot",
+        "no pending slot for the type",
+        "The site has as many pending jobs of this type as the type's pending slots.",
+        "{current} {taskType} jobs pending at {site}, threshold {threshold}.",
+    ),
+    Reason(
+        "no_running_slot",
+        "no running slot",
+        "The site's pending and running jobs fill its pending and running slots.",
+        "{current} jobs at {site}, threshold {threshold}.",
+    ),
+    Reason(
+        "no_task_running_slot",
+        "no running slot for the type",
+        "The site's pending and running jobs of this type fill the type's slots.",
+        "{current} {taskType} jobs at {site}, threshold {threshold}.",
+    ),
+    Reason(
+        "no_task_threshold",
+        "no threshold for the type",
+        "No site it may use has pending slots for this job type.",
+        "No site has pending slots for {taskType} jobs.",
+    ),
+    Reason(
+        "cycle_limit",
+        "cycle limit",
+        "The submitter sent as many jobs as it may in one cycle; the rest wait for the next.",
+        "{limit} jobs per cycle.",
+    ),
+]
+
 REASONS: dict[str, Reason] = {reason.code: _with_job_numbers(reason) for reason in _REASONS}
 
 
@@ -274,15 +374,25 @@ def reason_title(code: str) -> str:
     return reason.title if reason else code
 
 
+def _readable(value: Any) -> Any:
+    """Lists read as "A, B" and mappings as "A: x, B: y" in a sentence; other values as they are."""
+    if isinstance(value, list | tuple):
+        return ", ".join(str(_readable(item)) for item in value) or "none"
+    if isinstance(value, Mapping):
+        return ", ".join(f"{key}: {_readable(item)}" for key, item in value.items()) or "none"
+    return value
+
+
 def explain(code: str, detail: Mapping[str, Any] | None = None) -> str:
     """The sentence for a code, with the compared numbers when the detail holds every one the sentence names."""
     reason = REASONS.get(code)
     if reason is None:
         return f"Skipped ({code})."
     if detail and reason.numbers:
+        readable = {key: _readable(value) for key, value in detail.items()}
         for template in (reason.numbers,) if isinstance(reason.numbers, str) else reason.numbers:
             try:
-                return template.format(**detail)
+                return template.format(**readable)
             except (KeyError, IndexError, ValueError):
                 continue
     return reason.sentence

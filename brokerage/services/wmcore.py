@@ -154,7 +154,7 @@ def _block_elements(request: Mapping[str, Any], blocks: list[Mapping[str, Any]],
         elements.append(
             {
                 "Jobs": max(1, math.ceil(block["files"] / request["FilesPerJob"])),
-                "Inputs": {block["name"]: list(block["sites"])},
+                "Inputs": {block["name"]: sorted(block["sites"])},
                 "ParentData": parents,
                 "PileupData": pileup,
             }
@@ -246,7 +246,7 @@ def request_queue_work(*, now: datetime, global_queue_id: int | None = None) -> 
             parents = {}
             if request["IncludeParents"]:
                 parent_names = {b["parent_dataset"] for b in blocks if b["parent_dataset"]}
-                parents = {b["name"]: list(b["sites"]) for name in parent_names for b in blocks_of.get(name, [])}
+                parents = {b["name"]: sorted(b["sites"]) for name in parent_names for b in blocks_of.get(name, [])}
             pieces = _block_elements(request, blocks, parents, pileup)
         else:
             pieces = _slice_elements(request)

@@ -125,7 +125,10 @@ def test_parents_and_pileup_narrow_the_sites_each_with_its_own_trust_flag():
     pileup = element("e", whitelist=("A", "B"), inputs={"b": ("A", "B")}, pileup={"/MinBias/PU": ("C",)})
     assert possible_sites(pileup).code == "no_site_with_pileup"
     trusted = element(
-        "e", whitelist=("A", "B"), inputs={"b": ("A", "B")}, pileup={"/MinBias/PU": ("C",)},
+        "e",
+        whitelist=("A", "B"),
+        inputs={"b": ("A", "B")},
+        pileup={"/MinBias/PU": ("C",)},
         trust_pileup_sitelists=True,
     )
     assert possible_sites(trusted).sites == {"A", "B"}
@@ -151,7 +154,7 @@ def test_an_element_may_overshoot_and_then_the_site_is_full():
 def test_the_site_is_drawn_with_the_seed_uniformly_among_open_sites():
     work = [element("e", whitelist=("A", "B", "C"))]
     assert pull(work, {"A": 5, "B": 5, "C": 5}, seed=3).taken == pull(work, {"A": 5, "B": 5, "C": 5}, seed=3).taken
-    # C is full: A and B share the draws about evenly over 2,000 seeds (binomial σ ≈ 22)
+    # C is full: A and B share the draws about evenly over 2,000 seeds (binomial standard deviation ≈ 22)
     counts = Counter(pull(work, {"A": 5, "B": 5, "C": 0}, seed=seed).taken[0][1] for seed in range(2000))
     assert set(counts) == {"A", "B"}
     assert abs(counts["A"] - 1000) < 100
@@ -228,8 +231,13 @@ def test_higher_priority_jobs_overflow_by_twenty_percent_of_the_pending_slots():
     assert len(urgent.submitted) == 2
     assert urgent.waiting[3][1]["threshold"] == 12.0
     # jobs of priority 5 (not above the highest) do not overflow; a 50 % fraction lets five through
-    assert assign_locations(jobs(5, priority=5), {"A": site()}, loaded, overflow_fraction=0.2, limit=1000).submitted == []
-    assert len(assign_locations(jobs(9, priority=9), {"A": site()}, loaded, overflow_fraction=0.5, limit=99).submitted) == 5
+    assert (
+        assign_locations(jobs(5, priority=5), {"A": site()}, loaded, overflow_fraction=0.2, limit=1000).submitted == []
+    )
+    assert (
+        len(assign_locations(jobs(9, priority=9), {"A": site()}, loaded, overflow_fraction=0.5, limit=99).submitted)
+        == 5
+    )
 
 
 def test_io_bound_jobs_never_overflow():
@@ -265,9 +273,11 @@ def test_draining_down_and_zero_threshold_sites():
 
 def test_the_schedd_limit_and_the_cycle_limit_stop_submission():
     stopped = assign_locations(jobs(3), {"A": site()}, {}, overflow_fraction=0.2, limit=0)
-    assert stopped.submitted == [] and {code for code, _ in stopped.waiting.values()} == {"schedd_limit"}
+    assert stopped.submitted == []
+    assert {code for code, _ in stopped.waiting.values()} == {"schedd_limit"}
     capped = assign_locations(jobs(3), {"A": site()}, {}, overflow_fraction=0.2, limit=2)
-    assert len(capped.submitted) == 2 and capped.waiting[3][0] == "cycle_limit"
+    assert len(capped.submitted) == 2
+    assert capped.waiting[3][0] == "cycle_limit"
 
 
 # --- the wmcore_pull plugin ---------------------------------------------------------------------------------------

@@ -49,7 +49,7 @@ def test_a_request_flows_from_assigned_to_jobs_submitted(agent, request_assigned
     elements = list(WMCoreElement.objects.filter(queue=global_queue, database="queue").order_by("pk"))
     assert [e.Status for e in elements] == ["Available"] * 3
     assert [e.Jobs for e in elements] == [4, 4, 4]  # 20 files / 5 per job
-    assert elements[2].Inputs == {f"{DATASET}#c": ["T2_DE_DESY", "T2_CH_CERN"]}
+    assert elements[2].Inputs == {f"{DATASET}#c": ["T2_CH_CERN", "T2_DE_DESY"]}
     assert list(request_assigned.status_log.values_list("old_status", "new_status")) == [("assigned", "acquired")]
 
     # 2. global → local (pullWork): CERN drains, so block c goes to DESY; elements Negotiating with the child queue
