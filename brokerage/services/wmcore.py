@@ -315,9 +315,16 @@ def request_queue_work(*, now: datetime, global_queue_id: int | None = None) -> 
 # --- 2. and 3. matching: pullWork and getWork -----------------------------------------------------------------
 
 
-def _element_from_row(row: Mapping[str, Any]) -> engine.Element:
+def _element_from_row(row: Mapping[str, Any], shared: dict[tuple, tuple]) -> engine.Element:
+    """An engine element from a `.values()` row. Equal site lists become one tuple (`shared`), so the matcher's
+    caches find them by identity."""
+
     def locations(value) -> dict[str, tuple[str, ...]]:
         return {str(k): tuple(v or ()) for k, v in (value or {}).items()}
+
+    def one(value) -> tuple[str, ...]:
+        sites = tuple(value or ())
+        return shared.setdefault(sites, sites)
 
     return engine.Element(
         id=row["element_id"],
@@ -327,8 +334,8 @@ def _element_from_row(row: Mapping[str, Any]) -> engine.Element:
         inputs=locations(row["Inputs"]),
         parents=locations(row["ParentData"]),
         pileup=locations(row["PileupData"]),
-        whitelist=tuple(row["SiteWhitelist"] or ()),
-        blacklist=tuple(row["SiteBlacklist"] or ()),
+        whitelist=one(row["SiteWhitelist"]),
+        blacklist=one(row["SiteBlacklist"]),
         trust_sitelists=bool(row["NoInputUpdate"]),
         trust_pileup_sitelists=bool(row["NoPileupUpdate"]),
         request=row["request__RequestName"],
@@ -447,7 +454,8 @@ def work_pull(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[
             *ELEMENT_FIELDS
         )
     )
-    elements = [_element_from_row(row) for row in rows]
+    shared: dict[tuple, tuple] = {}
+    elements = [_element_from_row(row, shared) for row in rows]
     slots = engine.free_slots(site_resources(queue=queue), step=engine.PULL_WORK)
     free = schedd_free(queue=queue, config=config) if queue.enabled else 0
     pull = engine.match_work(elements, slots, site_jobs_for_pull(queue=queue), seed=seed, schedd_free=free)
@@ -579,7 +587,8 @@ def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[s
             *ELEMENT_FIELDS, "request_id", "request__TaskType"
         )
     )
-    elements = [_element_from_row(row) for row in rows]
+    shared: dict[tuple, tuple] = {}
+    elements = [_element_from_row(row, shared) for row in rows]
     resources = site_resources(queue=queue)
     slots = engine.free_slots(resources, step=engine.GET_WORK)
     pull = engine.match_work(elements, slots, site_jobs_for_get(queue=queue), seed=seed)

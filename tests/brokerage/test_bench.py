@@ -115,3 +115,22 @@ def test_dirac_rows_and_nothing_left_behind():
     assert not DiracTaskQueue.objects.exists()
     assert not DiracJob.objects.exists()
     assert not DiracMatchRecord.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_wmcore_rows_and_nothing_left_behind():
+    from brokerage.models import BrokerageCycle, WMCoreElement, WMCoreQueue, WMCoreRequest
+
+    rows = json.loads(bench("wmcore", "--json", "--quick"))
+    assert [row["params"]["measure"] for row in rows] == [
+        "match (engine)",
+        "match + decision + trace",
+        "pullWork over the database",
+    ]
+    assert rows[0]["params"] == {"measure": "match (engine)", "elements": 5000, "sites": 50}
+    assert rows[0]["taken"] + sum(rows[0]["left"].values()) == 5000
+    assert rows[2]["pulled"] > 0
+    assert not WMCoreElement.objects.exists()
+    assert not WMCoreQueue.objects.exists()
+    assert not WMCoreRequest.objects.exists()
+    assert not BrokerageCycle.objects.filter(plugin="wmcore_pull").exists()
