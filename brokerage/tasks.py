@@ -15,6 +15,7 @@ from brokerage.services.progress import task_completion_check, task_refine
 from brokerage.services.shares import global_share_snapshot_take
 from brokerage.services.simulator import grid_simulate_step
 from brokerage.services.watchdog import watchdog_cycle_run
+from brokerage.services.wmcore import element_locations_update, wmcore_agent_cycle_run, wmcore_global_cycle_run
 
 
 @shared_task(name="brokerage.tasks.process_lock_expire_task")
@@ -83,3 +84,25 @@ def grid_simulate_task() -> dict:
 def watchdog_task() -> dict:
     """Periodic (beat): job timeouts, fast rebrokerage, throttled and exhausted tasks."""
     return watchdog_cycle_run(now=timezone.now())
+
+
+@shared_task(name="brokerage.tasks.wmcore_dispatch_task")
+def wmcore_dispatch_task() -> dict:
+    """Periodic (beat): the WMCore global queue's turn, then one agent cycle queued per enabled local queue."""
+    summary = wmcore_global_cycle_run(now=timezone.now())
+    for queue_id in summary["agents"]:
+        wmcore_agent_cycle_task.delay(queue_id)
+    return summary
+
+
+@shared_task(name="brokerage.tasks.wmcore_agent_cycle_task")
+def wmcore_agent_cycle_task(queue_id: int) -> dict:
+    """One WMCore agent's turn: pullWork, replication, getWork, JobSubmitter (the agent's row lock keeps two
+    workers from running the same agent at once)."""
+    return wmcore_agent_cycle_run(queue_id=queue_id, now=timezone.now())
+
+
+@shared_task(name="brokerage.tasks.wmcore_locations_task")
+def wmcore_locations_task() -> int:
+    """Periodic (beat): input, parent and pileup locations of Available elements read again (seed 004)."""
+    return element_locations_update(now=timezone.now())

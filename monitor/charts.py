@@ -137,3 +137,32 @@ def weight_history_chart(rows: Sequence[Mapping[str, Any]], *, queue: str):
         go.Scatter(x=[r["time"] for r in rows], y=[r["weight"] for r in rows], mode="markers", name="weight")
     )
     return figure
+
+
+def slot_use_chart(rows: Sequence[Mapping[str, Any]]):
+    """Jobs counted at each agent's sites, stacked by priority, beside the site's threshold (rows: queue, site,
+    threshold, by_priority [(priority, jobs)]): a bar above its marker is a site full for that priority and below."""
+    rows = list(rows)
+    labels = [f"{r['site']} · {r['queue']}" for r in rows]
+    figure = _figure("Slot use per site, by priority", barmode="stack", height=max(260, 24 * len(rows) + 100))
+    priorities = sorted({p for r in rows for p, _ in r["by_priority"]}, reverse=True)
+    for priority in priorities:
+        figure.add_trace(
+            go.Bar(
+                y=labels,
+                x=[dict(r["by_priority"]).get(priority, 0) for r in rows],
+                orientation="h",
+                name=f"priority {priority:g}",
+            )
+        )
+    figure.add_trace(
+        go.Scatter(
+            y=labels,
+            x=[r["threshold"] for r in rows],
+            mode="markers",
+            marker={"symbol": "line-ns-open", "size": 18, "color": "black"},
+            name="threshold",
+        )
+    )
+    figure.update_yaxes(autorange="reversed")
+    return figure

@@ -14,4 +14,5 @@ urlpatterns = [
     path("decisions/", views.decisions, name="decisions"),
     path("gdpconfig/", views.gdpconfig, name="gdpconfig"),
     path("dirac/", views.dirac, name="dirac"),
+    path("wmcore/", views.wmcore, name="wmcore"),
 ]

@@ -25,6 +25,7 @@ from brokerage.selectors.monitor import (
 )
 from brokerage.selectors.overview import database_overview
 from brokerage.selectors.preview import PreviewUnavailable, broker_preview_task
+from brokerage.selectors.wmcore import wmcore_overview
 
 from . import charts
 
@@ -238,6 +239,22 @@ def dirac(request: HttpRequest) -> HttpResponse:
         ),
     }
     return render(request, "monitor/dirac.html", {**detail, "figures": figures, "refresh": _refresh(request)})
+
+
+@require_safe
+def wmcore(request: HttpRequest) -> HttpResponse:
+    detail = wmcore_overview(now=timezone.now())
+    stuck = detail["stuck"]["reasons"]
+    figures = {
+        "requests": _chart(
+            detail["request_statuses"],
+            lambda: charts.status_bar_chart(detail["request_statuses"], title="Requests by status"),
+            "wmcore-requests",
+        ),
+        "slots": _chart(detail["slots"], lambda: charts.slot_use_chart(detail["slots"]), "wmcore-slots"),
+        "stuck": _chart(stuck, lambda: charts.reasons_chart(stuck, title="Why elements wait"), "wmcore-stuck"),
+    }
+    return render(request, "monitor/wmcore.html", {**detail, "figures": figures, "refresh": _refresh(request)})
 
 
 @require_safe

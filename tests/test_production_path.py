@@ -208,3 +208,54 @@ def test_concurrent_job_generation_in_several_workers_brokers_each_job_set_exact
     assert not ProcessLock.objects.exists()
     # the work was shared: cycles ran in more than one worker process
     assert BrokerageCycle.objects.filter(plugin="atlas_prod_job").values("worker").distinct().count() >= 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_wmcore_agents_in_several_workers_take_each_element_once(redis_socket, tmp_path):
+    from brokerage.models import BrokerageCycle, WMBSJob, WMCoreElement, WMCoreRequest
+    from tests.wmcore.conftest import make_site
+
+    # given three agents sharing two sites and eight requests of 6 blocks (48 elements, 4 jobs each)
+    global_queue = factories.WMCoreGlobalQueueFactory()
+    agents = [factories.WMCoreQueueFactory(name=f"agent{i}", parent=global_queue) for i in range(3)]
+    for agent in agents:
+        make_site(agent, "T1_US_FNAL", pending=200, running=200, task_pending=200, task_running=200)
+        make_site(agent, "T2_DE_DESY", pending=200, running=200, task_pending=200, task_running=200)
+    for index in range(8):
+        dataset = f"/Race{index}/Run2024-v1/RAW"
+        for block in range(6):
+            factories.WMCoreBlockFactory(
+                dataset=dataset, name=f"{dataset}#{block}", files=8, sites=["T1_US_FNAL", "T2_DE_DESY"]
+            )
+        factories.WMCoreRequestFactory(InputDataset=dataset, FilesPerJob=2, RequestPriority=1000 + index)
+    workers = start_workers(worker_environment(redis_socket, tmp_path), tmp_path, count=3)
+    try:
+        sender = Celery(broker=f"redis+socket://{redis_socket}")
+        sender.send_task("brokerage.tasks.wmcore_dispatch_task")
+        deadline = time.monotonic() + 120
+        while (
+            WMCoreElement.objects.filter(queue=global_queue, database="queue").exclude(Status="Running").exists()
+            or not WMCoreElement.objects.filter(queue=global_queue).exists()
+        ):
+            assert time.monotonic() < deadline, "the agents did not take every element"
+            for agent in agents:  # every agent asked twice each round: the messages race for the same elements
+                for _ in range(2):
+                    sender.send_task("brokerage.tasks.wmcore_agent_cycle_task", args=[agent.pk])
+            time.sleep(1.0)
+        sender.close()
+    finally:
+        stop_workers(workers)
+    # then each global element went to one agent, copied there once into inbox and queue, with its 4 jobs once
+    elements = WMCoreElement.objects.filter(queue=global_queue, database="queue")
+    assert elements.count() == 48
+    for element in elements:
+        copies = WMCoreElement.objects.filter(element_id=element.element_id).exclude(pk=element.pk)
+        assert sorted(copies.values_list("queue_id", "database")) == [
+            (element.ChildQueue_id, "inbox"),
+            (element.ChildQueue_id, "queue"),
+        ]
+    assert WMBSJob.objects.count() == 48 * 4
+    assert set(WMCoreRequest.objects.values_list("RequestStatus", flat=True)) <= {"running-open", "running-closed"}
+    # the pulls ran in more than one worker process
+    workers_seen = BrokerageCycle.objects.filter(plugin="wmcore_pull").values("worker").distinct().count()
+    assert workers_seen >= 2

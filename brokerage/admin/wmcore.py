@@ -61,7 +61,7 @@ class WMCoreElementAdmin(StatefulAdmin):
     search_fields = ["=element_id", "request__RequestName"]
     raw_id_fields = ["request", "queue", "ChildQueue"]
     list_select_related = ["queue", "request", "ChildQueue"]
-    readonly_fields = ["UpdateTime", "stuck_reason", "stuck_detail", "stuck_since"]
+    readonly_fields = ["UpdateTime", "stuck_reason", "stuck_detail", "stuck_digest", "stuck_since"]
     show_full_result_count = False
     inlines = [WMCoreElementStatusLogInline]
     actions = ["reset_elements"]

@@ -41,6 +41,7 @@ STEP_STATES = {PULL_WORK: ("Normal",), GET_WORK: ("Normal", "Draining")}
 JOB_TYPES = ("Processing", "Production", "Merge", "Cleanup", "LogCollect", "Skim", "Harvesting")
 IO_BOUND_TYPES = frozenset({"Merge", "Cleanup", "LogCollect", "Harvesting"})
 DETAIL_SITES = 5  # sites named in a threshold_full detail
+LISTED_SITES = 10  # sites named in a site-list detail; longer lists end with "… (N in all)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +88,14 @@ def _data_sites(locations: Mapping[str, tuple[str, ...]]) -> tuple[frozenset[str
     return frozenset(sites), sorted(homeless)
 
 
+def _few(sites) -> list[str]:
+    """A site set for a detail: sorted, at most LISTED_SITES names, then how many there are in all."""
+    ordered = sorted(sites)
+    if len(ordered) <= LISTED_SITES:
+        return ordered
+    return [*ordered[:LISTED_SITES], f"… ({len(ordered)} in all)"]
+
+
 class Restrictions:
     """possible_sites with the string work cached for one match: the site lists per distinct (whitelist, blacklist)
     pair — found by identity first, as elements of one request share their list objects — and the sites left after
@@ -112,7 +121,7 @@ class Restrictions:
             refused = None
             if allowed is not None and not allowed:
                 refused = Restriction(
-                    frozenset(), "site_blacklisted", {"whitelist": sorted(whitelist), "blacklist": sorted(blacklist)}
+                    frozenset(), "site_blacklisted", {"whitelist": _few(whitelist), "blacklist": _few(blacklist)}
                 )
             found = self._lists[(white, black)] = (whitelist, blacklist, allowed, refused, white, black)
         self._by_identity[(id(white), id(black))] = found
@@ -176,12 +185,12 @@ class Restrictions:
         listed = data if whitelist is None else data & whitelist
         if listed and listed <= blacklist:
             return Restriction(
-                frozenset(), "site_blacklisted", {f"{kind}Sites": sorted(data), "blacklist": sorted(blacklist)}
+                frozenset(), "site_blacklisted", {f"{kind}Sites": _few(data), "blacklist": _few(blacklist)}
             )
         return Restriction(
             frozenset(),
             f"no_site_with_{kind}",
-            {f"{kind}Sites": sorted(data), "whitelist": sorted(whitelist or ()), "blacklist": sorted(blacklist)},
+            {f"{kind}Sites": _few(data), "whitelist": _few(whitelist or ()), "blacklist": _few(blacklist)},
         )
 
 
@@ -709,23 +718,13 @@ def pull_decision(
 ) -> Decision:
     """A pull as a Decision (candidate kind 'element'): the elements taken are the candidates, in matching order,
     weighed by priority with their site in the factors; every element not taken is skipped with its reason."""
-    by_id = {element.id: element for element in elements}
     rejected = pull.rejected
-    skipped = {
-        element_id: Skip(
-            code,
-            STAGE_OF_CODE.get(code, "site thresholds"),
-            {"priority": by_id[element_id].priority, "jobs": by_id[element_id].jobs, **detail},
-        )
-        for element_id, (code, detail) in rejected.items()
-    }
+    skipped = PullSkips(rejected, {element.id: element for element in elements}, pull.order)
     candidates = tuple(
         Candidate(element.id, element.priority, {"site": site, "jobs": element.jobs, "request": element.request})
         for element, site in pull.taken
     )
-    counts: dict[str, int] = {}
-    for code, _ in rejected.values():
-        counts[code] = counts.get(code, 0) + 1
+    counts = skipped.code_counts()
     n = len(elements)
     after_limit = n - counts.get("schedd_limit", 0)
     after_lists = after_limit - sum(counts.get(code, 0) for code in RESTRICTION_CODES)
@@ -788,6 +787,56 @@ STAGE_OF_CODE = {
     "threshold_full": "site thresholds",
     **{code: "site lists and data location" for code in RESTRICTION_CODES},
 }
+
+
+class PullSkips(Mapping[str, Skip]):
+    """The elements a pull left, as the Decision's `skipped`: name → Skip built only when read; the code counts
+    and the trace's columns come straight from the pull's reasons (no Skip object per element)."""
+
+    def __init__(self, rejected: Mapping[str, tuple[str, Mapping[str, Any]]], by_id: Mapping[str, Element], order):
+        self._rejected = rejected
+        self._by_id = by_id
+        self._order = order
+
+    def __getitem__(self, name: str) -> Skip:
+        code, detail = self._rejected[name]
+        element = self._by_id[name]
+        return Skip(code, STAGE_OF_CODE.get(code, "site thresholds"), {**_own(element), **detail})
+
+    def __iter__(self):
+        return iter(self._rejected)
+
+    def __len__(self) -> int:
+        return len(self._rejected)
+
+    def code_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for code, _ in self._rejected.values():
+            counts[code] = counts.get(code, 0) + 1
+        return counts
+
+    def columnar(self):
+        """(filter, code, sorted positions, {key: values}) per code, for the trace encoder."""
+        groups: dict[str, list[tuple[int, str]]] = {}
+        for position, name in enumerate(self._order):
+            found = self._rejected.get(name)
+            if found is not None:
+                groups.setdefault(found[0], []).append((position, name))
+        for code, members in groups.items():
+            details = [self._rejected[name][1] for _, name in members]
+            elements = [self._by_id[name] for _, name in members]
+            columns: dict[str, list[Any]] = {
+                "priority": [element.priority for element in elements],
+                "jobs": [element.jobs for element in elements],
+            }
+            keys = sorted({key for detail in {id(d): d for d in details}.values() for key in detail})
+            for key in keys:
+                columns[key] = [detail.get(key) for detail in details]
+            yield STAGE_OF_CODE.get(code, "site thresholds"), code, [p for p, _ in members], columns
+
+
+def _own(element: Element) -> dict[str, Any]:
+    return {"priority": element.priority, "jobs": element.jobs}
 
 
 class WMCorePull(Plugin):

@@ -143,6 +143,7 @@ class WMCoreElement(Stateful):
     UpdateTime = models.DateTimeField(default=timezone.now)
     stuck_reason = models.CharField(max_length=32, blank=True, default="")
     stuck_detail = models.JSONField(default=dict, blank=True)
+    stuck_digest = models.CharField(max_length=16, blank=True, default="", help_text="Digest of stuck_detail.")
     stuck_since = models.DateTimeField(null=True, blank=True)
 
     class Meta:

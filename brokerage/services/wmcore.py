@@ -21,6 +21,8 @@ to Available is `element_reset`, logged with who asked.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import uuid
 from collections import defaultdict
@@ -29,7 +31,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import models, transaction
-from django.db.models import Count, Max
+from django.db.models import Count, Max, TextField
+from django.db.models.functions import Cast
 
 from brokerage import states
 from brokerage.engine import wmcore as engine
@@ -63,6 +66,8 @@ CONFIG_KEYS = (
     "WMCORE_MAX_JOBS_TO_CACHE",
     "WMCORE_MAX_JOBS_PER_POLL",
 )
+# Stuck elements whose reason keeps its numbers on the row, highest priority first (the monitor lists the first 50).
+STUCK_DETAILED = 1000
 # Where an element's jobs count before they are WMBS jobs: acquired by a local queue, not yet running there.
 ELEMENT_HELD = ("Negotiating", "Acquired")
 ELEMENT_FIELDS = (
@@ -80,6 +85,7 @@ ELEMENT_FIELDS = (
     "NoInputUpdate",
     "NoPileupUpdate",
     "stuck_reason",
+    "stuck_digest",
 )
 
 
@@ -117,7 +123,10 @@ def _move_many(
     time_field = {"WMCoreElement": "UpdateTime", "WMCoreRequest": "status_time", "WMBSJob": "state_time"}
     with transaction.atomic():
         moved = list(
-            model.objects.select_for_update().filter(pk__in=ids, **{field: from_status}).values_list("pk", flat=True)
+            model.objects.select_for_update()
+            .filter(pk__in=ids, **{field: from_status})
+            .order_by("pk")  # one lock order for every writer: no deadlock between agents
+            .values_list("pk", flat=True)
         )
         model.objects.filter(pk__in=moved).update(
             **{field: to_status, time_field[model.__name__]: now, **(columns or {})}
@@ -315,31 +324,53 @@ def request_queue_work(*, now: datetime, global_queue_id: int | None = None) -> 
 # --- 2. and 3. matching: pullWork and getWork -----------------------------------------------------------------
 
 
-def _element_from_row(row: Mapping[str, Any], shared: dict[tuple, tuple]) -> engine.Element:
-    """An engine element from a `.values()` row. Equal site lists become one tuple (`shared`), so the matcher's
-    caches find them by identity."""
+JSON_FIELDS = ("Inputs", "ParentData", "PileupData", "SiteWhitelist", "SiteBlacklist")
 
-    def locations(value) -> dict[str, tuple[str, ...]]:
-        return {str(k): tuple(v or ()) for k, v in (value or {}).items()}
 
-    def one(value) -> tuple[str, ...]:
-        sites = tuple(value or ())
-        return shared.setdefault(sites, sites)
+def _element_rows(queryset, *extra: str) -> list[dict[str, Any]]:
+    """Element rows for the matcher, the JSON columns as their text (`<name>_text`): equal texts (a request's
+    site lists, its pileup, empty parents) are decoded once by `_ElementReader`."""
+    casts = {f"{name}_text": Cast(name, TextField()) for name in JSON_FIELDS}
+    plain = [name for name in ELEMENT_FIELDS if name not in JSON_FIELDS]
+    return list(queryset.annotate(**casts).values(*plain, *casts, *extra))
 
-    return engine.Element(
-        id=row["element_id"],
-        priority=float(row["Priority"]),
-        created=row["CreationTime"].timestamp(),
-        jobs=int(row["Jobs"]),
-        inputs=locations(row["Inputs"]),
-        parents=locations(row["ParentData"]),
-        pileup=locations(row["PileupData"]),
-        whitelist=one(row["SiteWhitelist"]),
-        blacklist=one(row["SiteBlacklist"]),
-        trust_sitelists=bool(row["NoInputUpdate"]),
-        trust_pileup_sitelists=bool(row["NoPileupUpdate"]),
-        request=row["request__RequestName"],
-    )
+
+class _ElementReader:
+    """Engine elements from `_element_rows` rows. Each distinct JSON text is decoded once and its value shared:
+    equal site lists are then one tuple, which the matcher's caches find by identity."""
+
+    def __init__(self) -> None:
+        self._sites: dict[str | None, tuple[str, ...]] = {}
+        self._locations: dict[str | None, dict[str, tuple[str, ...]]] = {}
+
+    def sites(self, text: str | None) -> tuple[str, ...]:
+        found = self._sites.get(text)
+        if found is None:
+            found = self._sites[text] = tuple(json.loads(text) or ()) if text else ()
+        return found
+
+    def locations(self, text: str | None) -> dict[str, tuple[str, ...]]:
+        found = self._locations.get(text)
+        if found is None:
+            value = json.loads(text) if text else {}
+            found = self._locations[text] = {str(k): tuple(v or ()) for k, v in (value or {}).items()}
+        return found
+
+    def element(self, row: Mapping[str, Any]) -> engine.Element:
+        return engine.Element(
+            id=row["element_id"],
+            priority=float(row["Priority"]),
+            created=row["CreationTime"].timestamp(),
+            jobs=int(row["Jobs"]),
+            inputs=self.locations(row["Inputs_text"]),
+            parents=self.locations(row["ParentData_text"]),
+            pileup=self.locations(row["PileupData_text"]),
+            whitelist=self.sites(row["SiteWhitelist_text"]),
+            blacklist=self.sites(row["SiteBlacklist_text"]),
+            trust_sitelists=bool(row["NoInputUpdate"]),
+            trust_pileup_sitelists=bool(row["NoPileupUpdate"]),
+            request=row["request__RequestName"],
+        )
 
 
 def _executing(queue: WMCoreQueue):
@@ -404,26 +435,34 @@ def schedd_free(*, queue: WMCoreQueue, config: Mapping[str, Any]) -> int:
     )
 
 
+def _digest(detail: Mapping[str, Any]) -> str:
+    return hashlib.blake2b(json.dumps(detail, sort_keys=True, default=str).encode(), digest_size=8).hexdigest()
+
+
 def _record_stuck(rows: list[Mapping[str, Any]], pull: engine.Pull, *, queue: WMCoreQueue, step: str, now) -> None:
-    """Writes each element's last reason (cleared when taken), keeping `stuck_since` while the reason stays."""
+    """Writes each element's reason for staying (taken ones were cleared by their move). The numbers go with the
+    reason for the STUCK_DETAILED highest-priority elements (what the monitor lists); every element's numbers are
+    in the pull's decision trace. A row is written only when its reason or numbers changed (compared by digest),
+    `stuck_since` only when the reason did: a steady queue of stuck elements costs no write."""
     by_element = {row["element_id"]: row for row in rows}
-    updates = []
-    for element_id, (code, detail) in pull.rejected.items():
+    new_reason, new_numbers = [], []
+    detailed = 0
+    for element_id in pull.order:
+        found = pull.rejected.get(element_id)
+        if found is None:
+            continue
+        code, detail = found
+        detailed += 1
+        full = {"queue": queue.name, "step": step, **(detail if detailed <= STUCK_DETAILED else {})}
+        digest = _digest(full)
         row = by_element[element_id]
-        updates.append((row["pk"], code, {"queue": queue.name, "step": step, **detail}, now))
-    same = {
-        row["pk"]
-        for row in rows
-        if row["element_id"] in pull.rejected and row["stuck_reason"] == pull.rejected[row["element_id"]][0]
-    }
-    bulk_update_values(
-        WMCoreElement, fields=("stuck_reason", "stuck_detail"), rows=[u[:3] for u in updates if u[0] in same]
-    )
-    bulk_update_values(
-        WMCoreElement,
-        fields=("stuck_reason", "stuck_detail", "stuck_since"),
-        rows=[u for u in updates if u[0] not in same],
-    )
+        if row["stuck_reason"] != code:
+            new_reason.append((row["pk"], code, full, digest, now))
+        elif row["stuck_digest"] != digest:
+            new_numbers.append((row["pk"], full, digest))
+    fields = ("stuck_reason", "stuck_detail", "stuck_digest", "stuck_since")
+    bulk_update_values(WMCoreElement, fields=fields, rows=new_reason)
+    bulk_update_values(WMCoreElement, fields=("stuck_detail", "stuck_digest"), rows=new_numbers)
 
 
 def _store_pull(*, queue: WMCoreQueue, pull, elements, slots, step: str, now, seed: int, config) -> int:
@@ -444,18 +483,16 @@ def _seed_for(now: datetime, queue: WMCoreQueue) -> int:
 def work_pull(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[str, Any]:
     """pullWork (seed 004, "From GQ to LQ" steps 1–3): the local queue matches the global queue's Available elements
     against its Normal sites (pending + running slots), and takes what fits: element → Negotiating, ChildQueue set,
-    the chosen site kept. The agent's queue row is locked, so one agent pulls at a time; an element another agent
-    took meanwhile is not taken twice (the move re-checks its status)."""
+    the chosen site kept. The agent's row and its global queue's row are locked: one pull at a time per global queue,
+    and the move re-checks each element's status, so no element is taken twice."""
     queue = WMCoreQueue.objects.select_for_update().get(pk=queue_id, kind="local")
+    # one pull at a time per global queue: agents compete for the same elements and write their reasons on them
+    WMCoreQueue.objects.select_for_update().get(pk=queue.parent_id)
     config = _config_snapshot()
     seed = _seed_for(now, queue) if seed is None else seed
-    rows = list(
-        WMCoreElement.objects.filter(queue_id=queue.parent_id, database="queue", Status="Available").values(
-            *ELEMENT_FIELDS
-        )
-    )
-    shared: dict[tuple, tuple] = {}
-    elements = [_element_from_row(row, shared) for row in rows]
+    rows = _element_rows(WMCoreElement.objects.filter(queue_id=queue.parent_id, database="queue", Status="Available"))
+    reader = _ElementReader()
+    elements = [reader.element(row) for row in rows]
     slots = engine.free_slots(site_resources(queue=queue), step=engine.PULL_WORK)
     free = schedd_free(queue=queue, config=config) if queue.enabled else 0
     pull = engine.match_work(elements, slots, site_jobs_for_pull(queue=queue), seed=seed, schedd_free=free)
@@ -469,7 +506,7 @@ def work_pull(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[
         reason=f"pulled by {queue.name}",
         actor=ACTOR_LOCAL,
         now=now,
-        columns={"ChildQueue": queue, "stuck_reason": "", "stuck_detail": {}, "stuck_since": None},
+        columns={"ChildQueue": queue, "stuck_reason": "", "stuck_detail": {}, "stuck_digest": "", "stuck_since": None},
     )
     bulk_update_values(WMCoreElement, fields=("site",), rows=[(pk, site_of[pk]) for pk in moved])
     _record_stuck(rows, pull, queue=queue, step=engine.PULL_WORK, now=now)
@@ -582,13 +619,13 @@ def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[s
     queue = WMCoreQueue.objects.select_for_update().get(pk=queue_id, kind="local")
     config = _config_snapshot()
     seed = _seed_for(now, queue) + 500 if seed is None else seed
-    rows = list(
-        WMCoreElement.objects.filter(queue=queue, database="queue", Status="Available").values(
-            *ELEMENT_FIELDS, "request_id", "request__TaskType"
-        )
+    rows = _element_rows(
+        WMCoreElement.objects.filter(queue=queue, database="queue", Status="Available"),
+        "request_id",
+        "request__TaskType",
     )
-    shared: dict[tuple, tuple] = {}
-    elements = [_element_from_row(row, shared) for row in rows]
+    reader = _ElementReader()
+    elements = [reader.element(row) for row in rows]
     resources = site_resources(queue=queue)
     slots = engine.free_slots(resources, step=engine.GET_WORK)
     pull = engine.match_work(elements, slots, site_jobs_for_get(queue=queue), seed=seed)
@@ -603,7 +640,7 @@ def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[s
             reason=f"WMBS subscription at {queue.name}",
             actor=ACTOR_LOCAL,
             now=now,
-            columns={"stuck_reason": "", "stuck_detail": {}, "stuck_since": None},
+            columns={"stuck_reason": "", "stuck_detail": {}, "stuck_digest": "", "stuck_since": None},
         )
     )
     bulk_update_values(WMCoreElement, fields=("site",), rows=[(pk, site_of[pk]) for pk in moved])
@@ -828,6 +865,8 @@ def job_submitter_run(*, queue_id: int, now: datetime) -> dict[str, Any]:
 def element_locations_update(*, now: datetime) -> int:
     """Seed 004, "Input data (block) location update": the input, parent and pileup locations of every Available
     element (global and local queues) are read again from the block replicas; returns the elements changed."""
+    # the global queues' locks keep pulls (which write on Available elements too) out meanwhile
+    list(WMCoreQueue.objects.select_for_update().filter(kind="global").order_by("pk").values_list("pk", flat=True))
     rows = list(WMCoreElement.objects.filter(Status="Available").values("pk", "Inputs", "ParentData", "PileupData"))
     names = {name for row in rows for field in ("Inputs", "ParentData") for name in (row[field] or {})}
     pileups = {name for row in rows for name in (row["PileupData"] or {})}
@@ -872,7 +911,14 @@ def element_reset(*, element_pk: int, actor: str, reason: str, now: datetime) ->
     copies.delete()
     old = element.Status
     WMCoreElement.objects.filter(pk=element.pk).update(
-        Status="Available", ChildQueue=None, site="", UpdateTime=now, stuck_reason="", stuck_detail={}, stuck_since=None
+        Status="Available",
+        ChildQueue=None,
+        site="",
+        UpdateTime=now,
+        stuck_reason="",
+        stuck_detail={},
+        stuck_digest="",
+        stuck_since=None,
     )
     WMCoreElementStatusLog.objects.create(
         element=element, timestamp=now, old_status=old, new_status="Available", reason=f"reset: {reason}", actor=actor
@@ -968,16 +1014,29 @@ def wmcore_progress_update(*, now: datetime) -> dict[str, int]:
     return summary
 
 
+def wmcore_agent_cycle_run(*, queue_id: int, now: datetime) -> dict[str, Any]:
+    """One agent's turn: pullWork, the replication into its local queue, getWork and the JobSubmitter."""
+    return {
+        "pull": work_pull(queue_id=queue_id, now=now),
+        "replicated": work_replicate(queue_id=queue_id, now=now),
+        "get": work_get(queue_id=queue_id, now=now),
+        "submit": job_submitter_run(queue_id=queue_id, now=now),
+    }
+
+
+def wmcore_global_cycle_run(*, now: datetime) -> dict[str, Any]:
+    """The global queue's turn: statuses that follow the jobs, then new assigned requests (queueWork). Returns the
+    summary and the local queues whose agents should take their turn."""
+    progress = wmcore_progress_update(now=now)
+    queued = request_queue_work(now=now)
+    agents = list(WMCoreQueue.objects.filter(kind="local", enabled=True).order_by("pk").values_list("pk", flat=True))
+    return {"progress": progress, "queued": queued, "agents": agents}
+
+
 def wmcore_cycle_run(*, now: datetime) -> dict[str, Any]:
-    """One pass of the whole chain: queueWork, then for each enabled local queue pullWork, replication, getWork and
-    the JobSubmitter, then the statuses that follow."""
-    summary: dict[str, Any] = {"queued": request_queue_work(now=now), "queues": {}}
-    for queue in WMCoreQueue.objects.filter(kind="local", enabled=True).order_by("pk"):
-        summary["queues"][queue.name] = {
-            "pull": work_pull(queue_id=queue.pk, now=now),
-            "replicated": work_replicate(queue_id=queue.pk, now=now),
-            "get": work_get(queue_id=queue.pk, now=now),
-            "submit": job_submitter_run(queue_id=queue.pk, now=now),
-        }
+    """One pass of the whole chain in one process: the global queue's turn, every agent's turn, the statuses."""
+    summary = wmcore_global_cycle_run(now=now)
+    names = dict(WMCoreQueue.objects.filter(pk__in=summary["agents"]).values_list("pk", "name"))
+    summary["queues"] = {names[pk]: wmcore_agent_cycle_run(queue_id=pk, now=now) for pk in summary["agents"]}
     summary["progress"] = wmcore_progress_update(now=now)
     return summary

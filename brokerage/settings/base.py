@@ -203,6 +203,15 @@ CELERY_BEAT_SCHEDULE = {
         "task": "brokerage.tasks.job_generation_dispatch_task",
         "schedule": float(os.environ.get("JOB_GENERATION_INTERVAL_SECONDS", "60")),
     },
+    # CMS WMCore (seed 004): the global queue's turn, then each agent's; locations of Available elements
+    "wmcore": {
+        "task": "brokerage.tasks.wmcore_dispatch_task",
+        "schedule": float(os.environ.get("WMCORE_INTERVAL_SECONDS", "60")),
+    },
+    "wmcore-locations": {
+        "task": "brokerage.tasks.wmcore_locations_task",
+        "schedule": float(os.environ.get("WMCORE_LOCATION_INTERVAL_SECONDS", "1200")),
+    },
 }
 
 # The demo grid simulator plays the pilots (brokerage.services.simulator); only in demo mode, never in
