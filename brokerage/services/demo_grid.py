@@ -91,6 +91,7 @@ def demo_grid_build(*, size: str, now: datetime, seed: int = 2026, progress: Pro
     progress("tasks", 6, steps)
     _tasks(spec, endpoints, now, rng)
     gdpconfig_save(key="DISK_THRESHOLD_Express", value="50", comment="demo: Express tasks need less room")
+    _wmcore(now, rng)
     progress("done", steps, steps)
     return {
         "sites": models.Site.objects.count(),
@@ -101,7 +102,159 @@ def demo_grid_build(*, size: str, now: datetime, seed: int = 2026, progress: Pro
         "global shares": models.GlobalShare.objects.count(),
         "tasks": models.Task.objects.count(),
         "files": models.DatasetFile.objects.count(),
+        "WMCore requests": models.WMCoreRequest.objects.count(),
     }
+
+
+# CMS sites of the WMCore demo: (name, pending slots, running slots); CERN drains.
+CMS_SITES = [
+    ("T1_US_FNAL", 400, 1200),
+    ("T1_DE_KIT", 200, 600),
+    ("T1_IT_CNAF", 200, 600),
+    ("T1_FR_CCIN2P3", 150, 450),
+    ("T1_UK_RAL", 150, 450),
+    ("T2_CH_CERN", 200, 600),
+    ("T2_DE_DESY", 100, 300),
+    ("T2_US_Wisconsin", 100, 300),
+    ("T2_US_Nebraska", 100, 300),
+    ("T2_IT_Pisa", 50, 150),
+    ("T2_ES_CIEMAT", 50, 150),
+]
+CMS_REQUESTS = [
+    # name, priority, input dataset (None: Monte Carlo), whitelist, blacklist, pileup, trust lists
+    (
+        "pdmvserv_Run2024C_JetHT_ReReco",
+        200000,
+        "/JetHT/Run2024C-v1/RAW",
+        ["T1_US_FNAL", "T1_DE_KIT", "T2_DE_DESY"],
+        [],
+        "",
+        False,
+    ),
+    (
+        "pdmvserv_Run2024D_Muon_ReReco",
+        250000,
+        "/Muon/Run2024D-v1/RAW",
+        ["T1_US_FNAL", "T1_IT_CNAF", "T2_IT_Pisa"],
+        [],
+        "",
+        False,
+    ),
+    ("pdmvserv_Run2024C_ZeroBias_ReReco", 150000, "/ZeroBias/Run2024C-v1/RAW", ["T2_CH_CERN"], [], "", False),
+    (
+        "cmsunified_Run3Summer24_DYto2L_MC",
+        110000,
+        None,
+        ["T1_FR_CCIN2P3", "T1_UK_RAL", "T2_US_Wisconsin", "T2_US_Nebraska"],
+        [],
+        "/Neutrino_E-10_gun/Run3Summer24PrePremix/PREMIX",
+        False,
+    ),
+    (
+        "cmsunified_Run3Summer24_TTto2L_MC",
+        120000,
+        None,
+        ["T2_US_Wisconsin", "T2_US_Nebraska", "T2_ES_CIEMAT"],
+        [],
+        "/MinBias_TuneCP5/Run3Summer24GS/GEN-SIM",
+        False,
+    ),
+    (
+        "pdmvserv_Run2024B_EGamma_ReReco",
+        180000,
+        "/EGamma/Run2024B-v1/RAW",
+        ["T1_DE_KIT", "T1_IT_CNAF"],
+        ["T1_DE_KIT"],
+        "",
+        False,
+    ),
+    (
+        "pdmvserv_Run2024E_Tau_xrootd",
+        160000,
+        "/Tau/Run2024E-v1/RAW",
+        ["T2_US_Wisconsin", "T2_US_Nebraska"],
+        [],
+        "",
+        True,
+    ),
+]
+
+
+def _wmcore(now: datetime, rng: random.Random) -> None:
+    """CMS WMCore's side of the demo (seed 004): a global queue, two agents with thresholds over eleven sites
+    (CERN draining), input blocks and pileup with their replicas, seven assigned requests — some flow, some wait
+    (data only at draining CERN, pileup nowhere in the whitelist, data at a blacklisted site)."""
+    global_queue = models.WMCoreQueue.objects.create(name="cmsweb.cern.ch/workqueue", kind="global")
+    for agent in ("vocms0253.cern.ch", "cmsgwms-submit6.fnal.gov"):
+        local = models.WMCoreQueue.objects.create(name=agent, kind="local", parent=global_queue)
+        for name, pending, running in CMS_SITES:
+            site = models.WMCoreSite.objects.create(
+                queue=local,
+                name=name,
+                state="Draining" if name == "T2_CH_CERN" else "Normal",
+                pending_slots=pending // 2,
+                running_slots=running // 2,
+            )
+            models.WMCoreSiteThreshold.objects.bulk_create(
+                models.WMCoreSiteThreshold(
+                    site=site,
+                    task_type=task_type,
+                    pending_slots=pending // share,
+                    max_slots=running // share,
+                )
+                for task_type, share in (
+                    ("Processing", 2),
+                    ("Production", 2),
+                    ("Merge", 8),
+                    ("Cleanup", 20),
+                    ("LogCollect", 20),
+                )
+            )
+    blocks = []
+    for _, _, dataset, whitelist, _, pileup, _ in CMS_REQUESTS:
+        if dataset:
+            for index in range(rng.randint(6, 12)):
+                holders = rng.sample(whitelist, min(len(whitelist), rng.randint(1, 2)))
+                if dataset.startswith("/EGamma"):
+                    holders = ["T1_DE_KIT"]  # blacklisted by its request: the elements wait
+                if dataset.startswith("/Tau"):
+                    holders = ["T1_UK_RAL"]  # outside the whitelist, read over xrootd
+                blocks.append(
+                    models.WMCoreBlock(
+                        name=f"{dataset}#{index:04x}{rng.randrange(16**8):08x}",
+                        dataset=dataset,
+                        files=rng.randint(20, 200),
+                        sites=holders,
+                        updated=now,
+                    )
+                )
+        if pileup:
+            sites = ["T2_IT_Pisa"] if "MinBias" in pileup else ["T1_FR_CCIN2P3", "T2_US_Wisconsin"]
+            blocks.append(
+                models.WMCoreBlock(name=f"{pileup}#0001", dataset=pileup, files=1000, sites=sites, updated=now)
+            )
+    models.WMCoreBlock.objects.bulk_create(blocks)
+    models.WMCoreRequest.objects.bulk_create(
+        models.WMCoreRequest(
+            RequestName=name,
+            RequestStatus="assigned",
+            RequestType="ReReco" if dataset else "MonteCarlo",
+            RequestPriority=priority,
+            Team="production",
+            TaskType="Processing" if dataset else "Production",
+            InputDataset=dataset or "",
+            MCPileup=pileup,
+            FilesPerJob=5,
+            TotalJobs=0 if dataset else rng.randint(1500, 4000),
+            JobsPerElement=400,
+            SiteWhitelist=whitelist,
+            SiteBlacklist=blacklist,
+            TrustSitelists=trust,
+            created=now,
+            status_time=now,
+        )
+        for name, priority, dataset, whitelist, blacklist, pileup, trust in CMS_REQUESTS
+    )
 
 
 def _sites(spec: GridSize, rng: random.Random) -> list[models.Site]:

@@ -4,7 +4,8 @@ One step (a periodic Celery task, on only in demo mode) does what the grid would
 assigned jobs become activated once their input has been transferred; pilots start activated jobs, highest
 priority first, up to each queue's slots; running jobs end after their run time, finished or failed at the
 queue's failure rate; their files follow (finished, or back to ready for another attempt until maxAttempt,
-then failed), and so do their events; the pilot statistics the job brokerage reads are refreshed.
+then failed), and so do their events; the pilot statistics the job brokerage reads are refreshed. WMCore's jobs
+in the pool start within their site's running slots and end after their run time.
 
 Times are "grid minutes" divided by `speed`, so `make run` shows hours of grid life in minutes. Every draw is a
 hash of the job id: the same database and the same clock give the same world.
@@ -12,7 +13,7 @@ hash of the job id: the same database and the same clock give the same world.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
@@ -20,10 +21,11 @@ from functools import partial
 from django.db import transaction
 from django.db.models import Count
 
-from brokerage.models import DatasetFile, Event, Job, PandaQueue, QueuePilotStats
+from brokerage.models import DatasetFile, Event, Job, PandaQueue, QueuePilotStats, WMBSJob, WMCoreSite
 from brokerage.services.bulk import bulk_update_values
 from brokerage.services.retries import OUT_OF_MEMORY_CODES, job_inputs_after_end
 from brokerage.services.status import job_status_transition_many
+from brokerage.services.wmcore import wmbs_job_transition_many
 
 ACTOR = "grid simulator"
 TRANSFER_MINUTES = 5
@@ -38,6 +40,8 @@ class StepReport:
     started: int
     finished: int
     failed: int
+    wmbs_started: int = 0
+    wmbs_ended: int = 0
 
 
 def _draw(pk: int, salt: int) -> int:
@@ -109,7 +113,45 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0) -> StepReport:
         _out_of_memory(failed_ids)
         job_inputs_after_end(finished=finished_ids, failed=failed_ids, now=now)
     _pilots_report(queues, now=now, minute=minute)
-    return StepReport(len(activated), len(started), len(finished_ids), len(failed_ids))
+    wmbs_started, wmbs_ended = wmcore_pool_simulate(now=now, minute=minute)
+    return StepReport(
+        len(activated), len(started), len(finished_ids), len(failed_ids), len(wmbs_started), len(wmbs_ended)
+    )
+
+
+def wmcore_pool_simulate(*, now: datetime, minute: timedelta) -> tuple[list[int], list[int]]:
+    """The CMS pool for WMCore's jobs: executing jobs idle for two grid minutes start, highest priority first,
+    up to their site's running slots; running ones end after their run time, one in twenty failing (exhausted).
+    Returns the jobs started and the jobs ended."""
+    running = Counter(
+        WMBSJob.objects.filter(state="executing", batch_status="Running").values_list(
+            "subscription__queue_id", "location"
+        )
+    )
+    slots = {(q, name): n for q, name, n in WMCoreSite.objects.values_list("queue_id", "name", "running_slots")}
+    to_start = []
+    idle = WMBSJob.objects.filter(state="executing", batch_status="Idle", state_time__lte=now - 2 * minute)
+    for pk, queue_id, site in idle.order_by("-priority", "pk").values_list("pk", "subscription__queue_id", "location"):
+        if running[(queue_id, site)] < slots.get((queue_id, site), 0):
+            running[(queue_id, site)] += 1
+            to_start.append(pk)
+    WMBSJob.objects.filter(pk__in=to_start).update(batch_status="Running", state_time=now)
+    ending = [
+        pk
+        for pk, start in WMBSJob.objects.filter(state="executing", batch_status="Running").values_list(
+            "pk", "state_time"
+        )
+        if start + job_run_minutes(pk) * minute <= now
+    ]
+    move = partial(wmbs_job_transition_many, actor=ACTOR, now=now)
+    with transaction.atomic():
+        move(job_ids=ending, from_status="executing", to_status="complete", columns={"batch_status": ""})
+        failed = {pk for pk in ending if _draw(pk, 3) % 20 == 0}
+        move(job_ids=[pk for pk in ending if pk not in failed], from_status="complete", to_status="success")
+        failed = sorted(failed)
+        move(job_ids=failed, from_status="complete", to_status="jobfailed")
+        move(job_ids=failed, from_status="jobfailed", to_status="exhausted")
+    return to_start, ending
 
 
 def _jobs_per_queue(jobs) -> dict[str, int]:

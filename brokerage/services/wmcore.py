@@ -148,6 +148,29 @@ def _move_many(
     return moved
 
 
+def wmbs_job_transition_many(
+    *,
+    job_ids: list[int],
+    from_status: str,
+    to_status: str,
+    actor: str,
+    now: datetime,
+    reason: str = "",
+    columns: Mapping[str, Any] | None = None,
+) -> list[int]:
+    """Moves WMBS jobs still in `from_status` (the pool reporting back: executing → complete → success …)."""
+    return _move_many(
+        WMBSJob,
+        ids=job_ids,
+        from_status=from_status,
+        to_status=to_status,
+        reason=reason,
+        actor=actor,
+        now=now,
+        columns=columns,
+    )
+
+
 def _config_snapshot() -> dict[str, Any]:
     view = gdpconfig_view()
     return {key: view.get(key) for key in CONFIG_KEYS}

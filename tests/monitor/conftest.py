@@ -16,6 +16,7 @@ from brokerage.services.progress import task_completion_check, task_refine
 from brokerage.services.shares import global_share_snapshot_take
 from brokerage.services.simulator import grid_simulate_step
 from brokerage.services.watchdog import watchdog_cycle_run
+from brokerage.services.wmcore import wmcore_cycle_run
 
 
 def grid_live(*, steps: int = 8) -> datetime:
@@ -32,6 +33,7 @@ def grid_live(*, steps: int = 8) -> datetime:
         task_completion_check(now=now)
         for work_queue_id in work_queues:
             job_generation_cycle_run(work_queue_id=work_queue_id, now=now)
+        wmcore_cycle_run(now=now)
         grid_simulate_step(now=now, speed=60)
     watchdog_cycle_run(now=now)
     global_share_snapshot_take(now=now)
