@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import django_filters as filters
 from django.db import connection
 
-from brokerage.models import BrokerageCycle, Dataset, Decision, Job, PandaQueue, Task
+from brokerage.models import BrokerageCycle, Dataset, Decision, Job, PandaQueue, Task, WMCoreElement
 
 BIGINT = {"min_value": -(2**63), "max_value": 2**63 - 1}
 
@@ -138,3 +138,12 @@ class DecisionFilter(FilterSet):
             if value in decision_trace(decision=decision)["skipped"]
         ]
         return queryset.filter(pk__in=matching)
+
+
+class WMCoreElementFilter(FilterSet):
+    queue = filters.CharFilter(field_name="queue__name")
+    request = filters.CharFilter(field_name="request__RequestName")
+
+    class Meta:
+        model = WMCoreElement
+        fields = ["database", "Status", "stuck_reason", "site"]

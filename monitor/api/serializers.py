@@ -6,6 +6,7 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from brokerage.engine import explain
 from brokerage.gdpconfig import REGISTRY
 from brokerage.models import (
     BrokerageCycle,
@@ -17,6 +18,8 @@ from brokerage.models import (
     PandaQueue,
     Site,
     Task,
+    WMCoreElement,
+    WMCoreRequest,
     WorkQueue,
 )
 
@@ -347,3 +350,64 @@ class DiracTaskQueueSerializer(serializers.Serializer):
     priority = serializers.FloatField()
     waiting = serializers.IntegerField()
     requirements = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))
+
+
+class WMCoreRequestSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = WMCoreRequest
+        fields = [
+            "RequestName",
+            "RequestStatus",
+            "RequestType",
+            "RequestPriority",
+            "Team",
+            "TaskType",
+            "InputDataset",
+            "MCPileup",
+            "SiteWhitelist",
+            "SiteBlacklist",
+            "TrustSitelists",
+            "TrustPUSitelists",
+            "created",
+            "status_time",
+        ]
+
+
+class WMCoreElementSerializer(serializers.ModelSerializer):
+    """A work-queue element with why it waits, in the shifter's words (`stuck_sentence`)."""
+
+    queue = serializers.CharField(source="queue.name", read_only=True)
+    request = serializers.CharField(source="request.RequestName", read_only=True)
+    ChildQueue = serializers.CharField(source="ChildQueue.name", read_only=True, default=None)
+    stuck_sentence = serializers.SerializerMethodField()
+
+    class Meta:
+        model = WMCoreElement
+        fields = [
+            "id",
+            "element_id",
+            "queue",
+            "database",
+            "request",
+            "Status",
+            "Priority",
+            "Jobs",
+            "Inputs",
+            "ParentData",
+            "PileupData",
+            "SiteWhitelist",
+            "SiteBlacklist",
+            "NoInputUpdate",
+            "NoPileupUpdate",
+            "ChildQueue",
+            "site",
+            "CreationTime",
+            "UpdateTime",
+            "stuck_reason",
+            "stuck_detail",
+            "stuck_since",
+            "stuck_sentence",
+        ]
+
+    def get_stuck_sentence(self, element: WMCoreElement) -> str:
+        return explain(element.stuck_reason, element.stuck_detail) if element.stuck_reason else ""

@@ -14,6 +14,8 @@ router.register("global-shares", views.GlobalShareViewSet)
 router.register("cycles", views.CycleViewSet)
 router.register("decisions", views.DecisionViewSet)
 router.register("gdpconfig", views.GdpConfigViewSet)
+router.register("wmcore/requests", views.WMCoreRequestViewSet)
+router.register("wmcore/elements", views.WMCoreElementViewSet)
 
 urlpatterns = [
     path("broker/preview", views.PreviewView.as_view(), name="broker-preview"),

@@ -22,6 +22,8 @@ from brokerage.models import (
     PandaQueue,
     Site,
     Task,
+    WMCoreElement,
+    WMCoreRequest,
     WorkQueue,
 )
 from brokerage.selectors.decisions import decision_trace
@@ -272,3 +274,23 @@ class DiracTaskQueueView(GenericAPIView):
 
     def get(self, request):
         return Response(serializers.DiracTaskQueueSerializer(dirac_task_queues(), many=True).data)
+
+
+class WMCoreRequestViewSet(ReadOnly):
+    """ReqMgr2 requests as the WMCore work queues see them (seed 004)."""
+
+    queryset = WMCoreRequest.objects.order_by("-status_time", "-pk")
+    serializer_class = serializers.WMCoreRequestSerializer
+    filterset_fields = ["RequestStatus", "RequestType", "Team"]
+    lookup_field = "RequestName"
+    lookup_value_regex = "[^/]+"
+
+
+class WMCoreElementViewSet(ReadOnly):
+    """Work-queue elements of every queue and database, with the reason the last pull left them and its sentence."""
+
+    queryset = WMCoreElement.objects.select_related("queue", "request", "ChildQueue").order_by(
+        "-Priority", "CreationTime", "pk"
+    )
+    serializer_class = serializers.WMCoreElementSerializer
+    filterset_class = filters.WMCoreElementFilter

@@ -68,3 +68,26 @@ def test_an_empty_page_says_so(client, db):
     assert "No element waits" in html
     assert "No request." in html
     assert "No agent site." in html
+
+
+def test_the_api_lists_requests_and_elements_with_their_reason(client, agent, request_assigned):
+    factories.WMCoreRequestFactory(
+        RequestName="stuck_request", InputDataset="", TotalJobs=10, SiteWhitelist=["T3_XX_Nowhere"]
+    )
+    wmcore_cycle_run(now=timezone.now())
+    requests = client.get("/api/v1/wmcore/requests/").json()["results"]
+    assert {r["RequestName"]: r["RequestStatus"] for r in requests} == {
+        "pdmvserv_ReReco_JetHT_2024C": "running-closed",
+        "stuck_request": "acquired",
+    }
+    one = client.get("/api/v1/wmcore/requests/stuck_request/").json()
+    assert one["SiteWhitelist"] == ["T3_XX_Nowhere"]
+    stuck = client.get("/api/v1/wmcore/elements/", {"stuck_reason": "no_resources", "queue": "global"}).json()
+    (element,) = stuck["results"]
+    assert (element["request"], element["Status"], element["database"]) == ("stuck_request", "Available", "queue")
+    assert element["stuck_sentence"] == (
+        "It may use T3_XX_Nowhere; states there: none; unknown to the agent: T3_XX_Nowhere."
+    )
+    running = client.get("/api/v1/wmcore/elements/", {"Status": "Running", "queue": agent.name, "database": "queue"})
+    assert running.json()["count"] == 3
+    assert client.get("/api/v1/wmcore/elements/", {"Status": "Sleeping"}).status_code == 400
