@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
+from brokerage.models import Decision
 from brokerage.services.wmcore import wmcore_cycle_run
 from tests import factories
 
@@ -91,3 +92,22 @@ def test_the_api_lists_requests_and_elements_with_their_reason(client, agent, re
     running = client.get("/api/v1/wmcore/elements/", {"Status": "Running", "queue": agent.name, "database": "queue"})
     assert running.json()["count"] == 3
     assert client.get("/api/v1/wmcore/elements/", {"Status": "Sleeping"}).status_code == 400
+
+
+def test_a_pull_decision_reads_like_any_other(client, agent, request_assigned):
+    factories.WMCoreRequestFactory(
+        RequestName="blacklisted",
+        InputDataset="/JetHT/Run2024C-v1/RAW",
+        SiteWhitelist=["T1_US_FNAL"],
+        SiteBlacklist=["T1_US_FNAL"],
+    )
+    wmcore_cycle_run(now=timezone.now())
+    pull = Decision.objects.filter(plugin="wmcore_pull", cycle__gdpconfig__step="pullWork").get()
+    detail = client.get(f"/api/v1/decisions/{pull.pk}/").json()
+    assert detail["outcome"] == "assigned"
+    reasons = {name: skip["code"] for name, skip in detail["trace"]["skipped"].items()}
+    assert set(reasons.values()) == {"site_blacklisted"}
+    assert len(reasons) == 3
+    listed = client.get("/decisions/", {"plugin": "wmcore_pull"})
+    assert listed.status_code == 200
+    assert "pullWork to vocms0001.cern.ch" in listed.content.decode()
