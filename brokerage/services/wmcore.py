@@ -488,6 +488,28 @@ def _record_stuck(rows: list[Mapping[str, Any]], pull: engine.Pull, *, queue: WM
     bulk_update_values(WMCoreElement, fields=("stuck_detail", "stuck_digest"), rows=new_numbers)
 
 
+NOT_STUCK = {"stuck_reason": "", "stuck_detail": {}, "stuck_digest": "", "stuck_since": None}
+
+
+def _take(rows, pull: engine.Pull, *, to_status: str, reason: str, now, columns=None) -> tuple[dict, list[int]]:
+    """Moves the elements a match took out of Available, with the site it chose and no stuck reason. Returns
+    element pk → site, and the pks moved (an element moved by someone else meanwhile is left out)."""
+    pk_of = {row["element_id"]: row["pk"] for row in rows}
+    site_of = {pk_of[element.id]: site for element, site in pull.taken}
+    moved = _move_many(
+        WMCoreElement,
+        ids=list(site_of),
+        from_status="Available",
+        to_status=to_status,
+        reason=reason,
+        actor=ACTOR_LOCAL,
+        now=now,
+        columns={**NOT_STUCK, **(columns or {})},
+    )
+    bulk_update_values(WMCoreElement, fields=("site",), rows=[(pk, site_of[pk]) for pk in moved])
+    return site_of, moved
+
+
 def _store_pull(*, queue: WMCoreQueue, pull, elements, slots, step: str, now, seed: int, config) -> int:
     decision = engine.pull_decision(
         pull=pull, elements=elements, slots=slots, step=step, now=now, seed=seed, queue=queue.name
@@ -519,19 +541,9 @@ def work_pull(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[
     slots = engine.free_slots(site_resources(queue=queue), step=engine.PULL_WORK)
     free = schedd_free(queue=queue, config=config) if queue.enabled else 0
     pull = engine.match_work(elements, slots, site_jobs_for_pull(queue=queue), seed=seed, schedd_free=free)
-    pk_of = {row["element_id"]: row["pk"] for row in rows}
-    site_of = {pk_of[element.id]: site for element, site in pull.taken}
-    moved = _move_many(
-        WMCoreElement,
-        ids=list(site_of),
-        from_status="Available",
-        to_status="Negotiating",
-        reason=f"pulled by {queue.name}",
-        actor=ACTOR_LOCAL,
-        now=now,
-        columns={"ChildQueue": queue, "stuck_reason": "", "stuck_detail": {}, "stuck_digest": "", "stuck_since": None},
+    site_of, moved = _take(
+        rows, pull, to_status="Negotiating", reason=f"pulled by {queue.name}", now=now, columns={"ChildQueue": queue}
     )
-    bulk_update_values(WMCoreElement, fields=("site",), rows=[(pk, site_of[pk]) for pk in moved])
     _record_stuck(rows, pull, queue=queue, step=engine.PULL_WORK, now=now)
     decision_id = _store_pull(
         queue=queue, pull=pull, elements=elements, slots=slots, step=engine.PULL_WORK, now=now, seed=seed, config=config
@@ -653,20 +665,8 @@ def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[s
     slots = engine.free_slots(resources, step=engine.GET_WORK)
     pull = engine.match_work(elements, slots, site_jobs_for_get(queue=queue), seed=seed)
     row_of = {row["element_id"]: row for row in rows}
-    site_of = {row_of[element.id]["pk"]: site for element, site in pull.taken}
-    moved = set(
-        _move_many(
-            WMCoreElement,
-            ids=list(site_of),
-            from_status="Available",
-            to_status="Running",
-            reason=f"WMBS subscription at {queue.name}",
-            actor=ACTOR_LOCAL,
-            now=now,
-            columns={"stuck_reason": "", "stuck_detail": {}, "stuck_digest": "", "stuck_since": None},
-        )
-    )
-    bulk_update_values(WMCoreElement, fields=("site",), rows=[(pk, site_of[pk]) for pk in moved])
+    _, moved = _take(rows, pull, to_status="Running", reason=f"WMBS subscription at {queue.name}", now=now)
+    moved = set(moved)
     known_sites = [site.name for site in resources]
     taken = [(element, site) for element, site in pull.taken if row_of[element.id]["pk"] in moved]
     subscriptions = WMBSSubscription.objects.bulk_create(
