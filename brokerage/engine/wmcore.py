@@ -105,7 +105,6 @@ class Restrictions:
         self._by_identity: dict[tuple[int, int], tuple] = {}
         self._lists: dict[tuple, tuple] = {}
         self._narrowed: dict[tuple, Restriction | frozenset[str]] = {}
-        self._final: dict[tuple[int, int], Restriction] = {}
 
     def _site_lists(self, element: Element) -> tuple:
         """(whitelist set or None, blacklist set, allowed sites or None, restriction when nothing is allowed)."""
@@ -133,9 +132,25 @@ class Restrictions:
         sites of its input blocks, of their parents and of its pileup, unless the trust flags say the site lists
         are to be trusted (data read over xrootd). REFERENCE.md: whitelist [CNAF, DESY], input at [FNAL, CERN,
         DESY] → [DESY]."""
+        found = self.sites(element)
+        if type(found) is Restriction:
+            return found
+        if found is None and element.blacklist:
+            return Restriction(None, detail={"blacklist": sorted(element.blacklist)})
+        return Restriction(found)
+
+    def sites(self, element: Element) -> Restriction | frozenset[str] | None:
+        """`of` for the matcher's loop: the set of possible sites (None: any site but the blacklisted), or the
+        Restriction saying why there is none."""
         whitelist, blacklist, allowed, refused, _, _ = self._site_lists(element)
         if refused is not None:
             return refused
+        # pileup first: it is the request's, so its check against the request's site lists is cached once for
+        # all the request's elements (an element failing both reports the pileup)
+        if element.pileup and not element.trust_pileup_sitelists:
+            allowed = self._check("pileup", element.pileup, allowed, whitelist, blacklist)
+            if type(allowed) is Restriction:
+                return allowed
         if not element.trust_sitelists:
             if element.inputs:
                 allowed = self._check("input", element.inputs, allowed, whitelist, blacklist)
@@ -145,18 +160,7 @@ class Restrictions:
                 allowed = self._check("parent", element.parents, allowed, whitelist, blacklist)
                 if type(allowed) is Restriction:
                     return allowed
-        if element.pileup and not element.trust_pileup_sitelists:
-            allowed = self._check("pileup", element.pileup, allowed, whitelist, blacklist)
-            if type(allowed) is Restriction:
-                return allowed
-        final = self._final.get((id(allowed), id(blacklist)))
-        if final is None:
-            if allowed is None and blacklist:
-                final = Restriction(None, detail={"blacklist": sorted(blacklist)})
-            else:
-                final = Restriction(allowed)
-            self._final[(id(allowed), id(blacklist))] = final
-        return final
+        return allowed
 
     def _check(self, kind, locations, allowed, whitelist, blacklist) -> Restriction | frozenset[str] | None:
         """The allowed sites narrowed to those holding the data, or the restriction when none does."""
@@ -288,7 +292,7 @@ def match_work(
     for p, site, n in backlog:
         if site in counted:
             counted[site][p] = counted[site].get(p, 0) + n
-    ordered = [elements[i] for i in order]
+    ordered = [elements[i] for i in order.tolist()]
     if schedd_free is not None and schedd_free <= 0:
         detail = {"scheddFree": schedd_free}
         return Pull([], {e.id: ("schedd_limit", detail) for e in ordered}, counted, [e.id for e in ordered])
@@ -322,22 +326,22 @@ def _match_loop(ordered, backlog, names, index, threshold, load, counted, slots,
             next_backlog += 1
             if site in index:
                 load[index[site]] += n
-        restriction = restrictions.of(element)
-        if restriction.code:
-            rejected[element.id] = (restriction.code, restriction.detail)
+        possible = restrictions.sites(element)
+        if type(possible) is Restriction:
+            rejected[element.id] = (possible.code, possible.detail)
             continue
-        key = restriction.sites if restriction.sites is not None else ("any", *restriction.detail.get("blacklist", ()))
+        key = possible if possible is not None else ("any", element.blacklist)
         known = candidates_of.get(key)
         if known is None:
-            if restriction.sites is None:
-                blocked = set(restriction.detail.get("blacklist", ()))
+            if possible is None:
+                blocked = set(element.blacklist)
                 known = tuple(i for i, name in enumerate(names) if name not in blocked)
             else:
-                known = tuple(sorted(index[s] for s in restriction.sites if s in index))
+                known = tuple(sorted(index[s] for s in possible if s in index))
             candidates_of[key] = known
             open_sites[key] = list(known)
         if not known:
-            rejected[element.id] = ("no_resources", _no_resources_detail(restriction, slots))
+            rejected[element.id] = ("no_resources", _no_resources_detail(possible or frozenset(), slots))
             continue
         still_open = open_sites[key]
         chosen = -1
@@ -362,8 +366,8 @@ def _match_loop(ordered, backlog, names, index, threshold, load, counted, slots,
     return Pull(taken, rejected, counted, [e.id for e in ordered])
 
 
-def _no_resources_detail(restriction: Restriction, slots: Slots) -> dict[str, Any]:
-    possible = sorted(restriction.sites or ())
+def _no_resources_detail(sites: frozenset[str], slots: Slots) -> dict[str, Any]:
+    possible = sorted(sites)
     states = {site: slots.excluded[site] for site in possible if site in slots.excluded}
     return {
         "possible": possible[:DETAIL_SITES],
