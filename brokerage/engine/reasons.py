@@ -375,11 +375,13 @@ def reason_title(code: str) -> str:
 
 
 def _readable(value: Any) -> Any:
-    """Lists read as "A, B" and mappings as "A: x, B: y" in a sentence; other values as they are."""
+    """Lists read as "A, B", mappings as "A: x, B: y", whole floats as integers; other values as they are."""
     if isinstance(value, list | tuple):
         return ", ".join(str(_readable(item)) for item in value) or "none"
     if isinstance(value, Mapping):
         return ", ".join(f"{key}: {_readable(item)}" for key, item in value.items()) or "none"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return int(value)
     return value
 
 

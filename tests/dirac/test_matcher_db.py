@@ -81,7 +81,7 @@ def test_cpu_time_no_match_explains_the_nearest_queues():
     assert result["matched"] is False
     (nearest,) = result["nearest"]
     assert nearest["failed"] == ["cpu_time"]
-    assert nearest["reasons"][0]["sentence"] == "The task queue needs 5000 s of CPU; the resource offers 10.0 s."
+    assert nearest["reasons"][0]["sentence"] == "The task queue needs 5000 s of CPU; the resource offers 10 s."
     record = DiracMatchRecord.objects.get()
     assert (record.matched, record.reasons, record.seed) == (False, ["cpu_time"], 2)
 
