@@ -75,7 +75,7 @@ def test_stdin_and_switching_a_filter_off():
         (
             '{"plugin": "nope"}',
             "stdin: $.plugin: unknown brokerage plugin 'nope' "
-            "(known: atlas_anal_job, atlas_prod_job, atlas_prod_task, dirac_match)",
+            "(known: atlas_anal_job, atlas_prod_job, atlas_prod_task, dirac_match, wmcore_pull)",
         ),
     ],
 )
