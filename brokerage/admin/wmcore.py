@@ -7,7 +7,7 @@ from django.contrib import admin, messages
 from django.utils import timezone
 
 from brokerage import models
-from brokerage.services.wmcore import ResetRefused, element_reset
+from brokerage.services.wmcore import AbortRefused, ResetRefused, element_reset, request_abort
 
 from .domain import ReadOnlyLogInline
 from .stateful import StatefulAdmin
@@ -24,6 +24,20 @@ class WMCoreRequestAdmin(StatefulAdmin):
     search_fields = ["RequestName", "InputDataset"]
     readonly_fields = ["status_time"]
     inlines = [WMCoreRequestStatusLogInline]
+    actions = ["abort_requests"]
+
+    @admin.action(description="Abort (cancel its elements, kill its jobs)", permissions=["change"])
+    def abort_requests(self, request, queryset):
+        actor = f"admin:{request.user.get_username()}"
+        done = 0
+        for pk in queryset.values_list("pk", flat=True):
+            try:
+                request_abort(request_id=pk, actor=actor, reason="aborted from the admin", now=timezone.now())
+                done += 1
+            except AbortRefused as refused:
+                self.message_user(request, f"request {pk}: {refused}", messages.WARNING)
+        if done:
+            self.message_user(request, f"{done} request(s) aborted.", messages.SUCCESS)
 
 
 @admin.register(models.WMCoreRequestStatusLog)

@@ -950,6 +950,103 @@ def element_reset(*, element_pk: int, actor: str, reason: str, now: datetime) ->
     return element
 
 
+class AbortRefused(ValueError):
+    """A request that is already over (or not yet assigned work) cannot be aborted."""
+
+
+ABORTABLE = ("assigned", "staging", "staged", "acquired", "running-open", "running-closed")
+KILLABLE = tuple(state for state in states.WMBS_JOB_ACTIVE if states.WMBS_JOB.is_allowed(state, "killed"))
+
+
+@transaction.atomic
+def request_abort(*, request_id: int, actor: str, reason: str, now: datetime) -> WMCoreRequest:
+    """An operator aborts a request: it becomes aborted and every element of it not over, in every queue, becomes
+    CancelRequested; `element_cancel` then kills the jobs and ends them Canceled."""
+    request = WMCoreRequest.objects.select_for_update().get(pk=request_id)
+    if request.RequestStatus not in ABORTABLE:
+        raise AbortRefused(f"the request is {request.RequestStatus}; only {', '.join(ABORTABLE)} can be aborted")
+    _move_many(
+        WMCoreRequest,
+        ids=[request.pk],
+        from_status=request.RequestStatus,
+        to_status="aborted",
+        reason=reason,
+        actor=actor,
+        now=now,
+    )
+    live = WMCoreElement.objects.filter(request=request, Status__in=("Available", "Negotiating", "Acquired", "Running"))
+    for status, ids in _ids_by_status(live).items():
+        _move_many(
+            WMCoreElement,
+            ids=ids,
+            from_status=status,
+            to_status="CancelRequested",
+            reason=f"request aborted: {reason}",
+            actor=actor,
+            now=now,
+        )
+    request.refresh_from_db()
+    return request
+
+
+def _ids_by_status(queryset) -> dict[str, list[int]]:
+    """The rows' ids grouped by their current status (a move needs one source status)."""
+    grouped: dict[str, list[int]] = defaultdict(list)
+    for pk, status in queryset.values_list("pk", queryset.model.STATUS_FIELD):
+        grouped[status].append(pk)
+    return grouped
+
+
+@transaction.atomic
+def element_cancel(*, now: datetime) -> dict[str, int]:
+    """CancelRequested elements end: their WMBS jobs not over are killed (and leave the JobSubmitter cache), the
+    elements become Canceled everywhere, and an aborted request whose elements are all over is aborted-completed."""
+    cancelling = list(WMCoreElement.objects.filter(Status="CancelRequested").values_list("pk", flat=True))
+    jobs = WMBSJob.objects.filter(subscription__element_id__in=cancelling)
+    killed = 0
+    for state, ids in _ids_by_status(jobs.filter(state__in=KILLABLE)).items():
+        killed += len(
+            _move_many(
+                WMBSJob,
+                ids=ids,
+                from_status=state,
+                to_status="killed",
+                reason="request aborted",
+                actor=ACTOR_LOCAL,
+                now=now,
+                columns={"batch_status": ""},
+            )
+        )
+    JobSubmitterCacheEntry.objects.filter(job__in=jobs).delete()
+    canceled = _move_many(
+        WMCoreElement,
+        ids=cancelling,
+        from_status="CancelRequested",
+        to_status="Canceled",
+        reason="jobs killed",
+        actor=ACTOR_LOCAL,
+        now=now,
+    )
+    over = states.WMCORE_ELEMENT.final
+    finished = [
+        row["pk"]
+        for row in WMCoreRequest.objects.filter(RequestStatus="aborted")
+        .annotate(n=Count("elements"), over=Count("elements", filter=models.Q(elements__Status__in=over)))
+        .values("pk", "n", "over")
+        if row["n"] == row["over"]
+    ]
+    completed = _move_many(
+        WMCoreRequest,
+        ids=finished,
+        from_status="aborted",
+        to_status="aborted-completed",
+        reason="every element over",
+        actor=ACTOR_GLOBAL,
+        now=now,
+    )
+    return {"killed": killed, "canceled": len(canceled), "aborted_completed": len(completed)}
+
+
 @transaction.atomic
 def wmcore_progress_update(*, now: datetime) -> dict[str, int]:
     """Statuses that follow the jobs: an element whose WMBS jobs are all over is Done (Failed when none succeeded)
@@ -1050,7 +1147,7 @@ def wmcore_agent_cycle_run(*, queue_id: int, now: datetime) -> dict[str, Any]:
 def wmcore_global_cycle_run(*, now: datetime) -> dict[str, Any]:
     """The global queue's turn: statuses that follow the jobs, then new assigned requests (queueWork). Returns the
     summary and the local queues whose agents should take their turn."""
-    progress = wmcore_progress_update(now=now)
+    progress = {**wmcore_progress_update(now=now), **element_cancel(now=now)}
     queued = request_queue_work(now=now)
     agents = list(WMCoreQueue.objects.filter(kind="local", enabled=True).order_by("pk").values_list("pk", flat=True))
     return {"progress": progress, "queued": queued, "agents": agents}

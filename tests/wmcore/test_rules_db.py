@@ -9,11 +9,15 @@ from brokerage import states
 from brokerage.models import JobSubmitterCacheEntry, WMBSJob, WMCoreElement
 from brokerage.services.gdpconfig import gdpconfig_save
 from brokerage.services.wmcore import (
+    AbortRefused,
     ResetRefused,
     _move_many,
+    element_cancel,
     element_locations_update,
     element_reset,
+    job_submitter_cache_refresh,
     job_submitter_run,
+    request_abort,
     request_queue_work,
     site_jobs_for_get,
     site_jobs_for_pull,
@@ -203,3 +207,25 @@ def test_locations_of_available_elements_follow_new_replicas(agent, blocks, requ
     assert waiting.Inputs == {f"{DATASET}#a": ["T1_US_FNAL", "T2_DE_DESY"]}
     assert taken.Inputs == {f"{DATASET}#b": ["T1_US_FNAL"]}  # only Available elements are updated
     assert element_locations_update(now=NOW) == 0
+
+
+def test_an_aborted_request_cancels_its_elements_and_kills_its_jobs(agent, request_assigned):
+    # given a request whose jobs are created (one submitted) in the agent
+    request_queue_work(now=NOW)
+    work_pull(queue_id=agent.pk, now=NOW)
+    work_replicate(queue_id=agent.pk, now=NOW)
+    work_get(queue_id=agent.pk, now=NOW)
+    job_submitter_cache_refresh(queue_id=agent.pk, now=NOW)
+    # when an operator aborts it
+    aborted = request_abort(request_id=request_assigned.pk, actor="admin:alice", reason="wrong config", now=NOW)
+    assert aborted.RequestStatus == "aborted"
+    assert set(WMCoreElement.objects.values_list("Status", flat=True)) == {"CancelRequested"}
+    # then the next cycle kills the jobs, empties the cache and ends everything
+    assert element_cancel(now=NOW) == {"killed": 12, "canceled": 10, "aborted_completed": 1}
+    assert set(WMBSJob.objects.values_list("state", flat=True)) == {"killed"}
+    assert not JobSubmitterCacheEntry.objects.exists()
+    assert set(WMCoreElement.objects.values_list("Status", flat=True)) == {"Canceled"}
+    aborted.refresh_from_db()
+    assert aborted.RequestStatus == "aborted-completed"
+    with pytest.raises(AbortRefused, match="the request is aborted-completed"):
+        request_abort(request_id=aborted.pk, actor="admin:alice", reason="again", now=NOW)
