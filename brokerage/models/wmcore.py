@@ -160,6 +160,8 @@ class WMCoreElement(Stateful):
             models.Index(fields=["request", "Status"], name="wmcore_element_request"),
             models.Index(fields=["element_id"], name="wmcore_element_id"),
             models.Index(fields=["stuck_reason"], name="wmcore_element_stuck"),
+            # the monitor's highest-priority waiting elements
+            models.Index(fields=["Status", "-Priority", "CreationTime"], name="wmcore_element_waiting"),
         ]
 
     def __str__(self) -> str:
