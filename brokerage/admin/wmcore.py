@@ -13,6 +13,20 @@ from .domain import ReadOnlyLogInline
 from .stateful import StatefulAdmin
 
 
+def _each(model_admin, request, queryset, service, refused_type, done: str) -> None:
+    """Runs an operator's command on each selected row as `admin:<user>`; refusals are reported with the reason."""
+    actor = f"admin:{request.user.get_username()}"
+    succeeded = 0
+    for pk in queryset.values_list("pk", flat=True):
+        try:
+            service(pk, actor)
+            succeeded += 1
+        except refused_type as refused:
+            model_admin.message_user(request, f"{queryset.model._meta.verbose_name} {pk}: {refused}", messages.WARNING)
+    if succeeded:
+        model_admin.message_user(request, f"{succeeded} {done}.", messages.SUCCESS)
+
+
 class WMCoreRequestStatusLogInline(ReadOnlyLogInline):
     model = models.WMCoreRequestStatusLog
 
@@ -28,16 +42,10 @@ class WMCoreRequestAdmin(StatefulAdmin):
 
     @admin.action(description="Abort (cancel its elements, kill its jobs)", permissions=["change"])
     def abort_requests(self, request, queryset):
-        actor = f"admin:{request.user.get_username()}"
-        done = 0
-        for pk in queryset.values_list("pk", flat=True):
-            try:
-                request_abort(request_id=pk, actor=actor, reason="aborted from the admin", now=timezone.now())
-                done += 1
-            except AbortRefused as refused:
-                self.message_user(request, f"request {pk}: {refused}", messages.WARNING)
-        if done:
-            self.message_user(request, f"{done} request(s) aborted.", messages.SUCCESS)
+        def abort(pk, actor):
+            request_abort(request_id=pk, actor=actor, reason="aborted from the admin", now=timezone.now())
+
+        _each(self, request, queryset, abort, AbortRefused, "request(s) aborted")
 
 
 @admin.register(models.WMCoreRequestStatusLog)
@@ -82,16 +90,10 @@ class WMCoreElementAdmin(StatefulAdmin):
 
     @admin.action(description="Reset to Available (Negotiating or Acquired global elements)", permissions=["change"])
     def reset_elements(self, request, queryset):
-        actor = f"admin:{request.user.get_username()}"
-        done = 0
-        for pk in queryset.values_list("pk", flat=True):
-            try:
-                element_reset(element_pk=pk, actor=actor, reason="reset from the admin", now=timezone.now())
-                done += 1
-            except ResetRefused as refused:
-                self.message_user(request, f"element {pk}: {refused}", messages.WARNING)
-        if done:
-            self.message_user(request, f"{done} element(s) back to Available.", messages.SUCCESS)
+        def reset(pk, actor):
+            element_reset(element_pk=pk, actor=actor, reason="reset from the admin", now=timezone.now())
+
+        _each(self, request, queryset, reset, ResetRefused, "element(s) back to Available")
 
 
 @admin.register(models.WMCoreElementStatusLog)

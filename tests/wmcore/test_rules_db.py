@@ -229,3 +229,25 @@ def test_an_aborted_request_cancels_its_elements_and_kills_its_jobs(agent, reque
     assert aborted.RequestStatus == "aborted-completed"
     with pytest.raises(AbortRefused, match="the request is aborted-completed"):
         request_abort(request_id=aborted.pk, actor="admin:alice", reason="again", now=NOW)
+
+
+def test_admin_actions_reset_and_abort_and_report_refusals(admin_client, agent, request_assigned):
+    request_queue_work(now=NOW)
+    work_pull(queue_id=agent.pk, now=NOW)
+    negotiating = WMCoreElement.objects.filter(queue=agent.parent, database="queue").first()
+    available = global_element(agent)
+    response = admin_client.post(
+        "/admin/brokerage/wmcoreelement/",
+        {"action": "reset_elements", "_selected_action": [negotiating.pk, available.pk]},
+        follow=True,
+    )
+    texts = [str(m) for m in response.context["messages"]]
+    assert "1 element(s) back to Available." in texts
+    assert any("only Negotiating or Acquired" in t for t in texts)
+    negotiating.refresh_from_db()
+    assert negotiating.Status == "Available"
+    admin_client.post(
+        "/admin/brokerage/wmcorerequest/", {"action": "abort_requests", "_selected_action": [request_assigned.pk]}
+    )
+    request_assigned.refresh_from_db()
+    assert request_assigned.RequestStatus == "aborted"
