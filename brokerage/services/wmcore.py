@@ -15,8 +15,8 @@ jobs in the pool, the periodic location update, the explicit reset, and the stat
 
 Every pull (2 and 3) stores a `wmcore_pull` Decision with each element not taken and why, and writes the reason
 on the element (`stuck_reason`) for the monitor. Reads are `.values()` in a fixed number of queries per step;
-writes are bulk. Statuses move only forward through `_move_many` (checked against the state machines); going back
-to Available is `element_reset`, logged with who asked.
+writes are bulk. Statuses move only forward through `status_transition_many` (checked against the state machines,
+logged); going back to Available is `element_reset`, logged with who asked.
 """
 
 from __future__ import annotations
@@ -46,13 +46,13 @@ from brokerage.models import (
     WMCoreElementStatusLog,
     WMCoreQueue,
     WMCoreRequest,
-    WMCoreRequestStatusLog,
     WMCoreSite,
     WMCoreSiteThreshold,
 )
 from brokerage.selectors.gdpconfig import gdpconfig_view
 from brokerage.services.bulk import bulk_update_values
 from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_store_many
+from brokerage.services.status import status_transition_many
 
 ACTOR_GLOBAL = "global workqueue"
 ACTOR_LOCAL = "local workqueue"
@@ -92,62 +92,6 @@ ELEMENT_FIELDS = (
 # --- status moves ---------------------------------------------------------------------------------------------
 
 
-def _log_model(model: type[models.Model]) -> tuple[type[models.Model], str] | None:
-    if model is WMCoreElement:
-        return WMCoreElementStatusLog, "element_id"
-    if model is WMCoreRequest:
-        return WMCoreRequestStatusLog, "request_id"
-    return None
-
-
-def _move_many(
-    model: type[models.Model],
-    *,
-    ids: Iterable[int],
-    from_status: str,
-    to_status: str,
-    reason: str,
-    actor: str,
-    now: datetime,
-    columns: Mapping[str, Any] | None = None,
-) -> list[int]:
-    """Moves rows still in `from_status` to `to_status` (checked against the model's state machine), sets
-    `columns` on them and logs each move. Rows moved meanwhile by someone else are left alone; returns the ids
-    moved. Three statements however many rows."""
-    ids = list(ids)
-    field = model.STATUS_FIELD
-    machine = model().state_machine
-    machine.check(from_status, to_status, identifier=ids[0] if ids else None)
-    if not ids:
-        return []
-    time_field = {"WMCoreElement": "UpdateTime", "WMCoreRequest": "status_time", "WMBSJob": "state_time"}
-    with transaction.atomic():
-        moved = list(
-            model.objects.select_for_update()
-            .filter(pk__in=ids, **{field: from_status})
-            .order_by("pk")  # one lock order for every writer: no deadlock between agents
-            .values_list("pk", flat=True)
-        )
-        model.objects.filter(pk__in=moved).update(
-            **{field: to_status, time_field[model.__name__]: now, **(columns or {})}
-        )
-        log = _log_model(model)
-        if log is not None:
-            log_model, key = log
-            log_model.objects.bulk_create(
-                log_model(
-                    **{key: pk},
-                    timestamp=now,
-                    old_status=from_status,
-                    new_status=to_status,
-                    reason=reason[:250],
-                    actor=actor,
-                )
-                for pk in moved
-            )
-    return moved
-
-
 def wmbs_job_transition_many(
     *,
     job_ids: list[int],
@@ -159,8 +103,8 @@ def wmbs_job_transition_many(
     columns: Mapping[str, Any] | None = None,
 ) -> list[int]:
     """Moves WMBS jobs still in `from_status` (the pool reporting back: executing → complete → success …)."""
-    return _move_many(
-        WMBSJob,
+    return status_transition_many(
+        model=WMBSJob,
         ids=job_ids,
         from_status=from_status,
         to_status=to_status,
@@ -313,8 +257,8 @@ def request_queue_work(*, now: datetime, global_queue_id: int | None = None) -> 
             queue=queue, database="inbox", request_id__in=acquired, Status="Negotiating"
         ).values_list("pk", flat=True)
     )
-    _move_many(
-        WMCoreElement,
+    status_transition_many(
+        model=WMCoreElement,
         ids=inbox_ids,
         from_status="Negotiating",
         to_status="Acquired",
@@ -322,8 +266,8 @@ def request_queue_work(*, now: datetime, global_queue_id: int | None = None) -> 
         actor=ACTOR_GLOBAL,
         now=now,
     )
-    _move_many(
-        WMCoreRequest,
+    status_transition_many(
+        model=WMCoreRequest,
         ids=acquired,
         from_status="assigned",
         to_status="acquired",
@@ -332,8 +276,8 @@ def request_queue_work(*, now: datetime, global_queue_id: int | None = None) -> 
         now=now,
     )
     for pk, reason in failed.items():
-        _move_many(
-            WMCoreRequest,
+        status_transition_many(
+            model=WMCoreRequest,
             ids=[pk],
             from_status="assigned",
             to_status="failed",
@@ -496,8 +440,8 @@ def _take(rows, pull: engine.Pull, *, to_status: str, reason: str, now, columns=
     element pk → site, and the pks moved (an element moved by someone else meanwhile is left out)."""
     pk_of = {row["element_id"]: row["pk"] for row in rows}
     site_of = {pk_of[element.id]: site for element, site in pull.taken}
-    moved = _move_many(
-        WMCoreElement,
+    moved = status_transition_many(
+        model=WMCoreElement,
         ids=list(site_of),
         from_status="Available",
         to_status=to_status,
@@ -602,8 +546,8 @@ def work_replicate(*, queue_id: int, now: datetime) -> int:
         for row in created
     )
     inbox = [row.pk for row in created if row.database == "inbox"]
-    _move_many(
-        WMCoreElement,
+    status_transition_many(
+        model=WMCoreElement,
         ids=inbox,
         from_status="Negotiating",
         to_status="Acquired",
@@ -611,8 +555,8 @@ def work_replicate(*, queue_id: int, now: datetime) -> int:
         actor=ACTOR_LOCAL,
         now=now,
     )
-    _move_many(
-        WMCoreElement,
+    status_transition_many(
+        model=WMCoreElement,
         ids=[original.pk for original in originals],
         from_status="Negotiating",
         to_status="Acquired",
@@ -626,8 +570,8 @@ def work_replicate(*, queue_id: int, now: datetime) -> int:
 def _propagate(*, element_ids: list[str], from_status: str, to_status: str, reason: str, actor: str, now) -> None:
     """Moves every copy of these elements (global queue, local inbox) that is in `from_status`."""
     copies = WMCoreElement.objects.filter(element_id__in=element_ids, Status=from_status).values_list("pk", flat=True)
-    _move_many(
-        WMCoreElement,
+    status_transition_many(
+        model=WMCoreElement,
         ids=list(copies),
         from_status=from_status,
         to_status=to_status,
@@ -714,8 +658,8 @@ def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[s
         )
     request_ids = {row_of[element.id]["request_id"] for element in (e for e, _ in taken)}
     inbox = WMCoreElement.objects.filter(request_id__in=request_ids, database="inbox", queue__kind="global")
-    _move_many(
-        WMCoreElement,
+    status_transition_many(
+        model=WMCoreElement,
         ids=list(inbox.filter(Status="Acquired").values_list("pk", flat=True)),
         from_status="Acquired",
         to_status="Running",
@@ -723,8 +667,8 @@ def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[s
         actor=ACTOR_GLOBAL,
         now=now,
     )
-    _move_many(
-        WMCoreRequest,
+    status_transition_many(
+        model=WMCoreRequest,
         ids=request_ids,
         from_status="acquired",
         to_status="running-open",
@@ -854,8 +798,8 @@ def job_submitter_run(*, queue_id: int, now: datetime) -> dict[str, Any]:
     submitted = 0
     for site, job_ids in by_site.items():
         submitted += len(
-            _move_many(
-                WMBSJob,
+            status_transition_many(
+                model=WMBSJob,
                 ids=job_ids,
                 from_status="created",
                 to_status="executing",
@@ -965,8 +909,8 @@ def request_abort(*, request_id: int, actor: str, reason: str, now: datetime) ->
     request = WMCoreRequest.objects.select_for_update().get(pk=request_id)
     if request.RequestStatus not in ABORTABLE:
         raise AbortRefused(f"the request is {request.RequestStatus}; only {', '.join(ABORTABLE)} can be aborted")
-    _move_many(
-        WMCoreRequest,
+    status_transition_many(
+        model=WMCoreRequest,
         ids=[request.pk],
         from_status=request.RequestStatus,
         to_status="aborted",
@@ -976,8 +920,8 @@ def request_abort(*, request_id: int, actor: str, reason: str, now: datetime) ->
     )
     live = WMCoreElement.objects.filter(request=request, Status__in=("Available", "Negotiating", "Acquired", "Running"))
     for status, ids in _ids_by_status(live).items():
-        _move_many(
-            WMCoreElement,
+        status_transition_many(
+            model=WMCoreElement,
             ids=ids,
             from_status=status,
             to_status="CancelRequested",
@@ -1006,8 +950,8 @@ def element_cancel(*, now: datetime) -> dict[str, int]:
     killed = 0
     for state, ids in _ids_by_status(jobs.filter(state__in=KILLABLE)).items():
         killed += len(
-            _move_many(
-                WMBSJob,
+            status_transition_many(
+                model=WMBSJob,
                 ids=ids,
                 from_status=state,
                 to_status="killed",
@@ -1018,8 +962,8 @@ def element_cancel(*, now: datetime) -> dict[str, int]:
             )
         )
     JobSubmitterCacheEntry.objects.filter(job__in=jobs).delete()
-    canceled = _move_many(
-        WMCoreElement,
+    canceled = status_transition_many(
+        model=WMCoreElement,
         ids=cancelling,
         from_status="CancelRequested",
         to_status="Canceled",
@@ -1035,8 +979,8 @@ def element_cancel(*, now: datetime) -> dict[str, int]:
         .values("pk", "n", "over")
         if row["n"] == row["over"]
     ]
-    completed = _move_many(
-        WMCoreRequest,
+    completed = status_transition_many(
+        model=WMCoreRequest,
         ids=finished,
         from_status="aborted",
         to_status="aborted-completed",
@@ -1096,8 +1040,8 @@ def wmcore_progress_update(*, now: datetime) -> dict[str, int]:
         elif status == "running-open" and row["waiting"] == 0:
             to_close.append(row["request_id"])
     summary["running_closed"] = len(
-        _move_many(
-            WMCoreRequest,
+        status_transition_many(
+            model=WMCoreRequest,
             ids=to_close,
             from_status="running-open",
             to_status="running-closed",
@@ -1109,8 +1053,8 @@ def wmcore_progress_update(*, now: datetime) -> dict[str, int]:
     for from_status in ("running-open", "running-closed"):
         ids = [pk for pk, status in to_complete if status == from_status]
         summary["completed"] += len(
-            _move_many(
-                WMCoreRequest,
+            status_transition_many(
+                model=WMCoreRequest,
                 ids=ids,
                 from_status=from_status,
                 to_status="completed",
@@ -1122,8 +1066,8 @@ def wmcore_progress_update(*, now: datetime) -> dict[str, int]:
     inbox = WMCoreElement.objects.filter(
         request_id__in=[pk for pk, _ in to_complete], database="inbox", Status="Running"
     )
-    _move_many(
-        WMCoreElement,
+    status_transition_many(
+        model=WMCoreElement,
         ids=list(inbox.values_list("pk", flat=True)),
         from_status="Running",
         to_status="Done",

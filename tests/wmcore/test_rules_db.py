@@ -8,10 +8,10 @@ import pytest
 from brokerage import states
 from brokerage.models import JobSubmitterCacheEntry, WMBSJob, WMCoreElement
 from brokerage.services.gdpconfig import gdpconfig_save
+from brokerage.services.status import status_transition_many
 from brokerage.services.wmcore import (
     AbortRefused,
     ResetRefused,
-    _move_many,
     element_cancel,
     element_locations_update,
     element_reset,
@@ -146,8 +146,8 @@ def test_statuses_never_move_backwards():
         assert not machine.is_allowed(later, earlier), (later, earlier)
     element = factories.WMCoreElementFactory(Status="Running")
     with pytest.raises(states.IllegalTransition):
-        _move_many(
-            WMCoreElement,
+        status_transition_many(
+            model=WMCoreElement,
             ids=[element.pk],
             from_status="Running",
             to_status="Available",
