@@ -1,31 +1,120 @@
-"""What the WMCore page reads (seed 004): requests and elements by status, each agent's slot use per site and
-priority as pullWork counts it, the commonest reasons work is stuck with the elements that show them, the latest
-pulls and what keeps jobs in the JobSubmitter cache. A few queries per agent, whatever the numbers of elements and
-jobs."""
+"""WMCore reads (seed 004): what each step counts at an agent's sites (slots, jobs by priority, the pool's load),
+and what the WMCore page shows — requests and elements by status, slot use per site and priority, the commonest
+reasons work is stuck with the elements that show them, the latest pulls and what keeps jobs in the JobSubmitter
+cache. A few queries per agent, whatever the numbers of elements and jobs."""
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, Max, Sum
+from django.db.models import Count, Max, OuterRef, Subquery, Sum
 
 from brokerage.engine import explain, reason_title
+from brokerage.engine import wmcore as engine
 from brokerage.models import (
     Decision,
     JobSubmitterCacheEntry,
     JobSubmitterReport,
+    WMBSJob,
     WMCoreElement,
     WMCoreQueue,
     WMCoreRequest,
     WMCoreSite,
+    WMCoreSiteThreshold,
 )
-from brokerage.services.wmcore import site_jobs_for_pull
 from brokerage.states import WMCORE_ELEMENT, WMCORE_REQUEST
 
+# Where an element's jobs count before they are WMBS jobs: acquired by a local queue, not yet running there.
+ELEMENT_HELD = ("Negotiating", "Acquired")
 STUCK_SHOWN = 50
 REQUESTS_SHOWN = 50
+
+
+def _executing(queue: WMCoreQueue):
+    return WMBSJob.objects.filter(subscription__queue=queue, state="executing")
+
+
+def wmcore_jobs_in_pool(*, queue: WMCoreQueue) -> int:
+    """The agent's jobs in the pool (executing, pending or running there): what the schedd limit counts."""
+    return _executing(queue).count()
+
+
+def wmcore_site_resources(*, queue: WMCoreQueue) -> list[engine.SiteResources]:
+    """The agent's sites with the jobs running there (getWork subtracts them). Two queries."""
+    running = dict(_executing(queue).filter(batch_status="Running").values_list("location").annotate(n=Count("pk")))
+    return [
+        engine.SiteResources(
+            row["name"], row["state"], row["pending_slots"], row["running_slots"], running.get(row["name"], 0)
+        )
+        for row in WMCoreSite.objects.filter(queue=queue).values("name", "state", "pending_slots", "running_slots")
+    ]
+
+
+def _add(counts: dict[str, dict[float, int]], site: str, priority: float, jobs: int) -> None:
+    if site and jobs:
+        by_priority = counts.setdefault(site, {})
+        by_priority[float(priority)] = by_priority.get(float(priority), 0) + jobs
+
+
+def wmcore_site_jobs(*, queue: WMCoreQueue, step: str) -> dict[str, dict[float, int]]:
+    """Jobs the agent has at each site by priority, as each step counts them (seed 004). pullWork: the jobs of the
+    elements it acquired and has not started (at the site their pull chose) and its WMBS jobs not finished. getWork
+    (running jobs are subtracted from its slots): only the WMBS jobs waiting, created or pending in the pool. A WMBS
+    job counts at its location, or at its subscription's site while in the cache. Two queries at most."""
+    counts: dict[str, dict[float, int]] = {}
+    jobs = WMBSJob.objects.filter(subscription__queue=queue, state__in=("created", "executing"))
+    if step == engine.PULL_WORK:
+        held = WMCoreElement.objects.filter(database="queue", ChildQueue=queue, Status__in=ELEMENT_HELD).exclude(
+            queue=queue
+        )
+        for site, priority, n in held.values_list("site", "Priority").annotate(n=Sum("Jobs")):
+            _add(counts, site, priority, n)
+    else:
+        jobs = jobs.exclude(batch_status="Running")
+    for location, site, priority, n in jobs.values_list("location", "subscription__site", "priority").annotate(
+        n=Count("pk")
+    ):
+        _add(counts, location or site, priority, n)
+    return counts
+
+
+def wmcore_submit_sites(*, queue: WMCoreQueue) -> dict[str, engine.SubmitSite]:
+    """The agent's sites with their per-type thresholds, as the JobSubmitter reads them (two queries)."""
+    task_slots: dict[int, dict[str, tuple[int, int]]] = defaultdict(dict)
+    for site_id, task_type, pending, running in WMCoreSiteThreshold.objects.filter(site__queue=queue).values_list(
+        "site_id", "task_type", "pending_slots", "max_slots"
+    ):
+        task_slots[site_id][task_type] = (pending, running)
+    return {
+        row["name"]: engine.SubmitSite(
+            row["name"], row["state"], row["pending_slots"], row["running_slots"], task_slots.get(row["pk"], {})
+        )
+        for row in WMCoreSite.objects.filter(queue=queue).values(
+            "pk", "name", "state", "pending_slots", "running_slots"
+        )
+    }
+
+
+def wmcore_site_loads(*, queue: WMCoreQueue) -> dict[str, engine.SiteLoad]:
+    """Jobs pending and running in the pool per site and type, and the highest priority per site and type."""
+    loads: dict[str, engine.SiteLoad] = defaultdict(engine.SiteLoad)
+    grouped = (
+        _executing(queue)
+        .values_list("location", "task_type", "batch_status")
+        .annotate(n=Count("pk"), top=Max("priority"))
+    )
+    for location, task_type, batch_status, n, top in grouped:
+        load = loads[location]
+        if batch_status == "Running":
+            load.running += n
+            load.task_running[task_type] = load.task_running.get(task_type, 0) + n
+        else:
+            load.pending += n
+            load.task_pending[task_type] = load.task_pending.get(task_type, 0) + n
+        load.highest_priority[task_type] = max(top, load.highest_priority.get(task_type, top))
+    return dict(loads)
 
 
 def wmcore_request_rows(*, limit: int = REQUESTS_SHOWN) -> list[dict[str, Any]]:
@@ -74,7 +163,7 @@ def wmcore_slot_use(*, limit_sites: int = 40) -> list[dict[str, Any]]:
     for site in WMCoreSite.objects.values("queue_id", "name", "state", "pending_slots", "running_slots"):
         sites_of.setdefault(site["queue_id"], []).append(site)
     for queue in WMCoreQueue.objects.filter(kind="local").order_by("name"):
-        counts = site_jobs_for_pull(queue=queue)
+        counts = wmcore_site_jobs(queue=queue, step=engine.PULL_WORK)
         for site in sites_of.get(queue.pk, []):
             by_priority = counts.get(site["name"], {})
             threshold = site["pending_slots"] + site["running_slots"]
@@ -146,13 +235,12 @@ def wmcore_overview(*, now: datetime) -> dict[str, Any]:
         config = pull.pop("cycle__gdpconfig") or {}
         pull["queue"], pull["step"] = config.get("queue", ""), config.get("step", "")
     cache = dict(JobSubmitterCacheEntry.objects.values_list("queue__name").annotate(n=Count("pk")))
-    latest = JobSubmitterReport.objects.values("queue_id").annotate(at=Max("at"))
-    conditions: Counter = Counter()
-    for report in latest:
-        for condition, count in JobSubmitterReport.objects.filter(
-            queue_id=report["queue_id"], at=report["at"]
-        ).values_list("condition", "count"):
-            conditions[condition] += count
+    last_pass = JobSubmitterReport.objects.filter(queue=OuterRef("queue")).order_by("-at").values("at")[:1]
+    conditions = Counter(
+        dict(
+            JobSubmitterReport.objects.filter(at=Subquery(last_pass)).values_list("condition").annotate(n=Sum("count"))
+        )
+    )
     return {
         "request_statuses": [
             {"status": status, "count": request_counts[status]}

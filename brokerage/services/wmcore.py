@@ -31,7 +31,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import models, transaction
-from django.db.models import Count, Max, TextField
+from django.db.models import Count, TextField
 from django.db.models.functions import Cast
 
 from brokerage import states
@@ -46,10 +46,16 @@ from brokerage.models import (
     WMCoreElementStatusLog,
     WMCoreQueue,
     WMCoreRequest,
-    WMCoreSite,
-    WMCoreSiteThreshold,
 )
 from brokerage.selectors.gdpconfig import gdpconfig_view
+from brokerage.selectors.wmcore import (
+    ELEMENT_HELD,
+    wmcore_jobs_in_pool,
+    wmcore_site_jobs,
+    wmcore_site_loads,
+    wmcore_site_resources,
+    wmcore_submit_sites,
+)
 from brokerage.services.bulk import bulk_update_values
 from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_store_many
 from brokerage.services.status import status_transition_many
@@ -68,8 +74,7 @@ CONFIG_KEYS = (
 )
 # Stuck elements whose reason keeps its numbers on the row, highest priority first (the monitor lists the first 50).
 STUCK_DETAILED = 1000
-# Where an element's jobs count before they are WMBS jobs: acquired by a local queue, not yet running there.
-ELEMENT_HELD = ("Negotiating", "Acquired")
+# What the matcher reads of an element besides its JSON columns (JSON_FIELDS, read as text).
 ELEMENT_FIELDS = (
     "pk",
     "element_id",
@@ -77,11 +82,6 @@ ELEMENT_FIELDS = (
     "Priority",
     "CreationTime",
     "Jobs",
-    "Inputs",
-    "ParentData",
-    "PileupData",
-    "SiteWhitelist",
-    "SiteBlacklist",
     "NoInputUpdate",
     "NoPileupUpdate",
     "stuck_reason",
@@ -298,8 +298,7 @@ def _element_rows(queryset, *extra: str) -> list[dict[str, Any]]:
     """Element rows for the matcher, the JSON columns as their text (`<name>_text`): equal texts (a request's
     site lists, its pileup, empty parents) are decoded once by `_ElementReader`."""
     casts = {f"{name}_text": Cast(name, TextField()) for name in JSON_FIELDS}
-    plain = [name for name in ELEMENT_FIELDS if name not in JSON_FIELDS]
-    return list(queryset.annotate(**casts).values(*plain, *casts, *extra))
+    return list(queryset.annotate(**casts).values(*ELEMENT_FIELDS, *casts, *extra))
 
 
 class _ElementReader:
@@ -340,65 +339,12 @@ class _ElementReader:
         )
 
 
-def _executing(queue: WMCoreQueue):
-    return WMBSJob.objects.filter(subscription__queue=queue, state="executing")
-
-
-def site_resources(*, queue: WMCoreQueue) -> list[engine.SiteResources]:
-    """The agent's sites with the jobs running there (getWork subtracts them). Two queries."""
-    running = dict(_executing(queue).filter(batch_status="Running").values_list("location").annotate(n=Count("pk")))
-    return [
-        engine.SiteResources(
-            row["name"], row["state"], row["pending_slots"], row["running_slots"], running.get(row["name"], 0)
-        )
-        for row in WMCoreSite.objects.filter(queue=queue).values("name", "state", "pending_slots", "running_slots")
-    ]
-
-
-def _add(counts: dict[str, dict[float, int]], site: str, priority: float, jobs: int) -> None:
-    if site and jobs:
-        by_priority = counts.setdefault(site, {})
-        by_priority[float(priority)] = by_priority.get(float(priority), 0) + jobs
-
-
-def site_jobs_for_pull(*, queue: WMCoreQueue) -> dict[str, dict[float, int]]:
-    """Jobs the agent has at each site by priority, as pullWork counts them: the jobs of elements it acquired and
-    has not started (at the site their pull chose) and its WMBS jobs not finished (at their location, or their
-    subscription's site while in the cache). Two queries."""
-    counts: dict[str, dict[float, int]] = {}
-    held = WMCoreElement.objects.filter(database="queue", ChildQueue=queue, Status__in=ELEMENT_HELD).exclude(
-        queue=queue
-    )
-    for site, priority, jobs in held.values_list("site", "Priority").annotate(n=models.Sum("Jobs")):
-        _add(counts, site, priority, jobs)
-    active = WMBSJob.objects.filter(subscription__queue=queue, state__in=("created", "executing"))
-    for location, site, priority, n in active.values_list("location", "subscription__site", "priority").annotate(
-        n=Count("pk")
-    ):
-        _add(counts, location or site, priority, n)
-    return counts
-
-
-def site_jobs_for_get(*, queue: WMCoreQueue) -> dict[str, dict[float, int]]:
-    """Jobs waiting at each site by priority, as getWork counts them once running jobs are subtracted from the
-    slots: created jobs (at their subscription's site) and jobs pending in the pool (at their location)."""
-    counts: dict[str, dict[float, int]] = {}
-    waiting = WMBSJob.objects.filter(subscription__queue=queue, state__in=("created", "executing")).exclude(
-        batch_status="Running"
-    )
-    for location, site, priority, n in waiting.values_list("location", "subscription__site", "priority").annotate(
-        n=Count("pk")
-    ):
-        _add(counts, location or site, priority, n)
-    return counts
-
-
 def schedd_free(*, queue: WMCoreQueue, config: Mapping[str, Any]) -> int:
     """MAX_JOBS_PER_OWNER × factor minus the agent's jobs in the pool (seed 004)."""
     return engine.schedd_free_slots(
         max_jobs_per_owner=int(config["WMCORE_MAX_JOBS_PER_OWNER"]),
         fraction=float(config["WMCORE_SCHEDD_FRACTION"]),
-        jobs_in_schedd=_executing(queue).count(),
+        jobs_in_schedd=wmcore_jobs_in_pool(queue=queue),
     )
 
 
@@ -482,9 +428,10 @@ def work_pull(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[
     rows = _element_rows(WMCoreElement.objects.filter(queue_id=queue.parent_id, database="queue", Status="Available"))
     reader = _ElementReader()
     elements = [reader.element(row) for row in rows]
-    slots = engine.free_slots(site_resources(queue=queue), step=engine.PULL_WORK)
+    slots = engine.free_slots(wmcore_site_resources(queue=queue), step=engine.PULL_WORK)
     free = schedd_free(queue=queue, config=config) if queue.enabled else 0
-    pull = engine.match_work(elements, slots, site_jobs_for_pull(queue=queue), seed=seed, schedd_free=free)
+    site_jobs = wmcore_site_jobs(queue=queue, step=engine.PULL_WORK)
+    pull = engine.match_work(elements, slots, site_jobs, seed=seed, schedd_free=free)
     site_of, moved = _take(
         rows, pull, to_status="Negotiating", reason=f"pulled by {queue.name}", now=now, columns={"ChildQueue": queue}
     )
@@ -605,9 +552,9 @@ def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[s
     )
     reader = _ElementReader()
     elements = [reader.element(row) for row in rows]
-    resources = site_resources(queue=queue)
+    resources = wmcore_site_resources(queue=queue)
     slots = engine.free_slots(resources, step=engine.GET_WORK)
-    pull = engine.match_work(elements, slots, site_jobs_for_get(queue=queue), seed=seed)
+    pull = engine.match_work(elements, slots, wmcore_site_jobs(queue=queue, step=engine.GET_WORK), seed=seed)
     row_of = {row["element_id"]: row for row in rows}
     _, moved = _take(rows, pull, to_status="Running", reason=f"WMBS subscription at {queue.name}", now=now)
     moved = set(moved)
@@ -729,43 +676,6 @@ def job_submitter_cache_refresh(*, queue_id: int, now: datetime, force: bool = F
     return {"refreshed": 1, "added": len(new), "dropped": dropped, "size": size - dropped + len(new)}
 
 
-def submit_sites(*, queue: WMCoreQueue) -> dict[str, engine.SubmitSite]:
-    """The agent's sites with their per-type thresholds (two queries)."""
-    task_slots: dict[int, dict[str, tuple[int, int]]] = defaultdict(dict)
-    for site_id, task_type, pending, running in WMCoreSiteThreshold.objects.filter(site__queue=queue).values_list(
-        "site_id", "task_type", "pending_slots", "max_slots"
-    ):
-        task_slots[site_id][task_type] = (pending, running)
-    return {
-        row["name"]: engine.SubmitSite(
-            row["name"], row["state"], row["pending_slots"], row["running_slots"], task_slots.get(row["pk"], {})
-        )
-        for row in WMCoreSite.objects.filter(queue=queue).values(
-            "pk", "name", "state", "pending_slots", "running_slots"
-        )
-    }
-
-
-def site_loads(*, queue: WMCoreQueue) -> dict[str, engine.SiteLoad]:
-    """Jobs pending and running in the pool per site and type, and the highest priority per site and type."""
-    loads: dict[str, engine.SiteLoad] = defaultdict(engine.SiteLoad)
-    grouped = (
-        _executing(queue)
-        .values_list("location", "task_type", "batch_status")
-        .annotate(n=Count("pk"), top=Max("priority"))
-    )
-    for location, task_type, batch_status, n, top in grouped:
-        load = loads[location]
-        if batch_status == "Running":
-            load.running += n
-            load.task_running[task_type] = load.task_running.get(task_type, 0) + n
-        else:
-            load.pending += n
-            load.task_pending[task_type] = load.task_pending.get(task_type, 0) + n
-        load.highest_priority[task_type] = max(top, load.highest_priority.get(task_type, top))
-    return dict(loads)
-
-
 @transaction.atomic
 def job_submitter_run(*, queue_id: int, now: datetime) -> dict[str, Any]:
     """cache → pool (seed 004, "JobSubmitter Cache to GlideIn"): nothing when the schedd limit is reached; else the
@@ -787,8 +697,8 @@ def job_submitter_run(*, queue_id: int, now: datetime) -> dict[str, Any]:
     ]
     result = engine.assign_locations(
         cached,
-        submit_sites(queue=queue),
-        site_loads(queue=queue),
+        wmcore_submit_sites(queue=queue),
+        wmcore_site_loads(queue=queue),
         overflow_fraction=float(config["WMCORE_OVERFLOW_FRACTION"]),
         limit=limit,
     )

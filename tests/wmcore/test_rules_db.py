@@ -7,6 +7,7 @@ import pytest
 
 from brokerage import states
 from brokerage.models import JobSubmitterCacheEntry, WMBSJob, WMCoreElement
+from brokerage.selectors.wmcore import wmcore_site_jobs, wmcore_site_resources
 from brokerage.services.gdpconfig import gdpconfig_save
 from brokerage.services.status import status_transition_many
 from brokerage.services.wmcore import (
@@ -19,9 +20,6 @@ from brokerage.services.wmcore import (
     job_submitter_run,
     request_abort,
     request_queue_work,
-    site_jobs_for_get,
-    site_jobs_for_pull,
-    site_resources,
     work_get,
     work_pull,
     work_replicate,
@@ -74,14 +72,14 @@ def test_pull_counts_acquired_elements_and_wmbs_jobs_at_their_sites(agent):
     jobs_at(agent, "T2_DE_DESY", 3, priority=10, state="created")
     jobs_at(agent, "T2_DE_DESY", 2, priority=20)
     assert held.Status == "Acquired"
-    assert site_jobs_for_pull(queue=agent) == {"T2_DE_DESY": {10.0: 10, 20.0: 2}}
+    assert wmcore_site_jobs(queue=agent, step="pullWork") == {"T2_DE_DESY": {10.0: 10, 20.0: 2}}
     # getWork counts only what waits: created and pending jobs, not the running ones nor elements
-    assert site_jobs_for_get(queue=agent) == {"T2_DE_DESY": {10.0: 3}}
+    assert wmcore_site_jobs(queue=agent, step="getWork") == {"T2_DE_DESY": {10.0: 3}}
 
 
 def test_get_work_subtracts_running_jobs_and_includes_draining_sites(agent):
     jobs_at(agent, "T1_US_FNAL", 26, priority=1)
-    running = {site.name: site.running_jobs for site in site_resources(queue=agent)}
+    running = {site.name: site.running_jobs for site in wmcore_site_resources(queue=agent)}
     assert running == {"T1_US_FNAL": 26, "T2_DE_DESY": 0, "T2_CH_CERN": 0}
     # CERN drains: pullWork would leave it out, getWork takes it
     at_cern = local_element(agent, Priority=1, SiteWhitelist=["T2_CH_CERN"], Jobs=2)
