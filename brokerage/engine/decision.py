@@ -63,6 +63,7 @@ class Decision:
     initial: tuple[str, ...]
     candidate_kind: str = "queue"
     extra: Mapping[str, Any] = field(default_factory=dict)
+    profile: str = "seed"
 
     def code_counts(self) -> dict[str, int]:
         """How many candidates each reason code removed (without building every skip's detail)."""
@@ -96,6 +97,7 @@ class Decision:
             ],
             "message": self.message,
             "seed": self.seed,
+            "profile": self.profile,
             "now": self.now.isoformat().replace("+00:00", "Z"),
             "candidate_kind": self.candidate_kind,
             "n_initial": len(self.initial),
@@ -229,6 +231,7 @@ def trace_encode(decision: Decision, *, frame: Frame | None = None) -> bytes:
         "skip": packed_groups,
         "stages": [[s.filter, s.before, s.after, s.note] for s in decision.stages],
         "extra": dict(decision.extra),
+        "profile": decision.profile,
     }
     return _pack(payload)
 
@@ -277,4 +280,6 @@ def trace_decode(blob: bytes, *, frame: Frame | None = None) -> dict[str, Any]:
             for name, before, after, note in payload["stages"]
         ],
         "extra": payload.get("extra", {}),
+        # traces stored before profiles existed ran under the seeds' behaviour
+        "profile": payload.get("profile", "seed"),
     }

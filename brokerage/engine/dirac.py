@@ -327,6 +327,7 @@ def match_decision(
         seed=scenario.seed,
         initial=tuple(names),
         candidate_kind="task queue",
+        profile=scenario.profile,
         extra={
             "taskQueue": result.task_queue,
             "userPriority": result.user_priority,

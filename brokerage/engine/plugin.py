@@ -302,6 +302,7 @@ class Plugin:
             seed=scenario.seed,
             initial=tuple(names),
             candidate_kind=self.candidate_kind,
+            profile=scenario.profile,
         )
 
     def _apply(self, rule: Filter, context: Context, skipped: SkipTable) -> Stage:

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from brokerage.gdpconfig import ConfigView, GdpConfigError
+from brokerage.gdpconfig.profiles import PROFILE_NAMES
 
 
 class ScenarioError(ValueError):
@@ -536,10 +537,12 @@ class Scenario:
     user_stats: Mapping[str, Any]
     extra: Mapping[str, Any] = field(default_factory=dict)
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    profile: str = "seed"
 
 
 KNOWN_SECTIONS = {
     "plugin",
+    "profile",
     "now",
     "seed",
     "gdpconfig",
@@ -574,8 +577,10 @@ def parse_scenario(data: object, *, plugin: str | None = None) -> Scenario:
     seed = r.integer("seed", 0)
     own = PLUGIN_SECTIONS.get(name, frozenset())
     gdpconfig = r.obj("gdpconfig")
+    # The profile supplies what the scenario's own gdpconfig does not set (docs/gdpconfig.md, Profiles).
+    profile = r.text("profile", choices=("", *PROFILE_NAMES)) or None
     try:
-        config = ConfigView.from_flat(gdpconfig)
+        config = ConfigView.from_flat(gdpconfig, profile=profile)
     except GdpConfigError as error:
         key = getattr(error, "key", "")
         raise ScenarioError(_key_path("$.gdpconfig", key), str(error), show_got=False) from None
@@ -599,4 +604,5 @@ def parse_scenario(data: object, *, plugin: str | None = None) -> Scenario:
         user_stats=_check_user_stats(r.obj("user_stats")),
         extra={key: value for key, value in r.data.items() if key not in KNOWN_SECTIONS or key in own},
         raw=r.data,
+        profile=config.profile,
     )

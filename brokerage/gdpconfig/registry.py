@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .profiles import DEFAULT_PROFILE, PROFILE_NAMES, PROFILES
+
 VALUE_TYPES = ("str", "int", "float", "bool", "json")
 SUFFIX_KINDS = ("gshare", "workflow", "workqueue")
 # JEDI resource types (longest first): throttler limits may be set per work queue and resource type
@@ -122,6 +124,8 @@ class Parameter:
     maximum: float | None = None
     derived_default: Callable[[Callable[[str], Any]], Any] | None = None
     derived_default_text: str = ""
+    # A text parameter limited to these values (PROFILE, the rule switches of the profiles).
+    choices: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.value_type not in VALUE_TYPES:
@@ -139,6 +143,8 @@ class Parameter:
 
     def validate(self, value: Any, key: str | None = None) -> None:
         name = key or self.key
+        if self.choices is not None and value not in self.choices:
+            raise InvalidValue(name, self.value_type, value, "expected one of " + ", ".join(self.choices))
         if self.value_type in ("int", "float"):
             if self.minimum is not None and value < self.minimum:
                 raise InvalidValue(name, self.value_type, value, f"must be at least {self.minimum:g}")
@@ -205,6 +211,8 @@ _S000_TASK = "seed 000, ATLAS Production Task Brokerage"
 _S000_JOB = "seed 000, ATLAS Production Job Brokerage"
 _S000_ANAL = "seed 000, ATLAS Analysis Job Brokerage"
 _S000_TIMEOUT = "seed 000, Timeout Rules"
+_PANDA_JOB = "panda-server 1.0.4 AtlasProdJobBroker.doBrokerage"
+_S002_T1 = "seed 002, T1 weight"
 _S002_JUMBO = "seed 002, Jumbo job switcher"
 _S002_THROTTLE = "seed 002, Job throttling"
 _S004_PRIORITY = "seed 004, Handling the priority and system limit"
@@ -399,6 +407,236 @@ REGISTRY = Registry(
             _S000_JOB,
             minimum=0,
         ),
+        # --- profiles and the switches of the behaviours where panda-server 1.0.4 departs from the seeds ---
+        _p(
+            "PROFILE",
+            "brokerage",
+            "str",
+            "seed",
+            "",
+            "The profile whose values apply where no row is stored: seed (the seeds' behaviour) or panda "
+            "(panda-server 1.0.4). See docs/gdpconfig.md, Profiles.",
+            "REFERENCE.md ruling 5",
+            choices=PROFILE_NAMES,
+        ),
+        _p(
+            "EXCLUDE_TEST_QUEUES",
+            "jobbroker",
+            "bool",
+            True,
+            "",
+            "Queues with 'test' in their name are left out of production job brokerage (seed 000). The real "
+            "doBrokerage scans every queue of the cloud; their status decides.",
+            _S000_JOB,
+        ),
+        _p(
+            "RELEASES_ANY_SKIPS_HW_CHECK",
+            "jobbroker",
+            "bool",
+            True,
+            "",
+            "True: a queue with releases ['ANY'] passes the software check and only its published hardware is "
+            "checked. False (panda): ['ANY'] passes only when the task names no CPU or GPU (its architecture "
+            "implies one as soon as it has a platform) and does not ask onlyTagsForFC with a container.",
+            _S000_JOB,
+        ),
+        _p(
+            "RELEASES_LIST_ACCEPTED",
+            "jobbroker",
+            "bool",
+            True,
+            "",
+            "True: a queue whose releases list names the task's release passes. False (panda): only ['AUTO'] "
+            "(published tags) and ['ANY'] can pass; a plain list never does.",
+            _S000_JOB,
+        ),
+        _p(
+            "CPU_CHECK_NEEDS_ARCHITECTURE",
+            "jobbroker",
+            "bool",
+            False,
+            "",
+            "True (panda): a task with a CPU requirement only goes to AUTO queues that publish a CPU "
+            "architecture. False: a queue that publishes none accepts any CPU.",
+            "panda-server 1.0.4 AtlasBrokerUtils.JsonSoftwareCheck",
+        ),
+        _p(
+            "MAX_PRIO_TO_BOOTSTRAP",
+            "jobbroker",
+            "int",
+            None,
+            "priority",
+            "Bootstrap figures (nBatchJob, numSlots, queues without any job) are used only up to this task "
+            "priority. Unset: always (seed 000).",
+            _PANDA_JOB,
+        ),
+        _p(
+            "BOOTSTRAP_NEEDS_PILOTS",
+            "jobbroker",
+            "bool",
+            False,
+            "",
+            "True (panda): nBatchJob replaces a low running count only at Harvester queues with pilots in the "
+            "last 3 hours.",
+            _PANDA_JOB,
+        ),
+        _p(
+            "NUM_SLOTS_RULE",
+            "jobbroker",
+            "str",
+            "max",
+            "",
+            "How numSlots sets the running count. max (seed 000): the largest of running and numSlots, or of "
+            "running and starting when numSlots is 0. per_core (panda): max(numSlots ÷ corecount, running), or "
+            "running + starting when numSlots is 0.",
+            _S000_JOB,
+            choices=("max", "per_core"),
+        ),
+        _p(
+            "NW_ACTIVE",
+            "jobbroker",
+            "bool",
+            True,
+            "",
+            "The network weight multiplies the brokerage weight (PanDA's NW_ACTIVE; ATLAS runs with it on).",
+            _PANDA_JOB,
+        ),
+        _p(
+            "NW_THROUGHPUT_LOOKUP",
+            "jobbroker",
+            "str",
+            "newest_first",
+            "",
+            "Which FTS throughput feeds the network weight. newest_first (REFERENCE.md): 1 h, else 1 d, else 1 w. "
+            "week_first (panda): 1 w, then 1 d, then 1 h, each replacing the one before, stopping at the first "
+            "missing one (no 1 w figure: closeness is used).",
+            _PANDA_JOB,
+            choices=("newest_first", "week_first"),
+        ),
+        _p(
+            "T1_WEIGHT_HIGH_PRIO_SCOUTS",
+            "jobbroker",
+            "bool",
+            False,
+            "",
+            "The nucleus weight of 100 for priority ≥ 900 (seed 002) is given to scouts too, never to event "
+            "service tasks nor pre-assigned job sets (panda).",
+            _S002_T1,
+        ),
+        _p(
+            "T1_WEIGHT_IO_STRICT",
+            "jobbroker",
+            "bool",
+            False,
+            "",
+            "The nucleus weight for IO-intensive tasks with t1Weight 0 applies at ioIntensity ≥ 500 kB/s (seed "
+            "002) or, when True (panda), above 500.",
+            _S002_T1,
+        ),
+        _p(
+            "NEGATIVE_T1_WEIGHT_RULE",
+            "jobbroker",
+            "str",
+            "nucleus",
+            "",
+            "t1Weight = −1: nucleus (seed 002) keeps every queue of the nucleus; most_running (panda) keeps only "
+            "the one with the most running jobs.",
+            _S002_T1,
+            choices=("nucleus", "most_running"),
+        ),
+        _p(
+            "JOB_CAP_RULE",
+            "jobbroker",
+            "str",
+            "seed",
+            "",
+            "The queued-jobs caps. seed (seed 000 and the REFERENCE.md cap ruling): activated + starting, then "
+            "all queued, against max(NQUEUELIMITSITE, 2 × running). panda: activated + starting (+ assigned "
+            "while input is missing) against max(NQUEUELIMITSITE, 2 × running) at non-unified queues, and per "
+            "resource type, defined jobs included, everywhere; express tasks are never capped.",
+            _S000_JOB,
+            choices=("seed", "panda"),
+        ),
+        _p(
+            "BOOTSTRAP_EMPTY_QUEUES",
+            "jobbroker",
+            "bool",
+            False,
+            "",
+            "True (panda): a queue with no running or queued job at all is kept with weight 0 and placed first, "
+            "so that it gets jobs to start with (not for merge or express jobs, nor above MAX_PRIO_TO_BOOTSTRAP).",
+            _PANDA_JOB,
+        ),
+        _p(
+            "MAXWDIR_SCALING",
+            "jobbroker",
+            "str",
+            "per_core",
+            "",
+            "The scratch space a job gets: per_core (seed 000) maxwdir ÷ corecount always; single_core_task "
+            "(panda) divides only for a single-core task at a multi-core queue.",
+            _S000_JOB,
+            choices=("per_core", "single_core_task"),
+        ),
+        _p(
+            "MANY_ASSIGNED_RULE",
+            "jobbroker",
+            "str",
+            "ratio",
+            "",
+            "The assigned-jobs penalty: ratio (REFERENCE.md) max(1, min(2, assigned ÷ activated)); plus_one "
+            "(panda) max(1, min(2, (assigned + 1) ÷ (activated + 1))).",
+            _PANDA_JOB,
+            choices=("ratio", "plus_one"),
+        ),
+        _p(
+            "JOB_WALLTIME_RULE",
+            "jobbroker",
+            "str",
+            "seed",
+            "",
+            "seed (seed 000): estimated walltime against maxtime; scouts and walltime-undefined jobs need "
+            "maxtime ≥ 24 h. panda: the task's HS06 seconds against (maxtime − baseWalltime) × corecount × "
+            "corepower × cpuEfficiency, and scouts, merges and walltime-undefined jobs need 24 h × 10 HS06 × "
+            "corecount of that.",
+            _S000_JOB,
+            choices=("seed", "panda"),
+        ),
+        _p(
+            "JOB_DISK_RULE",
+            "jobbroker",
+            "str",
+            "seed",
+            "",
+            "seed (seed 000): input + max(1.5 GB, output) + max(300 MB, work dir), storage needs > 200 GB free. "
+            "panda: input + max(1.5 GB, output) + work dir + 300 MB (work dir set), storage needs ≥ 200 GB "
+            "free + expired.",
+            _S000_JOB,
+            choices=("seed", "panda"),
+        ),
+        _p(
+            "PILOT_RULE",
+            "jobbroker",
+            "str",
+            "seed",
+            "",
+            "Queues without pilots in 3 hours: seed skips them unless catchall allow_no_pilot; panda skips them "
+            "unless numSlots is set for the queue or the task is a test task.",
+            _S000_JOB,
+            choices=("seed", "panda"),
+        ),
+        _p(
+            "IO_CHECK_RULE",
+            "jobbroker",
+            "str",
+            "seed",
+            "",
+            "The input-transfer check of IO-intensive tasks: seed (seed 000) as a filter in its place; panda "
+            "after the other filters, strict comparisons, queues with the input on tape as a second choice, "
+            "switched off when no queue passes, not for merge or event-service jobs.",
+            _S000_JOB,
+            choices=("seed", "panda"),
+        ),
         _p(
             "NQUEUELIMITSITE",
             "jobbroker",
@@ -406,8 +644,10 @@ REGISTRY = Registry(
             20,
             "jobs",
             "Queued-job floor of the further filters: skip when queued > max(NQUEUELIMITSITE, 2 × running). "
-            "0 gives the seed's literal 2 × running.",
+            "0 gives the seed's literal 2 × running. NQUEUELIMITSITE_<gshare> (PanDA's own key) wins for one "
+            "global share.",
             "REFERENCE.md cap ruling",
+            suffix="gshare",
             minimum=0,
         ),
         _p(
@@ -1053,21 +1293,38 @@ class ConfigView:
     `gdpconfig` object is the same thing with every vo "" (see `from_flat`).
     """
 
-    def __init__(self, rows: Mapping[tuple[str, str], Any], *, vo: str = "", registry: Registry = REGISTRY):
+    def __init__(
+        self,
+        rows: Mapping[tuple[str, str], Any],
+        *,
+        vo: str = "",
+        registry: Registry = REGISTRY,
+        profile: str | None = None,
+    ):
         self._rows = dict(rows)
         self.vo = vo
         self.registry = registry
+        if profile is None:
+            profile = self._stored("PROFILE")[1] or DEFAULT_PROFILE
+        if profile not in PROFILES:
+            raise InvalidValue("PROFILE", "str", profile, "expected one of " + ", ".join(PROFILE_NAMES))
+        # The profile layer: its values apply where no row is stored (profiles.py).
+        self.profile = profile
+        self._profile_values = PROFILES[profile].values
 
     @classmethod
-    def from_flat(cls, values: Mapping[str, Any], *, registry: Registry = REGISTRY) -> ConfigView:
-        """A view over a flat KEY → value object (scenario files); each value is parsed and checked."""
+    def from_flat(
+        cls, values: Mapping[str, Any], *, registry: Registry = REGISTRY, profile: str | None = None
+    ) -> ConfigView:
+        """A view over a flat KEY → value object (scenario files); each value is parsed and checked. `profile`
+        (else the object's own PROFILE, else seed) supplies the values the object does not set."""
         rows: dict[tuple[str, str], Any] = {}
         for key, raw in values.items():
             found = registry.find(key)
             if found is None:
                 raise UnknownParameter(key)
             rows[(key, "")] = found[0].parse(raw, key)
-        return cls(rows, registry=registry)
+        return cls(rows, registry=registry, profile=profile)
 
     def _stored(self, key: str) -> tuple[bool, Any]:
         for vo in (self.vo, "") if self.vo else ("",):
@@ -1103,6 +1360,10 @@ class ConfigView:
         found, value = self._stored(key)
         if found:
             return value, key
+        if key in self._profile_values and key != "PROFILE":
+            return self._profile_values[key], f"profile {self.profile}"
+        if key == "PROFILE":
+            return self.profile, "default" if self.profile == DEFAULT_PROFILE else "profile"
         if parameter.derived_default is not None:
             return parameter.derived_default(lambda other: self.get(other)), "default"
         return parameter.default, "default"

@@ -198,6 +198,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
                 seed=scenario.seed,
                 initial=(),
                 candidate_kind=self.candidate_kind,
+                profile=scenario.profile,
                 extra={"throttle": numbers},
             )
         decision = super().decide(scenario)

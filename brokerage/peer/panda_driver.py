@@ -1,0 +1,523 @@
+"""Drives the REAL PanDA/JEDI brokers of panda-server 1.0.4 on scenarios in our format, many per process.
+
+Runs in the peer's own virtual environment (brokerage/peer/setup.py), never in the project's: it imports
+pandaserver and pandajedi from the unpacked source archive. Every brokerage class is the real one
+(AtlasProdJobBroker, AtlasBrokerUtils, SiteMapper with its unified → pseudo-queue split, SiteSpec built by the
+real EntityModule.getSiteInfo over a stand-in cursor, JediTaskSpec, InputChunk); only what sits behind the
+database, Rucio and CRIC is a small stand-in fed from the scenario.
+
+Usage:  python panda_driver.py job SCENARIOS.json   (a JSON list) → a JSON list of results on stdout, one per
+scenario: {"status", "candidates": {unified queue: weight}, "pseudo": {queue: weight}, "skipped": {queue: codes},
+"seconds"} or {"error": text}.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sys
+import time
+import traceback
+import types
+
+from pandajedi.jedibrokerage import AtlasProdJobBroker as job_broker_module
+from pandajedi.jedibrokerage.AtlasProdJobBroker import AtlasProdJobBroker
+from pandaserver.brokerage.SiteMapper import SiteMapper
+from pandaserver.taskbuffer.db_proxy_mods.entity_module import EntityModule
+from pandaserver.taskbuffer.InputChunk import InputChunk
+from pandaserver.taskbuffer.JediDatasetSpec import JediDatasetSpec
+from pandaserver.taskbuffer.JediFileSpec import JediFileSpec
+from pandaserver.taskbuffer.JediTaskSpec import JediTaskSpec
+from pandaserver.taskbuffer.ResourceSpec import ResourceSpec
+from pandaserver.userinterface import Client
+
+# No server to upload the brokerage log to.
+Client.uploadLog = lambda message, task_id: (0, {"success": True, "message": "offline", "data": ""})
+
+# ATLAS resource types (the JEDI resource_types table): name, mincore, maxcore, minrampercore, maxrampercore
+RESOURCE_TYPES = [
+    ResourceSpec("SCORE", 1, 1, None, 2000),
+    ResourceSpec("MCORE", 2, None, None, 2000),
+    ResourceSpec("SCORE_HIMEM", 1, 1, 2001, None),
+    ResourceSpec("MCORE_HIMEM", 2, None, 2001, None),
+]
+STATUS_KEYS = ("running", "activated", "assigned", "starting", "defined", "transferring")
+
+
+def resource_type_of(task: dict) -> str:
+    cores = task.get("coreCount") or 1
+    ram = task.get("ramCount") or 0
+    per_core = ram if "PerCore" in (task.get("ramUnit") or "MBPerCore") else ram / max(cores, 1)
+    return ("SCORE" if cores <= 1 else "MCORE") + ("_HIMEM" if per_core > 2000 else "")
+
+
+class Cursor:
+    """Answers the three queries EntityModule.getSiteInfo sends: endpoints, queue↔endpoint relations, slots."""
+
+    def __init__(self, endpoints: list[dict], relations: list[dict], slots: list[tuple]):
+        self.endpoints, self.relations, self.slots = endpoints, relations, slots
+        self.result: list = []
+        self.description: list = []
+        self.arraysize = 0
+
+    def execute(self, sql: str, *args) -> None:
+        if "panda_ddm_relation" in sql:
+            rows = self.relations
+        elif "FROM ATLAS_PANDA.ddm_endpoint " in sql:
+            rows = self.endpoints
+        elif "Harvester_Slots" in sql:
+            self.result = list(self.slots)
+            return
+        else:
+            raise RuntimeError("unexpected SQL " + sql)
+        columns = list(rows[0]) if rows else ["ddm_endpoint_name"]
+        self.description = [(c,) for c in columns]
+        self.result = [tuple(row[c] for c in columns) for row in rows]
+
+    def fetchall(self) -> list:
+        return self.result
+
+
+class Proxy:
+    """The database proxy; getSiteInfo and getDdmEndpoints are the real EntityModule methods."""
+
+    backend = "oracle"
+    getSiteInfo = EntityModule.getSiteInfo
+    getDdmEndpoints = EntityModule.getDdmEndpoints
+
+    def __init__(self, cursor: Cursor, queue_rows: list[tuple]):
+        self.cur = cursor
+        self.conn = types.SimpleNamespace(begin=lambda: None)
+        self.queue_rows = queue_rows
+
+    def create_tagged_logger(self, comment):
+        return logging.getLogger("peer-proxy")
+
+    def getClobObj(self, sql, variables):
+        return True, self.queue_rows
+
+    def _commit(self):
+        return True
+
+    def _rollback(self):
+        return True
+
+    def dump_error_message(self, log):
+        traceback.print_exc(file=sys.stderr)
+
+
+def site_info(scenario: dict):
+    """The real getSiteInfo over the scenario's queues, sites and endpoints."""
+    queues, sites, endpoints = scenario.get("queues", {}), scenario.get("sites", {}), scenario.get("ddm_endpoints", {})
+    endpoint_rows = []
+    for name, info in endpoints.items():
+        status = {activity: "ON" for activity in ("read_lan", "write_lan", "read_wan", "write_wan")}
+        status.update(info.get("detailed_status") or {})
+        kind = info.get("type") or name.split("_")[-1]
+        endpoint_rows.append(
+            {
+                "ddm_endpoint_name": name,
+                "site_name": info.get("site"),
+                "ddm_spacetoken_name": kind,
+                "type": kind,
+                "is_tape": "Y" if info.get("is_tape") else "N",
+                "blacklisted": "Y" if info.get("blacklisted") else "N",
+                "space_total": info.get("space_total"),
+                "space_free": info.get("space_free"),
+                "space_used": info.get("space_used"),
+                "space_expired": info.get("space_expired"),
+                "space_min_free": 0,
+                "space_unavailable": 0,
+                "detailed_status": json.dumps(status),
+            }
+        )
+    relations = []
+    for queue, record in queues.items():
+        storages = record.get("astorages") or {}
+        readers, writers = list(storages.get("read_lan") or []), list(storages.get("write_lan") or [])
+        for endpoint in dict.fromkeys(readers + writers):
+            info = endpoints.get(endpoint, {})
+            relations.append(
+                {
+                    "panda_site_name": queue,
+                    "ddm_endpoint_name": endpoint,
+                    "is_local": "Y",
+                    "ddm_spacetoken_name": info.get("type") or endpoint.split("_")[-1],
+                    "is_tape": "Y" if info.get("is_tape") else "N",
+                    "default_read": "Y" if readers and endpoint == readers[0] else "N",
+                    "default_write": "Y" if writers and endpoint == writers[0] else "N",
+                    "roles": ",".join(
+                        r for r, names in (("read_lan", readers), ("write_lan", writers)) if endpoint in names
+                    ),
+                    "order_read": readers.index(endpoint) + 1 if endpoint in readers else None,
+                    "order_write": writers.index(endpoint) + 1 if endpoint in writers else None,
+                    "scope": "default",
+                    "blacklisted_read": "Y" if info.get("blacklisted") else "N",
+                }
+            )
+    slots = [
+        (q, None, None, s["numSlots"])
+        for q, s in scenario.get("queue_stats", {}).items()
+        if s.get("numSlots") is not None
+    ]
+    rows = []
+    for queue, record in queues.items():
+        data = dict(record, nickname=queue)
+        data.setdefault("cloud", "WORLD")
+        site = record.get("atlas_site") or ""
+        catchall = [c for c in (data.get("catchall") or "").split(",") if c]
+        if sites.get(site, {}).get("bareNucleus"):
+            catchall.append(f"bareNucleus={sites[site]['bareNucleus']}")
+        data["catchall"] = ",".join(catchall)
+        rows.append((queue, data, site, sites.get(site, {}).get("role", "")))
+    return Proxy(Cursor(endpoint_rows, relations, slots), rows).getSiteInfo()
+
+
+class WorkQueue:
+    is_global_share = True
+    queue_id = None
+    queue_type = "managed"
+
+    def __init__(self, gshare: str):
+        self.queue_name = gshare
+
+
+class TaskBuffer:
+    """The statistics and configuration the brokers ask the database for, from the scenario."""
+
+    def __init__(self, scenario: dict):
+        self.scenario = scenario
+        self.config = {"NW_ACTIVE": True, **(scenario.get("gdpconfig") or {})}
+        task = scenario["task"]
+        self.gshare = task.get("gshare", "MC 16")
+        self.resource_type = resource_type_of(task)
+        self.job_stats, self.rt_stats, self.site_data, self.core_stats, self.worker_stats = {}, {}, {}, {}, {}
+        self.inactive, self.disk_io = set(), {}
+        for name, stats in scenario.get("queue_stats", {}).items():
+            counts = {key: stats.get(key, 0) or 0 for key in STATUS_KEYS}
+            self.job_stats[name] = {self.gshare: counts}
+            self.rt_stats[name] = {self.resource_type: {k: counts[k] for k in STATUS_KEYS if k != "transferring"}}
+            self.site_data[name] = {"getJob": stats.get("pilotsLast3h", 0) or 0, "updateJob": 0}
+            if (stats.get("hoursSinceLastStart") or 0) > 2:
+                self.inactive.add(name)
+            if stats.get("avgDiskIOPerCore") is not None:
+                self.disk_io[name] = stats["avgDiskIOPerCore"]
+            self.core_stats[name] = {"running": stats.get("runningCores", 0) or 0}
+            if stats.get("nBatchJob"):
+                self.worker_stats[name] = {
+                    "harvester": {"label": {self.resource_type: {"running": stats["nBatchJob"]}}}
+                }
+        for name in scenario.get("queues", {}):
+            self.site_data.setdefault(name, {"getJob": 0, "updateJob": 0})
+        self.storage_mapping = {n: {"default": r.get("atlas_site")} for n, r in scenario.get("queues", {}).items()}
+        self._site_mapper = None
+
+    def getConfigValue(self, component, key, app="pandaserver", vo=None, default=None):
+        return self.config.get(key, default)
+
+    def load_resource_types(self, *args, **kwargs):
+        return RESOURCE_TYPES
+
+    def get_cloud_list(self):
+        return sorted({r.get("cloud") or "WORLD" for r in self.scenario.get("queues", {}).values()} | {"WORLD"})
+
+    def getSiteInfo(self):
+        return site_info(self.scenario)
+
+    def get_site_mapper(self):
+        if self._site_mapper is None:
+            self._site_mapper = SiteMapper(self)
+        return self._site_mapper
+
+    def load_sw_map(self):
+        return dict(self.scenario.get("sw_tags") or {})
+
+    def get_architecture_level_map(self):
+        return {}
+
+    def get_worker_node_gpu_map(self):
+        return {}
+
+    def get_core_statistics(self, vo, label):
+        return True, self.core_stats
+
+    def getJobStatisticsByGlobalShare(self, vo, exclude_rwq=False):
+        return True, self.job_stats
+
+    def getJobStatisticsWithWorkQueue_JEDI(self, vo, label):
+        return True, self.job_stats
+
+    def getJobStatisticsByResourceTypeSite(self, work_queue):
+        return True, self.rt_stats
+
+    def get_num_jobs_with_status_by_nucleus(self, vo, status):
+        return True, {}
+
+    def getWorkQueueMap(self):
+        queue = WorkQueue(self.gshare)
+        return types.SimpleNamespace(getQueueWithIDGshare=lambda queue_id, gshare: queue)
+
+    def getInactiveSites_JEDI(self, flag, hours):
+        return self.inactive
+
+    def getAvgDiskIO_JEDI(self):
+        return self.disk_io
+
+    def getPandaSiteToOutputStorageSiteMapping(self):
+        return self.storage_mapping
+
+    def getNetworkMetrics(self, destination, keys):
+        queued_key = next(k for k in keys if k.endswith("_queued"))
+        metrics, total = {}, 0
+        for link in self.scenario.get("network", []):
+            if link.get("dst") != destination:
+                continue
+            values = {}
+            if link.get("closeness") is not None:
+                values["AGIS_closeness"] = link["closeness"]
+            if link.get("queued") is not None:
+                values[queued_key] = link["queued"]
+                total += link["queued"]
+            for ours, theirs in (
+                ("mbps_1w", "dashb_mbps_1w"),
+                ("mbps_1d", "dashb_mbps_1d"),
+                ("mbps_1h", "dashb_mbps_1h"),
+            ):
+                if link.get(ours) is not None:
+                    values[theirs] = link[ours]
+            metrics[link["src"]] = values
+        nucleus_stats = self.scenario.get("nucleus_stats", {}).get(destination, {})
+        if nucleus_stats.get("outputQueued") is not None:
+            total = nucleus_stats["outputQueued"]
+        metrics["total"] = {queued_key: total}
+        return metrics
+
+    def getCurrentSiteData(self):
+        return self.site_data
+
+    def getNumReadyEvents(self, task_id):
+        return None
+
+    def get_distinct_resource_types_per_site(self, task_id):
+        return {}
+
+    def ups_load_worker_stats(self):
+        return self.worker_stats
+
+    def ups_get_queues(self):
+        return list(self.worker_stats)
+
+    def checkProcessLock_JEDI(self, **kwargs):
+        return False
+
+
+class Rucio:
+    """Replicas of the scenario's datasets; a replica holds the first nFiles files of its dataset."""
+
+    def __init__(self, scenario: dict, files: dict[str, list]):
+        self.endpoints = scenario.get("ddm_endpoints", {})
+        self.datasets = {d["name"]: d for d in scenario.get("datasets") or []}
+        self.files = files
+
+    def isDistributedDataset(self, name):
+        return False
+
+    def listDatasetReplicas(self, name, **kwargs):
+        dataset = self.datasets[name]
+        total = dataset.get("nFiles")
+        return {
+            endpoint: [{"found": replica.get("nFiles", total), "total": total}]
+            for endpoint, replica in (dataset.get("replicas") or {}).items()
+        }
+
+    def getSiteProperty(self, endpoint, name):
+        return bool(self.endpoints.get(endpoint, {}).get("is_tape")) if name == "is_tape" else None
+
+    def getAvailableFiles(self, dataset_spec, site_endpoints, site_mapper, complete_only=False, **kwargs):
+        dataset = self.datasets[dataset_spec.datasetName]
+        files = self.files[dataset_spec.datasetName]
+        result = {}
+        for site, endpoints in site_endpoints.items():
+            disk = tape = 0
+            for endpoint in endpoints:
+                replica = (dataset.get("replicas") or {}).get(endpoint)
+                if replica is None:
+                    continue
+                found = replica.get("nFiles", dataset.get("nFiles"))
+                if complete_only and found < dataset.get("nFiles"):
+                    continue
+                if self.endpoints.get(endpoint, {}).get("is_tape"):
+                    tape = max(tape, found)
+                else:
+                    disk = max(disk, found)
+            result[site] = {"localdisk": files[:disk], "localtape": files[:tape], "cache": [], "remote": []}
+        return result
+
+
+def task_spec(scenario: dict) -> JediTaskSpec:
+    task, jobs = scenario["task"], scenario.get("jobs") or {}
+    spec = JediTaskSpec()
+    spec.jediTaskID = task.get("jediTaskID", 1)
+    spec.taskPriority = task.get("taskPriority", 500)
+    spec.currentPriority = task.get("currentPriority", spec.taskPriority)
+    spec.processingType = task.get("processingType", "simul")
+    spec.prodSourceLabel = task.get("prodSourceLabel", "managed")
+    spec.gshare = task.get("gshare", "MC 16")
+    spec.vo = task.get("vo", "atlas")
+    spec.workQueue_ID = 1
+    spec.coreCount = task.get("coreCount", 1)
+    spec.ramCount = task.get("ramCount", 0)
+    spec.ramUnit = task.get("ramUnit", "MBPerCore")
+    spec.baseRamCount = task.get("baseRamCount", 0)
+    spec.outDiskCount = task.get("outDiskCount")
+    spec.outDiskUnit = task.get("outDiskUnit", "kB")
+    spec.workDiskCount = task.get("workDiskCount")
+    spec.workDiskUnit = task.get("workDiskUnit", "MB")
+    spec.ioIntensity = task.get("ioIntensity")
+    spec.ioIntensityUnit = "kBPerS"
+    spec.diskIO = task.get("diskIO")
+    spec.cpuTime = task.get("cpuTime")
+    spec.cpuTimeUnit = "HS06sPerEvent" if task.get("cpuTime") is not None else None
+    spec.cpuEfficiency = task.get("cpuEfficiency", 90)
+    spec.baseWalltime = task.get("baseWalltime", 600)
+    spec.walltime = spec.walltimeUnit = None
+    spec.architecture = task.get("architecture")
+    spec.transUses = task.get("transUses")
+    spec.transHome = task.get("transHome") or task.get("transUses")
+    spec.container_name = task.get("container_name")
+    spec.nucleus = task.get("nucleus")
+    spec.workingGroup = task.get("workingGroup")
+    spec.eventService = 1 if task.get("eventService") else 0
+    spec.site = None
+    spec.cloud = "WORLD"
+    spec.resource_type = resource_type_of(task)
+    spec.frozenTime = spec.mergeCoreCount = spec.splitRule = None
+    spec.setSplitRule("nFilesPerJob", str(max(int(jobs.get("nFiles", 1) or 1), 1)))
+    if task.get("t1Weight") is not None:
+        spec.setSplitRule("t1Weight", str(int(task["t1Weight"])))
+    if task.get("ipConnectivity"):
+        spec.setIpConnectivity(task["ipConnectivity"])
+    if task.get("maxCoreCount"):
+        spec.setSplitRule("maxCoreCount", str(task["maxCoreCount"]))
+    if task.get("allowInputLAN") == "only":
+        spec.setSplitRule("allowInputLAN", {v: k for k, v in spec.enum_inputLAN.items()}["only"])
+    if task.get("onlyTagsForFC"):
+        spec.setSplitRule("onlyTagsForFC", "1")
+    return spec
+
+
+def input_chunk(scenario: dict, spec: JediTaskSpec) -> tuple[InputChunk, dict[str, list]]:
+    """The job set as JEDI sees it: each dataset's files (equal sizes), the job's files and events."""
+    jobs = scenario.get("jobs") or {}
+    files_per_job = max(int(jobs.get("nFiles", 1) or 1), 1)
+    events = int(jobs.get("nEvents", 0) or 0)
+    files_by_dataset: dict[str, list] = {}
+    master, secondaries = None, []
+    for index, dataset in enumerate(scenario.get("datasets") or []):
+        is_master = dataset.get("master", index == 0)
+        ds = JediDatasetSpec()
+        ds.jediTaskID, ds.datasetID, ds.datasetName = spec.jediTaskID, index + 1, dataset["name"]
+        ds.type = "input" if is_master else "pseudo_input"
+        ds.masterID = None if is_master else 1
+        ds.nFiles = ds.nFilesToBeUsed = int(dataset.get("nFiles", 1))
+        ds.nFilesUsed, ds.nEvents = 0, None
+        ds.site = ds.storageToken = ds.creationTime = ds.modificationTime = ds.attributes = None
+        ds.Files = []
+        size = int(round(dataset.get("sizeGB", 0) * 1024**3 / max(ds.nFiles, 1)))
+        for number in range(ds.nFiles):
+            f = JediFileSpec()
+            f.jediTaskID, f.datasetID, f.fileID = spec.jediTaskID, ds.datasetID, 1000 * (index + 1) + number
+            f.lfn, f.fsize, f.scope = f"{dataset['name']}._{number:06d}.pool.root", size, "mc23"
+            f.nEvents = max(events // files_per_job, 1) if events else None
+            f.startEvent = f.endEvent = f.PandaID = f.boundaryID = f.lumiBlockNr = None
+            f.status, f.attemptNr, f.keepTrack, f.type = "ready", 0, 1, ds.type
+            ds.addFile(f)
+        files_by_dataset[ds.datasetName] = list(ds.Files)
+        if master is None and is_master:
+            master = ds
+        else:
+            secondaries.append(ds)
+    chunk = InputChunk(spec, master, secondaries)
+    chunk.isMerging = bool(jobs.get("isMerge"))
+    chunk.setUseScout(bool(jobs.get("isScout")))
+    return chunk, files_by_dataset
+
+
+class Lines(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record):
+        self.lines.append(record.getMessage())
+
+
+def capture(*modules) -> Lines:
+    lines = Lines()
+    for module in modules:
+        log = module.logger
+        for handler in list(log.handlers):
+            log.removeHandler(handler)
+        log.addHandler(lines)
+        log.setLevel(logging.DEBUG)
+        log.propagate = False
+    return lines
+
+
+SKIP = re.compile(r"skip site[= ](\S+?)[ ,:].*criteria=(-\S+)")
+
+
+def skipped_codes(lines: list[str]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for line in lines:
+        match = SKIP.search(line)
+        if match:
+            codes = found.setdefault(match.group(1).split("/")[0], [])
+            if match.group(2) not in codes:
+                codes.append(match.group(2))
+    return found
+
+
+def run_job(scenario: dict, lines: Lines) -> dict:
+    spec = task_spec(scenario)
+    chunk, files = input_chunk(scenario, spec)
+    broker = AtlasProdJobBroker(Rucio(scenario, files), TaskBuffer(scenario))
+    started = time.perf_counter()
+    status, _ = broker.doBrokerage(spec, "WORLD", chunk, {})
+    seconds = time.perf_counter() - started
+    pseudo = {name: candidate.weight for name, candidate in chunk.siteCandidates.items()}
+    unified: dict[str, float] = {}
+    for name, weight in pseudo.items():
+        queue = name.split("/")[0]
+        unified[queue] = max(unified.get(queue, weight), weight)
+    return {
+        "status": "assigned" if status == broker.SC_SUCCEEDED else "failed",
+        "candidates": unified,
+        "pseudo": pseudo,
+        "skipped": {k: v for k, v in skipped_codes(lines.lines).items() if k not in unified},
+        "seconds": seconds,
+    }
+
+
+RUNNERS = {"job": (run_job, (job_broker_module,))}
+
+
+def main() -> None:
+    kind, path = sys.argv[1], sys.argv[2]
+    runner, modules = RUNNERS[kind]
+    lines = capture(*modules)
+    with open(path) as handle:
+        scenarios = json.load(handle)
+    results = []
+    for scenario in scenarios:
+        lines.lines.clear()
+        try:
+            results.append(runner(scenario, lines))
+        except Exception as error:  # the real code raising is a result too (named in the comparison)
+            results.append({"error": f"{type(error).__name__}: {error}", "trace": traceback.format_exc()[-2000:]})
+    json.dump(results, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

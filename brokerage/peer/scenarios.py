@@ -1,0 +1,181 @@
+"""Randomized scenarios for the differential test against the real PanDA brokers.
+
+Small grids (a few sites, up to a dozen queues) where every rule that differs between the seeds and panda-server
+1.0.4 has a fair chance to decide: queues with "test" in the name, ANY / AUTO / plain release lists, CPU
+architectures, unified (ucore) queues split into pseudo-queues, bootstrap figures (nBatchJob, numSlots, empty
+queues), high priorities and scouts, t1Weight 0 / −1 / positive, IO-intensive tasks, network links with some of
+their throughput figures missing. Deterministic per seed; plain data in our scenario format.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+RELEASE = "24.0.30"
+PLATFORM = "x86_64-el9-gcc13-opt"
+ARCHITECTURES = (PLATFORM, PLATFORM, f"{PLATFORM}#x86_64")
+NOW = "2026-11-01T12:00:00Z"
+
+
+def _sw_tags(rng: random.Random) -> dict[str, Any]:
+    roll = rng.random()
+    tags = {"cmtconfigs": [PLATFORM], "containers": [], "cvmfs": ["atlas"], "architectures": [], "tags": []}
+    if roll < 0.5:
+        tags["containers"] = ["any"]
+    elif roll < 0.9:
+        tags["tags"] = [{"cmtconfig": PLATFORM, "project": "AthSimulation", "release": RELEASE, "container_name": ""}]
+        tags["cvmfs"] = []
+    else:
+        tags["cvmfs"] = []  # publishes nothing the task needs
+    if rng.random() < 0.9:
+        arch = rng.choice(["x86_64"] * 5 + ["aarch64", "excl", "any"])
+        tags["architectures"] = [{"type": "cpu", "arch": [arch] if arch != "excl" else ["x86_64", "excl"]}]
+    return tags
+
+
+def job_scenario(seed: int) -> dict[str, Any]:
+    """One production job-brokerage scenario (plugin atlas_prod_job)."""
+    rng = random.Random(f"peer-job:{seed}")
+    n_sites = rng.randint(2, 5)
+    sites = {f"SITE{i}": {"role": "nucleus" if i == 0 or rng.random() < 0.3 else "satellite"} for i in range(n_sites)}
+    nucleus = "SITE0"
+    endpoints: dict[str, Any] = {}
+    for site in sites:
+        total = rng.choice([500.0, 2000.0, 10000.0])
+        endpoints[f"{site}_DATADISK"] = {
+            "site": site,
+            "space_total": total,
+            "space_free": rng.choice([150.0, total * 0.5, total * 0.5, total * 0.5]),
+            "space_expired": rng.choice([0.0, 0.0, 100.0]),
+        }
+    task_cores = rng.choice([1, 1, 8])
+    queues: dict[str, Any] = {}
+    stats: dict[str, Any] = {}
+    sw_tags: dict[str, Any] = {}
+    for number in range(rng.randint(3, 12)):
+        site = rng.choice(list(sites))
+        name = f"Q{number}_{site}" + rng.choice(["", "", "", "", "_TEST", "_test"])
+        unified = rng.random() < 0.3
+        cores = task_cores if rng.random() < 0.75 else rng.choice([1, 8])
+        if unified:
+            cores = rng.choice([1, 8, 8])
+        releases = rng.choice([["AUTO"]] * 12 + [["ANY"], ["ANY"], [RELEASE], ["23.0.1"]])
+        queues[name] = {
+            "atlas_site": site,
+            "status": rng.choice(["online"] * 12 + ["brokeroff", "offline", "test"]),
+            "type": "unified" if unified else "production",
+            "capability": "ucore" if unified else "",
+            "corecount": cores,
+            "maxrss": rng.choice([0, 2000 * cores, 4000 * cores, 4000 * cores, 32000]),
+            "minrss": 0,
+            "maxwdir": rng.choice([0, 20000, 100000, 100000]),
+            "maxtime": rng.choice([0, 3600 * 12, 90000, 3600 * 48, 3600 * 96, 3600 * 96]),
+            "mintime": 0,
+            "releases": releases,
+            "pledgedcpu": rng.choice([0] * 6 + [-1]),
+            "wnconnectivity": "full#IPv4",
+            "corepower": rng.choice([10.0, 10.0, 12.5]),
+            "jobseed": "std",
+            "transferringlimit": 0,
+            "direct_access_lan": False,
+            "cloud": "WORLD",
+            "astorages": {"read_lan": [f"{site}_DATADISK"], "write_lan": [f"{site}_DATADISK"]},
+        }
+        if "AUTO" in releases:
+            sw_tags[name] = _sw_tags(rng)
+        if rng.random() < 0.9:
+            empty = rng.random() < 0.15
+            running = 0 if empty else rng.choice([0, 3, 15, 40, 100, 400])
+            queue_stats = {
+                "running": running,
+                "activated": 0 if empty else rng.choice([0, 5, 30, 90, 250]),
+                "assigned": 0 if empty else rng.choice([0, 0, 10, 60]),
+                "starting": 0 if empty else rng.choice([0, 2, 20]),
+                "defined": 0 if empty else rng.choice([0, 0, 5, 100]),
+                "transferring": rng.choice([0, 0, 0, 50, 3000]),
+                "pilotsLast3h": rng.choice([0, 5, 50, 50, 200, 200]),
+                "hoursSinceLastStart": rng.choice([0.5, 0.5, 3.0]),
+            }
+            if rng.random() < 0.3:
+                queue_stats["nBatchJob"] = rng.choice([5, 30, 200])
+            if rng.random() < 0.2:
+                queue_stats["numSlots"] = rng.choice([0, 16, 400])
+            stats[name] = queue_stats
+    network = []
+    for site in sites:
+        if site == nucleus or rng.random() < 0.15:
+            continue
+        link = {
+            "src": site,
+            "dst": nucleus,
+            "closeness": rng.choice([0, 3, 7, 11, -1] if rng.random() < 0.1 else [2, 5, 8]),
+        }
+        link["queued"] = rng.choice([0, 20, 100, 200])
+        for key in ("mbps_1w", "mbps_1d", "mbps_1h"):
+            if rng.random() < 0.6:
+                link[key] = rng.choice([0.5, 5.0, 30.0, 80.0, 150.0, 250.0])
+        network.append(link)
+    cores = task_cores
+    priority = rng.choice([100, 150, 151, 300, 500, 800, 900, 1000])
+    n_files = rng.choice([1, 2, 5])
+    file_gb = rng.choice([0.5, 2.0, 4.0])
+    dataset_files = rng.choice([10, 50, 200])
+    replicas: dict[str, Any] = {}
+    holders = rng.sample(list(sites), rng.randint(1, len(sites)))
+    for position, site in enumerate(holders):
+        found = dataset_files if position == 0 else rng.choice([dataset_files, dataset_files // 2, 1])
+        replicas[f"{site}_DATADISK"] = {"nFiles": found, "sizeGB": round(found * file_gb, 3)}
+    task = {
+        "jediTaskID": 1000 + seed,
+        "taskPriority": priority,
+        "currentPriority": priority,
+        "processingType": rng.choice(["simul", "evgen", "reprocessing"]),
+        "prodSourceLabel": "managed",
+        "gshare": "MC 16",
+        "coreCount": cores,
+        "ramCount": rng.choice([1000, 1800, 2500]),
+        "ramUnit": "MBPerCore",
+        "baseRamCount": rng.choice([0, 0, 500]),
+        "outDiskCount": rng.choice([0, 100, 500]),
+        "outDiskUnit": "kBPerEvent",
+        "workDiskCount": rng.choice([None, 1000]),
+        "cpuTime": rng.choice([None, 0] + [30, 300] * 4),
+        "cpuEfficiency": 90,
+        "baseWalltime": 600,
+        "ioIntensity": rng.choice([None, None, 100, 400, 800]),
+        "architecture": rng.choice(ARCHITECTURES),
+        "transUses": f"AthSimulation-{RELEASE}",
+        "transHome": f"AthSimulation-{RELEASE}",
+        "nucleus": nucleus,
+        "t1Weight": rng.choice([None, None, 0, -1, 3]),
+    }
+    task = {k: v for k, v in task.items() if v is not None}
+    jobs = {
+        "nFiles": n_files,
+        "nEvents": n_files * rng.choice([100, 1000]),
+        "inputSizeMB": n_files * file_gb * 1024,
+        "isScout": rng.random() < 0.12,
+    }
+    return {
+        "plugin": "atlas_prod_job",
+        "now": NOW,
+        "seed": seed,
+        "task": task,
+        "jobs": jobs,
+        "datasets": [
+            {
+                "name": f"mc23.{seed}.EVNT",
+                "master": True,
+                "nFiles": dataset_files,
+                "sizeGB": dataset_files * file_gb,
+                "replicas": replicas,
+            }
+        ],
+        "sites": sites,
+        "queues": queues,
+        "sw_tags": sw_tags,
+        "ddm_endpoints": endpoints,
+        "network": network,
+        "queue_stats": stats,
+    }
