@@ -35,6 +35,7 @@ def network_weight(
     mbps_1d: float | None,
     mbps_1w: float | None,
     closeness: float | None,
+    lookup: str = "newest_first",
 ) -> NetworkWeight:
     """0.5 × queuedWeight + 0.5 × throughputWeight, with queuedWeight = 2 − queued / NQUEUED_SAT_CAP and the
     throughput weight from the freshest Mbps figure, else 1 + (11 − closeness) / 11 (closeness 7.7 when
@@ -42,11 +43,20 @@ def network_weight(
     if at_nucleus:
         return NetworkWeight(AT_NUCLEUS_WEIGHT, AT_NUCLEUS_WEIGHT, AT_NUCLEUS_WEIGHT, "nucleus")
     queued_weight = 2.0 - queued / sat_cap if sat_cap > 0 else 1.0
-    measured = [
-        (name, mbps)
-        for name, mbps in (("mbps_1h", mbps_1h), ("mbps_1d", mbps_1d), ("mbps_1w", mbps_1w))
-        if mbps is not None
-    ]
+    if lookup == "week_first":
+        # AtlasProdJobBroker (1.0.4) reads 1w, then 1d, then 1h, each replacing the one before; the first
+        # missing figure ends the reading (KeyError), so a missing 1w means no throughput at all.
+        measured = []
+        for name, mbps in (("mbps_1w", mbps_1w), ("mbps_1d", mbps_1d), ("mbps_1h", mbps_1h)):
+            if mbps is None:
+                break
+            measured = [(name, mbps)]
+    else:
+        measured = [
+            (name, mbps)
+            for name, mbps in (("mbps_1h", mbps_1h), ("mbps_1d", mbps_1d), ("mbps_1w", mbps_1w))
+            if mbps is not None
+        ]
     if measured:
         source, mbps = measured[0]
         throughput = throughput_weight(mbps)

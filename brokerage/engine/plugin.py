@@ -217,6 +217,15 @@ class Plugin:
         """Weights (≥ 0) of the surviving candidates (indices into names) and the factors per candidate."""
         raise NotImplementedError
 
+    def filters_for(self, scenario: Scenario) -> Sequence[Filter]:
+        """The filters in the order they run for this scenario (a profile may move some)."""
+        return self.filters
+
+    def rank_key(self, context: Context, survivors: np.ndarray, weights: np.ndarray) -> Callable[[int], Any]:
+        """Sort key over survivor indices: best first, equal weights in name order (names are sorted)."""
+        names = context.names
+        return lambda i: (-weights[i], names[survivors[i]])
+
     def message(self, decision_parts: dict[str, Any]) -> str:
         return default_message(decision_parts)
 
@@ -252,7 +261,7 @@ class Plugin:
         context = Context(scenario, names, self.prepare(scenario, names), np.ones(len(names), dtype=bool), self)
         skipped = SkipTable(names)
         stages: list[Stage] = []
-        for rule in self.filters:
+        for rule in self.filters_for(scenario):
             if rule.name in self.disabled_filters:
                 continue
             stages.append(self._apply(rule, context, skipped))
@@ -261,8 +270,7 @@ class Plugin:
         if len(survivors):
             weights, factors = self.weigh(context, survivors)
             weights = np.where(np.isfinite(weights) & (weights > 0), weights, 0.0)
-            # best first; equal weights in name order (names are sorted, so position order is name order)
-            order = sorted(range(len(survivors)), key=lambda i: (-weights[i], names[survivors[i]]))
+            order = sorted(range(len(survivors)), key=self.rank_key(context, survivors, weights))
             factor_rows = _rows(factors, np.arange(len(survivors)))
             candidates = [Candidate(names[survivors[i]], float(weights[i]), factor_rows[i]) for i in order]
             if self.max_candidates is not None and len(candidates) > self.max_candidates:

@@ -238,14 +238,19 @@ def _attribute_accepts(queue_values: list[str] | None, wanted: str | None) -> bo
     values = [value for value in queue_values if value != "excl"]
     if wanted is None:
         return not exclusive
-    if "" in values:
+    if "" in values or "any" in values:  # panda-server 1.0.4 JsonSoftwareCheck: "any" accepts every value
         return True
     return any(re.fullmatch(wanted, value, re.IGNORECASE) for value in values)
 
 
-def cpu_check(queue_architectures: list[dict], cpu: CpuSpec | None) -> tuple[bool, dict[str, Any]]:
+def cpu_check(
+    queue_architectures: list[dict], cpu: CpuSpec | None, *, needs_architecture: bool = False
+) -> tuple[bool, dict[str, Any]]:
     entries = [a for a in queue_architectures if a.get("type") == "cpu"]
     if not entries:
+        if needs_architecture and cpu is not None:
+            # panda-server 1.0.4: a queue that publishes no CPU cannot show it has the one asked for
+            return False, {"check": "cpu", "needed": cpu.arch or "any", "queue": "no CPU architecture published"}
         return True, {}
     wanted = cpu or CpuSpec()
     for entry in entries:
@@ -379,21 +384,46 @@ def release_check(task: TaskSoftware, architecture: Architecture, tags: dict[str
     return False, {"check": "release", "needed": f"{release_text} {platform}".strip(), "queue": "not published"}
 
 
+@dataclass(frozen=True)
+class SoftwareRules:
+    """The switches of the software check (gdpconfig; the seed's values by default)."""
+
+    any_skips_hw_check: bool = True
+    list_accepted: bool = True
+    cpu_needs_architecture: bool = False
+
+
 def software_check(
     task: TaskSoftware,
     releases: list[str] | None,
     tags: dict[str, Any] | None,
     all_entry: dict[str, Any] | None,
     gpus: list[dict] | None,
+    rules: SoftwareRules = SoftwareRules(),
 ) -> tuple[bool, dict[str, Any]]:
     """The whole `cache` check of one queue. ['ANY'] skips the release check, a plain list must name the
-    task's release, ['AUTO'] (or nothing) reads the published tags. Hardware is checked in every case."""
+    task's release, ['AUTO'] (or nothing) reads the published tags. Hardware is checked in every case.
+
+    With the panda rules (panda-server 1.0.4 "SW/HW check"): ['ANY'] passes only a task that names no CPU or
+    GPU and does not ask onlyTagsForFC with a container, and then without any hardware check; a plain list never
+    passes."""
     try:
         architecture = parse_architecture(task.architecture)
     except ArchitectureError as error:
         return False, {"check": "architecture", "needed": task.architecture, "queue": str(error)}
     release_list = [str(r) for r in (releases or ["AUTO"])]
     upper = [r.upper() for r in release_list]
+    if "ANY" in upper and not rules.any_skips_hw_check:
+        cpu = task_cpu(architecture)
+        if cpu is None and architecture.gpu is None and not (task.container_name and task.onlyTagsForFC):
+            return True, {}
+        return False, {
+            "check": "release",
+            "needed": "-".join(v for v in (cpu.arch, cpu.vendor, cpu.instr) if v) if cpu else architecture.sw_platform,
+            "queue": "ANY (no hardware published for a CPU or GPU request)",
+        }
+    if "ANY" not in upper and "AUTO" not in upper and not rules.list_accepted and (task.transUses or task.transHome):
+        return False, {"check": "release", "needed": task.transHome or task.transUses, "queue": ",".join(release_list)}
     if "ANY" not in upper:
         if "AUTO" in upper:
             if tags is None:
@@ -415,7 +445,7 @@ def software_check(
             if version not in release_list:
                 return False, {"check": "release", "needed": version, "queue": ",".join(release_list)}
     architectures = (tags or {}).get("architectures") or []
-    ok, detail = cpu_check(architectures, task_cpu(architecture))
+    ok, detail = cpu_check(architectures, task_cpu(architecture), needs_architecture=rules.cpu_needs_architecture)
     if not ok:
         return ok, detail
     if architecture.gpu is not None:

@@ -39,32 +39,34 @@ PROFILES: dict[str, Profile] = {
         "panda-server 1.0.4",
         "panda-server 1.0.4 (PyPI sdist): AtlasProdJobBroker, AtlasProdTaskBroker, AtlasAnalJobBroker",
         {
-            # AtlasProdJobBroker.doBrokerage: every queue of the cloud is scanned, names are not looked at
+            # AtlasProdJobBroker.doBrokerage scans every queue of the cloud; names are not looked at
             "EXCLUDE_TEST_QUEUES": False,
-            # the `ANY` release shortcut needs no CPU/GPU spec (AtlasProdJobBroker "SW/HW check")
+            # "SW/HW check": ANY passes only without a CPU/GPU spec; a plain release list never passes; a CPU
+            # spec needs a published CPU architecture (AtlasBrokerUtils.JsonSoftwareCheck)
             "RELEASES_ANY_SKIPS_HW_CHECK": False,
-            # JsonSoftwareCheck passes AUTO queues with the tag; a listed release is not read
             "RELEASES_LIST_ACCEPTED": False,
-            # nWorkers / numSlots bootstrap and empty-queue bootstrap only up to this priority
+            "CPU_CHECK_NEEDS_ARCHITECTURE": True,
+            # "calculate weight": bootstrap figures up to priority 150, nBatchJob only with pilots at Harvester
+            # queues, numSlots per core
             "MAX_PRIO_TO_BOOTSTRAP": 150,
             "BOOTSTRAP_NEEDS_PILOTS": True,
-            "NUM_SLOTS_RULE": "panda",
-            # throughput: FTS 1w, then 1d, then 1h, stopping at the first missing one
-            "NW_THROUGHPUT_LOOKUP": "panda",
-            "NW_ACTIVE": True,
-            # AtlasProdJobBroker: t1WeightForHighPrio = 100 for priority ≥ 900 or scouts (not event service)
+            "NUM_SLOTS_RULE": "per_core",
+            "BOOTSTRAP_EMPTY_QUEUES": True,
+            "NW_THROUGHPUT_LOOKUP": "week_first",
             "T1_WEIGHT_HIGH_PRIO_SCOUTS": True,
             "T1_WEIGHT_IO_STRICT": True,
             "NEGATIVE_T1_WEIGHT_RULE": "most_running",
             "JOB_CAP_RULE": "panda",
-            "BOOTSTRAP_EMPTY_QUEUES": True,
-            "UNIFIED_PSEUDO_QUEUES": True,
-            "MAXWDIR_SCALING": "panda",
-            "MANY_ASSIGNED_RULE": "panda",
+            "MAXWDIR_SCALING": "single_core_task",
+            "MANY_ASSIGNED_RULE": "plus_one",
+            "MEMORY_RULE": "panda",
             "JOB_WALLTIME_RULE": "panda",
             "JOB_DISK_RULE": "panda",
             "PILOT_RULE": "panda",
-            "DISKIO_RULE": "panda",
+            "IO_CHECK_RULE": "panda",
+            "EXPRESS_MIN_PRIORITY": 1001,
+            "INACTIVE_COUNTS_STARTING": True,
+            "TRANSFERRING_AT_NUCLEUS": False,
         },
     ),
 }

@@ -638,6 +638,49 @@ REGISTRY = Registry(
             choices=("seed", "panda"),
         ),
         _p(
+            "MEMORY_RULE",
+            "jobbroker",
+            "str",
+            "seed",
+            "",
+            "The job's memory against maxrss/minrss. seed (seed 000): (baseRamCount + ramCount × the job's cores) × "
+            "0.9. panda: ramCount × the queue's cores + baseRamCount for per-core RAM (ramCount alone otherwise), "
+            "× 0.9 in whole MB.",
+            _S000_JOB,
+            choices=("seed", "panda"),
+        ),
+        _p(
+            "EXPRESS_MIN_PRIORITY",
+            "jobbroker",
+            "int",
+            1000,
+            "priority",
+            "A task is express (no cap, network weight threshold) at this priority and above, or when its "
+            "processingType is urgent (seed 000: 1000; panda-server's InputChunk.isExpress: above 1000, so 1001).",
+            _S000_JOB,
+            minimum=0,
+        ),
+        _p(
+            "INACTIVE_COUNTS_STARTING",
+            "jobbroker",
+            "bool",
+            False,
+            "",
+            "An inactive queue is skipped for high-priority, scout and merge jobs when activated jobs wait there "
+            "(seed 000) or, when True (panda), activated or starting jobs.",
+            _S000_JOB,
+        ),
+        _p(
+            "TRANSFERRING_AT_NUCLEUS",
+            "jobbroker",
+            "bool",
+            True,
+            "",
+            "The too-many-transferring rule applies to the nucleus's own queues too (seed 000). False (panda): "
+            "only to queues outside the nucleus.",
+            _S000_JOB,
+        ),
+        _p(
             "NQUEUELIMITSITE",
             "jobbroker",
             "int",

@@ -112,7 +112,10 @@ def compare(
         started = time.perf_counter()
         decision = run({**scenario, "plugin": plugin, "profile": profile})
         seconds = time.perf_counter() - started
-        ours = {c.name: c.weight for c in decision.candidates}
+        ours: dict[str, float] = {}
+        for candidate in decision.candidates:  # pseudo-queues count as their unified queue, at their best
+            queue = candidate.name.split("/")[0]
+            ours[queue] = max(ours.get(queue, candidate.weight), candidate.weight)
         if "error" in theirs:
             comparison = Comparison(seed, False, ours, {}, "the real code raised", peer_error=theirs["error"])
         else:

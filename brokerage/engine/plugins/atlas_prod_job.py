@@ -16,7 +16,7 @@ from ..fairshare import FairsharePolicyError, share_for
 from ..network import network_weight
 from ..plugin import Context, Filter, Plugin, Rejection
 from ..scenario import Scenario
-from ..software import TaskSoftware, software_check
+from ..software import SoftwareRules, TaskSoftware, software_check
 
 # seed 000
 MEMORY_COMPENSATION = 0.9
@@ -34,6 +34,19 @@ PREASSIGNMENT_PATIENCE_HOURS = 24
 DEFAULT_CPU_EFFICIENCY = 90.0
 DEFAULT_BASE_WALLTIME = 600.0
 DEFAULT_COREPOWER = 10.0
+# ATLAS resource types (JEDI resource_types table): name, min cores, max cores, min and max RAM per core (MB).
+# A unified (ucore) queue is brokered as one pseudo-queue per type that fits it (seed 000 "Unified queues are
+# resolved to pseudo-queues"; panda-server 1.0.4 SiteMapper.get_child_site_spec).
+RESOURCE_TYPES = (
+    ("SCORE", 1, 1, None, 2000),
+    ("MCORE", 2, None, None, 2000),
+    ("SCORE_HIMEM", 1, 1, 2001, None),
+    ("MCORE_HIMEM", 2, None, 2001, None),
+)
+# panda-server 1.0.4: scouts, merges and walltime-undefined jobs need 24 h of a 10 HS06 core
+DAY_OF_HS06 = 24 * 3600 * 10
+WORKERS_CUTOFF = 20
+WORLD_NUCLEUS_WEIGHT = 4
 
 
 def _int(value: Any, default: int = 0) -> int:
@@ -64,6 +77,36 @@ def _split_connectivity(text: str) -> tuple[str, str]:
     return network.strip().lower(), stack.strip()
 
 
+def pseudo_queue_records(name: str, record: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The pseudo-queues of a unified queue: one per resource type its core count allows, with the core count and
+    memory limits of that type (SiteMapper.get_child_site_spec, panda-server 1.0.4)."""
+    cores = max(1, _int(record.get("corecount"), 1))
+    maxrss, minrss = _float(record.get("maxrss")) or 0.0, _float(record.get("minrss")) or 0.0
+    pseudo = []
+    for type_name, min_core, max_core, min_ram, max_ram in RESOURCE_TYPES:
+        if min_core is not None and cores < min_core:
+            continue
+        child_cores = max(cores, min_core) if max_core is None else max(min(cores, max_core), min_core)
+        child_min = (
+            max(child_cores * min_ram - child_cores + 1, minrss * child_cores / cores)
+            if min_ram is not None
+            else max(minrss * child_cores / cores, minrss)
+        )
+        child_max = (
+            min(child_cores * max_ram, maxrss * child_cores / cores)
+            if max_ram is not None
+            else min(maxrss * child_cores / cores, maxrss)
+        )
+        child = dict(record, corecount=child_cores, maxrss=child_max, minrss=child_min)
+        pseudo.append((f"{name}/{type_name}", child))
+    return pseudo
+
+
+def is_express(task, config) -> bool:
+    """seed 000: processingType urgent or priority ≥ 1000; panda-server 1.0.4 InputChunk.isExpress: above 1000."""
+    return "urgent" in task.processingType or task.currentPriority >= config.get("EXPRESS_MIN_PRIORITY")
+
+
 def _urgent_or_scout(c: Context, *, merge_too: bool) -> bool:
     """Priority ≥ 800 or a scout (and, for the inactive-queue rule, merge and pre-merged jobs too)."""
     jobs = c.scenario.jobs
@@ -73,6 +116,62 @@ def _urgent_or_scout(c: Context, *, merge_too: bool) -> bool:
 def _cap_limit(c: Context) -> np.ndarray:
     # REFERENCE.md cap ruling: max(NQUEUELIMITSITE, 2 × running) so an empty queue can bootstrap
     return np.maximum(c.config.get("NQUEUELIMITSITE"), 2 * c["running_used"])
+
+
+def running_used(grid: dict[str, Any], task, config) -> np.ndarray:
+    """The running count the weight and the caps use.
+
+    seed 000: the largest of the real number, min(nBatchJob, 20) when bootstrapping, numSlots when positive, the
+    starting jobs when numSlots is 0. panda-server 1.0.4 (AtlasProdJobBroker "calculate weight"): nBatchJob
+    (capped at 20) replaces a running count under 20 at Harvester queues with pilots, numSlots ÷ corecount or
+    running + starting when numSlots is 0; both only up to MAX_PRIO_TO_BOOTSTRAP."""
+    running, starting, slots = grid["running"], grid["starting"], grid["num_slots"]
+    max_prio = config.get("MAX_PRIO_TO_BOOTSTRAP")
+    allowed = max_prio is None or task.currentPriority <= max_prio
+    workers = np.minimum(grid["nBatchJob"], WORKERS_CUTOFF)
+    bootstrap_ok = (running < BOOTSTRAP_RUNNING) & (grid["nBatchJob"] > running) & allowed
+    if config.get("BOOTSTRAP_NEEDS_PILOTS"):
+        bootstrap_ok &= grid["harvester"] & (np.nan_to_num(grid["pilots"]) > 0)
+    if config.get("NUM_SLOTS_RULE") == "per_core":
+        used = np.where(bootstrap_ok & (workers > running), workers, running)
+        if not allowed:
+            return used
+        with np.errstate(invalid="ignore"):
+            per_core = np.floor(slots / np.maximum(grid["corecount"], 1))
+        used = np.where(slots == 0, used + starting, used)
+        return np.where(slots > 0, np.maximum(per_core, used), used)
+    if not len(running):
+        return np.zeros(0)
+    return np.maximum.reduce(
+        [
+            running,
+            np.where(bootstrap_ok, workers, 0.0),
+            np.where((slots > 0) & allowed, slots, 0.0),
+            np.where((slots == 0) & allowed, starting, 0.0),
+        ]
+    )
+
+
+def nucleus_weight(c: Context) -> float:
+    """seed 002 "T1 weight": the factor of queues at the nucleus. The task's t1Weight; 0 or unset: 1, or the
+    nucleus weight 4 (panda-server's WORLD_NUCLEUS_WEIGHT) for IO-intensive tasks (ioIntensity ≥ 500 kB/s; above
+    500 with T1_WEIGHT_IO_STRICT); −1: 1 (the queues are limited to the nucleus instead); at priority ≥ 900 at
+    least 100 (T1_WEIGHT_HIGH_PRIO_SCOUTS: scouts too, never event service or pre-assigned job sets)."""
+    task, config, jobs = c.task, c.config, c.scenario.jobs
+    weight = int(task.t1Weight or 0)
+    if weight == 0:
+        io = task.ioIntensity
+        intensive = io is not None and (io > 500 if config.get("T1_WEIGHT_IO_STRICT") else io >= 500)
+        weight = WORLD_NUCLEUS_WEIGHT if intensive else 1
+    elif weight < 0:
+        weight = 1
+    if config.get("T1_WEIGHT_HIGH_PRIO_SCOUTS"):
+        high = (
+            (task.currentPriority >= 900 or jobs.isScout) and not task.eventService and not jobs.preassigned
+        )
+    else:
+        high = task.currentPriority >= 900
+    return float(max(weight, 100 if high else 1))
 
 
 def walltime_rejection(c: Context, *, needs_a_day: bool) -> Rejection:
@@ -137,12 +236,35 @@ class AtlasProdJobBroker(Plugin):
 
     def initial_candidates(self, scenario: Scenario) -> list[str]:
         jobs = scenario.jobs
+        records = self.queue_records(scenario)
         if jobs.preassigned and not self._preassignment_dropped(scenario):
-            return [name for name in jobs.preassigned if name in scenario.queues]
+            wanted = set(jobs.preassigned)
+            return [name for name in records if records[name][1] in wanted]
+        exclude_test = scenario.config.get("EXCLUDE_TEST_QUEUES")
         cache = self._snapshot_cache(scenario)
-        if "all queues" not in cache:
-            cache["all queues"] = sorted(name for name in scenario.queues if "test" not in name.lower())
-        return list(cache["all queues"])
+        key = ("all queues", exclude_test)
+        if key not in cache:
+            # seed 000: queues with "test" in the name are not candidates; the real doBrokerage scans them all
+            cache[key] = sorted(
+                name for name, (_, unified) in records.items() if not (exclude_test and "test" in unified.lower())
+            )
+        return list(cache[key])
+
+    def queue_records(self, scenario: Scenario) -> dict[str, tuple[dict[str, Any], str]]:
+        """Candidate name → (CRIC record, the queue whose statistics it uses), in the order the real broker scans
+        them: plain queues in the snapshot's order, then the pseudo-queues of unified ones."""
+        cache = self._snapshot_cache(scenario)
+        if "records" not in cache:
+            plain: dict[str, tuple[dict[str, Any], str]] = {}
+            pseudo: dict[str, tuple[dict[str, Any], str]] = {}
+            for name, record in scenario.queues.items():
+                if record.get("capability") == "ucore":
+                    for child_name, child in pseudo_queue_records(name, record):
+                        pseudo[child_name] = (child, name)
+                else:
+                    plain[name] = (record, name)
+            cache["records"] = {**plain, **pseudo}
+        return cache["records"]
 
     @staticmethod
     def _preassignment_dropped(scenario: Scenario) -> bool:
@@ -162,9 +284,20 @@ class AtlasProdJobBroker(Plugin):
             np.isnan(grid["own_diskio_limit"]), np.nan if limit is None else limit, grid["own_diskio_limit"]
         )
         a.update(self._network(scenario, grid, task.nucleus, config.get("NQUEUED_SAT_CAP")))
+        a["running_used"] = running_used(grid, task, config)
         self._prepare_data(scenario, grid, a)
-        self._prepare_job_estimates(task, scenario.jobs, a)
+        self._prepare_job_estimates(task, scenario.jobs, a, config)
         a["assigned_used"] = np.where(a["missing_files"] == 0, 0.0, a["assigned"])
+        # panda (BOOTSTRAP_EMPTY_QUEUES): a queue without any running or queued job gets weight 0 and goes first
+        max_prio = config.get("MAX_PRIO_TO_BOOTSTRAP")
+        queued = a["activated"] + a["assigned"] + a["starting"] + a["defined"]
+        a["bootstrap_empty"] = (
+            (a["running_used"] + queued == 0)
+            & bool(config.get("BOOTSTRAP_EMPTY_QUEUES"))
+            & (max_prio is None or task.currentPriority <= max_prio)
+            & (not scenario.jobs.isMerge)
+            & (not is_express(task, config))
+        )
         return a
 
     def _grid(self, scenario: Scenario, names: list[str]) -> dict[str, Any]:
@@ -175,8 +308,12 @@ class AtlasProdJobBroker(Plugin):
         return cache[key]
 
     def _build_grid(self, scenario: Scenario, names: list[str]) -> dict[str, Any]:
-        records = [scenario.queues[name] for name in names]
-        stats = [scenario.queue_stats.get(name, {}) for name in names]
+        known = self.queue_records(scenario)
+        # a pseudo-queue reads its unified queue's statistics, pilots and software (panda-server 1.0.4)
+        pairs = [known.get(name) or (scenario.queues[name], name) for name in names]
+        records = [record for record, _ in pairs]
+        unified = [queue for _, queue in pairs]
+        stats = [scenario.queue_stats.get(queue, {}) for queue in unified]
         n = len(names)
 
         def column(getter, dtype=float):
@@ -186,13 +323,18 @@ class AtlasProdJobBroker(Plugin):
             return np.array([convert(s.get(key), default) for s in stats], dtype=float) if n else np.zeros(0)
 
         a: dict[str, Any] = {}
+        a["unified"] = np.array(unified, dtype=object)
+        a["is_pseudo"] = np.array([u != name for u, name in zip(unified, names, strict=True)], dtype=bool)
+        order = {name: position for position, name in enumerate(known)}
+        a["scan_order"] = np.array([order.get(name, len(order)) for name in names], dtype=float)
         a["status"] = column(lambda r: r.get("status", "online"), object)
         a["site"] = column(lambda r: r.get("atlas_site") or r.get("site") or "", object)
         a["capability"] = column(lambda r: r.get("capability") or "", object)
         a["corecount"] = np.maximum(column(lambda r: _int(r.get("corecount"), 1)), 1)
         a["maxrss"] = column(lambda r: _float(r.get("maxrss")))
         a["minrss"] = column(lambda r: _float(r.get("minrss")))
-        a["maxwdir_per_core"] = column(lambda r: _float(r.get("maxwdir"))) / a["corecount"]
+        a["maxwdir"] = column(lambda r: _float(r.get("maxwdir")))
+        a["maxwdir_per_core"] = a["maxwdir"] / a["corecount"]
         a["maxtime"] = column(lambda r: _float(r.get("maxtime")))
         a["mintime"] = column(lambda r: _float(r.get("mintime")))
         a["pledgedcpu"] = column(lambda r: _float(r.get("pledgedcpu"), np.nan))
@@ -230,25 +372,8 @@ class AtlasProdJobBroker(Plugin):
         a["pilots"] = stat("pilotsLast3h", np.nan, _float)
         a["hours_since_start"] = stat("hoursSinceLastStart", np.nan, _float)
         a["avg_diskio"] = stat("avgDiskIOPerCore", np.nan, _float)
-        # seed 000 running: the largest of the real number, min(nBatchJob, 20) when bootstrapping, numSlots
-        # when positive, the starting jobs when numSlots is 0.
-        bootstrap = np.where(
-            (a["running"] < BOOTSTRAP_RUNNING) & (a["nBatchJob"] > a["running"]),
-            np.minimum(a["nBatchJob"], BOOTSTRAP_RUNNING),
-            0.0,
-        )
-        a["running_used"] = (
-            np.maximum.reduce(
-                [
-                    a["running"],
-                    bootstrap,
-                    np.where(a["num_slots"] > 0, a["num_slots"], 0.0),
-                    np.where(a["num_slots"] == 0, a["starting"], 0.0),
-                ]
-            )
-            if n
-            else np.zeros(0)
-        )
+        a["has_stats"] = np.array([bool(st) for st in stats], dtype=bool)
+        a["harvester"] = a["nBatchJob"] > 0
         self._grid_storage(scenario, records, a)
         return a
 
@@ -271,6 +396,14 @@ class AtlasProdJobBroker(Plugin):
                 a[f"{role}_{name}"] = activity(names, name)
         a["output_free"] = (
             np.array([endpoints[e].space_free if e in endpoints else np.nan for e in outputs], dtype=float)
+            if records
+            else np.zeros(0)
+        )
+        a["output_usable"] = (
+            np.array(
+                [endpoints[e].space_free + endpoints[e].space_expired if e in endpoints else np.nan for e in outputs],
+                dtype=float,
+            )
             if records
             else np.zeros(0)
         )
@@ -363,8 +496,11 @@ class AtlasProdJobBroker(Plugin):
         a["local_size"], a["local_files"] = local_size, local_files
         a["missing_size"] = np.maximum(total_size - local_size, 0.0)
         a["missing_files"] = np.maximum(total_files - local_files, 0.0)
+        # the input a queue reads counts whether on disk or on tape here (the real broker's second choice)
+        a["missing_size_with_tape"] = a["missing_size"]
+        a["missing_files_with_tape"] = a["missing_files"]
 
-    def _prepare_job_estimates(self, task, jobs, a) -> None:
+    def _prepare_job_estimates(self, task, jobs, a, config) -> None:
         queue_cores = a["corecount"]
         # The job's cores at each queue: single-core tasks 1, multi-core ones the queue's, 0 = the queue's.
         if task.coreCount == 1:
@@ -374,18 +510,40 @@ class AtlasProdJobBroker(Plugin):
         a["job_cores"] = job_cores
         base, ram = task.baseRamCount or 0.0, task.ramCount or 0.0
         per_core = "percore" in (task.ramUnit or "").lower()
-        a["memory_needed"] = ((base + ram * job_cores) if per_core else np.full_like(job_cores, base + ram)) * (
-            MEMORY_COMPENSATION
-        )
-        # Disk (MB): input + max(1.5 GB, output) + max(300 MB, work dir); input is 0 with direct access.
+        if config.get("MEMORY_RULE") == "panda":
+            # AtlasProdJobBroker "memory check": RAM × the queue's cores + baseRamCount for per-core RAM (the
+            # task's RAM alone otherwise), then JobUtils.compensate_ram_count: whole MB of 90 %.
+            needed = (ram * queue_cores + base) if per_core else np.full_like(queue_cores, ram)
+            a["memory_needed"] = np.floor(needed * MEMORY_COMPENSATION)
+        else:
+            a["memory_needed"] = ((base + ram * job_cores) if per_core else np.full_like(job_cores, base + ram)) * (
+                MEMORY_COMPENSATION
+            )
         n_events = jobs.nEvents if jobs.nEvents is not None else task.nEventsPerJob
-        input_mb = np.where(a["direct_access_lan"], 0.0, jobs.inputSizeMB)
         unit = (task.outDiskUnit or "kB").lower()
-        out_count = (task.outDiskCount or 0.0) / (1024.0 if unit.startswith("kb") else 1.0)
-        output_mb = out_count * (n_events or 0) if unit.endswith("perevent") else out_count * jobs.inputSizeMB
-        a["disk_needed"] = (
-            input_mb + max(DISK_OUTPUT_FLOOR_MB, output_mb) + max(DISK_WORK_FLOOR_MB, task.workDiskCount or 0)
-        )
+        if config.get("MAXWDIR_SCALING") == "single_core_task":
+            # panda-server 1.0.4: maxwdir × task cores ÷ queue cores, the task's cores being 1 only for a
+            # single-core (non event service) task, the queue's otherwise
+            single = task.coreCount in (0, 1) and not task.eventService
+            a["maxwdir_per_core"] = a["maxwdir"] / np.where(single, queue_cores, 1.0)
+        if config.get("JOB_DISK_RULE") == "panda":
+            # AtlasProdJobBroker "disk check", in bytes then whole MB: max(output, 1.5 GB) + work dir (+ 300 MB
+            # safety margin, only when the task sets one) + the input unless read directly
+            factor = {"gb": 1024**3, "mb": 1024**2, "kb": 1024}.get(unit[:2], 1)
+            out_bytes = (task.outDiskCount or 0.0) * factor
+            scale = (n_events or 0) if "perevent" in unit else jobs.inputSizeMB * 1024**2
+            output = max(out_bytes * scale, DISK_OUTPUT_FLOOR_MB * 1024**2)
+            work = 0.0 if task.workDiskCount is None else task.workDiskCount * 1024**2 + DISK_WORK_FLOOR_MB * 1024**2
+            input_bytes = np.where(a["direct_access_lan"], 0.0, round(jobs.inputSizeMB * 1024**2))
+            a["disk_needed"] = np.floor((output + work + input_bytes) / 1024**2)
+        else:
+            # Disk (MB): input + max(1.5 GB, output) + max(300 MB, work dir); input is 0 with direct access.
+            input_mb = np.where(a["direct_access_lan"], 0.0, jobs.inputSizeMB)
+            out_count = (task.outDiskCount or 0.0) / (1024.0 if unit.startswith("kb") else 1.0)
+            output_mb = out_count * (n_events or 0) if unit.endswith("perevent") else out_count * jobs.inputSizeMB
+            a["disk_needed"] = (
+                input_mb + max(DISK_OUTPUT_FLOOR_MB, output_mb) + max(DISK_WORK_FLOOR_MB, task.workDiskCount or 0)
+            )
         # Walltime (s): cpuTime × nEvents / (cores × corepower × efficiency) + baseWalltime (seed 000/002).
         efficiency = (DEFAULT_CPU_EFFICIENCY if task.cpuEfficiency is None else task.cpuEfficiency) / 100.0
         base_walltime = DEFAULT_BASE_WALLTIME if task.baseWalltime is None else task.baseWalltime
@@ -396,31 +554,60 @@ class AtlasProdJobBroker(Plugin):
             a["walltime"] = np.full_like(job_cores, base_walltime)
         else:
             a["walltime"] = task.cpuTime * n_events / (job_cores * a["corepower"] * efficiency) + base_walltime
+        if config.get("JOB_WALLTIME_RULE") == "panda":
+            # the queue's limits in HS06 seconds: (maxtime − baseWalltime) × cores × corepower × efficiency
+            a["hs06_needed"] = np.nan if task.cpuTime is None else task.cpuTime * (n_events or 0)
+            for limit in ("maxtime", "mintime"):
+                value = a[limit] - (base_walltime if task.cpuTime is not None else 0.0)
+                value = np.where(value != 0, value * queue_cores, value)
+                if task.cpuTime is not None:
+                    value = np.where(value != 0, value * a["corepower"], value)
+                    value = np.trunc(value * efficiency)
+                a[f"{limit}_hs06"] = value
 
     # --- weight ---
 
     def weigh(self, context: Context, survivors: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        config = context.config
         running = context["running_used"][survivors]
         activated = context["activated"][survivors]
-        assigned = context["assigned_used"][survivors]
         starting = context["starting"][survivors]
         defined = context["defined"][survivors]
-        # REFERENCE.md: manyAssigned = max(1, min(2, assigned/activated)); activated 0: 2 if assigned else 1
-        with np.errstate(divide="ignore", invalid="ignore"):
-            many_assigned = np.where(
-                activated > 0,
-                np.maximum(1.0, np.minimum(2.0, assigned / np.where(activated > 0, activated, 1))),
-                np.where(assigned > 0, 2.0, 1.0),
-            )
-        base = (running + 1) / ((activated + assigned + starting + defined + 10) * many_assigned)
         total = context["total_size"]
         missing_files = context["missing_files"][survivors]
         available = context["local_size"][survivors]
+        if config.get("MANY_ASSIGNED_RULE") == "plus_one":
+            # panda-server 1.0.4: the assigned jobs count only while input is missing at the queue
+            assigned = context["assigned"][survivors]
+            local = (total <= 0) | (context["missing_size"][survivors] <= 0)
+            many_assigned = np.clip((assigned + 1) / (activated + 1), 1.0, 2.0)
+            base = np.where(
+                local,
+                (running + 1) / (activated + starting + defined + 10),
+                (running + 1) / (activated + assigned + starting + defined + 10) / many_assigned,
+            )
+            assigned = np.where(local, 0.0, assigned)
+        else:
+            assigned = context["assigned_used"][survivors]
+            # REFERENCE.md: manyAssigned = max(1, min(2, assigned/activated)); activated 0: 2 if assigned else 1
+            with np.errstate(divide="ignore", invalid="ignore"):
+                many_assigned = np.where(
+                    activated > 0,
+                    np.maximum(1.0, np.minimum(2.0, assigned / np.where(activated > 0, activated, 1))),
+                    np.where(assigned > 0, 2.0, 1.0),
+                )
+            base = (running + 1) / ((activated + assigned + starting + defined + 10) * many_assigned)
         data_factor = (
             (available + total) / (total * (missing_files / 100.0 + 1)) if total > 0 else np.ones(len(survivors))
         )
         network = context["network_weight"][survivors]
-        weights = base * data_factor * network
+        t1_weight = nucleus_weight(context)
+        nucleus_factor = np.where(context["at_nucleus"][survivors], t1_weight, 1.0)
+        weights = base * data_factor * nucleus_factor
+        if config.get("NW_ACTIVE"):
+            weights = weights * network
+        bootstrap = context["bootstrap_empty"][survivors]
+        weights = np.where(bootstrap, 0.0, weights)
         return weights, {
             "running": running,
             "activated": activated,
@@ -432,8 +619,18 @@ class AtlasProdJobBroker(Plugin):
             "dataWeight": data_factor,
             "availableGB": available,
             "missingFiles": missing_files,
+            "nucleusWeight": nucleus_factor,
             "networkWeight": network,
+            "bootstrap": bootstrap,
         }
+
+    def rank_key(self, context: Context, survivors: np.ndarray, weights: np.ndarray):
+        """panda (BOOTSTRAP_EMPTY_QUEUES): queues brought up from nothing first, then by weight, equal weights in
+        the order the real broker scans them; otherwise by weight, equal weights by name."""
+        if not context.config.get("BOOTSTRAP_EMPTY_QUEUES"):
+            return super().rank_key(context, survivors, weights)
+        order = context["scan_order"]
+        return lambda i: (weights[i] != 0, -weights[i], order[survivors[i]])
 
     # --- filters, in the order of seed 000 ---
 
@@ -474,7 +671,10 @@ class AtlasProdJobBroker(Plugin):
         if not _urgent_or_scout(c, merge_too=True):
             return Rejection(np.zeros(len(c.names), dtype=bool))
         hours = c["hours_since_start"]
-        fails = (hours > INACTIVE_HOURS) & (c["activated_real"] > 0)
+        waiting = c["activated_real"]
+        if c.config.get("INACTIVE_COUNTS_STARTING"):
+            waiting = waiting + c["starting"]
+        fails = (hours > INACTIVE_HOURS) & (waiting > 0)
         return Rejection(fails, {"hoursSinceLastStart": hours, "activated": c["activated_real"], "limitHours": 2})
 
     @staticmethod
@@ -513,12 +713,49 @@ class AtlasProdJobBroker(Plugin):
     @staticmethod
     def _io(c: Context) -> Rejection:
         config = c.config
+        if config.get("IO_CHECK_RULE") == "panda":
+            return AtlasProdJobBroker._io_panda(c)
         cutoff = config.get("IO_INTENSITY_CUTOFF")
         io = c.task.ioIntensity or 0.0
         if io <= cutoff:
             return Rejection(np.zeros(len(c.names), dtype=bool))
         size_cut, num_cut = config.get("SIZE_CUTOFF_TO_MOVE_INPUT"), config.get("NUM_CUTOFF_TO_MOVE_INPUT")
         fails = (c["missing_size"] >= size_cut) | (c["missing_files"] >= num_cut)
+        return Rejection(
+            fails,
+            {
+                "ioIntensity": io,
+                "missingGB": c["missing_size"],
+                "sizeCutoffGB": size_cut,
+                "missingFiles": c["missing_files"],
+                "fileCutoff": num_cut,
+            },
+        )
+
+    @staticmethod
+    def _io_panda(c: Context) -> Rejection:
+        """AtlasProdJobBroker "IO check" (1.0.4): for an IO-intensive task (not merge, not event service) with
+        input, a queue missing more than SIZE_CUTOFF_TO_MOVE_INPUT GB (whole MB) or NUM_CUTOFF_TO_MOVE_INPUT
+        files on disk is skipped; queues that pass only with the input on tape are the second choice; when no
+        queue passes at all the check is switched off."""
+        config, task, jobs = c.config, c.task, c.scenario.jobs
+        none = np.zeros(len(c.names), dtype=bool)
+        io = task.ioIntensity
+        if io is None or io <= config.get("IO_INTENSITY_CUTOFF") or c["total_size"] <= 0 or jobs.isMerge:
+            return Rejection(none)
+        if task.eventService:
+            return Rejection(none)
+        size_cut, num_cut = config.get("SIZE_CUTOFF_TO_MOVE_INPUT"), config.get("NUM_CUTOFF_TO_MOVE_INPUT")
+        mb_disk = np.floor(c["missing_size"] * 1024)
+        mb_tape = np.floor(c["missing_size_with_tape"] * 1024)
+        fails_disk = (mb_disk > size_cut * 1024) | (c["missing_files"] > num_cut)
+        fails_tape = (np.minimum(mb_disk, mb_tape) > size_cut * 1024) | (
+            np.minimum(c["missing_files"], c["missing_files_with_tape"]) > num_cut
+        )
+        alive = c.alive
+        if not np.any(alive & ~fails_tape):
+            return Rejection(none)  # no queue passes: the real broker switches the check off
+        fails = fails_disk if np.any(alive & ~fails_disk) else fails_tape
         return Rejection(
             fails,
             {
@@ -543,7 +780,8 @@ class AtlasProdJobBroker(Plugin):
     @staticmethod
     def _core_count(c: Context) -> Rejection:
         task = c.task
-        cores, ucore = c["corecount"], c["capability"] == "ucore"
+        # a unified queue is brokered through its pseudo-queues, each with its own core count
+        cores, ucore = c["corecount"], (c["capability"] == "ucore") & ~c["is_pseudo"]
         if task.coreCount == 1:
             mismatch = (cores > 1) & ~ucore
         elif task.coreCount > 1:
@@ -573,18 +811,26 @@ class AtlasProdJobBroker(Plugin):
         task = c.task
         key = TaskSoftware(task.architecture, task.transUses, task.transHome, task.container_name, task.onlyTagsForFC)
         cache = c.plugin._snapshot_cache(c.scenario)
-        cache_key = ("software", key, tuple(c.names))
+        config = c.config
+        rules = SoftwareRules(
+            any_skips_hw_check=config.get("RELEASES_ANY_SKIPS_HW_CHECK"),
+            list_accepted=config.get("RELEASES_LIST_ACCEPTED"),
+            cpu_needs_architecture=config.get("CPU_CHECK_NEEDS_ARCHITECTURE"),
+        )
+        cache_key = ("software", key, rules, tuple(c.names))
         if cache_key not in cache:
             all_entry = c.scenario.sw_tags.get("ALL")
             fails, details = [], []
+            known = c.plugin.queue_records(c.scenario)
             for name in c.names:
-                record = c.scenario.queues[name]
+                record, queue = known.get(name) or (c.scenario.queues[name], name)
                 ok, detail = software_check(
                     key,
                     record.get("releases"),
-                    c.scenario.sw_tags.get(name),
+                    c.scenario.sw_tags.get(queue),
                     all_entry,
-                    c.scenario.gpu_summary.get(name),
+                    c.scenario.gpu_summary.get(queue),
+                    rules,
                 )
                 fails.append(not ok)
                 details.append(detail)
@@ -624,6 +870,9 @@ class AtlasProdJobBroker(Plugin):
     @staticmethod
     def _disk(c: Context) -> Rejection:
         per_core = c["maxwdir_per_core"]
+        if c.config.get("JOB_DISK_RULE") == "panda":
+            too_small = (per_core > 0) & (c["disk_needed"] > per_core)
+            return Rejection(too_small, {"neededMB": c["disk_needed"], "maxwdirPerCore": per_core})
         too_small = (per_core > 0) & ~(per_core > c["disk_needed"])
         with np.errstate(invalid="ignore"):
             no_room = ~np.isnan(c["output_free"]) & ~(c["output_free"] > LOCAL_STORAGE_FLOOR_GB)
@@ -636,6 +885,16 @@ class AtlasProdJobBroker(Plugin):
                 "storageFloorGB": 200,
             },
         )
+
+    @staticmethod
+    def _storage_space(c: Context) -> Rejection:
+        """panda (JOB_DISK_RULE): the output storage's usable space (free + expired) below 200 GB; the seed's
+        storage floor is part of the disk filter."""
+        if c.config.get("JOB_DISK_RULE") != "panda":
+            return Rejection(np.zeros(len(c.names), dtype=bool))
+        with np.errstate(invalid="ignore"):
+            no_room = ~np.isnan(c["output_usable"]) & (c["output_usable"] < LOCAL_STORAGE_FLOOR_GB)
+        return Rejection(no_room, {"storageUsableGB": c["output_usable"], "storageFloorGB": 200})
 
     @staticmethod
     def _endpoints(c: Context) -> Rejection:
@@ -703,7 +962,34 @@ class AtlasProdJobBroker(Plugin):
     @staticmethod
     def _walltime(c: Context) -> Rejection:
         jobs = c.scenario.jobs
+        if c.config.get("JOB_WALLTIME_RULE") == "panda":
+            return AtlasProdJobBroker._walltime_panda(c)
         return walltime_rejection(c, needs_a_day=jobs.isScout or c["walltime_undefined"])
+
+    @staticmethod
+    def _walltime_panda(c: Context) -> Rejection:
+        """AtlasProdJobBroker "walltime check" (1.0.4) in HS06 seconds: cpuTime × nEvents against the queue's
+        (maxtime − baseWalltime) × cores × corepower × efficiency; scouts, merges and jobs whose walltime is
+        undefined need 24 h × 10 HS06 × cores of it; a mintime above the job's need skips it too."""
+        task, jobs = c.task, c.scenario.jobs
+        needed = c["hs06_needed"]
+        maxtime, mintime = c["maxtime"], c["mintime"]
+        max_hs06, min_hs06 = c["maxtime_hs06"], c["mintime_hs06"]
+        with np.errstate(invalid="ignore"):
+            short = (maxtime != 0) & (needed > 0) & (needed > max_hs06)
+        undefined = task.cpuTime is None or task.cpuTime == 0
+        needs_a_day = (jobs.isScout and not jobs.preassigned) or jobs.isMerge or undefined
+        day = np.full(len(c.names), False)
+        if needs_a_day:
+            day = (max_hs06 != 0) & (max_hs06 < DAY_OF_HS06 * c["corecount"]) & ~short
+        with np.errstate(invalid="ignore"):
+            long = (mintime != 0) & ~(needed >= min_hs06) & ~short & ~day
+        code = np.where(short, "shortwalltime", np.where(day, np.where(jobs.isScout, "scout_walltime", "min_walltime"), "longwalltime"))
+        return Rejection(
+            short | day | long,
+            {"hs06Needed": needed, "maxtimeHS06": max_hs06, "mintimeHS06": min_hs06, "maxtime": maxtime},
+            code=code,
+        )
 
     @staticmethod
     def _connectivity(c: Context) -> Rejection:
@@ -731,8 +1017,11 @@ class AtlasProdJobBroker(Plugin):
     @staticmethod
     def _transferring(c: Context) -> Rejection:
         limit = np.maximum(c["transferring_limit"], 2 * c["running_real"])
+        too_many = c["transferring"] > limit
+        if not c.config.get("TRANSFERRING_AT_NUCLEUS"):
+            too_many &= ~c["at_nucleus"]  # panda-server 1.0.4 checks only queues outside the nucleus
         return Rejection(
-            c["transferring"] > limit, {"transferring": c["transferring"], "limit": limit, "running": c["running_real"]}
+            too_many, {"transferring": c["transferring"], "limit": limit, "running": c["running_real"]}
         )
 
     @staticmethod
@@ -760,12 +1049,23 @@ class AtlasProdJobBroker(Plugin):
 
     @staticmethod
     def _pilots(c: Context) -> Rejection:
+        if c.config.get("PILOT_RULE") == "panda":
+            # panda-server 1.0.4: no pilot seen (no statistics counts as none), unless numSlots is set for the
+            # queue or the task is a test task that is not express; pre-assigned job sets are not checked
+            jobs = c.scenario.jobs
+            if jobs.preassigned:
+                return Rejection(np.zeros(len(c.names), dtype=bool))
+            label = c.task.prodSourceLabel
+            if "test" in label and not is_express(c.task, c.config):
+                return Rejection(np.zeros(len(c.names), dtype=bool))
+            none = np.nan_to_num(c["pilots"]) == 0
+            return Rejection(none & (c["num_slots"] < 0), {"pilotsLast3h": c["pilots"]})
         return Rejection((c["pilots"] == 0) & ~c["allow_no_pilot"], {"pilotsLast3h": c["pilots"]})
 
     @staticmethod
     def _urgent_network(c: Context) -> Rejection:
         task = c.task
-        if not ("urgent" in task.processingType or task.currentPriority >= EXPRESS_PRIORITY):
+        if not is_express(task, c.config) or not c.config.get("NW_ACTIVE"):
             return Rejection(np.zeros(len(c.names), dtype=bool))
         threshold = c.config.get("NW_THRESHOLD") * c.config.get("NW_WEIGHT_MULTIPLIER")
         return Rejection(
@@ -787,7 +1087,56 @@ class AtlasProdJobBroker(Plugin):
         )
 
     @staticmethod
+    def _cap_panda(c: Context) -> Rejection:
+        """AtlasProdJobBroker "check cap" (1.0.4): express tasks are never capped. At a non-unified queue
+        activated + starting (+ assigned while input is missing) above max(NQUEUELIMITSITE, 2 × running) is
+        `cap`; per resource type, defined jobs included, above max(NQUEUELIMITSITE, 2 × running) is `cap_rt`
+        (the queue's own counts stand for the task's resource type)."""
+        none = np.zeros(len(c.names), dtype=bool)
+        if is_express(c.task, c.config):
+            return Rejection(none)
+        cutoff = c.config.get("NQUEUELIMITSITE", gshare=c.task.gshare or None) or BOOTSTRAP_RUNNING
+        running = c["running_used"]
+        assigned = np.where(c["missing_size"] > 0, c["assigned"], 0.0)
+        queued = c["activated"] + c["starting"] + assigned
+        limit = np.maximum(cutoff, 2 * running)
+        plain = ~((c["capability"] == "ucore") | c["is_pseudo"]) & (queued > limit)
+        queued_rt = queued + c["defined"]
+        limit_rt = np.maximum(cutoff, 2 * np.maximum(c["running_real"], running))
+        per_type = c["has_stats"] & (queued_rt > limit_rt) & ~c["bootstrap_empty"]
+        return Rejection(
+            plain | per_type,
+            {"queued": np.where(plain, queued, queued_rt), "limit": np.where(plain, limit, limit_rt), "running": running},
+            code=np.where(plain, "cap", "cap_rt"),
+        )
+
+    @staticmethod
+    def _most_running_at_nucleus(c: Context) -> Rejection:
+        """t1Weight = −1 with NEGATIVE_T1_WEIGHT_RULE most_running (panda-server 1.0.4): of the nucleus's queues
+        left, only the one with the most running jobs is kept (the first scanned on a tie); queues being
+        bootstrapped stay."""
+        none = np.zeros(len(c.names), dtype=bool)
+        if (
+            c.config.get("NEGATIVE_T1_WEIGHT_RULE") != "most_running"
+            or (c.task.t1Weight or 0) >= 0
+            or c.scenario.jobs.isMerge
+        ):
+            return Rejection(none)
+        contenders = np.flatnonzero(c.alive & ~c["bootstrap_empty"])
+        if not len(contenders):
+            return Rejection(none)
+        running = c["running_real"][contenders]
+        best_running = running.max()
+        tied = contenders[running == best_running]
+        keep = tied[np.argmin(c["scan_order"][tied])]
+        fails = c.alive & ~c["bootstrap_empty"]
+        fails[keep] = False
+        return Rejection(fails, {"running": c["running_real"], "mostRunning": best_running})
+
+    @staticmethod
     def _cap_activated(c: Context) -> Rejection:
+        if c.config.get("JOB_CAP_RULE") == "panda":
+            return AtlasProdJobBroker._cap_panda(c)
         queued = c["activated"] + c["starting"]
         limit = _cap_limit(c)
         return Rejection(
@@ -796,6 +1145,8 @@ class AtlasProdJobBroker(Plugin):
 
     @staticmethod
     def _cap_all(c: Context) -> Rejection:
+        if c.config.get("JOB_CAP_RULE") == "panda":
+            return Rejection(np.zeros(len(c.names), dtype=bool))  # one rule in the panda profile (above)
         queued = c["defined"] + c["activated"] + c["assigned_used"] + c["starting"]
         limit = _cap_limit(c)
         return Rejection(queued > limit, {"queued": queued, "limit": limit, "running": c["running_used"]})
@@ -815,6 +1166,7 @@ class AtlasProdJobBroker(Plugin):
         Filter("memory", "lowmemory", _memory),
         Filter("direct access", "remoteio", _direct_access),
         Filter("disk", "disk", _disk),
+        Filter("storage space", "disk", _storage_space),
         Filter("storage endpoints", "read_lan_blacklist", _endpoints),
         Filter("walltime", "shortwalltime", _walltime),
         Filter("network connectivity", "network", _connectivity),
@@ -827,4 +1179,30 @@ class AtlasProdJobBroker(Plugin):
         Filter("work shortage", "non_pledged", _work_shortage),
         Filter("queued activated+starting", "cap", _cap_activated),
         Filter("queued all", "cap", _cap_all),
+        Filter("t1 weight most running", "t1weight", _most_running_at_nucleus),
     )
+
+    # The filters the real broker treats as temporary problems: it removes their queues only after the IO check
+    # (AtlasProdJobBroker "temporary problem check"), so with IO_CHECK_RULE panda they run after it.
+    TEMPORARY = frozenset(
+        {
+            "satellite link full",
+            "nucleus backlog",
+            "inactive queue",
+            "disk IO",
+            "storage space",
+            "storage endpoints",
+            "transferring",
+            "pilots",
+        }
+    )
+    LAST = ("urgent network weight", "queued activated+starting", "queued all", "t1 weight most running")
+
+    def filters_for(self, scenario: Scenario):
+        if scenario.config.get("IO_CHECK_RULE") != "panda":
+            return self.filters
+        by_name = {f.name: f for f in self.filters}
+        permanent = [f for f in self.filters if f.name not in self.TEMPORARY and f.name not in self.LAST]
+        permanent = [f for f in permanent if f.name != "input transfer"]
+        temporary = [f for f in self.filters if f.name in self.TEMPORARY]
+        return (*permanent, by_name["input transfer"], *temporary, *(by_name[name] for name in self.LAST))
