@@ -424,7 +424,7 @@ def input_chunk(scenario: dict, spec: JediTaskSpec) -> tuple[InputChunk, dict[st
         ds.nFilesUsed, ds.nEvents = 0, None
         ds.site = ds.storageToken = ds.creationTime = ds.modificationTime = ds.attributes = None
         ds.Files = []
-        size = int(round(dataset.get("sizeGB", 0) * 1024**3 / max(ds.nFiles, 1)))
+        size = round(dataset.get("sizeGB", 0) * 1024**3 / max(ds.nFiles, 1))
         for number in range(ds.nFiles):
             f = JediFileSpec()
             f.jediTaskID, f.datasetID, f.fileID = spec.jediTaskID, ds.datasetID, 1000 * (index + 1) + number

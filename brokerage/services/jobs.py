@@ -347,8 +347,11 @@ def _apply(*, plans, queues, work_queue: WorkQueue, files: dict[int, dict], now:
             task_moves[task["status"]][task["jediTaskID"]] = ("pending", decision.message[:500])
             task_extra[task["jediTaskID"]] = {"errorDialog": decision.message[:255]}
             continue
-        # coreCount 0: the job takes the queue's cores
-        core_count = task["coreCount"] or queues[decision.chosen].get("corecount") or 1
+        # A pseudo-queue (CERN-UCORE/MCORE) sends the jobs to its unified queue, as PanDA does; coreCount 0: the
+        # job takes the queue's cores (one at a single-core pseudo-queue).
+        site, _, resource = decision.chosen.partition("/")
+        queue_cores = 1 if resource.startswith("SCORE") else queues[site].get("corecount") or 1
+        core_count = task["coreCount"] or queue_cores
         for number, chunk in enumerate(chunks):
             inputs = [files[file_id] for file_id in chunk.files if file_id in files]
             # a retried file brings its attempt count and the memory its last failure asked for
@@ -367,7 +370,7 @@ def _apply(*, plans, queues, work_queue: WorkQueue, files: dict[int, dict], now:
                     processingType=task["processingType"] or "",
                     currentPriority=task["currentPriority"],
                     assignedPriority=task["currentPriority"],
-                    computingSite=decision.chosen,
+                    computingSite=site,
                     nucleus=task["nucleus"] or "",
                     gshare=task["gshare"] or "",
                     workQueue_id=work_queue.pk,

@@ -162,7 +162,15 @@ class TestCoreCount:
                 queue("MCORE"), queue("UCORE", capability="ucore"), queue("SCORE", corecount=1), task={"coreCount": 1}
             )
         )
-        assert codes(decision) == {"MCORE": "cpucore"}
+        # seed 000: the unified queue is brokered as pseudo-queues; its SCORE one takes the single-core task, the
+        # multi-core ones do not fit and SCORE_HIMEM asks at least 2,001 MB per core (the task needs 1,800)
+        assert codes(decision) == {
+            "MCORE": "cpucore",
+            "UCORE/MCORE": "cpucore",
+            "UCORE/MCORE_HIMEM": "cpucore",
+            "UCORE/SCORE_HIMEM": "highmemory",
+        }
+        assert {c.name for c in decision.candidates} == {"SCORE", "UCORE/SCORE"}
 
     def test_multi_core_task(self):
         decision = decide(job_scenario(queue("MCORE"), queue("SCORE", corecount=1), task={"coreCount": 8}))
@@ -240,9 +248,15 @@ class TestMemory:
         assert whole.skipped["Q"].detail["neededMB"] == 2250
 
     def test_memory_follows_the_cores_the_job_gets(self):
-        # a single-core task at a unified queue gets 1 core: 2000 × 0.9 = 1,800 MB
-        decision = decide(job_scenario(queue("Q", capability="ucore", maxrss=2000), task={"coreCount": 1}))
-        assert decision.chosen == "Q"
+        # a single-core task at an 8-core unified queue goes to its SCORE pseudo-queue, whose maxrss is the
+        # queue's scaled to one core: min(1 × 2000, 16000 × 1 / 8) = 2,000 MB ≥ 2000 × 0.9 = 1,800 MB needed
+        decision = decide(job_scenario(queue("Q", capability="ucore", maxrss=16000), task={"coreCount": 1}))
+        assert decision.chosen == "Q/SCORE"
+        assert decision.skipped["Q/MCORE"].code == "cpucore"
+        # maxrss 8,000 MB over 8 cores leaves 1,000 MB to one core: too small for 1,800 MB
+        decision = decide(job_scenario(queue("Q", capability="ucore", maxrss=8000), task={"coreCount": 1}))
+        assert decision.skipped["Q/SCORE"].code == "lowmemory"
+        assert decision.skipped["Q/SCORE"].detail["maxrss"] == 1000
 
 
 def test_direct_access_only():

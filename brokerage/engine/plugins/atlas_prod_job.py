@@ -166,9 +166,7 @@ def nucleus_weight(c: Context) -> float:
     elif weight < 0:
         weight = 1
     if config.get("T1_WEIGHT_HIGH_PRIO_SCOUTS"):
-        high = (
-            (task.currentPriority >= 900 or jobs.isScout) and not task.eventService and not jobs.preassigned
-        )
+        high = (task.currentPriority >= 900 or jobs.isScout) and not task.eventService and not jobs.preassigned
     else:
         high = task.currentPriority >= 900
     return float(max(weight, 100 if high else 1))
@@ -984,7 +982,11 @@ class AtlasProdJobBroker(Plugin):
             day = (max_hs06 != 0) & (max_hs06 < DAY_OF_HS06 * c["corecount"]) & ~short
         with np.errstate(invalid="ignore"):
             long = (mintime != 0) & ~(needed >= min_hs06) & ~short & ~day
-        code = np.where(short, "shortwalltime", np.where(day, np.where(jobs.isScout, "scout_walltime", "min_walltime"), "longwalltime"))
+        code = np.where(
+            short,
+            "shortwalltime",
+            np.where(day, np.where(jobs.isScout, "scout_walltime", "min_walltime"), "longwalltime"),
+        )
         return Rejection(
             short | day | long,
             {"hs06Needed": needed, "maxtimeHS06": max_hs06, "mintimeHS06": min_hs06, "maxtime": maxtime},
@@ -1020,9 +1022,7 @@ class AtlasProdJobBroker(Plugin):
         too_many = c["transferring"] > limit
         if not c.config.get("TRANSFERRING_AT_NUCLEUS"):
             too_many &= ~c["at_nucleus"]  # panda-server 1.0.4 checks only queues outside the nucleus
-        return Rejection(
-            too_many, {"transferring": c["transferring"], "limit": limit, "running": c["running_real"]}
-        )
+        return Rejection(too_many, {"transferring": c["transferring"], "limit": limit, "running": c["running_real"]})
 
     @staticmethod
     def _t1_weight(c: Context) -> Rejection:
@@ -1106,7 +1106,11 @@ class AtlasProdJobBroker(Plugin):
         per_type = c["has_stats"] & (queued_rt > limit_rt) & ~c["bootstrap_empty"]
         return Rejection(
             plain | per_type,
-            {"queued": np.where(plain, queued, queued_rt), "limit": np.where(plain, limit, limit_rt), "running": running},
+            {
+                "queued": np.where(plain, queued, queued_rt),
+                "limit": np.where(plain, limit, limit_rt),
+                "running": running,
+            },
             code=np.where(plain, "cap", "cap_rt"),
         )
 
