@@ -4,7 +4,12 @@ Builder defaults: single-core analysis queues running 100 jobs with 20 activated
 User Analysis task of jdoe with ramCount 2000 MB (needs 1,800 MB), no throttling numbers unless given.
 """
 
+import json
+from pathlib import Path
+
 import pytest
+
+from brokerage.engine import run
 
 from .builders import anal_scenario, dataset, decide, queue
 
@@ -341,3 +346,13 @@ class TestWeights:
         decision = decide(anal_scenario(*(q(f"Q{i:02d}", stats={"running": 100 + i}) for i in range(12))))
         assert len(decision.candidates) == 10
         assert codes(decision) == {"Q00": "low_weight", "Q01": "low_weight"}
+
+
+def test_the_panda_profile_keeps_the_analysis_filter_order():
+    # IO_CHECK_RULE panda reorders only the production job broker's filters; analysis runs under it unchanged
+    data = json.loads((Path(__file__).parents[2] / "docs" / "examples" / "analysis_busy_user.json").read_text())
+    scenario = data.get("scenario", data)
+    decision = run({**scenario, "profile": "panda"})
+    assert decision.profile == "panda"
+    assert decision.chosen == "ANALY_QUIET"
+    assert [stage.filter for stage in decision.stages][:3] == ["excluded sites", "included sites", "queue status"]

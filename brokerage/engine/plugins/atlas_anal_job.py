@@ -90,6 +90,10 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
     retry_after_minutes = 20  # seed 000: "the task is pending for 20 min"
     max_candidates = 10
 
+    def filters_for(self, scenario: Scenario):
+        # IO_CHECK_RULE reorders the production job broker's filters; analysis keeps its own order
+        return self.filters
+
     def initial_candidates(self, scenario: Scenario) -> list[str]:
         cache = self._snapshot_cache(scenario)
         if "analysis queues" not in cache:

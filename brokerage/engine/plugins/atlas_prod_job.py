@@ -8,6 +8,7 @@ to weight. All skipped: pending, retried after 60 minutes.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -28,7 +29,6 @@ INACTIVE_HOURS = 2.0
 TRANSFERRING_DEFAULT_LIMIT = 2000
 BOOTSTRAP_RUNNING = 20
 HIGH_PRIORITY = 800
-EXPRESS_PRIORITY = 1000
 PREASSIGNMENT_PATIENCE_HOURS = 24
 # seed 002: cpuEfficiency defaults to 90 %, baseWalltime to 600 s
 DEFAULT_CPU_EFFICIENCY = 90.0
@@ -118,6 +118,17 @@ def _cap_limit(c: Context) -> np.ndarray:
     return np.maximum(c.config.get("NQUEUELIMITSITE"), 2 * c["running_used"])
 
 
+def _io_detail(c: Context, io: float, size_cut: float, num_cut: float) -> dict[str, Any]:
+    """The numbers the input-transfer check compared (both profiles' variants)."""
+    return {
+        "ioIntensity": io,
+        "missingGB": c["missing_size"],
+        "sizeCutoffGB": size_cut,
+        "missingFiles": c["missing_files"],
+        "fileCutoff": num_cut,
+    }
+
+
 def running_used(grid: dict[str, Any], task, config) -> np.ndarray:
     """The running count the weight and the caps use.
 
@@ -131,7 +142,8 @@ def running_used(grid: dict[str, Any], task, config) -> np.ndarray:
     workers = np.minimum(grid["nBatchJob"], WORKERS_CUTOFF)
     bootstrap_ok = (running < BOOTSTRAP_RUNNING) & (grid["nBatchJob"] > running) & allowed
     if config.get("BOOTSTRAP_NEEDS_PILOTS"):
-        bootstrap_ok &= grid["harvester"] & (np.nan_to_num(grid["pilots"]) > 0)
+        # a Harvester queue is one that reports batch workers
+        bootstrap_ok &= (grid["nBatchJob"] > 0) & (np.nan_to_num(grid["pilots"]) > 0)
     if config.get("NUM_SLOTS_RULE") == "per_core":
         used = np.where(bootstrap_ok & (workers > running), workers, running)
         if not allowed:
@@ -371,7 +383,6 @@ class AtlasProdJobBroker(Plugin):
         a["hours_since_start"] = stat("hoursSinceLastStart", np.nan, _float)
         a["avg_diskio"] = stat("avgDiskIOPerCore", np.nan, _float)
         a["has_stats"] = np.array([bool(st) for st in stats], dtype=bool)
-        a["harvester"] = a["nBatchJob"] > 0
         self._grid_storage(scenario, records, a)
         return a
 
@@ -494,9 +505,6 @@ class AtlasProdJobBroker(Plugin):
         a["local_size"], a["local_files"] = local_size, local_files
         a["missing_size"] = np.maximum(total_size - local_size, 0.0)
         a["missing_files"] = np.maximum(total_files - local_files, 0.0)
-        # the input a queue reads counts whether on disk or on tape here (the real broker's second choice)
-        a["missing_size_with_tape"] = a["missing_size"]
-        a["missing_files_with_tape"] = a["missing_files"]
 
     def _prepare_job_estimates(self, task, jobs, a, config) -> None:
         queue_cores = a["corecount"]
@@ -719,51 +727,29 @@ class AtlasProdJobBroker(Plugin):
             return Rejection(np.zeros(len(c.names), dtype=bool))
         size_cut, num_cut = config.get("SIZE_CUTOFF_TO_MOVE_INPUT"), config.get("NUM_CUTOFF_TO_MOVE_INPUT")
         fails = (c["missing_size"] >= size_cut) | (c["missing_files"] >= num_cut)
-        return Rejection(
-            fails,
-            {
-                "ioIntensity": io,
-                "missingGB": c["missing_size"],
-                "sizeCutoffGB": size_cut,
-                "missingFiles": c["missing_files"],
-                "fileCutoff": num_cut,
-            },
-        )
+        return Rejection(fails, _io_detail(c, io, size_cut, num_cut))
 
     @staticmethod
     def _io_panda(c: Context) -> Rejection:
         """AtlasProdJobBroker "IO check" (1.0.4): for an IO-intensive task (not merge, not event service) with
         input, a queue missing more than SIZE_CUTOFF_TO_MOVE_INPUT GB (whole MB) or NUM_CUTOFF_TO_MOVE_INPUT
-        files on disk is skipped; queues that pass only with the input on tape are the second choice; when no
-        queue passes at all the check is switched off."""
+        files is skipped; when no queue passes at all the check is switched off. (The real broker's second
+        choice, queues holding the input on tape, needs disk and tape replicas told apart: not yet.)"""
         config, task, jobs = c.config, c.task, c.scenario.jobs
-        none = np.zeros(len(c.names), dtype=bool)
         io = task.ioIntensity
-        if io is None or io <= config.get("IO_INTENSITY_CUTOFF") or c["total_size"] <= 0 or jobs.isMerge:
-            return Rejection(none)
-        if task.eventService:
-            return Rejection(none)
+        if (
+            io is None
+            or io <= config.get("IO_INTENSITY_CUTOFF")
+            or c["total_size"] <= 0
+            or jobs.isMerge
+            or task.eventService
+        ):
+            return Rejection(np.zeros(len(c.names), dtype=bool))
         size_cut, num_cut = config.get("SIZE_CUTOFF_TO_MOVE_INPUT"), config.get("NUM_CUTOFF_TO_MOVE_INPUT")
-        mb_disk = np.floor(c["missing_size"] * 1024)
-        mb_tape = np.floor(c["missing_size_with_tape"] * 1024)
-        fails_disk = (mb_disk > size_cut * 1024) | (c["missing_files"] > num_cut)
-        fails_tape = (np.minimum(mb_disk, mb_tape) > size_cut * 1024) | (
-            np.minimum(c["missing_files"], c["missing_files_with_tape"]) > num_cut
-        )
-        alive = c.alive
-        if not np.any(alive & ~fails_tape):
-            return Rejection(none)  # no queue passes: the real broker switches the check off
-        fails = fails_disk if np.any(alive & ~fails_disk) else fails_tape
-        return Rejection(
-            fails,
-            {
-                "ioIntensity": io,
-                "missingGB": c["missing_size"],
-                "sizeCutoffGB": size_cut,
-                "missingFiles": c["missing_files"],
-                "fileCutoff": num_cut,
-            },
-        )
+        fails = (np.floor(c["missing_size"] * 1024) > size_cut * 1024) | (c["missing_files"] > num_cut)
+        if not np.any(c.alive & ~fails):
+            return Rejection(np.zeros(len(c.names), dtype=bool))  # no queue passes: the check is switched off
+        return Rejection(fails, _io_detail(c, io, size_cut, num_cut))
 
     @staticmethod
     def _disk_io(c: Context) -> Rejection:
@@ -1205,8 +1191,14 @@ class AtlasProdJobBroker(Plugin):
     def filters_for(self, scenario: Scenario):
         if scenario.config.get("IO_CHECK_RULE") != "panda":
             return self.filters
-        by_name = {f.name: f for f in self.filters}
-        permanent = [f for f in self.filters if f.name not in self.TEMPORARY and f.name not in self.LAST]
-        permanent = [f for f in permanent if f.name != "input transfer"]
-        temporary = [f for f in self.filters if f.name in self.TEMPORARY]
-        return (*permanent, by_name["input transfer"], *temporary, *(by_name[name] for name in self.LAST))
+        return self._panda_order()
+
+    @classmethod
+    @functools.cache
+    def _panda_order(cls) -> tuple[Filter, ...]:
+        """The real broker's order: permanent filters, the IO check, the temporary ones, the weight-loop checks."""
+        by_name = {f.name: f for f in cls.filters}
+        moved = cls.TEMPORARY | set(cls.LAST) | {"input transfer"}
+        permanent = [f for f in cls.filters if f.name not in moved]
+        temporary = [f for f in cls.filters if f.name in cls.TEMPORARY]
+        return (*permanent, by_name["input transfer"], *temporary, *(by_name[name] for name in cls.LAST))
