@@ -68,6 +68,11 @@ _REASONS = [
     ),
     Reason("not_full_chain", "not part of the full chain", "Full-chain rules keep this queue out of the chain."),
     # --- job brokerage (queues) ---
+    Reason(
+        "unknown_nucleus",
+        "unknown nucleus",
+        "The task's nucleus has no queue, so job brokerage cannot place its jobs anywhere.",
+    ),
     Reason("link_unusable", "link blocked", "Its network link to the nucleus is blocked."),
     Reason("links_full", "link full", "Too many files are queued on its link to the nucleus."),
     Reason("inactive", "inactive", "No job started there in the last 2 hours although activated jobs waited."),
@@ -127,6 +132,7 @@ _REASONS = [
 # Job-brokerage sentences with the numbers each filter records (brokerage/engine/plugins/atlas_prod_job.py).
 _JOB_NUMBERS = {
     "status": "Its status is {status}, not {required}.",
+    "unknown_nucleus": "The task's nucleus {nucleus} is not the site of any queue.",
     "link_unusable": "Its link to the nucleus {nucleus} has closeness {closeness}: blocked.",
     "links_full": (
         "{linkQueued} files are queued on its link to the nucleus; the cap is {cap} ({capKey}).",

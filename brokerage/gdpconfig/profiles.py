@@ -42,6 +42,8 @@ PROFILES: dict[str, Profile] = {
         {
             # AtlasProdJobBroker.doBrokerage scans every queue of the cloud; names are not looked at
             "EXCLUDE_TEST_QUEUES": False,
+            # SiteMapper.getNucleus knows a nucleus only through its queues; doBrokerage stops on an unknown one
+            "NUCLEUS_NEEDS_QUEUE": True,
             # "SW/HW check": ANY passes only without a CPU/GPU spec; a plain release list never passes; a CPU
             # spec needs a published CPU architecture (AtlasBrokerUtils.JsonSoftwareCheck)
             "RELEASES_ANY_SKIPS_HW_CHECK": False,
@@ -54,6 +56,7 @@ PROFILES: dict[str, Profile] = {
             "NUM_SLOTS_RULE": "per_core",
             "BOOTSTRAP_EMPTY_QUEUES": True,
             "NW_THROUGHPUT_LOOKUP": "week_first",
+            "DATA_COMPLETE_ONLY_RULE": True,
             "T1_WEIGHT_HIGH_PRIO_SCOUTS": True,
             "T1_WEIGHT_IO_STRICT": True,
             "NEGATIVE_T1_WEIGHT_RULE": "most_running",

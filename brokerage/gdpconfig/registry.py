@@ -430,6 +430,28 @@ REGISTRY = Registry(
             _S000_JOB,
         ),
         _p(
+            "NUCLEUS_NEEDS_QUEUE",
+            "jobbroker",
+            "bool",
+            False,
+            "",
+            "The task's nucleus must be a site with at least one queue, else job brokerage fails for every queue. "
+            "The real doBrokerage knows nuclei only through their queues (SiteMapper) and stops with 'unknown "
+            "nucleus'; the seeds say nothing.",
+            _S000_JOB,
+        ),
+        _p(
+            "DATA_COMPLETE_ONLY_RULE",
+            "jobbroker",
+            "bool",
+            False,
+            "",
+            "Input already at a queue counts only from complete copies for secondary datasets and, when the task's "
+            "ioIntensity is above IO_INTENSITY_CUTOFF (without pre-staging), for the master dataset too "
+            "(AtlasProdJobBroker, getAvailableFiles complete_only). The seed counts every copy.",
+            _S000_JOB,
+        ),
+        _p(
             "RELEASES_ANY_SKIPS_HW_CHECK",
             "jobbroker",
             "bool",

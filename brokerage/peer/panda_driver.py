@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import sys
 import time
@@ -23,6 +24,7 @@ import types
 
 from pandajedi.jedibrokerage import AtlasProdJobBroker as job_broker_module
 from pandajedi.jedibrokerage.AtlasProdJobBroker import AtlasProdJobBroker
+from pandajedi.jedibrokerage.JobBrokerBase import JobBrokerBase
 from pandaserver.brokerage.SiteMapper import SiteMapper
 from pandaserver.taskbuffer.db_proxy_mods.entity_module import EntityModule
 from pandaserver.taskbuffer.InputChunk import InputChunk
@@ -31,6 +33,21 @@ from pandaserver.taskbuffer.JediFileSpec import JediFileSpec
 from pandaserver.taskbuffer.JediTaskSpec import JediTaskSpec
 from pandaserver.taskbuffer.ResourceSpec import ResourceSpec
 from pandaserver.userinterface import Client
+
+# The real helpers return a set's order, so the real scan order changes with the hash seed, and one rule depends
+# on it (t1Weight -1 keeps the bootstrapped queues scanned after the queue with the most running jobs). Pinned
+# here to the scanned list's own order, which is the order our engine scans in.
+def _unified_sites(self, scan_site_list):
+    return tuple(dict.fromkeys(self.siteMapper.getSite(name).get_unified_name() for name in scan_site_list))
+
+
+def _pseudo_sites(self, unified_list, scan_site_list):
+    unified = set(unified_list)
+    return tuple(name for name in scan_site_list if self.siteMapper.getSite(name).get_unified_name() in unified)
+
+
+JobBrokerBase.get_unified_sites = _unified_sites
+JobBrokerBase.get_pseudo_sites = _pseudo_sites
 
 # No server to upload the brokerage log to.
 Client.uploadLog = lambda message, task_id: (0, {"success": True, "message": "offline", "data": ""})
@@ -497,6 +514,7 @@ def run_job(scenario: dict, lines: Lines) -> dict:
         "pseudo": pseudo,
         "skipped": {k: v for k, v in skipped_codes(lines.lines).items() if k not in unified},
         "seconds": seconds,
+        **({"log": list(lines.lines)} if os.environ.get("PEER_LOG") else {}),
     }
 
 

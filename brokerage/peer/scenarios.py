@@ -46,15 +46,17 @@ def job_scenario(seed: int) -> dict[str, Any]:
         endpoints[f"{site}_DATADISK"] = {
             "site": site,
             "space_total": total,
-            "space_free": rng.choice([150.0, total * 0.5, total * 0.5, total * 0.5]),
+            "space_free": rng.choice([150.0] + [total * 0.5] * 7),
             "space_expired": rng.choice([0.0, 0.0, 100.0]),
         }
     task_cores = rng.choice([1, 1, 8])
     queues: dict[str, Any] = {}
     stats: dict[str, Any] = {}
     sw_tags: dict[str, Any] = {}
-    for number in range(rng.randint(3, 12)):
-        site = rng.choice(list(sites))
+    # the nucleus usually has queues of its own (the real broker knows a nucleus only through them)
+    nucleus_has_queue = rng.random() < 0.9
+    for number in range(rng.randint(3, 18 if rng.random() < 0.3 else 12)):
+        site = nucleus if number == 0 and nucleus_has_queue else rng.choice(list(sites))
         name = f"Q{number}_{site}" + rng.choice(["", "", "", "", "_TEST", "_test"])
         unified = rng.random() < 0.3
         cores = task_cores if rng.random() < 0.75 else rng.choice([1, 8])
@@ -93,9 +95,9 @@ def job_scenario(seed: int) -> dict[str, Any]:
                 "assigned": 0 if empty else rng.choice([0, 0, 10, 60]),
                 "starting": 0 if empty else rng.choice([0, 2, 20]),
                 "defined": 0 if empty else rng.choice([0, 0, 5, 100]),
-                "transferring": rng.choice([0, 0, 0, 50, 3000]),
-                "pilotsLast3h": rng.choice([0, 5, 50, 50, 200, 200]),
-                "hoursSinceLastStart": rng.choice([0.5, 0.5, 3.0]),
+                "transferring": rng.choice([0, 0, 0, 0, 0, 50, 50, 3000]),
+                "pilotsLast3h": rng.choice([0, 5, 50, 50, 200, 200, 200, 200, 50, 50]),
+                "hoursSinceLastStart": rng.choice([0.5, 0.5, 0.5, 0.5, 3.0]),
             }
             if rng.random() < 0.3:
                 queue_stats["nBatchJob"] = rng.choice([5, 30, 200])
@@ -140,7 +142,7 @@ def job_scenario(seed: int) -> dict[str, Any]:
         "outDiskCount": rng.choice([0, 100, 500]),
         "outDiskUnit": "kBPerEvent",
         "workDiskCount": rng.choice([None, 1000]),
-        "cpuTime": rng.choice([None, 0] + [30, 300] * 4),
+        "cpuTime": rng.choice([None, 0, 5, 5, 30, 30, 30, 300]),
         "cpuEfficiency": 90,
         "baseWalltime": 600,
         "ioIntensity": rng.choice([None, None, 100, 400, 800]),

@@ -97,7 +97,8 @@ def pseudo_queue_records(name: str, record: dict[str, Any]) -> list[tuple[str, d
             if max_ram is not None
             else min(maxrss * child_cores / cores, maxrss)
         )
-        child = dict(record, corecount=child_cores, maxrss=child_max, minrss=child_min)
+        # the unified queue's own core count stays: the checks 1.0.4 runs per unified queue (disk) read it
+        child = dict(record, corecount=child_cores, maxrss=child_max, minrss=child_min, unified_corecount=cores)
         pseudo.append((f"{name}/{type_name}", child))
     return pseudo
 
@@ -293,7 +294,11 @@ class AtlasProdJobBroker(Plugin):
         a["diskio_limit"] = np.where(
             np.isnan(grid["own_diskio_limit"]), np.nan if limit is None else limit, grid["own_diskio_limit"]
         )
-        a.update(self._network(scenario, grid, task.nucleus, config.get("NQUEUED_SAT_CAP")))
+        a.update(
+            self._network(
+                scenario, grid, task.nucleus, config.get("NQUEUED_SAT_CAP"), config.get("NW_THROUGHPUT_LOOKUP")
+            )
+        )
         a["running_used"] = running_used(grid, task, config)
         self._prepare_data(scenario, grid, a)
         self._prepare_job_estimates(task, scenario.jobs, a, config)
@@ -345,6 +350,9 @@ class AtlasProdJobBroker(Plugin):
         a["minrss"] = column(lambda r: _float(r.get("minrss")))
         a["maxwdir"] = column(lambda r: _float(r.get("maxwdir")))
         a["maxwdir_per_core"] = a["maxwdir"] / a["corecount"]
+        a["unified_corecount"] = np.maximum(
+            column(lambda r: _int(r.get("unified_corecount", r.get("corecount")), 1)), 1
+        )
         a["maxtime"] = column(lambda r: _float(r.get("maxtime")))
         a["mintime"] = column(lambda r: _float(r.get("mintime")))
         a["pledgedcpu"] = column(lambda r: _float(r.get("pledgedcpu"), np.nan))
@@ -423,15 +431,18 @@ class AtlasProdJobBroker(Plugin):
                 readers.setdefault(endpoint, []).append(position)
         a["readers"] = {endpoint: np.array(positions) for endpoint, positions in readers.items()}
 
-    def _network(self, scenario: Scenario, grid: dict[str, Any], nucleus: str, sat_cap: float) -> dict[str, Any]:
+    def _network(
+        self, scenario: Scenario, grid: dict[str, Any], nucleus: str, sat_cap: float, lookup: str
+    ) -> dict[str, Any]:
         """The arrays that depend on the nucleus: at the nucleus, link to it, network weight (cached per nucleus)."""
         cache = self._snapshot_cache(scenario)
-        key = ("network", id(grid), nucleus, sat_cap)
+        key = ("network", id(grid), nucleus, sat_cap, lookup)
         if key in cache:
             return cache[key]
         links = {link.src: link for link in scenario.network if link.dst == nucleus}
         result: dict[str, Any] = {"nucleus": nucleus}
         result["at_nucleus"] = (grid["site"] == nucleus) & bool(nucleus)
+        result["queue_sites"] = frozenset(grid["site"].tolist())
         closeness, queued, weights, queued_w, throughput_w, sources = [], [], [], [], [], []
         by_site: dict[tuple[str, bool], tuple] = {}
         for site, at_nucleus in zip(grid["site"].tolist(), result["at_nucleus"].tolist(), strict=True):
@@ -448,6 +459,7 @@ class AtlasProdJobBroker(Plugin):
                         mbps_1d=None if link is None else link.mbps_1d,
                         mbps_1w=None if link is None else link.mbps_1w,
                         closeness=None if link is None else link.closeness,
+                        lookup=lookup,
                     )
                     weight = (w.weight, w.queued_weight, w.throughput_weight, w.source)
                 by_site[(site, at_nucleus)] = (
@@ -490,9 +502,20 @@ class AtlasProdJobBroker(Plugin):
         n = len(grid["site"])
         local_size, local_files = np.zeros(n), np.zeros(n)
         readers = grid["readers"]
+        task, config = scenario.task, scenario.config
+        io_intensive = (
+            task.ioIntensity is not None
+            and task.ioIntensity > config.get("IO_INTENSITY_CUTOFF")
+            and not task.inputPreStaging
+        )
         for dataset in scenario.datasets:
+            # panda-server 1.0.4 ("get available files"): only complete copies count for a secondary dataset
+            # and for an IO-intensive task's master (getAvailableFiles complete_only)
+            complete_only = bool(config.get("DATA_COMPLETE_ONLY_RULE")) and (not dataset.master or io_intensive)
             best_size, best_files = np.zeros(n), np.zeros(n)
             for endpoint, replica in dataset.replicas.items():
+                if complete_only and replica.nFiles < dataset.nFiles:
+                    continue
                 positions = readers.get(endpoint)
                 if positions is not None:
                     best_size[positions] = np.maximum(best_size[positions], replica.sizeGB)
@@ -529,9 +552,10 @@ class AtlasProdJobBroker(Plugin):
         unit = (task.outDiskUnit or "kB").lower()
         if config.get("MAXWDIR_SCALING") == "single_core_task":
             # panda-server 1.0.4: maxwdir × task cores ÷ queue cores, the task's cores being 1 only for a
-            # single-core (non event service) task, the queue's otherwise
+            # single-core (non event service) task, the queue's otherwise. The check runs per unified queue
+            # (get_unified_sites), so a pseudo-queue divides by its unified queue's cores.
             single = task.coreCount in (0, 1) and not task.eventService
-            a["maxwdir_per_core"] = a["maxwdir"] / np.where(single, queue_cores, 1.0)
+            a["maxwdir_per_core"] = a["maxwdir"] / np.where(single, a["unified_corecount"], 1.0)
         if config.get("JOB_DISK_RULE") == "panda":
             # AtlasProdJobBroker "disk check", in bytes then whole MB: max(output, 1.5 GB) + work dir (+ 300 MB
             # safety margin, only when the task sets one) + the input unless read directly
@@ -648,6 +672,12 @@ class AtlasProdJobBroker(Plugin):
         if in_force:  # seed 000: pre-assigned queues are used whatever their status
             offline = offline & ~np.isin(np.array(c.names, dtype=object), list(jobs.preassigned))
         return Rejection(offline, {"status": c["status"], "required": "online"})
+
+    @staticmethod
+    def _unknown_nucleus(c: Context) -> Rejection:
+        nucleus = c["nucleus"]
+        unknown = bool(nucleus) and bool(c.config.get("NUCLEUS_NEEDS_QUEUE")) and nucleus not in c["queue_sites"]
+        return Rejection(np.full(len(c.names), unknown, dtype=bool), {"nucleus": nucleus})
 
     @staticmethod
     def _link_blocked(c: Context) -> Rejection:
@@ -1102,9 +1132,13 @@ class AtlasProdJobBroker(Plugin):
 
     @staticmethod
     def _most_running_at_nucleus(c: Context) -> Rejection:
-        """t1Weight = −1 with NEGATIVE_T1_WEIGHT_RULE most_running (panda-server 1.0.4): of the nucleus's queues
-        left, only the one with the most running jobs is kept (the first scanned on a tie); queues being
-        bootstrapped stay."""
+        """t1Weight = −1 with NEGATIVE_T1_WEIGHT_RULE most_running (panda-server 1.0.4, "calculate weight"): the
+        queues are scanned in order; each time one has more running jobs than any before it, everything kept so
+        far is dropped and it is kept; queues being bootstrapped are kept when scanned. So the queue with the most
+        running jobs stays (the first scanned on a tie), with the bootstrapped queues scanned after it.
+
+        The real scan order is that of a Python set (JobBrokerBase.get_unified_sites); we scan in queue-list
+        order, and the differential test pins the real code to the same order."""
         none = np.zeros(len(c.names), dtype=bool)
         if (
             c.config.get("NEGATIVE_T1_WEIGHT_RULE") != "most_running"
@@ -1112,16 +1146,21 @@ class AtlasProdJobBroker(Plugin):
             or c.scenario.jobs.isMerge
         ):
             return Rejection(none)
-        contenders = np.flatnonzero(c.alive & ~c["bootstrap_empty"])
-        if not len(contenders):
+        alive = np.flatnonzero(c.alive)
+        if not len(alive):
             return Rejection(none)
-        running = c["running_real"][contenders]
-        best_running = running.max()
-        tied = contenders[running == best_running]
-        keep = tied[np.argmin(c["scan_order"][tied])]
-        fails = c.alive & ~c["bootstrap_empty"]
-        fails[keep] = False
-        return Rejection(fails, {"running": c["running_real"], "mostRunning": best_running})
+        running, bootstrap = c["running_real"], c["bootstrap_empty"]
+        kept: list[int] = []
+        best = None
+        for position in alive[np.argsort(c["scan_order"][alive], kind="stable")].tolist():
+            if bootstrap[position]:
+                kept.append(position)
+            elif best is None or best < running[position]:
+                best = running[position]
+                kept = [position]
+        fails = c.alive.copy()
+        fails[kept] = False
+        return Rejection(fails, {"running": running, "mostRunning": best if best is not None else 0})
 
     @staticmethod
     def _cap_activated(c: Context) -> Rejection:
@@ -1142,6 +1181,7 @@ class AtlasProdJobBroker(Plugin):
         return Rejection(queued > limit, {"queued": queued, "limit": limit, "running": c["running_used"]})
 
     filters = (
+        Filter("unknown nucleus", "unknown_nucleus", _unknown_nucleus),
         Filter("queue status", "status", _status),
         Filter("link blocked", "link_unusable", _link_blocked),
         Filter("satellite link full", "links_full", _satellite_link_full),
