@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
 
-.PHONY: run test lint test-sqlite test-postgres install install-dev clean
+.PHONY: run test lint test-sqlite test-postgres test-peer install install-dev clean
 
 $(BIN)/activate:
 	$(PYTHON) -m venv $(VENV)
@@ -25,8 +25,9 @@ install-dev: $(VENV)/.installed-dev
 run: install
 	PORT=$(PORT) bash scripts/run.sh
 
-## make test: lint, then the whole suite on SQLite and again on a PostgreSQL server started for the run.
-test: install-dev lint test-sqlite test-postgres
+## make test: lint, the whole suite on SQLite and again on a PostgreSQL server started for the run, then the
+## differential tests against the real PanDA code (fetched from the package index into var/peer on first use).
+test: install-dev lint test-sqlite test-postgres test-peer
 
 lint: install-dev
 	$(BIN)/ruff check .
@@ -34,11 +35,14 @@ lint: install-dev
 
 test-sqlite: install-dev
 	bash scripts/ensure_chromium.sh
-	env -u DATABASE_URL $(BIN)/python -m pytest -q
+	env -u DATABASE_URL $(BIN)/python -m pytest -q -m "not peer"
 
 test-postgres: install-dev
 	bash scripts/ensure_redis.sh
-	bash scripts/with_postgres.sh $(BIN)/python -m pytest -q
+	bash scripts/with_postgres.sh $(BIN)/python -m pytest -q -m "not peer"
+
+test-peer: install-dev
+	env -u DATABASE_URL $(BIN)/python -m pytest -q -m peer
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache .hypothesis

@@ -18,6 +18,7 @@ from brokerage.engine.synthetic import (
     job_brokerage_scenario,
     task_brokerage_scenario,
 )
+from brokerage.gdpconfig.profiles import PROFILE_NAMES
 from brokerage.models import Decision
 from brokerage.services.decisions import DecisionToStore, cycle_start, decision_store_many
 
@@ -48,26 +49,32 @@ def task_broker(*, quick: bool = False) -> list[Row]:
 
 @benchmark("job-broker")
 def job_broker(*, quick: bool = False) -> list[Row]:
-    """Time per job-set decision (atlas_prod_job) for 100, 1,000 and 10,000 queues with a warm snapshot: the
-    snapshot is parsed and its per-queue arrays built once (`cold_first_ms`), then job sets of varying size are
-    brokered over it, as in a cycle."""
+    """Time per job-set decision (atlas_prod_job) for 100, 1,000 and 10,000 queues with a warm snapshot, under
+    each profile: the snapshot is parsed and its per-queue arrays built once (`cold_first_ms`), then job sets of
+    varying size are brokered over it, as in a cycle."""
     rows = []
-    for queues in (100, 1000, 10000):
-        scenario = parse_scenario(job_brokerage_scenario(queues=queues, seed=queues))
-        broker = AtlasProdJobBroker()
-        start = time.perf_counter()
-        broker.decide(scenario)
-        cold_ms = (time.perf_counter() - start) * 1000.0
-        variants = [
-            replace(scenario, jobs=replace(scenario.jobs, nEvents=n, inputSizeMB=n * 4)) for n in (200, 1000, 5000)
-        ]
-        counter = iter(range(10**9))
-        figures = time_calls(
-            lambda v=variants, c=counter, b=broker: b.decide(v[next(c) % len(v)]), repeat=20 if quick else 300
-        )
-        rows.append(
-            {"bench": "job-broker", "params": {"queues": queues}, **figures, "cold_first_ms": round(cold_ms, 3)}
-        )
+    for profile in PROFILE_NAMES:
+        for queues in (100, 1000, 10000):
+            scenario = parse_scenario({**job_brokerage_scenario(queues=queues, seed=queues), "profile": profile})
+            broker = AtlasProdJobBroker()
+            start = time.perf_counter()
+            broker.decide(scenario)
+            cold_ms = (time.perf_counter() - start) * 1000.0
+            variants = [
+                replace(scenario, jobs=replace(scenario.jobs, nEvents=n, inputSizeMB=n * 4)) for n in (200, 1000, 5000)
+            ]
+            counter = iter(range(10**9))
+            figures = time_calls(
+                lambda v=variants, c=counter, b=broker: b.decide(v[next(c) % len(v)]), repeat=20 if quick else 300
+            )
+            rows.append(
+                {
+                    "bench": "job-broker",
+                    "params": {"queues": queues, "profile": profile},
+                    **figures,
+                    "cold_first_ms": round(cold_ms, 3),
+                }
+            )
     return rows
 
 

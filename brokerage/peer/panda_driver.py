@@ -34,6 +34,7 @@ from pandaserver.taskbuffer.JediTaskSpec import JediTaskSpec
 from pandaserver.taskbuffer.ResourceSpec import ResourceSpec
 from pandaserver.userinterface import Client
 
+
 # The real helpers return a set's order, so the real scan order changes with the hash seed, and one rule depends
 # on it (t1Weight -1 keeps the bootstrapped queues scanned after the queue with the most running jobs). Pinned
 # here to the scanned list's own order, which is the order our engine scans in.
