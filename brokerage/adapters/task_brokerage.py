@@ -91,7 +91,7 @@ def grid_parts() -> dict[str, Any]:
 
 # The parts of a cycle's base scenario that every decision of the cycle shares (by reference, so the engine's
 # per-snapshot caches stay warm from one decision to the next).
-TASK_GRID_PARTS = ("config", "gdpconfig", "sites", "ddm_endpoints", "network")
+TASK_GRID_PARTS = ("config", "gdpconfig", "profile", "sites", "ddm_endpoints", "network")
 
 
 def over_base(parsed: Scenario, base: Scenario, parts: tuple[str, ...] = TASK_GRID_PARTS) -> Scenario:

@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
 from brokerage.gdpconfig import REGISTRY, GdpConfigError
+from brokerage.gdpconfig.profiles import PROFILES
 from brokerage.models import GdpConfig, GdpConfigChange
-from brokerage.selectors.gdpconfig import gdpconfig_parameter_rows, gdpconfig_view
-from brokerage.services.gdpconfig import GdpConfigInputError, gdpconfig_delete, gdpconfig_save, gdpconfig_validate
+from brokerage.selectors.gdpconfig import gdpconfig_parameter_rows, gdpconfig_profile_effect, gdpconfig_view
+from brokerage.services.gdpconfig import (
+    GdpConfigInputError,
+    gdpconfig_delete,
+    gdpconfig_profile_apply,
+    gdpconfig_save,
+    gdpconfig_validate,
+)
 
 
 class GdpConfigForm(forms.ModelForm):
@@ -169,9 +178,47 @@ class GdpConfigAdmin(admin.ModelAdmin):
                 "parameters/",
                 self.admin_site.admin_view(self.parameters_view),
                 name="brokerage_gdpconfig_parameters",
-            )
+            ),
+            path(
+                "profile/",
+                self.admin_site.admin_view(self.profile_view),
+                name="brokerage_gdpconfig_profile",
+            ),
         ]
         return extra + urls
+
+    def profile_view(self, request):
+        """Apply a profile (seed, panda) to the live gdpconfig: first what would change, then, on confirmation
+        by an admin who may change gdpconfig, the PROFILE row (with its history entry)."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        source = request.POST if request.method == "POST" else request.GET
+        vo = source.get("vo", "").strip()
+        profile = source.get("profile", "")
+        error = ""
+        if profile and profile not in PROFILES:
+            error, profile = f"Unknown profile '{profile}'.", ""
+        if request.method == "POST" and profile:
+            if not self.has_change_permission(request):
+                raise PermissionDenied
+            gdpconfig_profile_apply(profile=profile, vo=vo, user=request.user, comment=source.get("comment", ""))
+            self.message_user(
+                request, f"Profile {profile} applied" + (f" for VO {vo}." if vo else " for every VO."), messages.SUCCESS
+            )
+            return HttpResponseRedirect(reverse("admin:brokerage_gdpconfig_changelist"))
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": "Apply a gdpconfig profile",
+            "profiles": PROFILES.values(),
+            "profile": profile,
+            "current": gdpconfig_view(vo=vo).profile,
+            "vo": vo,
+            "error": error,
+            "effect": gdpconfig_profile_effect(profile=profile, vo=vo) if profile else [],
+            "can_apply": self.has_change_permission(request),
+        }
+        return TemplateResponse(request, "admin/brokerage/gdpconfig/profile.html", context)
 
     def parameters_view(self, request):
         """Every registered parameter with its unit, default, effective value and the row it comes from."""

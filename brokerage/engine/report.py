@@ -16,7 +16,7 @@ def _number(value: Any) -> str:
 
 
 def format_decision(decision: Decision, *, max_listed: int = 20) -> str:
-    lines = [decision.message, ""]
+    lines = [decision.message, f"profile: {decision.profile}", ""]
     kind = decision.candidate_kind
     lines.append(f"initial {kind} candidates: {len(decision.initial)}")
     for stage in decision.stages:

@@ -1456,4 +1456,5 @@ class ConfigView:
             if found is not None and found[0].suffix == "workqueue" and found[1] and vo in ("", self.vo):
                 flat[key] = self._stored(key)[1]
         flat.update(self.stored_custom())
+        flat["PROFILE"] = self.profile  # the profile in force, also when the view was built with another one
         return flat

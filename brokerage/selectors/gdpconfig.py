@@ -7,6 +7,7 @@ from typing import Any
 from django.core.cache import cache
 
 from brokerage.gdpconfig import REGISTRY, ConfigView, GdpConfigError, Parameter
+from brokerage.gdpconfig.profiles import PROFILES
 from brokerage.models import GdpConfig
 
 CACHE_KEY = "gdpconfig:rows:v1"
@@ -33,9 +34,39 @@ def _stored_rows() -> dict[tuple[str, str], Any]:
     return rows
 
 
-def gdpconfig_view(*, vo: str = "") -> ConfigView:
-    """Every effective value for one VO, built from one (cached) read of the table."""
-    return ConfigView(_stored_rows(), vo=vo)
+def gdpconfig_view(*, vo: str = "", profile: str | None = None) -> ConfigView:
+    """Every effective value for one VO, built from one (cached) read of the table; `profile` instead of the
+    stored PROFILE (what-if)."""
+    return ConfigView(_stored_rows(), vo=vo, profile=profile)
+
+
+def gdpconfig_profile_effect(*, profile: str, vo: str = "") -> list[dict[str, Any]]:
+    """What applying `profile` for `vo` would change: each parameter whose effective value differs, with the
+    value now and after. Parameters the profile sets but a stored row keeps are listed too (`kept_by_row`), so
+    the admin sees which rows to delete for the whole profile to apply."""
+    now, then = gdpconfig_view(vo=vo), gdpconfig_view(vo=vo, profile=profile)
+    profile_keys = set(PROFILES[profile].values)
+    rows = []
+    for parameter in REGISTRY:
+        if parameter.suffix_only or parameter.key == "PROFILE":
+            continue
+        before, origin = now.explain(parameter.key)
+        after, origin_after = then.explain(parameter.key)
+        kept = parameter.key in profile_keys and not origin_after.startswith("profile")
+        if before != after or kept:
+            rows.append(
+                {
+                    "key": parameter.key,
+                    "component": parameter.component,
+                    "now": before,
+                    "origin_now": origin,
+                    "after": after,
+                    "origin_after": origin_after,
+                    "kept_by_row": kept,
+                    "profile_value": PROFILES[profile].values.get(parameter.key),
+                }
+            )
+    return rows
 
 
 def gdpconfig_get(*, key: str, vo: str = "", gshare: str | None = None, workflow: str | None = None) -> Any:

@@ -55,17 +55,24 @@ def _difference(preview: dict[str, Any], stored: Decision | None) -> dict[str, A
     }
 
 
-def broker_preview_scenario(*, scenario: dict[str, Any]) -> dict[str, Any]:
-    """The decision on a posted scenario (ScenarioError names the JSON path of a bad input)."""
-    decision = _decide(parse_scenario(scenario))
+def broker_preview_scenario(*, scenario: dict[str, Any], profile: str | None = None) -> dict[str, Any]:
+    """The decision on a posted scenario (ScenarioError names the JSON path of a bad input); `profile` replaces
+    the scenario's own."""
+    decision = _decide(parse_scenario({**scenario, "profile": profile} if profile else scenario))
     return {"decision": decision.to_dict(), "difference": None}
 
 
 def broker_preview_task(
-    *, task_id: int, now: datetime, overrides: dict[str, Any], plugin: str | None = None
+    *,
+    task_id: int,
+    now: datetime,
+    overrides: dict[str, Any],
+    plugin: str | None = None,
+    profile: str | None = None,
 ) -> dict[str, Any]:
-    """The decision the task would get now with `overrides` on top of the effective gdpconfig, and its difference
-    from the task's last stored decision of that plugin. Bad overrides raise GdpConfigError naming the key."""
+    """The decision the task would get now with `overrides` on top of the effective gdpconfig (under `profile`
+    instead of the live one when given), and its difference from the task's last stored decision of that
+    plugin. Bad overrides raise GdpConfigError naming the key."""
     from brokerage.services.cycles import WAITING_FOR_NUCLEUS, cycle_gdpconfig
     from brokerage.services.jobs import job_set_preview_scenario
 
@@ -73,7 +80,7 @@ def broker_preview_task(
     if task is None:
         raise PreviewUnavailable(f"no task {task_id}")
     ConfigView.from_flat(overrides)  # every override known and valid, or GdpConfigError
-    gdpconfig = {**cycle_gdpconfig(vo=task["vo"] or "atlas"), **overrides}
+    gdpconfig = {**cycle_gdpconfig(vo=task["vo"] or "atlas", profile=profile), **overrides}
     stored_plugins = set(Decision.objects.filter(task_id=task_id).values_list("plugin", flat=True))
     if plugin is None:
         job_plugins = stored_plugins & {"atlas_prod_job", "atlas_anal_job"}
@@ -88,4 +95,9 @@ def broker_preview_task(
         if scenario is None:
             raise PreviewUnavailable(f"task {task_id} has no input left and no job set to compare with")
     preview = _decide(scenario).to_dict()
-    return {"decision": preview, "difference": _difference(preview, stored), "overrides": overrides}
+    return {
+        "decision": preview,
+        "difference": _difference(preview, stored),
+        "overrides": overrides,
+        "profile": preview["profile"],
+    }

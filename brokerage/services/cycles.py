@@ -27,11 +27,12 @@ LOCK_TIMEOUT = timedelta(minutes=30)
 ACTOR = "task brokerage"
 
 
-def cycle_gdpconfig(*, vo: str = "atlas") -> dict:
+def cycle_gdpconfig(*, vo: str = "atlas", profile: str | None = None) -> dict:
     """The effective registered parameters a cycle runs with (recorded in the cycle), per-gshare variants
-    included; unset parameters are left out so the engine applies the same defaults."""
+    included; unset parameters are left out so the engine applies the same defaults. `profile` replaces the
+    stored PROFILE (what-if previews)."""
     gshares = tuple(GlobalShare.objects.values_list("name", flat=True))
-    flat = gdpconfig_view(vo=vo).as_flat(gshares=gshares)
+    flat = gdpconfig_view(vo=vo, profile=profile).as_flat(gshares=gshares)
     return {key: value for key, value in flat.items() if value is not None and REGISTRY.find(key) is not None}
 
 

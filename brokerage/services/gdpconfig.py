@@ -9,6 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from brokerage.gdpconfig import REGISTRY, VALUE_TYPES, GdpConfigError, format_value, parse_value
+from brokerage.gdpconfig.profiles import PROFILES
 from brokerage.gdpconfig.registry import KEY_PATTERN
 from brokerage.models import GdpConfig, GdpConfigChange
 
@@ -182,3 +183,19 @@ def gdpconfig_delete(*, instance: GdpConfig, user: AbstractBaseUser | None = Non
 def _registry_description(key: str) -> str:
     found = REGISTRY.find(key)
     return found[0].description[:256] if found else ""
+
+
+def gdpconfig_profile_apply(
+    *, profile: str, vo: str = "", user: AbstractBaseUser | None = None, comment: str = ""
+) -> GdpConfig:
+    """Makes `profile` the live one for `vo` (all VOs when empty): the PROFILE row, with its change recorded.
+    Stored rows keep overriding the profile's values (gdpconfig_profile_effect lists them)."""
+    if profile not in PROFILES:
+        raise GdpConfigInputError("profile", f"unknown profile '{profile}' (known: {', '.join(PROFILES)})")
+    return gdpconfig_save(
+        key="PROFILE",
+        value=profile,
+        vo=vo,
+        user=user,
+        comment=comment or f"profile {profile} applied ({PROFILES[profile].title})",
+    )

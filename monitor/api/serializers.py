@@ -8,6 +8,7 @@ from rest_framework import serializers
 
 from brokerage.engine import explain
 from brokerage.gdpconfig import REGISTRY
+from brokerage.gdpconfig.profiles import PROFILE_NAMES
 from brokerage.models import (
     BrokerageCycle,
     Dataset,
@@ -312,6 +313,12 @@ class PreviewRequestSerializer(serializers.Serializer):
     )
     gdpconfig = serializers.DictField(
         required=False, default=dict, help_text="KEY → value overriding the effective parameters."
+    )
+    profile = serializers.ChoiceField(
+        choices=list(PROFILE_NAMES),
+        required=False,
+        help_text="Broker under this gdpconfig profile instead of the live one (or the scenario's own); stored "
+        "rows and `gdpconfig` still override its values.",
     )
 
     def validate(self, data):

@@ -221,13 +221,14 @@ class PreviewView(GenericAPIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         if "scenario" in data:
-            return Response(broker_preview_scenario(scenario=data["scenario"]))
+            return Response(broker_preview_scenario(scenario=data["scenario"], profile=data.get("profile")))
         try:
             result = broker_preview_task(
                 task_id=data["task"],
                 now=timezone.now(),
                 overrides=data.get("gdpconfig") or {},
                 plugin=data.get("plugin"),
+                profile=data.get("profile"),
             )
         except PreviewUnavailable as why:
             return error_response(str(why), status_code=status.HTTP_400_BAD_REQUEST, fields={"task": [str(why)]})

@@ -205,6 +205,50 @@ class TestGdpConfigAdmin:
         assert (initial["component"], initial["type"], initial["value"]) == ("jobbroker", "float", "1.7")
 
 
+class TestApplyProfile:
+    url = staticmethod(lambda: reverse("admin:brokerage_gdpconfig_profile"))
+
+    def test_shows_what_changes_before_applying(self, admin_client_logged):
+        page = admin_client_logged.get(self.url(), {"profile": "panda"})
+        assert page.status_code == 200
+        text = page.content.decode()
+        assert "The profile in force" in text
+        assert "<strong>seed</strong>" in text
+        assert "EXPRESS_MIN_PRIORITY" in text
+        assert "profile panda" in text
+        assert not models.GdpConfig.objects.exists()  # looking changes nothing
+
+    def test_applying_stores_the_profile_with_history(self, admin_client_logged):
+        response = admin_client_logged.post(
+            self.url(), {"profile": "panda", "vo": "", "comment": "match the real code"}
+        )
+        assert response.status_code == 302
+        row = models.GdpConfig.objects.get(key="PROFILE")
+        assert (row.value, row.vo) == ("panda", "")
+        change = row.changes.get()
+        assert (change.new_value, change.username, change.comment) == ("panda", "root", "match the real code")
+        page = admin_client_logged.get(self.url(), {"profile": "seed"})
+        assert "<strong>panda</strong>" in page.content.decode()
+
+    def test_an_unknown_profile_is_named(self, admin_client_logged):
+        page = admin_client_logged.get(self.url(), {"profile": "pandas"})
+        assert "Unknown profile &#x27;pandas&#x27;." in page.content.decode()
+        assert admin_client_logged.post(self.url(), {"profile": "pandas"}).status_code == 200
+        assert not models.GdpConfig.objects.exists()
+
+    def test_viewers_may_look_but_not_apply(self, client, django_user_model):
+        from django.contrib.auth.models import Permission
+
+        viewer = django_user_model.objects.create_user("viewer", password="a-long-test-password", is_staff=True)
+        viewer.user_permissions.add(Permission.objects.get(codename="view_gdpconfig"))
+        client.force_login(viewer)
+        page = client.get(self.url(), {"profile": "panda"})
+        assert page.status_code == 200
+        assert "You may look but not apply" in page.content.decode()
+        assert client.post(self.url(), {"profile": "panda"}).status_code == 403
+        assert not models.GdpConfig.objects.exists()
+
+
 class TestStatusThroughAdmin:
     def change(self, client, task, **extra):
         url = reverse("admin:brokerage_task_change", args=[task.pk])

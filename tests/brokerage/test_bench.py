@@ -41,7 +41,9 @@ def test_unknown_benchmark_exits_2():
 
 def test_job_broker_rows():
     rows = json.loads(bench("job-broker", "--json", "--quick"))
-    assert [row["params"] for row in rows] == [{"queues": 100}, {"queues": 1000}, {"queues": 10000}]
+    assert [row["params"] for row in rows] == [
+        {"queues": queues, "profile": profile} for profile in ("seed", "panda") for queues in (100, 1000, 10000)
+    ]
     assert all(row["median_ms"] > 0 and row["cold_first_ms"] > 0 for row in rows)
 
 

@@ -120,3 +120,23 @@ def test_documented_busy_user_example_names_the_stabilizer_number():
     assert text.startswith("queue ANALY_QUIET chosen from 1 candidate (of 3 considered)")
     assert "ANALY_CROWDED: The user has 80 jobs queued there, more than max_q_len 60 (nQ_max 600" in text
     assert "ANALY_BAD: 5 of the task's jobs failed or were closed there in 6 h" in text
+
+
+def test_profile_option_decides_under_that_profile():
+    seed = broker(str(ROOT / "docs" / "examples" / "job_brokerage.json"), "--json")
+    panda = broker(str(ROOT / "docs" / "examples" / "job_brokerage.json"), "--json", "--profile", "panda")
+    assert json.loads(seed)["profile"] == "seed"
+    assert json.loads(panda)["profile"] == "panda"
+    text = broker(str(ROOT / "docs" / "examples" / "job_brokerage.json"), "--profile", "panda")
+    assert text.splitlines()[1] == "profile: panda"
+
+
+def test_an_unknown_profile_exits_2():
+    result = subprocess.run(
+        [sys.executable, "manage.py", "broker", str(EXAMPLE), "--profile", "pandas"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2
+    assert "invalid choice: 'pandas'" in result.stderr

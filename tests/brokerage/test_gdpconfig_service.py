@@ -110,3 +110,43 @@ def test_parameter_rows_show_default_and_effective_side_by_side():
     assert rows["NQUEUED_SAT_CAP"]["overridden"]
     assert rows["MAX_DISKIO_DEFAULT"]["effective"] == "unset"
     assert rows["JUMBO_MAX_EVENTS"]["default"] == "JUMBO_MAX_TASKS × JUMBO_MIN_EVENTS_ENABLE / 2"
+
+
+class TestProfiles:
+    def test_applying_a_profile_stores_the_profile_row_with_its_history(self, superuser):
+        from brokerage.services.gdpconfig import gdpconfig_profile_apply
+
+        row = gdpconfig_profile_apply(profile="panda", user=superuser)
+        assert (row.key, row.value, row.vo) == ("PROFILE", "panda", "")
+        change = GdpConfigChange.objects.get(key="PROFILE")
+        assert (change.old_value, change.new_value, change.username) == ("", "panda", "root")
+        assert "panda-server 1.0.4" in change.comment
+        # live values follow the profile: EXPRESS_MIN_PRIORITY is 1000 under seed, 1001 under panda
+        assert gdpconfig_get(key="EXPRESS_MIN_PRIORITY") == 1001
+        assert gdpconfig_view().explain("EXPRESS_MIN_PRIORITY") == (1001, "profile panda")
+        gdpconfig_profile_apply(profile="seed", user=superuser)
+        assert gdpconfig_get(key="EXPRESS_MIN_PRIORITY") == 1000
+        assert GdpConfigChange.objects.filter(key="PROFILE").count() == 2
+
+    def test_an_unknown_profile_is_refused_by_name(self):
+        from brokerage.services.gdpconfig import gdpconfig_profile_apply
+
+        with pytest.raises(GdpConfigInputError, match="unknown profile 'pandas'"):
+            gdpconfig_profile_apply(profile="pandas")
+        assert not GdpConfig.objects.exists()
+
+    def test_the_effect_lists_each_change_and_the_rows_that_keep_their_value(self):
+        from brokerage.gdpconfig.profiles import PROFILES
+        from brokerage.selectors.gdpconfig import gdpconfig_profile_effect
+
+        gdpconfig_save(key="EXCLUDE_TEST_QUEUES", value="true")  # a stored row wins over the profile
+        effect = {row["key"]: row for row in gdpconfig_profile_effect(profile="panda")}
+        assert effect["EXPRESS_MIN_PRIORITY"]["now"] == 1000
+        assert effect["EXPRESS_MIN_PRIORITY"]["after"] == 1001
+        assert effect["EXPRESS_MIN_PRIORITY"]["origin_after"] == "profile panda"
+        kept = effect["EXCLUDE_TEST_QUEUES"]
+        assert kept["kept_by_row"] is True
+        assert (kept["now"], kept["after"], kept["profile_value"]) == (True, True, False)
+        # every value the profile sets is listed: changed, or kept by a row
+        assert set(PROFILES["panda"].values) == set(effect)
+        assert gdpconfig_profile_effect(profile="seed") == []

@@ -74,6 +74,20 @@ def test_a_cycle_assigns_nuclei_and_records_everything(grid):
     assert trace["skipped"]["FULL"]["sentence"].startswith("Free 1000 GB + expired 0 GB")
 
 
+def test_a_cycle_runs_under_the_live_profile_and_its_trace_says_so(grid):
+    from brokerage.services.gdpconfig import gdpconfig_profile_apply
+
+    first = waiting_task()
+    task_brokerage_cycle_run(now=NOW)
+    assert decision_trace(decision=Decision.objects.get(task=first))["profile"] == "seed"
+    gdpconfig_profile_apply(profile="panda")
+    second = waiting_task("more.EVNT")
+    cycle = task_brokerage_cycle_run(now=NOW)
+    assert cycle.gdpconfig["PROFILE"] == "panda"
+    assert cycle.gdpconfig["EXPRESS_MIN_PRIORITY"] == 1001
+    assert decision_trace(decision=Decision.objects.get(task=second))["profile"] == "panda"
+
+
 def test_nothing_fits_pending_with_the_reason_then_retried_after_30_minutes(grid):
     Task.objects.all().delete()
     task = waiting_task(replicated=False)

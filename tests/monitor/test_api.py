@@ -267,6 +267,41 @@ def test_preview_of_a_posted_scenario_and_bad_input(client):
     assert "no task 999999" in unknown.json()["error"]["fields"]["task"][0]
 
 
+def test_preview_under_another_profile(client, brokered):
+    # the task's snapshot under the panda profile: the decision says so; the live profile stays seed
+    body = client.post(
+        "/api/v1/broker/preview",
+        {"task": brokered["task"].pk, "plugin": "atlas_prod_job", "profile": "panda"},
+        content_type="application/json",
+    )
+    assert body.status_code == 200, body.content
+    assert body.json()["profile"] == "panda"
+    assert body.json()["decision"]["profile"] == "panda"
+    live = client.post(
+        "/api/v1/broker/preview",
+        {"task": brokered["task"].pk, "plugin": "atlas_prod_job"},
+        content_type="application/json",
+    )
+    assert live.json()["profile"] == "seed"
+    bad = client.post(
+        "/api/v1/broker/preview", {"task": brokered["task"].pk, "profile": "pandas"}, content_type="application/json"
+    )
+    assert bad.status_code == 400
+    assert "profile" in bad.json()["error"]["fields"]
+
+
+def test_preview_of_a_scenario_under_a_profile(client):
+    import json
+    from pathlib import Path
+
+    scenario = json.loads(Path("docs/examples/job_brokerage.json").read_text())
+    body = client.post(
+        "/api/v1/broker/preview", {"scenario": scenario, "profile": "panda"}, content_type="application/json"
+    )
+    assert body.status_code == 200
+    assert body.json()["decision"]["profile"] == "panda"
+
+
 def test_preview_rejects_bad_overrides_by_name(client, brokered):
     body = client.post(
         "/api/v1/broker/preview",

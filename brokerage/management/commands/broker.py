@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from brokerage.engine import ScenarioError, UnknownPlugin, parse_scenario
 from brokerage.engine.report import format_decision
+from brokerage.gdpconfig.profiles import PROFILE_NAMES
 from brokerage.plugins import plugin_registry
 
 
@@ -22,6 +23,11 @@ class Command(BaseCommand):
         )
         parser.add_argument("--plugin", help="run this plugin instead of the scenario's own")
         parser.add_argument(
+            "--profile",
+            choices=PROFILE_NAMES,
+            help="gdpconfig profile instead of the scenario's own (seed: the seeds; panda: panda-server 1.0.4)",
+        )
+        parser.add_argument(
             "--without",
             action="append",
             default=[],
@@ -32,7 +38,16 @@ class Command(BaseCommand):
     def fail(self, message: str):
         raise CommandError(message, returncode=2)
 
-    def handle(self, *args, file: str, as_json: bool, plugin: str | None, without: list[str], **options):
+    def handle(
+        self,
+        *args,
+        file: str,
+        as_json: bool,
+        plugin: str | None,
+        profile: str | None,
+        without: list[str],
+        **options,
+    ):
         source = "stdin" if file == "-" else file
         try:
             text = sys.stdin.read() if file == "-" else open(file, encoding="utf-8").read()  # noqa: SIM115
@@ -42,6 +57,8 @@ class Command(BaseCommand):
             data = json.loads(text)
         except ValueError as error:
             self.fail(f"{source}: $: expected JSON: {error}")
+        if profile and isinstance(data, dict):
+            data = {**data, "profile": profile}
         try:
             scenario = parse_scenario(data, plugin=plugin)
             plugin_class = plugin_registry().get(scenario.plugin)
