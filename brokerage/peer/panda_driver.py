@@ -13,6 +13,7 @@ scenario: {"status", "candidates": {unified queue: weight}, "pseudo": {queue: we
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import os
@@ -23,7 +24,9 @@ import traceback
 import types
 
 from pandajedi.jedibrokerage import AtlasProdJobBroker as job_broker_module
+from pandajedi.jedibrokerage import AtlasProdTaskBroker as task_broker_module
 from pandajedi.jedibrokerage.AtlasProdJobBroker import AtlasProdJobBroker
+from pandajedi.jedibrokerage.AtlasProdTaskBroker import AtlasProdTaskBroker
 from pandajedi.jedibrokerage.JobBrokerBase import JobBrokerBase
 from pandaserver.brokerage.SiteMapper import SiteMapper
 from pandaserver.taskbuffer.db_proxy_mods.entity_module import EntityModule
@@ -519,7 +522,178 @@ def run_job(scenario: dict, lines: Lines) -> dict:
     }
 
 
-RUNNERS = {"job": (run_job, (job_broker_module,))}
+# --- task brokerage (AtlasProdTaskBroker) -------------------------------------------------------------------------
+
+PERMISSIVE_TAGS = {
+    "cmtconfigs": ["x86_64-el9-gcc13-opt"],
+    "containers": ["any"],
+    "cvmfs": ["atlas"],
+    "architectures": [{"type": "cpu", "arch": ["x86_64"]}],
+    "tags": [],
+}
+
+
+def with_site_queues(scenario: dict) -> dict:
+    """The real broker knows nuclei only through their queues; our task scenarios carry none. Each site gets one
+    permissive production queue `<SITE>_TB` reading all its endpoints and writing to its disk ones (the output
+    type first), busy and with pilots, so that the real job check over the nucleus's queues passes."""
+    scenario = copy.deepcopy(scenario)
+    queues, stats, tags = scenario.setdefault("queues", {}), scenario.setdefault("queue_stats", {}), {}
+    scenario["sw_tags"] = tags = dict(scenario.get("sw_tags") or {})
+    have = {record.get("atlas_site") for record in queues.values()}
+    output_type = scenario["task"].get("outputEndpointType") or "DATADISK"
+    cores = max(int(scenario["task"].get("coreCount") or 1), 1)
+    endpoints = scenario.get("ddm_endpoints") or {}
+    for site, record in (scenario.get("sites") or {}).items():
+        if record.get("role") not in ("nucleus", "satellite") or site in have:
+            continue
+        names = sorted(n for n, e in endpoints.items() if e.get("site") == site)
+        disk = sorted((n for n in names if not endpoints[n].get("is_tape")), key=lambda n: not n.endswith(output_type))
+        tape = [n for n in names if n not in disk]
+        queue = f"{site}_TB"
+        queues[queue] = {
+            "atlas_site": site,
+            "status": "online",
+            "type": "production",
+            "cloud": "WORLD",
+            "corecount": cores,
+            "capability": "ucore",
+            "maxrss": 10**7,
+            "minrss": 0,
+            "maxwdir": 10**8,
+            "maxtime": 10**7,
+            "mintime": 0,
+            "releases": ["AUTO"],
+            "wnconnectivity": "full#IPv4",
+            "corepower": 10.0,
+            "jobseed": "all",
+            "pledgedcpu": 0,
+            "direct_access_lan": False,
+            "transferringlimit": 10**6,
+            "astorages": {"read_lan": disk + tape, "write_lan": disk or names},
+        }
+        stats.setdefault(queue, {"running": 100, "pilotsLast3h": 100, "hoursSinceLastStart": 0})
+        tags.setdefault(queue, copy.deepcopy(PERMISSIVE_TAGS))
+    return scenario
+
+
+class TaskTaskBuffer(TaskBuffer):
+    """What the task broker asks the database for, on top of what the job check asks."""
+
+    def __init__(self, scenario: dict):
+        super().__init__(scenario)
+        self.remaining_work = {n: (s.get("rw") or 0) for n, s in (scenario.get("nucleus_stats") or {}).items()}
+        self.updates: list = []
+        self.assigned: list = []
+
+    def calculateWorldRWwithPrio_JEDI(self, vo, label, work_queue, priority):
+        return dict(self.remaining_work)
+
+    def calculateTaskWorldRW_JEDI(self, task_id):
+        return 0
+
+    def getTaskParamsWithID_JEDI(self, task_id):
+        return json.dumps(self.scenario["task"])
+
+    def getBackloggedNuclei(self):
+        # the real SQL: SUM(files queued on the links into the nucleus) > NQUEUED_NUC_CAP
+        cap = self.config.get("NQUEUED_NUC_CAP", 2000)
+        totals: dict[str, float] = {}
+        for link in self.scenario.get("network") or []:
+            if link.get("queued") is not None:
+                totals[link["dst"]] = totals.get(link["dst"], 0) + link["queued"]
+        for name, stats in (self.scenario.get("nucleus_stats") or {}).items():
+            if stats.get("outputQueued") is not None:
+                totals[name] = stats["outputQueued"]
+        return [name for name, total in totals.items() if total > cap]
+
+    def getDatasetsWithJediTaskID_JEDI(self, task_id, types):
+        token = self.scenario["task"].get("outputEndpointType") or "DATADISK"
+        found = []
+        for number, kind in enumerate(("output", "log")):
+            spec = JediDatasetSpec()
+            spec.jediTaskID, spec.datasetID, spec.type = task_id, 100 + number, kind
+            spec.datasetName, spec.storageToken = f"out.{kind}.{task_id}", token
+            found.append(spec)
+        return True, found
+
+    def getTaskWithID_JEDI(self, task_id, lock):
+        parent = JediTaskSpec()
+        parent.jediTaskID, parent.nucleus, parent.splitRule = task_id, self.scenario["task"].get("parentNucleus"), None
+        return True, parent
+
+    def updateTask_JEDI(self, spec, criteria, **kwargs):
+        self.updates.append(spec.errorDialog)
+        return True
+
+    def setCloudToTasks_JEDI(self, assignments):
+        self.assigned.append(assignments)
+        return True
+
+
+class TaskRucio(Rucio):
+    def getInterface(self, vo):
+        return self
+
+    def listReplicasPerDataset(self, name, deepScan=False):
+        dataset = self.datasets[name]
+        total, total_bytes = int(dataset.get("nFiles", 0)), round(dataset.get("sizeGB", 0) * 1024**3)
+        replicas = {}
+        for endpoint, replica in (dataset.get("replicas") or {}).items():
+            found = int(replica.get("nFiles", total))
+            size = replica.get("sizeGB", dataset.get("sizeGB", 0) * found / max(total, 1))
+            replicas[endpoint] = [
+                {"total": total, "found": found, "tsize": total_bytes, "asize": round(size * 1024**3)}
+            ]
+        return {name: replicas}
+
+
+USE_NUCLEUS = re.compile(r"use nucleus=(\S+) weight=(\S+)")
+SKIP_NUCLEUS = re.compile(r"skip nucleus=(\S+) .*criteria=(-\S+)")
+SET_NUCLEUS = re.compile(r"set nucleus=(\S+)")
+
+
+def run_task(scenario: dict, lines: Lines) -> dict:
+    scenario = with_site_queues(scenario)
+    buffer = TaskTaskBuffer(scenario)
+    spec = task_spec(scenario)
+    spec.parent_tid = spec.jediTaskID
+    spec.frozenTime = None
+    chunk, files = input_chunk(scenario, spec)
+    broker = AtlasProdTaskBroker(buffer, TaskRucio(scenario, files))
+    started = time.perf_counter()
+    broker.doBrokerage(
+        [(spec.jediTaskID, [(spec, "WORLD", chunk)])],
+        spec.vo,
+        spec.prodSourceLabel,
+        WorkQueue(spec.gshare),
+        spec.resource_type,
+    )
+    seconds = time.perf_counter() - started
+    weights: dict[str, float] = {}
+    skipped: dict[str, list[str]] = {}
+    errors = []
+    for line in lines.lines:
+        if match := USE_NUCLEUS.search(line):
+            weights[match.group(1)] = float(match.group(2))
+        elif match := SKIP_NUCLEUS.search(line):
+            codes = skipped.setdefault(match.group(1), [])
+            if match.group(2) not in codes:
+                codes.append(match.group(2))
+        if "failed with" in line or "Traceback" in line:
+            errors.append(line[:1500])
+    if errors:
+        return {"error": errors[0], "trace": errors[0]}
+    return {
+        "status": "assigned" if buffer.assigned else "failed",
+        "candidates": weights,
+        "skipped": {name: codes for name, codes in skipped.items() if name not in weights},
+        "seconds": seconds,
+        **({"log": list(lines.lines)} if os.environ.get("PEER_LOG") else {}),
+    }
+
+
+RUNNERS = {"job": (run_job, (job_broker_module,)), "task": (run_task, (job_broker_module, task_broker_module))}
 
 
 def main() -> None:

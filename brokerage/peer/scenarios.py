@@ -181,3 +181,82 @@ def job_scenario(seed: int) -> dict[str, Any]:
         "network": network,
         "queue_stats": stats,
     }
+
+
+def task_scenario(seed: int) -> dict[str, Any]:
+    """One production task-brokerage scenario (plugin atlas_prod_task): nuclei with disk (and sometimes tape)
+    storage of every size around the thresholds, remaining work around the 50 offset, WAN activities off now and
+    then, input complete, partial, on tape only or nowhere."""
+    rng = random.Random(f"peer-task:{seed}")
+    sites: dict[str, Any] = {}
+    endpoints: dict[str, Any] = {}
+    stats: dict[str, Any] = {}
+    n_nuclei = rng.randint(2, 6)
+    for number in range(n_nuclei):
+        name = f"NUC{number}"
+        sites[name] = {"role": "nucleus", "state": "ACTIVE"}
+        total = rng.choice([200_000.0, 1_000_000.0, 5_000_000.0])
+        free = rng.choice([500.0, 102_400.0, 150_000.0, total * 0.3, total * 0.6, total * 0.6])
+        status = {"read_wan": "ON", "write_wan": "ON"}
+        if rng.random() < 0.1:
+            status[rng.choice(["read_wan", "write_wan"])] = "OFF"
+        endpoints[f"{name}_DATADISK"] = {
+            "site": name,
+            "space_total": total,
+            "space_free": min(free, total),
+            "space_expired": rng.choice([0.0, 0.0, 20_000.0]),
+            "detailed_status": status,
+        }
+        if rng.random() < 0.3:
+            endpoints[f"{name}_DATATAPE"] = {"site": name, "is_tape": True, "space_total": 1e7, "space_free": 5e6}
+        stats[name] = {
+            "rw": rng.choice([0, 20, 49, 50, 51, 300, 5000, 200_000]),
+            "outputQueued": rng.choice([0, 0, 100, 1999, 2000, 2001, 5000]),
+        }
+    sites["SAT0"] = {"role": "satellite", "state": "ACTIVE"}
+    endpoints["SAT0_DATADISK"] = {"site": "SAT0", "space_total": 1e6, "space_free": 5e5}
+    n_files = rng.choice([10, 50, 200, 1000])
+    size = rng.choice([0.5, 5.0, 50.0, 2000.0, 20_000.0])
+    replicas: dict[str, Any] = {}
+    for name in list(endpoints):
+        roll = rng.random()
+        if roll < 0.25:
+            replicas[name] = {"nFiles": n_files, "sizeGB": size}
+        elif roll < 0.35:
+            found = rng.choice([1, n_files // 20, n_files // 2])
+            replicas[name] = {"nFiles": found, "sizeGB": round(size * found / n_files, 6)}
+    priority = rng.choice([300, 500, 799, 800, 900])
+    task = {
+        "jediTaskID": 2000 + seed,
+        "taskPriority": priority,
+        "currentPriority": priority,
+        "processingType": "simul",
+        "prodSourceLabel": "managed",
+        "gshare": "MC 16",
+        "coreCount": 1,
+        "ramCount": 1000,
+        "ramUnit": "MBPerCore",
+        "outputEndpointType": "DATADISK",
+        "ioIntensity": rng.choice([None, None, 100, 200, 300, 1000]),
+        "t1Weight": rng.choice([None, None, None, -1]),
+        "cpuTime": 10,
+        "cpuEfficiency": 90,
+        "baseWalltime": 600,
+        "transUses": f"AthSimulation-{RELEASE}",
+        "transHome": f"AthSimulation-{RELEASE}",
+        "architecture": PLATFORM,
+    }
+    return {
+        "plugin": "atlas_prod_task",
+        "now": NOW,
+        "seed": seed,
+        "task": {k: v for k, v in task.items() if v is not None},
+        "jobs": {"nFiles": 1, "nEvents": 100, "inputSizeMB": 1000},
+        "datasets": [
+            {"name": f"mc23.{seed}.EVNT", "master": True, "nFiles": n_files, "sizeGB": size, "replicas": replicas}
+        ],
+        "sites": sites,
+        "ddm_endpoints": endpoints,
+        "nucleus_stats": stats,
+        "network": [],
+    }
