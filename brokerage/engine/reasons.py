@@ -73,6 +73,12 @@ _REASONS = [
         "unknown nucleus",
         "The task's nucleus has no queue, so job brokerage cannot place its jobs anywhere.",
     ),
+    Reason("job", "no queue can run the jobs", "Job brokerage finds no queue at the nucleus that can run the jobs."),
+    Reason(
+        "input_missing",
+        "no complete input copy",
+        "No complete copy of the task's input can be read over the WAN anywhere, so no nucleus can be chosen.",
+    ),
     Reason("link_unusable", "link blocked", "Its network link to the nucleus is blocked."),
     Reason("links_full", "link full", "Too many files are queued on its link to the nucleus."),
     Reason("inactive", "inactive", "No job started there in the last 2 hours although activated jobs waited."),

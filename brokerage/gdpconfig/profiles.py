@@ -41,9 +41,18 @@ PROFILES: dict[str, Profile] = {
         "panda-server 1.0.4 (PyPI sdist): AtlasProdJobBroker, AtlasProdTaskBroker, AtlasAnalJobBroker",
         {
             # AtlasProdJobBroker.doBrokerage scans every queue of the cloud; names are not looked at
+            # AtlasProdTaskBroker (task brokerage)
+            "TASK_INPUT_COPY_REQUIRED": True,
+            "TASK_BACKLOG_STRICT": True,
+            "TASK_JOB_CHECK": True,
+            "TASK_ENDPOINT_RULE": "panda",
+            "TASK_LOCALITY_RULE": "panda",
+            "TASK_WEIGHT_RULE": "panda",
+            # AtlasProdJobBroker (job brokerage)
             "EXCLUDE_TEST_QUEUES": False,
             # SiteMapper.getNucleus knows a nucleus only through its queues; doBrokerage stops on an unknown one
             "NUCLEUS_NEEDS_QUEUE": True,
+            "INPUT_COMPLETENESS_CHECK": True,
             # "SW/HW check": ANY passes only without a CPU/GPU spec; a plain release list never passes; a CPU
             # spec needs a published CPU architecture (AtlasBrokerUtils.JsonSoftwareCheck)
             "RELEASES_ANY_SKIPS_HW_CHECK": False,

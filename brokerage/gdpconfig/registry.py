@@ -326,6 +326,80 @@ REGISTRY = Registry(
             f"{_S000_TASK}; {_REF}",
             minimum=0,
         ),
+        # --- where panda-server 1.0.4's AtlasProdTaskBroker departs from seed 000 (profiles.py) ---
+        _p(
+            "TASK_INPUT_COPY_REQUIRED",
+            "taskbrokerage",
+            "bool",
+            False,
+            "",
+            "A task whose input dataset has no complete copy readable over WAN (read_wan not OFF or TEST) anywhere "
+            "is not brokered at all (panda: 'incomplete/missing at online endpoints with read_wan=ON'). The seed "
+            "lets data locality decide.",
+            _S000_TASK,
+        ),
+        _p(
+            "TASK_JOB_CHECK",
+            "taskbrokerage",
+            "bool",
+            False,
+            "",
+            "Before data locality, job brokerage must be able to run the task's jobs at the nuclei (panda: "
+            "AtlasProdTaskBroker 'job check', -job). Modelled: the job broker's INPUT_COMPLETENESS_CHECK.",
+            _S000_TASK,
+        ),
+        _p(
+            "TASK_BACKLOG_STRICT",
+            "taskbrokerage",
+            "bool",
+            False,
+            "",
+            "False (seed 002, 'below 2000 passes'): a nucleus with NQUEUED_NUC_CAP queued output files or more has "
+            "a transfer backlog. True (panda, getBackloggedNuclei): only above the cap.",
+            _S000_TASK,
+        ),
+        _p(
+            "TASK_ENDPOINT_RULE",
+            "taskbrokerage",
+            "str",
+            "seed",
+            "",
+            "The nucleus's output storage. seed: every endpoint of the output type, free + expired summed, minus "
+            "the expected output of the remaining work, must exceed DISK_THRESHOLD; each must be ON for read_wan "
+            "and write_wan and not blacklisted. panda: the first endpoint of the type only; free + expired minus "
+            "the expected output in whole GB must be at least DISK_THRESHOLD; read_wan and write_wan not OFF or "
+            "TEST.",
+            _S000_TASK,
+            choices=("seed", "panda"),
+        ),
+        _p(
+            "TASK_LOCALITY_RULE",
+            "taskbrokerage",
+            "str",
+            "seed",
+            "",
+            "Data locality. seed: every copy at the nucleus counts, the local share must exceed the fractions, "
+            "the fallback reads taskPriority. panda: per dataset the first complete disk copy or the most complete "
+            "one (disk or tape), strictly below the fractions is too little, a "
+            "pre-staged task passes with any file at the nucleus, the fallback reads currentPriority and takes the "
+            "data factor out of the weight.",
+            _S000_TASK,
+            choices=("seed", "panda"),
+        ),
+        _p(
+            "TASK_WEIGHT_RULE",
+            "taskbrokerage",
+            "str",
+            "seed",
+            "",
+            "The nucleus weight. seed: tapeWeight × (free + expired) × min(FREE_DISK_CUTOFF, free) / (max(50, RW) × "
+            "total) [× local input share when IO-intensive]. panda: 1/RW (1 when RW < 50) × local input share "
+            "(when ioIntensity is unknown or above MIN_IO_INTENSITY_WITH_LOCAL_DATA) × 0.001 when tape holds more "
+            "than disk × (usable − expected output) / total × min(FREE_DISK_CUTOFF, whole TB of usable − expected "
+            "output).",
+            _S000_TASK,
+            choices=("seed", "panda"),
+        ),
         # --- production job brokerage (queues) ---
         _p(
             "NQUEUED_SAT_CAP",
@@ -439,6 +513,40 @@ REGISTRY = Registry(
             "The real doBrokerage knows nuclei only through their queues (SiteMapper) and stops with 'unknown "
             "nucleus'; the seeds say nothing.",
             _S000_JOB,
+        ),
+        _p(
+            "INPUT_COMPLETENESS_CHECK",
+            "jobbroker",
+            "bool",
+            False,
+            "",
+            "Job brokerage (and the job check of task brokerage) fails for every queue when an input dataset has "
+            "no complete copy on disk or tape that can be read over LAN or WAN; a copy missing at most "
+            "MAX_MISSING_INPUT_FILES files or holding at least MIN_INPUT_COMPLETENESS % counts as complete; "
+            "pre-staged tasks are not checked (AtlasProdJobBroker 'check dataset completeness'). The seeds say "
+            "nothing.",
+            _S000_JOB,
+        ),
+        _p(
+            "MAX_MISSING_INPUT_FILES",
+            "jobbroker",
+            "int",
+            10,
+            "files",
+            "A copy missing at most this many files counts as complete for INPUT_COMPLETENESS_CHECK.",
+            "panda-server 1.0.4 AtlasProdJobBroker",
+            minimum=0,
+        ),
+        _p(
+            "MIN_INPUT_COMPLETENESS",
+            "jobbroker",
+            "int",
+            90,
+            "%",
+            "A copy holding at least this share of the files counts as complete for INPUT_COMPLETENESS_CHECK.",
+            "panda-server 1.0.4 AtlasProdJobBroker",
+            minimum=0,
+            maximum=100,
         ),
         _p(
             "DATA_COMPLETE_ONLY_RULE",

@@ -425,6 +425,8 @@ def task_spec(scenario: dict) -> JediTaskSpec:
         spec.setSplitRule("allowInputLAN", {v: k for k, v in spec.enum_inputLAN.items()}["only"])
     if task.get("onlyTagsForFC"):
         spec.setSplitRule("onlyTagsForFC", "1")
+    if task.get("inputPreStaging"):
+        spec.setSplitRule("inputPreStaging", "1")
     return spec
 
 
@@ -439,7 +441,7 @@ def input_chunk(scenario: dict, spec: JediTaskSpec) -> tuple[InputChunk, dict[st
         is_master = dataset.get("master", index == 0)
         ds = JediDatasetSpec()
         ds.jediTaskID, ds.datasetID, ds.datasetName = spec.jediTaskID, index + 1, dataset["name"]
-        ds.type = "input" if is_master else "pseudo_input"
+        ds.type = "input"
         ds.masterID = None if is_master else 1
         ds.nFiles = ds.nFilesToBeUsed = int(dataset.get("nFiles", 1))
         ds.nFilesUsed, ds.nEvents = 0, None

@@ -195,6 +195,12 @@ def task_scenario(seed: int) -> dict[str, Any]:
     for number in range(n_nuclei):
         name = f"NUC{number}"
         sites[name] = {"role": "nucleus", "state": "ACTIVE"}
+        stats[name] = {
+            "rw": rng.choice([0, 20, 49, 50, 51, 300, 5000, 200_000]),
+            "outputQueued": rng.choice([0, 0, 100, 1999, 2000, 2001, 5000]),
+        }
+        if rng.random() < 0.04:
+            continue  # a nucleus without disk storage (the real code raises on it)
         total = rng.choice([200_000.0, 1_000_000.0, 5_000_000.0])
         free = rng.choice([500.0, 102_400.0, 150_000.0, total * 0.3, total * 0.6, total * 0.6])
         status = {"read_wan": "ON", "write_wan": "ON"}
@@ -209,22 +215,30 @@ def task_scenario(seed: int) -> dict[str, Any]:
         }
         if rng.random() < 0.3:
             endpoints[f"{name}_DATATAPE"] = {"site": name, "is_tape": True, "space_total": 1e7, "space_free": 5e6}
-        stats[name] = {
-            "rw": rng.choice([0, 20, 49, 50, 51, 300, 5000, 200_000]),
-            "outputQueued": rng.choice([0, 0, 100, 1999, 2000, 2001, 5000]),
-        }
     sites["SAT0"] = {"role": "satellite", "state": "ACTIVE"}
     endpoints["SAT0_DATADISK"] = {"site": "SAT0", "space_total": 1e6, "space_free": 5e5}
-    n_files = rng.choice([10, 50, 200, 1000])
-    size = rng.choice([0.5, 5.0, 50.0, 2000.0, 20_000.0])
-    replicas: dict[str, Any] = {}
-    for name in list(endpoints):
-        roll = rng.random()
-        if roll < 0.25:
-            replicas[name] = {"nFiles": n_files, "sizeGB": size}
-        elif roll < 0.35:
-            found = rng.choice([1, n_files // 20, n_files // 2])
-            replicas[name] = {"nFiles": found, "sizeGB": round(size * found / n_files, 6)}
+    datasets = []
+    for number in range(1 if rng.random() < 0.7 else 2):
+        n_files = rng.choice([10, 50, 200, 1000])
+        size = rng.choice([0.5, 5.0, 50.0, 2000.0, 20_000.0])
+        replicas: dict[str, Any] = {}
+        for name in list(endpoints):
+            roll = rng.random()
+            if roll < 0.25:
+                replicas[name] = {"nFiles": n_files, "sizeGB": size}
+            elif roll < 0.35:
+                found = rng.choice([1, n_files // 20, n_files // 2])
+                replicas[name] = {"nFiles": found, "sizeGB": round(size * found / n_files, 6)}
+        kind = "EVNT" if number == 0 else "HITS"
+        datasets.append(
+            {
+                "name": f"mc23.{seed}.{kind}",
+                "master": number == 0,
+                "nFiles": n_files,
+                "sizeGB": size,
+                "replicas": replicas,
+            }
+        )
     priority = rng.choice([300, 500, 799, 800, 900])
     task = {
         "jediTaskID": 2000 + seed,
@@ -245,6 +259,8 @@ def task_scenario(seed: int) -> dict[str, Any]:
         "transUses": f"AthSimulation-{RELEASE}",
         "transHome": f"AthSimulation-{RELEASE}",
         "architecture": PLATFORM,
+        "inputPreStaging": rng.random() < 0.1 or None,
+        "taskBrokerOnMaster": (len(datasets) > 1 and rng.random() < 0.5) or None,
     }
     return {
         "plugin": "atlas_prod_task",
@@ -252,9 +268,7 @@ def task_scenario(seed: int) -> dict[str, Any]:
         "seed": seed,
         "task": {k: v for k, v in task.items() if v is not None},
         "jobs": {"nFiles": 1, "nEvents": 100, "inputSizeMB": 1000},
-        "datasets": [
-            {"name": f"mc23.{seed}.EVNT", "master": True, "nFiles": n_files, "sizeGB": size, "replicas": replicas}
-        ],
+        "datasets": datasets,
         "sites": sites,
         "ddm_endpoints": endpoints,
         "nucleus_stats": stats,

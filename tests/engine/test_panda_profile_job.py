@@ -238,8 +238,11 @@ class TestInputTransfer:
         assert codes(under("panda", scenario)) == {"A": "io"}
 
     def test_the_check_is_switched_off_when_no_queue_passes(self):
-        data = [dataset(size=50.0, files=10, replicas={})]
-        scenario = job_scenario(queue("A"), queue("N", site="NUC"), datasets=data, task={"ioIntensity": 300})
+        # the only copy is at FAR, where no queue reads: both queues miss 50 GB
+        data = [dataset(size=50.0, files=10, replicas={"FAR_DATADISK": (10, 50.0)})]
+        scenario = job_scenario(
+            queue("A"), queue("N", site="NUC"), datasets=data, task={"ioIntensity": 300}, sites={"FAR": {"role": "satellite"}}
+        )
         assert codes(under("panda", scenario)) == {}
         assert set(codes(under("seed", scenario)).values()) == {"io"}
 
@@ -265,3 +268,35 @@ def test_the_nucleus_is_not_checked_for_transferring_jobs():
     scenario = job_scenario(queue("N", site="NUC", stats=stats), queue("A", stats=stats))
     assert codes(under("seed", scenario)) == {"N": "transferring", "A": "transferring"}
     assert codes(under("panda", scenario)) == {"A": "transferring"}
+
+
+class TestInputCompleteness:
+    @pytest.mark.parametrize(
+        ("files", "found", "complete"),
+        [(100, 90, True), (100, 89, False), (1000, 990, True), (1000, 989, True), (1000, 899, False)],
+    )
+    def test_a_copy_missing_at_most_10_files_or_holding_90_percent_counts(self, files, found, complete):
+        # 1000 files, 989 found: 11 missing > 10 but 98.9 % ≥ 90 %, complete; 899: neither
+        data = [dataset(size=10.0, files=files, replicas={"NUC_DATADISK": (found, 10.0 * found / files)})]
+        scenario = job_scenario(queue("A"), queue("N", site="NUC"), datasets=data)
+        panda = under("panda", scenario)
+        assert ("input_missing" not in set(codes(panda).values())) is complete
+        assert "input_missing" not in set(codes(under("seed", scenario)).values())
+
+    def test_no_copy_anywhere_fails_every_queue_naming_the_dataset(self):
+        data = [dataset("data.HITS", size=10.0, files=10, replicas={})]
+        panda = under("panda", job_scenario(queue("A"), queue("N", site="NUC"), datasets=data))
+        assert codes(panda) == {"A": "input_missing", "N": "input_missing"}
+        assert panda.skipped["A"].detail == {"dataset": "data.HITS"}
+
+    def test_a_copy_that_cannot_be_read_does_not_count(self):
+        data = [dataset(size=10.0, files=10, replicas={"NUC_DATADISK": (10, 10.0)})]
+        status = {"read_lan": "OFF", "read_wan": "TEST"}
+        down = {"NUC_DATADISK": {"site": "NUC", "space_total": 1e6, "space_free": 5e5, "detailed_status": status}}
+        scenario = job_scenario(queue("A"), queue("N", site="NUC"), datasets=data, endpoints=down)
+        assert set(codes(under("panda", scenario)).values()) == {"input_missing"}
+
+    def test_pre_staged_tasks_are_not_checked(self):
+        data = [dataset(size=10.0, files=10, replicas={})]
+        scenario = job_scenario(queue("N", site="NUC"), datasets=data, task={"inputPreStaging": True})
+        assert "input_missing" not in set(codes(under("panda", scenario)).values())

@@ -103,6 +103,41 @@ def pseudo_queue_records(name: str, record: dict[str, Any]) -> list[tuple[str, d
     return pseudo
 
 
+# panda-server 1.0.4 DdmSpec.DOWNTIME_STATUSES: endpoint activities that count as down
+DOWNTIME_STATUSES = ("OFF", "TEST")
+
+
+def input_incomplete(scenario: Scenario) -> str:
+    """The first input dataset without a complete copy readable over LAN or WAN anywhere ('' when every one has
+    one, when the check is off, or when the task is pre-staged). panda-server 1.0.4 AtlasProdJobBroker "check
+    dataset completeness" with AtlasBrokerUtils.get_sites_with_data: a copy missing at most
+    MAX_MISSING_INPUT_FILES files, or holding at least MIN_INPUT_COMPLETENESS %, counts as complete."""
+    config = scenario.config
+    if not config.get("INPUT_COMPLETENESS_CHECK") or scenario.task.inputPreStaging:
+        return ""
+    max_missing, min_percent = config.get("MAX_MISSING_INPUT_FILES"), config.get("MIN_INPUT_COMPLETENESS")
+    for dataset in scenario.datasets:
+        total = dataset.nFiles
+        complete = False
+        for endpoint_key, replica in dataset.replicas.items():
+            found = replica.nFiles
+            if not (
+                found == total
+                or (total and found and (total - found <= max_missing or found / total * 100 >= min_percent))
+            ):
+                continue
+            endpoint = scenario.ddm_endpoints.get(endpoint_key)
+            readable = endpoint is None or any(
+                endpoint.activity(activity) not in DOWNTIME_STATUSES for activity in ("read_lan", "read_wan")
+            )
+            if readable:
+                complete = True
+                break
+        if not complete:
+            return dataset.name
+    return ""
+
+
 def is_express(task, config) -> bool:
     """seed 000: processingType urgent or priority ≥ 1000; panda-server 1.0.4 InputChunk.isExpress: above 1000."""
     return "urgent" in task.processingType or task.currentPriority >= config.get("EXPRESS_MIN_PRIORITY")
@@ -674,6 +709,11 @@ class AtlasProdJobBroker(Plugin):
         return Rejection(offline, {"status": c["status"], "required": "online"})
 
     @staticmethod
+    def _input_complete(c: Context) -> Rejection:
+        dataset = input_incomplete(c.scenario)
+        return Rejection(np.full(len(c.names), bool(dataset), dtype=bool), {"dataset": dataset})
+
+    @staticmethod
     def _unknown_nucleus(c: Context) -> Rejection:
         nucleus = c["nucleus"]
         unknown = bool(nucleus) and bool(c.config.get("NUCLEUS_NEEDS_QUEUE")) and nucleus not in c["queue_sites"]
@@ -1182,6 +1222,7 @@ class AtlasProdJobBroker(Plugin):
 
     filters = (
         Filter("unknown nucleus", "unknown_nucleus", _unknown_nucleus),
+        Filter("input complete", "input_missing", _input_complete),
         Filter("queue status", "status", _status),
         Filter("link blocked", "link_unusable", _link_blocked),
         Filter("satellite link full", "links_full", _satellite_link_full),

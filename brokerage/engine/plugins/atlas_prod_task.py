@@ -13,6 +13,7 @@ import numpy as np
 
 from ..plugin import Context, Filter, Plugin, Rejection
 from ..scenario import Scenario
+from .atlas_prod_job import DOWNTIME_STATUSES, input_incomplete
 
 # seed 000 / REFERENCE.md: weight uses max(rwOffset, RW) with rwOffset = 50
 RW_OFFSET = 50.0
@@ -139,9 +140,88 @@ class AtlasProdTaskBroker(Plugin):
             total_files=float(sum(d.nFiles for d in datasets)),
             tape_only=on_tape & ~on_disk,
         )
+        self._prepare_panda(scenario, names, position, datasets, arrays)
         return arrays
 
+    @staticmethod
+    def _prepare_panda(scenario: Scenario, names, position, datasets, arrays: dict[str, Any]) -> None:
+        """The figures panda-server 1.0.4 reads (AtlasProdTaskBroker, AtlasBrokerUtils.getNucleiWithData)."""
+        task, n = scenario.task, len(names)
+        # the first endpoint of the output type at each nucleus (NucleusSpec.getAssociatedEndpoint), its usable
+        # space (free + expired) and WAN activities; the projected output of the remaining work in whole GB
+        first = np.full(n, "", dtype=object)
+        usable, total = np.zeros(n), np.zeros(n)
+        read_wan, write_wan = np.full(n, "", dtype=object), np.full(n, "", dtype=object)
+        for endpoint_key, endpoint in sorted(scenario.ddm_endpoints.items()):
+            i = position.get(endpoint.site)
+            if i is None or first[i] or endpoint.type != task.outputEndpointType:
+                continue
+            first[i] = endpoint_key
+            usable[i] = endpoint.space_free + endpoint.space_expired
+            total[i] = endpoint.space_total
+            read_wan[i], write_wan[i] = endpoint.activity("read_wan"), endpoint.activity("write_wan")
+        to_use = np.floor(arrays["rw"] / 10 / 24 / 3600 * 0.25)
+        arrays.update(
+            first_endpoint=first,
+            first_usable=usable,
+            first_total=total,
+            first_read_wan=read_wan,
+            first_write_wan=write_wan,
+            to_use=to_use,
+            usable_after=usable - to_use,
+        )
+        # input per nucleus, per dataset: a complete disk copy ends the scan of its endpoints; otherwise the most
+        # complete disk copy, and over disk and tape the most complete one ("any"). The totals are those of the
+        # last dataset (getNucleiWithData overwrites them).
+        any_size, any_files, disk_size = np.zeros(n), np.zeros(n), np.zeros(n)
+        input_size, input_files = 0.0, 0.0
+        copy_readable = True
+        for dataset in datasets:
+            best = {}
+            for endpoint_key, replica in dataset.replicas.items():
+                endpoint = scenario.ddm_endpoints.get(endpoint_key)
+                i = position.get(endpoint.site) if endpoint is not None else None
+                if i is None:
+                    continue
+                files, size, disk_files, disk, done = best.get(i, (0.0, 0.0, 0.0, 0.0, False))
+                if done:
+                    continue
+                if endpoint is not None and not endpoint.is_tape:
+                    if replica.nFiles == dataset.nFiles and dataset.nFiles > 0:
+                        best[i] = (replica.nFiles, replica.sizeGB, replica.nFiles, replica.sizeGB, True)
+                        continue
+                    if replica.nFiles > disk_files:
+                        disk_files, disk = replica.nFiles, replica.sizeGB
+                if files < replica.nFiles:
+                    files, size = replica.nFiles, replica.sizeGB
+                best[i] = (files, size, disk_files, disk, False)
+            for i, (files, size, _, disk, _) in best.items():
+                any_files[i] += files
+                any_size[i] += size
+                disk_size[i] += disk
+            input_size, input_files = input_size + dataset.sizeGB, input_files + dataset.nFiles
+            # a complete copy readable over WAN somewhere, else the task cannot be brokered at all
+            copy_readable &= any(
+                replica.nFiles == dataset.nFiles
+                and dataset.nFiles > 0
+                and (
+                    endpoint_key not in scenario.ddm_endpoints
+                    or scenario.ddm_endpoints[endpoint_key].activity("read_wan") not in DOWNTIME_STATUSES
+                )
+                for endpoint_key, replica in dataset.replicas.items()
+            )
+        arrays.update(
+            any_size=any_size,
+            any_files=any_files,
+            disk_size=disk_size,
+            input_total_size=input_size,
+            input_total_files=input_files,
+            input_copy_readable=copy_readable,
+        )
+
     def weigh(self, context: Context, survivors: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        if context.config.get("TASK_WEIGHT_RULE") == "panda":
+            return self._weigh_panda(context, survivors)
         config, task = context.config, context.task
         free = context["space_free"][survivors]
         expired = context["space_expired"][survivors]
@@ -175,7 +255,50 @@ class AtlasProdTaskBroker(Plugin):
             factors.update(localInputGB=local, totalInputGB=total_input)
         return weights, factors
 
+    @staticmethod
+    def _weigh_panda(context: Context, survivors: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+        """AtlasProdTaskBroker "weight" (panda-server 1.0.4): 1/RW (1 under RW 50); the local input share when
+        ioIntensity is unknown or above MIN_IO_INTENSITY_WITH_LOCAL_DATA, and 0.001 when tape holds more of the
+        input than disk, unless locality was switched off; then the free fraction and min(FREE_DISK_CUTOFF, whole
+        TB free), free being usable space minus the expected output."""
+        config, task = context.config, context.task
+        rw = context["rw"][survivors]
+        weights = np.where(rw >= RW_OFFSET, 1.0 / np.where(rw > 0, rw, 1.0), 1.0)
+        factors: dict[str, Any] = {"RW": rw, "rwFactor": weights.copy()}
+        total_input = context["input_total_size"]
+        if context.arrays.get("locality_on", True) and context.scenario.datasets and total_input > 0:
+            any_size, disk_size = context["any_size"][survivors], context["disk_size"][survivors]
+            io = task.ioIntensity
+            if io is None or io > config.get("MIN_IO_INTENSITY_WITH_LOCAL_DATA"):
+                weights = weights * any_size / total_input
+                factors.update(localInputGB=any_size, totalInputGB=total_input)
+            tape = np.where(any_size > disk_size, TAPE_WEIGHT, 1.0)
+            weights = weights * tape
+            factors["tapeWeight"] = tape
+        free, total = context["usable_after"][survivors], context["first_total"][survivors]
+        free_tb = np.floor(free / GB_PER_TB)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            space = np.where(total > 0, free / total * np.minimum(config.get("FREE_DISK_CUTOFF"), free_tb), 1.0)
+        factors.update(spaceFreeGB=free, spaceTotalGB=total, freeTB=free_tb)
+        return weights * space, factors
+
     # --- filters, in the order of seed 000 ---
+
+    @staticmethod
+    def _job_check(context: Context) -> Rejection:
+        """AtlasProdTaskBroker "job check" (1.0.4) runs job brokerage over the nuclei's queues; a nucleus none of
+        whose queues can run the jobs is skipped (-job). Modelled: the job broker's dataset completeness check
+        (INPUT_COMPLETENESS_CHECK), which fails every queue at once; task scenarios carry no queues."""
+        dataset = input_incomplete(context.scenario) if context.config.get("TASK_JOB_CHECK") else ""
+        return Rejection(
+            np.full(len(context.names), bool(dataset), dtype=bool),
+            {"rule": f"job brokerage fails: {dataset} has no complete copy readable anywhere"},
+        )
+
+    @staticmethod
+    def _input_copy(context: Context) -> Rejection:
+        missing = bool(context.config.get("TASK_INPUT_COPY_REQUIRED")) and not context["input_copy_readable"]
+        return Rejection(np.full(len(context.names), missing, dtype=bool), {"readableCompleteCopy": False})
 
     @staticmethod
     def _status(context: Context) -> Rejection:
@@ -206,10 +329,17 @@ class AtlasProdTaskBroker(Plugin):
         cap = context.config.get("NQUEUED_NUC_CAP")
         if (context.task.t1Weight or 0) < 0:
             return Rejection(np.zeros(len(context.names), dtype=bool))
-        return Rejection(context["queued"] >= cap, {"outputQueued": context["queued"], "cap": cap})
+        queued = context["queued"]
+        backlog = queued > cap if context.config.get("TASK_BACKLOG_STRICT") else queued >= cap
+        return Rejection(backlog, {"outputQueued": queued, "cap": cap})
 
     @staticmethod
     def _storage(context: Context) -> Rejection:
+        if context.config.get("TASK_ENDPOINT_RULE") == "panda":
+            return Rejection(
+                context["first_endpoint"] == "",
+                {"endpointType": context.task.outputEndpointType, "endpoints": 0, "rule": "no storage for the output"},
+            )
         return Rejection(
             context["n_endpoints"] == 0,
             {"endpointType": context.task.outputEndpointType, "endpoints": 0, "rule": "no storage for the output"},
@@ -221,6 +351,20 @@ class AtlasProdTaskBroker(Plugin):
         threshold_tb = config.get("DISK_THRESHOLD", gshare=task.gshare or None)
         _, origin = config.explain("DISK_THRESHOLD", gshare=task.gshare or None)
         threshold_gb = threshold_tb * GB_PER_TB
+        if config.get("TASK_ENDPOINT_RULE") == "panda":
+            # AtlasProdTaskBroker: usable (free + expired) − int(RW / 10 / 86400 × 0.25) < threshold is a shortage
+            available = context["usable_after"]
+            return Rejection(
+                available < threshold_gb,
+                {
+                    "spaceFree": context["first_usable"],
+                    "spaceExpired": 0,
+                    "expectedOutputGB": context["to_use"],
+                    "spaceAvailable": available,
+                    "thresholdGB": threshold_gb,
+                    "thresholdKey": origin if origin != "default" else "DISK_THRESHOLD default",
+                },
+            )
         available = context["space_available"]
         return Rejection(
             ~(available > threshold_gb),
@@ -236,6 +380,19 @@ class AtlasProdTaskBroker(Plugin):
 
     @staticmethod
     def _wan(context: Context) -> Rejection:
+        if context.config.get("TASK_ENDPOINT_RULE") == "panda":
+            read_down = np.isin(context["first_read_wan"], DOWNTIME_STATUSES)
+            write_down = np.isin(context["first_write_wan"], DOWNTIME_STATUSES)
+            return Rejection(
+                (read_down | write_down) & (context["first_endpoint"] != ""),
+                {
+                    "endpoint": context["first_endpoint"],
+                    "read_wan": context["first_read_wan"],
+                    "write_wan": context["first_write_wan"],
+                    "blacklisted": False,
+                },
+                code=np.where(read_down, "source_blacklist", "destination_blacklist"),
+            )
         return Rejection(
             ~context["wan_ok"],
             {
@@ -253,6 +410,8 @@ class AtlasProdTaskBroker(Plugin):
         text compares the second with "the total input size"; we read the number of files, as seed 002 does."""
         task, config = context.task, context.config
         n = len(context.names)
+        if config.get("TASK_LOCALITY_RULE") == "panda":
+            return AtlasProdTaskBroker._locality_panda(context)
         total_size, total_files = context["total_size"], context["total_files"]
         if task.inputPreStaging:  # data carousel guarantees completeness: both rules are ignored
             return Rejection(np.zeros(n, dtype=bool))
@@ -279,11 +438,49 @@ class AtlasProdTaskBroker(Plugin):
         )
 
     @staticmethod
+    def _locality_panda(context: Context) -> Rejection:
+        """AtlasProdTaskBroker "data locality" (1.0.4): above INPUT_SIZE_THRESHOLD GB the input at the nucleus
+        (disk or tape) below INPUT_SIZE_FRACTION % of the total is too little; above INPUT_NUM_THRESHOLD files,
+        fewer than INPUT_NUM_FRACTION % of them; a pre-staged task passes with any file at the nucleus."""
+        task, config = context.task, context.config
+        n = len(context.names)
+        if not context.scenario.datasets:
+            return Rejection(np.zeros(n, dtype=bool))
+        total_size, total_files = context["input_total_size"], context["input_total_files"]
+        any_size, any_files = context["any_size"], context["any_files"]
+        size_fraction, num_fraction = config.get("INPUT_SIZE_FRACTION"), config.get("INPUT_NUM_FRACTION")
+        prestaged = task.inputPreStaging & (any_files > 0)
+        size_fails = ~prestaged & (total_size > config.get("INPUT_SIZE_THRESHOLD"))
+        size_fails &= any_size < total_size * size_fraction / 100.0
+        num_fails = ~prestaged & ~size_fails & (total_files > config.get("INPUT_NUM_THRESHOLD"))
+        num_fails &= any_files < total_files * num_fraction / 100.0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            percent = np.where(
+                size_fails,
+                100.0 * any_size / max(total_size, 1e-300),
+                100.0 * any_files / max(total_files, 1e-300),
+            )
+        return Rejection(
+            size_fails | num_fails,
+            {
+                "localSizeGB": any_size,
+                "totalSizeGB": total_size,
+                "localFiles": any_files.astype(int),
+                "totalFiles": int(total_files),
+                "localPercent": np.round(percent, 2),
+                "requiredPercent": np.where(size_fails, size_fraction, num_fraction),
+            },
+            code=np.where(size_fails, "insize", "innum"),
+        )
+
+    @staticmethod
     def _locality_fallback(context: Context) -> str:
         """seed 000: the whole locality check is disabled when no nucleus passes and either (ioIntensity ≤
         MIN_IO_INTENSITY_WITH_LOCAL_DATA and total input ≤ MIN_INPUT_SIZE_WITH_LOCAL_DATA) or taskPriority ≥
         MAX_TASK_PRIO_WITH_LOCAL_DATA. An unknown ioIntensity counts as 0."""
         task, config = context.task, context.config
+        if config.get("TASK_LOCALITY_RULE") == "panda":
+            return AtlasProdTaskBroker._locality_fallback_panda(context)
         io = task.ioIntensity or 0.0
         io_limit = config.get("MIN_IO_INTENSITY_WITH_LOCAL_DATA")
         size_limit = config.get("MIN_INPUT_SIZE_WITH_LOCAL_DATA")
@@ -297,12 +494,36 @@ class AtlasProdTaskBroker(Plugin):
             return f"disabled: no nucleus passed and taskPriority {task.taskPriority} ≥ {priority_limit}"
         return ""
 
+    @staticmethod
+    def _locality_fallback_panda(context: Context) -> str:
+        """panda-server 1.0.4: as seed 000 but with currentPriority, and, once switched off, no data factor in the
+        weight either."""
+        task, config = context.task, context.config
+        io = task.ioIntensity
+        io_limit = config.get("MIN_IO_INTENSITY_WITH_LOCAL_DATA")
+        size_limit = config.get("MIN_INPUT_SIZE_WITH_LOCAL_DATA")
+        priority_limit = config.get("MAX_TASK_PRIO_WITH_LOCAL_DATA")
+        size = context["input_total_size"]
+        note = ""
+        if (io is None or io <= io_limit) and size <= size_limit:
+            note = (
+                f"disabled: no nucleus passed, ioIntensity {'unknown' if io is None else f'{io:g}'} ≤ {io_limit:g} "
+                f"kB/s and input {size:g} GB ≤ {size_limit:g} GB"
+            )
+        elif task.currentPriority >= priority_limit:
+            note = f"disabled: no nucleus passed and currentPriority {task.currentPriority} ≥ {priority_limit}"
+        if note:
+            context.arrays["locality_on"] = False  # the weight then leaves the data factor out
+        return note
+
     filters = (
+        Filter("input copy", "input_missing", _input_copy),
         Filter("nucleus status", "status", _status),
         Filter("full chain", "full_chain", _full_chain),
         Filter("transfer backlog", "transfer_backlog", _transfer_backlog),
         Filter("storage present", "space", _storage),
         Filter("disk space", "space", _space),
         Filter("WAN read/write", "destination_blacklist", _wan),
+        Filter("job check", "job", _job_check),
         Filter("data locality", "insize", _locality, fallback=_locality_fallback),
     )
