@@ -22,12 +22,13 @@ from typing import Any
 
 from brokerage.engine import run
 
-from .scenarios import job_scenario, task_scenario
+from .scenarios import anal_scenario, job_scenario, task_scenario
 from .setup import HERE, Peer
 
 BROKERS: dict[str, tuple[str, Callable[[int], dict[str, Any]]]] = {
     "job": ("atlas_prod_job", job_scenario),
     "task": ("atlas_prod_task", task_scenario),
+    "anal": ("atlas_anal_job", anal_scenario),
 }
 
 

@@ -14,6 +14,7 @@ scenario: {"status", "candidates": {unified queue: weight}, "pseudo": {queue: we
 from __future__ import annotations
 
 import copy
+import datetime
 import json
 import logging
 import os
@@ -23,8 +24,11 @@ import time
 import traceback
 import types
 
+from pandajedi.jedibrokerage import AtlasAnalJobBroker as anal_broker_module
+from pandajedi.jedibrokerage import AtlasBrokerUtils
 from pandajedi.jedibrokerage import AtlasProdJobBroker as job_broker_module
 from pandajedi.jedibrokerage import AtlasProdTaskBroker as task_broker_module
+from pandajedi.jedibrokerage.AtlasAnalJobBroker import AtlasAnalJobBroker
 from pandajedi.jedibrokerage.AtlasProdJobBroker import AtlasProdJobBroker
 from pandajedi.jedibrokerage.AtlasProdTaskBroker import AtlasProdTaskBroker
 from pandajedi.jedibrokerage.JobBrokerBase import JobBrokerBase
@@ -695,7 +699,208 @@ def run_task(scenario: dict, lines: Lines) -> dict:
     }
 
 
-RUNNERS = {"job": (run_job, (job_broker_module,)), "task": (run_task, (job_broker_module, task_broker_module))}
+# --- analysis job brokerage (AtlasAnalJobBroker) ------------------------------------------------------------------
+
+TASK_CLASS = {"S": 1, "A": 1, "B": 0, "C": -1}
+SITE_CLASS = {"hi": 1, "mid": 0, "lo": -1}
+
+
+class AnalysisTaskBuffer(TaskBuffer):
+    """The user's figures (`user_stats`) behind the queries AtlasAnalJobBroker and AtlasBrokerUtils send."""
+
+    def __init__(self, scenario: dict):
+        super().__init__(scenario)
+        self.user_stats = scenario.get("user_stats") or {}
+
+    def countJobsPerTarget_JEDI(self, target, is_user):
+        counts = (self.user_stats.get("user") if is_user else self.user_stats.get("group")) or {}
+        return {
+            "nRunJobs": counts.get("running", 0) or 0,
+            "nQueuedJobs": counts.get("queued", 0) or 0,
+            "nRunCores": counts.get("runningCores", 0) or 0,
+            "nQueuedCores": counts.get("queuedCores", 0) or 0,
+        }
+
+    def querySQL(self, sql, variables):
+        metric = variables.get(":metric")
+        task = self.scenario["task"]
+        if metric == "gshare_preference":
+            usage = (self.user_stats.get("gshareUsage") or {}).get(variables[":gshare"])
+            return [(json.dumps({"usage_perc": usage}),)] if usage is not None else []
+        if metric == "analy_task_eval":
+            klass = task.get("taskClass")
+            return [(json.dumps({"class": TASK_CLASS[klass]}),)] if klass in TASK_CLASS else []
+        if metric == "analy_user_eval":
+            slots = (self.user_stats.get("user") or {}).get("runningSlotsHiSites")
+            if slots is None:
+                return []
+            threshold = self.config.get("USER_USAGE_THRESHOLD_A", 1000)
+            return [(json.dumps({"rem_slots_A": max(threshold - slots, 0)}),)]  # metric_collector.py
+        if metric == "analy_site_eval":
+            return [
+                (name, SITE_CLASS[record["siteClass"]])
+                for name, record in self.scenario.get("queues", {}).items()
+                if record.get("siteClass") in SITE_CLASS
+            ]
+        return []
+
+    def getFailureCountsForTask_JEDI(self, task_id, hours):
+        counts = {}
+        for queue, values in (self.user_stats.get("queues") or {}).items():
+            found = {
+                theirs: values[ours]
+                for ours, theirs in (("taskFinished", "finished"), ("taskFailed", "failed"), ("taskClosed", "closed"))
+                if values.get(ours) is not None
+            }
+            if found:
+                counts[queue] = found
+        return counts
+
+    def getSitesUsedByTask_JEDI(self, task_id):
+        return True, []
+
+    def getCache_JEDI(self, **kwargs):
+        return None
+
+    def lockProcess_JEDI(self, **kwargs):
+        return True
+
+    def unlockProcess_JEDI(self, **kwargs):
+        return True
+
+    def updateCache_JEDI(self, **kwargs):
+        return True
+
+    def getSiteToRunRateStats(self, vo, exclude_rwq, starttime_min, starttime_max):
+        rates = {
+            queue: stats["toRunningRate"]
+            for queue, stats in self.scenario.get("queue_stats", {}).items()
+            if stats.get("toRunningRate") is not None
+        }
+        return True, rates
+
+    def getUsersJobsStats_JEDI(self, prod_source_label=None):
+        user = self.scenario["task"].get("userName")
+        per_queue = self.user_stats.get("queues") or {}
+        found = {}
+        for queue, stats in self.scenario.get("queue_stats", {}).items():
+            users = {}
+            mine = per_queue.get(queue) or {}
+            if mine.get("userQueued") is not None or mine.get("userRunning") is not None:
+                users[user] = {"nQueue": mine.get("userQueued", 0) or 0, "nRunning": mine.get("userRunning", 0) or 0}
+            for number in range(int(stats.get("nUsers") or 1) - len(users)):
+                users[f"other{number}"] = {"nQueue": 0, "nRunning": 0}
+            queued = sum(stats.get(key, 0) or 0 for key in ("defined", "activated", "assigned", "starting"))
+            users["_total"] = {"nQueue": queued, "nRunning": stats.get("running", 0) or 0}
+            found[queue] = {self.gshare: users}
+        return found
+
+    def get_origin_datasets(self, *args):
+        return None
+
+
+class AnalysisRucio(Rucio):
+    def __init__(self, scenario: dict, files: dict[str, list]):
+        super().__init__(scenario, files)
+        self.user_stats = scenario.get("user_stats") or {}
+
+    def check_global_quota(self, user):
+        if (self.user_stats.get("user") or {}).get("diskQuotaExceeded"):
+            return False, False, "user's global disk quota exceeded"
+        return True, False, ""
+
+    def get_endpoints_over_local_quota(self, user):
+        return True, set()
+
+    def listDatasetReplicas(self, name, **kwargs):
+        dataset = self.datasets[name]
+        total = dataset.get("nFiles")
+        return {
+            endpoint: [{"found": replica.get("nFiles", total), "total": total, "vp": False}]
+            for endpoint, replica in (dataset.get("replicas") or {}).items()
+        }
+
+    def getAvailableFiles(self, dataset_spec, site_endpoints, site_mapper, **kwargs):
+        if dataset_spec.datasetName not in self.datasets:
+            found = {site: {"localdisk": [], "localtape": [], "cache": [], "remote": []} for site in site_endpoints}
+        else:
+            found = super().getAvailableFiles(
+                dataset_spec, site_endpoints, site_mapper, complete_only=kwargs.get("complete_only", False)
+            )
+        for record in found.values():  # AtlasDDMClient.getAvailableFiles also gathers every kind under "all"
+            record["all"] = {f for kind in ("localdisk", "localtape", "cache", "remote") for f in record[kind]}
+        return found
+
+
+def analysis_task_spec(scenario: dict) -> tuple[JediTaskSpec, dict]:
+    task = scenario["task"]
+    spec = task_spec(scenario)
+    spec.prodSourceLabel = task.get("prodSourceLabel") or "user"
+    spec.gshare = task.get("gshare", "User Analysis")
+    spec.userName = spec.origUserName = task.get("userName", "jdoe")
+    spec.workingGroup = task.get("workingGroup")
+    spec.site = task.get("site")
+    spec.nucleus = None
+    # analysis tasks carry transHome as AnalysisTransforms-<project>_<release> (JEDI strips the prefix)
+    if not task.get("transHome") or not task["transHome"].startswith("AnalysisTransforms"):
+        uses = task.get("transUses") or ""
+        spec.transHome = "AnalysisTransforms-" + uses.replace("-", "_", 1) if "-" in uses else None
+    hours = (scenario.get("user_stats") or {}).get("hoursSinceLastSuccess")
+    if hours is not None:
+        spec.frozenTime = datetime.datetime.now(datetime.UTC).replace(tzinfo=None) - datetime.timedelta(hours=hours)
+    parameters = {}
+    if task.get("includedSite") or task.get("excludedSite"):
+        spec.setLimitedSites("incexc")
+        for key in ("includedSite", "excludedSite"):
+            if task.get(key):
+                value = task[key]
+                parameters[key] = value if isinstance(value, list) else [v for v in value.split(",") if v]
+    if task.get("avoidVP"):
+        spec.setSplitRule("avoidVP", "1")
+    return spec, parameters
+
+
+PROBLEMATIC = re.compile(r"getting rid of problematic site (\S+)")
+
+
+def run_anal(scenario: dict, lines: Lines) -> dict:
+    scenario = copy.deepcopy(scenario)
+    scenario["task"].setdefault("gshare", "User Analysis")
+    buffer = AnalysisTaskBuffer(scenario)
+    spec, parameters = analysis_task_spec(scenario)
+    chunk, files = input_chunk(scenario, spec)
+    AtlasBrokerUtils.CACHE_SiteToRunRateStats.clear()
+    AtlasBrokerUtils.CACHE_UsersJobsStats.clear()
+    broker = AtlasAnalJobBroker(AnalysisRucio(scenario, files), buffer)
+    broker.set_task_common_dict({})
+    for queue, record in scenario.get("queues", {}).items():
+        if record.get("use_vp"):
+            broker.siteMapper.getSite(queue).use_vp = lambda *args, **kwargs: True
+    started = time.perf_counter()
+    status, _ = broker.doBrokerage(spec, "WORLD", chunk, parameters)
+    seconds = time.perf_counter() - started
+    weights: dict[str, float] = {}
+    for name, candidate in chunk.siteCandidates.items():
+        queue = name.split("/")[0]
+        weights[queue] = max(weights.get(queue, candidate.weight), candidate.weight)
+    skipped = skipped_codes(lines.lines)
+    for line in lines.lines:
+        if match := PROBLEMATIC.search(line):
+            skipped.setdefault(match.group(1).split("/")[0], []).append("-problematic")
+    return {
+        "status": "assigned" if status == broker.SC_SUCCEEDED else "failed",
+        "candidates": weights,
+        "skipped": {name: codes for name, codes in skipped.items() if name not in weights},
+        "seconds": seconds,
+        **({"log": list(lines.lines)} if os.environ.get("PEER_LOG") else {}),
+    }
+
+
+RUNNERS = {
+    "job": (run_job, (job_broker_module,)),
+    "task": (run_task, (job_broker_module, task_broker_module)),
+    "anal": (run_anal, (anal_broker_module,)),
+}
 
 
 def main() -> None:

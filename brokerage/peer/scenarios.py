@@ -274,3 +274,131 @@ def task_scenario(seed: int) -> dict[str, Any]:
         "nucleus_stats": stats,
         "network": [],
     }
+
+
+def anal_scenario(seed: int) -> dict[str, Any]:
+    """One analysis job-brokerage scenario (plugin atlas_anal_job): analysis and unified queues with site
+    classes, the user's jobs per queue, the task's finished, failed and closed jobs per queue, queues long or
+    short against their running jobs, input at some queues only."""
+    rng = random.Random(f"peer-anal:{seed}")
+    sites = {f"SITE{i}": {"role": "satellite"} for i in range(rng.randint(2, 4))}
+    endpoints = {
+        f"{site}_DATADISK": {"site": site, "space_total": 10000.0, "space_free": rng.choice([5000.0, 5000.0, 100.0])}
+        for site in sites
+    }
+    queues: dict[str, Any] = {}
+    stats: dict[str, Any] = {}
+    sw_tags: dict[str, Any] = {}
+    per_queue: dict[str, Any] = {}
+    for number in range(rng.randint(3, 10)):
+        site = rng.choice(list(sites))
+        name = f"ANALY_{number}_{site}"
+        unified = rng.random() < 0.3
+        queues[name] = {
+            "atlas_site": site,
+            "status": rng.choice(["online"] * 10 + ["brokeroff", "offline"]),
+            "type": "unified" if unified else "analysis",
+            "capability": "ucore" if unified else "",
+            "corecount": 8 if unified else 1,
+            "maxrss": rng.choice([0, 2000, 4000, 16000]) * (8 if unified else 1),
+            "minrss": 0,
+            "maxwdir": rng.choice([0, 100000]),
+            "maxtime": rng.choice([0, 3600 * 48, 3600 * 96]),
+            "mintime": 0,
+            "releases": ["AUTO"] if rng.random() < 0.5 else ["ANY"],
+            "pledgedcpu": 0,
+            "wnconnectivity": "full#IPv4",
+            "corepower": 10.0,
+            "jobseed": "std",
+            "direct_access_lan": False,
+            "cloud": "WORLD",
+            "siteClass": rng.choice(["hi", "mid", "lo", None]),
+            "astorages": {"read_lan": [f"{site}_DATADISK"], "write_lan": [f"{site}_DATADISK"]},
+        }
+        queues[name] = {k: v for k, v in queues[name].items() if v is not None}
+        if "AUTO" in queues[name]["releases"]:
+            sw_tags[name] = _sw_tags(rng)
+        running = rng.choice([0, 5, 40, 300])
+        stats[name] = {
+            "running": running,
+            "activated": rng.choice([0, 5, 30, 200, 800]),
+            "assigned": rng.choice([0, 0, 10]),
+            "starting": rng.choice([0, 2, 20]),
+            "defined": rng.choice([0, 0, 5]),
+            "transferring": 0,
+            "pilotsLast3h": rng.choice([0, 50, 50, 200]),
+            "hoursSinceLastStart": 0.5,
+            "nUsers": rng.choice([1, 2, 5, 20]),
+        }
+        if rng.random() < 0.5:
+            stats[name]["toRunningRate"] = rng.choice([0.0, 0.5, 5.0])
+        if rng.random() < 0.6:
+            per_queue[name] = {
+                "userQueued": rng.choice([0, 5, 40, 300]),
+                "userRunning": rng.choice([0, 5, 40]),
+                "taskFinished": rng.choice([0, 0, 1, 10]),
+                "taskFailed": rng.choice([0, 0, 2, 5]),
+                "taskClosed": rng.choice([0, 0, 0, 1, 3]),
+            }
+    n_files = rng.choice([2, 10])
+    replicas = {}
+    for endpoint in rng.sample(list(endpoints), rng.randint(0, len(endpoints))):
+        replicas[endpoint] = {"nFiles": n_files if rng.random() < 0.8 else n_files // 2, "sizeGB": n_files * 2.0}
+    task = {
+        "jediTaskID": 3000 + seed,
+        "taskPriority": rng.choice([1000, 1000, 2000]),
+        "currentPriority": rng.choice([900, 1000, 1000, 2000]),
+        "processingType": "panda-client",
+        "prodSourceLabel": "user",
+        "gshare": "User Analysis",
+        "userName": "jdoe",
+        "taskClass": rng.choice(["S", "A", "B", "C", None]),
+        "coreCount": 1,
+        "ramCount": rng.choice([1000, 2000, 3000]),
+        "ramUnit": "MB",
+        "baseRamCount": rng.choice([0, 0, 500]),
+        "ioIntensity": rng.choice([None, 100, 1000]),
+        "cpuTime": rng.choice([None, 5]),
+        "cpuEfficiency": 90,
+        "baseWalltime": 0,
+        "architecture": rng.choice(ARCHITECTURES),
+        "transUses": f"AthSimulation-{RELEASE}",
+        "transHome": f"AthSimulation-{RELEASE}",
+    }
+    user_stats = {
+        "user": {
+            "running": rng.choice([0, 100]),
+            "queued": rng.choice([0, 50]),
+            "runningCores": 100,
+            "queuedCores": 50,
+        },
+        "gshareUsage": {"User Analysis": rng.choice([0.5, 0.5, 0.92, 0.97])},
+        "queues": per_queue,
+    }
+    if rng.random() < 0.5:
+        user_stats["user"]["runningSlotsHiSites"] = rng.choice([0, 500, 2000])
+    if rng.random() < 0.3:
+        user_stats["hoursSinceLastSuccess"] = rng.choice([1, 30])
+    return {
+        "plugin": "atlas_anal_job",
+        "now": NOW,
+        "seed": seed,
+        "task": {k: v for k, v in task.items() if v is not None},
+        "jobs": {"nFiles": 1, "nEvents": 100, "inputSizeMB": 2048, "nJobs": rng.choice([1, 10])},
+        "datasets": [
+            {
+                "name": f"user.jdoe.{seed}",
+                "master": True,
+                "nFiles": n_files,
+                "sizeGB": n_files * 2.0,
+                "replicas": replicas,
+            }
+        ],
+        "sites": sites,
+        "queues": queues,
+        "sw_tags": sw_tags,
+        "ddm_endpoints": endpoints,
+        "network": [],
+        "queue_stats": stats,
+        "user_stats": user_stats,
+    }

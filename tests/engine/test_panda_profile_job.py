@@ -241,7 +241,11 @@ class TestInputTransfer:
         # the only copy is at FAR, where no queue reads: both queues miss 50 GB
         data = [dataset(size=50.0, files=10, replicas={"FAR_DATADISK": (10, 50.0)})]
         scenario = job_scenario(
-            queue("A"), queue("N", site="NUC"), datasets=data, task={"ioIntensity": 300}, sites={"FAR": {"role": "satellite"}}
+            queue("A"),
+            queue("N", site="NUC"),
+            datasets=data,
+            task={"ioIntensity": 300},
+            sites={"FAR": {"role": "satellite"}},
         )
         assert codes(under("panda", scenario)) == {}
         assert set(codes(under("seed", scenario)).values()) == {"io"}
