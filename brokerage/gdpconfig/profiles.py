@@ -48,6 +48,8 @@ PROFILES: dict[str, Profile] = {
             "TASK_ENDPOINT_RULE": "panda",
             "TASK_LOCALITY_RULE": "panda",
             "TASK_WEIGHT_RULE": "panda",
+            # AtlasAnalJobBroker (analysis job brokerage)
+            "ANALYSIS_SW_RULE": "panda",
             # AtlasProdJobBroker (job brokerage)
             "EXCLUDE_TEST_QUEUES": False,
             # SiteMapper.getNucleus knows a nucleus only through its queues; doBrokerage stops on an unknown one

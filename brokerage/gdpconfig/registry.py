@@ -494,6 +494,18 @@ REGISTRY = Registry(
             choices=PROFILE_NAMES,
         ),
         _p(
+            "ANALYSIS_SW_RULE",
+            "jobbroker",
+            "str",
+            "seed",
+            "",
+            "The release an analysis task is checked for. seed: its transHome/transUses as in production. panda "
+            "(AtlasAnalJobBroker): a transHome ending in a three-part release is checked as the AtlasOffline "
+            "release named by transUses.",
+            _S000_ANAL,
+            choices=("seed", "panda"),
+        ),
+        _p(
             "EXCLUDE_TEST_QUEUES",
             "jobbroker",
             "bool",

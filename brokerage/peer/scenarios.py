@@ -318,6 +318,9 @@ def anal_scenario(seed: int) -> dict[str, Any]:
         queues[name] = {k: v for k, v in queues[name].items() if v is not None}
         if "AUTO" in queues[name]["releases"]:
             sw_tags[name] = _sw_tags(rng)
+            if rng.random() < 0.8:  # analysis reads the AtlasOffline release (AtlasAnalJobBroker)
+                for tag in sw_tags[name]["tags"]:
+                    tag["project"] = "AtlasOffline"
         running = rng.choice([0, 5, 40, 300])
         stats[name] = {
             "running": running,
@@ -338,7 +341,7 @@ def anal_scenario(seed: int) -> dict[str, Any]:
                 "userRunning": rng.choice([0, 5, 40]),
                 "taskFinished": rng.choice([0, 0, 1, 10]),
                 "taskFailed": rng.choice([0, 0, 2, 5]),
-                "taskClosed": rng.choice([0, 0, 0, 1, 3]),
+                "taskClosed": rng.choice([0] * 8 + [1, 3]),
             }
     n_files = rng.choice([2, 10])
     replicas = {}

@@ -10,6 +10,7 @@ nothing: pending, retried after 20 minutes.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from fnmatch import fnmatchcase
 from typing import Any
@@ -19,6 +20,7 @@ import numpy as np
 from ..decision import Decision
 from ..plugin import Context, Filter, Rejection
 from ..scenario import Scenario
+from ..software import TaskSoftware
 from .atlas_prod_job import AtlasProdJobBroker, _float, walltime_rejection
 
 USER_ANALYSIS = "User Analysis"
@@ -89,6 +91,21 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
     name = "atlas_anal_job"
     retry_after_minutes = 20  # seed 000: "the task is pending for 20 min"
     max_candidates = 10
+
+    @staticmethod
+    def task_software(task, config) -> TaskSoftware:
+        """ANALYSIS_SW_RULE panda (AtlasAnalJobBroker "SW/HW check", 1.0.4): a task whose transHome ends in a
+        three-part release (and whose transUses does not end in a two-part one) is checked as the AtlasOffline
+        release of its transUses, not as its own project; other tasks as in production."""
+        home, uses = task.transHome or "", task.transUses or ""
+        if (
+            config.get("ANALYSIS_SW_RULE") == "panda"
+            and re.search(r"-\d+\.\d+\.\d+$", home)
+            and not re.search(r"-\d+\.\d+$", uses)
+        ):
+            home = f"AtlasOffline-{uses.split('-')[-1]}" if uses else ""
+            uses = home
+        return TaskSoftware(task.architecture, uses, home, task.container_name, task.onlyTagsForFC)
 
     def filters_for(self, scenario: Scenario):
         # IO_CHECK_RULE reorders the production job broker's filters; analysis keeps its own order
@@ -343,7 +360,10 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
 
     @staticmethod
     def _walltime(c: Context) -> Rejection:
-        """As production, with merge jobs joining scouts and walltime-undefined jobs in the 24 h rule."""
+        """As production, with merge jobs joining scouts and walltime-undefined jobs in the 24 h rule; with
+        JOB_WALLTIME_RULE panda the production rule in HS06 seconds (AtlasAnalJobBroker runs the same checks)."""
+        if c.config.get("JOB_WALLTIME_RULE") == "panda":
+            return AtlasProdJobBroker._walltime_panda(c)
         jobs = c.scenario.jobs
         return walltime_rejection(c, needs_a_day=jobs.isScout or jobs.isMerge or c["walltime_undefined"])
 

@@ -859,11 +859,15 @@ class AtlasProdJobBroker(Plugin):
         )
 
     @staticmethod
+    def task_software(task, config) -> TaskSoftware:
+        """The task's side of the software check (the analysis broker reads the release its own way)."""
+        return TaskSoftware(task.architecture, task.transUses, task.transHome, task.container_name, task.onlyTagsForFC)
+
+    @staticmethod
     def _software(c: Context) -> Rejection:
         """The `cache` check, once per (task software, candidate list) per snapshot: job sets of the same release
         brokered over one snapshot reuse the verdicts."""
-        task = c.task
-        key = TaskSoftware(task.architecture, task.transUses, task.transHome, task.container_name, task.onlyTagsForFC)
+        key = c.plugin.task_software(c.task, c.config)
         cache = c.plugin._snapshot_cache(c.scenario)
         config = c.config
         rules = SoftwareRules(
