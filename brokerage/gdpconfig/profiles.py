@@ -50,6 +50,11 @@ PROFILES: dict[str, Profile] = {
             "TASK_WEIGHT_RULE": "panda",
             # AtlasAnalJobBroker (analysis job brokerage)
             "ANALYSIS_SW_RULE": "panda",
+            "USE_NEW_BASIC_WEIGHT": True,
+            "ANALYSIS_WEIGHT_RULE": "panda",
+            "ANALYSIS_SKIP_CLOSED": True,
+            "ANALYSIS_BAD_JOBS_STRICT": True,
+            "ANALYSIS_OVERLOAD_RULE": "panda",
             # AtlasProdJobBroker (job brokerage)
             "EXCLUDE_TEST_QUEUES": False,
             # SiteMapper.getNucleus knows a nucleus only through its queues; doBrokerage stops on an unknown one

@@ -506,6 +506,71 @@ REGISTRY = Registry(
             choices=("seed", "panda"),
         ),
         _p(
+            "ANALYSIS_SKIP_CLOSED",
+            "anal_jobbroker",
+            "bool",
+            False,
+            "",
+            "Any of the task's jobs closed at a queue in the window skips the queue for good (panda: "
+            "AtlasAnalJobBroker -closed); the seed counts closed jobs only with the failed ones (badsite).",
+            _S000_ANAL,
+        ),
+        _p(
+            "ANALYSIS_BAD_JOBS_STRICT",
+            "anal_jobbroker",
+            "bool",
+            False,
+            "",
+            "False (seed): failed + closed ≥ max(2 × finished, MIN_BAD_JOBS_TO_SKIP_PQ) skips the queue. True "
+            "(panda): only above it, and not for merge jobs.",
+            _S000_ANAL,
+        ),
+        _p(
+            "ANALYSIS_OVERLOAD_RULE",
+            "anal_jobbroker",
+            "str",
+            "seed",
+            "",
+            "seed: more than 2 × max(20, running) jobs queued is overloaded. panda (AtlasAnalJobBroker): more than "
+            "OVERLOAD_MIN_QUEUE queued with nothing running or queued/running above OVERLOAD_RATIO_OFFSET × the "
+            "ratio over all queues; when every queue is overloaded none is skipped.",
+            _S000_ANAL,
+            choices=("seed", "panda"),
+        ),
+        _p(
+            "ANALYSIS_WEIGHT_RULE",
+            "anal_jobbroker",
+            "str",
+            "seed",
+            "",
+            "The new basic weight (USE_NEW_BASIC_WEIGHT). seed: W_s × W_q of seed 000. panda (AtlasAnalJobBroker "
+            "1.0.4): the job set's jobs handed to the site classes in the task class's order, each queue weighed "
+            "by its class's share × its part of the class's remaining user queue, + 2^-20; the users of a queue "
+            "counted one too many (the '_total' entry).",
+            _S000_ANAL,
+            choices=("seed", "panda"),
+        ),
+        _p(
+            "OVERLOAD_MIN_QUEUE",
+            "anal_jobbroker",
+            "int",
+            20,
+            "jobs",
+            "ANALYSIS_OVERLOAD_RULE panda: a queue with at most this many queued jobs is never overloaded.",
+            "panda-server 1.0.4 AtlasAnalJobBroker",
+            minimum=0,
+        ),
+        _p(
+            "OVERLOAD_RATIO_OFFSET",
+            "anal_jobbroker",
+            "float",
+            1.2,
+            "",
+            "ANALYSIS_OVERLOAD_RULE panda: how far above the ratio over all queues a queue's queued/running may go.",
+            "panda-server 1.0.4 AtlasAnalJobBroker",
+            minimum=0,
+        ),
+        _p(
             "EXCLUDE_TEST_QUEUES",
             "jobbroker",
             "bool",

@@ -387,7 +387,8 @@ def anal_scenario(seed: int) -> dict[str, Any]:
         "now": NOW,
         "seed": seed,
         "task": {k: v for k, v in task.items() if v is not None},
-        "jobs": {"nFiles": 1, "nEvents": 100, "inputSizeMB": 2048, "nJobs": rng.choice([1, 10])},
+        # one file per job: the real broker estimates the job set as one job per input file
+        "jobs": {"nFiles": 1, "nEvents": 100, "inputSizeMB": 2048, "nJobs": n_files},
         "datasets": [
             {
                 "name": f"user.jdoe.{seed}",

@@ -38,6 +38,9 @@ SITE_CLASS_TABLE = {
 }
 SITE_CLASS_COLUMN = {"hi": 0, "mid": 1, "lo": 2}
 CLASS_SHARES = ("User Analysis", "Express Analysis")
+# panda-server 1.0.4 class values (analy_task_eval / analy_site_eval); an unknown site class counts as mid
+PANDA_TASK_CLASS = {"S": 1, "A": 1, "B": 0, "C": -1}
+PANDA_SITE_CLASS = {"hi": 1, "mid": 0, "lo": -1}
 
 
 def _matches(names: tuple[str, ...], queue: str, site: str) -> bool:
@@ -187,7 +190,10 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         )
         with np.errstate(divide="ignore", invalid="ignore"):
             share = np.where(running > 0, a["user_running"] / np.where(running > 0, running, 1), 0.0)
-        a["user_percentage"] = np.maximum(share, 1.0 / a["n_users"])
+        # ANALYSIS_WEIGHT_RULE panda: AtlasAnalJobBroker counts the users of a queue with len() of a map that
+        # also holds the "_total" entry, one more than there are
+        users = a["n_users"] + (1.0 if config.get("ANALYSIS_WEIGHT_RULE") == "panda" else 0.0)
+        a["user_percentage"] = np.maximum(share, 1.0 / users)
         a["max_q_len"] = (
             np.maximum.reduce(
                 [
@@ -261,7 +267,10 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         running = context["running_used"][survivors]
         queued = (context["activated"] + context["assigned"] + context["starting"] + context["defined"])[survivors]
         original = (running + 1) / (queued + 1)
-        new, w_s, w_q = self._new_weight(context, survivors)
+        if context.config.get("ANALYSIS_WEIGHT_RULE") == "panda":
+            new, w_s, w_q = self._new_weight_panda(context, survivors)
+        else:
+            new, w_s, w_q = self._new_weight(context, survivors)
         use_new = bool(context.config.get("USE_NEW_BASIC_WEIGHT"))
         return (new if use_new else original), {
             "used": "new" if use_new else "original",
@@ -294,6 +303,75 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         denominator = room.sum() - n_jobs
         w_q = np.maximum((room - n_jobs / n_pq) / denominator, 0.0) if denominator > 0 else np.full(n_pq, 1.0 / n_pq)
         return w_s * w_q, w_s, w_q
+
+    @staticmethod
+    def _new_weight_panda(context: Context, survivors: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The new basic weight of panda-server 1.0.4 (AtlasAnalJobBroker, "WEIGHT-COMPAR"): the job set's jobs
+        are handed out to the site classes in the task class's order (S/A/unclassified: hi, mid, lo; B: mid, lo;
+        C: lo), each class taking what its queues have room for (the user's remaining queue length), with small
+        epsilons moved between classes; each queue gets its class's share × its part of the class's room
+        (+ 2^-20). Returned: the weight, the class share (W_s), the queue part (W_q); per unified queue."""
+        task = context.task
+        n_jobs = float(context.scenario.jobs.nJobs)
+        classes = np.array([PANDA_SITE_CLASS.get(c, 0) for c in context["site_class"][survivors]], dtype=int)
+        units = context["unified"][survivors] if "unified" in context.arrays else np.array(context.names)[survivors]
+        rem = np.maximum(context["max_q_len"][survivors] - context["user_queued"][survivors], 0.0)
+        # one entry per unified queue (pseudo-queues share their queue's figures)
+        first = {}
+        for position, unit in enumerate(units.tolist()):
+            first.setdefault(unit, position)
+        entries = list(first.values())
+        n_sites = {k: sum(1 for i in entries if classes[i] == k) for k in (1, 0, -1)}
+        class_rem = {k: float(sum(rem[i] for i in entries if classes[i] == k)) for k in (1, 0, -1)}
+        total_rem = float(sum(rem[i] for i in entries))
+        main = {1: 0.001, 0: 0.001, -1: 0.001}
+        analysis_share = task.gshare in CLASS_SHARES
+        if analysis_share:
+            left = min(n_jobs, total_rem)
+            task_class = PANDA_TASK_CLASS.get(task.taskClass, 1)
+            if task_class == -1:
+                main[-1] = left
+            elif task_class == 0:
+                main[0] = min(left, class_rem[0])
+                main[-1] = left - main[0]
+                if main[0] > 0:
+                    main[0] -= 0.1
+                    main[-1] += 0.1
+            else:
+                main[1] = min(left, class_rem[1])
+                left -= main[1]
+                main[0] = min(left, class_rem[0])
+                main[-1] = left - main[0]
+                if main[1] > 0:
+                    main[1] -= 0.05 + 0.002
+                    main[0] += 0.05
+                    main[-1] += 0.002
+        merging = context.scenario.jobs.isMerge
+        w_s, w_q = np.zeros(len(survivors)), np.zeros(len(survivors))
+        for position, unit in enumerate(units.tolist()):
+            k, mine = classes[position], rem[first[unit]]
+            if analysis_share:
+                share = main[k]
+                numerator = max(mine - share / n_sites[k], share * 0.001)
+                reduced = class_rem[k] - share
+                if reduced > 0 and not merging:
+                    part = numerator / reduced
+                elif class_rem[k] > 0:
+                    part = mine / class_rem[k]
+                else:
+                    part = 1.0 / n_sites[k]
+            else:
+                share = n_jobs
+                numerator = max(mine - share / len(entries), share * 0.001)
+                reduced = total_rem - share
+                if reduced > 0 and not merging:
+                    part = numerator / reduced
+                elif total_rem > 0:
+                    part = mine / total_rem
+                else:
+                    part = 1.0 / len(entries)
+            w_s[position], w_q[position] = share, part
+        return w_s * w_q + 2.0**-20, w_s, w_q
 
     # --- filters ---
 
@@ -373,8 +451,10 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         hours (REFERENCE.md)."""
         bad = c["task_failed"] + c["task_closed"]
         limit = np.maximum(2 * c["task_finished"], c.config.get("MIN_BAD_JOBS_TO_SKIP_PQ"))
+        # ANALYSIS_BAD_JOBS_STRICT (panda-server 1.0.4): only more than the limit marks the queue problematic
+        too_many = bad > limit if c.config.get("ANALYSIS_BAD_JOBS_STRICT") else bad >= limit
         return Rejection(
-            bad >= limit,
+            too_many & ~c.scenario.jobs.isMerge if c.config.get("ANALYSIS_BAD_JOBS_STRICT") else too_many,
             {
                 "failedPlusClosed": bad,
                 "limit": limit,
@@ -384,7 +464,46 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         )
 
     @staticmethod
+    def _closed(c: Context) -> Rejection:
+        """ANALYSIS_SKIP_CLOSED (AtlasAnalJobBroker "selection for closed", 1.0.4): any of the task's jobs closed
+        at a queue in the window skips it, unless the job set is pre-assigned or merges."""
+        jobs = c.scenario.jobs
+        if not c.config.get("ANALYSIS_SKIP_CLOSED") or jobs.isMerge or jobs.preassigned:
+            return Rejection(np.zeros(len(c.names), dtype=bool))
+        return Rejection(c["task_closed"] > 0, {"closed": c["task_closed"]})
+
+    @staticmethod
+    def _overload_panda(c: Context) -> Rejection:
+        """AtlasAnalJobBroker "un-overloaded sites" (1.0.4): more than OVERLOAD_MIN_QUEUE jobs queued and nothing
+        running, or queued/running above OVERLOAD_RATIO_OFFSET × the ratio over all queues; when that leaves no
+        queue, only those running nothing are skipped (problematic). Merges are not checked."""
+        none = np.zeros(len(c.names), dtype=bool)
+        if c.scenario.jobs.isMerge:
+            return Rejection(none)
+        queued_total = running_total = 0.0
+        for stats in c.scenario.queue_stats.values():
+            queued_total += sum(_float(stats.get(key)) for key in ("defined", "assigned", "activated", "starting"))
+            running_total += _float(stats.get("running"))
+        grand = queued_total / running_total if running_total > 0 else 0.0
+        min_queue, offset = c.config.get("OVERLOAD_MIN_QUEUE"), c.config.get("OVERLOAD_RATIO_OFFSET")
+        queued, running = c["queued_all"], c["running_real"]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(running > 0, queued / np.where(running > 0, running, 1.0), np.inf)
+        idle = (queued > min_queue) & (running == 0)
+        overloaded = idle | ((queued > min_queue) & (ratio > grand * offset))
+        if not np.any(c.alive & ~overloaded):
+            # every queue overloaded: the check keeps them, but those running nothing are problematic and
+            # dropped after ranking (AtlasBrokerUtils.skipProblematicSites)
+            overloaded = idle
+        return Rejection(
+            overloaded,
+            {"queued": queued, "running": running, "grandRatio": round(grand, 4), "ratioOffset": offset},
+        )
+
+    @staticmethod
     def _queue_length(c: Context) -> Rejection:
+        if c.config.get("ANALYSIS_OVERLOAD_RULE") == "panda":
+            return AtlasAnalJobBroker._overload_panda(c)
         limit = 2 * np.maximum(QUEUE_LENGTH_RUNNING_FLOOR, c["running_real"])
         return Rejection(
             c["queued_all"] > limit, {"queued": c["queued_all"], "limit": limit, "running": c["running_real"]}
@@ -407,6 +526,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         )
 
     filters = (
+        Filter("input complete", "input_missing", AtlasProdJobBroker._input_complete),
         Filter("excluded sites", "excluded", _excluded),
         Filter("included sites", "notincluded", _included),
         Filter("queue status", "status", _status),
@@ -420,6 +540,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         Filter("storage endpoints", "read_lan_blacklist", AtlasProdJobBroker._endpoints),
         Filter("walltime", "shortwalltime", _walltime),
         Filter("pilots", "nopilot", AtlasProdJobBroker._pilots),
+        Filter("closed jobs", "closed", _closed),
         # temporary issues
         Filter("bad jobs", "badsite", _bad_jobs),
         Filter("queue length", "overloaded", _queue_length),
