@@ -355,4 +355,9 @@ def test_the_panda_profile_keeps_the_analysis_filter_order():
     decision = run({**scenario, "profile": "panda"})
     assert decision.profile == "panda"
     assert decision.chosen == "ANALY_QUIET"
-    assert [stage.filter for stage in decision.stages][:3] == ["excluded sites", "included sites", "queue status"]
+    assert [stage.filter for stage in decision.stages][:4] == [
+        "input complete",
+        "excluded sites",
+        "included sites",
+        "queue status",
+    ]

@@ -1,0 +1,120 @@
+"""The `panda` profile of the task and analysis brokers: each switch with worked numbers, against the seed.
+
+The rules are panda-server 1.0.4's AtlasProdTaskBroker and AtlasAnalJobBroker; tests/peer checks the profile
+against that code. Task builder defaults (tests/engine/builders.py): nuclei with one DATADISK of 1,000,000 GB,
+300,000 GB free, no remaining work, ioIntensity 100 (below MIN_IO_INTENSITY_WITH_LOCAL_DATA 200).
+"""
+
+import pytest
+
+from .builders import anal_scenario, dataset, decide, nucleus, queue, task_scenario
+
+EVERYWHERE = {"A_DATADISK": (5, 0.5), "B_DATADISK": (5, 0.5)}
+
+
+def under(profile, scenario):
+    return decide({**scenario, "profile": profile})
+
+
+def weights(decision):
+    return {c.name: c.weight for c in decision.candidates}
+
+
+def codes(decision):
+    return {name: skip.code for name, skip in decision.skipped.items()}
+
+
+class TestTaskBroker:
+    def test_remaining_work_under_50_weighs_one(self):
+        # both 300,000 GB free of 1,000,000; A has RW 20, B 100.
+        # panda: A = 1 × 0.3 × min(1000, floor(300000 / 1024) = 292) = 87.6, B = 87.6 / 100 = 0.876 (100 : 1)
+        # seed: divides by max(50, RW): A = 300000 × 300000 / (50 × 1e6) = 1800, B = 900 (2 : 1)
+        scenario = task_scenario(nucleus("A", rw=20), nucleus("B", rw=100), datasets=[dataset(replicas=EVERYWHERE)])
+        panda, seed = weights(under("panda", scenario)), weights(under("seed", scenario))
+        assert panda["A"] == pytest.approx(0.3 * 292)
+        assert panda["B"] == pytest.approx(0.3 * 292 / 100)
+        assert seed["A"] == pytest.approx(1800)
+        assert seed["B"] == pytest.approx(900)
+
+    def test_a_nucleus_exactly_at_the_disk_threshold_passes(self):
+        # DISK_THRESHOLD 100 TB = 102,400 GB: usable 102,400 is short for the seed (needs more), enough for panda
+        scenario = task_scenario(nucleus("A", free=102_400), nucleus("B"), datasets=[dataset(replicas=EVERYWHERE)])
+        assert codes(under("seed", scenario)) == {"A": "space"}
+        assert codes(under("panda", scenario)) == {}
+
+    def test_under_one_tb_free_weighs_zero(self):
+        # threshold 0: 1,000 GB free is floor(1000 / 1024) = 0 whole TB, weight 0 under panda
+        scenario = task_scenario(
+            nucleus("A", free=1000),
+            nucleus("B"),
+            datasets=[dataset(replicas=EVERYWHERE)],
+            gdpconfig={"DISK_THRESHOLD": 0},
+        )
+        assert weights(under("panda", scenario))["A"] == 0
+        assert weights(under("seed", scenario))["A"] > 0
+
+    def test_the_expected_output_is_whole_gb_off_the_usable_space(self):
+        # RW 5,000,000: int(5e6 / 10 / 86400 × 0.25) = 1 GB; 102,401 − 1 = 102,400 passes, 102,400 − 1 fails
+        passing = task_scenario(nucleus("A", free=102_401, rw=5_000_000), datasets=[dataset(replicas=EVERYWHERE)])
+        failing = task_scenario(nucleus("A", free=102_400, rw=5_000_000), datasets=[dataset(replicas=EVERYWHERE)])
+        assert codes(under("panda", passing)) == {}
+        assert codes(under("panda", failing)) == {"A": "space"}
+        assert under("panda", failing).skipped["A"].detail["expectedOutputGB"] == 1
+
+    def test_a_backlog_is_above_the_cap_not_at_it(self):
+        scenario = task_scenario(nucleus("A", queued=2000), nucleus("B"), datasets=[dataset(replicas=EVERYWHERE)])
+        assert codes(under("seed", scenario)) == {"A": "transfer_backlog"}
+        assert codes(under("panda", scenario)) == {}
+
+    def test_tape_holding_more_than_disk_weighs_a_thousandth(self):
+        # A: 2 of 5 files on disk, all 5 on tape; panda ×0.001 (tape holds more), the seed only for tape alone
+        data = [dataset(replicas={"A_DATADISK": (2, 0.2), "A_DATATAPE": (5, 0.5), "B_DATADISK": (5, 0.5)})]
+        scenario = task_scenario(nucleus("A", tape=True), nucleus("B"), datasets=data)
+        panda, seed = weights(under("panda", scenario)), weights(under("seed", scenario))
+        assert panda["A"] / panda["B"] == pytest.approx(0.001)
+        assert seed["A"] / seed["B"] == pytest.approx(1.0)
+
+    def test_no_complete_readable_copy_brokers_no_nucleus(self):
+        data = [dataset(replicas={"A_DATADISK": (4, 0.4)})]  # 4 of 5 files, nowhere complete
+        scenario = task_scenario(nucleus("A"), nucleus("B"), datasets=data)
+        assert set(codes(under("panda", scenario)).values()) == {"input_missing"}
+        assert under("seed", scenario).chosen is not None
+
+
+def anal_queue(name, **stats):
+    return queue(name, site="SAT", corecount=1, stats={"assigned": 0, "defined": 0, **stats})
+
+
+class TestAnalysisBroker:
+    def test_one_closed_job_skips_the_queue(self):
+        scenario = anal_scenario(
+            anal_queue("ANALY_A"), anal_queue("ANALY_B"), user_stats={"queues": {"ANALY_A": {"taskClosed": 1}}}
+        )
+        assert codes(under("panda", scenario)) == {"ANALY_A": "closed"}
+        assert "ANALY_A" not in codes(under("seed", scenario))
+
+    def test_bad_jobs_skip_only_above_the_limit(self):
+        # 5 failed, 0 finished: max(2 × 0, MIN_BAD_JOBS_TO_SKIP_PQ 5) = 5; 5 ≥ 5 for the seed, not > 5 for panda
+        stats = {"queues": {"ANALY_A": {"taskFailed": 5, "taskFinished": 0}}}
+        scenario = anal_scenario(anal_queue("ANALY_A"), anal_queue("ANALY_B"), user_stats=stats)
+        assert codes(under("seed", scenario)).get("ANALY_A") == "badsite"
+        assert "ANALY_A" not in codes(under("panda", scenario))
+
+    def test_overload_against_the_ratio_over_all_queues(self):
+        # A: 30 queued, 10 running; B: 10 queued, 100 running. Over all queues 40 / 110 = 0.364; A's 3.0 is above
+        # 1.2 × 0.364 with more than 20 queued: overloaded for panda. The seed's limit 2 × max(20, 10) = 40 > 30.
+        scenario = anal_scenario(
+            anal_queue("ANALY_A", running=10, activated=30, starting=0),
+            anal_queue("ANALY_B", running=100, activated=10, starting=0),
+        )
+        panda = under("panda", scenario)
+        assert codes(panda) == {"ANALY_A": "overloaded"}
+        assert panda.skipped["ANALY_A"].detail["grandRatio"] == pytest.approx(40 / 110, abs=1e-4)
+        assert "ANALY_A" not in codes(under("seed", scenario))
+
+    def test_when_every_queue_is_overloaded_only_idle_ones_go(self):
+        scenario = anal_scenario(
+            anal_queue("ANALY_A", running=0, activated=30, starting=0),
+            anal_queue("ANALY_B", running=10, activated=300, starting=0),
+        )
+        assert codes(under("panda", scenario)) == {"ANALY_A": "overloaded"}
