@@ -55,7 +55,12 @@ def test_documented_example_as_json_follows_the_output_contract():
         "filter": "nucleus status",
         "detail": {"state": "DISABLED", "required": "ACTIVE"},
     }
-    assert [s["filter"] for s in decision["stages"]][:3] == ["nucleus status", "full chain", "transfer backlog"]
+    assert [s["filter"] for s in decision["stages"]][:4] == [
+        "input copy",
+        "nucleus status",
+        "full chain",
+        "transfer backlog",
+    ]
 
 
 def test_stdin_and_switching_a_filter_off():
