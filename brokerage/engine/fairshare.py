@@ -2,8 +2,13 @@
 
 A policy is a comma-separated list of `condition[&condition…]:share%`, conditions `type=` (processingType),
 `group=` (workingGroup), `gshare=`, and `priority` comparisons (`priority>800`). Values may use shell wildcards
-and `any`. A job takes the share of the first rule whose conditions all match and that names it explicitly;
-only when none does, the first rule made only of `any` values applies. No matching rule: no restriction.
+and `any`; the type `evgensimul` stands for evgen or simul (seeds 001/002). A job takes the share of the first
+rule whose conditions all match and that names it explicitly; only when none does, the first rule made only of
+`any` values applies. When the policy gives types a share and none names the job's type, the job has a zero share
+("type=evgensimul:100%: only evgen or simul jobs can be assigned as others have zero shares", seeds 001/002).
+No matching rule otherwise: no restriction.
+
+`zero_share_panda` is panda-server 1.0.4's AtlasBrokerUtils.hasZeroShare instead (the `panda` profile).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from functools import lru_cache
 
 _PRIORITY = re.compile(r"^priority\s*(>=|<=|>|<|==|=)\s*(-?\d+)$")
 _COMPARE = {
+    "!=": operator.ne,
     ">": operator.gt,
     ">=": operator.ge,
     "<": operator.lt,
@@ -71,12 +77,22 @@ def parse_policy(text: str) -> tuple[Rule, ...]:
     return tuple(rules)
 
 
+# seeds 001/002: a type that names two processing types
+TYPE_ALIASES = {"evgensimul": ("evgen", "simul")}
+
+
+def _value_matches(field: str, actual: str, pattern: str) -> bool:
+    if field == "type" and pattern in TYPE_ALIASES:
+        return actual in TYPE_ALIASES[pattern]
+    return fnmatchcase(actual, pattern)
+
+
 def _matches(rule: Rule, values: dict[str, str], priority: int) -> bool:
     for field, op, value in rule.conditions:
         if field == "priority":
             if not _COMPARE[op](priority, int(value)):
                 return False
-        elif value != "any" and not fnmatchcase(values.get(field, ""), value):
+        elif value != "any" and not _value_matches(field, values.get(field, ""), value):
             return False
     return True
 
@@ -93,4 +109,75 @@ def share_for(
     for rule in rules:
         if rule.generic and _matches(rule, values, priority):
             return rule.share, rule.text
+    typed = [
+        rule for rule in rules if rule.share > 0 and any(f == "type" and v != "any" for f, _, v in rule.conditions)
+    ]
+    if typed:
+        return (
+            0.0,
+            f"type {processing_type!r} is not among the types given a share ({', '.join(r.text for r in typed)})",
+        )
     return None, ""
+
+
+# panda-server 1.0.4 ProcessGroups.processGroups: processingType → the group hasZeroShare matches against
+PROCESS_GROUPS = {
+    "evgen": "evgen",
+    "simul": "simul",
+    "reprocessing": "reprocessing",
+    "prod_test": "test",
+    "validation": "test",
+    "ptest": "test",
+    "rc_test": "test",
+    "rc_test2": "test",
+    "rc_alrb": "test",
+    "mcore": "mcore",
+    "group": "group",
+    "deriv": "deriv",
+    "pile": "pile",
+    "merge": "merge",
+}
+_PANDA_PRIORITY = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(-?\d+)\s*$")
+
+
+def zero_share_panda(
+    policy: str, *, processing_type: str, working_group: str, gshare: str, priority: int, merging: bool
+) -> tuple[bool, str]:
+    """panda-server 1.0.4 AtlasBrokerUtils.hasZeroShare: the first comma-separated rule whose type (matched as a
+    regular expression against the processing *group*), group and gshare match, and whose priority comparison
+    holds (not checked for merges), decides: zero share when its share is 0. Test jobs are never zero-shared; a
+    rule the real code cannot read ends the check with no restriction."""
+    if not policy:
+        return False, ""
+    group = PROCESS_GROUPS.get(processing_type, "others")
+    if group == "test":
+        return False, ""
+    try:
+        for item in policy.split(","):
+            fields = item.split(":")
+            share = fields[-1]
+            wanted = {"type": None, "group": None, "gshare": None}
+            comparison = None
+            for text in fields:
+                for key in wanted:
+                    if text.startswith(f"{key}="):
+                        wanted[key] = text.split("=")[-1]
+                if text.startswith("priority"):
+                    comparison = text.replace("priority", "")
+            actual = {"type": group, "group": working_group or "", "gshare": gshare}
+            if any(
+                pattern not in ("any", None)
+                and not (key == "gshare" and gshare is None)
+                and re.search(f"^{pattern.replace('*', '.*')}$", actual[key]) is None
+                for key, pattern in wanted.items()
+            ):
+                continue
+            if comparison is not None and not merging:
+                match = _PANDA_PRIORITY.match(comparison)
+                # the real code evaluates the text; one it cannot evaluate counts as holding
+                if match and not _COMPARE.get(match.group(1), operator.ne)(priority, int(match.group(2))):
+                    continue
+            return share in ("0", "0%"), item
+    except re.error as error:
+        return False, f"unreadable policy ignored: {error}"
+    return False, ""

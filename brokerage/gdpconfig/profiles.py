@@ -59,6 +59,7 @@ PROFILES: dict[str, Profile] = {
             "EXCLUDE_TEST_QUEUES": False,
             # SiteMapper.getNucleus knows a nucleus only through its queues; doBrokerage stops on an unknown one
             "NUCLEUS_NEEDS_QUEUE": True,
+            "FAIRSHARE_RULE": "panda",
             "INPUT_COMPLETENESS_CHECK": True,
             # "SW/HW check": ANY passes only without a CPU/GPU spec; a plain release list never passes; a CPU
             # spec needs a published CPU architecture (AtlasBrokerUtils.JsonSoftwareCheck)

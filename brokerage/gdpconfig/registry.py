@@ -571,6 +571,19 @@ REGISTRY = Registry(
             minimum=0,
         ),
         _p(
+            "FAIRSHARE_RULE",
+            "jobbroker",
+            "str",
+            "seed",
+            "",
+            "The queue's fairsharepolicy. seed: the most specific matching rule, 'evgensimul' = evgen or simul, a "
+            "type no rule gives a share is zero-shared, urgent tasks ignore fairshare (seeds 000-002). panda "
+            "(AtlasBrokerUtils.hasZeroShare): the first matching rule in order decides, types match the processing "
+            "group as a regular expression, test jobs are never zero-shared, urgent tasks are not exempt.",
+            _S000_JOB,
+            choices=("seed", "panda"),
+        ),
+        _p(
             "EXCLUDE_TEST_QUEUES",
             "jobbroker",
             "bool",

@@ -16,6 +16,14 @@ RELEASE = "24.0.30"
 PLATFORM = "x86_64-el9-gcc13-opt"
 ARCHITECTURES = (PLATFORM, PLATFORM, f"{PLATFORM}#x86_64")
 NOW = "2026-11-01T12:00:00Z"
+FAIRSHARE_POLICIES = (
+    "type=evgen:100%,type=simul:100%,type=any:0%",
+    "type=evgensimul:100%",
+    "type=simul:0%",
+    "type=any:0%,type=evgen:100%",
+    "priority>400:0%",
+    "gshare=MC 16:0%",
+)
 
 
 def _sw_tags(rng: random.Random) -> dict[str, Any]:
@@ -83,6 +91,7 @@ def job_scenario(seed: int) -> dict[str, Any]:
             "direct_access_lan": False,
             "cloud": "WORLD",
             "astorages": {"read_lan": [f"{site}_DATADISK"], "write_lan": [f"{site}_DATADISK"]},
+            "fairsharepolicy": rng.choice([""] * 14 + list(FAIRSHARE_POLICIES)),
         }
         if "AUTO" in releases:
             sw_tags[name] = _sw_tags(rng)
@@ -132,7 +141,7 @@ def job_scenario(seed: int) -> dict[str, Any]:
         "jediTaskID": 1000 + seed,
         "taskPriority": priority,
         "currentPriority": priority,
-        "processingType": rng.choice(["simul", "evgen", "reprocessing"]),
+        "processingType": rng.choice(["simul", "evgen", "reprocessing", "urgent"]),
         "prodSourceLabel": "managed",
         "gshare": "MC 16",
         "coreCount": cores,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from brokerage.engine.fairshare import FairsharePolicyError, parse_policy, share_for
+from brokerage.engine.fairshare import FairsharePolicyError, parse_policy, share_for, zero_share_panda
 from brokerage.engine.network import network_weight, throughput_weight
 
 
@@ -95,3 +95,51 @@ class TestFairshare:
     def test_bad_policies_are_errors(self, bad):
         with pytest.raises(FairsharePolicyError):
             parse_policy(bad)
+
+
+class TestFairshareSeedFixes:
+    """seeds 001/002: "type=evgensimul:100%: only evgen or simul jobs can be assigned as others have zero shares"."""
+
+    @pytest.mark.parametrize(("kind", "share"), [("evgen", 100), ("simul", 100), ("reprocessing", 0), ("deriv", 0)])
+    def test_evgensimul_alone_lets_only_evgen_and_simul_through(self, kind, share):
+        assert (
+            share_for("type=evgensimul:100%", processing_type=kind, working_group="", gshare="", priority=1)[0] == share
+        )
+
+    @pytest.mark.parametrize(("kind", "share"), [("evgen", 100), ("simul", 100), ("reprocessing", 0)])
+    def test_evgensimul_with_any_zero(self, kind, share):
+        policy = "type=evgensimul:100%,type=any:0%"
+        assert share_for(policy, processing_type=kind, working_group="", gshare="", priority=1)[0] == share
+
+    def test_only_positive_type_rules_make_unlisted_types_zero(self):
+        # a zero rule alone restricts only what it names
+        assert share_for("type=simul:0%", processing_type="evgen", working_group="", gshare="", priority=1) == (
+            None,
+            "",
+        )
+
+
+class TestFairsharePanda:
+    """panda-server 1.0.4 hasZeroShare: first matching rule in order, regular expressions on the process group."""
+
+    @staticmethod
+    def zero(policy, kind="evgen", **extra):
+        options = {"working_group": "", "gshare": "MC 16", "priority": 500, "merging": False, **extra}
+        return zero_share_panda(policy, processing_type=kind, **options)[0]
+
+    def test_evgensimul_matches_no_group_in_the_real_code(self):
+        assert self.zero("type=evgensimul:100%", "reprocessing") is False
+        assert self.zero("type=evgensimul:100%,type=any:0%", "evgen") is True
+
+    def test_first_matching_rule_decides(self):
+        assert self.zero("type=any:0%,type=evgen:100%", "evgen") is True
+        assert self.zero("type=evgen:100%,type=any:0%", "evgen") is False
+
+    def test_unknown_processing_types_are_others_and_test_jobs_never_zero(self):
+        assert self.zero("type=others:0%", "urgent") is True
+        assert self.zero("type=any:0%", "validation") is False
+
+    def test_priority_comparison_not_for_merges(self):
+        assert self.zero("priority>400:0%", priority=500) is True
+        assert self.zero("priority>400:0%", priority=300) is False
+        assert self.zero("priority>400:0%", priority=300, merging=True) is True

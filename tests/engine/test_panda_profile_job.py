@@ -304,3 +304,20 @@ class TestInputCompleteness:
         data = [dataset(size=10.0, files=10, replicas={})]
         scenario = job_scenario(queue("N", site="NUC"), datasets=data, task={"inputPreStaging": True})
         assert "input_missing" not in set(codes(under("panda", scenario)).values())
+
+
+class TestZeroShare:
+    def test_evgensimul_lets_only_evgen_and_simul_through_under_the_seed(self):
+        scenario = job_scenario(
+            queue("A", fairsharepolicy="type=evgensimul:100%"), queue("N", site="NUC"), task={"processingType": "deriv"}
+        )
+        assert codes(under("seed", scenario)) == {"A": "zeroshare"}
+        # panda-server 1.0.4 knows no evgensimul group: the rule matches nothing, nothing is restricted
+        assert codes(under("panda", scenario)) == {}
+
+    def test_urgent_tasks_ignore_fairshare_under_the_seed_only(self):
+        scenario = job_scenario(
+            queue("A", fairsharepolicy="type=any:0%"), queue("N", site="NUC"), task={"processingType": "urgent"}
+        )
+        assert codes(under("seed", scenario)) == {}
+        assert codes(under("panda", scenario)) == {"A": "zeroshare"}

@@ -27,11 +27,11 @@ def test_the_real_code_never_raised(side_by_side):
 
 def test_the_scenarios_are_decided_not_empty(side_by_side):
     # a comparison of empty results proves little: at least a quarter of the real decisions keep queues, and
-    # together they keep over a hundred queues
+    # together they keep some eighty queues or more
     _, theirs = side_by_side
     kept = [len(t["candidates"]) for t in theirs]
     assert sum(1 for k in kept if k) >= len(SCENARIOS) // 4
-    assert sum(kept) >= 100
+    assert sum(kept) >= 80
 
 
 def test_the_rules_the_profile_switches_decide_in_the_real_code_too(side_by_side):
@@ -39,7 +39,17 @@ def test_the_rules_the_profile_switches_decide_in_the_real_code_too(side_by_side
     # the real broker in at least one scenario
     _, theirs = side_by_side
     codes = {code for t in theirs for queue_codes in t.get("skipped", {}).values() for code in queue_codes}
-    assert {"-cache", "-cpucore", "-t1weight", "-cap_rt", "-disk", "-io", "-min_walltime", "-nopilot"} <= codes
+    assert {
+        "-cache",
+        "-cpucore",
+        "-t1weight",
+        "-cap_rt",
+        "-disk",
+        "-io",
+        "-min_walltime",
+        "-nopilot",
+        "-zeroshare",
+    } <= codes
 
 
 def test_the_seed_profile_departs_from_the_real_code(real_panda):

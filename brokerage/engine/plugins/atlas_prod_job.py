@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..fairshare import FairsharePolicyError, share_for
+from ..fairshare import FairsharePolicyError, share_for, zero_share_panda
 from ..network import network_weight
 from ..plugin import Context, Filter, Plugin, Rejection
 from ..scenario import Scenario
@@ -761,10 +761,27 @@ class AtlasProdJobBroker(Plugin):
 
     @staticmethod
     def _zero_share(c: Context) -> Rejection:
+        """seed 000 "Zero Share"; urgent tasks ignore fairshare (seed 002). FAIRSHARE_RULE panda: panda-server
+        1.0.4's hasZeroShare, which has no urgent exemption."""
         task = c.task
+        panda = c.config.get("FAIRSHARE_RULE") == "panda"
+        if not panda and "urgent" in task.processingType:
+            return Rejection(np.zeros(len(c.names), dtype=bool))
         policies, inverse = c["policy_values"], c["policy_index"]
         shares, rules = [], []
         for policy in policies.tolist():  # once per distinct policy string
+            if panda:
+                zero, rule = zero_share_panda(
+                    policy,
+                    processing_type=task.processingType,
+                    working_group=task.workingGroup,
+                    gshare=task.gshare,
+                    priority=task.currentPriority,
+                    merging=c.scenario.jobs.isMerge,
+                )
+                shares.append(zero)
+                rules.append(rule)
+                continue
             try:
                 share, rule = share_for(
                     policy,
