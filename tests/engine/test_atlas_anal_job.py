@@ -106,6 +106,15 @@ class TestCandidates:
         assert decide(anal_scenario(*grid, task={"site": "A"})).chosen == "A"
         assert decide(anal_scenario(*grid, task={"includedSite": "B"})).chosen == "B"
 
+    def test_a_site_pre_assignment_restricts_the_candidates_to_that_queue(self):
+        # B is online and less busy, yet a task pre-assigned to A is brokered to A alone
+        grid = (q("A", stats={"activated": 50}), q("B"))
+        decision = decide(anal_scenario(*grid, task={"site": "A"}))
+        assert decision.initial == ("A",)
+        assert decision.chosen == "A"
+        unknown = decide(anal_scenario(*grid, task={"site": "NOWHERE"}))
+        assert (unknown.initial, unknown.chosen) == ((), None)
+
 
 class TestDataLocality:
     DATA = [dataset(size=10, files=4, replicas={"HAS_DATADISK": (4, 10)})]
@@ -168,6 +177,19 @@ class TestDataLocality:
         decision = decide(anal_scenario(*grid, datasets=self.DATA, sites=self.SITES))
         assert (decision.outcome, decision.retry_after_minutes) == ("pending", 20)
         assert codes(decision) == {"WITH": "overloaded", "WITHOUT": "fileunavailable"}
+
+    def test_when_every_queue_with_the_data_closed_jobs_the_input_moves_to_idle_queues(self):
+        # seed 002 "Input data transfer": WITH holds the input but 2 of the task's jobs were closed there in 6 h
+        stats = {"queues": {"WITH": {"taskClosed": 2}}}
+        scenario = anal_scenario(
+            *self.grid(), datasets=self.DATA, sites=self.SITES, user_stats=stats, task={"ioIntensity": 10_000}
+        )
+        decision = decide(scenario)
+        assert codes(decision) == {"WITH": "closed"}
+        assert decision.chosen == "WITHOUT"
+        # no closed job there: the input stays where it is
+        normal = decide(anal_scenario(*self.grid(), datasets=self.DATA, sites=self.SITES, task={"ioIntensity": 10_000}))
+        assert codes(normal) == {"WITHOUT": "fileunavailable"}
 
 
 class TestPersistentFilters:

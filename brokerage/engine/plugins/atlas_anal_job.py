@@ -115,6 +115,11 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         return self.filters
 
     def initial_candidates(self, scenario: Scenario) -> list[str]:
+        site = scenario.task.site
+        if site:
+            # a task pre-assigned to a queue (its `site`) is brokered to that queue only (seed 000; AtlasAnalJobBroker
+            # sitePreAssigned); an unknown queue leaves no candidate
+            return [site] if site in scenario.queues else []
         cache = self._snapshot_cache(scenario)
         if "analysis queues" not in cache:
             cache["analysis queues"] = sorted(
@@ -409,6 +414,15 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
     def _locality(c: Context) -> Rejection:
         if AtlasAnalJobBroker._locality_suppressed(c.scenario) or not c.scenario.datasets:
             return Rejection(np.zeros(len(c.names), dtype=bool))
+        with_data = c.alive & (c["missing_files"] == 0)
+        if not c.config.get("ANALYSIS_SKIP_CLOSED") and with_data.any() and np.all(c["task_closed"][with_data] > 0):
+            # seed 002 "Input data transfer": every queue with the data has closed jobs of the task in the last
+            # 6 h (busy, its jobs got no CPU): new jobs go to the other queues, with their input
+            return Rejection(
+                with_data,
+                {"closed": c["task_closed"], "windowHours": c.config.get("TW_DONE_JOB_STAT"), "rule": "input moved"},
+                code=np.full(len(c.names), "closed", dtype=object),
+            )
         return Rejection(
             c["missing_files"] > 0,
             {"missingFiles": c["missing_files"], "totalFiles": c["total_files"], "availableGB": c["local_size"]},
