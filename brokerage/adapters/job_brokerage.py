@@ -12,9 +12,17 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, Max, Q, Sum
+from django.db.models import Avg, Count, F, FloatField, Max, Q, Sum
+from django.db.models.functions import NullIf
 
-from brokerage.adapters.task_brokerage import TASK_FIELDS, TASK_GRID_PARTS, TASK_PARAMETERS, grid_parts, over_base
+from brokerage.adapters.task_brokerage import (
+    TASK_FIELDS,
+    TASK_GRID_PARTS,
+    TASK_PARAMETERS,
+    grid_parts,
+    over_base,
+    task_values,
+)
 from brokerage.engine import Scenario, parse_scenario
 from brokerage.models import GpuSummary, Job, PandaQueue, QueuePilotStats, QueueStorage, SoftwareTags
 
@@ -50,7 +58,22 @@ QUEUE_COLUMNS = (
     "siteClass",
 )
 STATS_STATUSES = ("running", "activated", "assigned", "starting", "defined", "transferring")
-JOB_TASK_PARAMETERS = (*TASK_PARAMETERS, "includedSite", "excludedSite", "avoidVP", "nEventsPerJob", "nFilesPerJob")
+JOB_TASK_PARAMETERS = (
+    *TASK_PARAMETERS,
+    "includedSite",
+    "excludedSite",
+    "avoidVP",
+    "nEventsPerJob",
+    "nFilesPerJob",
+    "allowInputLAN",
+    "container_name",
+)
+USER_RUNNING = ("running",)
+USER_QUEUED = ("defined", "assigned", "activated", "starting")
+# prodSourceLabels of analysis jobs (their users are counted per queue for the Analysis Stabilizer)
+ANALYSIS_LABELS = ("user", "panda")
+# toRunningRate: jobs started per hour over the last 6 hours (AtlasBrokerUtils.getSiteToRunRateStats' window)
+TO_RUNNING_WINDOW = timedelta(hours=6)
 # How far back job starts are looked for (bounded so the query never scans the whole history).
 START_WINDOW = timedelta(days=7)
 JOB_GRID_PARTS = (*TASK_GRID_PARTS, "queues", "queue_stats", "sw_tags", "gpu_summary")
@@ -71,14 +94,20 @@ def queue_records() -> dict[str, dict[str, Any]]:
 
 
 def queue_statistics(*, now: datetime, queues: dict[str, dict]) -> dict[str, dict[str, Any]]:
-    """Per queue: jobs by status and running cores, pilots and batch jobs, hours since the last job start
-    (three queries)."""
+    """Per queue: jobs by status, running cores and their average disk IO per core, pilots and batch jobs, hours
+    since the last job start, jobs started per hour over the last 6 h (toRunningRate), users with analysis jobs
+    there (nUsers). Four queries."""
     stats: dict[str, dict[str, Any]] = {name: {status: 0 for status in STATS_STATUSES} for name in queues}
     stats_rows = (
         Job.objects.filter(jobStatus__in=STATS_STATUSES)
         .exclude(computingSite="")
         .values("computingSite", "jobStatus")
-        .annotate(jobs=Count("pk"), cores=Sum("coreCount"))
+        .annotate(
+            jobs=Count("pk"),
+            cores=Sum("coreCount"),
+            # JEDI getAvgDiskIO_JEDI: the running jobs' average disk IO per core
+            disk_io=Avg(F("diskIO") / NullIf(F("coreCount"), 0), output_field=FloatField()),
+        )
     )
     for row in stats_rows:
         entry = stats.get(row["computingSite"])
@@ -87,13 +116,30 @@ def queue_statistics(*, now: datetime, queues: dict[str, dict]) -> dict[str, dic
         entry[row["jobStatus"]] = row["jobs"]
         if row["jobStatus"] == "running":
             entry["runningCores"] = row["cores"] or 0
+            if row["disk_io"] is not None:
+                entry["avgDiskIOPerCore"] = row["disk_io"]
     starts = (
         Job.objects.filter(startTime__gte=now - START_WINDOW)
         .exclude(computingSite="")
         .values("computingSite")
-        .annotate(last=Max("startTime"))
+        .annotate(last=Max("startTime"), recent=Count("pk", filter=Q(startTime__gte=now - TO_RUNNING_WINDOW)))
     )
-    last_start = {row["computingSite"]: row["last"] for row in starts}
+    last_start = {}
+    for row in starts:
+        last_start[row["computingSite"]] = row["last"]
+        entry = stats.get(row["computingSite"])
+        if entry is not None and row["recent"]:
+            entry["toRunningRate"] = row["recent"] / (TO_RUNNING_WINDOW.total_seconds() / 3600)
+    users = (
+        Job.objects.filter(prodSourceLabel__in=ANALYSIS_LABELS, jobStatus__in=USER_QUEUED + USER_RUNNING)
+        .exclude(computingSite="")
+        .values("computingSite")
+        .annotate(users=Count("prodUserName", distinct=True))
+    )
+    for row in users:
+        entry = stats.get(row["computingSite"])
+        if entry is not None:
+            entry["nUsers"] = row["users"]
     for name, entry in stats.items():
         if name in last_start:
             entry["hoursSinceLastStart"] = max((now - last_start[name]).total_seconds() / 3600, 0.0)
@@ -120,7 +166,7 @@ def software_parts() -> dict[str, Any]:
 
 
 def job_grid_base(*, now: datetime, gdpconfig: dict[str, Any]) -> Scenario:
-    """The scenario part every job set of a cycle shares (ten queries)."""
+    """The scenario part every job set of a cycle shares (eleven queries)."""
     queues = queue_records()
     return parse_scenario(
         {
@@ -138,11 +184,13 @@ def job_grid_base(*, now: datetime, gdpconfig: dict[str, Any]) -> Scenario:
 def task_spec(task: dict[str, Any]) -> dict[str, Any]:
     """A task row (TASK_FIELDS + nucleus) as the scenario's task object, task parameters included."""
     params = task.get("taskParams") or {}
-    spec = {
-        key: value
-        for key, value in task.items()
-        if (key in TASK_FIELDS or key == "taskClass") and key not in ("taskParams", "parent_id") and value is not None
-    }
+    spec = task_values(
+        {
+            key: value
+            for key, value in task.items()
+            if (key in TASK_FIELDS or key == "taskClass") and key not in ("taskParams", "parent_id")
+        }
+    )
     spec["nucleus"] = task.get("nucleus") or ""
     spec.update({key: params[key] for key in JOB_TASK_PARAMETERS if key in params})
     return spec
@@ -177,15 +225,13 @@ __all__ = ["PLUGIN", "Q", "job_grid_base", "job_set_scenario", "queue_records", 
 
 
 ANALYSIS_PLUGIN = "atlas_anal_job"
-USER_RUNNING = ("running",)
-USER_QUEUED = ("defined", "assigned", "activated", "starting")
 
 
 def analysis_user_stats(*, now: datetime, task_ids: list[int]) -> dict[int, dict[str, Any]]:
     """`user_stats` for each analysis task (seed 000 analysis brokerage): the user's and the working group's
     running and queued jobs and cores, the user's jobs per queue, the task's finished, failed and closed jobs
-    per queue, hours since the task's last finished job, and the global shares' usage. Five queries for all
-    the tasks of a cycle."""
+    per queue, the user's running cores at hi-class queues, hours since the task's last finished job, and the
+    global shares' usage. Six queries for all the tasks of a cycle."""
     # deferred import: selectors import models, and the adapters are imported by services at start-up
     from brokerage.models import Task
     from brokerage.selectors.shares import global_share_usage
@@ -196,6 +242,8 @@ def analysis_user_stats(*, now: datetime, task_ids: list[int]) -> dict[int, dict
     }
     users = {user for user, _ in owners.values()}
     groups = {group for _, group in owners.values() if group}
+    # the user's running cores at hi-class queues (seed 000: class A tasks are throttled on them)
+    hi_queues = set(PandaQueue.objects.filter(siteClass="hi").values_list("name", flat=True))
     per_user: dict[str, dict[str, float]] = {}
     per_group: dict[str, dict[str, float]] = {}
     user_queues: dict[str, dict[str, dict[str, float]]] = {}
@@ -211,6 +259,11 @@ def analysis_user_stats(*, now: datetime, task_ids: list[int]) -> dict[int, dict
             entry = table.setdefault(name, {"running": 0, "queued": 0, "runningCores": 0, "queuedCores": 0})
             entry["running" if running else "queued"] += row["jobs"]
             entry["runningCores" if running else "queuedCores"] += row["cores"] or 0
+        if running and row["computingSite"] in hi_queues:
+            entry = per_user.setdefault(
+                row["prodUserName"], {"running": 0, "queued": 0, "runningCores": 0, "queuedCores": 0}
+            )
+            entry["runningSlotsHiSites"] = entry.get("runningSlotsHiSites", 0) + (row["cores"] or 0)
         if row["computingSite"]:
             queue = user_queues.setdefault(row["prodUserName"], {}).setdefault(
                 row["computingSite"], {"userQueued": 0, "userRunning": 0}

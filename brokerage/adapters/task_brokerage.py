@@ -45,6 +45,8 @@ TASK_FIELDS = (
     "vo",
     "parent_id",
     "taskParams",
+    "site",
+    "eventService",
 )
 TASK_PARAMETERS = (
     "t1Weight",
@@ -56,6 +58,14 @@ TASK_PARAMETERS = (
     "maxCoreCount",
     "outputEndpointType",
 )
+
+
+def task_values(row: dict[str, Any]) -> dict[str, Any]:
+    """A task row's set values in the scenario's types (JEDI keeps eventService as a number)."""
+    values = {key: value for key, value in row.items() if value is not None}
+    if "eventService" in values:
+        values["eventService"] = bool(values["eventService"])
+    return values
 
 
 def grid_parts() -> dict[str, Any]:
@@ -133,7 +143,7 @@ def task_scenarios(*, task_ids: list[int], base: Scenario, seed_of) -> dict[int,
     for task_id, task in tasks.items():
         params = task.pop("taskParams") or {}
         parent_id = task.pop("parent_id")
-        spec = {key: value for key, value in task.items() if value is not None}
+        spec = task_values(task)
         spec.update({key: params[key] for key in TASK_PARAMETERS if key in params})
         if parent_id in parents:
             spec["parentNucleus"] = parents[parent_id] or ""

@@ -76,6 +76,11 @@ class Job(Stateful):
     maxRSS = models.PositiveBigIntegerField(null=True, blank=True, help_text="kB.")
     maxPSS = models.PositiveBigIntegerField(null=True, blank=True, help_text="kB.")
     cpuConsumptionTime = models.PositiveBigIntegerField(null=True, blank=True, help_text="Seconds.")
+    diskIO = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Disk IO the pilot measured, kB/s (the queue's average per core feeds the diskIO check).",
+    )
     hs06 = models.PositiveIntegerField(null=True, blank=True)
     pilotErrorCode = models.IntegerField(null=True, blank=True)
     pilotErrorDiag = models.CharField(max_length=500, blank=True, default="")
@@ -90,6 +95,9 @@ class Job(Stateful):
         constraints = [
             models.CheckConstraint(condition=Q(jobStatus__in=states.JOB.statuses), name="job_status_known"),
             models.CheckConstraint(condition=Q(attemptNr__gte=1), name="job_attempt_counts_from_one"),
+            models.CheckConstraint(
+                condition=Q(diskIO__isnull=True) | Q(diskIO__gte=0), name="job_disk_io_not_negative"
+            ),
             models.CheckConstraint(
                 condition=Q(startTime__isnull=True) | Q(endTime__isnull=True) | Q(endTime__gte=F("startTime")),
                 name="job_ends_after_start",

@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 
+from brokerage.adapters.job_brokerage import ANALYSIS_LABELS
 from brokerage.adapters.task_brokerage import PLUGIN, grid_base, task_scenarios
 from brokerage.gdpconfig import REGISTRY
 from brokerage.models import BrokerageCycle, GlobalShare, Task
@@ -42,7 +43,6 @@ PENDING_RETRY_TASK_BROKERAGE = PENDING_RETRY
 PENDING_RETRY_PRODUCTION_JOBS = timedelta(minutes=60)
 PENDING_RETRY_ANALYSIS_JOBS = timedelta(minutes=20)
 JOB_BROKERAGE_STATUSES = ("ready", "scouted", "running")
-ANALYSIS_LABELS = ("user", "panda")
 
 
 def task_pending_retry(*, now: datetime) -> list[int]:
