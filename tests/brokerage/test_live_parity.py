@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from brokerage.adapters.job_brokerage import analysis_user_stats
+from brokerage.adapters.job_brokerage import analysis_user_stats, job_grid_base
+from brokerage.engine import run
 from brokerage.engine.scenario import JobSet, TaskSpec
-from brokerage.models import PandaQueue, Task
+from brokerage.models import Job, PandaQueue, StorageEndpoint, Task
 from brokerage.services.jobs import job_set_preview_scenario
 from tests import factories
 from tests.jobs.conftest import make_one_queue_grid, make_ready_task
@@ -198,8 +199,6 @@ class TestRulesFireLive:
 
     @staticmethod
     def decide_live(task):
-        from brokerage.engine import run
-
         scenario = job_set_preview_scenario(task_id=task.pk, now=NOW, gdpconfig={}, seed=0)
         return run(scenario)
 
@@ -231,3 +230,45 @@ class TestRulesFireLive:
         assert decision.skipped["SAT_Q"].detail["avgDiskIOPerCore"] == pytest.approx(100.0)
         Task.objects.filter(pk=task.pk).update(diskIO=40)
         assert "SAT_Q" not in self.decide_live(task).skipped
+
+    def test_the_analysis_stabilizer_reads_users_and_start_rate_from_the_database(self, live_grid, work_queue):
+        # ANALY_Q: 250 running jobs of eve; queued: jdoe 150, ann, bob and cyd 50 each (300); 12 jobs started in
+        # the last 6 h: toRunningRate 2/h; 5 users. Not overloaded (300 ≤ 2 × 250). Throttleable (300 ≥ 100 and
+        # ≥ 8 h × 2). nQ_max = max(100, 2 × 250, 12 h × 2) = 500; jdoe's share max(0 / 250, 1 / 5) = 0.2; jdoe's
+        # limit max(5, 0.05 × 250, 500 × 0.2) = 100 < 150 queued: skipped. Counted as one user (the default
+        # before), the limit was 500 and nothing was skipped.
+        disk = StorageEndpoint.objects.get(name="SAT_DATADISK")
+        queue = factories.PandaQueueFactory(
+            name="ANALY_Q", site=live_grid.site, type="analysis", corecount=1, releases=["ANY"]
+        )
+        for role in ("read_lan", "write_lan"):
+            factories.QueueStorageFactory(queue=queue, endpoint=disk, role=role)
+        factories.QueuePilotStatsFactory(queue=queue, pilotsLast3h=50, nBatchJob=0)
+        task = factories.TaskFactory(
+            status="ready", prodSourceLabel="user", userName="jdoe", workQueue=work_queue, gshare="User Analysis",
+            coreCount=1, ramCount=1000, ramUnit="MB", taskPriority=1000, currentPriority=1000,
+        )  # fmt: skip
+
+        def analysis_jobs(status, user, count, **extra):
+            return [
+                Job(task=task, jobStatus=status, computingSite="ANALY_Q", prodSourceLabel="user",
+                    prodUserName=user, coreCount=1, **extra)
+                for _ in range(count)
+            ]  # fmt: skip
+
+        started = {"startTime": NOW - timedelta(hours=2), "endTime": NOW - timedelta(hours=1)}
+        Job.objects.bulk_create(
+            analysis_jobs("running", "eve", 250)
+            + analysis_jobs("activated", "jdoe", 150, jobsetID=1)
+            + [job for user in ("ann", "bob", "cyd") for job in analysis_jobs("activated", user, 50)]
+            + analysis_jobs("finished", "zed", 12, **started)
+        )
+        base = job_grid_base(now=NOW, gdpconfig={})
+        assert base.queue_stats["ANALY_Q"]["nUsers"] == 5
+        assert base.queue_stats["ANALY_Q"]["toRunningRate"] == pytest.approx(2.0)
+        # the preview path of the cycles: the task's latest job set, over the live grid
+        scenario = job_set_preview_scenario(task_id=task.pk, now=NOW, gdpconfig={}, seed=0)
+        assert scenario.plugin == "atlas_anal_job"
+        decision = run(scenario)
+        assert decision.skipped["ANALY_Q"].code == "tmp_user_problem"
+        assert decision.skipped["ANALY_Q"].detail["maxQueueLength"] == pytest.approx(100.0)
