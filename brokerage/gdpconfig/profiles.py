@@ -53,6 +53,7 @@ PROFILES: dict[str, Profile] = {
             "USE_NEW_BASIC_WEIGHT": True,
             "ANALYSIS_WEIGHT_RULE": "panda",
             "ANALYSIS_SKIP_CLOSED": True,
+            "ANALYSIS_LOCALITY_RULE": "panda",
             "ANALYSIS_BAD_JOBS_STRICT": True,
             "ANALYSIS_OVERLOAD_RULE": "panda",
             # AtlasProdJobBroker (job brokerage)

@@ -551,6 +551,19 @@ REGISTRY = Registry(
             choices=("seed", "panda"),
         ),
         _p(
+            "ANALYSIS_LOCALITY_RULE",
+            "anal_jobbroker",
+            "str",
+            "seed",
+            "",
+            "seed: no data locality check for taskPriority ≥ 2000, low ioIntensity or a timed-out task; otherwise a "
+            "retry without it when the persistent filters leave nothing. panda (AtlasAnalJobBroker): a first loop "
+            "always with the check, a second from all queues without it when the first keeps no queue and the "
+            "input has a complete copy readable over WAN.",
+            _S000_ANAL,
+            choices=("seed", "panda"),
+        ),
+        _p(
             "OVERLOAD_MIN_QUEUE",
             "anal_jobbroker",
             "int",

@@ -118,3 +118,47 @@ class TestAnalysisBroker:
             anal_queue("ANALY_B", running=10, activated=300, starting=0),
         )
         assert codes(under("panda", scenario)) == {"ANALY_A": "overloaded"}
+
+    DATA_AT_A = [dataset(size=10, files=4, replicas={"HAS_DATADISK": (4, 10)})]
+    SITES = {"HAS": {"role": "satellite", "state": "ACTIVE"}}
+
+    def with_data(self, **task):
+        return anal_scenario(
+            queue("ANALY_A", site="HAS", corecount=1),
+            anal_queue("ANALY_B"),
+            datasets=self.DATA_AT_A,
+            sites=self.SITES,
+            task={"taskPriority": 2000, **task},
+        )
+
+    def test_a_high_priority_task_still_goes_to_its_data_first(self):
+        # taskPriority 2000: the seed drops the locality check; panda's first loop keeps it, and only when that
+        # loop keeps nothing does a second one go without
+        scenario = self.with_data()
+        assert {c.name for c in under("seed", scenario).candidates} == {"ANALY_A", "ANALY_B"}
+        assert {c.name for c in under("panda", scenario).candidates} == {"ANALY_A"}
+        offline = self.with_data()
+        offline["queues"]["ANALY_A"]["status"] = "offline"
+        second = under("panda", offline)
+        assert {c.name for c in second.candidates} == {"ANALY_B"}
+        assert "tried again without it" in second.message
+
+    def test_without_a_complete_copy_an_incomplete_one_counts_as_the_data(self):
+        # 3 of 4 files at HAS and nowhere complete: ANALY_A has the data for panda's locality check
+        data = [dataset(size=10, files=4, replicas={"HAS_DATADISK": (3, 7.5)})]
+        scenario = anal_scenario(
+            queue("ANALY_A", site="HAS", corecount=1), anal_queue("ANALY_B"), datasets=data, sites=self.SITES
+        )
+        panda = under("panda", scenario)
+        assert {c.name for c in panda.candidates} == {"ANALY_A"}
+        assert codes(panda) == {"ANALY_B": "fileunavailable"}
+
+    def test_a_unified_queue_is_brokered_as_its_pseudo_queues(self):
+        # an 8-core unified queue with maxrss 16,000: its 1-core pseudo-queues get 16,000 × 1 / 8 = 2,000 MB;
+        # a 3,000 MB single-core job (× 0.9 = 2,700 MB) fits none of them
+        unified = queue("ANALY_U", site="SAT", corecount=8, maxrss=16000, capability="ucore", type="unified")
+        scenario = anal_scenario(unified, anal_queue("ANALY_B"), task={"ramCount": 3000})
+        decision = under("panda", scenario)
+        assert {c.name for c in decision.candidates} == {"ANALY_B"}
+        assert decision.skipped["ANALY_U/SCORE"].code == "lowmemory"
+        assert decision.skipped["ANALY_U/SCORE"].detail["maxrss"] == 2000

@@ -1,10 +1,6 @@
 """Our analysis broker under the `panda` profile against the real AtlasAnalJobBroker (panda-server 1.0.4), side by
 side on 250 generated scenarios: the same queues kept, each with the same share of the total weight (relative
-1e-6).
-
-Not yet at 100 %: the scenarios below still differ, each for a named cause still to model (docs/decisions.md,
-"Profiles and the real PanDA code"). The list is exact, so a new difference fails the test, and so does a fixed
-one (take it off the list)."""
+1e-6)."""
 
 import pytest
 
@@ -12,18 +8,6 @@ from brokerage.peer.compare import compare
 
 pytestmark = pytest.mark.peer
 SCENARIOS = list(range(250))
-STILL_DIFFERENT = {
-    # the real broker's second, locality-free loop keeps a queue ours does not reach
-    48: "locality-free second loop",
-    117: "locality-free second loop",
-    122: "locality-free second loop",
-    169: "locality-free second loop",
-    # the memory check of a unified queue's pseudo-queues
-    8: "memory check of unified queues",
-    # the final selection (candidates with data first, problematic queues dropped after ranking)
-    94: "final selection",
-    186: "final selection",
-}
 
 
 @pytest.fixture(scope="module")
@@ -31,12 +15,10 @@ def side_by_side(real_panda):
     return compare(real_panda, "anal", SCENARIOS, profile="panda")
 
 
-def test_every_scenario_agrees_but_the_named_ones(side_by_side):
+def test_every_scenario_agrees_under_the_panda_profile(side_by_side):
     report, _ = side_by_side
-    differing = {c.seed: c.note or c.peer_error for c in report.comparisons if not c.agrees}
-    assert set(differing) == set(STILL_DIFFERENT), (
-        report.summary() + "\n" + "\n".join(f"scenario {seed}: {note}" for seed, note in sorted(differing.items()))
-    )
+    differing = [f"scenario {c.seed}: {c.note} {c.peer_error}" for c in report.comparisons if not c.agrees]
+    assert not differing, report.summary() + "\n" + "\n".join(differing)
 
 
 def test_the_real_code_never_raised(side_by_side):

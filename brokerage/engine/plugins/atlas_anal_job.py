@@ -21,7 +21,7 @@ from ..decision import Decision
 from ..plugin import Context, Filter, Rejection
 from ..scenario import Scenario
 from ..software import TaskSoftware
-from .atlas_prod_job import AtlasProdJobBroker, _float, walltime_rejection
+from .atlas_prod_job import DOWNTIME_STATUSES, AtlasProdJobBroker, _float, readable_over_wan, walltime_rejection
 
 USER_ANALYSIS = "User Analysis"
 # seed 000: User Analysis usage over 90 % (class C) or 95 % (class B) of its target throttles the task
@@ -38,6 +38,8 @@ SITE_CLASS_TABLE = {
 }
 SITE_CLASS_COLUMN = {"hi": 0, "mid": 1, "lo": 2}
 CLASS_SHARES = ("User Analysis", "Express Analysis")
+# the filters whose queues panda-server 1.0.4 marks problematic and drops only after both loops
+PROBLEMATIC = frozenset({"bad jobs", "analysis stabilizer"})
 # panda-server 1.0.4 class values (analy_task_eval / analy_site_eval); an unknown site class counts as mid
 PANDA_TASK_CLASS = {"S": 1, "A": 1, "B": 0, "C": -1}
 PANDA_SITE_CLASS = {"hi": 1, "mid": 0, "lo": -1}
@@ -115,15 +117,17 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         return self.filters
 
     def initial_candidates(self, scenario: Scenario) -> list[str]:
+        # unified queues are brokered as their pseudo-queues, as in production (seed 000; SiteMapper)
+        records = self.queue_records(scenario)
         site = scenario.task.site
         if site:
             # a task pre-assigned to a queue (its `site`) is brokered to that queue only (seed 000; AtlasAnalJobBroker
             # sitePreAssigned); an unknown queue leaves no candidate
-            return [site] if site in scenario.queues else []
+            return [name for name, (_, unified) in records.items() if unified == site]
         cache = self._snapshot_cache(scenario)
         if "analysis queues" not in cache:
             cache["analysis queues"] = sorted(
-                name for name, record in scenario.queues.items() if record.get("type") in ("analysis", "unified")
+                name for name, (record, _) in records.items() if record.get("type") in ("analysis", "unified")
             )
         return list(cache["analysis queues"])
 
@@ -132,8 +136,9 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         cache = self._snapshot_cache(scenario)
         key = ("analysis grid", tuple(names))
         if key not in cache:
-            records = [scenario.queues[name] for name in names]
-            stats = [scenario.queue_stats.get(name, {}) for name in names]
+            known = self.queue_records(scenario)
+            records = [known[name][0] for name in names]
+            stats = [scenario.queue_stats.get(known[name][1], {}) for name in names]
             cache[key] = {
                 "site_class": np.array([r.get("siteClass") or "" for r in records], dtype=object),
                 "vp": np.array([bool(r.get("use_vp")) for r in records], dtype=bool),
@@ -164,14 +169,16 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         held = cache.get(key)
         if held is not None and held[0] is per_queue:
             return held[1]
-        position = {name: i for i, name in enumerate(names)}
+        known = self.queue_records(scenario)
+        positions: dict[str, list[int]] = {}
+        for i, name in enumerate(names):  # a unified queue's numbers go to each of its pseudo-queues
+            positions.setdefault(known[name][1] if name in known else name, []).append(i)
         arrays = {array: np.zeros(len(names)) for _, array in self.USER_FIELDS}
         for queue_name, numbers in per_queue.items():
-            i = position.get(queue_name)
-            if i is None or not numbers:
+            if queue_name not in positions or not numbers:
                 continue
             for field, array in self.USER_FIELDS:
-                arrays[array][i] = _float(numbers.get(field))
+                arrays[array][positions[queue_name]] = _float(numbers.get(field))
         cache[key] = (per_queue, arrays)  # the object is kept so its id cannot be reused meanwhile
         return arrays
 
@@ -234,6 +241,8 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
                 extra={"throttle": numbers},
             )
         decision = super().decide(scenario)
+        if scenario.config.get("ANALYSIS_LOCALITY_RULE") == "panda":
+            return self._second_loop_panda(scenario, decision)
         persistent_left = self._after_persistent(decision)
         locality_on = "data locality" not in self.disabled_filters and not self._locality_suppressed(scenario)
         if persistent_left == 0 and locality_on and decision.initial:
@@ -243,6 +252,47 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             note = "all queues failed persistent filters: tried again without the data locality check"
             return replace(second, message=f"{second.message} ({note})", extra={**second.extra, "retry": note})
         return decision
+
+    def _second_loop_panda(self, scenario: Scenario, decision: Decision) -> Decision:
+        """AtlasAnalJobBroker (1.0.4) brokers in two loops: with the data locality check, then, when that loop
+        keeps no queue, again from all queues without it. The second loop exists whenever the task has input
+        with a copy regarded as complete and readable over WAN (its other conditions always hold for one site per
+        job). Queues the real code calls problematic (bad jobs, the Analysis Stabilizer) are dropped only after
+        the loops, so the first loop counts as failed for them only when locality was to be ignored (high
+        priority, low ioIntensity, timeout)."""
+        if (
+            decision.candidates
+            or not decision.initial
+            or "data locality" in self.disabled_filters
+            or not scenario.datasets
+            or not readable_over_wan(scenario, scenario.datasets, nearly_complete=True)
+        ):
+            return decision
+        if not self._locality_to_ignore(scenario):
+            probe = type(self)(disabled_filters=self.disabled_filters | PROBLEMATIC)
+            probe._snapshot_held = getattr(self, "_snapshot_held", None)
+            probe.first_loop_probe = True
+            # the first loop alone (the plugin's own decide would loop again)
+            if super(AtlasAnalJobBroker, probe).decide(scenario).candidates:
+                return decision  # the first loop kept queues; all of them were problematic
+        retry = type(self)(disabled_filters=self.disabled_filters | {"data locality"})
+        retry._snapshot_held = getattr(self, "_snapshot_held", None)
+        second = retry.decide(scenario)
+        note = "no queue kept with the data locality check: tried again without it"
+        return replace(second, message=f"{second.message} ({note})", extra={**second.extra, "retry": note})
+
+    @staticmethod
+    def _locality_to_ignore(scenario: Scenario) -> bool:
+        """AtlasAnalJobBroker's to_ignore_data_loc: taskPriority ≥ 2000, a known ioIntensity at or under
+        IO_INTENSITY_CUTOFF_USER, or no success for DATA_CHECK_TIMEOUT_USER hours."""
+        task, config = scenario.task, scenario.config
+        cutoff, timeout = config.get("IO_INTENSITY_CUTOFF_USER"), config.get("DATA_CHECK_TIMEOUT_USER")
+        hours = scenario.user_stats.get("hoursSinceLastSuccess")
+        return (
+            task.taskPriority >= LOCALITY_PRIORITY
+            or bool(cutoff and task.ioIntensity and cutoff >= task.ioIntensity)
+            or (timeout is not None and hours is not None and hours > timeout)
+        )
 
     @classmethod
     def _after_persistent(cls, decision: Decision) -> int | None:
@@ -384,7 +434,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
     def _excluded(c: Context) -> Rejection:
         names = c.task.excludedSite
         fails = (
-            np.array([_matches(names, q, s) for q, s in zip(c.names, c["site"], strict=True)], dtype=bool)
+            np.array([_matches(names, q, s) for q, s in zip(c["unified"], c["site"], strict=True)], dtype=bool)
             if names
             else np.zeros(len(c.names), dtype=bool)
         )
@@ -395,7 +445,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         names = c.task.includedSite
         if not names:
             return Rejection(np.zeros(len(c.names), dtype=bool))
-        fails = np.array([not _matches(names, q, s) for q, s in zip(c.names, c["site"], strict=True)], dtype=bool)
+        fails = np.array([not _matches(names, q, s) for q, s in zip(c["unified"], c["site"], strict=True)], dtype=bool)
         return Rejection(fails, {"includedSite": ",".join(names)})
 
     @staticmethod
@@ -405,15 +455,21 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         chosen = tuple(c.task.includedSite) + ((c.task.site,) if c.task.site else ())
         if chosen:
             preassigned = np.array(
-                [_matches(chosen, q, s) for q, s in zip(c.names, c["site"], strict=True)], dtype=bool
+                [_matches(chosen, q, s) for q, s in zip(c["unified"], c["site"], strict=True)], dtype=bool
             )
             offline = offline & ~preassigned
         return Rejection(offline, {"status": c["status"], "required": "online"})
 
     @staticmethod
     def _locality(c: Context) -> Rejection:
-        if AtlasAnalJobBroker._locality_suppressed(c.scenario) or not c.scenario.datasets:
+        # ANALYSIS_LOCALITY_RULE panda: the first loop always checks locality (the second loop goes without)
+        suppressed = c.config.get("ANALYSIS_LOCALITY_RULE") != "panda" and AtlasAnalJobBroker._locality_suppressed(
+            c.scenario
+        )
+        if suppressed or not c.scenario.datasets:
             return Rejection(np.zeros(len(c.names), dtype=bool))
+        if c.config.get("ANALYSIS_LOCALITY_RULE") == "panda":
+            return AtlasAnalJobBroker._locality_panda(c)
         with_data = c.alive & (c["missing_files"] == 0)
         if not c.config.get("ANALYSIS_SKIP_CLOSED") and with_data.any() and np.all(c["task_closed"][with_data] > 0):
             # seed 002 "Input data transfer": every queue with the data has closed jobs of the task in the last
@@ -425,6 +481,34 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             )
         return Rejection(
             c["missing_files"] > 0,
+            {"missingFiles": c["missing_files"], "totalFiles": c["total_files"], "availableGB": c["local_size"]},
+        )
+
+    @staticmethod
+    def _locality_panda(c: Context) -> Rejection:
+        """AtlasAnalJobBroker "input data check" (1.0.4): a queue needs, for every dataset, a complete copy (disk
+        or tape) at a storage it reads; for a dataset with no truly complete readable disk copy anywhere, any
+        copy there will do (use_incomplete)."""
+        scenario, readers = c.scenario, c["readers"]
+        has_all = np.ones(len(c.names), dtype=bool)
+        for dataset in scenario.datasets:
+            truly_complete = any(
+                replica.nFiles == dataset.nFiles
+                and dataset.nFiles > 0
+                and (endpoint := scenario.ddm_endpoints.get(key)) is not None
+                and not endpoint.is_tape
+                and any(endpoint.activity(a) not in DOWNTIME_STATUSES for a in ("read_lan", "read_wan"))
+                for key, replica in dataset.replicas.items()
+            )
+            has = np.zeros(len(c.names), dtype=bool)
+            for key, replica in dataset.replicas.items():
+                usable = replica.nFiles >= dataset.nFiles or (not truly_complete and replica.nFiles > 0)
+                positions = readers.get(key)
+                if usable and positions is not None:
+                    has[positions] = True
+            has_all &= has
+        return Rejection(
+            ~has_all,
             {"missingFiles": c["missing_files"], "totalFiles": c["total_files"], "availableGB": c["local_size"]},
         )
 
@@ -507,8 +591,8 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         overloaded = idle | ((queued > min_queue) & (ratio > grand * offset))
         if not np.any(c.alive & ~overloaded):
             # every queue overloaded: the check keeps them, but those running nothing are problematic and
-            # dropped after ranking (AtlasBrokerUtils.skipProblematicSites)
-            overloaded = idle
+            # dropped after ranking (AtlasBrokerUtils.skipProblematicSites), not by the first loop itself
+            overloaded = np.zeros_like(idle) if getattr(c.plugin, "first_loop_probe", False) else idle
         return Rejection(
             overloaded,
             {"queued": queued, "running": running, "grandRatio": round(grand, 4), "ratioOffset": offset},

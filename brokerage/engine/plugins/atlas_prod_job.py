@@ -107,6 +107,38 @@ def pseudo_queue_records(name: str, record: dict[str, Any]) -> list[tuple[str, d
 DOWNTIME_STATUSES = ("OFF", "TEST")
 
 
+def _regarded_complete(found: int, total: int, config) -> bool:
+    """get_sites_with_data: complete, or missing at most MAX_MISSING_INPUT_FILES files, or holding at least
+    MIN_INPUT_COMPLETENESS % of them."""
+    if found == total:
+        return True
+    max_missing, min_percent = config.get("MAX_MISSING_INPUT_FILES"), config.get("MIN_INPUT_COMPLETENESS")
+    return bool(total and found) and (total - found <= max_missing or found / total * 100 >= min_percent)
+
+
+def readable_over_wan(scenario: Scenario, datasets, *, nearly_complete: bool = False) -> bool:
+    """Every dataset has a complete copy (with `nearly_complete`, one regarded as complete) somewhere whose
+    endpoint can be read over WAN (read_wan not OFF/TEST); an endpoint the scenario does not describe counts as
+    readable (panda-server SiteMapper.is_readable_remotely)."""
+    config = scenario.config
+    return all(
+        any(
+            (
+                _regarded_complete(replica.nFiles, dataset.nFiles, config)
+                if nearly_complete
+                else replica.nFiles == dataset.nFiles
+            )
+            and dataset.nFiles > 0
+            and (
+                endpoint_key not in scenario.ddm_endpoints
+                or scenario.ddm_endpoints[endpoint_key].activity("read_wan") not in DOWNTIME_STATUSES
+            )
+            for endpoint_key, replica in dataset.replicas.items()
+        )
+        for dataset in datasets
+    )
+
+
 def input_incomplete(scenario: Scenario) -> str:
     """The first input dataset without a complete copy readable over LAN or WAN anywhere ('' when every one has
     one, when the check is off, or when the task is pre-staged). panda-server 1.0.4 AtlasProdJobBroker "check
@@ -115,16 +147,10 @@ def input_incomplete(scenario: Scenario) -> str:
     config = scenario.config
     if not config.get("INPUT_COMPLETENESS_CHECK") or scenario.task.inputPreStaging:
         return ""
-    max_missing, min_percent = config.get("MAX_MISSING_INPUT_FILES"), config.get("MIN_INPUT_COMPLETENESS")
     for dataset in scenario.datasets:
-        total = dataset.nFiles
         complete = False
         for endpoint_key, replica in dataset.replicas.items():
-            found = replica.nFiles
-            if not (
-                found == total
-                or (total and found and (total - found <= max_missing or found / total * 100 >= min_percent))
-            ):
+            if not _regarded_complete(replica.nFiles, dataset.nFiles, config):
                 continue
             endpoint = scenario.ddm_endpoints.get(endpoint_key)
             readable = endpoint is None or any(

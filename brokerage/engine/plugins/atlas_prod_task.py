@@ -13,7 +13,7 @@ import numpy as np
 
 from ..plugin import Context, Filter, Plugin, Rejection
 from ..scenario import Scenario
-from .atlas_prod_job import DOWNTIME_STATUSES, input_incomplete
+from .atlas_prod_job import DOWNTIME_STATUSES, input_incomplete, readable_over_wan
 
 # seed 000 / REFERENCE.md: weight uses max(rwOffset, RW) with rwOffset = 50
 RW_OFFSET = 50.0
@@ -175,7 +175,6 @@ class AtlasProdTaskBroker(Plugin):
         # last dataset (getNucleiWithData overwrites them).
         any_size, any_files, disk_size = np.zeros(n), np.zeros(n), np.zeros(n)
         input_size, input_files = 0.0, 0.0
-        copy_readable = True
         for dataset in datasets:
             best = {}
             for endpoint_key, replica in dataset.replicas.items():
@@ -200,23 +199,14 @@ class AtlasProdTaskBroker(Plugin):
                 any_size[i] += size
                 disk_size[i] += disk
             input_size, input_files = input_size + dataset.sizeGB, input_files + dataset.nFiles
-            # a complete copy readable over WAN somewhere, else the task cannot be brokered at all
-            copy_readable &= any(
-                replica.nFiles == dataset.nFiles
-                and dataset.nFiles > 0
-                and (
-                    endpoint_key not in scenario.ddm_endpoints
-                    or scenario.ddm_endpoints[endpoint_key].activity("read_wan") not in DOWNTIME_STATUSES
-                )
-                for endpoint_key, replica in dataset.replicas.items()
-            )
         arrays.update(
             any_size=any_size,
             any_files=any_files,
             disk_size=disk_size,
             input_total_size=input_size,
             input_total_files=input_files,
-            input_copy_readable=copy_readable,
+            # a complete copy readable over WAN somewhere, else the task cannot be brokered at all
+            input_copy_readable=readable_over_wan(scenario, datasets),
         )
 
     def weigh(self, context: Context, survivors: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
