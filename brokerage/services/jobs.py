@@ -509,7 +509,11 @@ def job_set_preview_scenario(*, task_id: int, now: datetime, gdpconfig: dict[str
         jobs = _job_set_summary(chunks, scouts=scouts)
     else:
         latest = (
-            Job.objects.filter(task_id=task_id).order_by("-jobsetID", "-pk").values_list("jobsetID", flat=True).first()
+            # jobs without a job set do not count (and PostgreSQL would sort their NULL first)
+            Job.objects.filter(task_id=task_id, jobsetID__isnull=False)
+            .order_by("-jobsetID", "-pk")
+            .values_list("jobsetID", flat=True)
+            .first()
         )
         if latest is None:
             return None
