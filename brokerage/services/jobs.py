@@ -194,14 +194,16 @@ def _chunks(task: dict, files: list[dict], used: dict[int, int], max_jobs: int) 
     )
 
 
-def _job_set_summary(chunks: list[JobChunk], *, scouts: bool) -> dict[str, Any]:
-    """The `jobs` object of the scenario: the largest job of the set (the brokerage checks that one fits)."""
+def _job_set_summary(chunks: list[JobChunk], *, scouts: bool, task: dict) -> dict[str, Any]:
+    """The `jobs` object of the scenario: the largest job of the set (the brokerage checks that one fits); the
+    jobs of a task whose outputs are merged afterwards (task parameter mergeOutput) are pre-merged jobs."""
     events = [c.n_events for c in chunks if c.n_events is not None]
     return {
         "nEvents": max(events) if events else None,
         "inputSizeMB": max(c.input_mb for c in chunks),
         "nFiles": max(len(c.files) for c in chunks),
         "isScout": scouts,
+        "isPreMerged": bool((task["taskParams"] or {}).get("mergeOutput")),
         "nJobs": len(chunks),
     }
 
@@ -306,7 +308,7 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
                         "replicas": replicas[master["datasetName"]],
                     }
                 ],
-                jobs=_job_set_summary(chunks, scouts=scouts),
+                jobs=_job_set_summary(chunks, scouts=scouts, task=task),
                 seed=(jobset_id * 7919) % 2**31,
                 plugin=plugin,
                 user_stats=user_stats.get(task["jediTaskID"]),
@@ -506,7 +508,7 @@ def job_set_preview_scenario(*, task_id: int, now: datetime, gdpconfig: dict[str
     scouts = task["status"] == "ready" and int((task["taskParams"] or {}).get("nScoutJobs", SCOUT_JOBS)) > 0
     chunks = _chunks(task, files.get(task_id, []), used, SCOUT_JOBS if scouts else JOBS_PER_SET)
     if chunks:
-        jobs = _job_set_summary(chunks, scouts=scouts)
+        jobs = _job_set_summary(chunks, scouts=scouts, task=task)
     else:
         latest = (
             # jobs without a job set do not count (and PostgreSQL would sort their NULL first)

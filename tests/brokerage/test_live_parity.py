@@ -48,8 +48,8 @@ JOB_SET_READS = {
 }  # fmt: skip
 # Read, but not yet filled live, each for a named reason (issue 16 stays open on them):
 NOT_YET_LIVE = {
-    # merge job sets are not generated live, so neither their pre-merged inputs nor their pre-assignment history
-    "isMerge", "isPreMerged", "preassigned", "preassignedSkippedHours",
+    # merge job sets are not generated live, so neither is their pre-assignment history
+    "isMerge", "preassigned", "preassignedSkippedHours",
     # virtual placement is not modelled in the database (panda-server 1.0.4 does not read it either)
     "vpOverloaded",
 }  # fmt: skip
@@ -113,6 +113,7 @@ def every_task_field_set(work_queue):
         includedSite="SAT_Q",
         excludedSite="OTHER",
         nEventsPerJob=500,
+        mergeOutput=True,
     )
     Task.objects.filter(pk=task.pk).update(
         baseRamCount=100,
@@ -272,3 +273,17 @@ class TestRulesFireLive:
         decision = run(scenario)
         assert decision.skipped["ANALY_Q"].code == "tmp_user_problem"
         assert decision.skipped["ANALY_Q"].detail["maxQueueLength"] == pytest.approx(100.0)
+
+    def test_pre_merged_jobs_avoid_inactive_queues(self, live_grid, work_queue):
+        # SAT_Q has 3 activated jobs and started none in the window (hoursSinceLastStart 168 > 2): a task whose
+        # outputs are merged afterwards (mergeOutput) sends pre-merged jobs, which skip it; the same task without
+        # mergeOutput, at priority 500 and past scouting, does not
+        merged = make_ready_task(work_queue, mergeOutput=True)
+        plain = make_ready_task(work_queue)
+        Task.objects.filter(pk__in=[merged.pk, plain.pk]).update(status="running")
+        for _ in range(3):
+            job(plain, "activated")
+        decision = self.decide_live(merged)
+        assert decision.skipped["SAT_Q"].code == "inactive"
+        assert decision.skipped["SAT_Q"].detail["hoursSinceLastStart"] == pytest.approx(168.0)
+        assert "SAT_Q" not in self.decide_live(plain).skipped
