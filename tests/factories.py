@@ -284,6 +284,15 @@ class JobTimeoutSummaryFactory(factory.django.DjangoModelFactory):
     timed_out = 1
 
 
+class MergePreassignmentFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.MergePreassignment
+
+    task = factory.SubFactory(TaskFactory)
+    computingSite = "CERN"
+    skipped_since = factory.LazyFunction(timezone.now)
+
+
 class DiracTaskQueueFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = models.DiracTaskQueue

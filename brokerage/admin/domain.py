@@ -450,6 +450,16 @@ class JobTimeoutSummaryAdmin(admin.ModelAdmin):
     date_hierarchy = "taken_at"
 
 
+@admin.register(models.MergePreassignment)
+class MergePreassignmentAdmin(admin.ModelAdmin):
+    """Merge pre-assignments being skipped; after 24 hours brokerage ignores them (seed 000)."""
+
+    list_display = ["task", "computingSite", "skipped_since"]
+    search_fields = ["computingSite", "task__taskName"]
+    raw_id_fields = ["task"]
+    date_hierarchy = "skipped_since"
+
+
 class DiracTaskQueueValueInline(admin.TabularInline):
     model = models.DiracTaskQueueValue
     extra = 0

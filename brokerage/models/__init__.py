@@ -14,7 +14,7 @@ from .grid import (
     SoftwareTags,
     StorageEndpoint,
 )
-from .jobs import Job, JobRetryHistory, JobStatusLog, JobTimeoutSummary
+from .jobs import Job, JobRetryHistory, JobStatusLog, JobTimeoutSummary, MergePreassignment
 from .locks import ProcessLock
 from .shares import GlobalShare, GlobalShareSnapshot, WorkQueue
 from .tasks import Dataset, DatasetFile, DatasetStatusLog, Event, Task, TaskStatusLog
@@ -58,6 +58,7 @@ __all__ = [
     "JobSubmitterCacheEntry",
     "JobSubmitterReport",
     "JobTimeoutSummary",
+    "MergePreassignment",
     "NetworkLink",
     "PandaQueue",
     "ProcessLock",

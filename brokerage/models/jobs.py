@@ -54,6 +54,14 @@ class Job(Stateful):
     specialHandling = models.CharField(max_length=80, blank=True, default="")
     isScout = models.BooleanField(default=False)
     isMerge = models.BooleanField(default=False)
+    mergeJob = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="merged_jobs",
+        help_text="The merge job that took this job's pre-merged output (tasks with mergeOutput).",
+    )
     eventService = models.PositiveSmallIntegerField(default=0)
     coreCount = models.PositiveIntegerField(default=1)
     actualCoreCount = models.PositiveIntegerField(null=True, blank=True)
@@ -211,3 +219,23 @@ class JobTimeoutSummary(models.Model):
 
     def __str__(self) -> str:
         return f"{self.taken_at:%Y-%m-%d %H:%M} {self.computingSite} {self.rule}: {self.timed_out}/{self.watched}"
+
+
+class MergePreassignment(models.Model):
+    """The pre-assignment history of a task's merge jobs (seed 000 job brokerage): merge job sets go to the queue
+    holding their pre-merged files; `skipped_since` is when brokerage first skipped that queue, and after 24 hours
+    of skips the pre-assignment is ignored. The row goes when a merge job set is brokered there again."""
+
+    task = models.ForeignKey("brokerage.Task", on_delete=models.CASCADE, related_name="merge_preassignments")
+    computingSite = models.CharField(max_length=128, help_text="The queue holding the pre-merged files.")
+    skipped_since = models.DateTimeField()
+
+    class Meta:
+        db_table = "merge_preassignment"
+        ordering = ["task", "computingSite"]
+        constraints = [
+            models.UniqueConstraint(fields=["task", "computingSite"], name="merge_preassignment_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"task {self.task_id} merges at {self.computingSite}: skipped since {self.skipped_since:%Y-%m-%d %H:%M}"

@@ -46,6 +46,7 @@ from brokerage.services.bulk import bulk_update_values
 from brokerage.services.cycles import brokerage_pending_mark, cycle_gdpconfig, task_claim, task_claim_release
 from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_store_many, worker_name
 from brokerage.services.locks import process_lock_acquire, process_lock_release
+from brokerage.services.merging import MergeSet, merge_outcomes_apply, merge_sets
 from brokerage.services.retries import job_retry_history_record
 from brokerage.services.scouting import task_scouting_check
 from brokerage.services.status import task_status_transition_many
@@ -125,10 +126,13 @@ def throttle_verdicts(
 
 def _claim(*, work_queue_id: int, now: datetime, owner: str, limit: int) -> list[int]:
     """Up to `limit` tasks of the work queue that can get jobs: those with input left — ready files, or (event
-    level) picked files whose events are not all out."""
+    level) picked files whose events are not all out — or with pre-merged outputs to merge."""
     inputs = DatasetFile.objects.filter(task=OuterRef("pk"), type__in=("input", "pseudo_input"))
-    has_input = Exists(inputs.filter(status="ready")) | (
-        Q(taskParams__has_key="nEventsPerJob") & Exists(inputs.filter(status="picked", nEvents__isnull=False))
+    unmerged = Job.objects.filter(task=OuterRef("pk"), jobStatus="finished", isMerge=False, mergeJob__isnull=True)
+    has_input = (
+        Exists(inputs.filter(status="ready"))
+        | (Q(taskParams__has_key="nEventsPerJob") & Exists(inputs.filter(status="picked", nEvents__isnull=False)))
+        | (Q(taskParams__mergeOutput=True) & Exists(unmerged))
     )
     candidates = (
         Task.objects.filter(workQueue_id=work_queue_id, status__in=GENERATING)
@@ -279,7 +283,7 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
             for rt, v in verdicts.items()
             if not v.passed
         ]
-        plans: list[tuple[dict, list[JobChunk], int, EngineDecision]] = []
+        plans: list[tuple[dict, list[JobChunk], int, EngineDecision, MergeSet | None]] = []
         for sequence, task in enumerate(ordered):
             verdict = verdicts[task["resource_type"]]
             if not verdict.passed or (
@@ -317,7 +321,24 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
             items.append(DecisionToStore(decision, task_id=task["jediTaskID"], jobset_id=jobset_id))
             if decision.chosen is not None:
                 budget[task["resource_type"]] -= len(chunks)
-            plans.append((task, chunks, jobset_id, decision))
+            plans.append((task, chunks, jobset_id, decision, None))
+        # merge job sets of the tasks whose outputs are merged (merging.py), pre-assigned to their queue
+        inputs_left = {task_id for task_id, rows in files.items() if any(r["status"] == "ready" for r in rows)}
+        for number, merge in enumerate(merge_sets(tasks=tasks, inputs_left=inputs_left, now=now)):
+            task = tasks[merge.task_id]
+            jobset_id = (cycle.pk << 20) + len(ordered) + number
+            scenario = job_set_scenario(
+                base=base,
+                task=task,
+                datasets=[],
+                jobs=merge.jobs(),
+                seed=(jobset_id * 7919) % 2**31,
+                plugin=plugin,
+                user_stats=user_stats.get(task["jediTaskID"]),
+            )
+            decision = broker.decide(scenario)
+            items.append(DecisionToStore(decision, task_id=task["jediTaskID"], jobset_id=jobset_id))
+            plans.append((task, [JobChunk((), merge.input_bytes, None)], jobset_id, decision, merge))
         with transaction.atomic():
             decision_store_many(cycle=cycle, items=items, frame=frame)
             file_info = {row["fileID"]: row for rows in files.values() for row in rows}
@@ -339,8 +360,14 @@ def _apply(*, plans, queues, work_queue: WorkQueue, files: dict[int, dict], now:
     task_moves: dict[str, dict[int, tuple[str, str]]] = defaultdict(dict)
     task_extra: dict[int, dict] = {}
     throttled_dialogs: list[tuple[int, str]] = []
-    for task, chunks, jobset_id, decision in plans:
+    merged: list[tuple[MergeSet, int]] = []  # (merge set, index of its merge job in `jobs`)
+    merge_skips: list[MergeSet] = []
+    for task, chunks, jobset_id, decision, merge in plans:
         params = task["taskParams"] or {}
+        if merge is not None and decision.chosen is None:
+            # the merge job set found no queue: its pre-assigned queue was skipped (history for the 24-hour rule)
+            merge_skips.append(merge)
+            continue
         if decision.outcome == "throttled":
             # the user is over a cap (seed 000 analysis): the task waits where it is and says why
             throttled_dialogs.append((task["jediTaskID"], decision.message[:255]))
@@ -362,11 +389,13 @@ def _apply(*, plans, queues, work_queue: WorkQueue, files: dict[int, dict], now:
             previous_jobs.append(
                 [row["PandaID"] for row in inputs if row["status"] == "ready" and row["PandaID"] is not None]
             )
+            if merge is not None:
+                merged.append((merge, len(jobs)))
             jobs.append(
                 Job(
                     task_id=task["jediTaskID"],
                     jobsetID=jobset_id,
-                    jobName=f"{task['taskName'][:200]}.{jobset_id}.{number}",
+                    jobName=f"{task['taskName'][:200]}.{jobset_id}.{'merge' if merge else number}",
                     jobStatus="defined",
                     prodSourceLabel=task["prodSourceLabel"] or "managed",
                     processingType=task["processingType"] or "",
@@ -382,7 +411,10 @@ def _apply(*, plans, queues, work_queue: WorkQueue, files: dict[int, dict], now:
                     transformation=task["transUses"] or "",
                     homepackage=task["transHome"] or "",
                     cmtConfig=task["architecture"] or "",
-                    isScout=task["status"] == "ready" and int(params.get("nScoutJobs", SCOUT_JOBS)) > 0,
+                    isScout=merge is None
+                    and task["status"] == "ready"
+                    and int(params.get("nScoutJobs", SCOUT_JOBS)) > 0,
+                    isMerge=merge is not None,
                     coreCount=core_count,
                     minRamCount=ram,
                     attemptNr=attempt,
@@ -391,11 +423,13 @@ def _apply(*, plans, queues, work_queue: WorkQueue, files: dict[int, dict], now:
                     modificationTime=now,
                     stateChangeTime=now,
                     nEvents=chunk.n_events,
-                    nInputFiles=len(chunk.files),
+                    nInputFiles=len(merge.job_ids) if merge else len(chunk.files),
                     inputFileBytes=chunk.input_bytes,
                 )
             )
             job_chunks.append(chunk)
+        if merge is not None:
+            continue  # a merge job set leaves the task where it is
         target = "scouting" if task["status"] == "ready" and jobs[-1].isScout else "running"
         if task["status"] != target:
             task_moves[task["status"]][task["jediTaskID"]] = (target, f"{len(chunks)} jobs to {decision.chosen}")
@@ -430,14 +464,17 @@ def _apply(*, plans, queues, work_queue: WorkQueue, files: dict[int, dict], now:
         batch_size=1000,
     )
     Job.objects.filter(pk__in=[job.pk for job in created]).update(jobStatus="assigned")
+    merge_outcomes_apply(chosen=[(merge, created[index].pk) for merge, index in merged], skipped=merge_skips, now=now)
     _use_inputs(created, job_chunks, now=now)
     job_retry_history_record(
         pairs=[(job.task_id, old, job.pk) for job, olds in zip(created, previous_jobs, strict=True) for old in olds],
         now=now,
     )
     brokerage_pending_mark(
-        pending=[task["jediTaskID"] for task, _, _, decision in plans if decision.outcome == "pending"],
-        assigned=[task["jediTaskID"] for task, _, _, decision in plans if decision.chosen is not None],
+        pending=[
+            task["jediTaskID"] for task, _, _, decision, merge in plans if decision.outcome == "pending" and not merge
+        ],
+        assigned=[task["jediTaskID"] for task, _, _, decision, merge in plans if decision.chosen and not merge],
         now=now,
     )
     for from_status, moves in task_moves.items():

@@ -19,6 +19,7 @@ from django.db.models import Count, Q
 
 from brokerage.models import Dataset, DatasetFile, Job, Task
 from brokerage.services.bulk import bulk_update_values
+from brokerage.services.merging import merges_pending
 from brokerage.services.shares import task_work_queue_assign
 from brokerage.services.status import task_status_transition_many
 from brokerage.states import JOB_ACTIVE
@@ -98,6 +99,9 @@ def task_completion_check(*, now: datetime) -> dict[str, list[int]]:
         for pk, c in per_task.items()
         if c["total"] and (c["open"] == 0 if tasks[pk] != "finishing" else pk not in busy)
     }
+    # a task whose outputs are merged waits for its merges (merging.py)
+    for pk in merges_pending(task_ids=[pk for pk in complete if tasks[pk] != "finishing"]):
+        del complete[pk]
     if not complete:
         return {}
     params = dict(Task.objects.filter(pk__in=list(complete)).values_list("pk", "taskParams"))

@@ -34,6 +34,7 @@ FACTORY_FOR = {
     models.ProcessLock: factories.ProcessLockFactory,
     models.QueuePilotStats: factories.QueuePilotStatsFactory,
     models.JobTimeoutSummary: factories.JobTimeoutSummaryFactory,
+    models.MergePreassignment: factories.MergePreassignmentFactory,
     models.DiracTaskQueue: factories.DiracTaskQueueFactory,
     models.DiracTaskQueueValue: factories.DiracTaskQueueValueFactory,
     models.DiracJob: factories.DiracJobFactory,
