@@ -19,6 +19,7 @@ from typing import Any
 from django.db.models import Count, Q
 
 from brokerage.models import Job, MergePreassignment
+from brokerage.services.bulk import bulk_update_values
 from brokerage.states import JOB_ACTIVE
 
 # JEDI's nFilesPerMergeJob when the task does not set it
@@ -94,8 +95,9 @@ def merge_sets(*, tasks: dict[int, dict[str, Any]], inputs_left: set[int], now: 
 def merge_outcomes_apply(*, chosen: list[tuple[MergeSet, int]], skipped: list[MergeSet], now: datetime) -> None:
     """Links the pre-merged jobs to the merge job that took them (and forgets the queue's skips); records the
     first skip of the pre-assigned queue of merge job sets that found no queue."""
-    for merge, merge_job_id in chosen:
-        Job.objects.filter(pk__in=merge.job_ids).update(mergeJob_id=merge_job_id)
+    bulk_update_values(
+        Job, fields=("mergeJob",), rows=[(pk, merge_job_id) for merge, merge_job_id in chosen for pk in merge.job_ids]
+    )
     done = [(merge.task_id, merge.site) for merge, _ in chosen]
     if done:
         condition = Q()

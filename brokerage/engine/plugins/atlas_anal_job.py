@@ -21,7 +21,7 @@ from ..decision import Decision
 from ..plugin import Context, Filter, Rejection
 from ..scenario import Scenario
 from ..software import TaskSoftware
-from .atlas_prod_job import DOWNTIME_STATUSES, AtlasProdJobBroker, _float, readable_over_wan, walltime_rejection
+from .atlas_prod_job import AtlasProdJobBroker, _float, readable, readable_over_wan, walltime_rejection
 
 USER_ANALYSIS = "User Analysis"
 # seed 000: User Analysis usage over 90 % (class C) or 95 % (class B) of its target throttles the task
@@ -497,7 +497,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
                 and dataset.nFiles > 0
                 and (endpoint := scenario.ddm_endpoints.get(key)) is not None
                 and not endpoint.is_tape
-                and any(endpoint.activity(a) not in DOWNTIME_STATUSES for a in ("read_lan", "read_wan"))
+                and readable(endpoint)
                 for key, replica in dataset.replicas.items()
             )
             has = np.zeros(len(c.names), dtype=bool)
@@ -570,6 +570,18 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             return Rejection(np.zeros(len(c.names), dtype=bool))
         return Rejection(c["task_closed"] > 0, {"closed": c["task_closed"]})
 
+    def grand_queue_ratio(self, scenario: Scenario) -> float:
+        """Queued over running jobs summed over every queue (AtlasBrokerUtils.get_total_nq_nr_ratio), once per
+        snapshot: 0 when nothing runs."""
+        cache = self._snapshot_cache(scenario)
+        if "grand queue ratio" not in cache:
+            queued = running = 0.0
+            for stats in scenario.queue_stats.values():
+                queued += sum(_float(stats.get(key)) for key in ("defined", "assigned", "activated", "starting"))
+                running += _float(stats.get("running"))
+            cache["grand queue ratio"] = queued / running if running > 0 else 0.0
+        return cache["grand queue ratio"]
+
     @staticmethod
     def _overload_panda(c: Context) -> Rejection:
         """AtlasAnalJobBroker "un-overloaded sites" (1.0.4): more than OVERLOAD_MIN_QUEUE jobs queued and nothing
@@ -578,11 +590,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         none = np.zeros(len(c.names), dtype=bool)
         if c.scenario.jobs.isMerge:
             return Rejection(none)
-        queued_total = running_total = 0.0
-        for stats in c.scenario.queue_stats.values():
-            queued_total += sum(_float(stats.get(key)) for key in ("defined", "assigned", "activated", "starting"))
-            running_total += _float(stats.get("running"))
-        grand = queued_total / running_total if running_total > 0 else 0.0
+        grand = c.plugin.grand_queue_ratio(c.scenario)
         min_queue, offset = c.config.get("OVERLOAD_MIN_QUEUE"), c.config.get("OVERLOAD_RATIO_OFFSET")
         queued, running = c["queued_all"], c["running_real"]
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -107,6 +107,12 @@ def pseudo_queue_records(name: str, record: dict[str, Any]) -> list[tuple[str, d
 DOWNTIME_STATUSES = ("OFF", "TEST")
 
 
+def readable(endpoint, activities=("read_lan", "read_wan")) -> bool:
+    """A copy at `endpoint` can be read through one of `activities` (not OFF or TEST); an endpoint the scenario
+    does not describe counts as readable (panda-server SiteMapper.is_readable_locally / _remotely)."""
+    return endpoint is None or any(endpoint.activity(activity) not in DOWNTIME_STATUSES for activity in activities)
+
+
 def _regarded_complete(found: int, total: int, config) -> bool:
     """get_sites_with_data: complete, or missing at most MAX_MISSING_INPUT_FILES files, or holding at least
     MIN_INPUT_COMPLETENESS % of them."""
@@ -129,10 +135,7 @@ def readable_over_wan(scenario: Scenario, datasets, *, nearly_complete: bool = F
                 else replica.nFiles == dataset.nFiles
             )
             and dataset.nFiles > 0
-            and (
-                endpoint_key not in scenario.ddm_endpoints
-                or scenario.ddm_endpoints[endpoint_key].activity("read_wan") not in DOWNTIME_STATUSES
-            )
+            and readable(scenario.ddm_endpoints.get(endpoint_key), ("read_wan",))
             for endpoint_key, replica in dataset.replicas.items()
         )
         for dataset in datasets
@@ -152,11 +155,7 @@ def input_incomplete(scenario: Scenario) -> str:
         for endpoint_key, replica in dataset.replicas.items():
             if not _regarded_complete(replica.nFiles, dataset.nFiles, config):
                 continue
-            endpoint = scenario.ddm_endpoints.get(endpoint_key)
-            readable = endpoint is None or any(
-                endpoint.activity(activity) not in DOWNTIME_STATUSES for activity in ("read_lan", "read_wan")
-            )
-            if readable:
+            if readable(scenario.ddm_endpoints.get(endpoint_key)):
                 complete = True
                 break
         if not complete:
@@ -794,31 +793,23 @@ class AtlasProdJobBroker(Plugin):
         if not panda and "urgent" in task.processingType:
             return Rejection(np.zeros(len(c.names), dtype=bool))
         policies, inverse = c["policy_values"], c["policy_index"]
+        job = {
+            "processing_type": task.processingType,
+            "working_group": task.workingGroup,
+            "gshare": task.gshare,
+            "priority": task.currentPriority,
+        }
         shares, rules = [], []
         for policy in policies.tolist():  # once per distinct policy string
             if panda:
-                zero, rule = zero_share_panda(
-                    policy,
-                    processing_type=task.processingType,
-                    working_group=task.workingGroup,
-                    gshare=task.gshare,
-                    priority=task.currentPriority,
-                    merging=c.scenario.jobs.isMerge,
-                )
-                shares.append(zero)
-                rules.append(rule)
-                continue
-            try:
-                share, rule = share_for(
-                    policy,
-                    processing_type=task.processingType,
-                    working_group=task.workingGroup,
-                    gshare=task.gshare,
-                    priority=task.currentPriority,
-                )
-            except FairsharePolicyError as error:
-                share, rule = None, f"unreadable policy ignored: {error}"
-            shares.append(share == 0)
+                zero, rule = zero_share_panda(policy, merging=c.scenario.jobs.isMerge, **job)
+            else:
+                try:
+                    share, rule = share_for(policy, **job)
+                except FairsharePolicyError as error:
+                    share, rule = None, f"unreadable policy ignored: {error}"
+                zero = share == 0
+            shares.append(zero)
             rules.append(rule)
         fails = np.array(shares, dtype=bool)[inverse] if len(policies) else np.zeros(0, dtype=bool)
         return Rejection(

@@ -171,8 +171,8 @@ class AtlasProdTaskBroker(Plugin):
             usable_after=usable - to_use,
         )
         # input per nucleus, per dataset: a complete disk copy ends the scan of its endpoints; otherwise the most
-        # complete disk copy, and over disk and tape the most complete one ("any"). The totals are those of the
-        # last dataset (getNucleiWithData overwrites them).
+        # complete disk copy, and over disk and tape the most complete one ("any"); summed over the datasets as
+        # AtlasProdTaskBroker sums getNucleiWithData's figures
         any_size, any_files, disk_size = np.zeros(n), np.zeros(n), np.zeros(n)
         input_size, input_files = 0.0, 0.0
         for dataset in datasets:
@@ -185,7 +185,7 @@ class AtlasProdTaskBroker(Plugin):
                 files, size, disk_files, disk, done = best.get(i, (0.0, 0.0, 0.0, 0.0, False))
                 if done:
                     continue
-                if endpoint is not None and not endpoint.is_tape:
+                if not endpoint.is_tape:
                     if replica.nFiles == dataset.nFiles and dataset.nFiles > 0:
                         best[i] = (replica.nFiles, replica.sizeGB, replica.nFiles, replica.sizeGB, True)
                         continue
