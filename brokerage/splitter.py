@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 MB = 1024 * 1024
 # seed 002 nGBPerJob: the output counts as at least 2.5 GB in the disk estimate
@@ -157,3 +158,42 @@ def split_events(
     if ranges and len(chunks) < max_jobs:
         close()
     return chunks
+
+
+def task_chunks(task: Mapping[str, Any], files: list[dict], used: Mapping[int, int], max_jobs: int) -> list[JobChunk]:
+    """Up to `max_jobs` chunks of a task's usable master files (rows with fileID, fsize, nEvents, status), at event
+    level when the task sets nEventsPerJob (`used`: events already given out per file), else at file level."""
+    params = task["taskParams"] or {}
+    events_per_job = params.get("nEventsPerJob")
+    if events_per_job:
+        inputs = [
+            InputFile(f["fileID"], f["fsize"] or 0, f["nEvents"])
+            for f in files
+            if f["nEvents"] and used.get(f["fileID"], 0) < f["nEvents"]
+        ]
+        return split_events(inputs, events_per_job=int(events_per_job), max_jobs=max_jobs, used=used)
+    ready = [InputFile(f["fileID"], f["fsize"] or 0, f["nEvents"]) for f in files if f["status"] == "ready"]
+    return split_files(
+        ready,
+        max_jobs=max_jobs,
+        files_per_job=params.get("nFilesPerJob"),
+        gb_per_job=params.get("nGBPerJob"),
+        out_disk_kb_per_mb=float(task["outDiskCount"] or 0)
+        if not (task["outDiskUnit"] or "").endswith("PerEvent")
+        else 0.0,
+        work_disk_mb=float(task["workDiskCount"] or 0),
+    )
+
+
+def job_set_summary(chunks: list[JobChunk], *, scouts: bool, task: dict) -> dict[str, Any]:
+    """The `jobs` object of the scenario: the largest job of the set (the brokerage checks that one fits); the
+    jobs of a task whose outputs are merged afterwards (task parameter mergeOutput) are pre-merged jobs."""
+    events = [c.n_events for c in chunks if c.n_events is not None]
+    return {
+        "nEvents": max(events) if events else None,
+        "inputSizeMB": max(c.input_mb for c in chunks),
+        "nFiles": max(len(c.files) for c in chunks),
+        "isScout": scouts,
+        "isPreMerged": bool((task["taskParams"] or {}).get("mergeOutput")),
+        "nJobs": len(chunks),
+    }

@@ -1,21 +1,25 @@
 """Scenarios for production task brokerage, built from the database.
 
-The grid part (nuclei, storage endpoints, network) is read once per cycle and shared by every task's scenario;
-the task part (tasks, their input datasets, the replicas of those datasets, the remaining work per nucleus) is
-read for all the cycle's tasks at once (four queries, five when tasks have parents), whatever their number.
+The grid part (grid.grid_base: nuclei, storage endpoints, network, and the queues with their statistics, which
+the job check reads) is read once per cycle and shared by every task's scenario; the task part (tasks, their
+input datasets, the replicas of those datasets, the first job of each task, the remaining work per nucleus) is
+read for all the cycle's tasks at once (five queries, six when tasks have parents), whatever their number.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from django.db.models import F
+from django.db.models import F, Q, Window
+from django.db.models.functions import RowNumber
 
+from brokerage.adapters import grid
+from brokerage.adapters.grid import over_base
 from brokerage.engine import Scenario, parse_scenario
-from brokerage.models import Dataset, DatasetReplica, NetworkLink, Site, StorageEndpoint, Task
+from brokerage.models import Dataset, DatasetFile, DatasetReplica, Task
 from brokerage.selectors.nuclei import remaining_work_rows, rw_for
+from brokerage.splitter import job_set_summary, task_chunks
 
 PLUGIN = "atlas_prod_task"
 TASK_FIELDS = (
@@ -59,6 +63,20 @@ TASK_PARAMETERS = (
     "outputEndpointType",
 )
 
+# What job brokerage reads on top, the task broker's job check included.
+JOB_TASK_PARAMETERS = (
+    *TASK_PARAMETERS,
+    "includedSite",
+    "excludedSite",
+    "avoidVP",
+    "nEventsPerJob",
+    "nFilesPerJob",
+    "allowInputLAN",
+    "container_name",
+)
+# The first job of a task, which the job check sizes, comes from at most this many of its master files.
+FIRST_JOB_FILES = 100
+
 
 def task_values(row: dict[str, Any]) -> dict[str, Any]:
     """A task row's set values in the scenario's types (JEDI keeps eventService as a number)."""
@@ -68,50 +86,9 @@ def task_values(row: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def grid_parts() -> dict[str, Any]:
-    """Sites, storage endpoints and network as scenario parts (three queries): what every broker reads."""
-    sites = {
-        row["name"]: {"role": row["role"], "state": row["state"], "bareNucleus": row["bareNucleus"]}
-        for row in Site.objects.values("name", "role", "state", "bareNucleus")
-    }
-    endpoints = {
-        row.pop("name"): {**row, "site": row.pop("site__name") or ""}
-        for row in StorageEndpoint.objects.values(
-            "name",
-            "site__name",
-            "type",
-            "space_total",
-            "space_free",
-            "space_used",
-            "space_expired",
-            "is_tape",
-            "blacklisted",
-            "detailed_status",
-        )
-    }
-    network = list(
-        NetworkLink.objects.annotate(src_name=F("src__name"), dst_name=F("dst__name")).values(
-            "src_name", "dst_name", "closeness", "mbps_1h", "mbps_1d", "mbps_1w", "queued"
-        )
-    )
-    for link in network:
-        link["src"], link["dst"] = link.pop("src_name"), link.pop("dst_name")
-    return {"sites": sites, "ddm_endpoints": endpoints, "network": network}
-
-
-# The parts of a cycle's base scenario that every decision of the cycle shares (by reference, so the engine's
-# per-snapshot caches stay warm from one decision to the next).
-TASK_GRID_PARTS = ("config", "gdpconfig", "profile", "sites", "ddm_endpoints", "network")
-
-
-def over_base(parsed: Scenario, base: Scenario, parts: tuple[str, ...] = TASK_GRID_PARTS) -> Scenario:
-    """`parsed` (one task's or job set's part) with the shared `parts` taken from the cycle's `base`."""
-    return replace(parsed, **{part: getattr(base, part) for part in parts})
-
-
 def grid_base(*, now: datetime, gdpconfig: dict[str, Any]) -> Scenario:
-    """The scenario part every task of a cycle shares (three queries)."""
-    return parse_scenario({"plugin": PLUGIN, "now": now.isoformat(), "gdpconfig": gdpconfig, **grid_parts()})
+    """The scenario part every task of a cycle shares (grid.grid_base: eleven queries)."""
+    return grid.grid_base(now=now, gdpconfig=gdpconfig, plugin=PLUGIN)
 
 
 def task_scenarios(*, task_ids: list[int], base: Scenario, seed_of) -> dict[int, Scenario]:
@@ -138,13 +115,17 @@ def task_scenarios(*, task_ids: list[int], base: Scenario, seed_of) -> dict[int,
             "sizeGB": row["sizeGB"],
         }
     work = remaining_work_rows()
+    first_files = _first_files(task_ids)
     bare = {name: site.bareNucleus for name, site in base.sites.items()}
     scenarios = {}
     for task_id, task in tasks.items():
+        first = task_chunks(task, first_files.get(task_id, []), {}, 1)
+        # AtlasProdTaskBroker's input chunk is read with readMinFiles, never as scouts (task_complex_module 1.0.4)
+        jobs = job_set_summary(first, scouts=False, task=task) if first else {}
         params = task.pop("taskParams") or {}
         parent_id = task.pop("parent_id")
         spec = task_values(task)
-        spec.update({key: params[key] for key in TASK_PARAMETERS if key in params})
+        spec.update({key: params[key] for key in JOB_TASK_PARAMETERS if key in params})
         if parent_id in parents:
             spec["parentNucleus"] = parents[parent_id] or ""
             spec["parentBareNucleus"] = bare.get(parents[parent_id] or "", "")
@@ -167,9 +148,27 @@ def task_scenarios(*, task_ids: list[int], base: Scenario, seed_of) -> dict[int,
                 "now": base.now.isoformat(),
                 "seed": seed_of(task_id),
                 "task": spec,
+                "jobs": jobs,
                 "datasets": data,
                 "nucleus_stats": {name: {"rw": value} for name, value in rw.items()},
             }
         )
         scenarios[task_id] = over_base(parsed, base)
     return scenarios
+
+
+def _first_files(task_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+    """The first FIRST_JOB_FILES files of each task's master input dataset, in file order (one query)."""
+    files: dict[int, list[dict[str, Any]]] = {}
+    rows = (
+        DatasetFile.objects.filter(
+            task_id__in=task_ids, dataset__type__in=("input", "pseudo_input"), dataset__master__isnull=True
+        )
+        .filter(Q(status="ready") | Q(status__in=("picked", "running", "partial"), nEvents__isnull=False))
+        .annotate(position=Window(RowNumber(), partition_by=[F("task_id")], order_by=F("fileID").asc()))
+        .filter(position__lte=FIRST_JOB_FILES)
+        .values("fileID", "task_id", "fsize", "nEvents", "status")
+    )
+    for row in rows:
+        files.setdefault(row["task_id"], []).append(row)
+    return files

@@ -73,7 +73,15 @@ _REASONS = [
         "unknown nucleus",
         "The task's nucleus has no queue, so job brokerage cannot place its jobs anywhere.",
     ),
-    Reason("job", "no queue can run the jobs", "Job brokerage finds no queue at the nucleus that can run the jobs."),
+    Reason(
+        "job",
+        "no queue can run the jobs",
+        "Job brokerage finds no queue at the nucleus that can run the jobs.",
+        (
+            "Job brokerage keeps none of its {queues} production queues ({queuesSkipped}).",
+            "Job brokerage fails at every queue: {rule}.",
+        ),
+    ),
     Reason(
         "input_missing",
         "no complete input copy",

@@ -56,6 +56,7 @@ PROFILES: dict[str, Profile] = {
             "ANALYSIS_LOCALITY_RULE": "panda",
             "ANALYSIS_BAD_JOBS_STRICT": True,
             "ANALYSIS_OVERLOAD_RULE": "panda",
+            "ANALYSIS_VP_RULE": "panda",
             # AtlasProdJobBroker (job brokerage)
             "EXCLUDE_TEST_QUEUES": False,
             # SiteMapper.getNucleus knows a nucleus only through its queues; doBrokerage stops on an unknown one

@@ -344,8 +344,9 @@ REGISTRY = Registry(
             "bool",
             False,
             "",
-            "Before data locality, job brokerage must be able to run the task's jobs at the nuclei (panda: "
-            "AtlasProdTaskBroker 'job check', -job). Modelled: the job broker's INPUT_COMPLETENESS_CHECK.",
+            "Before data locality, job brokerage, run as the task broker asks it (no nucleus yet, up to the pilot "
+            "check), must keep at least one production queue of the nucleus, else the nucleus is skipped (panda: "
+            "AtlasProdTaskBroker 'job check', -job). A scenario without queues checks the input completeness only.",
             _S000_TASK,
         ),
         _p(
@@ -502,6 +503,20 @@ REGISTRY = Registry(
             "The release an analysis task is checked for. seed: its transHome/transUses as in production. panda "
             "(AtlasAnalJobBroker): a transHome ending in a three-part release is checked as the AtlasOffline "
             "release named by transUses.",
+            _S000_ANAL,
+            choices=("seed", "panda"),
+        ),
+        _p(
+            "ANALYSIS_VP_RULE",
+            "anal_jobbroker",
+            "str",
+            "seed",
+            "",
+            "Virtual-placement queues. seed (seed 000): skipped when the task sets avoidVP or the queue is overloaded "
+            "(the queue-length rule on its own numbers, unless the scenario states vpOverloaded). panda "
+            "(AtlasAnalJobBroker 'avoid VP queue check'): skipped when the task sets avoidVP, the job set merges or "
+            "the loop runs without the data locality check; an overloaded queue is -overloaded_vp only when it has "
+            "the data through virtual placement alone, which no input describes, so the queue-length rule decides.",
             _S000_ANAL,
             choices=("seed", "panda"),
         ),

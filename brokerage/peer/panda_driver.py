@@ -434,8 +434,12 @@ def task_spec(scenario: dict) -> JediTaskSpec:
     return spec
 
 
-def input_chunk(scenario: dict, spec: JediTaskSpec) -> tuple[InputChunk, dict[str, list]]:
-    """The job set as JEDI sees it: each dataset's files (equal sizes), the job's files and events."""
+def input_chunk(
+    scenario: dict, spec: JediTaskSpec, *, sized_by_jobs: bool = False
+) -> tuple[InputChunk, dict[str, list]]:
+    """The job set as JEDI sees it: each dataset's files (equal sizes), the job's files and events. With
+    `sized_by_jobs` (task brokerage, whose job check sizes the task's first job) the master's files are sized so
+    that one job of `jobs.nFiles` files holds `jobs.inputSizeMB`, and secondary files weigh nothing."""
     jobs = scenario.get("jobs") or {}
     files_per_job = max(int(jobs.get("nFiles", 1) or 1), 1)
     events = int(jobs.get("nEvents", 0) or 0)
@@ -452,6 +456,8 @@ def input_chunk(scenario: dict, spec: JediTaskSpec) -> tuple[InputChunk, dict[st
         ds.site = ds.storageToken = ds.creationTime = ds.modificationTime = ds.attributes = None
         ds.Files = []
         size = round(dataset.get("sizeGB", 0) * 1024**3 / max(ds.nFiles, 1))
+        if sized_by_jobs:
+            size = round(float(jobs.get("inputSizeMB", 0) or 0) * 1024**2 / files_per_job) if is_master else 0
         for number in range(ds.nFiles):
             f = JediFileSpec()
             f.jediTaskID, f.datasetID, f.fileID = spec.jediTaskID, ds.datasetID, 1000 * (index + 1) + number
@@ -540,9 +546,13 @@ PERMISSIVE_TAGS = {
 
 
 def with_site_queues(scenario: dict) -> dict:
-    """The real broker knows nuclei only through their queues; our task scenarios carry none. Each site gets one
-    permissive production queue `<SITE>_TB` reading all its endpoints and writing to its disk ones (the output
-    type first), busy and with pilots, so that the real job check over the nucleus's queues passes."""
+    """The real broker knows nuclei only through their queues. A task scenario without queues gets for each site
+    one permissive production queue `<SITE>_TB` reading all its endpoints and writing to its disk ones (the output
+    type first), busy and with pilots, so that the real job check passes as ours does without queues (it checks
+    the input's completeness only). A scenario with queues is taken as it is: a nucleus without a production
+    queue does not exist for the real code, and our job check skips it."""
+    if scenario.get("queues"):
+        return scenario
     scenario = copy.deepcopy(scenario)
     queues, stats, tags = scenario.setdefault("queues", {}), scenario.setdefault("queue_stats", {}), {}
     scenario["sw_tags"] = tags = dict(scenario.get("sw_tags") or {})
@@ -665,7 +675,7 @@ def run_task(scenario: dict, lines: Lines) -> dict:
     spec = task_spec(scenario)
     spec.parent_tid = spec.jediTaskID
     spec.frozenTime = None
-    chunk, files = input_chunk(scenario, spec)
+    chunk, files = input_chunk(scenario, spec, sized_by_jobs=True)
     broker = AtlasProdTaskBroker(buffer, TaskRucio(scenario, files))
     started = time.perf_counter()
     broker.doBrokerage(
@@ -693,6 +703,8 @@ def run_task(scenario: dict, lines: Lines) -> dict:
     return {
         "status": "assigned" if buffer.assigned else "failed",
         "candidates": weights,
+        # job brokerage kept no queue at all: the real code then stops without a skip line per nucleus
+        "job_check_failed": any("no sites can run jobs" in line for line in lines.lines),
         "skipped": {name: codes for name, codes in skipped.items() if name not in weights},
         "seconds": seconds,
         **({"log": list(lines.lines)} if os.environ.get("PEER_LOG") else {}),
@@ -873,9 +885,11 @@ def run_anal(scenario: dict, lines: Lines) -> dict:
     AtlasBrokerUtils.CACHE_UsersJobsStats.clear()
     broker = AtlasAnalJobBroker(AnalysisRucio(scenario, files), buffer)
     broker.set_task_common_dict({})
-    for queue, record in scenario.get("queues", {}).items():
-        if record.get("use_vp"):
-            broker.siteMapper.getSite(queue).use_vp = lambda *args, **kwargs: True
+    # a VP queue reads a *_VP_DISK endpoint (SiteSpec.use_vp); the pseudo-queues of a unified one share it
+    vp_queues = {queue for queue, record in scenario.get("queues", {}).items() if record.get("use_vp")}
+    for name, site_spec in broker.siteMapper.siteSpecList.items():
+        if name in vp_queues or site_spec.get_unified_name() in vp_queues:
+            site_spec.use_vp = lambda *args, **kwargs: True
     started = time.perf_counter()
     status, _ = broker.doBrokerage(spec, "WORLD", chunk, parameters)
     seconds = time.perf_counter() - started

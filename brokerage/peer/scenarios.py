@@ -42,6 +42,62 @@ def _sw_tags(rng: random.Random) -> dict[str, Any]:
     return tags
 
 
+def _add_queue(
+    rng: random.Random, prefix: str, site: str, task_cores: int, queues: dict, sw_tags: dict, stats: dict
+) -> str:
+    """One random production or unified queue at `site` (its CRIC record, software tags, statistics); its name
+    is `prefix` with now and then a "test" suffix."""
+    name = prefix + rng.choice(["", "", "", "", "_TEST", "_test"])
+    unified = rng.random() < 0.3
+    cores = task_cores if rng.random() < 0.75 else rng.choice([1, 8])
+    if unified:
+        cores = rng.choice([1, 8, 8])
+    releases = rng.choice([["AUTO"]] * 12 + [["ANY"], ["ANY"], [RELEASE], ["23.0.1"]])
+    queues[name] = {
+        "atlas_site": site,
+        "status": rng.choice(["online"] * 12 + ["brokeroff", "offline", "test"]),
+        "type": "unified" if unified else "production",
+        "capability": "ucore" if unified else "",
+        "corecount": cores,
+        "maxrss": rng.choice([0, 2000 * cores, 4000 * cores, 4000 * cores, 32000]),
+        "minrss": 0,
+        "maxwdir": rng.choice([0, 20000, 100000, 100000]),
+        "maxtime": rng.choice([0, 3600 * 12, 90000, 3600 * 48, 3600 * 96, 3600 * 96]),
+        "mintime": 0,
+        "releases": releases,
+        "pledgedcpu": rng.choice([0] * 6 + [-1]),
+        "wnconnectivity": "full#IPv4",
+        "corepower": rng.choice([10.0, 10.0, 12.5]),
+        "jobseed": "std",
+        "transferringlimit": 0,
+        "direct_access_lan": False,
+        "cloud": "WORLD",
+        "astorages": {"read_lan": [f"{site}_DATADISK"], "write_lan": [f"{site}_DATADISK"]},
+        "fairsharepolicy": rng.choice([""] * 14 + list(FAIRSHARE_POLICIES)),
+    }
+    if "AUTO" in releases:
+        sw_tags[name] = _sw_tags(rng)
+    if rng.random() < 0.9:
+        empty = rng.random() < 0.15
+        running = 0 if empty else rng.choice([0, 3, 15, 40, 100, 400])
+        queue_stats = {
+            "running": running,
+            "activated": 0 if empty else rng.choice([0, 5, 30, 90, 250]),
+            "assigned": 0 if empty else rng.choice([0, 0, 10, 60]),
+            "starting": 0 if empty else rng.choice([0, 2, 20]),
+            "defined": 0 if empty else rng.choice([0, 0, 5, 100]),
+            "transferring": rng.choice([0, 0, 0, 0, 0, 50, 50, 3000]),
+            "pilotsLast3h": rng.choice([0, 5, 50, 50, 200, 200, 200, 200, 50, 50]),
+            "hoursSinceLastStart": rng.choice([0.5, 0.5, 0.5, 0.5, 3.0]),
+        }
+        if rng.random() < 0.3:
+            queue_stats["nBatchJob"] = rng.choice([5, 30, 200])
+        if rng.random() < 0.2:
+            queue_stats["numSlots"] = rng.choice([0, 16, 400])
+        stats[name] = queue_stats
+    return name
+
+
 def job_scenario(seed: int) -> dict[str, Any]:
     """One production job-brokerage scenario (plugin atlas_prod_job)."""
     rng = random.Random(f"peer-job:{seed}")
@@ -65,54 +121,7 @@ def job_scenario(seed: int) -> dict[str, Any]:
     nucleus_has_queue = rng.random() < 0.9
     for number in range(rng.randint(3, 18 if rng.random() < 0.3 else 12)):
         site = nucleus if number == 0 and nucleus_has_queue else rng.choice(list(sites))
-        name = f"Q{number}_{site}" + rng.choice(["", "", "", "", "_TEST", "_test"])
-        unified = rng.random() < 0.3
-        cores = task_cores if rng.random() < 0.75 else rng.choice([1, 8])
-        if unified:
-            cores = rng.choice([1, 8, 8])
-        releases = rng.choice([["AUTO"]] * 12 + [["ANY"], ["ANY"], [RELEASE], ["23.0.1"]])
-        queues[name] = {
-            "atlas_site": site,
-            "status": rng.choice(["online"] * 12 + ["brokeroff", "offline", "test"]),
-            "type": "unified" if unified else "production",
-            "capability": "ucore" if unified else "",
-            "corecount": cores,
-            "maxrss": rng.choice([0, 2000 * cores, 4000 * cores, 4000 * cores, 32000]),
-            "minrss": 0,
-            "maxwdir": rng.choice([0, 20000, 100000, 100000]),
-            "maxtime": rng.choice([0, 3600 * 12, 90000, 3600 * 48, 3600 * 96, 3600 * 96]),
-            "mintime": 0,
-            "releases": releases,
-            "pledgedcpu": rng.choice([0] * 6 + [-1]),
-            "wnconnectivity": "full#IPv4",
-            "corepower": rng.choice([10.0, 10.0, 12.5]),
-            "jobseed": "std",
-            "transferringlimit": 0,
-            "direct_access_lan": False,
-            "cloud": "WORLD",
-            "astorages": {"read_lan": [f"{site}_DATADISK"], "write_lan": [f"{site}_DATADISK"]},
-            "fairsharepolicy": rng.choice([""] * 14 + list(FAIRSHARE_POLICIES)),
-        }
-        if "AUTO" in releases:
-            sw_tags[name] = _sw_tags(rng)
-        if rng.random() < 0.9:
-            empty = rng.random() < 0.15
-            running = 0 if empty else rng.choice([0, 3, 15, 40, 100, 400])
-            queue_stats = {
-                "running": running,
-                "activated": 0 if empty else rng.choice([0, 5, 30, 90, 250]),
-                "assigned": 0 if empty else rng.choice([0, 0, 10, 60]),
-                "starting": 0 if empty else rng.choice([0, 2, 20]),
-                "defined": 0 if empty else rng.choice([0, 0, 5, 100]),
-                "transferring": rng.choice([0, 0, 0, 0, 0, 50, 50, 3000]),
-                "pilotsLast3h": rng.choice([0, 5, 50, 50, 200, 200, 200, 200, 50, 50]),
-                "hoursSinceLastStart": rng.choice([0.5, 0.5, 0.5, 0.5, 3.0]),
-            }
-            if rng.random() < 0.3:
-                queue_stats["nBatchJob"] = rng.choice([5, 30, 200])
-            if rng.random() < 0.2:
-                queue_stats["numSlots"] = rng.choice([0, 16, 400])
-            stats[name] = queue_stats
+        _add_queue(rng, f"Q{number}_{site}", site, task_cores, queues, sw_tags, stats)
     network = []
     for site in sites:
         if site == nucleus or rng.random() < 0.15:
@@ -168,6 +177,12 @@ def job_scenario(seed: int) -> dict[str, Any]:
         "inputSizeMB": n_files * file_gb * 1024,
         "isScout": rng.random() < 0.12,
     }
+    # now and then an analysis queue, which production jobs never use (drawn apart, so that the rest of the
+    # scenario stays what it was)
+    extra = random.Random(f"peer-job-analysis:{seed}")
+    if extra.random() < 0.2:
+        name = _add_queue(extra, "ANALY", extra.choice(list(sites)), task_cores, queues, sw_tags, stats)
+        queues[name].update(type="analysis", capability="")
     return {
         "plugin": "atlas_prod_job",
         "now": NOW,
@@ -271,7 +286,7 @@ def task_scenario(seed: int) -> dict[str, Any]:
         "inputPreStaging": rng.random() < 0.1 or None,
         "taskBrokerOnMaster": (len(datasets) > 1 and rng.random() < 0.5) or None,
     }
-    return {
+    scenario = {
         "plugin": "atlas_prod_task",
         "now": NOW,
         "seed": seed,
@@ -283,6 +298,31 @@ def task_scenario(seed: int) -> dict[str, Any]:
         "nucleus_stats": stats,
         "network": [],
     }
+    _nucleus_queues(random.Random(f"peer-task-queues:{seed}"), scenario)
+    return scenario
+
+
+def _nucleus_queues(rng: random.Random, scenario: dict[str, Any]) -> None:
+    """Most task scenarios get the nuclei's production queues, for the job check (AtlasProdTaskBroker runs job
+    brokerage over them): up to three per nucleus, now and then none; each reads every endpoint of its site and
+    writes to its disk ones, as a nucleus's storage is what its queues use in the real SiteMapper."""
+    if rng.random() < 0.25:
+        return
+    task, endpoints = scenario["task"], scenario["ddm_endpoints"]
+    task["coreCount"] = rng.choice([1, 1, 8])
+    scenario["jobs"]["inputSizeMB"] = rng.choice([1000, 1000, 5000, 50_000, 200_000])
+    queues: dict[str, Any] = {}
+    sw_tags: dict[str, Any] = {}
+    stats: dict[str, Any] = {}
+    for site, record in scenario["sites"].items():
+        if record["role"] != "nucleus":
+            continue
+        disk = sorted(name for name, e in endpoints.items() if e["site"] == site and not e.get("is_tape"))
+        tape = sorted(name for name, e in endpoints.items() if e["site"] == site and e.get("is_tape"))
+        for number in range(rng.choice([0, 1, 1, 2, 3])):
+            name = _add_queue(rng, f"{site}_Q{number}", site, task["coreCount"], queues, sw_tags, stats)
+            queues[name]["astorages"] = {"read_lan": disk + tape, "write_lan": disk}
+    scenario.update(queues=queues, sw_tags=sw_tags, queue_stats=stats)
 
 
 def anal_scenario(seed: int) -> dict[str, Any]:
@@ -391,6 +431,13 @@ def anal_scenario(seed: int) -> dict[str, Any]:
         user_stats["user"]["runningSlotsHiSites"] = rng.choice([0, 500, 2000])
     if rng.random() < 0.3:
         user_stats["hoursSinceLastSuccess"] = rng.choice([1, 30])
+    # now and then virtual-placement queues, and a task that avoids them (drawn apart: the rest stays as it was)
+    extra = random.Random(f"peer-anal-vp:{seed}")
+    if extra.random() < 0.3:
+        for name in extra.sample(sorted(queues), extra.randint(1, len(queues))):
+            queues[name]["use_vp"] = True
+        if extra.random() < 0.4:
+            task["avoidVP"] = True
     return {
         "plugin": "atlas_anal_job",
         "now": NOW,

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 
-from brokerage.adapters.job_brokerage import ANALYSIS_LABELS
+from brokerage.adapters.grid import ANALYSIS_LABELS
 from brokerage.adapters.task_brokerage import PLUGIN, grid_base, task_scenarios
 from brokerage.gdpconfig import REGISTRY
 from brokerage.models import BrokerageCycle, GlobalShare, Task

@@ -50,7 +50,7 @@ from brokerage.services.merging import MergeSet, merge_outcomes_apply, merge_set
 from brokerage.services.retries import job_retry_history_record
 from brokerage.services.scouting import task_scouting_check
 from brokerage.services.status import task_status_transition_many
-from brokerage.splitter import InputFile, JobChunk, split_events, split_files
+from brokerage.splitter import JobChunk, job_set_summary, task_chunks
 from brokerage.throttle import JobCounts, ThrottleLimits, ThrottleVerdict, job_throttle, resource_type_for
 
 logger = logging.getLogger(__name__)
@@ -175,43 +175,6 @@ def _inputs(task_ids: list[int]) -> tuple[dict[int, dict], dict[int, list[dict]]
     return masters, files, replicas, {file_id: last + 1 for file_id, last in used.items()}
 
 
-def _chunks(task: dict, files: list[dict], used: dict[int, int], max_jobs: int) -> list[JobChunk]:
-    params = task["taskParams"] or {}
-    events_per_job = params.get("nEventsPerJob")
-    if events_per_job:
-        inputs = [
-            InputFile(f["fileID"], f["fsize"] or 0, f["nEvents"])
-            for f in files
-            if f["nEvents"] and used.get(f["fileID"], 0) < f["nEvents"]
-        ]
-        return split_events(inputs, events_per_job=int(events_per_job), max_jobs=max_jobs, used=used)
-    ready = [InputFile(f["fileID"], f["fsize"] or 0, f["nEvents"]) for f in files if f["status"] == "ready"]
-    return split_files(
-        ready,
-        max_jobs=max_jobs,
-        files_per_job=params.get("nFilesPerJob"),
-        gb_per_job=params.get("nGBPerJob"),
-        out_disk_kb_per_mb=float(task["outDiskCount"] or 0)
-        if not (task["outDiskUnit"] or "").endswith("PerEvent")
-        else 0.0,
-        work_disk_mb=float(task["workDiskCount"] or 0),
-    )
-
-
-def _job_set_summary(chunks: list[JobChunk], *, scouts: bool, task: dict) -> dict[str, Any]:
-    """The `jobs` object of the scenario: the largest job of the set (the brokerage checks that one fits); the
-    jobs of a task whose outputs are merged afterwards (task parameter mergeOutput) are pre-merged jobs."""
-    events = [c.n_events for c in chunks if c.n_events is not None]
-    return {
-        "nEvents": max(events) if events else None,
-        "inputSizeMB": max(c.input_mb for c in chunks),
-        "nFiles": max(len(c.files) for c in chunks),
-        "isScout": scouts,
-        "isPreMerged": bool((task["taskParams"] or {}).get("mergeOutput")),
-        "nJobs": len(chunks),
-    }
-
-
 def _task_rows(task_ids: list[int]) -> dict[int, dict]:
     fields = {*TASK_FIELDS, "nucleus", "status", "workDiskCount", "taskName", "workQueue_id", "splitRule", "taskClass"}
     rows = {row["jediTaskID"]: row for row in Task.objects.filter(pk__in=task_ids).values(*fields)}
@@ -296,7 +259,7 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
             scouts = task["status"] == "ready" and int((task["taskParams"] or {}).get("nScoutJobs", SCOUT_JOBS)) > 0
             wanted = int((task["taskParams"] or {}).get("nScoutJobs", SCOUT_JOBS)) if scouts else JOBS_PER_SET
             wanted = int(min(wanted, budget[task["resource_type"]]))
-            chunks = _chunks(task, files.get(task["jediTaskID"], []), used, wanted) if wanted > 0 else []
+            chunks = task_chunks(task, files.get(task["jediTaskID"], []), used, wanted) if wanted > 0 else []
             if not chunks:
                 continue
             jobset_id = (cycle.pk << 20) + sequence
@@ -312,7 +275,7 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
                         "replicas": replicas[master["datasetName"]],
                     }
                 ],
-                jobs=_job_set_summary(chunks, scouts=scouts, task=task),
+                jobs=job_set_summary(chunks, scouts=scouts, task=task),
                 seed=(jobset_id * 7919) % 2**31,
                 plugin=plugin,
                 user_stats=user_stats.get(task["jediTaskID"]),
@@ -543,9 +506,9 @@ def job_set_preview_scenario(*, task_id: int, now: datetime, gdpconfig: dict[str
     base = job_grid_base(now=now, gdpconfig=gdpconfig)
     masters, files, replicas, used = _inputs([task_id])
     scouts = task["status"] == "ready" and int((task["taskParams"] or {}).get("nScoutJobs", SCOUT_JOBS)) > 0
-    chunks = _chunks(task, files.get(task_id, []), used, SCOUT_JOBS if scouts else JOBS_PER_SET)
+    chunks = task_chunks(task, files.get(task_id, []), used, SCOUT_JOBS if scouts else JOBS_PER_SET)
     if chunks:
-        jobs = _job_set_summary(chunks, scouts=scouts, task=task)
+        jobs = job_set_summary(chunks, scouts=scouts, task=task)
     else:
         latest = (
             # jobs without a job set do not count (and PostgreSQL would sort their NULL first)

@@ -14,9 +14,11 @@ from pathlib import Path
 import pytest
 
 from brokerage.adapters.job_brokerage import analysis_user_stats, job_grid_base
+from brokerage.adapters.task_brokerage import grid_base, task_scenarios
 from brokerage.engine import run
 from brokerage.engine.scenario import JobSet, TaskSpec
 from brokerage.models import Job, PandaQueue, StorageEndpoint, Task
+from brokerage.services.cycles import cycle_gdpconfig
 from brokerage.services.jobs import job_set_preview_scenario
 from tests import factories
 from tests.jobs.conftest import make_one_queue_grid, make_ready_task
@@ -48,11 +50,9 @@ JOB_SET_READS = {
 }  # fmt: skip
 # Set only for merge job sets (services/merging.py)
 MERGE_ONLY = {"isMerge", "preassigned", "preassignedSkippedHours"}
-# Read, but not yet filled live, each for a named reason (issue 16 stays open on them):
-NOT_YET_LIVE = {
-    # virtual placement is not modelled in the database (panda-server 1.0.4 does not read it either)
-    "vpOverloaded",
-}  # fmt: skip
+# Read when a scenario states them, derived from the queue's own numbers otherwise (live): whether a virtual-
+# placement queue is overloaded is the queue-length rule (AtlasAnalJobBroker._vp; a database-level test below).
+DERIVED_WHEN_ABSENT = {"vpOverloaded"}
 
 
 def reads(pattern: str, names: set[str]) -> set[str]:
@@ -151,7 +151,7 @@ def test_a_database_built_grid_fills_every_queue_statistic(live_grid, work_queue
     job(task, "activated", prodSourceLabel="user", prodUserName="jdoe")
     scenario = job_set_preview_scenario(task_id=task.pk, now=NOW, gdpconfig={}, seed=0)
     stats = scenario.queue_stats["SAT_Q"]
-    left = sorted(key for key in QUEUE_STATS_READS - NOT_YET_LIVE if not stats.get(key))
+    left = sorted(key for key in QUEUE_STATS_READS - DERIVED_WHEN_ABSENT if not stats.get(key))
     assert left == []
     # worked numbers: 800 kB/s over 8 cores; one job started in the last 6 h = 1/6 per hour; one analysis user
     assert stats["avgDiskIOPerCore"] == pytest.approx(100.0)
@@ -165,7 +165,7 @@ def test_the_job_set_fields_filled_live(live_grid, work_queue):
     Task.objects.filter(pk=task.pk).update(status="ready")
     scenario = job_set_preview_scenario(task_id=task.pk, now=NOW, gdpconfig={}, seed=0)
     defaults = JobSet()
-    live = JOB_SET_READS - NOT_YET_LIVE - MERGE_ONLY  # a merge job set's own fields: the test below
+    live = JOB_SET_READS - MERGE_ONLY  # a merge job set's own fields: the test below
     left = sorted(name for name in live if getattr(scenario.jobs, name) == getattr(defaults, name))
     assert left == []
 
@@ -186,6 +186,36 @@ def test_a_merge_job_set_from_the_database_fills_its_fields(live_grid, work_queu
     merge_fields = MERGE_ONLY | {"nFiles", "inputSizeMB"}
     assert sorted(name for name in merge_fields if getattr(jobs, name) == getattr(defaults, name)) == []
     assert (jobs.preassigned, jobs.preassignedSkippedHours, jobs.inputSizeMB) == (("SAT_Q",), 25.0, 200.0)
+
+
+def task_scenario_live(task, gdpconfig=None):
+    """The task brokerage cycle's scenario for `task` (the same adapters, the live grid)."""
+    base = grid_base(now=NOW, gdpconfig=gdpconfig or {})
+    return task_scenarios(task_ids=[task.pk], base=base, seed_of=lambda _: 0)[task.pk]
+
+
+def test_a_database_built_task_scenario_fills_what_its_job_check_reads(live_grid, work_queue):
+    # task brokerage's job check runs job brokerage before there is a nucleus; taskClass is analysis's
+    task = every_task_field_set(work_queue)
+    scenario = task_scenario_live(task)
+    defaults = TaskSpec()
+    left = sorted(
+        name
+        for name in TASK_READS - {"nucleus", "taskClass"}
+        if getattr(scenario.task, name) == getattr(defaults, name)
+    )
+    assert left == []
+    assert scenario.queue_stats["SAT_Q"]["pilotsLast3h"] == 25
+    assert scenario.queues["SAT_Q"]["astorages"] == {"read_lan": ["SAT_DATADISK"], "write_lan": ["SAT_DATADISK"]}
+    # the first job: nEventsPerJob 500 from files of 500 events and 2 GB, one file, never a scout
+    jobs = scenario.jobs
+    assert (jobs.nEvents, jobs.nFiles, jobs.inputSizeMB, jobs.isScout, jobs.isPreMerged) == (
+        500,
+        1,
+        2048.0,
+        False,
+        True,
+    )
 
 
 def test_the_analysis_user_numbers_are_filled_live(live_grid, work_queue):
@@ -291,6 +321,60 @@ class TestRulesFireLive:
         decision = run(scenario)
         assert decision.skipped["ANALY_Q"].code == "tmp_user_problem"
         assert decision.skipped["ANALY_Q"].detail["maxQueueLength"] == pytest.approx(100.0)
+
+    def test_the_task_job_check_runs_job_brokerage_over_the_nucleus_queues(self, live_grid, work_queue):
+        # panda profile. NUC's only production queue has maxrss 12,000 MB; the task's jobs need 2,000 MB × 8 cores
+        # × 0.9 = 14,400: job brokerage keeps no queue there, NUC is skipped (-job). At 16,000 MB it is chosen.
+        nucleus_disk = StorageEndpoint.objects.get(name="NUC_DATADISK")
+        queue = factories.PandaQueueFactory(
+            name="NUC_Q", site=nucleus_disk.site, corecount=8, maxrss=12000, releases=["ANY"]
+        )
+        for role in ("read_lan", "write_lan"):
+            factories.QueueStorageFactory(queue=queue, endpoint=nucleus_disk, role=role)
+        factories.QueuePilotStatsFactory(queue=queue, pilotsLast3h=30, nBatchJob=10)
+        task = make_ready_task(work_queue, status="assigning")
+        panda = cycle_gdpconfig(profile="panda")
+        decision = run(task_scenario_live(task, panda))
+        assert decision.skipped["NUC"].code == "job"
+        assert decision.skipped["NUC"].detail == {
+            "queues": 1,
+            "queuesAble": 0,
+            "queuesSkipped": "NUC_Q: memory too small",
+        }
+        assert run(task_scenario_live(task)).chosen == "NUC"  # the seed profile has no job check
+        PandaQueue.objects.filter(pk=queue.pk).update(maxrss=16000)
+        assert run(task_scenario_live(task, panda)).chosen == "NUC"
+
+    def test_an_overloaded_virtual_placement_queue_is_skipped(self, live_grid, work_queue):
+        # seed profile. ANALY_VP reads a VP endpoint (use_vp) and has 10 running, 50 activated: more than
+        # 2 × max(20, 10) = 40 queued, overloaded, so skipped as a VP queue; with 30 activated it is not
+        disk = StorageEndpoint.objects.get(name="SAT_DATADISK")
+        queue = factories.PandaQueueFactory(
+            name="ANALY_VP", site=live_grid.site, type="analysis", corecount=1, releases=["ANY"], use_vp=True
+        )
+        for role in ("read_lan", "write_lan"):
+            factories.QueueStorageFactory(queue=queue, endpoint=disk, role=role)
+        factories.QueuePilotStatsFactory(queue=queue, pilotsLast3h=50, nBatchJob=0)
+        task = factories.TaskFactory(
+            status="ready", prodSourceLabel="user", userName="jdoe", workQueue=work_queue, gshare="User Analysis",
+            coreCount=1, ramCount=1000, ramUnit="MB",
+        )  # fmt: skip
+
+        def jobs(status, count):  # one job set, the one the preview brokers again
+            return [
+                Job(task=task, jobStatus=status, computingSite="ANALY_VP", prodSourceLabel="user",
+                    prodUserName=f"user{n}", coreCount=1, jobsetID=1)
+                for n in range(count)
+            ]  # fmt: skip
+
+        Job.objects.bulk_create(jobs("running", 10) + jobs("activated", 50))
+        decision = run(job_set_preview_scenario(task_id=task.pk, now=NOW, gdpconfig={}, seed=0))
+        skip = decision.skipped["ANALY_VP"]
+        assert (skip.code, skip.detail["vpOverloaded"], skip.detail["queued"]) == ("overloaded_vp", True, 50)
+        surplus = Job.objects.filter(computingSite="ANALY_VP", jobStatus="activated").values_list("pk", flat=True)
+        Job.objects.filter(pk__in=list(surplus[:20])).delete()
+        decision = run(job_set_preview_scenario(task_id=task.pk, now=NOW, gdpconfig={}, seed=0))
+        assert "ANALY_VP" in {c.name for c in decision.candidates}
 
     def test_pre_merged_jobs_avoid_inactive_queues(self, live_grid, work_queue):
         # SAT_Q has 3 activated jobs and started none in the window (hoursSinceLastStart 168 > 2): a task whose

@@ -176,7 +176,7 @@ def test_many_assigned_is_assigned_plus_one_over_activated_plus_one():
 
 class TestScratchDisk:
     def test_maxwdir_is_per_core_only_for_a_single_core_task(self):
-        # disk needed (panda): 1536 MB output floor + 2000 MB input = 3536 MB. maxwdir 16,000 at 8 cores: the seed
+        # disk needed (panda): 1500 MB output floor + 2000 MB input = 3500 MB. maxwdir 16,000 at 8 cores: the seed
         # compares per core (2,000 MB, too small); panda divides only for a single-core task (8-core task: 16,000)
         scenario = job_scenario(queue("A", maxwdir=16000), queue("N", site="NUC"))
         assert codes(under("seed", scenario))["A"] == "disk"
@@ -184,7 +184,7 @@ class TestScratchDisk:
 
     def test_a_pseudo_queue_divides_by_its_unified_queues_cores(self):
         # single-core task at an 8-core unified queue: its SCORE pseudo-queue has 1 core, but maxwdir 20,000 is
-        # divided by the unified queue's 8 → 2,500 MB < 3,536 MB
+        # divided by the unified queue's 8 → 2,500 MB < 3,500 MB
         task = {"coreCount": 1, "ramCount": 1000}
         scenario = job_scenario(
             queue("U", maxwdir=20000, capability="ucore", type="unified"), queue("N", site="NUC"), task=task
@@ -192,6 +192,21 @@ class TestScratchDisk:
         panda = under("panda", scenario)
         assert codes(panda)["U/SCORE"] == "disk"
         assert panda.skipped["U/SCORE"].detail["maxwdirPerCore"] == 2500
+
+    def test_the_output_floor_is_1500_mb_not_the_seeds_one_and_a_half_gb(self):
+        # 1-core task, 1-core queue with maxwdir 3,500: panda needs max(output 0, InputChunk.defaultOutputSize 1,500)
+        # + 2,000 MB input = 3,500 (fits, not more than maxwdir); the seed needs 1,536 + 2,000 + 300 = 3,836
+        task = {"coreCount": 1, "ramCount": 1000}
+        scenario = job_scenario(queue("A", corecount=1, maxwdir=3500), queue("N", site="NUC", corecount=1), task=task)
+        assert "A" not in under("panda", scenario).skipped
+        assert under("seed", scenario).skipped["A"].detail["neededMB"] == 3836
+
+
+def test_analysis_queues_take_no_production_jobs():
+    # panda-server's SiteMapper puts only production and unified queues in the clouds job brokerage scans
+    scenario = job_scenario(queue("A"), queue("ANALY_A", type="analysis"), queue("U", type="unified"))
+    for profile in ("seed", "panda"):
+        assert "ANALY_A" not in under(profile, scenario).initial
 
 
 def test_memory_adds_base_ram_once_and_rounds_down():

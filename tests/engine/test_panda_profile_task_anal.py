@@ -81,6 +81,95 @@ class TestTaskBroker:
         assert under("seed", scenario).chosen is not None
 
 
+def with_queues(scenario, *queues, jobs=None):
+    """A task scenario carrying production queues (and the first job the job check sizes)."""
+    scenario["queues"] = {q["name"]: q["record"] for q in queues}
+    scenario["queue_stats"] = {q["name"]: q["stats"] for q in queues}
+    scenario["jobs"] = {"nFiles": 1, "nEvents": 100, "inputSizeMB": 1000, **(jobs or {})}
+    return scenario
+
+
+class TestTaskJobCheck:
+    """AtlasProdTaskBroker "job check": job brokerage over the nuclei's production queues (hintForTB). Queue
+    builder defaults: 8 cores, maxrss 32,000 MB, maxwdir 160,000 MB, 100 running, 50 pilots in 3 h."""
+
+    TASK = {"coreCount": 8, "ramCount": 2000, "ramUnit": "MBPerCore", "cpuTime": 10, "currentPriority": 500}
+
+    def scenario(self, *queues, jobs=None, **task):
+        base = task_scenario(
+            nucleus("A"), nucleus("B"), datasets=[dataset(replicas=EVERYWHERE)], task={**self.TASK, **task}
+        )
+        return with_queues(base, *queues, jobs=jobs)
+
+    def test_a_nucleus_whose_queues_cannot_run_the_jobs_is_skipped(self):
+        # A's only queue: maxrss 12,000 < 2,000 MB × 8 cores × 0.9 = 14,400 MB; B's 32,000 fits
+        scenario = self.scenario(queue("A_Q", site="A", maxrss=12000), queue("B_Q", site="B"))
+        panda = under("panda", scenario)
+        assert codes(panda) == {"A": "job"}
+        assert panda.skipped["A"].detail == {
+            "queues": 1,
+            "queuesAble": 0,
+            "queuesSkipped": "A_Q: memory too small",
+        }
+        assert {c.name for c in panda.candidates} == {"B"}
+        assert codes(under("seed", scenario)) == {}  # TASK_JOB_CHECK is off under the seed
+
+    def test_one_able_queue_is_enough(self):
+        scenario = self.scenario(
+            queue("A_OFF", site="A", status="brokeroff"), queue("A_ON", site="A"), queue("B_Q", site="B")
+        )
+        assert codes(under("panda", scenario)) == {}
+
+    def test_a_nucleus_without_production_queue_is_skipped(self):
+        # B has an analysis queue only: production jobs never go there
+        scenario = self.scenario(queue("A_Q", site="A"), queue("ANALY_B", site="B", type="analysis"))
+        panda = under("panda", scenario)
+        assert codes(panda) == {"B": "job"}
+        assert panda.skipped["B"].detail["queuesSkipped"] == "no production queue"
+        assert panda.skipped["B"].detail["queues"] == 0
+
+    def test_the_first_job_of_the_scenario_is_sized(self):
+        # a 1-core queue with maxwdir 20,000 MB; the job needs 1,500 MB of output (InputChunk.defaultOutputSize)
+        # + its input: 18,500 MB of input fits (20,000 is not more than 20,000), 18,501 MB does not
+        small = queue("A_Q", site="A", corecount=1, maxwdir=20_000)
+        fits = self.scenario(small, jobs={"inputSizeMB": 18_500}, coreCount=1, ramCount=1000)
+        too_big = self.scenario(small, jobs={"inputSizeMB": 18_501}, coreCount=1, ramCount=1000)
+        assert codes(under("panda", fits)) == {"B": "job"}
+        decision = under("panda", too_big)
+        assert codes(decision) == {"A": "job", "B": "job"}
+        assert decision.skipped["A"].detail["queuesSkipped"] == "A_Q: not enough disk"
+        assert decision.chosen is None
+
+    def test_rules_against_a_nucleus_are_not_asked(self):
+        # 3,000 transferring > max(2,000, 2 × 100 running) skips a satellite queue; at a nucleus, and every queue
+        # the job check scans is at one, panda-server does not count them. t1Weight −1 keeps no queue out either.
+        busy = queue("A_Q", site="A", stats={"transferring": 3000})
+        scenario = self.scenario(busy, queue("B_Q", site="B"), t1Weight=-1)
+        assert codes(under("panda", scenario)) == {}
+
+    def test_temporary_problems_count_as_well(self):
+        # no pilot in 3 h: the real job check drops temporary problems before it answers
+        scenario = self.scenario(queue("A_Q", site="A", stats={"pilotsLast3h": 0}), queue("B_Q", site="B"))
+        decision = under("panda", scenario)
+        assert codes(decision) == {"A": "job"}
+        assert decision.skipped["A"].detail["queuesSkipped"] == "A_Q: no pilots"
+
+    def test_more_than_three_skipped_queues_are_summed_up(self):
+        offline = [queue(f"A_Q{i}", site="A", status="offline") for i in range(5)]
+        decision = under("panda", self.scenario(*offline, queue("B_Q", site="B")))
+        assert decision.skipped["A"].detail["queuesSkipped"] == (
+            "A_Q0: not online/ACTIVE; A_Q1: not online/ACTIVE; A_Q2: not online/ACTIVE; and 2 more"
+        )
+
+    def test_the_shifter_reads_which_queues_failed(self):
+        from brokerage.engine.reasons import explain
+
+        decision = under("panda", self.scenario(queue("A_Q", site="A", maxrss=12000), queue("B_Q", site="B")))
+        assert explain("job", decision.skipped["A"].detail) == (
+            "Job brokerage keeps none of its 1 production queues (A_Q: memory too small)."
+        )
+
+
 def anal_queue(name, **stats):
     return queue(name, site="SAT", corecount=1, stats={"assigned": 0, "defined": 0, **stats})
 
@@ -118,6 +207,26 @@ class TestAnalysisBroker:
             anal_queue("ANALY_B", running=10, activated=300, starting=0),
         )
         assert codes(under("panda", scenario)) == {"ANALY_A": "overloaded"}
+
+    @staticmethod
+    def vp_scenario(**task):
+        # ANALY_VP reads through virtual placement, 10 running and 50 queued; ANALY_B 100 running, 10 queued
+        vp = anal_queue("ANALY_VP", running=10, activated=50, starting=0)
+        vp["record"]["use_vp"] = True
+        return anal_scenario(vp, anal_queue("ANALY_B", running=100, activated=10, starting=0), task=task)
+
+    def test_an_overloaded_virtual_placement_queue(self):
+        # seed: 50 queued > 2 × max(20, 10) = 40, an overloaded VP queue (overloaded_vp). panda: VP-placed data is
+        # not described, so the queue-length rule judges it like any queue: 50 > 20 queued and 50 / 10 = 5 above
+        # 1.2 × (60 / 110) = 0.65 → overloaded
+        assert codes(under("seed", self.vp_scenario())) == {"ANALY_VP": "overloaded_vp"}
+        assert codes(under("panda", self.vp_scenario())) == {"ANALY_VP": "overloaded"}
+
+    def test_a_task_avoiding_virtual_placement(self):
+        for profile in ("seed", "panda"):
+            decision = under(profile, self.vp_scenario(avoidVP=True))
+            assert codes(decision) == {"ANALY_VP": "overloaded_vp"}
+            assert decision.skipped["ANALY_VP"].detail["avoidVP"] is True
 
     DATA_AT_A = [dataset(size=10, files=4, replicas={"HAS_DATADISK": (4, 10)})]
     SITES = {"HAS": {"role": "satellite", "state": "ACTIVE"}}

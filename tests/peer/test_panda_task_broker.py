@@ -1,5 +1,7 @@
 """Our task broker under the `panda` profile against the real AtlasProdTaskBroker (panda-server 1.0.4), side by side
 on 250 generated scenarios: the same nuclei kept, each with the same share of the total weight (relative 1e-6).
+Most scenarios carry the nuclei's production queues, so the real job check (job brokerage over them, hintForTB)
+decides beside ours.
 
 Where the real code raises, the scenario is a real-code failure, named here: a nucleus without an endpoint for the
 output (`AtlasProdTaskBroker` reads the endpoint's name before its own None check, TypeError, and the task stays
@@ -49,13 +51,43 @@ def test_the_real_code_raises_only_on_a_nucleus_without_output_storage(side_by_s
 def test_the_scenarios_are_decided_not_empty(side_by_side):
     _, theirs = side_by_side
     kept = [len(t.get("candidates", {})) for t in theirs]
-    assert sum(1 for k in kept if k) >= len(SCENARIOS) // 2
+    assert sum(1 for k in kept if k) >= len(SCENARIOS) // 5
+
+
+def test_the_job_check_over_real_queues_removes_nuclei_on_both_sides(side_by_side):
+    report, theirs = side_by_side
+    by_job_check = 0
+    for comparison, result in zip(report.comparisons, theirs, strict=True):
+        scenario = task_scenario(comparison.seed)
+        if comparison.peer_error or not scenario.get("queues"):
+            continue
+        theirs_job = {name for name, codes in result.get("skipped", {}).items() if "-job" in codes}
+        decision = run({**scenario, "profile": "panda"})
+        ours_job = {name for name, skip in decision.skipped.items() if skip.code == "job"}
+        if result["job_check_failed"]:
+            # no queue anywhere: the real code stops without naming nuclei; ours skips every one left with -job
+            assert ours_job, comparison.seed
+            assert not decision.candidates, comparison.seed
+        else:
+            # the real code skips with -job only the nuclei it knows, those with a production queue
+            with_queues = {record["atlas_site"] for record in scenario["queues"].values()}
+            assert theirs_job == ours_job & with_queues, comparison.seed
+        by_job_check += bool(theirs_job) or result["job_check_failed"]
+    assert by_job_check >= 20
 
 
 def test_the_rules_the_profile_switches_decide_in_the_real_code_too(side_by_side):
     _, theirs = side_by_side
     codes = {code for t in theirs for queue_codes in t.get("skipped", {}).values() for code in queue_codes}
-    assert {"-transfer_backlog", "-space", "-insize", "-innum", "-source_blacklist", "-destination_blacklist"} <= codes
+    assert {
+        "-transfer_backlog",
+        "-space",
+        "-insize",
+        "-innum",
+        "-source_blacklist",
+        "-destination_blacklist",
+        "-job",
+    } <= codes
 
 
 def test_the_seed_profile_departs_from_the_real_code(real_panda):

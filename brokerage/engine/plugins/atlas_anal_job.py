@@ -142,7 +142,9 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             cache[key] = {
                 "site_class": np.array([r.get("siteClass") or "" for r in records], dtype=object),
                 "vp": np.array([bool(r.get("use_vp")) for r in records], dtype=bool),
+                # an explicit vpOverloaded (a scenario file's) wins; absent, the queue's own numbers decide (_vp)
                 "vp_overloaded": np.array([bool(s.get("vpOverloaded")) for s in stats], dtype=bool),
+                "vp_overloaded_given": np.array(["vpOverloaded" in s for s in stats], dtype=bool),
                 "trr": np.array([_float(s.get("toRunningRate")) for s in stats], dtype=float),
                 "n_users": np.array([max(_float(s.get("nUsers")), 1.0) for s in stats], dtype=float),
             }
@@ -514,9 +516,24 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
 
     @staticmethod
     def _vp(c: Context) -> Rejection:
+        """seed 000: VP queues are skipped when the task says avoidVP or they are overloaded. Overloaded is the
+        queue-length rule on the queue's own numbers, unless the scenario states vpOverloaded (ANALYSIS_VP_RULE
+        panda: the real rule)."""
         avoid = c.task.avoidVP
-        fails = c["vp"] & (avoid | c["vp_overloaded"])
-        return Rejection(fails, {"avoidVP": avoid, "vpOverloaded": c["vp_overloaded"]})
+        if c.config.get("ANALYSIS_VP_RULE") == "panda":
+            # AtlasAnalJobBroker "avoid VP queue check" (1.0.4); its -overloaded_vp needs data placed through VP
+            # alone, which no input describes, so the queue-length rule judges VP queues like any other
+            merging, no_locality = c.scenario.jobs.isMerge, "data locality" in c.plugin.disabled_filters
+            return Rejection(
+                c["vp"] & (avoid or merging or no_locality),
+                {"avoidVP": avoid, "merge": merging, "dataLocalityChecked": not no_locality},
+            )
+        overloaded = np.where(c["vp_overloaded_given"], c["vp_overloaded"], AtlasAnalJobBroker._too_long(c))
+        fails = c["vp"] & (avoid | overloaded)
+        return Rejection(
+            fails,
+            {"avoidVP": avoid, "vpOverloaded": overloaded, "queued": c["queued_all"], "running": c["running_real"]},
+        )
 
     @staticmethod
     def _disk(c: Context) -> Rejection:
@@ -583,20 +600,31 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         return cache["grand queue ratio"]
 
     @staticmethod
+    def _too_long(c: Context) -> np.ndarray:
+        """Per queue, whether its queue is too long for its running jobs: seed 000, more than 2 × max(20, running)
+        queued; ANALYSIS_OVERLOAD_RULE panda, more than OVERLOAD_MIN_QUEUE queued and nothing running, or
+        queued/running above OVERLOAD_RATIO_OFFSET × the ratio over all queues."""
+        queued, running = c["queued_all"], c["running_real"]
+        if c.config.get("ANALYSIS_OVERLOAD_RULE") != "panda":
+            return queued > 2 * np.maximum(QUEUE_LENGTH_RUNNING_FLOOR, running)
+        grand = c.plugin.grand_queue_ratio(c.scenario)
+        min_queue, offset = c.config.get("OVERLOAD_MIN_QUEUE"), c.config.get("OVERLOAD_RATIO_OFFSET")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(running > 0, queued / np.where(running > 0, running, 1.0), np.inf)
+        return (queued > min_queue) & ((running == 0) | (ratio > grand * offset))
+
+    @staticmethod
     def _overload_panda(c: Context) -> Rejection:
-        """AtlasAnalJobBroker "un-overloaded sites" (1.0.4): more than OVERLOAD_MIN_QUEUE jobs queued and nothing
-        running, or queued/running above OVERLOAD_RATIO_OFFSET × the ratio over all queues; when that leaves no
+        """AtlasAnalJobBroker "un-overloaded sites" (1.0.4): the queue too long (_too_long); when that leaves no
         queue, only those running nothing are skipped (problematic). Merges are not checked."""
         none = np.zeros(len(c.names), dtype=bool)
         if c.scenario.jobs.isMerge:
             return Rejection(none)
         grand = c.plugin.grand_queue_ratio(c.scenario)
-        min_queue, offset = c.config.get("OVERLOAD_MIN_QUEUE"), c.config.get("OVERLOAD_RATIO_OFFSET")
+        offset = c.config.get("OVERLOAD_RATIO_OFFSET")
         queued, running = c["queued_all"], c["running_real"]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(running > 0, queued / np.where(running > 0, running, 1.0), np.inf)
-        idle = (queued > min_queue) & (running == 0)
-        overloaded = idle | ((queued > min_queue) & (ratio > grand * offset))
+        idle = (queued > c.config.get("OVERLOAD_MIN_QUEUE")) & (running == 0)
+        overloaded = AtlasAnalJobBroker._too_long(c)
         if not np.any(c.alive & ~overloaded):
             # every queue overloaded: the check keeps them, but those running nothing are problematic and
             # dropped after ranking (AtlasBrokerUtils.skipProblematicSites), not by the first loop itself
@@ -612,7 +640,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             return AtlasAnalJobBroker._overload_panda(c)
         limit = 2 * np.maximum(QUEUE_LENGTH_RUNNING_FLOOR, c["running_real"])
         return Rejection(
-            c["queued_all"] > limit, {"queued": c["queued_all"], "limit": limit, "running": c["running_real"]}
+            AtlasAnalJobBroker._too_long(c), {"queued": c["queued_all"], "limit": limit, "running": c["running_real"]}
         )
 
     @staticmethod

@@ -9,19 +9,23 @@ to weight. All skipped: pending, retried after 60 minutes.
 from __future__ import annotations
 
 import functools
+from collections.abc import Collection
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from ..fairshare import FairsharePolicyError, share_for, zero_share_panda
 from ..network import network_weight
-from ..plugin import Context, Filter, Plugin, Rejection
+from ..plugin import Context, Filter, Plugin, Rejection, SkipTable
 from ..scenario import Scenario
 from ..software import SoftwareRules, TaskSoftware, software_check
 
 # seed 000
 MEMORY_COMPENSATION = 0.9
 DISK_OUTPUT_FLOOR_MB = 1.5 * 1024
+# panda-server 1.0.4 InputChunk.defaultOutputSize: 1500 MB, not the seed's 1.5 GB
+PANDA_DEFAULT_OUTPUT_MB = 1500
 DISK_WORK_FLOOR_MB = 300.0
 LOCAL_STORAGE_FLOOR_GB = 200.0
 SCOUT_MIN_MAXTIME = 24 * 3600
@@ -264,6 +268,16 @@ def walltime_rejection(c: Context, *, needs_a_day: bool) -> Rejection:
     )
 
 
+@dataclass(frozen=True)
+class JobCheck:
+    """Task brokerage's job check over some sites: each site's production queues, the ones job brokerage keeps,
+    and for each other queue the first rule that skipped it (reason code, filter)."""
+
+    queues: dict[str, list[str]]
+    kept: dict[str, list[str]]
+    skips: dict[str, tuple[str, str]]
+
+
 # seed 000: full accepts any task, http accepts http or none, none accepts none
 NETWORK_ACCEPTS = {"full": {"full", "http", "none", ""}, "http": {"http", "none", ""}, "none": {"none", ""}}
 
@@ -315,9 +329,13 @@ class AtlasProdJobBroker(Plugin):
         cache = self._snapshot_cache(scenario)
         key = ("all queues", exclude_test)
         if key not in cache:
-            # seed 000: queues with "test" in the name are not candidates; the real doBrokerage scans them all
+            # seed 000: queues with "test" in the name are not candidates; the real doBrokerage scans them all.
+            # Analysis queues never take production jobs (panda-server 1.0.4 SiteMapper puts only queues that
+            # runs_production(), production or unified, in the clouds the broker scans).
             cache[key] = sorted(
-                name for name, (_, unified) in records.items() if not (exclude_test and "test" in unified.lower())
+                name
+                for name, (record, unified) in records.items()
+                if record.get("type") != "analysis" and not (exclude_test and "test" in unified.lower())
             )
         return list(cache[key])
 
@@ -617,12 +635,13 @@ class AtlasProdJobBroker(Plugin):
             single = task.coreCount in (0, 1) and not task.eventService
             a["maxwdir_per_core"] = a["maxwdir"] / np.where(single, a["unified_corecount"], 1.0)
         if config.get("JOB_DISK_RULE") == "panda":
-            # AtlasProdJobBroker "disk check", in bytes then whole MB: max(output, 1.5 GB) + work dir (+ 300 MB
-            # safety margin, only when the task sets one) + the input unless read directly
+            # AtlasProdJobBroker "disk check", in bytes then whole MB: max(output, InputChunk.defaultOutputSize
+            # 1500 MB) + work dir (+ 300 MB safety margin, only when the task sets one) + the input unless read
+            # directly
             factor = {"gb": 1024**3, "mb": 1024**2, "kb": 1024}.get(unit[:2], 1)
             out_bytes = (task.outDiskCount or 0.0) * factor
             scale = (n_events or 0) if "perevent" in unit else jobs.inputSizeMB * 1024**2
-            output = max(out_bytes * scale, DISK_OUTPUT_FLOOR_MB * 1024**2)
+            output = max(out_bytes * scale, PANDA_DEFAULT_OUTPUT_MB * 1024**2)
             work = 0.0 if task.workDiskCount is None else task.workDiskCount * 1024**2 + DISK_WORK_FLOOR_MB * 1024**2
             input_bytes = np.where(a["direct_access_lan"], 0.0, round(jobs.inputSizeMB * 1024**2))
             a["disk_needed"] = np.floor((output + work + input_bytes) / 1024**2)
@@ -1311,6 +1330,66 @@ class AtlasProdJobBroker(Plugin):
         if scenario.config.get("IO_CHECK_RULE") != "panda":
             return self.filters
         return self._panda_order()
+
+    # panda-server 1.0.4 AtlasProdJobBroker.doBrokerage(hintForTB=True), the task broker's "job check": the task
+    # has no nucleus yet, so the rules against one are not run and every queue scanned counts as at a nucleus (the
+    # real sites_in_nucleus then holds all nuclei's queues); the scan ends after the pilot check and drops the
+    # temporary problems there, so the IO check and the rules of the weight loop are left out too.
+    JOB_CHECK_LEFT_OUT = frozenset(
+        {
+            "unknown nucleus",
+            "link blocked",
+            "satellite link full",
+            "nucleus backlog",
+            "t1 weight",
+            "full chain",
+            "input transfer",
+            *LAST,
+        }
+    )
+
+    def job_check(self, scenario: Scenario, sites: Collection[str]) -> JobCheck:
+        """Job brokerage as task brokerage asks it (JOB_CHECK_LEFT_OUT) over the production queues of `sites`, with
+        the task scenario's `jobs` as the job set (AtlasProdTaskBroker passes the task's first input chunk)."""
+        hint = replace(scenario, task=replace(scenario.task, nucleus=""), jobs=replace(scenario.jobs, preassigned=()))
+        names = self._nucleus_queues(hint)
+        arrays = self.prepare(hint, names)
+        arrays["at_nucleus"] = np.ones(len(names), dtype=bool)
+        wanted = set(sites)
+        site_of = arrays["site"].tolist()
+        context = Context(hint, names, arrays, np.array([s in wanted for s in site_of], dtype=bool), self)
+        skipped = SkipTable(names)
+        for rule in self.filters_for(hint):
+            if rule.name not in self.JOB_CHECK_LEFT_OUT and rule.name not in self.disabled_filters:
+                self._apply(rule, context, skipped)
+        queues: dict[str, list[str]] = {site: [] for site in wanted}
+        kept: dict[str, list[str]] = {site: [] for site in wanted}
+        skips: dict[str, tuple[str, str]] = {}
+        for position, (name, site) in enumerate(zip(names, site_of, strict=True)):
+            if site not in wanted:
+                continue
+            queues[site].append(name)
+            if context.alive[position]:
+                kept[site].append(name)
+            else:
+                skip = skipped[name]
+                skips[name] = (skip.code, skip.filter)
+        return JobCheck(queues, kept, skips)
+
+    def _nucleus_queues(self, scenario: Scenario) -> list[str]:
+        """The production queues at nuclei (pseudo-queues for unified ones), the same list for every task of a
+        snapshot so that the per-snapshot arrays are built once."""
+        cache = self._snapshot_cache(scenario)
+        key = ("nucleus queues", scenario.config.get("EXCLUDE_TEST_QUEUES"))
+        if key not in cache:
+            records = self.queue_records(scenario)
+            nuclei = {name for name, site in scenario.sites.items() if site.role == "nucleus"}
+            cache[key] = [
+                name
+                for name in self.initial_candidates(scenario)
+                if (records[name][0].get("atlas_site") or records[name][0].get("site") or "") in nuclei
+            ]
+        return list(cache[key])
 
     @classmethod
     @functools.cache

@@ -12,8 +12,9 @@ from typing import Any
 import numpy as np
 
 from ..plugin import Context, Filter, Plugin, Rejection
+from ..reasons import reason_title
 from ..scenario import Scenario
-from .atlas_prod_job import DOWNTIME_STATUSES, input_incomplete, readable_over_wan
+from .atlas_prod_job import DOWNTIME_STATUSES, AtlasProdJobBroker, input_incomplete, readable_over_wan
 
 # seed 000 / REFERENCE.md: weight uses max(rwOffset, RW) with rwOffset = 50
 RW_OFFSET = 50.0
@@ -29,6 +30,22 @@ GB_PER_TB = 1024.0
 def expected_output_gb(rw: np.ndarray | float) -> np.ndarray | float:
     """normalizedExpOutSize × RW: the output the nucleus's remaining work will still write, in GB."""
     return rw / CORE_POWER / 86400.0 * OUTPUT_GB_PER_CORE_DAY
+
+
+# how many skipped queues a nucleus's job-check skip names before "and N more"
+QUEUES_NAMED = 3
+
+
+def _queues_skipped(check, site: str) -> str:
+    """The queues of `site` job brokerage skipped, each with the reason, for the job check's skip."""
+    names = check.queues.get(site, ())
+    if not names:
+        return "no production queue"
+    skipped = [name for name in names if name in check.skips]
+    text = "; ".join(f"{name}: {reason_title(check.skips[name][0])}" for name in skipped[:QUEUES_NAMED])
+    if len(skipped) > QUEUES_NAMED:
+        text += f"; and {len(skipped) - QUEUES_NAMED} more"
+    return text
 
 
 class AtlasProdTaskBroker(Plugin):
@@ -274,16 +291,35 @@ class AtlasProdTaskBroker(Plugin):
 
     # --- filters, in the order of seed 000 ---
 
+    @property
+    def job_broker(self) -> AtlasProdJobBroker:
+        """The job broker the job check asks, kept so that its per-snapshot arrays serve every task of a cycle."""
+        broker = self.__dict__.get("_job_broker")
+        if broker is None:
+            broker = self.__dict__["_job_broker"] = AtlasProdJobBroker()
+        return broker
+
     @staticmethod
     def _job_check(context: Context) -> Rejection:
-        """AtlasProdTaskBroker "job check" (1.0.4) runs job brokerage over the nuclei's queues; a nucleus none of
-        whose queues can run the jobs is skipped (-job). Modelled: the job broker's dataset completeness check
-        (INPUT_COMPLETENESS_CHECK), which fails every queue at once; task scenarios carry no queues."""
-        dataset = input_incomplete(context.scenario) if context.config.get("TASK_JOB_CHECK") else ""
-        return Rejection(
-            np.full(len(context.names), bool(dataset), dtype=bool),
-            {"rule": f"job brokerage fails: {dataset} has no complete copy readable anywhere"},
-        )
+        """AtlasProdTaskBroker "job check" (1.0.4): job brokerage, as the task broker asks it, over the production
+        queues of the nuclei still in the running; a nucleus none of whose queues it keeps is skipped (-job). A
+        scenario without queues is checked for what fails every queue at once, the input's completeness."""
+        n = len(context.names)
+        if not context.config.get("TASK_JOB_CHECK"):
+            return Rejection(np.zeros(n, dtype=bool))
+        scenario = context.scenario
+        if not scenario.queues:
+            dataset = input_incomplete(scenario)
+            return Rejection(
+                np.full(n, bool(dataset), dtype=bool),
+                {"rule": f"{dataset} has no complete copy readable anywhere"},
+            )
+        alive = [name for name, ok in zip(context.names, context.alive.tolist(), strict=True) if ok]
+        check = context.plugin.job_broker.job_check(scenario, alive)
+        queues = np.array([len(check.queues.get(name, ())) for name in context.names], dtype=int)
+        able = np.array([len(check.kept.get(name, ())) for name in context.names], dtype=int)
+        why = np.array([_queues_skipped(check, name) for name in context.names], dtype=object)
+        return Rejection(able == 0, {"queues": queues, "queuesAble": able, "queuesSkipped": why})
 
     @staticmethod
     def _input_copy(context: Context) -> Rejection:

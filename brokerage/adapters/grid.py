@@ -1,0 +1,221 @@
+"""The grid as every broker reads it, built from the database once per cycle and shared by its decisions.
+
+Sites, storage endpoints and network links; the queues as CRIC records with their storages; software tags and
+GPUs; the per-queue job statistics (running, activated, … from the Job table, pilots from QueuePilotStats, the
+time since the last job start). Eleven queries whatever the number of queues. Task brokerage reads the queues too:
+its job check runs job brokerage over the nuclei's queues (AtlasProdTaskBroker, panda-server 1.0.4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import Avg, Count, F, FloatField, Max, Q, Sum
+from django.db.models.functions import NullIf
+
+from brokerage.engine import Scenario, parse_scenario
+from brokerage.models import (
+    GpuSummary,
+    Job,
+    NetworkLink,
+    PandaQueue,
+    QueuePilotStats,
+    QueueStorage,
+    Site,
+    SoftwareTags,
+    StorageEndpoint,
+)
+
+# Queue columns we keep outside the CRIC record (the record itself is kept whole in PandaQueue.cric).
+QUEUE_COLUMNS = (
+    "status",
+    "type",
+    "capability",
+    "resource_type",
+    "cloud",
+    "corecount",
+    "corepower",
+    "maxrss",
+    "minrss",
+    "maxwdir",
+    "maxinputsize",
+    "maxtime",
+    "mintime",
+    "releases",
+    "pledgedcpu",
+    "fairsharepolicy",
+    "catchall",
+    "direct_access_lan",
+    "direct_access_wan",
+    "transferringlimit",
+    "maxdiskio",
+    "wnconnectivity",
+    "jobseed",
+    "workflow",
+    "harvester",
+    "use_vp",
+    "siteClass",
+)
+STATS_STATUSES = ("running", "activated", "assigned", "starting", "defined", "transferring")
+USER_RUNNING = ("running",)
+USER_QUEUED = ("defined", "assigned", "activated", "starting")
+# prodSourceLabels of analysis jobs (their users are counted per queue for the Analysis Stabilizer)
+ANALYSIS_LABELS = ("user", "panda")
+# toRunningRate: jobs started per hour over the last 6 hours (AtlasBrokerUtils.getSiteToRunRateStats' window)
+TO_RUNNING_WINDOW = timedelta(hours=6)
+# How far back job starts are looked for (bounded so the query never scans the whole history).
+START_WINDOW = timedelta(days=7)
+# The parts of a cycle's base scenario that every decision of the cycle shares (by reference, so the engine's
+# per-snapshot caches stay warm from one decision to the next).
+GRID_PARTS = (
+    "config",
+    "gdpconfig",
+    "profile",
+    "sites",
+    "ddm_endpoints",
+    "network",
+    "queues",
+    "queue_stats",
+    "sw_tags",
+    "gpu_summary",
+)
+
+
+def queue_records() -> dict[str, dict[str, Any]]:
+    """Every queue as a CRIC record: the imported record, our columns over it, astorages from QueueStorage."""
+    records: dict[str, dict[str, Any]] = {}
+    for row in PandaQueue.objects.values("name", "site__name", "cric", *QUEUE_COLUMNS):
+        record = dict(row.pop("cric") or {})
+        name, site = row.pop("name"), row.pop("site__name")
+        record.update({key: value for key, value in row.items() if value is not None})
+        record.update({"name": name, "atlas_site": site, "astorages": {}})
+        records[name] = record
+    for queue, endpoint, role in QueueStorage.objects.values_list("queue__name", "endpoint__name", "role"):
+        records[queue]["astorages"].setdefault(role, []).append(endpoint)
+    return records
+
+
+def queue_statistics(*, now: datetime, queues: dict[str, dict]) -> dict[str, dict[str, Any]]:
+    """Per queue: jobs by status, running cores and their average disk IO per core, pilots and batch jobs, hours
+    since the last job start, jobs started per hour over the last 6 h (toRunningRate), users with analysis jobs
+    there (nUsers). Four queries."""
+    stats: dict[str, dict[str, Any]] = {name: {status: 0 for status in STATS_STATUSES} for name in queues}
+    stats_rows = (
+        Job.objects.filter(jobStatus__in=STATS_STATUSES)
+        .exclude(computingSite="")
+        .values("computingSite", "jobStatus")
+        .annotate(
+            jobs=Count("pk"),
+            cores=Sum("coreCount"),
+            # JEDI getAvgDiskIO_JEDI: the running jobs' average disk IO per core
+            disk_io=Avg(F("diskIO") / NullIf(F("coreCount"), 0), output_field=FloatField()),
+        )
+    )
+    for row in stats_rows:
+        entry = stats.get(row["computingSite"])
+        if entry is None:
+            continue
+        entry[row["jobStatus"]] = row["jobs"]
+        if row["jobStatus"] == "running":
+            entry["runningCores"] = row["cores"] or 0
+            if row["disk_io"] is not None:
+                entry["avgDiskIOPerCore"] = row["disk_io"]
+    starts = (
+        Job.objects.filter(startTime__gte=now - START_WINDOW)
+        .exclude(computingSite="")
+        .values("computingSite")
+        .annotate(last=Max("startTime"), recent=Count("pk", filter=Q(startTime__gte=now - TO_RUNNING_WINDOW)))
+    )
+    last_start = {}
+    for row in starts:
+        last_start[row["computingSite"]] = row["last"]
+        entry = stats.get(row["computingSite"])
+        if entry is not None and row["recent"]:
+            entry["toRunningRate"] = row["recent"] / (TO_RUNNING_WINDOW.total_seconds() / 3600)
+    users = (
+        Job.objects.filter(prodSourceLabel__in=ANALYSIS_LABELS, jobStatus__in=USER_QUEUED + USER_RUNNING)
+        .exclude(computingSite="")
+        .values("computingSite")
+        .annotate(users=Count("prodUserName", distinct=True))
+    )
+    for row in users:
+        entry = stats.get(row["computingSite"])
+        if entry is not None:
+            entry["nUsers"] = row["users"]
+    for name, entry in stats.items():
+        if name in last_start:
+            entry["hoursSinceLastStart"] = max((now - last_start[name]).total_seconds() / 3600, 0.0)
+        elif entry["activated"]:
+            entry["hoursSinceLastStart"] = START_WINDOW.total_seconds() / 3600
+    for row in QueuePilotStats.objects.values("queue__name", "pilotsLast3h", "nBatchJob", "numSlots"):
+        entry = stats.get(row["queue__name"])
+        if entry is not None:
+            entry.update(pilotsLast3h=row["pilotsLast3h"], nBatchJob=row["nBatchJob"])
+            if row["numSlots"] is not None:
+                entry["numSlots"] = row["numSlots"]
+    return stats
+
+
+def software_parts() -> dict[str, Any]:
+    """sw_tags and gpu_summary (two queries)."""
+    sw_tags = dict(SoftwareTags.objects.values_list("name", "data"))
+    gpus: dict[str, list] = {}
+    for row in GpuSummary.objects.values(
+        "queue__name", "vendor", "model", "vram", "microarchitecture", "version", "driver_version"
+    ):
+        gpus.setdefault(row.pop("queue__name"), []).append(row)
+    return {"sw_tags": sw_tags, "gpu_summary": gpus}
+
+
+def grid_parts() -> dict[str, Any]:
+    """Sites, storage endpoints and network as scenario parts (three queries): what every broker reads."""
+    sites = {
+        row["name"]: {"role": row["role"], "state": row["state"], "bareNucleus": row["bareNucleus"]}
+        for row in Site.objects.values("name", "role", "state", "bareNucleus")
+    }
+    endpoints = {
+        row.pop("name"): {**row, "site": row.pop("site__name") or ""}
+        for row in StorageEndpoint.objects.values(
+            "name",
+            "site__name",
+            "type",
+            "space_total",
+            "space_free",
+            "space_used",
+            "space_expired",
+            "is_tape",
+            "blacklisted",
+            "detailed_status",
+        )
+    }
+    network = list(
+        NetworkLink.objects.annotate(src_name=F("src__name"), dst_name=F("dst__name")).values(
+            "src_name", "dst_name", "closeness", "mbps_1h", "mbps_1d", "mbps_1w", "queued"
+        )
+    )
+    for link in network:
+        link["src"], link["dst"] = link.pop("src_name"), link.pop("dst_name")
+    return {"sites": sites, "ddm_endpoints": endpoints, "network": network}
+
+
+def over_base(parsed: Scenario, base: Scenario, parts: tuple[str, ...] = GRID_PARTS) -> Scenario:
+    """`parsed` (one task's or job set's part) with the shared `parts` taken from the cycle's `base`."""
+    return replace(parsed, **{part: getattr(base, part) for part in parts})
+
+
+def grid_base(*, now: datetime, gdpconfig: dict[str, Any], plugin: str) -> Scenario:
+    """The scenario part every decision of a `plugin` cycle shares (eleven queries)."""
+    queues = queue_records()
+    return parse_scenario(
+        {
+            "plugin": plugin,
+            "now": now.isoformat(),
+            "gdpconfig": gdpconfig,
+            **grid_parts(),
+            **software_parts(),
+            "queues": queues,
+            "queue_stats": queue_statistics(now=now, queues=queues),
+        }
+    )
