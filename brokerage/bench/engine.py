@@ -44,6 +44,24 @@ def task_broker(*, quick: bool = False) -> list[Row]:
                 "build_and_parse_median_ms": parse["median_ms"],
             }
         )
+    # panda: the job check runs job brokerage over the nuclei's queues (the job-broker grid of 1,000 queues at 20
+    # nuclei, its task without a nucleus); the snapshot's arrays are built by the first decision, as in a cycle
+    data = job_brokerage_scenario(queues=1000, seed=1000)
+    data["task"].pop("nucleus", None)
+    scenario = parse_scenario({**data, "plugin": "atlas_prod_task", "profile": "panda"})
+    broker = AtlasProdTaskBroker()
+    start = time.perf_counter()
+    broker.decide(scenario)
+    cold_ms = (time.perf_counter() - start) * 1000.0
+    figures = time_calls(lambda: broker.decide(scenario), repeat=20 if quick else 300)
+    rows.append(
+        {
+            "bench": "task-broker",
+            "params": {"nuclei": 20, "queues": 1000, "profile": "panda"},
+            **figures,
+            "cold_first_ms": round(cold_ms, 3),
+        }
+    )
     return rows
 
 

@@ -76,6 +76,7 @@ PROFILES: dict[str, Profile] = {
             "BOOTSTRAP_EMPTY_QUEUES": True,
             "NW_THROUGHPUT_LOOKUP": "week_first",
             "DATA_COMPLETE_ONLY_RULE": True,
+            "LOCAL_DATA_DISK_ONLY": True,
             "T1_WEIGHT_HIGH_PRIO_SCOUTS": True,
             "T1_WEIGHT_IO_STRICT": True,
             "NEGATIVE_T1_WEIGHT_RULE": "most_running",

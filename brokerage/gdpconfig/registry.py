@@ -678,6 +678,17 @@ REGISTRY = Registry(
             _S000_JOB,
         ),
         _p(
+            "LOCAL_DATA_DISK_ONLY",
+            "jobbroker",
+            "bool",
+            False,
+            "",
+            "Input already at a queue counts only from its disk copies for the data weight and the IO check; with "
+            "IO_CHECK_RULE panda, queues holding the rest on tape are the IO check's second choice when no queue "
+            "passes with disk alone (AtlasProdJobBroker siteSizeMap / siteSizeMapWT). The seed counts tape copies.",
+            _S000_JOB,
+        ),
+        _p(
             "RELEASES_ANY_SKIPS_HW_CHECK",
             "jobbroker",
             "bool",

@@ -183,6 +183,19 @@ def job_scenario(seed: int) -> dict[str, Any]:
     if extra.random() < 0.2:
         name = _add_queue(extra, "ANALY", extra.choice(list(sites)), task_cores, queues, sw_tags, stats)
         queues[name].update(type="analysis", capability="")
+    # now and then tape copies at some sites, read by their queues (drawn apart as well)
+    tape = random.Random(f"peer-job-tape:{seed}")
+    if tape.random() < 0.35:
+        for site in tape.sample(list(sites), tape.randint(1, len(sites))):
+            endpoint = f"{site}_DATATAPE"
+            endpoints[endpoint] = {"site": site, "is_tape": True, "space_total": 1e7, "space_free": 5e6}
+            found = tape.choice([dataset_files, dataset_files, dataset_files // 2])
+            replicas[endpoint] = {"nFiles": found, "sizeGB": round(found * file_gb, 3)}
+            for record in queues.values():
+                if record["atlas_site"] == site:
+                    record["astorages"]["read_lan"].append(endpoint)
+        if tape.random() < 0.6:
+            task["ioIntensity"] = 800
     return {
         "plugin": "atlas_prod_job",
         "now": NOW,

@@ -272,6 +272,38 @@ class TestInputTransfer:
         assert factors(under("seed", scenario), "N")["availableGB"] == 45
         assert factors(under("panda", scenario), "N")["availableGB"] == 0
 
+    def tape_scenario(self, disk_at_a=None, io=300):
+        # 50 GB in 10 files, all of it on tape at SAT (A reads SAT_DATATAPE too); nothing on disk anywhere unless
+        # `disk_at_a` puts a copy on SAT_DATADISK
+        replicas = {"SAT_DATATAPE": (10, 50.0), **({"SAT_DATADISK": disk_at_a} if disk_at_a else {})}
+        tape_endpoint = {"SAT_DATATAPE": {"site": "SAT", "is_tape": True, "space_total": 1e7, "space_free": 5e6}}
+        reader = queue("A")
+        reader["record"]["astorages"]["read_lan"].append("SAT_DATATAPE")
+        return job_scenario(
+            reader,
+            queue("N", site="NUC"),
+            datasets=[dataset(size=50.0, files=10, replicas=replicas)],
+            endpoints=tape_endpoint,
+            task={"ioIntensity": io},
+        )
+
+    def test_queues_with_the_input_on_tape_are_the_second_choice(self):
+        # on disk both miss 50 GB > 10 GB; counting tape, A misses nothing: panda keeps A, skips N. The seed
+        # counts the tape copy as local at A from the start, with the same outcome.
+        panda = under("panda", self.tape_scenario())
+        assert codes(panda) == {"N": "io"}
+        assert panda.skipped["N"].detail["tapeCounted"] is True
+        assert codes(under("seed", self.tape_scenario())) == {"N": "io"}
+
+    def test_tape_copies_do_not_count_in_the_data_weight(self):
+        # a task that is not IO-intensive (100), 8 of the 10 files (40 GB) on disk at SAT: panda's data weight
+        # counts the disk copy only, (40 + 50) / (50 × (2 / 100 + 1)) = 1.7647; the seed counts the complete tape
+        # copy, (50 + 50) / (50 × 1) = 2
+        scenario = self.tape_scenario(disk_at_a=(8, 40.0), io=100)
+        panda, seed = under("panda", scenario), under("seed", scenario)
+        assert factors(panda, "A")["dataWeight"] == pytest.approx(90 / 51, rel=1e-4)
+        assert factors(seed, "A")["dataWeight"] == pytest.approx(2.0)
+
 
 def test_inactive_counts_starting_jobs_too():
     # a scout at a queue that started nothing for 3 h with no activated but 5 starting jobs

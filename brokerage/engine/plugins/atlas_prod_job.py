@@ -586,26 +586,43 @@ class AtlasProdJobBroker(Plugin):
             and task.ioIntensity > config.get("IO_INTENSITY_CUTOFF")
             and not task.inputPreStaging
         )
+        # LOCAL_DATA_DISK_ONLY (panda siteSizeMap): the local input is what disk copies hold; with tape copies
+        # too (siteSizeMapWT) it is the IO check's second choice
+        disk_only = bool(config.get("LOCAL_DATA_DISK_ONLY"))
+        with_tape_size, with_tape_files = np.zeros(n), np.zeros(n)
         for dataset in scenario.datasets:
             # panda-server 1.0.4 ("get available files"): only complete copies count for a secondary dataset
             # and for an IO-intensive task's master (getAvailableFiles complete_only)
             complete_only = bool(config.get("DATA_COMPLETE_ONLY_RULE")) and (not dataset.master or io_intensive)
             best_size, best_files = np.zeros(n), np.zeros(n)
+            tape_size, tape_files = np.zeros(n), np.zeros(n)
             for endpoint, replica in dataset.replicas.items():
                 if complete_only and replica.nFiles < dataset.nFiles:
                     continue
                 positions = readers.get(endpoint)
-                if positions is not None:
-                    best_size[positions] = np.maximum(best_size[positions], replica.sizeGB)
-                    best_files[positions] = np.maximum(best_files[positions], replica.nFiles)
+                if positions is None:
+                    continue
+                info = scenario.ddm_endpoints.get(endpoint)
+                if disk_only and info is not None and info.is_tape:
+                    tape_size[positions] = np.maximum(tape_size[positions], replica.sizeGB)
+                    tape_files[positions] = np.maximum(tape_files[positions], replica.nFiles)
+                    continue
+                best_size[positions] = np.maximum(best_size[positions], replica.sizeGB)
+                best_files[positions] = np.maximum(best_files[positions], replica.nFiles)
             local_size += best_size
             local_files += best_files
+            # the copies are the first files of the dataset (as the driver's Rucio answers): their union is the
+            # larger of the two
+            with_tape_size += np.maximum(best_size, tape_size)
+            with_tape_files += np.maximum(best_files, tape_files)
         total_size = float(sum(d.sizeGB for d in scenario.datasets))
         total_files = float(sum(d.nFiles for d in scenario.datasets))
         a["total_size"], a["total_files"] = total_size, total_files
         a["local_size"], a["local_files"] = local_size, local_files
         a["missing_size"] = np.maximum(total_size - local_size, 0.0)
         a["missing_files"] = np.maximum(total_files - local_files, 0.0)
+        a["missing_size_with_tape"] = np.maximum(total_size - with_tape_size, 0.0)
+        a["missing_files_with_tape"] = np.maximum(total_files - with_tape_files, 0.0)
 
     def _prepare_job_estimates(self, task, jobs, a, config) -> None:
         queue_cores = a["corecount"]
@@ -856,8 +873,8 @@ class AtlasProdJobBroker(Plugin):
     def _io_panda(c: Context) -> Rejection:
         """AtlasProdJobBroker "IO check" (1.0.4): for an IO-intensive task (not merge, not event service) with
         input, a queue missing more than SIZE_CUTOFF_TO_MOVE_INPUT GB (whole MB) or NUM_CUTOFF_TO_MOVE_INPUT
-        files is skipped; when no queue passes at all the check is switched off. (The real broker's second
-        choice, queues holding the input on tape, needs disk and tape replicas told apart: not yet.)"""
+        files is skipped. When no queue passes, queues that pass counting their tape copies too are the second
+        choice (LOCAL_DATA_DISK_ONLY tells the two apart); when none passes either, the check is switched off."""
         config, task, jobs = c.config, c.task, c.scenario.jobs
         io = task.ioIntensity
         if (
@@ -870,9 +887,17 @@ class AtlasProdJobBroker(Plugin):
             return Rejection(np.zeros(len(c.names), dtype=bool))
         size_cut, num_cut = config.get("SIZE_CUTOFF_TO_MOVE_INPUT"), config.get("NUM_CUTOFF_TO_MOVE_INPUT")
         fails = (np.floor(c["missing_size"] * 1024) > size_cut * 1024) | (c["missing_files"] > num_cut)
-        if not np.any(c.alive & ~fails):
+        # second choice: queues that would miss little counting their tape copies too
+        fails_with_tape = (np.floor(c["missing_size_with_tape"] * 1024) > size_cut * 1024) | (
+            c["missing_files_with_tape"] > num_cut
+        )
+        if not np.any(c.alive & ~fails_with_tape):
             return Rejection(np.zeros(len(c.names), dtype=bool))  # no queue passes: the check is switched off
-        return Rejection(fails, _io_detail(c, io, size_cut, num_cut))
+        detail = _io_detail(c, io, size_cut, num_cut)
+        if not np.any(c.alive & ~fails):
+            detail.update(missingGB=c["missing_size_with_tape"], missingFiles=c["missing_files_with_tape"])
+            return Rejection(fails_with_tape, {**detail, "tapeCounted": True})
+        return Rejection(fails, detail)
 
     @staticmethod
     def _disk_io(c: Context) -> Rejection:
