@@ -15,11 +15,17 @@ def bench(*args) -> str:
 
 def test_task_broker_rows():
     rows = json.loads(bench("task-broker", "--json", "--quick"))
-    assert [row["params"] for row in rows] == [{"nuclei": 10}, {"nuclei": 50}, {"nuclei": 200}]
+    assert [row["params"] for row in rows] == [
+        {"nuclei": 10},
+        {"nuclei": 50},
+        {"nuclei": 200},
+        {"nuclei": 20, "queues": 1000, "profile": "panda"},  # with the job check over the nuclei's queues
+    ]
     for row in rows:
         assert row["bench"] == "task-broker"
         assert row["n"] == 20
         assert 0 < row["median_ms"] <= row["p95_ms"]
+    assert rows[-1]["cold_first_ms"] > 0
 
 
 @pytest.mark.django_db(transaction=True)
