@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.db.models import F, Q, Window
+from django.db.models import F, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
 
 from brokerage.adapters import grid
@@ -157,18 +157,24 @@ def task_scenarios(*, task_ids: list[int], base: Scenario, seed_of) -> dict[int,
     return scenarios
 
 
-def _first_files(task_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
-    """The first FIRST_JOB_FILES files of each task's master input dataset, in file order (one query)."""
-    files: dict[int, list[dict[str, Any]]] = {}
-    rows = (
-        DatasetFile.objects.filter(
-            task_id__in=task_ids, dataset__type__in=("input", "pseudo_input"), dataset__master__isnull=True
-        )
-        .filter(Q(status="ready") | Q(status__in=("picked", "running", "partial"), nEvents__isnull=False))
+def first_usable_files(files: QuerySet, *, per_task: int) -> QuerySet:
+    """The first `per_task` of `files` per task, in file order, that jobs can still use: ready files, and files
+    partly given out at event level (picked, running or partial, with events)."""
+    return (
+        files.filter(Q(status="ready") | Q(status__in=("picked", "running", "partial"), nEvents__isnull=False))
         .annotate(position=Window(RowNumber(), partition_by=[F("task_id")], order_by=F("fileID").asc()))
-        .filter(position__lte=FIRST_JOB_FILES)
-        .values("fileID", "task_id", "fsize", "nEvents", "status")
+        .filter(position__lte=per_task)
     )
-    for row in rows:
+
+
+def _first_files(task_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+    """The first FIRST_JOB_FILES usable files of each task's master input dataset (one query)."""
+    files: dict[int, list[dict[str, Any]]] = {}
+    masters = DatasetFile.objects.filter(
+        task_id__in=task_ids, dataset__type__in=("input", "pseudo_input"), dataset__master__isnull=True
+    )
+    for row in first_usable_files(masters, per_task=FIRST_JOB_FILES).values(
+        "fileID", "task_id", "fsize", "nEvents", "status"
+    ):
         files.setdefault(row["task_id"], []).append(row)
     return files

@@ -17,8 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, Exists, F, Max, OuterRef, Q, Window
-from django.db.models.functions import RowNumber
+from django.db.models import Count, Exists, Max, OuterRef, Q
 
 from brokerage.adapters.job_brokerage import (
     ANALYSIS_PLUGIN,
@@ -27,7 +26,7 @@ from brokerage.adapters.job_brokerage import (
     job_grid_base,
     job_set_scenario,
 )
-from brokerage.adapters.task_brokerage import TASK_FIELDS
+from brokerage.adapters.task_brokerage import TASK_FIELDS, first_usable_files
 from brokerage.engine.decision import Decision as EngineDecision
 from brokerage.gdpconfig import ConfigView
 from brokerage.models import (
@@ -157,13 +156,9 @@ def _inputs(task_ids: list[int]) -> tuple[dict[int, dict], dict[int, list[dict]]
     ).values_list("datasetName", "endpoint__name", "nFiles", "sizeGB"):
         replicas[name][endpoint] = {"nFiles": n_files, "sizeGB": size}
     files: dict[int, list[dict]] = defaultdict(list)
-    usable = (
-        DatasetFile.objects.filter(dataset_id__in=[m["datasetID"] for m in masters.values()])
-        .filter(Q(status="ready") | Q(status__in=("picked", "running", "partial"), nEvents__isnull=False))
-        .annotate(position=Window(RowNumber(), partition_by=[F("task_id")], order_by=F("fileID").asc()))
-        .filter(position__lte=FILES_PER_TASK)
-        .values("fileID", "task_id", "dataset_id", "fsize", "nEvents", "status", "attemptNr", "ramCount", "PandaID")
-    )
+    usable = first_usable_files(
+        DatasetFile.objects.filter(dataset_id__in=[m["datasetID"] for m in masters.values()]), per_task=FILES_PER_TASK
+    ).values("fileID", "task_id", "dataset_id", "fsize", "nEvents", "status", "attemptNr", "ramCount", "PandaID")
     for row in usable:
         files[row["task_id"]].append(row)
     used = dict(

@@ -12,3 +12,17 @@ def real_panda():
         return peer_ready()
     except PeerUnavailable as error:
         pytest.skip(f"differential test skipped: the real PanDA code could not be set up ({error})")
+
+
+def disagreements(report, *, real_code_failures_aside: bool = False) -> list[str]:
+    """One line per scenario where ours and the real broker differ (real-code failures set aside on request)."""
+    return [
+        f"scenario {c.seed}: {c.note} {c.peer_error}".rstrip()
+        for c in report.comparisons
+        if not c.agrees and not (real_code_failures_aside and c.peer_error)
+    ]
+
+
+def real_skip_codes(theirs) -> set[str]:
+    """Every skip code the real broker wrote over the scenarios."""
+    return {code for t in theirs for codes in t.get("skipped", {}).values() for code in codes}

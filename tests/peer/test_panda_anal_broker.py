@@ -5,6 +5,7 @@ side on 250 generated scenarios: the same queues kept, each with the same share 
 import pytest
 
 from brokerage.peer.compare import compare
+from tests.peer.conftest import disagreements, real_skip_codes
 
 pytestmark = pytest.mark.peer
 SCENARIOS = list(range(250))
@@ -17,7 +18,7 @@ def side_by_side(real_panda):
 
 def test_every_scenario_agrees_under_the_panda_profile(side_by_side):
     report, _ = side_by_side
-    differing = [f"scenario {c.seed}: {c.note} {c.peer_error}" for c in report.comparisons if not c.agrees]
+    differing = disagreements(report)
     assert not differing, report.summary() + "\n" + "\n".join(differing)
 
 
@@ -33,7 +34,7 @@ def test_the_scenarios_are_decided_not_empty(side_by_side):
 
 def test_the_rules_the_profile_switches_decide_in_the_real_code_too(side_by_side):
     _, theirs = side_by_side
-    codes = {code for t in theirs for queue_codes in t.get("skipped", {}).values() for code in queue_codes}
+    codes = real_skip_codes(theirs)
     assert {"-cache", "-closed", "-badsite", "-overloaded", "-min_walltime", "-lowmemory"} <= codes
 
 

@@ -4,6 +4,7 @@ on 250 generated scenarios: the same queues kept, each with the same weight (rel
 import pytest
 
 from brokerage.peer.compare import compare
+from tests.peer.conftest import disagreements, real_skip_codes
 
 pytestmark = pytest.mark.peer
 SCENARIOS = list(range(250))
@@ -16,7 +17,7 @@ def side_by_side(real_panda):
 
 def test_every_scenario_agrees_under_the_panda_profile(side_by_side):
     report, _ = side_by_side
-    differing = [f"scenario {c.seed}: {c.note} {c.peer_error}" for c in report.comparisons if not c.agrees]
+    differing = disagreements(report)
     assert not differing, report.summary() + "\n" + "\n".join(differing)
 
 
@@ -38,7 +39,7 @@ def test_the_rules_the_profile_switches_decide_in_the_real_code_too(side_by_side
     # the generator reaches the real rules behind the profile's switches: each skip code below is written by
     # the real broker in at least one scenario
     _, theirs = side_by_side
-    codes = {code for t in theirs for queue_codes in t.get("skipped", {}).values() for code in queue_codes}
+    codes = real_skip_codes(theirs)
     assert {
         "-cache",
         "-cpucore",

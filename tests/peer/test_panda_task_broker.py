@@ -12,6 +12,7 @@ import pytest
 from brokerage.engine import run
 from brokerage.peer.compare import compare
 from brokerage.peer.scenarios import task_scenario
+from tests.peer.conftest import disagreements, real_skip_codes
 
 pytestmark = pytest.mark.peer
 SCENARIOS = list(range(250))
@@ -25,7 +26,7 @@ def side_by_side(real_panda):
 
 def test_every_scenario_agrees_unless_the_real_code_raised(side_by_side):
     report, _ = side_by_side
-    differing = [f"scenario {c.seed}: {c.note}" for c in report.comparisons if not c.agrees and not c.peer_error]
+    differing = disagreements(report, real_code_failures_aside=True)
     assert not differing, report.summary() + "\n" + "\n".join(differing)
 
 
@@ -78,7 +79,7 @@ def test_the_job_check_over_real_queues_removes_nuclei_on_both_sides(side_by_sid
 
 def test_the_rules_the_profile_switches_decide_in_the_real_code_too(side_by_side):
     _, theirs = side_by_side
-    codes = {code for t in theirs for queue_codes in t.get("skipped", {}).values() for code in queue_codes}
+    codes = real_skip_codes(theirs)
     assert {
         "-transfer_backlog",
         "-space",

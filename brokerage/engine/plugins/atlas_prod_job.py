@@ -107,6 +107,11 @@ def pseudo_queue_records(name: str, record: dict[str, Any]) -> list[tuple[str, d
     return pseudo
 
 
+def queue_site(record: dict[str, Any]) -> str:
+    """The site a queue record belongs to (CRIC atlas_site; `site` in hand-written scenarios)."""
+    return record.get("atlas_site") or record.get("site") or ""
+
+
 # panda-server 1.0.4 DdmSpec.DOWNTIME_STATUSES: endpoint activities that count as down
 DOWNTIME_STATUSES = ("OFF", "TEST")
 
@@ -421,7 +426,7 @@ class AtlasProdJobBroker(Plugin):
         order = {name: position for position, name in enumerate(known)}
         a["scan_order"] = np.array([order.get(name, len(order)) for name in names], dtype=float)
         a["status"] = column(lambda r: r.get("status", "online"), object)
-        a["site"] = column(lambda r: r.get("atlas_site") or r.get("site") or "", object)
+        a["site"] = column(queue_site, object)
         a["capability"] = column(lambda r: r.get("capability") or "", object)
         a["corecount"] = np.maximum(column(lambda r: _int(r.get("corecount"), 1)), 1)
         a["maxrss"] = column(lambda r: _float(r.get("maxrss")))
@@ -1409,11 +1414,7 @@ class AtlasProdJobBroker(Plugin):
         if key not in cache:
             records = self.queue_records(scenario)
             nuclei = {name for name, site in scenario.sites.items() if site.role == "nucleus"}
-            cache[key] = [
-                name
-                for name in self.initial_candidates(scenario)
-                if (records[name][0].get("atlas_site") or records[name][0].get("site") or "") in nuclei
-            ]
+            cache[key] = [name for name in self.initial_candidates(scenario) if queue_site(records[name][0]) in nuclei]
         return list(cache[key])
 
     @classmethod

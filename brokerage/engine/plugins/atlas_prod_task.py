@@ -7,6 +7,7 @@ weight. All skipped: the task is pending and retried after 30 minutes.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -291,13 +292,10 @@ class AtlasProdTaskBroker(Plugin):
 
     # --- filters, in the order of seed 000 ---
 
-    @property
+    @functools.cached_property
     def job_broker(self) -> AtlasProdJobBroker:
         """The job broker the job check asks, kept so that its per-snapshot arrays serve every task of a cycle."""
-        broker = self.__dict__.get("_job_broker")
-        if broker is None:
-            broker = self.__dict__["_job_broker"] = AtlasProdJobBroker()
-        return broker
+        return AtlasProdJobBroker()
 
     @staticmethod
     def _job_check(context: Context) -> Rejection:
