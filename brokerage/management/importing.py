@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Callable
 
 from django.core.management.base import BaseCommand, CommandError
 
+from brokerage.management.jsonfile import read_json_argument
 from brokerage.services.imports import ImportFileError, ImportReport
 
 PROGRESS_FROM = 200  # entries; shorter imports finish before a bar would help
@@ -26,15 +25,7 @@ class ImportCommand(BaseCommand):
         parser.add_argument("--no-progress", action="store_true", help="no progress bar on standard error")
 
     def handle(self, *args, file: str, no_progress: bool, **options):
-        source = "stdin" if file == "-" else file
-        try:
-            text = sys.stdin.read() if file == "-" else open(file, encoding="utf-8").read()  # noqa: SIM115
-        except OSError as error:
-            raise CommandError(f"{source}: cannot read: {error.strerror or error}", returncode=2) from None
-        try:
-            data = json.loads(text)
-        except ValueError as error:
-            raise CommandError(f"{source}: $: expected JSON: {error}", returncode=2) from None
+        source, data = read_json_argument(file)
         progress = None if no_progress else self._progress
         try:
             report = type(self).importer(data=data, progress=progress)

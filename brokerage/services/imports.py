@@ -7,6 +7,7 @@ Each entry is written in its own savepoint, so a refused one leaves no half-writ
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -14,12 +15,15 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.core.management.color import no_style
-from django.db import connection, transaction
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import DatabaseError, connection, models, transaction
+from django.db.backends.base.operations import BaseDatabaseOperations
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from brokerage.engine import ScenarioError
 from brokerage.engine.scenario import check_queue_record
+from brokerage.jsonsafe import UnsafeJson, check_safe
 from brokerage.models import PandaQueue, QueueStorage, Site, SoftwareTags, StorageEndpoint, Task
 from brokerage.models.choices import StorageRole
 
@@ -53,6 +57,71 @@ class ImportFileError(ValueError):
     """The file as a whole cannot be imported (not the expected JSON shape)."""
 
 
+class EntryRefused(ValueError):
+    """One entry cannot be imported: `key` names the value, the message says what was expected."""
+
+    def __init__(self, key: str, expected: str, value: Any = None, *, show_value: bool = True):
+        shown = f", got {_shown(value)}" if show_value else ""
+        super().__init__(f"{key}: {expected}{shown}")
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _integer_range(field: models.Field) -> tuple[int, int]:
+    """The whole numbers a column holds: its validators within the portable range of its type (the same file is
+    accepted alike on SQLite, which would store any 64-bit number, and on PostgreSQL)."""
+    low, high = BaseDatabaseOperations.integer_field_ranges.get(field.get_internal_type(), (-(2**63), 2**63 - 1))
+    for validator in field.validators:
+        if isinstance(validator, MinValueValidator):
+            low = max(low, validator.limit_value)
+        elif isinstance(validator, MaxValueValidator):
+            high = min(high, validator.limit_value)
+    return low, high
+
+
+def column_value(model: type[models.Model], column: str, value: Any, *, key: str | None = None) -> Any:
+    """`value` checked strictly against the column's type, as the database will hold it. A string column takes a
+    string, a number column a finite number within its range (a whole one for whole-number columns: 8.0 is 8), a
+    flag true or false, a time an ISO-8601 string; null only where the column allows it. Anything else is refused
+    with the key named."""
+    key = key or column
+    field = model._meta.get_field(column)
+    if value is None:
+        if field.null:
+            return None
+        raise EntryRefused(key, "expected a value, not null", show_value=False)
+    if isinstance(field, models.JSONField):
+        return value
+    if isinstance(field, models.BooleanField):
+        if not isinstance(value, bool):
+            raise EntryRefused(key, "expected true or false", value)
+        return value
+    if isinstance(field, models.DateTimeField):
+        return _moment(value, key)
+    if isinstance(field, models.CharField | models.TextField):
+        if not isinstance(value, str):
+            raise EntryRefused(key, "expected a string", value)
+        if "\x00" in value:
+            raise EntryRefused(key, "contains a NUL character", show_value=False)
+        return value
+    if isinstance(field, models.IntegerField):
+        low, high = _integer_range(field)
+        whole = isinstance(value, int) or (isinstance(value, float) and math.isfinite(value) and value.is_integer())
+        if isinstance(value, bool) or not whole or not low <= value <= high:
+            raise EntryRefused(key, f"expected a whole number from {low} to {high}", value)
+        return int(value)
+    if isinstance(field, models.FloatField):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise EntryRefused(key, "expected a finite number", value)
+        if abs(value) > 1e300:
+            raise EntryRefused(key, "expected a number within ±1e300", value)
+        return float(value)
+    raise EntryRefused(key, f"cannot be imported (a {type(field).__name__} column)", show_value=False)
+
+
 def _message(error: Exception) -> str:
     if isinstance(error, ScenarioError):
         return str(error).removeprefix("$.")
@@ -63,24 +132,41 @@ def _message(error: Exception) -> str:
                 for key, messages in sorted(error.message_dict.items())
             )
         return " ".join(error.messages)
-    return str(error)
+    if isinstance(error, DatabaseError):
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        return f"the database refused it: {first_line}"
+    if isinstance(error, EntryRefused | UnsafeJson | ImportFileError):
+        return str(error)
+    if isinstance(error, ValueError | TypeError):
+        return str(error) or type(error).__name__
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
 
 
 def _run(
     report: ImportReport, entries: list[tuple[str, Any]], apply: Callable[[str, Any], str], progress: Progress | None
 ) -> ImportReport:
-    """Applies each entry in its own savepoint; `apply` returns 'created', 'updated' or 'unchanged'."""
+    """Applies each entry in its own savepoint; `apply` returns 'created', 'updated' or 'unchanged'.
+
+    Any failure of one entry (a refused value, a database error, an overflow) rolls back that entry's savepoint and
+    becomes its named refusal; the import goes on with the next entry."""
     for number, (name, entry) in enumerate(entries, start=1):
         try:
+            if "\x00" in name:
+                raise EntryRefused("name", "contains a NUL character", show_value=False)
+            check_safe(entry)
             with transaction.atomic():
                 outcome = apply(name, entry)
-        except (ValidationError, ScenarioError, ValueError, TypeError) as error:
-            report.errors.append((name, _message(error)))
+        except Exception as error:  # one entry's failure, whatever it is, must not cost the others
+            report.errors.append((_printable(name), _message(error)))
         else:
             getattr(report, outcome).append(name)
         if progress is not None:
             progress(number, len(entries))
     return report
+
+
+def _printable(name: str) -> str:
+    return name if name.isprintable() else repr(name)
 
 
 def _save(instance, values: Mapping[str, Any], *, created: bool) -> str:
@@ -131,19 +217,6 @@ QUEUE_COLUMNS = {
     "transtimehi": ("transtimehi", None),
     "transtimelo": ("transtimelo", None),
 }
-INTEGER_FIELDS = {
-    "corecount",
-    "maxrss",
-    "minrss",
-    "maxwdir",
-    "maxinputsize",
-    "maxtime",
-    "mintime",
-    "pledgedcpu",
-    "transferringlimit",
-    "transtimehi",
-    "transtimelo",
-}
 
 
 def _queue_entries(data: Any) -> list[tuple[str, Any]]:
@@ -159,7 +232,10 @@ def _moment(text: object, key: str) -> datetime | None:
     """A CRIC time (ISO-8601, UTC when it names no zone)."""
     if text in (None, ""):
         return None
-    moment = parse_datetime(text) if isinstance(text, str) else None
+    try:
+        moment = parse_datetime(text) if isinstance(text, str) else None
+    except ValueError:  # well formed but impossible, such as month 13
+        moment = None
     if moment is None:
         raise ValueError(f"{key}: expected an ISO-8601 date-time, got {text!r}")
     return moment.replace(tzinfo=UTC) if timezone.is_naive(moment) else moment
@@ -171,9 +247,10 @@ def _site_for(name: str, record: dict, report: ImportReport) -> Site:
         site = Site(
             name=name,
             role="satellite",
-            cloud=record.get("cloud") or "",
-            country=record.get("country") or "",
-            tier_level=min(int(record.get("tier_level") or 2), 3),
+            cloud=column_value(Site, "cloud", record.get("cloud") or ""),
+            country=column_value(Site, "country", record.get("country") or ""),
+            # CRIC tier levels run 0-3; anything above is a tier-3 site here
+            tier_level=min(column_value(Site, "tier_level", record.get("tier_level", 2)), 3),
         )
         site.full_clean()
         site.save()
@@ -188,21 +265,16 @@ def cric_import(*, data: Any, now: datetime | None = None, progress: Progress | 
 
     def apply(name: str, record: Any) -> str:
         if not isinstance(record, dict):
-            raise ValueError(f"expected a CRIC record (an object), got {type(record).__name__}")
+            raise EntryRefused("entry", "expected a CRIC record (an object)", record)
         check_queue_record(name, record, path="")
-        site_name = record.get("atlas_site") or record.get("site") or ""
+        site_key = "atlas_site" if record.get("atlas_site") is not None else "site"
+        site_name = column_value(Site, "name", record.get(site_key) or "", key=site_key)
         if not site_name:
-            raise ValueError("atlas_site: the record names no site")
+            raise EntryRefused("atlas_site", "the record names no site", show_value=False)
         values: dict[str, Any] = {}
         for key, (column, default) in QUEUE_COLUMNS.items():
             value = record.get(key)
-            if value is None:
-                value = default
-            if column in INTEGER_FIELDS and isinstance(value, float):
-                if not value.is_integer():
-                    raise ValueError(f"{key}: expected a whole number, got {value}")
-                value = int(value)
-            values[column] = value
+            values[column] = column_value(PandaQueue, column, default if value is None else value, key=key)
         values["last_modified"] = _moment(record.get("last_modified"), "last_modified")
         values["cric"] = record
         values["site"] = _site_for(site_name, record, report)
@@ -241,9 +313,10 @@ def _link_storages(queue: PandaQueue, astorages: dict[str, list[str]], report: I
         endpoint = existing.get(endpoint_name)
         if endpoint is None:
             kind = endpoint_name.rsplit("_", 1)[-1] if "_" in endpoint_name else ""
-            endpoint = existing[endpoint_name] = StorageEndpoint.objects.create(
-                name=endpoint_name, site=queue.site, type=kind
-            )
+            endpoint = StorageEndpoint(name=endpoint_name, site=queue.site, type=kind)
+            endpoint.full_clean()  # a name too long for its column is a refusal naming it, not a database error
+            endpoint.save()
+            existing[endpoint_name] = endpoint
             created.append(endpoint_name)
         QueueStorage.objects.create(queue=queue, endpoint=endpoint, role=role)
     if created:
@@ -269,17 +342,19 @@ def sw_tags_import(*, data: Any, now: datetime | None = None, progress: Progress
 
     def apply(name: str, document: Any) -> str:
         if not isinstance(document, dict):
-            raise ValueError(f"expected an object, got {type(document).__name__}")
+            raise EntryRefused("entry", "expected a software document (an object)", document)
         for key in SW_TAG_LISTS:
             if key in document and not isinstance(document[key], list):
-                raise ValueError(f"{key}: expected a list")
+                raise EntryRefused(key, "expected a list", document[key])
         if "containers" in document and not isinstance(document["containers"], list | dict):
-            raise ValueError("containers: expected a list (or, for ALL, an object name → source)")
+            raise EntryRefused(
+                "containers", "expected a list (or, for ALL, an object name → source)", document["containers"]
+            )
         queue = None
         if name != SoftwareTags.ALL:
             queue = PandaQueue.objects.filter(name=name).first()
             if queue is None:
-                raise ValueError("unknown queue: import it with import_cric first")
+                raise EntryRefused("name", "unknown queue: import it with import_cric first", show_value=False)
         tags = SoftwareTags.objects.filter(name=name).first()
         created = tags is None
         if created:
@@ -307,25 +382,29 @@ def ddm_endpoints_import(*, data: Any, now: datetime | None = None, progress: Pr
 
     def apply(name: str, entry: Any) -> str:
         if not isinstance(entry, dict):
-            raise ValueError(f"expected an object, got {type(entry).__name__}")
+            raise EntryRefused("entry", "expected an endpoint (an object)", entry)
         values: dict[str, Any] = {}
         for key in ENDPOINT_NUMBERS:
-            value = entry.get(key, 0) or 0
-            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-                raise ValueError(f"{key}: expected a size in GB ≥ 0, got {value!r}")
-            values[key] = float(value)
+            raw = entry.get(key) or 0
+            value = column_value(StorageEndpoint, key, raw)
+            if value < 0:
+                raise EntryRefused(key, "expected a size in GB ≥ 0", raw)
+            values[key] = value
         status = entry.get("detailed_status") or {}
         if not isinstance(status, dict):
-            raise ValueError("detailed_status: expected an object activity → ON/OFF/TEST")
+            raise EntryRefused("detailed_status", "expected an object activity → ON/OFF/TEST", status)
         for activity, state in status.items():
-            if str(state).upper() not in ACTIVITY_VALUES:
-                raise ValueError(f"detailed_status.{activity}: expected ON, OFF or TEST, got {state!r}")
-        values["detailed_status"] = {activity: str(state).upper() for activity, state in status.items()}
-        kind = entry.get("type") or (name.rsplit("_", 1)[-1] if "_" in name else "")
+            if not isinstance(state, str) or state.upper() not in ACTIVITY_VALUES:
+                raise EntryRefused(f"detailed_status.{activity}", "expected ON, OFF or TEST", state)
+        values["detailed_status"] = {activity: state.upper() for activity, state in status.items()}
+        kind = column_value(
+            StorageEndpoint, "type", entry.get("type") or (name.rsplit("_", 1)[-1] if "_" in name else "")
+        )
         values["type"] = kind
-        values["is_tape"] = bool(entry.get("is_tape", kind.endswith("TAPE")))
-        values["blacklisted"] = bool(entry.get("blacklisted", False))
-        site_name = entry.get("site") or entry.get("rc_site") or ""
+        values["is_tape"] = column_value(StorageEndpoint, "is_tape", entry.get("is_tape", kind.endswith("TAPE")))
+        values["blacklisted"] = column_value(StorageEndpoint, "blacklisted", entry.get("blacklisted", False))
+        site_key = "site" if entry.get("site") is not None else "rc_site"
+        site_name = column_value(Site, "name", entry.get(site_key) or "", key=site_key)
         values["site"] = _site_for(site_name, entry, report) if site_name else None
         endpoint = StorageEndpoint.objects.filter(name=name).first()
         created = endpoint is None
@@ -350,30 +429,57 @@ def _task_entries(data: Any) -> Iterable[tuple[str, Any]]:
     if items is None:
         raise ImportFileError("expected a JEDI task parameter object or a list of them")
     for index, item in enumerate(items):
-        name = (
-            str(item.get("jediTaskID") or item.get("taskName") or f"entry {index}")
-            if isinstance(item, dict)
-            else f"entry {index}"
-        )
+        name = f"entry {index}"
+        if isinstance(item, dict):
+            task_id, task_name = item.get("jediTaskID"), item.get("taskName")
+            if isinstance(task_id, int) and not isinstance(task_id, bool):
+                name = str(task_id)
+            elif isinstance(task_name, str) and task_name:
+                name = task_name
         yield name, item
+
+
+# JEDI's own duplicate check (insertTaskParams_JEDI, panda-server 1.0.4 task_event_module.py): a task is the same
+# task when vo, userName, taskName and prodSourceLabel agree. Entries without jediTaskID are matched by it.
+TASK_NATURAL_KEY = ("vo", "userName", "taskName", "prodSourceLabel")
+
+
+def _task_by_natural_key(columns: dict[str, Any]) -> Task | None:
+    key = {name: columns.get(name, Task._meta.get_field(name).get_default()) for name in TASK_NATURAL_KEY}
+    matches = list(Task.objects.filter(**key).order_by("jediTaskID")[:2])
+    if len(matches) > 1:
+        raise EntryRefused(
+            "jediTaskID",
+            f"required here: several tasks have this vo, userName, taskName and prodSourceLabel "
+            f"({', '.join(str(task.pk) for task in matches)}, …)",
+            show_value=False,
+        )
+    return matches[0] if matches else None
 
 
 def tasks_import(*, data: Any, progress: Progress | None = None) -> ImportReport:
     """Creates or updates tasks from JEDI task parameters: known JEDI columns go to their columns, everything
-    else to taskParams. A new task starts as 'registered'; an existing task's status is never changed here."""
+    else to taskParams. A new task starts as 'registered'; an existing task's status is never changed here.
+    An entry names its task by jediTaskID, or else by JEDI's natural key (TASK_NATURAL_KEY)."""
     report = ImportReport("tasks")
 
     def apply(name: str, params: Any) -> str:
         if not isinstance(params, dict):
-            raise ValueError(f"expected an object of task parameters, got {type(params).__name__}")
+            raise EntryRefused("entry", "expected an object of task parameters", params)
         if not params.get("taskName"):
-            raise ValueError("taskName: required")
+            raise EntryRefused("taskName", "required", show_value=False)
         task_id = params.get("jediTaskID")
-        if task_id is not None and (isinstance(task_id, bool) or not isinstance(task_id, int) or task_id <= 0):
-            raise ValueError(f"jediTaskID: expected a positive whole number, got {task_id!r}")
-        columns = {k: v for k, v in params.items() if k in TASK_COLUMNS and k not in TASK_READ_ONLY | {"jediTaskID"}}
+        if task_id is not None:
+            task_id = column_value(Task, "reqID", task_id, key="jediTaskID")
+            if task_id <= 0:
+                raise EntryRefused("jediTaskID", "expected a positive whole number", task_id)
+        columns = {
+            key: column_value(Task, key, value)
+            for key, value in params.items()
+            if key in TASK_COLUMNS and key not in TASK_READ_ONLY | {"jediTaskID"}
+        }
         extra = {k: v for k, v in params.items() if k not in TASK_COLUMNS}
-        task = Task.objects.filter(pk=task_id).first() if task_id else None
+        task = Task.objects.filter(pk=task_id).first() if task_id else _task_by_natural_key(columns)
         created = task is None
         if created:
             task = Task(jediTaskID=task_id) if task_id else Task()

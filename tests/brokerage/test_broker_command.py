@@ -145,3 +145,22 @@ def test_an_unknown_profile_exits_2():
     )
     assert result.returncode == 2
     assert "invalid choice: 'pandas'" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("[" * 5000 + "]" * 5000, "$: nested deeper than 64 levels"),
+        ('{"plugin": "atlas_prod_task", "task": {"taskPriority": 1}}'.encode("latin-1") + b"\xe9", "not UTF-8 text"),
+        ('{"plugin": "atlas_prod_task", "task": {"ramCount": NaN}}', "$.task.ramCount: expected a finite number"),
+        ('{"plugin": "atlas_prod_task", "task": {"taskName": "a\\u0000"}}', "$.task.taskName: contains a NUL"),
+    ],
+)
+def test_unusable_files_exit_2_with_the_path(tmp_path, content, message):
+    path = tmp_path / "scenario.json"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(CommandError) as caught:
+        broker(str(path))
+    assert caught.value.returncode == 2
+    assert str(caught.value).startswith(f"{path}: ")
+    assert message in str(caught.value)

@@ -82,7 +82,7 @@ class TestCric:
         assert reasons["BAD_TYPE"] == "maxrss: expected a number, got 'lots'"
         assert reasons["BAD_RANGE"] == "minrss must not exceed maxrss (maxrss 0 means no limit)"
         assert reasons["NO_SITE"] == "atlas_site: the record names no site"
-        assert reasons["NOT_A_RECORD"] == "expected a CRIC record (an object), got list"
+        assert reasons["NOT_A_RECORD"] == "entry: expected a CRIC record (an object), got [1, 2]"
         assert reasons["BAD_STATUS"].startswith("status: expected one of 'online'")
         assert set(PandaQueue.objects.values_list("name", flat=True)) == {"MWT2"}
 
@@ -109,8 +109,8 @@ class TestSoftwareTags:
         )
         assert sorted(report.created) == ["AGLT2", "ALL"]
         assert dict(report.errors) == {
-            "NOWHERE": "unknown queue: import it with import_cric first",
-            "BROKEN": "cmtconfigs: expected a list",
+            "NOWHERE": "name: unknown queue: import it with import_cric first",
+            "BROKEN": "cmtconfigs: expected a list, got 'x86_64'",
         }
         assert SoftwareTags.objects.get(name="AGLT2").queue.name == "AGLT2"
         assert sw_tags_import(
@@ -174,7 +174,7 @@ class TestTasks:
         reasons = dict(report.errors)
         assert reasons["5001"].startswith("taskPriority:")
         assert reasons["5002"] == "taskName: required"
-        assert reasons["entry 4"] == "expected an object of task parameters, got str"
+        assert reasons["entry 4"] == "entry: expected an object of task parameters, got 'not an object'"
         task = Task.objects.get(pk=5000)
         assert (task.status, task.coreCount, task.taskParams) == (
             "registered",
@@ -230,3 +230,153 @@ class TestCommands:
         assert status == 0
         assert "250/250" in err
         assert PandaQueue.objects.count() == 250
+
+
+class TestJunkIsRefusedByName:
+    """Each entry the issue found crashing an import, or stored as junk, is now refused by name with its key, and
+    the good entry after it is kept (the same on SQLite and PostgreSQL)."""
+
+    def test_non_finite_numbers_and_nul_in_tasks(self):
+        report = tasks_import(
+            data=[
+                {"taskName": "a"},
+                {"taskName": "b", "x": float("nan")},
+                {"taskName": "p", "currentPriority": float("inf")},
+                {"taskName": "n\x00ul"},
+                {"taskName": ["a", "b"]},
+                {"taskName": "big", "reqID": 2**70},
+                {"taskName": "c"},
+            ]
+        )
+        assert sorted(report.created) == ["a", "c"]
+        assert dict(report.errors) == {
+            "b": "x: expected a finite number, got nan",
+            "p": "currentPriority: expected a finite number, got inf",
+            "'n\\x00ul'": "name: contains a NUL character",
+            "entry 4": "taskName: expected a string, got ['a', 'b']",
+            "big": "reqID: expected a whole number from -9223372036854775808 to 9223372036854775807, "
+            "got 1180591620717411303424",
+        }
+        assert sorted(Task.objects.values_list("taskName", flat=True)) == ["a", "c"]
+
+    def test_cric_numbers_out_of_range_name_their_key(self):
+        report = cric_import(
+            data={
+                "Q1": {"atlas_site": "NEWSITE", "tier_level": float("inf")},
+                "Q3": {"atlas_site": "S3", "corecount": 1e30},
+                "Q4": {"atlas_site": "S4", "tier_level": "x"},
+                "Q5": {"site": ["x"]},
+                "Q6": {"atlas_site": "S6", "corecount": 8.0, "tier_level": 1},
+            }
+        )
+        assert report.created == ["Q6"]
+        assert dict(report.errors) == {
+            "Q1": "tier_level: expected a finite number, got inf",
+            "Q3": "corecount: expected a whole number from 0 to 2147483647, got 1e+30",
+            "Q4": "tier_level: expected a whole number from 0 to 32767, got 'x'",
+            "Q5": "site: expected a string, got ['x']",
+        }
+        assert PandaQueue.objects.get(name="Q6").corecount == 8
+        assert list(Site.objects.values_list("name", "tier_level")) == [("S6", 1)]
+
+    def test_ddm_space_must_be_a_finite_size(self):
+        report = ddm_endpoints_import(
+            data={
+                "E1": {"site": "S1", "space_total": float("nan")},
+                "E2": {"site": "S1", "space_free": float("inf")},
+                "E3": {"site": ["x"]},
+                "E5": {"site": "S1", "is_tape": "yes"},
+                "E4": {"site": "S1", "space_total": 12.5},
+            }
+        )
+        assert report.created == ["E4"]
+        assert dict(report.errors) == {
+            "E1": "space_total: expected a finite number, got nan",
+            "E2": "space_free: expected a finite number, got inf",
+            "E3": "site: expected a string, got ['x']",
+            "E5": "is_tape: expected true or false, got 'yes'",
+        }
+        assert list(StorageEndpoint.objects.values_list("name", "space_total")) == [("E4", 12.5)]
+
+    def test_a_database_error_in_one_entry_is_its_refusal_and_rolls_back_only_it(self):
+        from brokerage.services.imports import ImportReport, _run
+
+        def apply(name, entry):
+            Site.objects.create(name=f"half-{name}")  # written, then rolled back with the entry's savepoint
+            Site.objects.create(name=entry)  # None: NOT NULL refused by the database itself
+            return "created"
+
+        report = _run(ImportReport("sites"), [("bad", None), ("good", "GOOD")], apply, None)
+        assert report.created == ["good"]
+        ((name, reason),) = report.errors
+        assert name == "bad"
+        assert reason.startswith("the database refused it: ")
+        assert sorted(Site.objects.values_list("name", flat=True)) == ["GOOD", "half-good"]
+
+
+class TestTaskNaturalKey:
+    """Without jediTaskID a task is found by JEDI's duplicate check: vo, userName, taskName, prodSourceLabel."""
+
+    def test_the_same_file_twice_makes_one_task(self):
+        entries = [
+            {"taskName": "user.jdoe.ana", "userName": "jdoe", "prodSourceLabel": "user", "vo": "atlas"},
+            {"taskName": "mc23.evgen"},
+        ]
+        first = tasks_import(data=entries)
+        again = tasks_import(data=entries)
+        assert (sorted(first.created), sorted(again.unchanged)) == (
+            ["mc23.evgen", "user.jdoe.ana"],
+            ["mc23.evgen", "user.jdoe.ana"],
+        )
+        assert Task.objects.count() == 2
+        changed = tasks_import(data={**entries[0], "taskPriority": 700})
+        assert changed.updated == ["user.jdoe.ana"]
+        assert Task.objects.get(taskName="user.jdoe.ana").taskPriority == 700
+
+    def test_another_user_or_label_is_another_task(self):
+        tasks_import(data={"taskName": "ana", "userName": "jdoe", "prodSourceLabel": "user"})
+        report = tasks_import(
+            data=[
+                {"taskName": "ana", "userName": "asmith", "prodSourceLabel": "user"},
+                {"taskName": "ana", "userName": "jdoe", "prodSourceLabel": "managed"},
+            ]
+        )
+        assert report.created == ["ana", "ana"]
+        assert Task.objects.filter(taskName="ana").count() == 3
+
+    def test_two_matching_tasks_need_the_id(self):
+        factories.TaskFactory(taskName="twice", userName="jdoe", prodSourceLabel="user", vo="atlas")
+        factories.TaskFactory(taskName="twice", userName="jdoe", prodSourceLabel="user", vo="atlas")
+        report = tasks_import(data={"taskName": "twice", "userName": "jdoe", "prodSourceLabel": "user"})
+        ((name, reason),) = report.errors
+        assert name == "twice"
+        assert reason.startswith("jediTaskID: required here: several tasks have this vo, userName")
+
+
+class TestUnreadableFiles:
+    """Every file a command cannot use is exit 2 with its path, never a traceback."""
+
+    @pytest.mark.parametrize("command", ["import_cric", "import_tasks", "import_ddm_endpoints", "import_sw_tags"])
+    @pytest.mark.parametrize(
+        ("content", "message"),
+        [
+            ("[" * 5000 + "]" * 5000, "$: nested deeper than 64 levels"),
+            # the 65th level is the first too deep: its path is named
+            ("[" * 70 + "]" * 70, "$" + "[0]" * 64 + ": nested deeper than 64 levels"),
+            ('{"é": 1}'.encode("latin-1"), "not UTF-8 text: byte 0xe9 at offset 2 (save the file as UTF-8)"),
+        ],
+    )
+    def test_deep_nesting_and_latin_1(self, tmp_path, command, content, message):
+        path = tmp_path / "bad.json"
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+        with pytest.raises(CommandError) as raised:
+            call_command(command, str(path), stdout=io.StringIO(), stderr=io.StringIO())
+        assert raised.value.returncode == 2
+        assert str(raised.value) == f"{path}: {message}"
+
+    def test_a_directory_and_a_missing_file(self, tmp_path):
+        for target, reason in ((tmp_path, "Is a directory"), (tmp_path / "missing.json", "No such file")):
+            with pytest.raises(CommandError) as raised:
+                call_command("import_tasks", str(target), stdout=io.StringIO(), stderr=io.StringIO())
+            assert raised.value.returncode == 2
+            assert str(raised.value).startswith(f"{target}: cannot read: {reason}")

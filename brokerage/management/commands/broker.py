@@ -1,13 +1,14 @@
 """Runs a brokerage plugin offline on a scenario file and prints the decision. Touches no database."""
 
 import json
-import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
 from brokerage.engine import ScenarioError, UnknownPlugin, parse_scenario
 from brokerage.engine.report import format_decision
 from brokerage.gdpconfig.profiles import PROFILE_NAMES
+from brokerage.jsonsafe import UnsafeJson, check_safe
+from brokerage.management.jsonfile import read_json_argument
 from brokerage.plugins import plugin_registry
 
 
@@ -48,15 +49,11 @@ class Command(BaseCommand):
         without: list[str],
         **options,
     ):
-        source = "stdin" if file == "-" else file
+        source, data = read_json_argument(file)
         try:
-            text = sys.stdin.read() if file == "-" else open(file, encoding="utf-8").read()  # noqa: SIM115
-        except OSError as error:
-            self.fail(f"{source}: cannot read: {error.strerror or error}")
-        try:
-            data = json.loads(text)
-        except ValueError as error:
-            self.fail(f"{source}: $: expected JSON: {error}")
+            check_safe(data, path="$")
+        except UnsafeJson as error:
+            self.fail(f"{source}: {error}")
         if profile and isinstance(data, dict):
             data = {**data, "profile": profile}
         try:
