@@ -57,31 +57,32 @@ def too_deep(value: Any, *, max_depth: int = MAX_DEPTH, path: str = "$") -> str 
     return None
 
 
-def unsafe_value(value: Any, *, path: str = "") -> UnsafeJson | None:
-    """The first number that is not finite, or string (value or key) holding a NUL character, with its path; None
-    when the whole value is safe. Iterative, depth-first in document order."""
+def unsafe_value(value: Any, *, path: str = "", nul: bool = False) -> UnsafeJson | None:
+    """The first number that is not finite, or (unless `nul` allows them) string, value or key, holding a NUL
+    character, with its path; None when the whole value is safe. Iterative, depth-first in document order."""
     stack: list[tuple[Any, str]] = [(value, path)]
     while stack:
         item, where = stack.pop()
         if isinstance(item, float) and not math.isfinite(item):
             return UnsafeJson(where or "$", f"expected a finite number, got {item!r}")
-        if isinstance(item, str) and "\x00" in item:
+        if not nul and isinstance(item, str) and "\x00" in item:
             return UnsafeJson(where or "$", "contains a NUL character")
-        if isinstance(item, dict):
+        if isinstance(item, dict) and not nul:
             for key in item:
                 if isinstance(key, str) and "\x00" in key:
                     return UnsafeJson(where or "$", f"a key contains a NUL character: {key!r}")
+        if isinstance(item, dict):
             stack.extend((child, _child(where, key)) for key, child in reversed(list(item.items())))
         elif isinstance(item, list):
             stack.extend((child, _child(where, index)) for index, child in reversed(list(enumerate(item))))
     return None
 
 
-def check_safe(value: Any, *, path: str = "", max_depth: int = MAX_DEPTH) -> None:
-    """Raises UnsafeJson for nesting beyond `max_depth`, a non-finite number or a NUL character."""
+def check_safe(value: Any, *, path: str = "", max_depth: int = MAX_DEPTH, nul: bool = False) -> None:
+    """Raises UnsafeJson for nesting beyond `max_depth`, a non-finite number or (unless `nul`) a NUL character."""
     deep = too_deep(value, max_depth=max_depth, path=path or "$")
     if deep is not None:
         raise UnsafeJson(deep, f"nested deeper than {max_depth} levels")
-    problem = unsafe_value(value, path=path)
+    problem = unsafe_value(value, path=path, nul=nul)
     if problem is not None:
         raise problem

@@ -507,3 +507,33 @@ class DiracMatchRecordAdmin(admin.ModelAdmin):
     list_filter = ["matched", "setup"]
     search_fields = ["site"]
     date_hierarchy = "at"
+
+
+@admin.register(models.IntegrityCheck)
+class IntegrityCheckAdmin(admin.ModelAdmin):
+    """Read-only: each run of the integrity check and what it found."""
+
+    list_display = ["started", "n_findings", "worker"]
+    list_filter = ["started"]
+    readonly_fields = ["started", "finished", "worker", "n_findings", "findings"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(models.WorkerHeartbeat)
+class WorkerHeartbeatAdmin(admin.ModelAdmin):
+    """Read-only: the last beat of each process that held locks or claims (stale beats free what they held)."""
+
+    list_display = ["name", "beat"]
+    search_fields = ["name"]
+    readonly_fields = ["name", "beat"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

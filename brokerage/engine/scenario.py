@@ -9,6 +9,7 @@ types of the keys the brokers read): real CRIC dumps carry hundreds of keys and 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -507,11 +508,13 @@ def _parse_now(value: object) -> datetime:
         return datetime.now(UTC)
     if not isinstance(value, str):
         raise ScenarioError("$.now", "an ISO-8601 UTC time such as 2026-11-01T12:00:00Z", value)
+    # RFC 3339 allows a lower-case t and z and a leap second (23:59:60, read as 23:59:59)
+    text = re.sub(r"(T\d\d:\d\d):60", r"\1:59", value.upper()).replace("Z", "+00:00")
     try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
+        moment = datetime.fromisoformat(text)
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    except (ValueError, OverflowError):  # OverflowError: an offset moving year 1 or 9999 out of range
         raise ScenarioError("$.now", "an ISO-8601 UTC time such as 2026-11-01T12:00:00Z", value) from None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 @dataclass(frozen=True)

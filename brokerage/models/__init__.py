@@ -14,6 +14,8 @@ from .grid import (
     SoftwareTags,
     StorageEndpoint,
 )
+from .heartbeat import WorkerHeartbeat
+from .integrity import IntegrityCheck
 from .jobs import Job, JobRetryHistory, JobStatusLog, JobTimeoutSummary, MergePreassignment
 from .locks import ProcessLock
 from .shares import GlobalShare, GlobalShareSnapshot, WorkQueue
@@ -52,6 +54,7 @@ __all__ = [
     "GlobalShare",
     "GlobalShareSnapshot",
     "GpuSummary",
+    "IntegrityCheck",
     "Job",
     "JobRetryHistory",
     "JobStatusLog",
@@ -80,4 +83,5 @@ __all__ = [
     "WMCoreSite",
     "WMCoreSiteThreshold",
     "WorkQueue",
+    "WorkerHeartbeat",
 ]

@@ -41,8 +41,14 @@ def _by_status(queryset, field: str, order: tuple[str, ...]) -> list[StatusCount
     return ordered
 
 
+def _integrity_alert() -> models.IntegrityCheck | None:
+    latest = models.IntegrityCheck.objects.order_by("-started", "-id").first()
+    return latest if latest is not None and latest.n_findings else None
+
+
 def database_overview() -> dict[str, Any]:
-    """Counts per entity, tasks/jobs/queues by status and the most recently modified tasks."""
+    """Counts per entity, tasks/jobs/queues by status, the most recently modified tasks, and the latest integrity
+    check when it found something (None when the latest found nothing)."""
     return {
         "counts": [
             {"label": label, "count": model.objects.count(), "admin": f"admin:brokerage_{name}_changelist"}
@@ -53,6 +59,7 @@ def database_overview() -> dict[str, Any]:
         "queues_by_status": _by_status(
             models.PandaQueue.objects.all(), "status", tuple(models.choices.QueueStatus.values)
         ),
+        "integrity": _integrity_alert(),
         "recent_tasks": list(
             models.Task.objects.order_by("-modificationTime").values(
                 "jediTaskID", "taskName", "status", "currentPriority", "nucleus", "gshare", "modificationTime"

@@ -17,6 +17,8 @@ from brokerage.models import BrokerageCycle, GlobalShare, Task
 from brokerage.plugins import plugin_registry
 from brokerage.selectors.gdpconfig import gdpconfig_view
 from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_store_many, worker_name
+from brokerage.services.heartbeat import holders_gone, worker_heartbeat_start
+from brokerage.services.locks import lock_timeout
 from brokerage.services.status import task_status_transition_many
 
 logger = logging.getLogger(__name__)
@@ -24,7 +26,6 @@ logger = logging.getLogger(__name__)
 WAITING_FOR_NUCLEUS = "assigning"
 # seed 000: "If all nuclei are skipped, the task is pending for 30 min and then gets retried"
 PENDING_RETRY = timedelta(minutes=30)
-LOCK_TIMEOUT = timedelta(minutes=30)
 ACTOR = "task brokerage"
 
 
@@ -79,10 +80,13 @@ def task_pending_retry(*, now: datetime) -> list[int]:
 def task_claim(*, candidates: QuerySet, now: datetime, owner: str, limit: int) -> list[int]:
     """Takes up to `limit` of the `candidates` (ordered) that no live worker holds. On PostgreSQL the rows are
     locked with SKIP LOCKED, so concurrent cycles never pick the same task; lockedBy/lockedTime (JEDI's columns)
-    then mark the claim for the whole cycle, and a claim older than LOCK_TIMEOUT (a worker that died) may be
-    taken over."""
+    then mark the claim for the whole cycle. A claim whose holder's heartbeat is stale (the worker is gone), or
+    older than the lock timeout (PROCESS_LOCK_TIMEOUT_MINUTES: alive but hung), may be taken over."""
+    worker_heartbeat_start(name=owner[:40])
+    holders = set(candidates.exclude(lockedBy="").values_list("lockedBy", flat=True).distinct()[:1000])
+    gone = holders_gone(holders)
     with transaction.atomic():
-        candidates = candidates.filter(Q(lockedBy="") | Q(lockedTime__lt=now - LOCK_TIMEOUT))
+        candidates = candidates.filter(Q(lockedBy="") | Q(lockedTime__lt=now - lock_timeout()) | Q(lockedBy__in=gone))
         if connection.features.has_select_for_update_skip_locked:
             candidates = candidates.select_for_update(skip_locked=True)
         ids = list(candidates.values_list("pk", flat=True)[:limit])

@@ -19,7 +19,9 @@ from brokerage.models import BrokerageCycle, CycleStatus, Decision
 
 
 def worker_name() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
+    """host:pid, at most 40 characters (JEDI's lockedBy column): the name locks, claims and heartbeats share."""
+    pid = str(os.getpid())
+    return f"{socket.gethostname()[: 39 - len(pid)]}:{pid}"
 
 
 def cycle_start(

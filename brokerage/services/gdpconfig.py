@@ -99,6 +99,12 @@ def _username(user: AbstractBaseUser | None) -> str:
     return user.get_username() if user is not None and user.is_authenticated else ""
 
 
+class GdpConfigConflict(GdpConfigError):
+    """Another row already has this app, component, key and VO."""
+
+    field = "key"
+
+
 @transaction.atomic
 def gdpconfig_save(
     *,
@@ -128,6 +134,16 @@ def gdpconfig_save(
         )
     else:
         instance = GdpConfig.objects.select_for_update().get(pk=instance.pk)
+        other = (
+            GdpConfig.objects.filter(app=data.app, component=data.component, key=data.key, vo=data.vo)
+            .exclude(pk=instance.pk)
+            .first()
+        )
+        if other is not None:  # the unique constraint would refuse it: say which row is in the way
+            raise GdpConfigConflict(
+                f"gdpconfig row {other.pk} already holds {data.key} for app '{data.app}', component "
+                f"'{data.component}', VO '{data.vo}': change that row instead"
+            )
     old_value = instance.value if instance is not None else ""
     action = "create" if instance is None else "update"
     if instance is None:

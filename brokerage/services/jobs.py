@@ -42,6 +42,7 @@ from brokerage.models import (
 )
 from brokerage.plugins import plugin_registry
 from brokerage.services.bulk import bulk_update_values
+from brokerage.services.counters import dataset_counters_refresh
 from brokerage.services.cycles import brokerage_pending_mark, cycle_gdpconfig, task_claim, task_claim_release
 from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_store_many, worker_name
 from brokerage.services.locks import process_lock_acquire, process_lock_release
@@ -447,7 +448,7 @@ def _apply(*, plans, queues, work_queue: WorkQueue, files: dict[int, dict], now:
 
 def _use_inputs(created: list[Job], chunks: list[JobChunk], *, now: datetime) -> None:
     """Files of the new jobs ready → picked (event-level files stay picked while events remain), one Event row
-    per (file, event range), and the master datasets' nFilesUsed. Bulk statements only."""
+    per (file, event range), and the datasets' counters from their files. Bulk statements only."""
     picked: dict[int, tuple[int, int]] = {}
     events: list[Event] = []
     for job, chunk in zip(created, chunks, strict=True):
@@ -467,9 +468,8 @@ def _use_inputs(created: list[Job], chunks: list[JobChunk], *, now: datetime) ->
             )
     if not picked:
         return
-    rows = list(DatasetFile.objects.filter(pk__in=list(picked)).values("pk", "dataset_id", "status"))
+    rows = list(DatasetFile.objects.filter(pk__in=list(picked)).values("pk", "dataset_id"))
     dataset_of = {row["pk"]: row["dataset_id"] for row in rows}
-    newly_used = [row for row in rows if row["status"] == "ready"]
     bulk_update_values(
         DatasetFile,
         fields=("status", "PandaID", "jobsetID", "lastAttemptTime"),
@@ -478,15 +478,7 @@ def _use_inputs(created: list[Job], chunks: list[JobChunk], *, now: datetime) ->
     for event in events:
         event.dataset_id = dataset_of[event.file_id]
     Event.objects.bulk_create(events, batch_size=1000)
-    per_dataset: dict[int, int] = defaultdict(int)
-    for row in newly_used:
-        per_dataset[row["dataset_id"]] += 1
-    current = dict(Dataset.objects.filter(pk__in=list(per_dataset)).values_list("pk", "nFilesUsed"))
-    bulk_update_values(
-        Dataset,
-        fields=("nFilesUsed", "modificationTime"),
-        rows=[(dataset_id, current[dataset_id] + added, now) for dataset_id, added in per_dataset.items()],
-    )
+    dataset_counters_refresh(dataset_ids=set(dataset_of.values()), now=now)
 
 
 def job_set_preview_scenario(*, task_id: int, now: datetime, gdpconfig: dict[str, Any], seed: int = 0):

@@ -1,4 +1,9 @@
-"""JEDI process locks: take, refresh, release, and expire the locks of workers that died."""
+"""JEDI process locks: take, refresh, release, and free the locks of workers that died.
+
+A lock is free when its holder's heartbeat is stale (the holder is gone: within HEARTBEAT_STALE_SECONDS) or when
+it is older than PROCESS_LOCK_TIMEOUT_MINUTES (the holder may be alive but hung). The same two rules free task
+claims (services.cycles.task_claim), and the sweep marks the cycles a lost worker left running as failed.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +11,11 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import F, Q, Value
+from django.db.models.functions import Greatest
 
-from brokerage.models import ProcessLock
+from brokerage.models import BrokerageCycle, ProcessLock, Task
+from brokerage.services.heartbeat import holders_gone, worker_heartbeat_start
 
 
 def _lock_filter(*, vo: str, prod_source_label: str, work_queue_id: int, cloud: str, resource_type: str) -> dict:
@@ -20,8 +28,12 @@ def _lock_filter(*, vo: str, prod_source_label: str, work_queue_id: int, cloud: 
     }
 
 
-def _timeout(minutes: int | None) -> timedelta:
+def lock_timeout(minutes: int | None = None) -> timedelta:
+    """The one lock timeout of process locks and task claims (PROCESS_LOCK_TIMEOUT_MINUTES)."""
     return timedelta(minutes=minutes if minutes is not None else settings.PROCESS_LOCK_TIMEOUT_MINUTES)
+
+
+_timeout = lock_timeout
 
 
 def process_lock_acquire(
@@ -45,6 +57,7 @@ def process_lock_acquire(
         cloud=cloud,
         resource_type=resource_type,
     )
+    worker_heartbeat_start(name=owner)
     try:
         with transaction.atomic():
             ProcessLock.objects.create(**key, lockedBy=owner, lockedTime=now)
@@ -54,7 +67,9 @@ def process_lock_acquire(
     taken = ProcessLock.objects.filter(**key, lockedBy=owner).update(lockedTime=now)
     if taken:
         return True
-    return ProcessLock.objects.filter(**key, lockedTime__lt=now - timeout).update(lockedBy=owner, lockedTime=now) == 1
+    holder = ProcessLock.objects.filter(**key).values_list("lockedBy", flat=True).first()
+    free = Q(lockedTime__lt=now - timeout) | Q(lockedBy__in=holders_gone([holder or ""]))
+    return ProcessLock.objects.filter(free, **key).update(lockedBy=owner, lockedTime=now) == 1
 
 
 def process_lock_release(
@@ -73,7 +88,18 @@ def process_lock_release(
 
 
 def process_lock_expire(*, now: datetime, timeout_minutes: int | None = None) -> int:
-    """Deletes locks older than the timeout (their holder died or hung); returns how many."""
+    """The sweep (beat, every PROCESS_LOCK_EXPIRY_INTERVAL_SECONDS): deletes the process locks of holders that are
+    gone or older than the timeout, gives back the task claims of holders that are gone, and marks the cycles
+    they left running as failed. Returns how many locks it deleted."""
     timeout = _timeout(timeout_minutes)
-    deleted, _ = ProcessLock.objects.filter(lockedTime__lt=now - timeout).delete()
+    holders = set(ProcessLock.objects.values_list("lockedBy", flat=True))
+    holders |= set(Task.objects.exclude(lockedBy="").values_list("lockedBy", flat=True).distinct())
+    holders |= set(BrokerageCycle.objects.filter(status="running").values_list("worker", flat=True).distinct())
+    gone = holders_gone(holders)
+    deleted, _ = ProcessLock.objects.filter(Q(lockedTime__lt=now - timeout) | Q(lockedBy__in=gone)).delete()
+    if gone:
+        Task.objects.filter(lockedBy__in=gone).update(lockedBy="", lockedTime=None)
+        BrokerageCycle.objects.filter(status="running", worker__in=gone).update(
+            status="failed", finished=Greatest(F("started"), Value(now)), error="worker lost: its heartbeat stopped"
+        )
     return deleted

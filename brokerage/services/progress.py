@@ -19,6 +19,7 @@ from django.db.models import Count, Q
 
 from brokerage.models import Dataset, DatasetFile, Job, Task
 from brokerage.services.bulk import bulk_update_values
+from brokerage.services.counters import dataset_counters_refresh
 from brokerage.services.merging import merges_pending
 from brokerage.services.shares import task_work_queue_assign
 from brokerage.services.status import task_status_transition_many
@@ -80,12 +81,12 @@ def task_completion_check(*, now: datetime) -> dict[str, list[int]]:
         )
     )
     per_task: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    datasets = []
+    datasets = set()
     for row in counts:
         for key in ("total", "finished", "failed", "open"):
             per_task[row["task_id"]][key] += row[key]
-        datasets.append((row["dataset_id"], row["finished"], row["failed"], now))
-    bulk_update_values(Dataset, fields=("nFilesFinished", "nFilesFailed", "modificationTime"), rows=datasets)
+        datasets.add(row["dataset_id"])
+    dataset_counters_refresh(dataset_ids=datasets, now=now)
     bulk_update_values(
         Task,
         fields=("progress",),

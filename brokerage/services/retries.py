@@ -17,6 +17,7 @@ from django.db.models import Count, F, Max, Q
 
 from brokerage.models import DatasetFile, Event, Job, JobRetryHistory, Task
 from brokerage.services.bulk import bulk_update_values
+from brokerage.services.counters import dataset_counters_refresh, datasets_of_files
 from brokerage.watchdog import next_ram_count, task_needs_more_memory
 
 # Pilot error codes of jobs killed for memory (PanDA pilot: payload out of memory, memory limit exceeded).
@@ -30,6 +31,8 @@ def _per_core(unit: str, megabytes: float, cores: int) -> float:
 def job_inputs_after_end(*, finished: list[int], failed: list[int], closed: list[int] = (), now: datetime) -> None:
     """Updates the files and events of jobs that just ended (module docstring). Bulk statements only."""
     ended_badly = [*failed, *closed]
+    touched = datasets_of_files(file_filter=Q(PandaID__in=[*finished, *ended_badly]))
+    touched |= datasets_of_files(file_filter=Q(events__PandaID__in=[*finished, *ended_badly]))
     whole = DatasetFile.objects.filter(type__in=("input", "pseudo_input")).filter(
         Q(nEvents__isnull=True)
         | ~Q(pk__in=Event.objects.filter(PandaID__in=[*finished, *ended_badly]).values("file_id"))
@@ -55,6 +58,7 @@ def job_inputs_after_end(*, finished: list[int], failed: list[int], closed: list
     Event.objects.filter(PandaID__in=finished, status="running").update(status="finished")
     Event.objects.filter(PandaID__in=ended_badly, status__in=("sent", "running")).update(status="failed")
     _event_files_close([*finished, *ended_badly], now=now)
+    dataset_counters_refresh(dataset_ids=touched, now=now)
     _memory_after_failures(failed, now=now)
 
 

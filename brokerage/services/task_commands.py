@@ -14,10 +14,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import F, Max
+from django.db.models import F, Max, Q
 
 from brokerage.models import Dataset, DatasetFile, Job, Task
 from brokerage.selectors.gdpconfig import gdpconfig_view
+from brokerage.services.counters import dataset_counters_refresh, datasets_of_files
 from brokerage.services.status import job_status_transition_many, status_transition, task_status_transition_many
 from brokerage.states import INPUT_FILE, IllegalTransition, throttled_period_minutes
 from brokerage.watchdog import EXHAUSTED_TIMEOUT, throttled_attempt
@@ -45,7 +46,10 @@ def _kill_jobs(*, task_ids: list[int], statuses: tuple[str, ...], reason: str, a
             from_status=status, to_status="cancelled", job_ids=ids, reason=reason, actor=actor, now=now
         )
     # their files are free again (a killed job is no attempt)
-    DatasetFile.objects.filter(PandaID__in=killed, status__in=("picked", "running")).update(status="ready")
+    freed = DatasetFile.objects.filter(PandaID__in=killed, status__in=("picked", "running"))
+    touched = datasets_of_files(file_filter=Q(PandaID__in=killed, status__in=("picked", "running")))
+    freed.update(status="ready")
+    dataset_counters_refresh(dataset_ids=touched, now=now)
     return killed
 
 
@@ -96,6 +100,7 @@ def task_retry(*, task_id: int, actor: str, now: datetime, reason: str = "retry 
     max_attempt = int((task.taskParams or {}).get("maxAttempt", 3))
     again = DatasetFile.objects.filter(task_id=task_id, status="failed", type__in=("input", "pseudo_input"))
     again.update(status="ready", maxAttempt=F("attemptNr") + max_attempt)
+    dataset_counters_refresh(dataset_ids=Dataset.objects.filter(task_id=task_id).values_list("pk", flat=True), now=now)
     Dataset.objects.filter(task_id=task_id, type__in=("input", "pseudo_input"), status="done").update(
         status="ready", modificationTime=now
     )
@@ -118,7 +123,10 @@ def dataset_files_mark(*, file_ids: list[int], status: str, actor: str, now: dat
         raise ValueError(f"files can be marked lost or broken, not {status}")
     # every status the input-file machine lets move to `status`
     markable = [source for source in INPUT_FILE.statuses if status in INPUT_FILE.allowed_from(source)]
-    return DatasetFile.objects.filter(pk__in=file_ids, status__in=markable).update(status=status, lastAttemptTime=now)
+    touched = datasets_of_files(file_filter=Q(pk__in=file_ids))
+    marked = DatasetFile.objects.filter(pk__in=file_ids, status__in=markable).update(status=status, lastAttemptTime=now)
+    dataset_counters_refresh(dataset_ids=touched, now=now)
+    return marked
 
 
 def task_watch(*, now: datetime, vo: str = "atlas") -> dict[str, list[int]]:

@@ -165,13 +165,17 @@ def job_fast_rebrokerage(*, now: datetime, vo: str = "atlas") -> list[Rebrokerag
 
 
 def watchdog_cycle_run(*, now: datetime) -> dict[str, int]:
-    """One watchdog pass: job timeouts, fast rebrokerage, then the task states (throttled, exhausted)."""
+    """One watchdog pass: job timeouts, fast rebrokerage, then the task states (throttled, exhausted), and the
+    integrity check when INTEGRITY_CHECK_MINUTES have passed since the last one."""
+    from brokerage.services.integrity import integrity_check_due, integrity_check_run
     from brokerage.services.task_commands import task_watch
 
     timeouts = job_timeout_apply(now=now)
     cuts = job_fast_rebrokerage(now=now)
     tasks = task_watch(now=now)
+    integrity = integrity_check_run(now=now)[0].n_findings if integrity_check_due(now=now) else None
     return {
+        **({"integrity_findings": integrity} if integrity is not None else {}),
         "watched": timeouts.watched,
         "closed": len(timeouts.closed),
         "failed": len(timeouts.failed),

@@ -66,6 +66,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "monitor.api.middleware.ApiBodyLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -164,7 +165,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
         "store_processed": False,
     }
     if CELERY_BROKER_URL.startswith("filesystem://")
-    else {}
+    # Redis: a message taken by a worker that is then killed comes back after this many seconds (Redis' default
+    # of an hour held the work up). A cycle still running when it comes back is not done twice: the second
+    # delivery finds the process lock or the task claims held by a live worker.
+    else {"visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT_SECONDS", "120"))}
 )
 # Outcomes are stored as domain rows (cycles, decisions), so Celery's own result store is not needed.
 CELERY_TASK_IGNORE_RESULT = True
@@ -176,7 +180,7 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "process-lock-expiry": {
         "task": "brokerage.tasks.process_lock_expire_task",
-        "schedule": float(os.environ.get("PROCESS_LOCK_EXPIRY_INTERVAL_SECONDS", "300")),
+        "schedule": float(os.environ.get("PROCESS_LOCK_EXPIRY_INTERVAL_SECONDS", "30")),
     },
     "task-brokerage-cycle": {
         "task": "brokerage.tasks.task_brokerage_cycle_task",
@@ -238,6 +242,12 @@ TASK_BROKERAGE_BATCH = int(os.environ.get("TASK_BROKERAGE_BATCH", "500"))
 # JEDI releases a process lock whose holder stopped refreshing it (seed 002, JEDI_Process_Lock); we expire
 # locks older than this many minutes so a killed worker never blocks a work queue for good.
 PROCESS_LOCK_TIMEOUT_MINUTES = int(os.environ.get("PROCESS_LOCK_TIMEOUT_MINUTES", "30"))
+# Holders of locks and claims beat every HEARTBEAT_SECONDS; after HEARTBEAT_STALE_SECONDS without a beat they are
+# gone and what they held is free (the sweep runs every PROCESS_LOCK_EXPIRY_INTERVAL_SECONDS): a killed worker
+# holds its work up for about a minute, not PROCESS_LOCK_TIMEOUT_MINUTES.
+HEARTBEAT_SECONDS = float(os.environ.get("HEARTBEAT_SECONDS", "20"))
+HEARTBEAT_STALE_SECONDS = float(os.environ.get("HEARTBEAT_STALE_SECONDS", "60"))
+INTEGRITY_CHECK_MINUTES = int(os.environ.get("INTEGRITY_CHECK_MINUTES", "10"))
 
 # Brokerage plugins, by dotted path: ours, then any an organisation adds (comma-separated in the environment).
 BROKERAGE_PLUGINS = [
@@ -252,18 +262,23 @@ BROKERAGE_PLUGINS = [
 # The API: anonymous reading on for a monitor (API_ANONYMOUS_READ, off in production settings), writes with a
 # token or a session (CSRF checked) and the model permission, anonymous clients throttled.
 API_ANONYMOUS_READ = env_bool("API_ANONYMOUS_READ", True)
+# Request bodies (JSON only): larger ones are a 413 in the API's error shape; Django's own limit is the same.
+API_MAX_BODY_BYTES = int(os.environ.get("API_MAX_BODY_BYTES", 2_621_440))
+DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
 REST_FRAMEWORK = {
+    "DEFAULT_PARSER_CLASSES": ["monitor.api.parsers.BoundedJSONParser"],
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
     "DEFAULT_PERMISSION_CLASSES": ["monitor.api.permissions.ReadOrModelPermission"],
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_FILTER_BACKENDS": [
-        "django_filters.rest_framework.DjangoFilterBackend",
-        "rest_framework.filters.OrderingFilter",
+        "monitor.api.filters.StrictFilterBackend",
+        "monitor.api.ordering.StrictOrderingFilter",
     ],
     "DEFAULT_PAGINATION_CLASS": "monitor.api.pagination.NumberedPages",
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "monitor.api.schema.ApiAutoSchema",
     "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.AnonRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"anon": os.environ.get("API_ANON_RATE", "600/minute")},
     "EXCEPTION_HANDLER": "monitor.api.errors.exception_handler",
@@ -277,7 +292,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # 3.1: JSON Schema 2020-12, the dialect of docs/scenario.schema.json, which the preview's body embeds
+    "OAS_VERSION": "3.1.0",
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "monitor.api.schema.strict_bodies"],
 }
+CSRF_FAILURE_VIEW = "monitor.api.errors.csrf_failure"
 
 LOGGING = {
     "version": 1,

@@ -3,12 +3,26 @@
 
 from __future__ import annotations
 
+from django.core.exceptions import RequestDataTooBig
+from django.db import IntegrityError
+from django.http import JsonResponse
+from django.views.csrf import csrf_failure as django_csrf_failure
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from brokerage.engine import ScenarioError
 from brokerage.gdpconfig import GdpConfigError
+from brokerage.services.gdpconfig import GdpConfigConflict
+
+from .parsers import RequestTooLarge
+
+
+class Conflict(exceptions.ValidationError):
+    """A write that another row is in the way of (409), with the field named like a validation error."""
+
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "conflict"
 
 
 def _messages(detail) -> dict | list | str:
@@ -21,19 +35,25 @@ def _messages(detail) -> dict | list | str:
 
 def exception_handler(exc, context):
     # errors of our own layers that mean "your input is wrong" are 400s with the path or parameter named
-    if isinstance(exc, ScenarioError):
+    if isinstance(exc, RequestDataTooBig):  # Django's own limit, met before our parser could say it
+        exc = RequestTooLarge()
+    elif isinstance(exc, IntegrityError):  # a write that a unique constraint refused, raced past validation
+        exc = exceptions.ValidationError({"non_field_errors": [f"the database refused the write: {exc}"]})
+    elif isinstance(exc, ScenarioError):
         exc = exceptions.ValidationError({"scenario": [str(exc)]})
+    elif isinstance(exc, GdpConfigConflict):  # another row holds this key: a conflict, not a bad field
+        exc = Conflict({getattr(exc, "field", "key"): [str(exc)]})
     elif isinstance(exc, GdpConfigError):
-        exc = exceptions.ValidationError({"value": [str(exc)]})
+        exc = exceptions.ValidationError({getattr(exc, "field", "value"): [str(exc)]})
     response = drf_exception_handler(exc, context)
     if response is None:
         return None
     detail = response.data
     fields = {}
-    if isinstance(exc, exceptions.ValidationError):
+    if isinstance(exc, exceptions.ValidationError | Conflict):
         fields = _messages(detail) if isinstance(detail, dict) else {"non_field_errors": _messages(detail)}
-        message = "The request is invalid: see fields."
-        code = "invalid"
+        message = "The request is invalid: see fields." if response.status_code == 400 else "Conflict: see fields."
+        code = "invalid" if response.status_code == 400 else "conflict"
     else:
         message = str(detail.get("detail", detail)) if isinstance(detail, dict) else str(detail)
         code = getattr(getattr(exc, "detail", None), "code", None) or getattr(exc, "default_code", "error")
@@ -46,3 +66,12 @@ def error_response(message: str, *, status_code: int = status.HTTP_400_BAD_REQUE
         {"error": {"status": status_code, "code": "invalid", "message": message, "fields": fields or {}}},
         status=status_code,
     )
+
+
+def csrf_failure(request, reason: str = ""):
+    """CSRF refusals: the API's JSON error under /api/, Django's page elsewhere."""
+    if request.path.startswith("/api/"):
+        message = f"CSRF check failed: {reason}. Send the X-CSRFToken header with a session, or use a token."
+        body = {"error": {"status": 403, "code": "csrf_failed", "message": message, "fields": {}}}
+        return JsonResponse(body, status=403)
+    return django_csrf_failure(request, reason=reason)

@@ -6,26 +6,54 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import django_filters as filters
-from django.db import connection
+from django import forms
+from django.db.backends.base.operations import BaseDatabaseOperations
+from django_filters.rest_framework import DjangoFilterBackend
 
 from brokerage.models import BrokerageCycle, Dataset, Decision, Job, PandaQueue, Task, WMCoreElement
 
 BIGINT = {"min_value": -(2**63), "max_value": 2**63 - 1}
 
 
+class IntegerFilter(filters.NumberFilter):
+    """A whole number (1.5 is refused, not rounded), within min_value and max_value."""
+
+    field_class = forms.IntegerField
+
+
+def _typed(filter_) -> bool:
+    """Filters whose value has a type beyond text: given empty, they are refused rather than ignored."""
+    plain_text = isinstance(filter_, filters.CharFilter) and not isinstance(filter_, filters.ChoiceFilter)
+    return not plain_text
+
+
 class FilterSet(filters.FilterSet):
-    """Number filters limited to their column's range, so a huge number is a 400, never a database error."""
+    """Strict query parameters: a whole-number filter takes a whole number within its column's range (a huge
+    number is a 400, never a database error), a typed filter given empty or a flag that is not true/false is a 400
+    naming the parameter, never silently ignored."""
 
     @classmethod
     def filter_for_lookup(cls, field, lookup_type):
         filter_class, params = super().filter_for_lookup(field, lookup_type)
         if issubclass(filter_class, filters.NumberFilter):
-            low, high = connection.ops.integer_field_range(field.get_internal_type())
+            low, high = BaseDatabaseOperations.integer_field_ranges.get(field.get_internal_type(), (None, None))
             if low is not None:
+                filter_class = IntegerFilter
                 params.setdefault("min_value", low)
-            if high is not None:
                 params.setdefault("max_value", high)
         return filter_class, params
+
+    def is_valid(self):
+        valid = super().is_valid()
+        for name, filter_ in self.filters.items():
+            if name not in self.data:
+                continue
+            value = self.data.get(name)
+            if value == "" and _typed(filter_):
+                self.form.add_error(name, "a value is required when the parameter is given")
+            elif isinstance(filter_, filters.BooleanFilter) and str(value).lower() not in ("true", "false"):
+                self.form.add_error(name, f"expected true or false, got {value!r}")
+        return valid and not self.form.errors
 
 
 class UtcDateTimeFilter(filters.IsoDateTimeFilter):
@@ -41,8 +69,14 @@ class UtcDateTimeFilter(filters.IsoDateTimeFilter):
         return super().filter(qs, value)
 
 
-def id_filter(field_name: str, **extra) -> filters.NumberFilter:
-    return filters.NumberFilter(field_name=field_name, **BIGINT, **extra)
+class StrictFilterBackend(DjangoFilterBackend):
+    """Filter sets built from `filterset_fields` get the same strictness as the declared ones."""
+
+    filterset_base = FilterSet
+
+
+def id_filter(field_name: str, **extra) -> IntegerFilter:
+    return IntegerFilter(field_name=field_name, **BIGINT, **extra)
 
 
 class TaskFilter(FilterSet):
@@ -50,6 +84,7 @@ class TaskFilter(FilterSet):
     q = filters.CharFilter(method="search", label="Text in the name, user or errorDialog")
     modified_after = UtcDateTimeFilter(field_name="modificationTime", lookup_expr="gte")
     modified_before = UtcDateTimeFilter(field_name="modificationTime", lookup_expr="lt")
+    parent = id_filter("parent_id", label="jediTaskID of the parent task")
 
     class Meta:
         model = Task
@@ -63,7 +98,6 @@ class TaskFilter(FilterSet):
             "gshare",
             "nucleus",
             "vo",
-            "parent",
         ]
 
     def search(self, queryset, name, value):

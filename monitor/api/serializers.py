@@ -9,6 +9,7 @@ from rest_framework import serializers
 from brokerage.engine import explain
 from brokerage.gdpconfig import REGISTRY
 from brokerage.gdpconfig.profiles import PROFILE_NAMES
+from brokerage.gdpconfig.registry import KEY_PATTERN
 from brokerage.models import (
     BrokerageCycle,
     Dataset,
@@ -25,8 +26,36 @@ from brokerage.models import (
 )
 
 
+class StrictKeys:
+    """Request bodies as the schema states them: a key the operation does not know is a 400 naming it (a misspelt
+    `gdpconfg` must not be ignored without a word; additionalProperties: false), and numbers and flags in their
+    JSON types (DRF would take "5" for 5, 0 for false and 0 for "0", which the schema does not allow)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            writable = {name: field for name, field in self.fields.items() if not field.read_only}
+            errors = {
+                str(key): [f"unknown field: expected one of {', '.join(sorted(writable))}"]
+                for key in data
+                if key not in writable
+            }
+            for name, value in data.items():
+                field = writable.get(name)
+                if isinstance(field, serializers.CharField) and not isinstance(value, str):
+                    errors[name] = ["expected a string"]
+                elif isinstance(field, serializers.BooleanField) and not isinstance(value, bool):
+                    errors[name] = ["expected true or false"]
+                elif isinstance(field, serializers.IntegerField | serializers.FloatField) and (
+                    isinstance(value, bool) or not isinstance(value, int | float)
+                ):
+                    errors[name] = ["expected a number"]
+            if errors:
+                raise serializers.ValidationError(errors)
+        return super().to_internal_value(data)
+
+
 class TaskSerializer(serializers.ModelSerializer):
-    workQueue = serializers.CharField(source="workQueue.queue_name", default=None, read_only=True)
+    workQueue = serializers.CharField(source="workQueue.queue_name", default=None, read_only=True, allow_null=True)
 
     class Meta:
         model = Task
@@ -162,7 +191,7 @@ class QueueSerializer(serializers.ModelSerializer):
 
 
 class WorkQueueSerializer(serializers.ModelSerializer):
-    partition = serializers.CharField(source="partition.queue_name", default=None, read_only=True)
+    partition = serializers.CharField(source="partition.queue_name", default=None, read_only=True, allow_null=True)
 
     class Meta:
         model = WorkQueue
@@ -183,7 +212,7 @@ class WorkQueueSerializer(serializers.ModelSerializer):
 
 
 class GlobalShareSerializer(serializers.ModelSerializer):
-    parent = serializers.CharField(source="parent.name", default=None, read_only=True)
+    parent = serializers.CharField(source="parent.name", default=None, read_only=True, allow_null=True)
     usage = serializers.SerializerMethodField()
 
     class Meta:
@@ -278,29 +307,88 @@ class GdpConfigParameterSerializer(serializers.Serializer):
     suffix = serializers.CharField(allow_null=True)
 
 
-class GdpConfigSerializer(serializers.ModelSerializer):
-    """A stored gdpconfig row; writes go through the same validation as the admin (type, bounds, known key)."""
+@extend_schema_field({"type": "string", "description": "The stored value as text (typed by `type`)."})
+class StoredValueField(serializers.JSONField):
+    """Read: the row's stored text. Write: the value in its own JSON type (an int as a number), so that the schema
+    can state each key's type and bounds and a client learns of a wrong type before the row is refused."""
+
+
+class GdpConfigSerializer(StrictKeys, serializers.ModelSerializer):
+    """A stored gdpconfig row; writes go through the same validation as the admin (type, bounds, known key).
+
+    Writing: a registered key (custom parameters are kept in the admin) with `value` in the JSON type of its
+    parameter; a key is never trimmed or guessed. `key` and `value` go together: a value is only meaningful for
+    the key it is typed by."""
 
     comment = serializers.CharField(write_only=True, required=False, allow_blank=True, max_length=500)
-    value = serializers.CharField(allow_blank=True, max_length=10000)
+    value = StoredValueField()
+    key = serializers.CharField(max_length=64, trim_whitespace=False)
 
     class Meta:
         model = GdpConfig
         fields = ["id", "app", "component", "key", "vo", "value", "type", "descr", "is_custom", "modified", "comment"]
-        read_only_fields = ["id", "modified"]
-        extra_kwargs = {"app": {"required": False}, "component": {"required": False}, "type": {"required": False}}
+        read_only_fields = ["id", "modified", "is_custom"]
+        extra_kwargs = {
+            "app": {"required": False},
+            "component": {"required": False},
+            "type": {"required": False},
+            "vo": {"trim_whitespace": False},
+        }
         # gdpconfig_save finds the row of the same (app, component, key, vo) and updates it
         validators = []
 
     def validate_key(self, key: str) -> str:
-        if REGISTRY.find(key) is None and not self.initial_data.get("is_custom"):
+        if not KEY_PATTERN.match(key) or REGISTRY.find(key) is None:
             raise serializers.ValidationError(
-                f"unknown gdpconfig parameter '{key}' (set is_custom to store a key the registry does not know)"
+                f"unknown gdpconfig parameter '{key}' (the API writes registered parameters; custom ones are kept "
+                "in the admin)"
             )
         return key
 
+    def validate(self, data):
+        if ("key" in data) != ("value" in data):
+            missing = "value" if "key" in data else "key"
+            raise serializers.ValidationError({missing: ["key and value go together: give both"]})
+        if "value" in data:
+            kind = REGISTRY.find(data["key"])[0].value_type
+            if not is_native(data["value"], kind):
+                raise serializers.ValidationError({"value": [f"expected a JSON {native_name(kind)} for {data['key']}"]})
+        return data
 
-class PreviewRequestSerializer(serializers.Serializer):
+
+NATIVE_TYPES = {"bool": (bool,), "int": (int,), "float": (int, float), "str": (str,)}
+
+
+def is_native(value: object, kind: str) -> bool:
+    """Whether a JSON value has the type of a gdpconfig parameter (true is not the number 1 here)."""
+    allowed = NATIVE_TYPES.get(kind)
+    if allowed is None:
+        return True
+    if kind == "int" and isinstance(value, float):  # JSON's 5.0 is a whole number
+        return value.is_integer()
+    return isinstance(value, allowed) and (kind == "bool" or not isinstance(value, bool))
+
+
+def native_name(kind: str) -> str:
+    return {"bool": "boolean", "int": "whole number", "float": "number", "str": "string"}.get(kind, kind)
+
+
+def native_overrides(overrides: dict) -> dict:
+    """Overrides through the API carry each value in its own JSON type (an int as a number, a flag as true or
+    false), as the schema's GdpConfigOverrides says; the registry then checks bounds and choices."""
+    errors = {}
+    for key, value in overrides.items():
+        found = REGISTRY.find(key)
+        if found is None:
+            errors[key] = [f"unknown gdpconfig parameter '{key}'"]
+        elif not is_native(value, found[0].value_type):
+            errors[key] = [f"expected a JSON {native_name(found[0].value_type)} for {key}"]
+    if errors:
+        raise serializers.ValidationError(errors)
+    return overrides
+
+
+class PreviewRequestSerializer(StrictKeys, serializers.Serializer):
     """Either a whole scenario, or a task whose current snapshot is used, with gdpconfig overrides."""
 
     scenario = serializers.DictField(required=False, help_text="A scenario (docs/scenario.md); nothing is stored.")
@@ -321,13 +409,24 @@ class PreviewRequestSerializer(serializers.Serializer):
         "rows and `gdpconfig` still override its values.",
     )
 
+    def validate_gdpconfig(self, overrides: dict) -> dict:
+        return native_overrides(overrides)
+
+    def validate_scenario(self, scenario: dict) -> dict:
+        if isinstance(scenario.get("gdpconfig"), dict):
+            try:
+                native_overrides(scenario["gdpconfig"])
+            except serializers.ValidationError as error:
+                raise serializers.ValidationError({"gdpconfig": error.detail}) from None
+        return scenario
+
     def validate(self, data):
         if ("scenario" in data) == ("task" in data):
             raise serializers.ValidationError("give either a scenario or a task, not both and not neither")
         return data
 
 
-class DiracResourceSerializer(serializers.Serializer):
+class DiracResourceSerializer(StrictKeys, serializers.Serializer):
     """What a pilot presents to the Matcher (seed 003)."""
 
     setup = serializers.CharField(max_length=64)
@@ -385,7 +484,7 @@ class WMCoreElementSerializer(serializers.ModelSerializer):
 
     queue = serializers.CharField(source="queue.name", read_only=True)
     request = serializers.CharField(source="request.RequestName", read_only=True)
-    ChildQueue = serializers.CharField(source="ChildQueue.name", read_only=True, default=None)
+    ChildQueue = serializers.CharField(source="ChildQueue.name", read_only=True, default=None, allow_null=True)
     stuck_sentence = serializers.SerializerMethodField()
 
     class Meta:

@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import path, re_path
 from rest_framework.routers import DefaultRouter
 
 from . import views
@@ -22,4 +22,5 @@ urlpatterns = [
     path("dirac/match", views.DiracMatchView.as_view(), name="dirac-match"),
     path("dirac/task-queues", views.DiracTaskQueueView.as_view(), name="dirac-task-queues"),
     *router.urls,
+    re_path(r"^(?P<unmatched>[\s\S]*)$", views.not_found, name="not-found"),
 ]

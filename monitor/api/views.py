@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from django.db import transaction
+from django.http import JsonResponse
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 
+from brokerage.gdpconfig import GdpConfigError
 from brokerage.models import (
     BrokerageCycle,
     Dataset,
@@ -163,6 +166,7 @@ class GdpConfigViewSet(
 
     queryset = GdpConfig.objects.order_by("key", "vo")
     serializer_class = serializers.GdpConfigSerializer
+    may_conflict = True  # a changed key or VO may meet another row's: 409
     lookup_value_regex = r"[0-9]{1,18}"
     permission_classes = [ReadOrModelPermission]
     filterset_fields = ["key", "vo", "component", "app"]
@@ -197,7 +201,7 @@ class GdpConfigViewSet(
         )
 
     @extend_schema(responses=serializers.GdpConfigParameterSerializer(many=True))
-    @action(detail=False)
+    @action(detail=False, pagination_class=None, filter_backends=[])
     def parameters(self, request):
         """Every registered parameter: default, effective value for the VO and where it comes from."""
         rows = gdpconfig_parameter_rows(vo=request.query_params.get("vo", "atlas"))
@@ -210,6 +214,7 @@ class PreviewView(GenericAPIView):
     lost with their codes, change of choice)."""
 
     permission_classes = [ReadAccess]
+    filter_backends = []  # not a list of rows: no ordering or filter parameters
     serializer_class = serializers.PreviewRequestSerializer
 
     @extend_schema(
@@ -232,6 +237,8 @@ class PreviewView(GenericAPIView):
             )
         except PreviewUnavailable as why:
             return error_response(str(why), status_code=status.HTTP_400_BAD_REQUEST, fields={"task": [str(why)]})
+        except GdpConfigError as why:  # an override out of its parameter's bounds or choices
+            return error_response(str(why), fields={"gdpconfig": [str(why)]})
         return Response(result)
 
 
@@ -240,7 +247,9 @@ class DiracMatchView(GenericAPIView):
     permission to change DIRAC jobs), or, with `dry_run`, only tells which task queue it would draw from (read
     access). When nothing matches: the nearest task queues with every rule they fail and the values compared."""
 
+    filter_backends = []  # not a list of rows: no ordering or filter parameters
     serializer_class = serializers.DiracResourceSerializer
+    anonymous_dry_run = True  # the schema's security: anonymous clients may ask with dry_run
 
     def get_permissions(self):
         body = self.request.data if isinstance(self.request.data, dict) else {}
@@ -267,12 +276,14 @@ class DiracTaskQueueView(GenericAPIView):
     """DIRAC task queues with waiting jobs, largest first, with their priorities and requirements."""
 
     permission_classes = [ReadAccess]
+    filter_backends = []  # not a list of rows: no ordering or filter parameters
     serializer_class = serializers.DiracTaskQueueSerializer
     pagination_class = None
 
     def get_queryset(self):
         return DiracJob.objects.none()
 
+    @extend_schema(responses=serializers.DiracTaskQueueSerializer(many=True))
     def get(self, request):
         return Response(serializers.DiracTaskQueueSerializer(dirac_task_queues(), many=True).data)
 
@@ -295,3 +306,10 @@ class WMCoreElementViewSet(ReadOnly):
     )
     serializer_class = serializers.WMCoreElementSerializer
     filterset_class = filters.WMCoreElementFilter
+
+
+@csrf_exempt  # a DELETE to a wrong path is a 404, not a CSRF refusal
+def not_found(request, unmatched: str = ""):
+    """Any /api/ path that names no operation: the API's JSON 404, not an HTML page."""
+    message = f"No API operation at {request.path}."
+    return JsonResponse({"error": {"status": 404, "code": "not_found", "message": message, "fields": {}}}, status=404)

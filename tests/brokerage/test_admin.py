@@ -3,10 +3,12 @@
 import pytest
 from django.contrib import admin
 from django.urls import reverse
+from django.utils import timezone
 
 from brokerage import models
 from brokerage.models import GdpConfig, GdpConfigChange, Task, TaskStatusLog
 from brokerage.services.gdpconfig import gdpconfig_save
+from brokerage.services.integrity import integrity_check_run
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -56,6 +58,8 @@ FACTORY_FOR = {
     models.GdpConfigChange: lambda: gdpconfig_save(key="NW_THRESHOLD", value="2").changes.get(),
     models.Decision: factories.stored_decision,
     models.BrokerageCycle: lambda: factories.stored_decision().cycle,
+    models.IntegrityCheck: lambda: integrity_check_run(now=timezone.now())[0],
+    models.WorkerHeartbeat: lambda: models.WorkerHeartbeat.objects.create(name="host:1", beat=timezone.now()),
 }
 
 REGISTERED = [model for model in admin.site._registry if model._meta.app_label == "brokerage"]

@@ -3,8 +3,10 @@
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.utils import timezone
 
-from brokerage.models import ProcessLock
+from brokerage.models import BrokerageCycle, ProcessLock, Task, WorkerHeartbeat
+from brokerage.services.cycles import task_claim
 from brokerage.services.locks import process_lock_acquire, process_lock_expire, process_lock_release
 from brokerage.tasks import process_lock_expire_task
 from tests import factories
@@ -59,3 +61,58 @@ def test_periodic_task_expires_with_the_configured_timeout(settings):
     factories.ProcessLockFactory(lockedTime=datetime.now(UTC) - timedelta(minutes=5))
     assert process_lock_expire_task() == 1
     assert not ProcessLock.objects.exists()
+
+
+class TestGoneHolders:
+    """A holder whose heartbeat is stale is gone: what it held is free at once, not after the 30-minute timeout."""
+
+    def test_a_lock_of_a_gone_holder_is_taken_over(self, db):
+
+        work_queue = factories.WorkQueueFactory()
+        now = timezone.now()
+        key = {"vo": "atlas", "prod_source_label": "managed", "work_queue_id": work_queue.pk}
+        assert process_lock_acquire(**key, owner="dead:1", now=now)
+        # two minutes without a beat (HEARTBEAT_STALE_SECONDS is 60): gone, though its lock is only 1 minute old
+        WorkerHeartbeat.objects.filter(name="dead:1").update(beat=now - timedelta(minutes=2))
+        assert process_lock_acquire(**key, owner="alive:2", now=now + timedelta(minutes=1))
+        assert ProcessLock.objects.get().lockedBy == "alive:2"
+
+    def test_a_lock_of_a_live_holder_is_kept(self, db):
+
+        work_queue = factories.WorkQueueFactory()
+        now = timezone.now()
+        key = {"vo": "atlas", "prod_source_label": "managed", "work_queue_id": work_queue.pk}
+        assert process_lock_acquire(**key, owner="alive:1", now=now)
+        assert not process_lock_acquire(**key, owner="other:2", now=now + timedelta(minutes=29))
+
+    def test_the_sweep_frees_locks_claims_and_cycles_of_gone_holders(self, db):
+
+        now = timezone.now()
+        WorkerHeartbeat.objects.create(name="dead:1", beat=now - timedelta(seconds=90))
+        WorkerHeartbeat.objects.create(name="alive:2", beat=now - timedelta(seconds=10))
+        factories.ProcessLockFactory(lockedBy="dead:1", lockedTime=now)
+        kept = factories.ProcessLockFactory(lockedBy="alive:2", lockedTime=now)
+        claimed = factories.TaskFactory(lockedBy="dead:1", lockedTime=now)
+        held = factories.TaskFactory(lockedBy="alive:2", lockedTime=now)
+        lost = BrokerageCycle.objects.create(plugin="atlas_prod_task", started=now, worker="dead:1")
+        running = BrokerageCycle.objects.create(plugin="atlas_prod_task", started=now, worker="alive:2")
+        assert process_lock_expire(now=now) == 1
+        assert list(ProcessLock.objects.all()) == [kept]
+        assert Task.objects.get(pk=claimed.pk).lockedBy == ""
+        assert Task.objects.get(pk=held.pk).lockedBy == "alive:2"
+        lost.refresh_from_db()
+        assert (lost.status, lost.error) == ("failed", "worker lost: its heartbeat stopped")
+        assert BrokerageCycle.objects.get(pk=running.pk).status == "running"
+
+    def test_task_claims_of_a_gone_holder_are_taken_over(self, db):
+
+        now = timezone.now()
+        WorkerHeartbeat.objects.create(name="dead:1", beat=now - timedelta(minutes=5))
+        WorkerHeartbeat.objects.create(name="alive:2", beat=now)
+        orphan = factories.TaskFactory(status="assigning", lockedBy="dead:1", lockedTime=now)
+        busy = factories.TaskFactory(status="assigning", lockedBy="alive:2", lockedTime=now)
+        taken = task_claim(
+            candidates=Task.objects.filter(status="assigning").order_by("pk"), now=now, owner="me:3", limit=10
+        )
+        assert taken == [orphan.pk]
+        assert Task.objects.get(pk=busy.pk).lockedBy == "alive:2"

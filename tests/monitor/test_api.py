@@ -8,6 +8,7 @@ from django.db import connection
 from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
 
 from brokerage.models import Decision, GdpConfig, GdpConfigChange, Job
 from brokerage.selectors.gdpconfig import gdpconfig_cache_clear
@@ -156,33 +157,56 @@ def staff(*permissions):
     for codename in permissions:
         user.user_permissions.add(Permission.objects.get(codename=codename))
     token = Token.objects.create(user=user)
-    client = Client(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client = APIClient()  # JSON bodies, the API's only format
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
     return client
 
 
 def test_gdpconfig_writes_need_a_token_with_permission_and_are_validated(client):
-    payload = {"key": "NQUEUED_SAT_CAP", "value": "300", "vo": "atlas", "comment": "more room"}
+    payload = {"key": "NQUEUED_SAT_CAP", "value": 300, "vo": "atlas", "comment": "more room"}
     assert client.post("/api/v1/gdpconfig/", payload).status_code in (401, 403)
     assert staff().post("/api/v1/gdpconfig/", payload).status_code == 403
     writer = staff("add_gdpconfig", "change_gdpconfig", "delete_gdpconfig")
     created = writer.post("/api/v1/gdpconfig/", payload)
     assert created.status_code == 201, created.content
+    assert created.json()["value"] == "300"  # read back as the stored text
     row = GdpConfig.objects.get(key="NQUEUED_SAT_CAP", vo="atlas")
     assert (row.value, row.component) == ("300", "jobbroker")
     change = GdpConfigChange.objects.get(key="NQUEUED_SAT_CAP")
     assert (change.comment, change.username) == ("more room", "admin-add_gdpconfig-change_gdpconfig-delete_gdpconfig")
-    # the admin's validation: the type and the bounds, naming the parameter
-    bad = writer.post("/api/v1/gdpconfig/", {"key": "NQUEUED_SAT_CAP", "value": "lots"})
-    assert bad.status_code == 400
-    assert "NQUEUED_SAT_CAP" in bad.json()["error"]["fields"]["value"][0]
-    unknown = writer.post("/api/v1/gdpconfig/", {"key": "NO_SUCH_KEY", "value": "1"})
+    # the value in its own JSON type (the schema states it per key), then the registry's bounds
+    for value, message in (
+        ("300", "expected a JSON whole number for NQUEUED_SAT_CAP"),
+        (True, "expected a JSON whole number for NQUEUED_SAT_CAP"),
+        (-5, "NQUEUED_SAT_CAP"),
+    ):
+        bad = writer.post("/api/v1/gdpconfig/", {"key": "NQUEUED_SAT_CAP", "value": value})
+        assert bad.status_code == 400
+        assert message in bad.json()["error"]["fields"]["value"][0]
+    unknown = writer.post("/api/v1/gdpconfig/", {"key": "NO_SUCH_KEY", "value": 1})
     assert unknown.status_code == 400
     assert "unknown gdpconfig parameter" in unknown.json()["error"]["fields"]["key"][0]
-    patched = writer.patch(f"/api/v1/gdpconfig/{row.pk}/", {"value": "250"}, content_type="application/json")
+    alone = writer.patch(f"/api/v1/gdpconfig/{row.pk}/", {"value": 250})
+    assert alone.status_code == 400
+    assert alone.json()["error"]["fields"] == {"key": ["key and value go together: give both"]}
+    patched = writer.patch(f"/api/v1/gdpconfig/{row.pk}/", {"key": "NQUEUED_SAT_CAP", "value": 250})
     assert patched.status_code == 200
     assert GdpConfig.objects.get(pk=row.pk).value == "250"
     assert writer.delete(f"/api/v1/gdpconfig/{row.pk}/").status_code == 204
     assert GdpConfigChange.objects.filter(key="NQUEUED_SAT_CAP", action="delete").exists()
+
+
+def test_moving_a_row_onto_another_rows_key_is_a_409_naming_the_key():
+    """Found by schemathesis: a PATCH to the (app, component, key, vo) of another row was a 500 IntegrityError."""
+    writer = staff("add_gdpconfig", "change_gdpconfig")
+    first = writer.post("/api/v1/gdpconfig/", {"key": "NQUEUED_SAT_CAP", "value": 300, "vo": "atlas"}).json()
+    second = writer.post("/api/v1/gdpconfig/", {"key": "NQUEUED_SAT_CAP", "value": 200, "vo": ""}).json()
+    moved = writer.patch(f"/api/v1/gdpconfig/{second['id']}/", {"vo": "atlas"})
+    assert moved.status_code == 409
+    body = moved.json()["error"]
+    assert (body["code"], list(body["fields"])) == ("conflict", ["key"])
+    assert f"gdpconfig row {first['id']} already holds NQUEUED_SAT_CAP" in body["fields"]["key"][0]
+    assert GdpConfig.objects.get(pk=second["id"]).vo == ""
 
 
 def test_gdpconfig_parameters_list_every_registered_key(client):
@@ -310,7 +334,16 @@ def test_preview_rejects_bad_overrides_by_name(client, brokered):
         content_type="application/json",
     )
     assert body.status_code == 400
-    assert "NQUEUED_SAT_CAP" in body.json()["error"]["fields"]["value"][0]
+    assert body.json()["error"]["fields"]["gdpconfig"] == {
+        "NQUEUED_SAT_CAP": ["expected a JSON whole number for NQUEUED_SAT_CAP"]
+    }
+    below = client.post(
+        "/api/v1/broker/preview",
+        {"task": brokered["task"].pk, "gdpconfig": {"NQUEUED_SAT_CAP": -5}},
+        content_type="application/json",
+    )
+    assert below.status_code == 400
+    assert "NQUEUED_SAT_CAP" in below.json()["error"]["fields"]["gdpconfig"][0]
 
 
 def test_schema_lists_every_endpoint_and_docs_load(client):

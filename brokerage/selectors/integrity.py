@@ -1,0 +1,131 @@
+"""The integrity check (reads only): each dataset counter against the files it counts, each logged entity's state
+against the last entry of its status log, and each file and event that a job holds against that job's state.
+
+Every finding names the row and the numbers or states that disagree. Run by `manage.py check_integrity` and by
+the watchdog (brokerage.services.integrity); the overview shows the latest run when it found something.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from django.db.models import Exists, F, OuterRef, Q, Subquery
+
+from brokerage.models import (
+    Dataset,
+    DatasetFile,
+    DatasetStatusLog,
+    DiracJob,
+    DiracJobStatusLog,
+    Event,
+    Job,
+    JobStatusLog,
+    Task,
+    TaskStatusLog,
+    WMCoreElement,
+    WMCoreElementStatusLog,
+    WMCoreRequest,
+    WMCoreRequestStatusLog,
+)
+from brokerage.services.counters import COUNTER_FIELDS, dataset_counters_from_files
+from brokerage.states import INPUT_TYPES, JOB_ACTIVE
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One disagreement: `kind` (counter, state log, holder), the entity and its id, and what disagrees."""
+
+    kind: str
+    entity: str
+    id: int
+    detail: str
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+# (model, its log, the log's foreign key to it); their state must be the last logged new status
+LOGGED = (
+    (Task, TaskStatusLog, "task"),
+    (Dataset, DatasetStatusLog, "dataset"),
+    (Job, JobStatusLog, "job"),
+    (DiracJob, DiracJobStatusLog, "job"),
+    (WMCoreRequest, WMCoreRequestStatusLog, "request"),
+    (WMCoreElement, WMCoreElementStatusLog, "element"),
+)
+
+
+def _counter_findings() -> list[Finding]:
+    findings = []
+    datasets = list(Dataset.objects.filter(type__in=INPUT_TYPES).values("pk", "nFiles", *COUNTER_FIELDS))
+    wanted = dataset_counters_from_files(dataset_ids=[row["pk"] for row in datasets])
+    for row in datasets:
+        counters = wanted.get(row["pk"])
+        if counters is None:
+            continue  # no files loaded yet: the counters have nothing to count
+        for field in COUNTER_FIELDS:
+            if row[field] != getattr(counters, field):
+                findings.append(
+                    Finding(
+                        "counter",
+                        "dataset",
+                        row["pk"],
+                        f"{field} is {row[field]}, its files give {getattr(counters, field)}",
+                    )
+                )
+        if row["nFilesUsed"] > row["nFiles"]:
+            findings.append(
+                Finding("counter", "dataset", row["pk"], f"nFilesUsed {row['nFilesUsed']} > nFiles {row['nFiles']}")
+            )
+    return findings
+
+
+def _state_log_findings() -> list[Finding]:
+    findings = []
+    for model, log, link in LOGGED:
+        status_field = model.STATUS_FIELD
+        last = log.objects.filter(**{link: OuterRef("pk")}).order_by("-timestamp", "-id").values("new_status")[:1]
+        rows = (
+            model.objects.annotate(logged=Subquery(last))
+            .filter(logged__isnull=False)
+            .exclude(logged=F(status_field))
+            .values_list("pk", status_field, "logged")
+        )
+        findings += [
+            Finding("state log", model._meta.model_name, pk, f"state {state}, its log ends in {logged}")
+            for pk, state, logged in rows
+        ]
+    return findings
+
+
+def _holder_findings() -> list[Finding]:
+    """Whole input files picked or running, and events sent or running, belong to a job that is still active."""
+    ended = ~Q(job_status__in=JOB_ACTIVE)
+    job_status = Job.objects.filter(pk=OuterRef("PandaID")).values("jobStatus")[:1]
+    files = (
+        DatasetFile.objects.filter(type__in=INPUT_TYPES, status__in=("picked", "running"))
+        .exclude(Exists(Event.objects.filter(file_id=OuterRef("pk"))))
+        .annotate(job_status=Subquery(job_status))
+        .filter(Q(PandaID__isnull=True) | ended)
+        .values_list("pk", "status", "PandaID", "job_status")
+    )
+    findings = [
+        Finding("holder", "file", pk, f"{status} for job {panda_id}, which is {job or 'missing'}")
+        for pk, status, panda_id, job in files
+    ]
+    events = (
+        Event.objects.filter(status__in=("sent", "running"))
+        .annotate(job_status=Subquery(job_status))
+        .filter(Q(PandaID__isnull=True) | ended)
+        .values_list("pk", "status", "PandaID", "job_status")
+    )
+    findings += [
+        Finding("holder", "event", pk, f"{status} for job {panda_id}, which is {job or 'missing'}")
+        for pk, status, panda_id, job in events
+    ]
+    return findings
+
+
+def integrity_findings() -> list[Finding]:
+    """Everything the integrity check finds, counters first (a fixed number of queries)."""
+    return [*_counter_findings(), *_state_log_findings(), *_holder_findings()]
