@@ -503,17 +503,25 @@ def _check_object_of_objects(data: dict, path: str) -> dict[str, dict]:
     return data
 
 
+def iso_moment(text: str) -> datetime:
+    """An ISO-8601 / RFC 3339 time in UTC (naive: UTC). RFC 3339 allows a lower-case t and z and a leap second
+    (23:59:60, read as 23:59:59). ValueError when it is none, or when its offset moves it out of years 1-9999."""
+    normal = re.sub(r"(T\d\d:\d\d):60", r"\1:59", text.upper()).replace("Z", "+00:00")
+    try:
+        moment = datetime.fromisoformat(normal)
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    except OverflowError:
+        raise ValueError(f"{text!r} is out of range in UTC") from None
+
+
 def _parse_now(value: object) -> datetime:
     if value is None:
         return datetime.now(UTC)
-    if not isinstance(value, str):
-        raise ScenarioError("$.now", "an ISO-8601 UTC time such as 2026-11-01T12:00:00Z", value)
-    # RFC 3339 allows a lower-case t and z and a leap second (23:59:60, read as 23:59:59)
-    text = re.sub(r"(T\d\d:\d\d):60", r"\1:59", value.upper()).replace("Z", "+00:00")
     try:
-        moment = datetime.fromisoformat(text)
-        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-    except (ValueError, OverflowError):  # OverflowError: an offset moving year 1 or 9999 out of range
+        if not isinstance(value, str):
+            raise ValueError(value)
+        return iso_moment(value)
+    except ValueError:
         raise ScenarioError("$.now", "an ISO-8601 UTC time such as 2026-11-01T12:00:00Z", value) from None
 
 

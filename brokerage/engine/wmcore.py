@@ -20,6 +20,7 @@ from __future__ import annotations
 import gc
 import math
 import random
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -29,7 +30,7 @@ import numpy as np
 
 from .decision import Candidate, Decision, Skip, Stage
 from .plugin import Plugin
-from .scenario import Scenario, ScenarioError
+from .scenario import Scenario, ScenarioError, iso_moment
 
 # ResourceControl site states: pullWork counts Normal sites only, getWork Normal and Draining (seed 004).
 SITE_STATES = ("Normal", "Draining", "Down", "Aborted")
@@ -583,7 +584,7 @@ def _time(value: Any, path: str) -> float:
         return float(value)
     if isinstance(value, str):
         try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+            return iso_moment(value).timestamp()
         except ValueError:
             pass
     raise ScenarioError(path, "a time (ISO-8601 or POSIX seconds)", value)
@@ -658,6 +659,10 @@ def parse_site_resources(extra: Mapping[str, Any]) -> list[SiteResources]:
     return sites
 
 
+# a priority written as a JSON key: a plain decimal number (as docs/scenario.schema.json states it)
+PRIORITY_KEY = re.compile(r"^-?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$")
+
+
 def parse_site_jobs(extra: Mapping[str, Any]) -> dict[str, dict[float, int]]:
     """`site_jobs`: {SITE: {priority: jobs}} — the jobs already at each site, by priority."""
     data = extra.get("site_jobs") or {}
@@ -670,10 +675,9 @@ def parse_site_jobs(extra: Mapping[str, Any]) -> dict[str, dict[float, int]]:
             raise ScenarioError(path, "an object {priority: jobs}", by_priority)
         counts: dict[float, int] = {}
         for priority in by_priority:
-            try:
-                level = float(priority)
-            except ValueError:
-                raise ScenarioError(path, "priorities as keys (numbers)", priority) from None
+            if not PRIORITY_KEY.match(str(priority)):
+                raise ScenarioError(path, "priorities as keys (numbers)", priority)
+            level = float(priority)
             counts[level] = int(_reader_number(by_priority, priority, path, minimum=0))
         result[str(site)] = counts
     return result

@@ -63,7 +63,14 @@ def exception_handler(exc, context):
 
 def error_response(message: str, *, status_code: int = status.HTTP_400_BAD_REQUEST, fields=None) -> Response:
     return Response(
-        {"error": {"status": status_code, "code": "invalid", "message": message, "fields": fields or {}}},
+        {
+            "error": {
+                "status": status_code,
+                "code": "not_found" if status_code == 404 else "invalid",
+                "message": message,
+                "fields": fields or {},
+            }
+        },
         status=status_code,
     )
 

@@ -282,4 +282,11 @@ def strict_bodies(result, generator, request, public):
     for name, schema in schemas.items():
         if name.endswith("Request"):
             _no_nul(schema)
+    # a body is required wherever an empty one is refused (the preview needs a scenario or a task)
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            body = operation.get("requestBody") if isinstance(operation, dict) else None
+            reference = (body or {}).get("content", {}).get("application/json", {}).get("schema", {}).get("$ref", "")
+            if reference.rsplit("/", 1)[-1] in STRICT_REQUEST_COMPONENTS and "Patched" not in reference:
+                body["required"] = True
     return result

@@ -3,11 +3,15 @@ same words as in the real systems."""
 
 from __future__ import annotations
 
+import json
+import re
+from functools import cache
+
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from brokerage.engine import explain
-from brokerage.gdpconfig import REGISTRY
+from brokerage.gdpconfig import REGISTRY, GdpConfigError
 from brokerage.gdpconfig.profiles import PROFILE_NAMES
 from brokerage.gdpconfig.registry import KEY_PATTERN
 from brokerage.models import (
@@ -24,12 +28,23 @@ from brokerage.models import (
     WMCoreRequest,
     WorkQueue,
 )
+from monitor.api.schema import SCENARIO_SCHEMA
 
 
 class StrictKeys:
     """Request bodies as the schema states them: a key the operation does not know is a 400 naming it (a misspelt
     `gdpconfg` must not be ignored without a word; additionalProperties: false), and numbers and flags in their
     JSON types (DRF would take "5" for 5, 0 for false and 0 for "0", which the schema does not allow)."""
+
+    def get_fields(self):
+        # what is sent is what is matched and stored: no trimming (a blank-looking " " is a value, as the schema's
+        # strings allow it)
+        fields = super().get_fields()
+        for field in fields.values():
+            for text in (field, getattr(field, "child", None)):
+                if isinstance(text, serializers.CharField):
+                    text.trim_whitespace = False
+        return fields
 
     def to_internal_value(self, data):
         if isinstance(data, dict):
@@ -43,6 +58,13 @@ class StrictKeys:
                 field = writable.get(name)
                 if isinstance(field, serializers.CharField) and not isinstance(value, str):
                     errors[name] = ["expected a string"]
+                elif (
+                    isinstance(field, serializers.ListField)
+                    and isinstance(field.child, serializers.CharField)
+                    and isinstance(value, list)
+                    and not all(isinstance(item, str) for item in value)
+                ):
+                    errors[name] = ["expected a list of strings"]
                 elif isinstance(field, serializers.BooleanField) and not isinstance(value, bool):
                     errors[name] = ["expected true or false"]
                 elif isinstance(field, serializers.IntegerField | serializers.FloatField) and (
@@ -356,6 +378,30 @@ class GdpConfigSerializer(StrictKeys, serializers.ModelSerializer):
         return data
 
 
+RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+
+
+@cache
+def _scenario_validator():
+    """docs/scenario.schema.json, the schema the API's documentation embeds for the preview's scenario: every
+    section is checked, whichever plugin reads it, so that the API accepts what its schema says and no more."""
+    import jsonschema
+
+    checker = jsonschema.FormatChecker(formats=())
+    checker.checks("date-time")(lambda value: not isinstance(value, str) or bool(RFC3339.match(value)))
+    schema = json.loads(SCENARIO_SCHEMA.read_text())
+    return jsonschema.Draft202012Validator(schema, format_checker=checker)
+
+
+def scenario_schema_problem(scenario: dict) -> str | None:
+    """The first place where a scenario breaks docs/scenario.schema.json, as $.path: message; None when none."""
+    error = next(iter(sorted(_scenario_validator().iter_errors(scenario), key=lambda e: list(e.absolute_path))), None)
+    if error is None:
+        return None
+    path = "$" + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path)
+    return f"{path}: {error.message}"[:500]
+
+
 NATIVE_TYPES = {"bool": (bool,), "int": (int,), "float": (int, float), "str": (str,)}
 
 
@@ -383,6 +429,11 @@ def native_overrides(overrides: dict) -> dict:
             errors[key] = [f"unknown gdpconfig parameter '{key}'"]
         elif not is_native(value, found[0].value_type):
             errors[key] = [f"expected a JSON {native_name(found[0].value_type)} for {key}"]
+        else:
+            try:  # bounds and choices, as the schema states them
+                found[0].parse(value, key)
+            except GdpConfigError as error:
+                errors[key] = [str(error)]
     if errors:
         raise serializers.ValidationError(errors)
     return overrides
@@ -413,6 +464,9 @@ class PreviewRequestSerializer(StrictKeys, serializers.Serializer):
         return native_overrides(overrides)
 
     def validate_scenario(self, scenario: dict) -> dict:
+        problem = scenario_schema_problem(scenario)
+        if problem is not None:
+            raise serializers.ValidationError(problem)
         if isinstance(scenario.get("gdpconfig"), dict):
             try:
                 native_overrides(scenario["gdpconfig"])

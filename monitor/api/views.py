@@ -226,7 +226,10 @@ class PreviewView(GenericAPIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         if "scenario" in data:
-            return Response(broker_preview_scenario(scenario=data["scenario"], profile=data.get("profile")))
+            scenario = data["scenario"]
+            if data.get("gdpconfig"):  # overrides on top of the scenario's own parameters
+                scenario = {**scenario, "gdpconfig": {**(scenario.get("gdpconfig") or {}), **data["gdpconfig"]}}
+            return Response(broker_preview_scenario(scenario=scenario, profile=data.get("profile")))
         try:
             result = broker_preview_task(
                 task_id=data["task"],
@@ -236,7 +239,9 @@ class PreviewView(GenericAPIView):
                 profile=data.get("profile"),
             )
         except PreviewUnavailable as why:
-            return error_response(str(why), status_code=status.HTTP_400_BAD_REQUEST, fields={"task": [str(why)]})
+            missing = not Task.objects.filter(pk=data["task"]).exists()
+            code = status.HTTP_404_NOT_FOUND if missing else status.HTTP_400_BAD_REQUEST
+            return error_response(str(why), status_code=code, fields={"task": [str(why)]})
         except GdpConfigError as why:  # an override out of its parameter's bounds or choices
             return error_response(str(why), fields={"gdpconfig": [str(why)]})
         return Response(result)

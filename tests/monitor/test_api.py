@@ -343,7 +343,7 @@ def test_preview_rejects_bad_overrides_by_name(client, brokered):
         content_type="application/json",
     )
     assert below.status_code == 400
-    assert "NQUEUED_SAT_CAP" in below.json()["error"]["fields"]["gdpconfig"][0]
+    assert "NQUEUED_SAT_CAP" in below.json()["error"]["fields"]["gdpconfig"]["NQUEUED_SAT_CAP"][0]
 
 
 def test_schema_lists_every_endpoint_and_docs_load(client):
