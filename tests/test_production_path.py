@@ -259,3 +259,106 @@ def test_wmcore_agents_in_several_workers_take_each_element_once(redis_socket, t
     # the pulls ran in more than one worker process
     workers_seen = BrokerageCycle.objects.filter(plugin="wmcore_pull").values("worker").distinct().count()
     assert workers_seen >= 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_simulated_hours_with_a_worker_killed_mid_cycle_leave_nothing_wrong(redis_socket, tmp_path):
+    """Issue 17: the demo grid run by two real workers for many simulated hours (the simulator at 10 grid
+    minutes per second: jobs run, fail and are retried, timeouts and fast rebrokerage watched), one worker killed
+    with SIGKILL in the middle of a cycle. The other worker finishes the interrupted work within 3 minutes, every
+    job set is brokered once, and the integrity check finds nothing."""
+    from django.core.management import call_command
+
+    from brokerage.models import BrokerageCycle, Decision, Job, Task, WorkerHeartbeat
+    from brokerage.selectors.integrity import integrity_findings
+
+    call_command("demo_grid", size="small", no_progress=True, stdout=open(os.devnull, "w"))  # noqa: SIM115
+    env = {
+        **worker_environment(redis_socket, tmp_path),
+        "GRID_SIMULATOR": "on",
+        "GRID_SIMULATOR_SPEED": "600",
+        "HEARTBEAT_SECONDS": "2",
+        "HEARTBEAT_STALE_SECONDS": "6",
+        "CELERY_VISIBILITY_TIMEOUT_SECONDS": "20",
+        "JOB_GENERATION_BATCH": "50",
+    }
+    workers = start_workers(env, tmp_path, count=2)
+    pids = {worker.pid: worker for worker in workers}
+    sender = Celery(broker=f"redis+socket://{redis_socket}")
+    periodic = [
+        "brokerage.tasks.task_refine_task",
+        "brokerage.tasks.task_brokerage_cycle_task",
+        "brokerage.tasks.job_generation_dispatch_task",
+        "brokerage.tasks.grid_simulate_task",
+        "brokerage.tasks.watchdog_task",
+        "brokerage.tasks.process_lock_expire_task",
+    ]
+
+    def holder_pid() -> int | None:
+        """The pid of a worker in the middle of a cycle (holding a process lock or task claims), if any."""
+        names = set(ProcessLock.objects.values_list("lockedBy", flat=True))
+        names |= set(Task.objects.exclude(lockedBy="").values_list("lockedBy", flat=True)[:5])
+        for name in names:
+            pid = int(name.rsplit(":", 1)[1])
+            if pid in pids and pids[pid].poll() is None:
+                return pid
+        return None
+
+    def still_held(name: str) -> bool:
+        return (
+            ProcessLock.objects.filter(lockedBy=name).exists()
+            or Task.objects.filter(lockedBy=name).exists()
+            or BrokerageCycle.objects.filter(worker=name, status="running").exists()
+        )
+
+    killed_name, killed_at, freed_after = None, None, None
+    try:
+        started = time.monotonic()
+        while time.monotonic() - started < 150:
+            for name in periodic:
+                sender.send_task(name)
+            if killed_name is not None and freed_after is None and not still_held(killed_name):
+                freed_after = time.monotonic() - killed_at
+            deadline = time.monotonic() + 1.0
+            while killed_name is None and time.monotonic() < deadline and time.monotonic() - started > 20:
+                pid = holder_pid()
+                if pid is not None:  # mid-cycle: kill it without a chance to clean up
+                    os.kill(pid, signal.SIGKILL)
+                    pids[pid].wait(timeout=10)
+                    killed_name = next(
+                        n for n in WorkerHeartbeat.objects.values_list("name", flat=True) if n.endswith(f":{pid}")
+                    )
+                    killed_at = time.monotonic()
+                    break
+                time.sleep(0.02)
+            time.sleep(max(0.0, deadline - time.monotonic()))
+        assert killed_name is not None, "no worker was caught in the middle of a cycle"
+        # the interrupted work is taken over within 3 minutes: nothing left held by the dead worker
+        while freed_after is None:
+            if not still_held(killed_name):
+                freed_after = time.monotonic() - killed_at
+            assert time.monotonic() - killed_at < 180, "the dead worker's locks, claims or cycles were not freed"
+            sender.send_task("brokerage.tasks.process_lock_expire_task")
+            time.sleep(1.0)
+        sender.close()
+    finally:
+        stop_workers([worker for worker in workers if worker.poll() is None])
+    assert freed_after < 180
+    lost = BrokerageCycle.objects.filter(worker=killed_name, status="failed", error__startswith="worker lost")
+    assert lost.exists() or not BrokerageCycle.objects.filter(worker=killed_name, finished__isnull=True).exists()
+    survivor = next(name for name in WorkerHeartbeat.objects.values_list("name", flat=True) if name != killed_name)
+    assert BrokerageCycle.objects.filter(worker=survivor, status="succeeded").exists()
+    # grid hours passed: jobs ended, some failed and their files came back for another attempt
+    assert Job.objects.filter(jobStatus="finished").count() > 20
+    assert Job.objects.filter(jobStatus="failed").exists()
+    # nothing done twice: each job set brokered by one decision
+    per_job_set = Decision.objects.filter(
+        plugin__in=("atlas_prod_job", "atlas_anal_job"), jobsetID__isnull=False
+    ).values("task_id", "jobsetID")
+    assert per_job_set.count() == per_job_set.distinct().count()
+    assert integrity_findings() == []
+    print(  # the figures for the record (pytest -s)
+        f"killed {killed_name}; freed after {freed_after:.0f} s; jobs finished "
+        f"{Job.objects.filter(jobStatus='finished').count()}, failed {Job.objects.filter(jobStatus='failed').count()}; "
+        f"cycles {BrokerageCycle.objects.count()}"
+    )

@@ -100,7 +100,7 @@ class SiteViewSet(ReadOnly):
     queryset = Site.objects.order_by("name")
     serializer_class = serializers.SiteSerializer
     lookup_field = "name"
-    lookup_value_regex = "[^/]+"
+    lookup_value_regex = ".+"  # names may hold "/", spaces or any letters
     filterset_fields = ["role", "state", "cloud"]
 
 
@@ -109,7 +109,7 @@ class QueueViewSet(ReadOnly):
     serializer_class = serializers.QueueSerializer
     filterset_class = filters.QueueFilter
     lookup_field = "name"
-    lookup_value_regex = "[^/]+"
+    lookup_value_regex = ".+"  # names may hold "/", spaces or any letters
 
 
 class WorkQueueViewSet(ReadOnly):
@@ -124,7 +124,7 @@ class GlobalShareViewSet(ReadOnly):
     queryset = GlobalShare.objects.select_related("parent").order_by("name")
     serializer_class = serializers.GlobalShareSerializer
     lookup_field = "name"
-    lookup_value_regex = "[^/]+"
+    lookup_value_regex = ".+"  # names may hold "/", spaces or any letters
 
     def get_serializer_context(self):
         usage = {row["share"].name: row for row in global_share_usage()}
@@ -300,7 +300,7 @@ class WMCoreRequestViewSet(ReadOnly):
     serializer_class = serializers.WMCoreRequestSerializer
     filterset_fields = ["RequestStatus", "RequestType", "Team"]
     lookup_field = "RequestName"
-    lookup_value_regex = "[^/]+"
+    lookup_value_regex = ".+"  # names may hold "/", spaces or any letters
 
 
 class WMCoreElementViewSet(ReadOnly):

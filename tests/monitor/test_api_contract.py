@@ -173,3 +173,21 @@ class TestSchemaSaysWhatComesBack:
 def test_api_client_json_default():
     """The suite's own API client posts JSON, the API's one format."""
     assert APIClient().post("/api/v1/broker/preview", {"task": 1}).status_code in (400, 403, 429)
+
+
+class TestNamesInUrls:
+    """Queue, site and share names with "/", spaces or letters beyond ASCII open in pages and API paths alike."""
+
+    NAMES = ["CERN/MCORE", "ANALY SITE", "ÉCOLE_Ω"]
+
+    @pytest.mark.parametrize("name", NAMES)
+    def test_queue_page_and_api(self, client, name):
+        from django.urls import reverse
+
+        site = factories.SiteFactory(name=f"{name}-site")
+        factories.PandaQueueFactory(name=name, site=site)
+        page = reverse("monitor:queue", args=[name])
+        assert client.get(page).status_code == 200, page
+        body = client.get(reverse("api:pandaqueue-detail", args=[name])).json()
+        assert body["name"] == name
+        assert client.get(reverse("api:site-detail", args=[site.name])).json()["name"] == site.name
