@@ -33,9 +33,6 @@ def lock_timeout(minutes: int | None = None) -> timedelta:
     return timedelta(minutes=minutes if minutes is not None else settings.PROCESS_LOCK_TIMEOUT_MINUTES)
 
 
-_timeout = lock_timeout
-
-
 def process_lock_acquire(
     *,
     vo: str,
@@ -49,7 +46,7 @@ def process_lock_acquire(
 ) -> bool:
     """Takes the lock for `owner`; True if it is now held by `owner` (new, refreshed, or taken over because the
     previous holder let it expire). One conditional statement decides, so two workers never both win."""
-    timeout = _timeout(timeout_minutes)
+    timeout = lock_timeout(timeout_minutes)
     key = _lock_filter(
         vo=vo,
         prod_source_label=prod_source_label,
@@ -91,7 +88,7 @@ def process_lock_expire(*, now: datetime, timeout_minutes: int | None = None) ->
     """The sweep (beat, every PROCESS_LOCK_EXPIRY_INTERVAL_SECONDS): deletes the process locks of holders that are
     gone or older than the timeout, gives back the task claims of holders that are gone, and marks the cycles
     they left running as failed. Returns how many locks it deleted."""
-    timeout = _timeout(timeout_minutes)
+    timeout = lock_timeout(timeout_minutes)
     holders = set(ProcessLock.objects.values_list("lockedBy", flat=True))
     holders |= set(Task.objects.exclude(lockedBy="").values_list("lockedBy", flat=True).distinct())
     holders |= set(BrokerageCycle.objects.filter(status="running").values_list("worker", flat=True).distinct())

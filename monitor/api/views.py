@@ -7,7 +7,7 @@ from django.http import JsonResponse
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.generics import GenericAPIView
@@ -200,7 +200,12 @@ class GdpConfigViewSet(
             instance=instance, user=self.request.user, comment=self.request.query_params.get("comment", "")
         )
 
-    @extend_schema(responses=serializers.GdpConfigParameterSerializer(many=True))
+    @extend_schema(
+        responses=serializers.GdpConfigParameterSerializer(many=True),
+        parameters=[
+            OpenApiParameter("vo", str, description="The VO whose effective values are shown (default atlas).")
+        ],
+    )
     @action(detail=False, pagination_class=None, filter_backends=[])
     def parameters(self, request):
         """Every registered parameter: default, effective value for the VO and where it comes from."""

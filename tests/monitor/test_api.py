@@ -288,7 +288,7 @@ def test_preview_of_a_posted_scenario_and_bad_input(client):
     neither = client.post("/api/v1/broker/preview", {}, content_type="application/json")
     assert neither.status_code == 400
     unknown = client.post("/api/v1/broker/preview", {"task": 999999, "gdpconfig": {}}, content_type="application/json")
-    assert unknown.status_code == 400
+    assert unknown.status_code == 404  # a task that does not exist, as for GET /api/v1/tasks/999999/
     assert "no task 999999" in unknown.json()["error"]["fields"]["task"][0]
 
 
