@@ -19,6 +19,7 @@ from brokerage.models import (
     Dataset,
     Decision,
     GdpConfig,
+    GdpConfigChange,
     GlobalShare,
     Job,
     PandaQueue,
@@ -342,7 +343,12 @@ class GdpConfigSerializer(StrictKeys, serializers.ModelSerializer):
     parameter; a key is never trimmed or guessed. `key` and `value` go together: a value is only meaningful for
     the key it is typed by."""
 
-    comment = serializers.CharField(write_only=True, required=False, allow_blank=True, max_length=500)
+    comment = serializers.CharField(
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        max_length=GdpConfigChange._meta.get_field("comment").max_length,
+    )
     value = StoredValueField()
     key = serializers.CharField(max_length=64, trim_whitespace=False)
 

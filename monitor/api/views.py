@@ -10,6 +10,7 @@ from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 
@@ -20,6 +21,7 @@ from brokerage.models import (
     Decision,
     DiracJob,
     GdpConfig,
+    GdpConfigChange,
     GlobalShare,
     Job,
     PandaQueue,
@@ -153,6 +155,9 @@ class DecisionViewSet(ReadOnly):
         return Response(serializers.DecisionDetailSerializer(decision, context={"trace": trace}).data)
 
 
+COMMENT_LENGTH = GdpConfigChange._meta.get_field("comment").max_length
+
+
 class GdpConfigViewSet(
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
@@ -195,10 +200,23 @@ class GdpConfigViewSet(
     def perform_update(self, serializer):
         self._save(serializer, instance=serializer.instance)
 
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "comment",
+                {"type": "string", "maxLength": COMMENT_LENGTH, "pattern": "^[^\u0000]*$"},
+                description="Why: kept in the change history.",
+            )
+        ]
+    )
+    def destroy(self, request, *args, **kwargs):
+        return super().destroy(request, *args, **kwargs)
+
     def perform_destroy(self, instance):
-        gdpconfig_delete(
-            instance=instance, user=self.request.user, comment=self.request.query_params.get("comment", "")
-        )
+        comment = self.request.query_params.get("comment", "")
+        if len(comment) > COMMENT_LENGTH or "\x00" in comment:
+            raise ValidationError({"comment": [f"at most {COMMENT_LENGTH} characters, without NUL"]})
+        gdpconfig_delete(instance=instance, user=self.request.user, comment=comment)
 
     @extend_schema(
         responses=serializers.GdpConfigParameterSerializer(many=True),

@@ -393,3 +393,16 @@ def test_gdpconfig_page_sends_a_preview_to_the_task_page(client, brokered):
     response = client.get("/gdpconfig/", {"task": task, "preview_key": "NQUEUED_SAT_CAP", "preview_value": "300"})
     assert response.status_code == 302
     assert response["Location"] == f"/tasks/{task}/?preview_key=NQUEUED_SAT_CAP&preview_value=300#preview"
+
+
+def test_a_comment_longer_than_the_history_keeps_is_a_400_not_a_database_error():
+    """Found by schemathesis on PostgreSQL: the API took 500 characters for a column of 256."""
+    writer = staff("add_gdpconfig", "delete_gdpconfig")
+    long = writer.post("/api/v1/gdpconfig/", {"key": "NQUEUED_SAT_CAP", "value": 300, "comment": "x" * 257})
+    assert long.status_code == 400
+    assert list(long.json()["error"]["fields"]) == ["comment"]
+    row = writer.post("/api/v1/gdpconfig/", {"key": "NQUEUED_SAT_CAP", "value": 300, "comment": "x" * 256}).json()
+    deleted = writer.delete(f"/api/v1/gdpconfig/{row['id']}/?comment={'y' * 257}")
+    assert deleted.status_code == 400
+    assert deleted.json()["error"]["fields"] == {"comment": ["at most 256 characters, without NUL"]}
+    assert GdpConfig.objects.filter(pk=row["id"]).exists()
