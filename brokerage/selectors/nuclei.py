@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.db.models import F, FloatField, OuterRef, Subquery, Sum, Value
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, Greatest
 
 from brokerage.models import Dataset, Task
 
@@ -13,11 +13,13 @@ RW_STATUSES = ("ready", "scouting", "running", "pending")
 
 def remaining_work_rows() -> list[tuple[str, str, int, float]]:
     """(nucleus, gshare, currentPriority, RW in HS06 s) over the tasks assigned to a nucleus and in RW_STATUSES
-    (REFERENCE.md): each task contributes (nEvents − nEventsUsed) of its master inputs × cpuTime. One query."""
+    (REFERENCE.md): each task contributes max(0, nEvents − nEventsUsed) of its master inputs × cpuTime. One query."""
     remaining_events = (
         Dataset.objects.filter(task=OuterRef("pk"), type__in=("input", "pseudo_input"), master__isnull=True)
         .values("task")
-        .annotate(left=Sum(Coalesce(F("nEvents"), 0) - Coalesce(F("nEventsUsed"), 0)))
+        # a dataset whose nEvents is unknown (0) or behind its files' events has nothing left, never a negative
+        # amount: the engine refuses a negative RW, and one such dataset would hide the others' work
+        .annotate(left=Sum(Greatest(Coalesce(F("nEvents"), 0) - Coalesce(F("nEventsUsed"), 0), 0)))
         .values("left")
     )
     rows = (

@@ -94,6 +94,8 @@ def broker_preview_task(
         scenario = job_set_preview_scenario(task_id=task_id, now=now, gdpconfig=gdpconfig, seed=seed)
         if scenario is None:
             raise PreviewUnavailable(f"task {task_id} has no input left and no job set to compare with")
+        if scenario.plugin != plugin:  # the task's kind decides which job brokerage places its jobs
+            raise PreviewUnavailable(f"task {task_id}'s jobs are brokered by {scenario.plugin}, not {plugin}")
     preview = _decide(scenario).to_dict()
     return {
         "decision": preview,

@@ -66,7 +66,7 @@ def error_response(message: str, *, status_code: int = status.HTTP_400_BAD_REQUE
         {
             "error": {
                 "status": status_code,
-                "code": "not_found" if status_code == 404 else "invalid",
+                "code": {404: "not_found", 409: "conflict"}.get(status_code, "invalid"),
                 "message": message,
                 "fields": fields or {},
             }

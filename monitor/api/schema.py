@@ -75,8 +75,9 @@ class ApiAutoSchema(AutoSchema):
         statuses = dict(ERROR_STATUSES)
         if self.method in ("POST", "PUT", "PATCH"):
             statuses.update(BODY_ERROR_STATUSES)
-        if self.method in ("PUT", "PATCH") and getattr(self.view, "may_conflict", False):
-            statuses[409] = "Another row already holds this key for that app, component and VO."
+        conflict = getattr(self.view, "conflicts", {}).get(self.method)  # method → when the answer is 409
+        if conflict:
+            statuses[409] = conflict
         for code, description in sorted(statuses.items()):
             if str(code) not in responses:
                 response = self._get_response_for_code(ApiErrorSerializer, str(code), direction=direction)

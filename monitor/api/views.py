@@ -171,7 +171,9 @@ class GdpConfigViewSet(
 
     queryset = GdpConfig.objects.order_by("key", "vo")
     serializer_class = serializers.GdpConfigSerializer
-    may_conflict = True  # a changed key or VO may meet another row's: 409
+    conflicts = {
+        method: "Another row already holds this key for that app, component and VO." for method in ("PUT", "PATCH")
+    }
     lookup_value_regex = r"[0-9]{1,18}"
     permission_classes = [ReadOrModelPermission]
     filterset_fields = ["key", "vo", "component", "app"]
@@ -239,6 +241,9 @@ class PreviewView(GenericAPIView):
     permission_classes = [ReadAccess]
     filter_backends = []  # not a list of rows: no ordering or filter parameters
     serializer_class = serializers.PreviewRequestSerializer
+    # a well-formed request for a task that cannot be previewed as asked: the task's state, not the request, is
+    # in the way (nothing left to split and no job set, or its jobs are brokered by the other job plugin)
+    conflicts = {"POST": "The task cannot be previewed as asked in its present state; the message says why."}
 
     @extend_schema(
         request=serializers.PreviewRequestSerializer,
@@ -263,7 +268,7 @@ class PreviewView(GenericAPIView):
             )
         except PreviewUnavailable as why:
             missing = not Task.objects.filter(pk=data["task"]).exists()
-            code = status.HTTP_404_NOT_FOUND if missing else status.HTTP_400_BAD_REQUEST
+            code = status.HTTP_404_NOT_FOUND if missing else status.HTTP_409_CONFLICT
             return error_response(str(why), status_code=code, fields={"task": [str(why)]})
         except GdpConfigError as why:  # an override out of its parameter's bounds or choices
             return error_response(str(why), fields={"gdpconfig": [str(why)]})

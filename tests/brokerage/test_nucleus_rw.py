@@ -37,6 +37,17 @@ def test_secondary_inputs_and_outputs_do_not_count():
     assert nucleus_rw(priority=0, gshare="MC 16") == {"FZK-LCG2": 300_000.0}
 
 
+def test_a_dataset_used_beyond_its_known_events_counts_as_nothing_left_not_as_negative_work():
+    # nEvents unknown (0) while its files' events are counted as used: max(0, 0 − 1,500) = 0, so the other
+    # dataset's (10,000 − 4,000) × 300 = 1,800,000 still counts in full. Before: −450,000 + 1,800,000, and the
+    # engine refused a task preview with "$.nucleus_stats.NUC.rw: expected a number ≥ 0".
+    row = task("NUC", events=(0, 1_500))
+    factories.DatasetFactory(task=row, type="input", nEvents=10_000, nEventsUsed=4_000)
+    assert nucleus_rw(priority=0, gshare="MC 16") == {"NUC": 1_800_000.0}
+    task("NUC2", events=(0, 1_500))
+    assert nucleus_rw(priority=0, gshare="MC 16")["NUC2"] == 0.0
+
+
 def test_one_query_whatever_the_number_of_tasks(django_assert_num_queries):
     for index in range(20):
         task(f"NUC-{index % 4}")

@@ -292,6 +292,20 @@ def test_preview_of_a_posted_scenario_and_bad_input(client):
     assert "no task 999999" in unknown.json()["error"]["fields"]["task"][0]
 
 
+def test_preview_of_a_task_as_the_other_job_brokerage_is_a_conflict_named(client, brokered):
+    answer = client.post(
+        "/api/v1/broker/preview",
+        {"task": brokered["task"].pk, "plugin": "atlas_anal_job"},
+        content_type="application/json",
+    )
+    assert answer.status_code == 409  # well formed; the task's kind is in the way
+    error = answer.json()["error"]
+    assert error["code"] == "conflict"
+    assert error["fields"]["task"] == [
+        f"task {brokered['task'].pk}'s jobs are brokered by atlas_prod_job, not atlas_anal_job"
+    ]
+
+
 def test_preview_under_another_profile(client, brokered):
     # the task's snapshot under the panda profile: the decision says so; the live profile stays seed
     body = client.post(
