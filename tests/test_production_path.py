@@ -102,6 +102,14 @@ def start_workers(env, tmp_path, count=2):
     ]
 
 
+def wait_for_workers(app, count, seconds=90):
+    """Until `count` workers answer a ping: work sent before they are up is all taken by the first one ready
+    (on a loaded machine the others can take many seconds to start)."""
+    deadline = time.monotonic() + seconds
+    while len(app.control.ping(timeout=1.0) or []) < count:
+        assert time.monotonic() < deadline, f"fewer than {count} workers answered within {seconds} s"
+
+
 def stop_workers(workers):
     for worker in workers:
         worker.send_signal(signal.SIGTERM)
@@ -231,6 +239,7 @@ def test_wmcore_agents_in_several_workers_take_each_element_once(redis_socket, t
     workers = start_workers(worker_environment(redis_socket, tmp_path), tmp_path, count=3)
     try:
         sender = Celery(broker=f"redis+socket://{redis_socket}")
+        wait_for_workers(sender, 3)
         sender.send_task("brokerage.tasks.wmcore_dispatch_task")
         deadline = time.monotonic() + 120
         while (
