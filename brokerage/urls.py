@@ -4,10 +4,6 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-admin.site.site_header = "Brokerage monitor administration"
-admin.site.site_title = "Brokerage monitor admin"
-admin.site.index_title = "Domain data and gdpconfig"
-
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include(("monitor.api.urls", "api"), namespace="api")),
@@ -15,3 +11,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("", include("monitor.urls")),
 ]
+
+# pages in the site's layout (the API answers its own errors in JSON)
+handler404 = "monitor.views.page_not_found"
+handler500 = "monitor.views.server_error"

@@ -1,20 +1,49 @@
 """Plotly charts of the dashboard: each function takes plain rows and returns a figure; `figure_html` turns a
-figure into a <div> for a template (Plotly's JavaScript comes once per page from our static files)."""
+figure into an empty box and its JSON, which static/js/monitor.js draws once the page is laid out, at the width
+of its box, and redraws when the box changes size (Plotly's own inline script drew at full page width while the
+page was still loading, so a funnel in a narrow column covered its neighbours).
+
+Every chart says what its axes are, with units; counts get whole-number ticks from zero; times read as
+hours and dates; an empty chart is never drawn (`empty_chart_html` says "nothing yet" instead)."""
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import plotly.graph_objects as go
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
 
-LAYOUT = {"margin": {"l": 10, "r": 10, "t": 36, "b": 10}, "height": 320, "template": "plotly_white"}
+HEIGHT = 320
+LAYOUT = {
+    "margin": {"l": 10, "r": 10, "t": 36, "b": 10},
+    "height": HEIGHT,
+    "template": "plotly_white",
+    "autosize": True,
+    "legend": {"orientation": "h", "y": -0.25},
+}
 CONFIG = {"displaylogo": False, "responsive": True}
+TIME_AXIS = {"type": "date", "tickformat": "%H:%M\n%b %d", "hoverformat": "%Y-%m-%d %H:%M:%S", "nticks": 8}
+TIME_TITLE = "time (UTC)"
 
 
-def figure_html(figure: go.Figure, *, element_id: str) -> str:
-    """The figure as an HTML fragment with a stable id, without the Plotly library itself."""
-    return figure.to_html(full_html=False, include_plotlyjs=False, div_id=element_id, config=CONFIG)
+def figure_html(figure: go.Figure, *, element_id: str) -> SafeString:
+    """An empty box with a stable id and the figure as JSON beside it (no Plotly library, no inline code)."""
+    payload = figure.to_json().replace("</", "<\\/")  # a name holding "</script>" cannot end the block
+    height = int(figure.layout.height or HEIGHT)
+    return mark_safe(  # the id is ours, the JSON is escaped above
+        f'<div class="chart" id="{escape(element_id)}" data-figure="{escape(element_id)}-figure" '
+        f'style="min-height:{height}px"></div>'
+        f'<script type="application/json" id="{escape(element_id)}-figure">{payload}</script>'
+    )
+
+
+def empty_chart_html(message: str) -> SafeString:
+    """What stands where a chart would be drawn when there is nothing to draw."""
+    return mark_safe(f'<p class="empty chart-empty">{escape(message)}</p>')
 
 
 def _figure(title: str, **layout: Any) -> go.Figure:
@@ -23,58 +52,135 @@ def _figure(title: str, **layout: Any) -> go.Figure:
     return figure
 
 
+def count_axis(title: str, values: Sequence[float] = ()) -> dict[str, Any]:
+    """An axis of counts: from zero, whole numbers only (no 0.5 job), thousands separated."""
+    high = max((float(v) for v in values if v is not None), default=0.0)
+    axis: dict[str, Any] = {"title": {"text": title}, "rangemode": "tozero", "tickformat": ",d"}
+    if high <= 10:  # Plotly would put ticks at halves
+        axis.update({"dtick": 1, "range": [0, max(high, 1) * 1.05]})
+    return axis
+
+
+def _category_axis(title: str) -> dict[str, Any]:
+    return {"title": {"text": title}, "automargin": True, "type": "category"}
+
+
 def funnel_chart(stages: Sequence[Mapping[str, Any]], *, initial: int, title: str = "Candidates through the filters"):
-    """Candidates left after each filter that cut some (a decision's stages)."""
-    names = ["considered"] + [stage["filter"] for stage in stages]
-    values = [initial] + [stage["after"] for stage in stages]
-    figure = _figure(title, height=max(220, 40 * len(names) + 60))
-    figure.add_trace(go.Funnel(y=names, x=values, textinfo="value"))
+    """Candidates left after each filter that removed some (a decision's stages); filters that removed nobody
+    are left out, they say nothing about this decision."""
+    cutting = [stage for stage in stages if stage["before"] != stage["after"]]
+    names = ["considered"] + [stage["filter"] for stage in cutting]
+    values = [initial] + [stage["after"] for stage in cutting]
+    figure = _figure(title, height=max(220, 36 * len(names) + 90))
+    figure.add_trace(go.Funnel(y=names, x=values, textinfo="value", hovertemplate="%{y}: %{x:,d} left<extra></extra>"))
+    figure.update_yaxes(title={"text": "filter"}, automargin=True)
+    figure.update_xaxes(title={"text": "candidates left"})
     return figure
 
 
 def weights_chart(candidates: Sequence[Mapping[str, Any]], *, chosen: str | None, limit: int = 15):
-    """The best candidates' weights as stacked bars of their factors (each factor's share of the log weight
-    when weights multiply factors; the bar's total is the weight)."""
-    rows = list(candidates)[:limit]
-    figure = _figure("Candidates' weights by factor", barmode="stack", height=max(240, 26 * len(rows) + 90))
+    """The best candidates' weights on a log scale (weights are products of factors, so their ratios are what
+    matter); the factors themselves, with units, are in the table beside the chart and in each bar's hover."""
+    rows = [row for row in list(candidates)[:limit] if isinstance(row.get("weight"), int | float)]
+    figure = _figure("Candidates' weights (log scale)", height=max(240, 26 * len(rows) + 110))
     names = [("★ " if row["name"] == chosen else "") + row["name"] for row in rows]
-    factors = sorted({factor for row in rows for factor in (row.get("factors") or {})})
-    numeric = [f for f in factors if all(isinstance((r.get("factors") or {}).get(f, 0), int | float) for r in rows)]
-    if not numeric:
-        figure.add_trace(go.Bar(y=names, x=[row["weight"] for row in rows], orientation="h", name="weight"))
-        return figure
-    for factor in numeric:
-        values = []
-        for row in rows:
-            row_factors = row.get("factors") or {}
-            total = sum(abs(float(row_factors.get(f) or 0)) for f in numeric) or 1.0
-            values.append(float(row["weight"]) * abs(float(row_factors.get(factor) or 0)) / total)
-        figure.add_trace(go.Bar(y=names, x=values, orientation="h", name=factor))
-    figure.update_yaxes(autorange="reversed")
+    positive = [float(row["weight"]) for row in rows if float(row["weight"]) > 0]
+    log = bool(positive) and len(positive) == len(rows)
+    figure.add_trace(
+        go.Bar(
+            y=names,
+            x=[float(row["weight"]) for row in rows],
+            orientation="h",
+            marker={"color": ["#1e7b34" if row["name"] == chosen else "#1f5fa8" for row in rows]},
+            customdata=[factors_text(row.get("factors") or {}) for row in rows],
+            hovertemplate="%{y}<br>weight %{x:.4g}<br>%{customdata}<extra></extra>",
+        )
+    )
+    figure.update_yaxes(_category_axis("candidate"), autorange="reversed")
+    figure.update_xaxes(title={"text": "weight (higher wins more often)"}, type="log" if log else "linear")
     return figure
 
 
-def reasons_chart(rows: Sequence[Mapping[str, Any]], *, title: str = "Skipped, by reason"):
+# Units of the factors the plugins put in their traces, by the end of their names (longest first).
+FACTOR_UNITS = (
+    ("GB", "GB"),
+    ("MB", "MB"),
+    ("Hours", "h"),
+    ("Percent", "%"),
+)
+
+
+def format_number(value: Any) -> str:
+    """A factor's value the way a person reads it: 4,795,286.6 not 4795286.5938; 0.00123 not 0.0012300000."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, int) or float(value).is_integer():
+        return f"{int(value):,}"
+    magnitude = abs(value)
+    if magnitude >= 1000:
+        return f"{value:,.1f}"
+    if magnitude >= 1:
+        return f"{value:,.3g}" if magnitude < 100 else f"{value:,.1f}"
+    return f"{value:.3g}"
+
+
+def factor_unit(name: str) -> str:
+    for suffix, unit in FACTOR_UNITS:
+        if name.endswith(suffix):
+            return unit
+    return ""
+
+
+def format_factor(name: str, value: Any) -> str:
+    unit = factor_unit(name)
+    return f"{format_number(value)} {unit}".rstrip() if unit else format_number(value)
+
+
+def factors_text(factors: Mapping[str, Any]) -> str:
+    return "<br>".join(f"{escape(name)} = {escape(format_factor(name, value))}" for name, value in factors.items())
+
+
+def reasons_chart(rows: Sequence[Mapping[str, Any]], *, title: str = "Skipped, by reason", unit: str = "candidates"):
     """How many candidates each reason removed (rows: code, title, count)."""
     rows = list(rows)
-    figure = _figure(title, height=max(220, 28 * len(rows) + 80))
+    counts = [r["count"] for r in rows]
+    figure = _figure(title, height=max(220, 28 * len(rows) + 110))
     figure.add_trace(
-        go.Bar(y=[f"{r['title']} ({r['code']})" for r in rows], x=[r["count"] for r in rows], orientation="h")
+        go.Bar(
+            y=[f"{r['title']} ({r['code']})" for r in rows],
+            x=counts,
+            orientation="h",
+            hovertemplate="%{y}: %{x:,d}<extra></extra>",
+        )
     )
-    figure.update_yaxes(autorange="reversed")
+    figure.update_yaxes(_category_axis("reason"), autorange="reversed")
+    figure.update_xaxes(count_axis(unit, counts))
     return figure
 
 
-def status_bar_chart(rows: Sequence[Mapping[str, Any]], *, title: str):
+def status_bar_chart(rows: Sequence[Mapping[str, Any]], *, title: str, unit: str = "count"):
     """Counts by status (rows: status, count)."""
     rows = list(rows)
+    counts = [r["count"] for r in rows]
     figure = _figure(title)
-    figure.add_trace(go.Bar(x=[r["status"] for r in rows], y=[r["count"] for r in rows]))
+    figure.add_trace(go.Bar(x=[r["status"] for r in rows], y=counts, hovertemplate="%{x}: %{y:,d}<extra></extra>"))
+    figure.update_xaxes(_category_axis("status"))
+    figure.update_yaxes(count_axis(unit, counts))
     return figure
 
 
-def timeline_chart(rows: Sequence[Mapping[str, Any]], *, title: str, y: str = "count", series: str = "status"):
-    """Lines over time (rows: time, series, y)."""
+def timeline_chart(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    title: str,
+    y: str = "count",
+    series: str = "status",
+    y_title: str = "count",
+    counts: bool = True,
+):
+    """Lines over time (rows: time, series, y); `counts` gives whole-number ticks from zero."""
     figure = _figure(title)
     by_series: dict[str, list[Mapping[str, Any]]] = {}
     for row in rows:
@@ -83,6 +189,11 @@ def timeline_chart(rows: Sequence[Mapping[str, Any]], *, title: str, y: str = "c
         figure.add_trace(
             go.Scatter(x=[p["time"] for p in points], y=[p[y] for p in points], mode="lines+markers", name=name)
         )
+    figure.update_xaxes(title={"text": TIME_TITLE}, **TIME_AXIS)
+    if counts:
+        figure.update_yaxes(count_axis(y_title, [row[y] for row in rows]))
+    else:
+        figure.update_yaxes(title={"text": y_title}, rangemode="tozero")
     return figure
 
 
@@ -102,7 +213,7 @@ def share_sunburst(rows: Sequence[Mapping[str, Any]]):
                 "colorscale": "RdYlGn_r",
                 "cmin": 0,
                 "cmax": 2,
-                "colorbar": {"title": "usage"},
+                "colorbar": {"title": {"text": "usage (executing ÷ target)"}},
             },
             hovertemplate="%{label}<br>target %{value:.1f} %<br>usage %{color:.2f}<extra></extra>",
         )
@@ -115,8 +226,10 @@ def work_queue_shares_chart(rows: Sequence[Mapping[str, Any]]):
     rows = list(rows)
     figure = _figure("Work-queue shares: nominal and effective", barmode="group")
     names = [r["name"] for r in rows]
-    figure.add_trace(go.Bar(x=names, y=[r["share"] for r in rows], name="nominal %"))
-    figure.add_trace(go.Bar(x=names, y=[r["effective"] for r in rows], name="effective %"))
+    figure.add_trace(go.Bar(x=names, y=[r["share"] for r in rows], name="nominal"))
+    figure.add_trace(go.Bar(x=names, y=[r["effective"] for r in rows], name="effective"))
+    figure.update_xaxes(_category_axis("work queue"))
+    figure.update_yaxes(title={"text": "share (%)"}, rangemode="tozero")
     return figure
 
 
@@ -125,17 +238,23 @@ def timeouts_chart(rows: Sequence[Mapping[str, Any]]):
     rows = list(rows)
     figure = _figure("Timeouts by rule", barmode="group")
     rules = [r["rule"] for r in rows]
+    values = []
     for key, label in (("watched", "watched"), ("approaching", "< 1 h left"), ("timed_out", "timed out")):
+        values += [r[key] for r in rows]
         figure.add_trace(go.Bar(x=rules, y=[r[key] for r in rows], name=label))
+    figure.update_xaxes(_category_axis("timeout rule"))
+    figure.update_yaxes(count_axis("jobs", values))
     return figure
 
 
 def weight_history_chart(rows: Sequence[Mapping[str, Any]], *, queue: str):
-    """A queue's weight and rank in recent decisions where it was a candidate (rows: time, weight)."""
+    """A queue's weight in recent decisions where it was a candidate (rows: time, weight)."""
     figure = _figure(f"{queue}: weight in recent decisions")
     figure.add_trace(
         go.Scatter(x=[r["time"] for r in rows], y=[r["weight"] for r in rows], mode="markers", name="weight")
     )
+    figure.update_xaxes(title={"text": TIME_TITLE}, **TIME_AXIS)
+    figure.update_yaxes(title={"text": "weight"}, rangemode="tozero")
     return figure
 
 
@@ -144,7 +263,7 @@ def slot_use_chart(rows: Sequence[Mapping[str, Any]]):
     threshold, by_priority [(priority, jobs)]): a bar above its marker is a site full for that priority and below."""
     rows = list(rows)
     labels = [f"{r['site']} · {r['queue']}" for r in rows]
-    figure = _figure("Slot use per site, by priority", barmode="stack", height=max(260, 24 * len(rows) + 100))
+    figure = _figure("Slot use per site, by priority", barmode="stack", height=max(260, 24 * len(rows) + 130))
     priorities = sorted({p for r in rows for p, _ in r["by_priority"]}, reverse=True)
     for priority in priorities:
         figure.add_trace(
@@ -164,5 +283,22 @@ def slot_use_chart(rows: Sequence[Mapping[str, Any]]):
             name="threshold",
         )
     )
-    figure.update_yaxes(autorange="reversed")
+    figure.update_yaxes(_category_axis("site · agent"), autorange="reversed")
+    figure.update_xaxes(count_axis("jobs", [r["threshold"] for r in rows] + [r.get("jobs", 0) for r in rows]))
     return figure
+
+
+def error_chart(rows: Sequence[Mapping[str, Any]], *, title: str = "Failed and closed jobs by error"):
+    """Failed jobs per error (rows: label, count), most frequent first."""
+    rows = list(rows)
+    counts = [r["count"] for r in rows]
+    figure = _figure(title, height=max(220, 28 * len(rows) + 110))
+    figure.add_trace(go.Bar(y=[r["label"] for r in rows], x=counts, orientation="h"))
+    figure.update_yaxes(_category_axis("error"), autorange="reversed")
+    figure.update_xaxes(count_axis("jobs", counts))
+    return figure
+
+
+def figure_json(figure: go.Figure) -> dict[str, Any]:
+    """The figure as plain data (for tests and the API)."""
+    return json.loads(figure.to_json())

@@ -6,14 +6,24 @@ app_name = "monitor"
 
 urlpatterns = [
     path("", views.overview, name="overview"),
+    path("search/", views.search, name="search"),
     path("tasks/", views.tasks, name="tasks"),
     path("tasks/<int:task_id>/", views.task, name="task"),
-    # queue names may hold "/" (pseudo-queues such as CERN/MCORE), spaces or any letters
+    path("tasks/<int:task_id>/errors/", views.task_errors, name="task-errors"),
+    path("tasks/<int:task_id>/action/", views.task_action, name="task-action"),
+    path("jobs/", views.jobs, name="jobs"),
+    path("jobs/<int:job_id>/", views.job, name="job"),
+    path("queues/", views.queues, name="queues"),
+    # queue, site and request names may hold "/" (pseudo-queues such as CERN/MCORE), spaces or any letters
     path("queues/<path:name>/", views.queue, name="queue"),
+    path("sites/<path:name>/", views.site, name="site"),
     path("shares/", views.shares, name="shares"),
     path("timeouts/", views.timeouts, name="timeouts"),
     path("decisions/", views.decisions, name="decisions"),
+    path("decisions/<int:decision_id>/", views.decision, name="decision"),
     path("gdpconfig/", views.gdpconfig, name="gdpconfig"),
     path("dirac/", views.dirac, name="dirac"),
+    path("dirac/matches/<int:record_id>/", views.dirac_match, name="dirac-match"),
     path("wmcore/", views.wmcore, name="wmcore"),
+    path("wmcore/requests/<path:name>/", views.wmcore_request, name="wmcore-request"),
 ]

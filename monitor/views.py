@@ -4,18 +4,25 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
+from django.conf import settings
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_safe
+from django.views.decorators.http import require_POST, require_safe
 
 from brokerage.engine import ScenarioError
 from brokerage.gdpconfig import REGISTRY, GdpConfigError
+from brokerage.models import Task
+from brokerage.selectors.jobs import job_detail, job_error_summary, job_list
 from brokerage.selectors.monitor import (
+    PLUGIN_NAMES,
     decision_explorer,
     dirac_overview,
     gdpconfig_overview,
+    nucleus_names,
     queue_detail,
     shares_overview,
     task_detail,
@@ -25,7 +32,17 @@ from brokerage.selectors.monitor import (
 )
 from brokerage.selectors.overview import database_overview
 from brokerage.selectors.preview import PreviewUnavailable, broker_preview_task
+from brokerage.selectors.search import (
+    decision_detail,
+    dirac_match_detail,
+    queue_list,
+    search_everything,
+    site_detail,
+    wmcore_request_detail,
+)
 from brokerage.selectors.wmcore import wmcore_overview
+from brokerage.services.task_commands import TaskCommandRefused, task_action_run
+from brokerage.task_actions import TASK_ACTIONS, task_actions_available
 
 from . import charts
 
@@ -42,9 +59,29 @@ def _refresh(request: HttpRequest) -> int:
     return 0 if request.GET.get("refresh") == "0" else REFRESH_SECONDS
 
 
-def _chart(rows, make, element_id: str) -> str:
-    """The figure `make()` draws, as HTML, when there are rows to draw; nothing otherwise."""
-    return charts.figure_html(make(), element_id=element_id) if rows else ""
+def _chart(rows, make, element_id: str, empty: str = "Nothing to draw yet.") -> str:
+    """The figure `make()` draws, as HTML, when there are rows to draw; a short sentence otherwise (an empty
+    chart's axes from −1 to 1 say nothing)."""
+    return charts.figure_html(make(), element_id=element_id) if rows else charts.empty_chart_html(empty)
+
+
+def _decision_figures(decision, trace: dict, *, key: str) -> dict[str, str]:
+    """A decision's three charts (funnel, weights, reasons), or a sentence where one would be empty."""
+    return {
+        "funnel": charts.figure_html(
+            charts.funnel_chart(trace["stages"], initial=decision.n_candidates), element_id=f"funnel-{key}"
+        )
+        if any(stage["before"] != stage["after"] for stage in trace["stages"])
+        else charts.empty_chart_html("No filter removed a candidate."),
+        "weights": charts.figure_html(
+            charts.weights_chart(trace["candidates"], chosen=decision.chosen), element_id=f"weights-{key}"
+        )
+        if trace["candidates"]
+        else charts.empty_chart_html("No candidate passed every filter."),
+        "reasons": charts.figure_html(charts.reasons_chart(trace["by_reason"]), element_id=f"reasons-{key}")
+        if trace["by_reason"]
+        else charts.empty_chart_html("Nothing was skipped."),
+    }
 
 
 def _query_without(request: HttpRequest, *keys: str) -> str:
@@ -58,7 +95,11 @@ def _query_without(request: HttpRequest, *keys: str) -> str:
 @require_safe
 def overview(request: HttpRequest) -> HttpResponse:
     """The home page: what is in the database, by entity and by status."""
-    return render(request, "monitor/overview.html", {"overview": database_overview(), "refresh": _refresh(request)})
+    return render(
+        request,
+        "monitor/overview.html",
+        {"overview": database_overview(now=timezone.now()), "refresh": _refresh(request)},
+    )
 
 
 @require_safe
@@ -70,7 +111,9 @@ def tasks(request: HttpRequest) -> HttpResponse:
         now=timezone.now(),
     )
     chart = charts.status_bar_chart(
-        [{"status": status, "count": count} for status, count in listing.counts_by_status], title="Tasks by status"
+        [{"status": status, "count": count} for status, count in listing.counts_by_status],
+        title="Tasks by status",
+        unit="tasks",
     )
     return render(
         request,
@@ -78,11 +121,15 @@ def tasks(request: HttpRequest) -> HttpResponse:
         {
             "listing": listing,
             "choices": task_filter_choices(),
-            "status_chart": charts.figure_html(chart, element_id="tasks-by-status") if listing.total else "",
+            "status_chart": charts.figure_html(chart, element_id="tasks-by-status")
+            if listing.total
+            else charts.empty_chart_html("No task matches."),
             "keep_filters": _query_without(request, "page", "sort"),
             "keep_sort": _query_without(request, "page"),
             "refresh": _refresh(request),
+            "problems": listing.problems,
         },
+        status=400 if listing.problems else 200,
     )
 
 
@@ -95,27 +142,25 @@ def task(request: HttpRequest, task_id: int) -> HttpResponse:
     panels = []
     for panel in [detail["selected"]] if detail["selected"] else detail["panels"]:
         decision_row, trace = panel["decision"], panel["trace"]
-        key = f"{decision_row.plugin}-{decision_row.pk}"
         panels.append(
             {
                 **panel,
-                "funnel": charts.figure_html(
-                    charts.funnel_chart(trace["stages"], initial=decision_row.n_candidates), element_id=f"funnel-{key}"
-                ),
-                "weights": charts.figure_html(
-                    charts.weights_chart(trace["candidates"], chosen=decision_row.chosen), element_id=f"weights-{key}"
-                )
-                if trace["candidates"]
-                else "",
-                "reasons": charts.figure_html(charts.reasons_chart(trace["by_reason"]), element_id=f"reasons-{key}")
-                if trace["by_reason"]
-                else "",
+                "plugin_name": PLUGIN_NAMES.get(decision_row.plugin, decision_row.plugin),
+                **_decision_figures(decision_row, trace, key=f"{decision_row.plugin}-{decision_row.pk}"),
             }
         )
     jobs_chart = _chart(
         detail["jobs_by_status"],
-        lambda: charts.status_bar_chart(detail["jobs_by_status"], title="Jobs by status"),
-        "jobs",
+        lambda: charts.status_bar_chart(detail["jobs_by_status"], title="Jobs by status", unit="jobs"),
+        "task-jobs-chart",
+        "No jobs yet.",
+    )
+    errors = detail["errors"]
+    errors_chart = _chart(
+        errors["errors"] if errors else [],
+        lambda: charts.error_chart(errors["errors"]),
+        "task-errors-chart",
+        "No failed job.",
     )
     preview = _preview(request, task_id)
     return render(
@@ -125,8 +170,11 @@ def task(request: HttpRequest, task_id: int) -> HttpResponse:
             **detail,
             "decision_panels": panels,
             "jobs_chart": jobs_chart,
+            "errors_chart": errors_chart,
             "preview": preview,
             "gdpconfig_keys": [parameter.key for parameter in REGISTRY],
+            "actions": [{"name": name, "label": TASK_ACTIONS[name]} for name in task_actions_available(detail["task"])],
+            "nuclei": nucleus_names(),
             # a page showing a what-if result does not reload itself
             "refresh": 0 if preview else _refresh(request),
         },
@@ -158,15 +206,23 @@ def queue(request: HttpRequest, name: str) -> HttpResponse:
     figures = {
         "over_time": _chart(
             detail["over_time"],
-            lambda: charts.timeline_chart(detail["over_time"], title="Job state changes per hour, last day"),
+            lambda: charts.timeline_chart(
+                detail["over_time"], title="Job state changes per hour, last day", y_title="jobs per hour"
+            ),
             "queue-over-time",
+            "No job changed state here in the last day.",
         ),
         "weights": _chart(
-            detail["weights"], lambda: charts.weight_history_chart(detail["weights"], queue=name), "queue-weights"
+            detail["weights"],
+            lambda: charts.weight_history_chart(detail["weights"], queue=name),
+            "queue-weights",
+            "Not a candidate in the latest job-brokerage decisions.",
         ),
         "skipped": _chart(
             detail["skipped"],
-            lambda: charts.reasons_chart(detail["skipped"], title="Why it was skipped, recent decisions"),
+            lambda: charts.reasons_chart(
+                detail["skipped"], title="Why it was skipped, recent decisions", unit="decisions"
+            ),
             "queue-skipped",
         ),
         "timeouts": _chart(detail["timeouts"], lambda: charts.timeouts_chart(detail["timeouts"]), "queue-timeouts"),
@@ -181,7 +237,12 @@ def shares(request: HttpRequest) -> HttpResponse:
         "tree": _chart(detail["tree"], lambda: charts.share_sunburst(detail["tree"]), "share-tree"),
         "history": _chart(
             detail["history"],
-            lambda: charts.timeline_chart(detail["history"], title="Usage of the leaf shares, last 7 days"),
+            lambda: charts.timeline_chart(
+                detail["history"],
+                title="Usage of the leaf shares, last 7 days",
+                y_title="usage (executing ÷ target)",
+                counts=False,
+            ),
             "share-history",
         ),
         "work_queues": _chart(
@@ -198,7 +259,9 @@ def timeouts(request: HttpRequest) -> HttpResponse:
         "by_rule": _chart(detail["by_rule"], lambda: charts.timeouts_chart(detail["by_rule"]), "timeouts-by-rule"),
         "history": _chart(
             detail["history"],
-            lambda: charts.timeline_chart(detail["history"], title="Timed out per pass and rule, last day"),
+            lambda: charts.timeline_chart(
+                detail["history"], title="Timed out per pass and rule, last day", y_title="jobs timed out"
+            ),
             "timeouts-history",
         ),
     }
@@ -209,7 +272,9 @@ def timeouts(request: HttpRequest) -> HttpResponse:
 def decisions(request: HttpRequest) -> HttpResponse:
     detail = decision_explorer(filters=request.GET.dict(), now=timezone.now(), page=_page_number(request))
     reasons = _chart(
-        detail["reasons"], lambda: charts.reasons_chart(detail["reasons"], title="Main reasons"), "decision-reasons"
+        detail["reasons"],
+        lambda: charts.reasons_chart(detail["reasons"], title="Main reasons", unit="decisions"),
+        "decision-reasons",
     )
     return render(
         request,
@@ -220,6 +285,7 @@ def decisions(request: HttpRequest) -> HttpResponse:
             "keep_filters": _query_without(request, "page"),
             "refresh": _refresh(request),
         },
+        status=400 if detail["problems"] else 200,
     )
 
 
@@ -229,12 +295,15 @@ def dirac(request: HttpRequest) -> HttpResponse:
     figures = {
         "rate": _chart(
             detail["rate"],
-            lambda: charts.timeline_chart(detail["rate"], title="Matching requests per hour"),
+            lambda: charts.timeline_chart(
+                detail["rate"], title="Matching requests per hour", y_title="requests per hour"
+            ),
             "dirac-rate",
+            "No matching request in the last day.",
         ),
         "reasons": _chart(
             detail["reasons"],
-            lambda: charts.reasons_chart(detail["reasons"], title="Why requests found no job"),
+            lambda: charts.reasons_chart(detail["reasons"], title="Why requests found no job", unit="requests"),
             "dirac-reasons",
         ),
     }
@@ -248,11 +317,13 @@ def wmcore(request: HttpRequest) -> HttpResponse:
     figures = {
         "requests": _chart(
             detail["request_statuses"],
-            lambda: charts.status_bar_chart(detail["request_statuses"], title="Requests by status"),
+            lambda: charts.status_bar_chart(detail["request_statuses"], title="Requests by status", unit="requests"),
             "wmcore-requests",
         ),
-        "slots": _chart(detail["slots"], lambda: charts.slot_use_chart(detail["slots"]), "wmcore-slots"),
-        "stuck": _chart(stuck, lambda: charts.reasons_chart(stuck, title="Why elements wait"), "wmcore-stuck"),
+        "slots": _chart(detail["slots"], lambda: charts.slot_use_chart(detail["slots"]), "wmcore-slots-chart"),
+        "stuck": _chart(
+            stuck, lambda: charts.reasons_chart(stuck, title="Why elements wait", unit="elements"), "wmcore-stuck-chart"
+        ),
     }
     return render(request, "monitor/wmcore.html", {**detail, "figures": figures, "refresh": _refresh(request)})
 
@@ -265,3 +336,132 @@ def gdpconfig(request: HttpRequest) -> HttpResponse:
         query = {key: request.GET.get(key, "") for key in ("preview_key", "preview_value")}
         return redirect(f"{reverse('monitor:task', args=[int(task_id)])}?{urlencode(query)}#preview")
     return render(request, "monitor/gdpconfig.html", gdpconfig_overview())
+
+
+@require_POST
+def task_action(request: HttpRequest, task_id: int) -> HttpResponse:
+    """One action from the task page, for a signed-in user with the permission to change tasks; the result (or
+    why it was refused) is shown on the task page."""
+    if not request.user.is_authenticated:
+        return redirect(f"{reverse('admin:login')}?next={reverse('monitor:task', args=[task_id])}")
+    if not request.user.has_perm("brokerage.change_task"):
+        raise PermissionDenied("changing tasks needs the permission brokerage.change_task")
+    try:
+        done = task_action_run(
+            task_id=task_id,
+            action=request.POST.get("action", ""),
+            user=request.user,
+            params=request.POST.dict(),
+            now=timezone.now(),
+        )
+    except TaskCommandRefused as refused:
+        messages.error(request, str(refused))
+    else:
+        messages.success(request, done)
+    return redirect(reverse("monitor:task", args=[task_id]) + "#actions")
+
+
+@require_safe
+def job(request: HttpRequest, job_id: int) -> HttpResponse:
+    detail = job_detail(job_id=job_id, now=timezone.now())
+    if detail is None:
+        raise Http404(f"No job {job_id}.")
+    return render(request, "monitor/job.html", {**detail, "refresh": _refresh(request)})
+
+
+@require_safe
+def task_errors(request: HttpRequest, task_id: int) -> HttpResponse:
+    """The task's error summary on its own page, every error (the task page shows the ten commonest)."""
+    task = Task.objects.filter(pk=task_id).values("jediTaskID", "taskName", "status").first()
+    if task is None:
+        raise Http404(f"No task {task_id}.")
+    summary = job_error_summary(task_id=task_id, limit=200)
+    chart = _chart(
+        summary["errors"], lambda: charts.error_chart(summary["errors"][:25]), "errors-chart", "No failed job."
+    )
+    return render(
+        request,
+        "monitor/errors.html",
+        {"task": task, "summary": summary, "chart": chart, "refresh": _refresh(request)},
+    )
+
+
+@require_safe
+def search(request: HttpRequest) -> HttpResponse:
+    """The search box: straight to the one thing an ID or exact name names, otherwise the matches by kind."""
+    query = request.GET.get("q", "").strip()
+    found = search_everything(query=query)
+    if found["exact"] is not None:
+        kind, key = found["exact"]
+        return redirect(reverse(f"monitor:{kind}", args=[key]))
+    return render(request, "monitor/search.html", {**found, "search_query": query})
+
+
+@require_safe
+def decision(request: HttpRequest, decision_id: int) -> HttpResponse:
+    """One decision of any plugin (task, job, WMCore pull) with its whole trace."""
+    detail = decision_detail(decision_id=decision_id)
+    if detail is None:
+        raise Http404(f"No decision {decision_id}.")
+    figures = _decision_figures(detail["decision"], detail["trace"], key=f"decision-{decision_id}")
+    return render(request, "monitor/decision.html", {**detail, "figures": figures})
+
+
+@require_safe
+def dirac_match(request: HttpRequest, record_id: int) -> HttpResponse:
+    """One DIRAC matching request: what the resource offered, the task queue drawn or why none matched."""
+    detail = dirac_match_detail(record_id=record_id)
+    if detail is None:
+        raise Http404(f"No DIRAC matching request {record_id}.")
+    return render(request, "monitor/dirac_match.html", detail)
+
+
+def page_not_found(request: HttpRequest, exception=None) -> HttpResponse:
+    """404 in the site's layout, saying what was not found and where to look instead."""
+    message = str(exception) if exception and str(exception) and not settings.DEBUG else ""
+    if isinstance(getattr(exception, "args", [None])[0], dict):  # Django's resolver details: not for users
+        message = ""
+    return render(request, "404.html", {"message": message, "path": request.path}, status=404)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """500 in the site's layout, without touching the database (it may be what failed)."""
+    return render(request, "500.html", status=500)
+
+
+@require_safe
+def site(request: HttpRequest, name: str) -> HttpResponse:
+    detail = site_detail(name=name)
+    if detail is None:
+        raise Http404(f"No site {name}.")
+    return render(request, "monitor/site.html", {**detail, "refresh": _refresh(request)})
+
+
+@require_safe
+def wmcore_request(request: HttpRequest, name: str) -> HttpResponse:
+    detail = wmcore_request_detail(name=name)
+    if detail is None:
+        raise Http404(f"No WMCore request {name}.")
+    return render(request, "monitor/wmcore_request.html", {**detail, "refresh": _refresh(request)})
+
+
+@require_safe
+def jobs(request: HttpRequest) -> HttpResponse:
+    listing = job_list(filters=request.GET.dict(), page=_page_number(request))
+    return render(
+        request,
+        "monitor/jobs.html",
+        {**listing, "keep_filters": _query_without(request, "page"), "refresh": _refresh(request)},
+        status=400 if listing["problems"] else 200,
+    )
+
+
+@require_safe
+def queues(request: HttpRequest) -> HttpResponse:
+    listing = queue_list(status=request.GET.get("status", "").strip())
+    return render(
+        request,
+        "monitor/queues.html",
+        {**listing, "refresh": _refresh(request)},
+        status=400 if listing["problems"] else 200,
+    )

@@ -8,12 +8,14 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html
+from django.utils import timezone
+from django.utils.html import escape, format_html
 
 from brokerage.gdpconfig import REGISTRY, GdpConfigError
 from brokerage.gdpconfig.profiles import PROFILES
 from brokerage.models import GdpConfig, GdpConfigChange
 from brokerage.selectors.gdpconfig import gdpconfig_parameter_rows, gdpconfig_profile_effect, gdpconfig_view
+from brokerage.selectors.preview import gdpconfig_change_effect
 from brokerage.services.gdpconfig import (
     GdpConfigInputError,
     gdpconfig_delete,
@@ -48,7 +50,8 @@ class GdpConfigForm(forms.ModelForm):
         found = REGISTRY.find(key) if key else None
         if found is not None:
             parameter = found[0]
-            self.fields["value"].help_text = (
+            # the admin shows help text as HTML: descriptions hold KEY_<gshare>, so it is escaped here
+            self.fields["value"].help_text = escape(
                 f"{parameter.value_type}{f' in {parameter.unit}' if parameter.unit else ''}; "
                 f"default {parameter.default_text}. {parameter.description}"
             )
@@ -180,6 +183,11 @@ class GdpConfigAdmin(admin.ModelAdmin):
                 name="brokerage_gdpconfig_parameters",
             ),
             path(
+                "what-if/",
+                self.admin_site.admin_view(self.what_if_view),
+                name="brokerage_gdpconfig_what_if",
+            ),
+            path(
                 "profile/",
                 self.admin_site.admin_view(self.profile_view),
                 name="brokerage_gdpconfig_profile",
@@ -219,6 +227,29 @@ class GdpConfigAdmin(admin.ModelAdmin):
             "can_apply": self.has_change_permission(request),
         }
         return TemplateResponse(request, "admin/brokerage/gdpconfig/profile.html", context)
+
+    def what_if_view(self, request):
+        """Before saving: what the key and value of the change form would do to the tasks pending in brokerage
+        (which would change and how). Reads only."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        key, value = request.GET.get("key", "").strip(), request.GET.get("value", "")
+        effect, error = None, ""
+        if key:
+            try:
+                effect = gdpconfig_change_effect(key=key, value=value, now=timezone.now())
+            except GdpConfigError as problem:
+                error = str(problem)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": "What if this value were saved?",
+            "key": key,
+            "value": value,
+            "effect": effect,
+            "error": error,
+        }
+        return TemplateResponse(request, "admin/brokerage/gdpconfig/what_if.html", context)
 
     def parameters_view(self, request):
         """Every registered parameter with its unit, default, effective value and the row it comes from."""

@@ -90,8 +90,17 @@ class Job(Stateful):
         help_text="Disk IO the pilot measured, kB/s (the queue's average per core feeds the diskIO check).",
     )
     hs06 = models.PositiveIntegerField(null=True, blank=True)
+    # PanDA's error columns, one code and diagnostic per component (brokerage/job_errors.py names them)
     pilotErrorCode = models.IntegerField(null=True, blank=True)
     pilotErrorDiag = models.CharField(max_length=500, blank=True, default="")
+    exeErrorCode = models.IntegerField(null=True, blank=True)
+    exeErrorDiag = models.CharField(max_length=500, blank=True, default="")
+    supErrorCode = models.IntegerField(null=True, blank=True)
+    supErrorDiag = models.CharField(max_length=250, blank=True, default="")
+    ddmErrorCode = models.IntegerField(null=True, blank=True)
+    ddmErrorDiag = models.CharField(max_length=500, blank=True, default="")
+    jobDispatcherErrorCode = models.IntegerField(null=True, blank=True)
+    jobDispatcherErrorDiag = models.CharField(max_length=250, blank=True, default="")
     brokerageErrorCode = models.IntegerField(null=True, blank=True)
     brokerageErrorDiag = models.CharField(max_length=250, blank=True, default="")
     taskBufferErrorCode = models.IntegerField(null=True, blank=True)
@@ -121,6 +130,8 @@ class Job(Stateful):
             # the task page's oldest active jobs, and the last job start per queue (timeouts, job brokerage)
             models.Index(fields=["task", "stateChangeTime"], name="job_task_changed"),
             models.Index(fields=["computingSite", "startTime"], name="job_site_started"),
+            # the error summaries: failed and closed jobs of a task or a queue
+            models.Index(fields=["task", "jobStatus", "computingSite"], name="job_task_status_site"),
         ]
 
     def __str__(self) -> str:

@@ -77,6 +77,17 @@ def gdpconfig_get(*, key: str, vo: str = "", gshare: str | None = None, workflow
 def gdpconfig_parameter_rows(*, vo: str = "") -> list[dict[str, Any]]:
     """The registry as rows for the admin and the monitor: default, effective value and where it comes from."""
     view = gdpconfig_view(vo=vo)
+    # KEY_<gshare> / KEY_<workflow> rows: each is the value in force for that share or workflow (the general
+    # value applies to every other one), shown under its parameter
+    variants: dict[str, list[dict[str, Any]]] = {}
+    for key, row_vo in sorted(_stored_rows()):
+        found = REGISTRY.find(key)
+        if found is None or found[1] is None or row_vo not in ("", vo):
+            continue
+        parameter, name = found
+        kind = parameter.suffix or ""
+        in_force = view.get(parameter.key, **({kind: name} if kind in ("gshare", "workflow") else {}))
+        variants.setdefault(parameter.key, []).append({"key": key, "name": name, "kind": kind, "value": in_force})
     rows = []
     parameter: Parameter
     for parameter in REGISTRY:
@@ -95,6 +106,7 @@ def gdpconfig_parameter_rows(*, vo: str = "") -> list[dict[str, Any]]:
                 "description": parameter.description,
                 "source": parameter.source,
                 "suffix": parameter.suffix,
+                "variants": variants.get(parameter.key, []),
             }
         )
     return rows

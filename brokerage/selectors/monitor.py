@@ -13,6 +13,8 @@ from django.db.models import Count, F, Q, QuerySet, Sum
 from django.db.models.functions import TruncHour
 
 from brokerage import states
+from brokerage.engine.advice import Advice, advise
+from brokerage.engine.decision import OUTCOMES
 from brokerage.models import (
     BrokerageCycle,
     Dataset,
@@ -28,6 +30,7 @@ from brokerage.models import (
     TaskStatusLog,
 )
 from brokerage.selectors.decisions import decision_trace
+from brokerage.selectors.jobs import job_error_summary
 from brokerage.selectors.shares import global_share_usage, work_queue_shares
 from brokerage.selectors.timeouts import job_timeout_states
 
@@ -52,6 +55,13 @@ class TaskListing:
     counts_by_status: list[tuple[str, int]]
     sort: str
     filters: dict[str, str]
+    problems: dict[str, str]
+
+
+def _window_problem(window: str) -> str | None:
+    if window and window not in WINDOWS:
+        return f"{window!r} is not a time window; one of {', '.join(WINDOWS)}"
+    return None
 
 
 def task_list(*, filters: dict[str, str], sort: str = "-modified", page: int = 1, now: datetime) -> TaskListing:
@@ -60,9 +70,17 @@ def task_list(*, filters: dict[str, str], sort: str = "-modified", page: int = 1
     counts by status of the filtered set."""
     queryset = Task.objects.select_related("workQueue")
     applied = {}
+    problems = {}
+    status = (filters.get("status") or "").strip()
+    if status and status not in states.TASK.statuses:
+        problems["status"] = f"{status!r} is not a task status; one of {', '.join(states.TASK.statuses)}"
+    if _window_problem(filters.get("window") or ""):
+        problems["window"] = _window_problem(filters.get("window") or "")
+    if sort.lstrip("-") not in TASK_SORTS:
+        problems["sort"] = f"{sort!r} is not a column to sort by; one of {', '.join(TASK_SORTS)}"
     for key in TASK_FILTERS:
         value = (filters.get(key) or "").strip()
-        if not value:
+        if not value or key in problems:
             continue
         applied[key] = value
         if key == "workQueue":
@@ -77,7 +95,7 @@ def task_list(*, filters: dict[str, str], sort: str = "-modified", page: int = 1
     if text:
         applied["q"] = text
         match = Q(taskName__icontains=text) | Q(userName__icontains=text) | Q(errorDialog__icontains=text)
-        if text.isdigit():
+        if text.isdigit() and int(text) < 2**63:
             match |= Q(jediTaskID=int(text))
         queryset = queryset.filter(match)
     key = sort.lstrip("-")
@@ -90,7 +108,7 @@ def task_list(*, filters: dict[str, str], sort: str = "-modified", page: int = 1
     total = sum(n for _, n in counts)
     paginator = Paginator(queryset.order_by(order, "-jediTaskID"), PAGE_SIZE)
     paginator.count = total  # known already: no second COUNT(*)
-    return TaskListing(paginator.get_page(page), total, counts, sort, applied)
+    return TaskListing(paginator.get_page(page), total, counts, sort, applied, problems)
 
 
 def task_filter_choices() -> dict[str, list[str]]:
@@ -126,27 +144,110 @@ def _latest_decisions(task_id: int) -> list[dict[str, Any]]:
 
 
 def why_pending(task: Task, panels: list[dict[str, Any]]) -> list[str]:
-    """Plain sentences for why the task is not progressing, from its status and latest decisions."""
+    """Plain sentences for why the task is not progressing, each said once: the task's own error dialog (unless a
+    decision says the same), then per decision that did not assign, its message with the full count of
+    candidates by reason."""
     lines = []
-    if task.status == "pending" and task.errorDialog:
+    messages = {panel["decision"].message for panel in panels if panel["decision"].message}
+    said = any(task.errorDialog in message or message in task.errorDialog for message in messages)
+    if task.errorDialog and task.status in ("pending", "throttled", "exhausted", "broken", "failed") and not said:
         lines.append(task.errorDialog)
     for panel in panels:
         decision, trace = panel["decision"], panel["trace"]
         if decision.outcome == "assigned":
             continue
         considered = len(trace.get("initial") or []) or decision.n_candidates
-        line = f"The last {decision.plugin} decision ({decision.created:%Y-%m-%d %H:%M}) was {decision.outcome}: "
+        line = f"{PLUGIN_NAMES.get(decision.plugin, decision.plugin)} was {decision.outcome}"
         if trace["by_reason"]:
-            parts = [f"{group['count']} {group['title'].lower()}" for group in trace["by_reason"][:4]]
-            line += f"of {considered} candidates, " + ", ".join(parts) + "."
-        else:
-            line += decision.message
+            parts = [f"{group['count']} {group['title']}" for group in trace["by_reason"]]
+            line += f": of {considered} candidates, " + ", ".join(parts) + "."
+        elif decision.message:
+            line += f": {decision.message}"
         lines.append(line)
-        if decision.retry_after_minutes:
-            lines.append(f"It is tried again {decision.retry_after_minutes} minutes after that decision.")
     if not lines and task.status in ("pending", "throttled", "exhausted", "broken"):
-        lines.append(f"The task is {task.status}; see its status history for the reason.")
+        lines.append(f"The task is {task.status}; its status history below says why.")
     return lines
+
+
+PLUGIN_NAMES = {
+    "atlas_prod_task": "Task brokerage (choice of a nucleus)",
+    "atlas_prod_job": "Job brokerage (choice of a queue)",
+    "atlas_anal_job": "Analysis job brokerage (choice of a queue)",
+}
+
+
+def nucleus_names() -> list[str]:
+    """The nuclei a task can be reassigned to."""
+    from brokerage.models import Site
+
+    return list(Site.objects.filter(role="nucleus").order_by("name").values_list("name", flat=True))
+
+
+def task_headline(task: Task, panels: list[dict[str, Any]], *, now: datetime) -> dict[str, Any]:
+    """The task's state, since when (its last status change), and when brokerage tries again (the latest
+    decision that did not assign, plus its retry delay)."""
+    since = (
+        TaskStatusLog.objects.filter(task_id=task.pk, new_status=task.status)
+        .order_by("-timestamp", "-pk")
+        .values_list("timestamp", flat=True)
+        .first()
+    )
+    retry = None
+    for panel in panels:
+        decision = panel["decision"]
+        if decision.outcome != "assigned" and decision.retry_after_minutes:
+            at = decision.created + timedelta(minutes=decision.retry_after_minutes)
+            if retry is None or at < retry["at"]:
+                retry = {"at": at, "due": at <= now, "plugin": decision.plugin}
+    return {"since": since, "for": (now - since) if since else None, "next_try": retry}
+
+
+def task_advice(task: Task, panels: list[dict[str, Any]], *, jobs_failed: int, jobs_total: int) -> list[Advice]:
+    """What a shifter can do, from the latest decisions (engine/advice.py) and the task's own state."""
+    result: list[Advice] = []
+    for panel in panels:
+        decision, trace = panel["decision"], panel["trace"]
+        considered = len(trace.get("initial") or []) or decision.n_candidates
+        result += advise(
+            plugin=decision.plugin,
+            outcome=decision.outcome,
+            skipped=trace["skipped"],
+            n_candidates=considered,
+            nucleus=task.nucleus,
+        )
+    if jobs_failed:
+        result.append(
+            Advice(
+                "site",
+                "Read the error summary: the commonest error tells whether the site, the data or the task is at fault.",
+                f"{jobs_failed} of {jobs_total} jobs failed, were closed or cancelled.",
+                (),
+            )
+        )
+    if task.status == "exhausted":
+        result.append(
+            Advice(
+                "task",
+                "Find the cause in the error summary, fix it, then retry the task.",
+                f"The task is exhausted: {task.errorDialog or 'too many of its jobs failed'}.",
+                (),
+            )
+        )
+    elif task.status == "throttled":
+        result.append(
+            Advice(
+                "wait",
+                "Wait: the task is throttled because its work queue has enough queued work; it comes back by itself.",
+                task.errorDialog or "The task is throttled.",
+                (),
+            )
+        )
+    seen, unique = set(), []
+    for item in result:
+        if item.action not in seen:
+            seen.add(item.action)
+            unique.append(item)
+    return unique
 
 
 def task_detail(*, task_id: int, now: datetime, decision_id: int | None = None) -> dict[str, Any] | None:
@@ -210,11 +311,30 @@ def task_detail(*, task_id: int, now: datetime, decision_id: int | None = None) 
         "selected": selected,
         "history": history,
         "why": why_pending(task, panels),
+        "headline": task_headline(task, panels, now=now),
+        "advice": task_advice(
+            task,
+            panels,
+            jobs_failed=sum(by_status[s] for s in ended_badly),
+            jobs_total=sum(by_status.values()),
+        ),
         "timeouts": [
             {"PandaID": pk, "state": state}
             for pk, state in sorted(timeout_states.items(), key=lambda item: item[1].left or timedelta.max)
         ],
         "children": list(Task.objects.filter(parent_id=task_id).values("jediTaskID", "taskName", "status")[:20]),
+        "errors": job_error_summary(task_id=task_id, limit=10) if any(by_status[s] for s in ended_badly) else None,
+        "recent_jobs": list(
+            jobs.order_by("-stateChangeTime", "-pk").values(
+                "pk",
+                "jobStatus",
+                "computingSite",
+                "attemptNr",
+                "stateChangeTime",
+                "pilotErrorCode",
+                "taskBufferErrorCode",
+            )[:20]
+        ),
     }
 
 
@@ -270,6 +390,7 @@ def queue_detail(*, name: str, now: datetime, decisions: int = 40) -> dict[str, 
         "weights": weights,
         "skipped": [{"code": c, "title": reason_title(c), "count": n} for c, n in skips.most_common(12)],
         "decisions_read": len(recent),
+        "errors": job_error_summary(queue=name, since=now - timedelta(days=1), limit=10),
         "timeouts": timeouts,
     }
 
@@ -359,6 +480,7 @@ def shares_overview(*, now: datetime) -> dict[str, Any]:
 
 
 DECISION_FILTERS = ("plugin", "outcome", "reason", "chosen", "queue", "task")
+DECISION_OUTCOMES = OUTCOMES
 
 
 def decision_explorer(*, filters: dict[str, str], now: datetime, page: int = 1) -> dict[str, Any]:
@@ -367,9 +489,18 @@ def decision_explorer(*, filters: dict[str, str], now: datetime, page: int = 1) 
     the page)."""
     queryset: QuerySet = Decision.objects.defer("trace").select_related("cycle").order_by("-created", "-pk")
     applied = {}
+    problems = {}
+    outcome = (filters.get("outcome") or "").strip()
+    if outcome and outcome not in DECISION_OUTCOMES:
+        problems["outcome"] = f"{outcome!r} is not an outcome; one of {', '.join(DECISION_OUTCOMES)}"
+    task = (filters.get("task") or "").strip()
+    if task and not (task.isdigit() and int(task) < 2**63):
+        problems["task"] = f"{task!r} is not a task ID (a whole number)"
+    if _window_problem(filters.get("window") or ""):
+        problems["window"] = _window_problem(filters.get("window") or "")
     for key in DECISION_FILTERS:
         value = (filters.get(key) or "").strip()
-        if not value:
+        if not value or key in problems:
             continue
         applied[key] = value
         if key == "reason":
@@ -399,6 +530,7 @@ def decision_explorer(*, filters: dict[str, str], now: datetime, page: int = 1) 
     return {
         "page": page_obj,
         "filters": applied,
+        "problems": problems,
         "outcomes": outcome_counts,
         "reasons": [
             {"code": r["primary_reason"], "title": reason_title(r["primary_reason"]), "count": r["n"]} for r in reasons
@@ -470,6 +602,11 @@ def dirac_overview(*, now: datetime) -> dict[str, Any]:
         "rate": rate,
         "reasons": [{"code": c, "title": reason_title(c), "count": n} for c, n in reasons.most_common(10)],
         "waiting": DiracJob.objects.filter(status="Waiting").count(),
+        "recent": list(
+            DiracMatchRecord.objects.order_by("-at", "-id").values(
+                "pk", "at", "site", "cpuTime", "matched", "job", "reasons"
+            )[:15]
+        ),
         "matched_last_day": records.filter(matched=True).count(),
         "requests_last_day": records.count(),
     }

@@ -3,28 +3,32 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.db.models import Count
+from django.utils import timezone
 
 from brokerage import models, states
+from brokerage.selectors.jobs import job_error_summary
 
-# What the overview counts, in the order it is shown: (label, model, admin changelist name).
+# What the overview counts, in the order it is shown: (label, model, the dashboard page that lists them or None).
+# Reading never sends a shifter to the admin (a login page for most of them).
 COUNTED = (
-    ("Tasks", models.Task, "task"),
-    ("Datasets", models.Dataset, "dataset"),
-    ("Files", models.DatasetFile, "datasetfile"),
-    ("Event ranges", models.Event, "event"),
-    ("Jobs", models.Job, "job"),
-    ("Work queues", models.WorkQueue, "workqueue"),
-    ("Global shares", models.GlobalShare, "globalshare"),
-    ("Sites", models.Site, "site"),
-    ("PanDA queues", models.PandaQueue, "pandaqueue"),
-    ("Storage endpoints", models.StorageEndpoint, "storageendpoint"),
-    ("Network links", models.NetworkLink, "networklink"),
-    ("Software tags", models.SoftwareTags, "softwaretags"),
-    ("GPU summaries", models.GpuSummary, "gpusummary"),
-    ("gdpconfig overrides", models.GdpConfig, "gdpconfig"),
+    ("Tasks", models.Task, "monitor:tasks"),
+    ("Datasets", models.Dataset, None),
+    ("Files", models.DatasetFile, None),
+    ("Event ranges", models.Event, None),
+    ("Jobs", models.Job, "monitor:jobs"),
+    ("Work queues", models.WorkQueue, "monitor:shares"),
+    ("Global shares", models.GlobalShare, "monitor:shares"),
+    ("Sites", models.Site, "monitor:queues"),
+    ("PanDA queues", models.PandaQueue, "monitor:queues"),
+    ("Storage endpoints", models.StorageEndpoint, None),
+    ("Network links", models.NetworkLink, None),
+    ("Software tags", models.SoftwareTags, None),
+    ("GPU summaries", models.GpuSummary, None),
+    ("gdpconfig overrides", models.GdpConfig, "monitor:gdpconfig"),
 )
 
 
@@ -46,20 +50,18 @@ def _integrity_alert() -> models.IntegrityCheck | None:
     return latest if latest is not None and latest.n_findings else None
 
 
-def database_overview() -> dict[str, Any]:
+def database_overview(*, now=None) -> dict[str, Any]:
     """Counts per entity, tasks/jobs/queues by status, the most recently modified tasks, and the latest integrity
     check when it found something (None when the latest found nothing)."""
     return {
-        "counts": [
-            {"label": label, "count": model.objects.count(), "admin": f"admin:brokerage_{name}_changelist"}
-            for label, model, name in COUNTED
-        ],
+        "counts": [{"label": label, "count": model.objects.count(), "page": page} for label, model, page in COUNTED],
         "tasks_by_status": _by_status(models.Task.objects.all(), "status", states.TASK.statuses),
         "jobs_by_status": _by_status(models.Job.objects.all(), "jobStatus", states.JOB.statuses),
         "queues_by_status": _by_status(
             models.PandaQueue.objects.all(), "status", tuple(models.choices.QueueStatus.values)
         ),
         "integrity": _integrity_alert(),
+        "errors": job_error_summary(since=(now or timezone.now()) - timedelta(days=1), limit=10),
         "recent_tasks": list(
             models.Task.objects.order_by("-modificationTime").values(
                 "jediTaskID", "taskName", "status", "currentPriority", "nucleus", "gshare", "modificationTime"

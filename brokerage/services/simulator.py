@@ -21,6 +21,7 @@ from functools import partial
 from django.db import transaction
 from django.db.models import Count
 
+from brokerage.job_errors import PILOT
 from brokerage.models import DatasetFile, Event, Job, PandaQueue, QueuePilotStats, WMBSJob, WMCoreSite
 from brokerage.services.bulk import bulk_update_values
 from brokerage.services.retries import OUT_OF_MEMORY_CODES, job_inputs_after_end
@@ -31,7 +32,26 @@ ACTOR = "grid simulator"
 TRANSFER_MINUTES = 5
 DEFAULT_SLOTS = 20
 DEFAULT_FAILURE_PERCENT = 8
-PILOT_FAILURE_CODE = 1305  # "payload failed" in the demo's little vocabulary
+# What fails in the demo, with PanDA's codes and words (brokerage/job_errors.py), in proportion; one failure in
+# five becomes the payload running out of memory (_out_of_memory), which the retry module reads.
+FAILURES = (
+    (
+        5,
+        {
+            "pilotErrorCode": 1305,
+            "pilotErrorDiag": PILOT[1305],
+            "exeErrorCode": 65,
+            "exeErrorDiag": "Non-zero return code from the transform (65)",
+        },
+    ),
+    (3, {"pilotErrorCode": 1099, "pilotErrorDiag": f"{PILOT[1099]}: copy command failed, connection timed out"}),
+    (2, {"pilotErrorCode": 1137, "pilotErrorDiag": f"{PILOT[1137]}: destination storage refused the upload"}),
+    (2, {"pilotErrorCode": 1213, "pilotErrorDiag": PILOT[1213]}),
+    (1, {"pilotErrorCode": 1150, "pilotErrorDiag": f"{PILOT[1150]}: no output file modified for 2 hours"}),
+    (1, {"pilotErrorCode": 1201, "pilotErrorDiag": PILOT[1201]}),
+    (1, {"pilotErrorCode": 1361, "pilotErrorDiag": PILOT[1361]}),
+)
+FAILURE_COLUMNS = ("pilotErrorCode", "pilotErrorDiag", "exeErrorCode", "exeErrorDiag")
 
 
 @dataclass(frozen=True)
@@ -107,8 +127,8 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0) -> StepReport:
             to_status="failed",
             job_ids=failed_ids,
             reason="payload failed",
-            columns={"pilotErrorCode": PILOT_FAILURE_CODE, "pilotErrorDiag": "simulated payload failure"},
         )
+        _failure_causes(failed_ids)
         _measure(finished_ids + failed_ids)
         _out_of_memory(failed_ids)
         job_inputs_after_end(finished=finished_ids, failed=failed_ids, now=now)
@@ -158,6 +178,24 @@ def _jobs_per_queue(jobs) -> dict[str, int]:
     return dict(jobs.values("computingSite").annotate(n=Count("pk")).values_list("computingSite", "n"))
 
 
+def failure_cause(pk: int) -> dict:
+    """The error columns of a failed job, drawn from FAILURES by their weights (the same job, the same cause)."""
+    draw = _draw(pk, 4) % sum(weight for weight, _ in FAILURES)
+    for weight, columns in FAILURES:
+        if draw < weight:
+            return columns
+        draw -= weight
+    return FAILURES[-1][1]
+
+
+def _failure_causes(failed: list[int]) -> None:
+    rows = []
+    for pk in failed:
+        cause = failure_cause(pk)
+        rows.append((pk, *(cause.get(column, None if column.endswith("Code") else "") for column in FAILURE_COLUMNS)))
+    bulk_update_values(Job, fields=FAILURE_COLUMNS, rows=rows)
+
+
 def _out_of_memory(failed: list[int]) -> None:
     """One failure in five is the payload running out of memory, above what the job asked for."""
     rows = Job.objects.filter(pk__in=[pk for pk in failed if _draw(pk, 5) % 5 == 0]).values(
@@ -170,7 +208,7 @@ def _out_of_memory(failed: list[int]) -> None:
             (
                 row["pk"],
                 OUT_OF_MEMORY_CODES[0],
-                "simulated payload out of memory",
+                PILOT[OUT_OF_MEMORY_CODES[0]],
                 int((row["minRamCount"] or 2000) * (row["coreCount"] or 1) * 1024 * 1.2),
             )
             for row in rows

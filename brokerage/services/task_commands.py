@@ -16,16 +16,17 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.db.models import F, Max, Q
 
+from brokerage.job_errors import TASK_BUFFER_KILLED
 from brokerage.models import Dataset, DatasetFile, Job, Task
 from brokerage.selectors.gdpconfig import gdpconfig_view
 from brokerage.services.counters import dataset_counters_refresh, datasets_of_files
 from brokerage.services.status import job_status_transition_many, status_transition, task_status_transition_many
 from brokerage.states import INPUT_FILE, IllegalTransition, throttled_period_minutes
+from brokerage.task_actions import RETRYABLE
 from brokerage.watchdog import EXHAUSTED_TIMEOUT, throttled_attempt
 
 QUEUED_JOB_STATUSES = ("pending", "defined", "waiting", "assigned", "throttled", "activated")
 RUNNING_JOB_STATUSES = ("sent", "starting", "running", "holding", "merging", "transferring")
-RETRYABLE = ("finished", "exhausted")
 NOT_RETRIED_CHILDREN = ("aborted", "broken", "failed")
 GENERATING = ("ready", "scouting", "running")
 
@@ -43,7 +44,13 @@ def _kill_jobs(*, task_ids: list[int], statuses: tuple[str, ...], reason: str, a
         by_status.setdefault(status, []).append(pk)
     for status, ids in by_status.items():
         killed += job_status_transition_many(
-            from_status=status, to_status="cancelled", job_ids=ids, reason=reason, actor=actor, now=now
+            from_status=status,
+            to_status="cancelled",
+            job_ids=ids,
+            reason=reason,
+            actor=actor,
+            now=now,
+            columns={"taskBufferErrorCode": TASK_BUFFER_KILLED, "taskBufferErrorDiag": f"killed: {reason}"[:300]},
         )
     # their files are free again (a killed job is no attempt)
     freed = DatasetFile.objects.filter(PandaID__in=killed, status__in=("picked", "running"))
@@ -113,6 +120,100 @@ def task_retry(*, task_id: int, actor: str, now: datetime, reason: str = "retry 
         now=now,
     )
     return retried
+
+
+PRIORITY_RANGE = (0, 100_000)
+
+
+@transaction.atomic
+def task_priority_change(*, task_id: int, priority: int, actor: str, now: datetime) -> int:
+    """Sets a task's priority, and that of its jobs still queued (JEDI changeTaskPriority). Returns the jobs
+    changed."""
+    low, high = PRIORITY_RANGE
+    if isinstance(priority, bool) or not isinstance(priority, int) or not low <= priority <= high:
+        raise TaskCommandRefused(f"a priority is a whole number from {low} to {high:,}, not {priority!r}")
+    task = Task.objects.select_for_update().get(pk=task_id)
+    if task.status in ("done", "finished", "failed", "aborted", "broken"):
+        raise TaskCommandRefused(f"task {task_id} is {task.status}: its priority no longer matters")
+    Task.objects.filter(pk=task_id).update(currentPriority=priority, modificationTime=now)
+    return Job.objects.filter(task_id=task_id, jobStatus__in=QUEUED_JOB_STATUSES).update(
+        currentPriority=priority, modificationTime=now
+    )
+
+
+@transaction.atomic
+def task_reassign(*, task_id: int, nucleus: str, actor: str, now: datetime) -> str:
+    """Sends a task to another nucleus (JEDI reassignTask): its next job sets are brokered there; a task pending
+    after a failed job brokerage is brokered again at once. Returns the new nucleus."""
+    from brokerage.models import Site
+
+    task = Task.objects.select_for_update().get(pk=task_id)
+    if task.status not in ("pending", "ready", "scouting", "scouted", "running", "assigning"):
+        raise TaskCommandRefused(f"task {task_id} is {task.status}: only a live task can be reassigned")
+    if not Site.objects.filter(name=nucleus, role="nucleus").exists():
+        raise TaskCommandRefused(f"{nucleus!r} is not a nucleus")
+    Task.objects.filter(pk=task_id).update(nucleus=nucleus, modificationTime=now)
+    task.refresh_from_db()
+    if task.status == "pending" and task.oldStatus in ("ready", "scouted", "running"):
+        status_transition(obj=task, new_status=task.oldStatus, reason=f"reassigned to {nucleus}", actor=actor, now=now)
+    return nucleus
+
+
+@transaction.atomic
+def task_brokerage_retry_now(*, task_id: int, actor: str, now: datetime) -> str:
+    """A task pending after a failed brokerage is brokered again at its next cycle instead of after its retry
+    delay (what a shifter does once the cause is fixed). Returns the status it goes back to."""
+    task = Task.objects.select_for_update().get(pk=task_id)
+    if task.status != "pending" or task.oldStatus not in ("assigning", "ready", "scouted", "running"):
+        raise TaskCommandRefused(
+            f"task {task_id} is {task.status}: only a task pending in brokerage can be retried now"
+        )
+    target = task.oldStatus
+    status_transition(obj=task, new_status=target, reason="brokerage retried now by a shifter", actor=actor, now=now)
+    return target
+
+
+def task_action_run(*, task_id: int, action: str, user, params: dict, now: datetime) -> str:
+    """Runs one action from the task page through its service and records it in the task's admin history
+    (who, what, with which values). Returns a sentence saying what was done; TaskCommandRefused says why not."""
+    from django.contrib.admin.models import CHANGE, LogEntry
+
+    actor = f"{user.get_username()} (monitor)"
+    task = Task.objects.filter(pk=task_id).first()
+    if task is None:
+        raise TaskCommandRefused(f"no task {task_id}")
+    from brokerage.task_actions import task_actions_available
+
+    if action not in task_actions_available(task):
+        raise TaskCommandRefused(f"task {task_id} is {task.status}: {action} does not apply")
+    if action == "retry":
+        retried = task_retry(task_id=task_id, actor=actor, now=now, reason="retry from the monitor")
+        done = f"Task {task_id} retried" + (f" with {len(retried) - 1} children" if len(retried) > 1 else "") + "."
+    elif action == "broker_now":
+        done = f"Task {task_id} goes back to {task_brokerage_retry_now(task_id=task_id, actor=actor, now=now)}."
+    elif action == "reassign":
+        nucleus = str(params.get("nucleus") or "").strip()
+        done = f"Task {task_id} reassigned to {task_reassign(task_id=task_id, nucleus=nucleus, actor=actor, now=now)}."
+    elif action == "priority":
+        raw = str(params.get("priority") or "").strip()
+        if not raw.lstrip("-").isdigit():
+            raise TaskCommandRefused(f"priority: a whole number, not {raw!r}")
+        changed = task_priority_change(task_id=task_id, priority=int(raw), actor=actor, now=now)
+        done = f"Task {task_id} priority set to {int(raw)} ({changed} queued jobs too)."
+    elif action == "finish":
+        killed = task_finish(task_id=task_id, actor=actor, now=now, reason="finish from the monitor")
+        done = f"Task {task_id} finishing: {len(killed)} queued jobs cancelled."
+    else:
+        killed = task_abort(task_id=task_id, actor=actor, now=now, reason="abort from the monitor")
+        done = f"Task {task_id} aborted: {len(killed)} jobs killed."
+    LogEntry.objects.log_actions(  # the admin's History of the task shows it
+        user_id=user.pk,
+        queryset=[Task.objects.get(pk=task_id)],
+        action_flag=CHANGE,
+        change_message=done,
+        single_object=True,
+    )
+    return done
 
 
 @transaction.atomic

@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.db.models import Count, Q
 
+from brokerage.job_errors import TASK_BUFFER_EXPIRED, TASK_BUFFER_REASSIGNED, TASK_BUFFER_TRANSFER_TIMEOUT
 from brokerage.models import Job, JobTimeoutSummary, PandaQueue, QueuePilotStats
 from brokerage.selectors.gdpconfig import gdpconfig_view
 from brokerage.selectors.timeouts import JOB_FIELDS, timeout_job, timeout_limits, timeout_queues
@@ -70,7 +71,13 @@ def job_timeout_apply(*, now: datetime) -> TimeoutPass:
                 reason=f"timeout: {sentence}",
                 actor=ACTOR,
                 now=now,
-                columns={"taskBufferErrorDiag": f"timeout: {sentence}"[:300]},
+                columns={
+                    # panda-server ErrorCode.py: EC_Transfer for a transfer that timed out, EC_Expire otherwise
+                    "taskBufferErrorCode": TASK_BUFFER_TRANSFER_TIMEOUT
+                    if status == "transferring"
+                    else TASK_BUFFER_EXPIRED,
+                    "taskBufferErrorDiag": f"timeout: {sentence}"[:300],
+                },
             )
             (closed if target == "closed" else failed).extend(moved)
         job_inputs_after_end(finished=[], failed=failed, closed=closed, now=now)
@@ -157,7 +164,7 @@ def job_fast_rebrokerage(*, now: datetime, vo: str = "atlas") -> list[Rebrokerag
                     reason=reason,
                     actor=ACTOR,
                     now=now,
-                    columns={"taskBufferErrorDiag": reason[:300]},
+                    columns={"taskBufferErrorCode": TASK_BUFFER_REASSIGNED, "taskBufferErrorDiag": reason[:300]},
                 )
             job_inputs_after_end(finished=[], failed=[], closed=closed, now=now)
         cuts.append(RebrokerageCut(queue, gshare, n_queue, n_running, total_queued[gshare], allowed, sorted(closed)))

@@ -48,7 +48,7 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost" if DEBUG else "")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "brokerage.admin_site.BrokerageAdminConfig",  # the admin, its index in sections
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

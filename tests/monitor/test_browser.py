@@ -42,46 +42,111 @@ def browser():
         launched.close()
 
 
-def open_page(browser, url, errors):
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
+def open_page(browser, url, errors, width=1280):
+    page = browser.new_page(viewport={"width": width, "height": 900})
     page.on("pageerror", lambda error: errors.append(f"{url}: {error}"))
     page.on("console", lambda message: message.type == "error" and errors.append(f"{url}: {message.text}"))
     page.goto(url, wait_until="load")
     return page
 
 
-def plots_with_data(page) -> int:
-    page.wait_for_function("() => !document.querySelector('.plotly-graph-div') || window.Plotly !== undefined")
+def charts_drawn(page) -> int:
+    """Waits until every chart box whose box is visible is drawn; returns how many hold data."""
+    page.wait_for_function(
+        """() => window.Plotly !== undefined && Array.from(document.querySelectorAll('.chart[data-figure]'))
+                  .filter(box => box.offsetWidth > 0).every(box => box.dataset.drawn)"""
+    )
     return page.evaluate(
-        """() => Array.from(document.querySelectorAll('.plotly-graph-div'))
-                  .filter(div => div.classList.contains('js-plotly-plot') && div.data && div.data.length > 0
-                                 && div.querySelector('svg.main-svg')).length"""
+        """() => Array.from(document.querySelectorAll('.chart[data-drawn]'))
+                  .filter(div => div.data && div.data.length > 0 && div.querySelector('svg.main-svg')).length"""
     )
 
 
+LAYOUT_PROBLEMS = """() => {
+  const problems = [];
+  const ids = Array.from(document.querySelectorAll('[id]')).map(e => e.id);
+  const repeated = ids.filter((id, i) => ids.indexOf(id) !== i);
+  if (repeated.length) problems.push('ids used twice: ' + Array.from(new Set(repeated)).join(', '));
+  const root = document.scrollingElement;
+  if (root.scrollWidth > root.clientWidth + 1)
+    problems.push('sideways scroll: ' + root.scrollWidth + ' > ' + root.clientWidth);
+  const boxes = Array.from(document.querySelectorAll('.chart[data-drawn]')).filter(b => b.offsetWidth > 0);
+  for (const box of boxes) {
+    const svg = box.querySelector('svg.main-svg');
+    if (svg && svg.getBoundingClientRect().width > box.getBoundingClientRect().width + 1)
+      problems.push(box.id + ' wider than its box');
+    const layout = box.layout || {};
+    const cartesian = (box.data || []).some(t => !['sunburst', 'pie'].includes(t.type));
+    if (cartesian && !((layout.xaxis || {}).title || {}).text) problems.push(box.id + ' has no x-axis title');
+    if (cartesian && !((layout.yaxis || {}).title || {}).text) problems.push(box.id + ' has no y-axis title');
+  }
+  for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+    const a = boxes[i].getBoundingClientRect(), b = boxes[j].getBoundingClientRect();
+    if (a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1)
+      problems.push(boxes[i].id + ' overlaps ' + boxes[j].id);
+  }
+  return problems;
+}"""
+
+
 @pytest.mark.django_db(transaction=True)
-def test_every_page_renders_its_plots_without_javascript_errors(live_server, browser, monkeypatch):
+def test_every_page_holds_its_layout_at_1440_and_1024_pixels(live_server, browser, monkeypatch):
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's loop shares the test's thread
     grid_live()
     task = Decision.objects.filter(plugin="atlas_prod_job").values_list("task_id", flat=True).first()
     queue = Job.objects.exclude(computingSite="").values_list("computingSite", flat=True).first()
+    job = Job.objects.values_list("pk", flat=True).first()
+    decision = Decision.objects.values_list("pk", flat=True).first()
     pages = {
         "/": 0,
         "/tasks/": 1,
         f"/tasks/{task}/": 3,
+        f"/tasks/{task}/errors/": 0,
+        f"/jobs/{job}/": 0,
+        "/jobs/": 0,
+        "/queues/": 0,
         f"/queues/{queue}/": 1,
         "/shares/": 2,
         "/timeouts/": 1,
         "/decisions/": 1,
+        f"/decisions/{decision}/": 0,
         "/gdpconfig/": 0,
-        "/wmcore/": 3,
+        "/dirac/": 0,
+        "/wmcore/": 2,
+        "/search/?q=Q": 0,
     }
     errors: list[str] = []
-    for path, at_least in pages.items():
-        page = open_page(browser, live_server.url + path + "?refresh=0", errors)
-        assert plots_with_data(page) >= at_least, path
-        assert page.locator("main h1").count() == 1, path
-        page.close()
+    for width in (1440, 1024):
+        for path, at_least in pages.items():
+            page = open_page(browser, live_server.url + path, errors, width=width)
+            assert charts_drawn(page) >= at_least, (width, path)
+            assert page.locator("main h1").count() == 1, path
+            assert page.evaluate(LAYOUT_PROBLEMS) == [], (width, path)
+            page.close()
+    assert errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_live_refresh_keeps_what_was_typed_and_can_pause(live_server, browser, monkeypatch):
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    grid_live()
+    task = Decision.objects.filter(plugin="atlas_prod_job").values_list("task_id", flat=True).first()
+    errors: list[str] = []
+    page = open_page(browser, live_server.url + f"/tasks/{task}/", errors)
+    charts_drawn(page)
+    page.fill("input[name=preview_value]", "300")
+    page.evaluate("() => window.monitorCharts.refresh()")
+    page.wait_for_function("() => document.getElementById('live-status').textContent.includes('form holds')")
+    assert page.input_value("input[name=preview_value]") == "300"
+    page.fill("input[name=preview_value]", "")
+    page.evaluate("() => document.activeElement.blur()")  # nothing typed, nothing focused
+    page.evaluate("() => window.monitorCharts.refresh()")
+    page.wait_for_function(
+        "() => document.getElementById('live-status').textContent.startsWith('updated')", timeout=15000
+    )
+    assert charts_drawn(page) >= 3  # the charts of the replaced parts are drawn again
+    page.click("#live-pause")
+    assert page.inner_text("#live-status") == "paused"
     assert errors == []
 
 

@@ -15,7 +15,8 @@ from tests.monitor.assets import foreign_assets
 
 pytestmark = pytest.mark.django_db
 
-PLOTS = re.compile(r'Plotly\.newPlot\(\s*"([\w-]+)"')
+# a chart is an empty box naming the JSON of its figure; static/js/monitor.js draws it once laid out
+PLOTS = re.compile(r'<div class="chart" id="([\w-]+)" data-figure="([\w-]+)-figure"')
 
 
 def page(client, url, **params):
@@ -90,9 +91,17 @@ def test_task_list_pages_with_the_total(client, living_grid):
     listing = response.context["listing"]
     assert listing.total == Task.objects.count()
     assert len(listing.page.object_list) == min(50, listing.total)
-    # nonsense in the query string is ignored, never an error
-    response, _ = page(client, reverse("monitor:tasks"), page="x", sort="'; drop", window="forever")
+    # a page number that is not one is page 1; filters that are not valid are named, and left out
+    response = client.get(
+        reverse("monitor:tasks"), {"page": "x", "sort": "'; drop", "window": "forever", "status": "bogus"}
+    )
+    assert response.status_code == 400
     assert response.context["listing"].sort == "-modified"
+    assert set(response.context["problems"]) == {"sort", "window", "status"}
+    html = response.content.decode()
+    assert "&#x27;bogus&#x27; is not a task status" in html
+    assert "&#x27;forever&#x27; is not a time window; one of 1h, 6h, 1d, 7d" in html
+    assert response.context["listing"].total == Task.objects.count()  # the bad filters were left out
 
 
 def test_a_pending_task_page_says_why_with_the_numbers(client, living_grid):
@@ -210,8 +219,11 @@ def test_gdpconfig_page_lists_every_parameter_and_changes(client, living_grid):
     assert reverse("admin:brokerage_gdpconfig_changelist") in html
 
 
-def test_live_pages_refresh_and_can_stop(client, living_grid):
+def test_live_pages_refresh_their_parts_and_can_stop(client, living_grid):
     _, html = page(client, reverse("monitor:tasks"))
-    assert '<meta http-equiv="refresh" content="60">' in html
+    assert 'http-equiv="refresh"' not in html  # a reload wiped what was typed; the script refreshes parts
+    assert '<body data-refresh="60">' in html
+    assert 'id="live-pause"' in html
+    assert "data-live" in html
     _, html = page(client, reverse("monitor:tasks"), refresh="0")
-    assert 'http-equiv="refresh"' not in html
+    assert "data-refresh" not in html

@@ -1,0 +1,158 @@
+"""What a shifter can do about a decision: the table of actions beside the table of sentences (reasons.py), and
+the rules that read a decision's skips as a whole (the input is only at a nucleus whose queues are off; every
+queue without pilots) before falling back to one action per reason.
+
+Each piece of advice carries the evidence it rests on (which candidates, which code, the numbers), so a shifter
+can check it before acting. Pure: plain data in, plain data out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .reasons import reason_title
+
+# Who acts: the shifter waits, reports to a site, asks data management, changes the task, or asks an expert to
+# tune gdpconfig.
+WAIT, SITE, DATA, TASK, CONFIG = "wait", "site", "data", "task", "config"
+
+
+@dataclass(frozen=True)
+class Action:
+    kind: str
+    text: str
+
+
+# One action per reason code: what usually clears it. Codes missing here (a filter that is the task's own
+# choice, such as a core-count mismatch) are left to the composite rules and the sentences.
+ACTIONS: dict[str, Action] = {
+    # task brokerage (nuclei)
+    "status": Action(
+        SITE, "Wait for the queues or nuclei to come back online, or report them to the site if they stay off."
+    ),
+    "transfer_backlog": Action(WAIT, "Wait: the output transfer backlog drains by itself."),
+    "space": Action(DATA, "Ask data management to free or add space on the storage, or wait for deletions."),
+    "match": Action(TASK, "Check the task's software, cores and memory against what the sites offer."),
+    "source_blacklist": Action(
+        DATA, "Ask data management whether the storage with the input comes back, or for a replica elsewhere."
+    ),
+    "destination_blacklist": Action(DATA, "Ask data management when the storage is usable over WAN again."),
+    "insize": Action(DATA, "Ask for a replica of the input at the nucleus you want, or wait for the transfer."),
+    "innum": Action(DATA, "Ask for a replica of the input at the nucleus you want, or wait for the transfer."),
+    "input_missing": Action(DATA, "Ask data management for a complete, readable copy of the input."),
+    # job brokerage (queues)
+    "unknown_nucleus": Action(TASK, "Reassign the task to a nucleus that has queues."),
+    "link_unusable": Action(SITE, "Report the blocked network link to the site and network experts."),
+    "links_full": Action(WAIT, "Wait: the link's transfer queue drains by itself."),
+    "inactive": Action(SITE, "Report the queue to the site: activated jobs wait but none started for 2 hours."),
+    "nopilot": Action(SITE, "Report the queues to the site: no pilot asked for a job for 3 hours."),
+    "zeroshare": Action(CONFIG, "Ask an expert whether the queue's fair-share policy should give this work a share."),
+    "io": Action(DATA, "Ask for a replica of the input near the queues that can run the jobs, or wait."),
+    "diskIO": Action(WAIT, "Wait: the queue's disk IO per core falls as its IO-heavy jobs end."),
+    "cache": Action(
+        TASK, "Check that the release, container or platform the task asks for is installed at the sites you expect."
+    ),
+    "lowmemory": Action(TASK, "Lower the task's memory request if it is too high, or wait for high-memory queues."),
+    "highmemory": Action(TASK, "The queues want bigger jobs: check the task's memory request."),
+    "shortwalltime": Action(TASK, "Split the jobs smaller (fewer events per job) so their walltime fits."),
+    "longwalltime": Action(TASK, "Make the jobs longer (more events per job) or let them run elsewhere."),
+    "min_walltime": Action(TASK, "Make the jobs longer (more events per job) or let them run elsewhere."),
+    "disk": Action(TASK, "Lower the job's disk need (fewer input files per job)."),
+    "transferring": Action(WAIT, "Wait: the queue's jobs finish transferring their output."),
+    "nopilot_all": Action(SITE, "Report a site problem: none of the candidate queues has pilots."),
+    "cap": Action(WAIT, "Wait: the queue's queued jobs start and make room."),
+    "overloaded": Action(WAIT, "Wait: the overloaded queues drain."),
+    "closed": Action(SITE, "Look at why the task's jobs were closed there (error summary) and report it."),
+    "badsite": Action(SITE, "Look at the task's failures there (error summary) and report them to the site."),
+    "excluded": Action(TASK, "Remove the queue from the task's excludedSite if it should run there."),
+    "notincluded": Action(TASK, "Add the queue to the task's includedSite if it should run there."),
+    "tmp_user_problem": Action(WAIT, "Wait: the user's queued jobs there start first."),
+    "fileunavailable": Action(DATA, "Ask data management to recover the input files."),
+    "low_weight": Action(WAIT, "Nothing to do: it can be chosen, others weigh more."),
+}
+
+
+@dataclass(frozen=True)
+class Advice:
+    kind: str
+    action: str
+    evidence: str
+    codes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _names(members: Sequence[Mapping[str, Any]], limit: int = 4) -> str:
+    names = [str(member["name"]) for member in members]
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def advise(
+    *,
+    plugin: str,
+    outcome: str,
+    skipped: Mapping[str, Mapping[str, Any]],
+    n_candidates: int,
+    nucleus: str = "",
+) -> list[Advice]:
+    """What to do about one decision. `skipped` is the trace's name → {code, detail}; `n_candidates` how many were
+    considered. An assigned decision needs nothing."""
+    if outcome == "assigned":
+        return []
+    by_code: dict[str, list[dict[str, Any]]] = {}
+    for name, skip in skipped.items():
+        by_code.setdefault(skip["code"], []).append({"name": name, "detail": skip.get("detail") or {}})
+    total = n_candidates or len(skipped)
+    advice: list[Advice] = []
+    done: set[str] = set()
+
+    # The input sits at one nucleus whose own queues are off or cannot run the jobs, and every other queue is too
+    # far from it: neither waiting for the link nor retrying helps; a replica elsewhere or the queues back does.
+    far = by_code.get("io", [])
+    near = {code: members for code, members in by_code.items() if code != "io"}
+    if far and near and len(far) + sum(len(m) for m in near.values()) >= total:
+        at = f" at {nucleus}" if nucleus else ""
+        states = sorted(
+            {str(m["detail"].get("status") or m["detail"].get("state")) for m in near.get("status", [])} - {"None"}
+        )
+        why_near = "; ".join(
+            f"{len(members)} {('are ' + ', '.join(states)) if code == 'status' and states else reason_title(code)}"
+            f" ({_names(members)})"
+            for code, members in sorted(near.items(), key=lambda item: (-len(item[1]), item[0]))
+        )
+        advice.append(
+            Advice(
+                DATA,
+                f"Ask data management for a replica of the input at another nucleus, or wait for the queues{at} to "
+                "come back or be able to run the jobs.",
+                f"The queues near the input cannot take the jobs: {why_near}. The {len(far)} other queues are "
+                f"{reason_title('io')} ({_names(far)}).",
+                ("io", *sorted(near)),
+            )
+        )
+        done |= {"io", *near}
+
+    # Nobody has pilots: a site (or pilot factory) problem, not the task's.
+    pilots = by_code.get("nopilot", [])
+    if pilots and len(pilots) == total:
+        advice.append(
+            Advice(
+                SITE,
+                ACTIONS["nopilot_all"].text,
+                f"All {total} candidate queues: no pilot for 3 hours ({_names(pilots)}).",
+                ("nopilot",),
+            )
+        )
+        done.add("nopilot")
+
+    for code, members in sorted(by_code.items(), key=lambda item: (-len(item[1]), item[0])):
+        if code in done:
+            continue
+        action = ACTIONS.get(code)
+        if action is None:
+            continue
+        share = "All" if len(members) == total else f"{len(members)} of {total}"
+        advice.append(
+            Advice(action.kind, action.text, f"{share} candidates: {reason_title(code)} ({_names(members)}).", (code,))
+        )
+    return advice

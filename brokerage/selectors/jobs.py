@@ -1,0 +1,190 @@
+"""What the job page and the error summaries read: one job with its history, the decision that placed it, its
+files, its retries and its timeout; failed and closed jobs grouped by error, queue and attempt."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Case, CharField, Count, IntegerField, Max, Min, Q, QuerySet, Value, When
+
+from brokerage import states
+from brokerage.job_errors import COMPONENTS, error_label, job_main_error
+from brokerage.models import DatasetFile, Decision, Job, JobRetryHistory, JobStatusLog
+from brokerage.selectors.timeouts import job_timeout_states
+
+ENDED_BADLY = ("failed", "closed", "cancelled")
+JOB_PLUGINS = ("atlas_prod_job", "atlas_anal_job")
+
+
+def _main_error_annotations() -> dict[str, Any]:
+    """The main error of each job in SQL: the first component with a non-zero code (job_errors.COMPONENTS)."""
+    has = [
+        (component, code, diag, Q(**{f"{code}__gt": 0}) | Q(**{f"{code}__lt": 0}))
+        for component, code, diag in COMPONENTS
+    ]
+    return {
+        "error_component": Case(
+            *(When(condition, then=Value(component)) for component, _, _, condition in has),
+            default=Value(""),
+            output_field=CharField(),
+        ),
+        "error_code": Case(
+            *(When(condition, then=code) for _, code, _, condition in has), default=None, output_field=IntegerField()
+        ),
+        "error_diag": Case(
+            *(When(condition, then=diag) for _, _, diag, condition in has), default=Value(""), output_field=CharField()
+        ),
+    }
+
+
+def job_error_summary(
+    *, task_id: int | None = None, queue: str | None = None, since: datetime | None = None, limit: int = 50
+) -> dict[str, Any]:
+    """Failed, closed and cancelled jobs of a task or a queue grouped by main error (component and code), with the
+    queues and attempts they happened at and one diagnostic message of each; and per (error, queue, attempt).
+    Two queries, whatever the number of jobs."""
+    jobs: QuerySet = Job.objects.filter(jobStatus__in=ENDED_BADLY)
+    if task_id is not None:
+        jobs = jobs.filter(task_id=task_id)
+    if queue is not None:
+        jobs = jobs.filter(computingSite=queue)
+    if since is not None:
+        jobs = jobs.filter(stateChangeTime__gte=since)
+    rows = list(
+        jobs.annotate(**_main_error_annotations())
+        .values("error_component", "error_code", "computingSite", "attemptNr", "jobStatus")
+        .annotate(n=Count("pk"), diag=Max("error_diag"), example=Min("pk"))
+        .order_by()
+    )
+    errors: dict[tuple[str, int | None], dict[str, Any]] = {}
+    for row in rows:
+        key = (row["error_component"], row["error_code"])
+        error = errors.setdefault(
+            key,
+            {
+                "component": row["error_component"],
+                "code": row["error_code"],
+                "label": error_label(*key),
+                "count": 0,
+                "queues": {},
+                "attempts": {},
+                "statuses": {},
+                "diag": row["diag"] or "",
+                "example": row["example"],
+            },
+        )
+        error["count"] += row["n"]
+        error["queues"][row["computingSite"]] = error["queues"].get(row["computingSite"], 0) + row["n"]
+        error["attempts"][row["attemptNr"]] = error["attempts"].get(row["attemptNr"], 0) + row["n"]
+        error["statuses"][row["jobStatus"]] = error["statuses"].get(row["jobStatus"], 0) + row["n"]
+        error["example"] = min(error["example"], row["example"])
+    ordered = sorted(errors.values(), key=lambda e: (-e["count"], e["label"]))[:limit]
+    for error in ordered:
+        error["queues"] = sorted(error["queues"].items(), key=lambda item: (-item[1], item[0]))
+        error["attempts"] = sorted(error["attempts"].items())
+        error["statuses"] = sorted(error["statuses"].items(), key=lambda item: (-item[1], item[0]))
+    total = sum(row["n"] for row in rows)
+    return {"errors": ordered, "total": total}
+
+
+def job_detail(*, job_id: int, now: datetime) -> dict[str, Any] | None:
+    """The job page: the job, its status history, the decision that placed it (its job set's) and why it went
+    there, its input files, the retries before and after it, its timeout state and its main error."""
+    job = Job.objects.select_related("task", "workQueue").filter(pk=job_id).first()
+    if job is None:
+        return None
+    decision = None
+    if job.jobsetID is not None:
+        decision = (
+            Decision.objects.filter(task_id=job.task_id, plugin__in=JOB_PLUGINS, jobsetID=job.jobsetID)
+            .defer("trace")
+            .order_by("-created", "-pk")
+            .first()
+        )
+    why_here = None
+    if decision is not None and decision.chosen == job.computingSite:
+        from brokerage.selectors.decisions import decision_why_not
+
+        why_here = decision_why_not(decision=decision, name=job.computingSite)
+    retries = list(
+        JobRetryHistory.objects.filter(Q(oldPandaID=job_id) | Q(newPandaID=job_id)).values(
+            "oldPandaID", "newPandaID", "relationType", "originPandaID", "created"
+        )
+    )
+    values = {column: getattr(job, column) for _, code, diag in COMPONENTS for column in (code, diag)}
+    component, code, diag = job_main_error(values)
+    errors = [
+        {"component": name, "code": getattr(job, code_column), "diag": getattr(job, diag_column)}
+        for name, code_column, diag_column in COMPONENTS
+        if getattr(job, code_column) or getattr(job, diag_column)
+    ]
+    timeout = None
+    if job.jobStatus in states.JOB_ACTIVE:
+        timeout = job_timeout_states(job_ids=[job_id], now=now).get(job_id)
+    return {
+        "job": job,
+        "history": list(JobStatusLog.objects.filter(job_id=job_id).order_by("timestamp", "pk")),
+        "decision": decision,
+        "why_here": why_here,
+        "files": list(
+            DatasetFile.objects.filter(PandaID=job_id)
+            .select_related("dataset")
+            .order_by("lfn")
+            .values("pk", "lfn", "status", "attemptNr", "maxAttempt", "fsize", "nEvents", "dataset__datasetName")[:200]
+        ),
+        "retries": retries,
+        "main_error": {"component": component, "code": code, "diag": diag, "label": error_label(component, code)}
+        if code
+        else None,
+        "errors": errors,
+        "timeout": timeout,
+    }
+
+
+JOB_FILTERS = ("status", "queue", "task")
+
+
+def job_list_problems(filters: dict[str, str]) -> dict[str, str]:
+    """Each filter value the job list cannot use, with what it expects (the page shows them, nothing silently)."""
+    problems = {}
+    status = (filters.get("status") or "").strip()
+    if status and status not in states.JOB.statuses:
+        problems["status"] = f"{status!r} is not a job status; one of {', '.join(states.JOB.statuses)}"
+    task = (filters.get("task") or "").strip()
+    if task and not (task.isdigit() and int(task) < 2**63):
+        problems["task"] = f"{task!r} is not a task ID (a whole number)"
+    return problems
+
+
+def job_list(*, filters: dict[str, str], page: int = 1, page_size: int = 50) -> dict[str, Any]:
+    """Jobs filtered by status, queue and task, most recently changed first, a page at a time; filters that are
+    not valid are left out and named in `problems`."""
+    from django.core.paginator import Paginator
+
+    problems = job_list_problems(filters)
+    queryset = Job.objects.all()
+    applied = {}
+    for key in JOB_FILTERS:
+        value = (filters.get(key) or "").strip()
+        if not value or key in problems:
+            continue
+        applied[key] = value
+        queryset = queryset.filter(**{{"status": "jobStatus", "queue": "computingSite", "task": "task_id"}[key]: value})
+    paginator = Paginator(
+        queryset.order_by("-stateChangeTime", "-pk").values(
+            "pk",
+            "task_id",
+            "jobStatus",
+            "computingSite",
+            "attemptNr",
+            "stateChangeTime",
+            *[c for _, c, _ in COMPONENTS],
+        ),
+        page_size,
+    )
+    rows = paginator.get_page(page)
+    for row in rows:
+        component, code, _ = job_main_error(row)
+        row["error"] = error_label(component, code) if code else ""
+    return {"page": rows, "filters": applied, "problems": problems, "statuses": states.JOB.statuses}

@@ -1,0 +1,42 @@
+"""Filters the pages share: durations a person reads, factor values with units, and links to detail pages."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django import template
+
+from monitor.charts import format_factor, format_number
+
+register = template.Library()
+
+
+@register.filter
+def duration(value) -> str:
+    """2 d 3 h, 1 h 58 min, 4 min 12 s: never microseconds, two units at most."""
+    if value is None or value == "":
+        return "—"
+    seconds = int(value.total_seconds() if isinstance(value, timedelta) else float(value))
+    sign = "−" if seconds < 0 else ""
+    seconds = abs(seconds)
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{sign}{days} d {hours} h"
+    if hours:
+        return f"{sign}{hours} h {minutes} min"
+    if minutes:
+        return f"{sign}{minutes} min {secs} s" if minutes < 10 and secs else f"{sign}{minutes} min"
+    return f"{sign}{secs} s"
+
+
+@register.filter
+def factor(value, name: str = "") -> str:
+    """A trace value with its unit where the name says one (spaceFreeGB → 4,795,286.6 GB)."""
+    return format_factor(str(name), value)
+
+
+@register.filter
+def number(value) -> str:
+    return format_number(value)
