@@ -1,90 +1,78 @@
-"""The admin's index in sections a grid operator recognises (grid, tasks and jobs, brokerage, DIRAC, WMCore) with
-proper names, instead of one flat list of 45 models in alphabetical order ("Job submitter cache entrys")."""
+"""The admin's index in sections a grid operator recognises (grid, tasks and jobs, brokerage, DIRAC, WMCore)
+instead of one flat list of 45 models in alphabetical order. The names shown are the models' own verbose names
+(``Meta.verbose_name_plural``), so list pages, breadcrumbs and the index say the same thing."""
 
 from __future__ import annotations
 
 from django.contrib import admin
 from django.contrib.admin.apps import AdminConfig
 
-# (section, [(model name, the name shown)]), in the order shown; models not listed go to "Other".
+# (section, [model class names]), in the order shown; models not listed go to "Other".
 SECTIONS = (
     (
         "Grid",
         [
-            ("Site", "Sites"),
-            ("PandaQueue", "PanDA queues"),
-            ("StorageEndpoint", "Storage endpoints"),
-            ("QueueStorage", "Queue storages"),
-            ("NetworkLink", "Network links"),
-            ("SoftwareTags", "Software tags"),
-            ("GpuSummary", "GPU summaries"),
-            ("DatasetReplica", "Dataset replicas"),
-            ("QueuePilotStats", "Queue pilot statistics"),
+            "Site",
+            "PandaQueue",
+            "StorageEndpoint",
+            "QueueStorage",
+            "NetworkLink",
+            "SoftwareTags",
+            "GpuSummary",
+            "DatasetReplica",
+            "QueuePilotStats",
         ],
     ),
     (
         "Tasks and jobs",
         [
-            ("Task", "Tasks"),
-            ("TaskStatusLog", "Task status logs"),
-            ("Dataset", "Datasets"),
-            ("DatasetStatusLog", "Dataset status logs"),
-            ("DatasetFile", "Dataset files"),
-            ("Event", "Event ranges"),
-            ("Job", "Jobs"),
-            ("JobStatusLog", "Job status logs"),
-            ("JobRetryHistory", "Job retry history"),
-            ("JobTimeoutSummary", "Job timeout summaries"),
-            ("MergePreassignment", "Merge preassignments"),
+            "Task",
+            "TaskStatusLog",
+            "Dataset",
+            "DatasetStatusLog",
+            "DatasetFile",
+            "Event",
+            "Job",
+            "JobStatusLog",
+            "JobRetryHistory",
+            "JobTimeoutSummary",
+            "MergePreassignment",
         ],
     ),
     (
         "Brokerage",
         [
-            ("GdpConfig", "gdpconfig parameters"),
-            ("GdpConfigChange", "gdpconfig changes"),
-            ("WorkQueue", "Work queues"),
-            ("GlobalShare", "Global shares"),
-            ("GlobalShareSnapshot", "Global share snapshots"),
-            ("BrokerageCycle", "Brokerage cycles"),
-            ("Decision", "Decisions"),
+            "GdpConfig",
+            "GdpConfigChange",
+            "WorkQueue",
+            "GlobalShare",
+            "GlobalShareSnapshot",
+            "BrokerageCycle",
+            "Decision",
         ],
     ),
     (
         "DIRAC",
-        [
-            ("DiracTaskQueue", "Task queues"),
-            ("DiracTaskQueueValue", "Task queue requirements"),
-            ("DiracJob", "DIRAC jobs"),
-            ("DiracJobStatusLog", "DIRAC job status logs"),
-            ("DiracMatchRecord", "Matching requests"),
-        ],
+        ["DiracTaskQueue", "DiracTaskQueueValue", "DiracJob", "DiracJobStatusLog", "DiracMatchRecord"],
     ),
     (
         "WMCore",
         [
-            ("WMCoreRequest", "Requests"),
-            ("WMCoreRequestStatusLog", "Request status logs"),
-            ("WMCoreQueue", "Work queues (global and local)"),
-            ("WMCoreElement", "Work-queue elements"),
-            ("WMCoreElementStatusLog", "Element status logs"),
-            ("WMCoreBlock", "Blocks"),
-            ("WMCoreSite", "Sites (resource control)"),
-            ("WMCoreSiteThreshold", "Site thresholds"),
-            ("WMBSSubscription", "WMBS subscriptions"),
-            ("WMBSJob", "WMBS jobs"),
-            ("JobSubmitterCacheEntry", "JobSubmitter cache entries"),
-            ("JobSubmitterReport", "JobSubmitter reports"),
+            "WMCoreRequest",
+            "WMCoreRequestStatusLog",
+            "WMCoreQueue",
+            "WMCoreElement",
+            "WMCoreElementStatusLog",
+            "WMCoreBlock",
+            "WMCoreSite",
+            "WMCoreSiteThreshold",
+            "WMBSSubscription",
+            "WMBSJob",
+            "JobSubmitterCacheEntry",
+            "JobSubmitterReport",
         ],
     ),
-    (
-        "Operations",
-        [
-            ("ProcessLock", "Process locks"),
-            ("WorkerHeartbeat", "Worker heartbeats"),
-            ("IntegrityCheck", "Integrity checks"),
-        ],
-    ),
+    ("Operations", ["ProcessLock", "WorkerHeartbeat", "IntegrityCheck"]),
 )
 
 
@@ -101,11 +89,7 @@ class BrokerageAdminSite(admin.AdminSite):
         by_name = {model["object_name"]: model for model in ours["models"]}
         sections = []
         for title, members in SECTIONS:
-            models = []
-            for object_name, shown in members:
-                model = by_name.pop(object_name, None)
-                if model is not None:
-                    models.append({**model, "name": shown})
+            models = [by_name.pop(object_name) for object_name in members if object_name in by_name]
             if models:
                 sections.append({**ours, "name": title, "models": models})
         if by_name:

@@ -36,8 +36,9 @@ class GdpConfig(models.Model):
     modified = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        db_table = "gdpconfig"
         verbose_name = "gdpconfig parameter"
+        verbose_name_plural = "gdpconfig parameters"
+        db_table = "gdpconfig"
         ordering = ["component", "key", "vo"]
         constraints = [
             models.UniqueConstraint(fields=["app", "component", "key", "vo"], name="gdpconfig_unique"),
@@ -75,6 +76,8 @@ class GdpConfigChange(models.Model):
     changed_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
+        verbose_name = "gdpconfig change"
+        verbose_name_plural = "gdpconfig changes"
         db_table = "gdpconfig_changes"
         ordering = ["-changed_at", "-id"]
         indexes = [models.Index(fields=["key", "-changed_at"], name="gdpconfig_change_key")]

@@ -38,6 +38,8 @@ class DiracTaskQueue(models.Model):
     created = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        verbose_name = "DIRAC task queue"
+        verbose_name_plural = "DIRAC task queues"
         db_table = "dirac_task_queues"
         constraints = [models.CheckConstraint(condition=Q(priority__gt=0), name="dirac_tq_priority_positive")]
         indexes = [models.Index(fields=["setup", "cpuTime"], name="dirac_tq_setup_cpu")]
@@ -54,6 +56,8 @@ class DiracTaskQueueValue(models.Model):
     value = models.CharField(max_length=255)
 
     class Meta:
+        verbose_name = "DIRAC task-queue requirement"
+        verbose_name_plural = "DIRAC task-queue requirements"
         db_table = "dirac_task_queue_values"
         constraints = [models.UniqueConstraint(fields=["task_queue", "field", "value"], name="dirac_tq_value_unique")]
         indexes = [models.Index(fields=["field", "value"], name="dirac_value_lookup")]
@@ -80,6 +84,8 @@ class DiracJob(Stateful):
     lastUpdateTime = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        verbose_name = "DIRAC job"
+        verbose_name_plural = "DIRAC jobs"
         db_table = "dirac_jobs"
         constraints = [
             models.CheckConstraint(condition=Q(status__in=states.DIRAC_JOB.statuses), name="dirac_job_status_known")
@@ -108,6 +114,8 @@ class DiracJobStatusLog(StatusLogBase):
     job = models.ForeignKey(DiracJob, on_delete=models.CASCADE, related_name="status_log")
 
     class Meta(StatusLogBase.Meta):
+        verbose_name = "DIRAC job status log"
+        verbose_name_plural = "DIRAC job status logs"
         db_table = "dirac_job_status_log"
 
 
@@ -126,6 +134,8 @@ class DiracMatchRecord(models.Model):
     reasons = models.JSONField(default=list, blank=True, help_text="Codes that kept the nearest task queues out.")
 
     class Meta:
+        verbose_name = "DIRAC matching request"
+        verbose_name_plural = "DIRAC matching requests"
         db_table = "dirac_match_records"
         ordering = ["-at", "-id"]
 

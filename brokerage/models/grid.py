@@ -83,6 +83,8 @@ class PandaQueue(models.Model):
     updated = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        verbose_name = "PanDA queue"
+        verbose_name_plural = "PanDA queues"
         db_table = "panda_queues"
         ordering = ["name"]
         constraints = [
@@ -301,8 +303,9 @@ class QueuePilotStats(models.Model):
     updated = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        verbose_name = "queue pilot statistics"
+        verbose_name_plural = "queue pilot statistics"
         db_table = "queue_pilot_stats"
-        verbose_name_plural = "queue pilot stats"
 
     def __str__(self) -> str:
         return f"{self.queue}: {self.pilotsLast3h} pilots in 3 h"

@@ -397,6 +397,8 @@ class Event(Stateful):
     path_convention = models.PositiveSmallIntegerField(null=True, blank=True)
 
     class Meta:
+        verbose_name = "event range"
+        verbose_name_plural = "event ranges"
         db_table = "jedi_events"
         ordering = ["id"]
         constraints = [

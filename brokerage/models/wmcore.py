@@ -51,6 +51,8 @@ class WMCoreRequest(Stateful):
     status_time = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        verbose_name = "WMCore request"
+        verbose_name_plural = "WMCore requests"
         db_table = "wmcore_requests"
         constraints = [
             models.CheckConstraint(
@@ -83,6 +85,8 @@ class WMCoreRequestStatusLog(StatusLogBase):
     request = models.ForeignKey(WMCoreRequest, on_delete=models.CASCADE, related_name="status_log")
 
     class Meta(StatusLogBase.Meta):
+        verbose_name = "WMCore request status log"
+        verbose_name_plural = "WMCore request status logs"
         db_table = "wmcore_request_status_log"
 
 
@@ -101,6 +105,8 @@ class WMCoreQueue(models.Model):
     locations_updated = models.DateTimeField(null=True, blank=True, help_text="Last location update of elements.")
 
     class Meta:
+        verbose_name = "WMCore work queue"
+        verbose_name_plural = "WMCore work queues"
         db_table = "wmcore_queues"
         constraints = [
             models.CheckConstraint(
@@ -147,6 +153,8 @@ class WMCoreElement(Stateful):
     stuck_since = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = "WMCore work-queue element"
+        verbose_name_plural = "WMCore work-queue elements"
         db_table = "wmcore_elements"
         constraints = [
             models.UniqueConstraint(fields=["queue", "database", "element_id"], name="wmcore_element_unique"),
@@ -186,6 +194,8 @@ class WMCoreElementStatusLog(StatusLogBase):
     element = models.ForeignKey(WMCoreElement, on_delete=models.CASCADE, related_name="status_log")
 
     class Meta(StatusLogBase.Meta):
+        verbose_name = "WMCore element status log"
+        verbose_name_plural = "WMCore element status logs"
         db_table = "wmcore_element_status_log"
 
 
@@ -201,6 +211,8 @@ class WMCoreBlock(models.Model):
     updated = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        verbose_name = "WMCore block"
+        verbose_name_plural = "WMCore blocks"
         db_table = "wmcore_blocks"
 
     def __str__(self) -> str:
@@ -217,6 +229,8 @@ class WMCoreSite(models.Model):
     running_slots = models.PositiveIntegerField(default=0)
 
     class Meta:
+        verbose_name = "WMCore site"
+        verbose_name_plural = "WMCore sites"
         db_table = "wmcore_sites"
         constraints = [models.UniqueConstraint(fields=["queue", "name"], name="wmcore_site_unique")]
 
@@ -233,6 +247,8 @@ class WMCoreSiteThreshold(models.Model):
     max_slots = models.PositiveIntegerField(default=0)
 
     class Meta:
+        verbose_name = "WMCore site threshold"
+        verbose_name_plural = "WMCore site thresholds"
         db_table = "wmcore_site_thresholds"
         constraints = [models.UniqueConstraint(fields=["site", "task_type"], name="wmcore_threshold_unique")]
 
@@ -252,6 +268,8 @@ class WMBSSubscription(models.Model):
     finished = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = "WMBS subscription"
+        verbose_name_plural = "WMBS subscriptions"
         db_table = "wmbs_subscriptions"
 
     def __str__(self) -> str:
@@ -275,6 +293,8 @@ class WMBSJob(Stateful):
     STATUS_FIELD = "state"
 
     class Meta:
+        verbose_name = "WMBS job"
+        verbose_name_plural = "WMBS jobs"
         db_table = "wmbs_jobs"
         constraints = [
             models.CheckConstraint(condition=Q(state__in=states.WMBS_JOB.statuses), name="wmbs_job_state_known"),
@@ -308,6 +328,8 @@ class JobSubmitterCacheEntry(models.Model):
     waiting_reason = models.CharField(max_length=32, blank=True, default="", help_text="Why the last pass left it.")
 
     class Meta:
+        verbose_name = "JobSubmitter cache entry"
+        verbose_name_plural = "JobSubmitter cache entries"
         db_table = "wmcore_jobsubmitter_cache"
         indexes = [models.Index(fields=["queue", "-priority", "job"], name="wmcore_cache_order")]
 
@@ -327,6 +349,8 @@ class JobSubmitterReport(models.Model):
     count = models.PositiveIntegerField()
 
     class Meta:
+        verbose_name = "JobSubmitter report"
+        verbose_name_plural = "JobSubmitter reports"
         db_table = "wmcore_jobsubmitter_reports"
         constraints = [models.CheckConstraint(condition=Q(count__gt=0), name="wmcore_report_count_positive")]
         ordering = ["-at", "site"]

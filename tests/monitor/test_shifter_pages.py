@@ -187,6 +187,10 @@ def test_the_admin_groups_its_index_and_escapes_help_and_previews_before_saving(
         assert f">{section}<" in index or f"{section}</a>" in index, section
     assert "JobSubmitter cache entries" in index
     assert "entrys" not in index
+    # The list pages and breadcrumbs use the same names (the models' verbose names), not "wm core requests".
+    listing = client.get(reverse("admin:brokerage_wmcorerequest_changelist")).content.decode()
+    assert "Select WMCore request to change" in listing
+    assert "wm core" not in listing.lower()
     form = client.get(reverse("admin:brokerage_gdpconfig_add") + "?key=DISK_THRESHOLD").content.decode()
     assert "DISK_THRESHOLD_&lt;gshare&gt;" in form  # the description's placeholder, escaped, not eaten as a tag
     assert reverse("admin:brokerage_gdpconfig_what_if") in form
