@@ -77,7 +77,7 @@ def grid_simulate_task() -> dict:
     """Periodic (beat, demo mode only): one step of the grid simulator."""
     if not settings.GRID_SIMULATOR:
         return {}
-    return grid_simulate_step(now=timezone.now(), speed=settings.GRID_SIMULATOR_SPEED).__dict__
+    return grid_simulate_step(now=timezone.now(), speed=settings.GRID_SIMULATOR_SPEED, inflow=True).__dict__
 
 
 @shared_task(name="brokerage.tasks.watchdog_task")

@@ -8,7 +8,8 @@ PORT=${PORT:-8000}
 HOST=${HOST:-127.0.0.1}
 export DJANGO_SETTINGS_MODULE=${DJANGO_SETTINGS_MODULE:-brokerage.settings.development}
 # the demo grid moves fast enough to watch: cycles every 10-20 s, the grid simulator on, one grid minute
-# per real second (jobs run 30-150 grid minutes), unless told otherwise
+# per real second (jobs run 30-150 grid minutes; a task pending "30 minutes" comes back after 30 s), unless told
+# otherwise
 export TASK_BROKERAGE_INTERVAL_SECONDS=${TASK_BROKERAGE_INTERVAL_SECONDS:-15}
 export TASK_REFINE_INTERVAL_SECONDS=${TASK_REFINE_INTERVAL_SECONDS:-10}
 export JOB_GENERATION_INTERVAL_SECONDS=${JOB_GENERATION_INTERVAL_SECONDS:-20}

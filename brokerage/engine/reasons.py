@@ -281,7 +281,7 @@ _REASONS += [
     Reason(
         "lower_cpu_time",
         "lower CPU time",
-        "Another matching task queue needs more CPU time: the Matcher takes the highest first (seed 003).",
+        "Another matching task queue needs more CPU time: the Matcher takes the highest first.",
         "It needs {cpuTime} s, less than the chosen ones.",
     ),
 ]

@@ -15,6 +15,7 @@ from django.db.models.functions import TruncHour
 from brokerage import states
 from brokerage.engine.advice import Advice, advise
 from brokerage.engine.decision import OUTCOMES
+from brokerage.grid_clock import grid_minutes
 from brokerage.models import (
     BrokerageCycle,
     Dataset,
@@ -33,6 +34,7 @@ from brokerage.selectors.decisions import decision_trace
 from brokerage.selectors.jobs import job_error_summary
 from brokerage.selectors.shares import global_share_usage, work_queue_shares
 from brokerage.selectors.timeouts import job_timeout_states
+from brokerage.states import throttled_period_minutes
 
 TASK_SORTS = {
     "id": "jediTaskID",
@@ -184,8 +186,9 @@ def nucleus_names() -> list[str]:
 
 
 def task_headline(task: Task, panels: list[dict[str, Any]], *, now: datetime) -> dict[str, Any]:
-    """The task's state, since when (its last status change), and when brokerage tries again (the latest
-    decision that did not assign, plus its retry delay)."""
+    """The task's state, since when (its last status change), when brokerage tries again (the latest decision
+    that did not assign, plus its retry delay) and, for a throttled task, when the watchdog releases it. The
+    times are those the system acts on (brokerage.grid_clock)."""
     since = (
         TaskStatusLog.objects.filter(task_id=task.pk, new_status=task.status)
         .order_by("-timestamp", "-pk")
@@ -196,10 +199,15 @@ def task_headline(task: Task, panels: list[dict[str, Any]], *, now: datetime) ->
     for panel in panels:
         decision = panel["decision"]
         if decision.outcome != "assigned" and decision.retry_after_minutes:
-            at = decision.created + timedelta(minutes=decision.retry_after_minutes)
+            at = decision.created + grid_minutes(decision.retry_after_minutes)
             if retry is None or at < retry["at"]:
-                retry = {"at": at, "due": at <= now, "plugin": decision.plugin}
-    return {"since": since, "for": (now - since) if since else None, "next_try": retry}
+                retry = {"at": at, "due": at <= now, "in": at - now, "plugin": decision.plugin}
+    release = None
+    if task.status == "throttled" and task.throttledTime is not None:
+        # the watchdog's rule (services.task_commands.task_watch): 120 × int(attemptNr/5)² grid minutes
+        at = task.throttledTime + grid_minutes(throttled_period_minutes(5 * max(task.numThrottled, 1)))
+        release = {"at": at, "due": at <= now, "in": at - now, "to": task.oldStatus}
+    return {"since": since, "for": (now - since) if since else None, "next_try": retry, "release": release}
 
 
 def task_advice(task: Task, panels: list[dict[str, Any]], *, jobs_failed: int, jobs_total: int) -> list[Advice]:

@@ -5,7 +5,7 @@ decision with its trace, applies the outcomes, and records itself as a Brokerage
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.db import connection, transaction
 from django.db.models import Q, QuerySet
@@ -13,6 +13,7 @@ from django.db.models import Q, QuerySet
 from brokerage.adapters.grid import ANALYSIS_LABELS
 from brokerage.adapters.task_brokerage import PLUGIN, grid_base, task_scenarios
 from brokerage.gdpconfig import REGISTRY
+from brokerage.grid_clock import grid_minutes
 from brokerage.models import BrokerageCycle, GlobalShare, Task
 from brokerage.plugins import plugin_registry
 from brokerage.selectors.gdpconfig import gdpconfig_view
@@ -25,7 +26,7 @@ logger = logging.getLogger(__name__)
 
 WAITING_FOR_NUCLEUS = "assigning"
 # seed 000: "If all nuclei are skipped, the task is pending for 30 min and then gets retried"
-PENDING_RETRY = timedelta(minutes=30)
+PENDING_RETRY_MINUTES = 30
 ACTOR = "task brokerage"
 
 
@@ -39,27 +40,31 @@ def cycle_gdpconfig(*, vo: str = "atlas", profile: str | None = None) -> dict:
 
 
 # How long a task stays pending after a failed brokerage (REFERENCE.md retry_after_minutes): 30 minutes after
-# task brokerage, 60 after production job brokerage, 20 after analysis job brokerage.
-PENDING_RETRY_TASK_BROKERAGE = PENDING_RETRY
-PENDING_RETRY_PRODUCTION_JOBS = timedelta(minutes=60)
-PENDING_RETRY_ANALYSIS_JOBS = timedelta(minutes=20)
+# task brokerage, 60 after production job brokerage, 20 after analysis job brokerage. Grid minutes
+# (brokerage.grid_clock): the wall clock in production, shortened like everything else in the demo.
+PENDING_RETRY_TASK_BROKERAGE_MINUTES = PENDING_RETRY_MINUTES
+PENDING_RETRY_PRODUCTION_JOBS_MINUTES = 60
+PENDING_RETRY_ANALYSIS_JOBS_MINUTES = 20
 JOB_BROKERAGE_STATUSES = ("ready", "scouted", "running")
 
 
 def task_pending_retry(*, now: datetime) -> list[int]:
     """Tasks pending after a failed brokerage go back to where they were once their retry time has passed.
     One query and one bulk move per status they return to."""
+    after_task_brokerage = now - grid_minutes(PENDING_RETRY_TASK_BROKERAGE_MINUTES)
+    after_analysis_jobs = now - grid_minutes(PENDING_RETRY_ANALYSIS_JOBS_MINUTES)
+    after_production_jobs = now - grid_minutes(PENDING_RETRY_PRODUCTION_JOBS_MINUTES)
     due = list(
         Task.objects.filter(status="pending")
         .filter(
-            Q(oldStatus=WAITING_FOR_NUCLEUS, stateChangeTime__lte=now - PENDING_RETRY_TASK_BROKERAGE)
+            Q(oldStatus=WAITING_FOR_NUCLEUS, stateChangeTime__lte=after_task_brokerage)
             | Q(
                 oldStatus__in=JOB_BROKERAGE_STATUSES,
                 prodSourceLabel__in=ANALYSIS_LABELS,
-                stateChangeTime__lte=now - PENDING_RETRY_ANALYSIS_JOBS,
+                stateChangeTime__lte=after_analysis_jobs,
             )
             | (
-                Q(oldStatus__in=JOB_BROKERAGE_STATUSES, stateChangeTime__lte=now - PENDING_RETRY_PRODUCTION_JOBS)
+                Q(oldStatus__in=JOB_BROKERAGE_STATUSES, stateChangeTime__lte=after_production_jobs)
                 & ~Q(prodSourceLabel__in=ANALYSIS_LABELS)
             )
         )

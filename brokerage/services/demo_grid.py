@@ -2,9 +2,11 @@
 queues with varied CRIC attributes and simulated slots, storages with space, a network matrix, software tags
 with releases and GPUs, work queues, a global-share tree, and production and analysis tasks of many types and
 users, newly registered so that the cycles carry them through refining, task brokerage, job generation and the
-grid simulator to their end.
+grid simulator to their end. Beside them: a few small tasks written to reach failed, throttled, broken,
+exhausted, finished and done within minutes (demo_stories), downtimes that end, CMS WMCore's requests and sites,
+and DIRAC's jobs waiting for the pilots the simulator plays (demo_dirac).
 
-Everything is drawn from one seeded random generator and written with bulk inserts.
+Everything is drawn from seeded random generators and written with bulk inserts.
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.db import transaction
 
 from brokerage import models
 from brokerage.services.demo import DEMO_GPU, GLOBAL_SHARES, WORK_QUEUES, _demo_global_shares, _demo_work_queues
+from brokerage.services.demo_dirac import demo_dirac_build
+from brokerage.services.demo_stories import demo_stories_build
 from brokerage.services.gdpconfig import gdpconfig_save
 
 
@@ -92,6 +96,12 @@ def demo_grid_build(*, size: str, now: datetime, seed: int = 2026, progress: Pro
     _tasks(spec, endpoints, now, rng)
     gdpconfig_save(key="DISK_THRESHOLD_Express", value="50", comment="demo: Express tasks need less room")
     _wmcore(now, rng)
+    # what keeps the demo moving draws from its own generator, so the grid above stays what it was for a seed
+    life = random.Random(seed + 1)
+    nuclei = [endpoint for endpoint in endpoints.values() if endpoint.site.role == "nucleus"]
+    demo_stories_build(nuclei=nuclei, architecture=ARCHITECTURE, release=RELEASES[1], now=now)
+    _downtimes(queues, now, life)
+    demo_dirac_build(now=now, rng=life)
     progress("done", steps, steps)
     return {
         "sites": models.Site.objects.count(),
@@ -103,6 +113,7 @@ def demo_grid_build(*, size: str, now: datetime, seed: int = 2026, progress: Pro
         "tasks": models.Task.objects.count(),
         "files": models.DatasetFile.objects.count(),
         "WMCore requests": models.WMCoreRequest.objects.count(),
+        "DIRAC jobs": models.DiracJob.objects.count(),
     }
 
 
@@ -374,6 +385,17 @@ def _queues(sites, endpoints, now, rng) -> list[models.PandaQueue]:
     return queues
 
 
+def _downtimes(queues, now, rng) -> None:
+    """Half the queues that start out of service are in a downtime that ends a few minutes into the demo (the
+    simulator brings them back, as CRIC would): tasks left pending for them come back and find them."""
+    ending = []
+    for queue in queues:
+        if queue.status in ("brokeroff", "offline") and rng.random() < 0.5:
+            queue.cric = {**queue.cric, "demo_back_at": (now + timedelta(minutes=rng.choice([2, 4, 6]))).isoformat()}
+            ending.append(queue)
+    models.PandaQueue.objects.bulk_update(ending, ["cric"])
+
+
 def _network(sites, now, rng) -> None:
     nuclei = [site for site in sites if site.role == "nucleus"]
     models.NetworkLink.objects.bulk_create(
@@ -433,9 +455,17 @@ def _software(queues, now, rng) -> None:
 
 def _tasks(spec: GridSize, endpoints, now, rng) -> None:
     nuclei = [endpoint for endpoint in endpoints.values() if endpoint.site.role == "nucleus"]
+    demo_tasks_register(count=spec.tasks, files=spec.files, nuclei=nuclei, now=now, rng=rng)
+
+
+def demo_tasks_register(
+    *, count: int, files: tuple[int, int], nuclei: list, now: datetime, rng: random.Random, first: int = 0
+) -> list[models.Task]:
+    """Registers `count` production and analysis tasks of the demo's kinds, numbered from `first`, with their
+    input datasets, files and replicas at one or two of the `nuclei` (storage endpoints)."""
     kinds = [kind for kind in TASK_KINDS for _ in range(kind[3])]
     tasks = []
-    for index in range(spec.tasks):
+    for index in range(first, first + count):
         processing_type, gshare, cores, _ = rng.choice(kinds)
         analysis = processing_type == "panda-client"
         user = rng.choice(USERS[5:]) if analysis else rng.choice(USERS[:5])
@@ -481,7 +511,7 @@ def _tasks(spec: GridSize, endpoints, now, rng) -> None:
             datasetName=f"mc23_13p6TeV.{task.taskName.split('.')[1]}.EVNT.{task.pk}",
             type="input",
             status="defined",
-            nFiles=rng.randint(*spec.files),
+            nFiles=rng.randint(*files),
         )
         for task in tasks
     )
@@ -517,6 +547,7 @@ def _tasks(spec: GridSize, endpoints, now, rng) -> None:
         [models.Dataset(pk=d.pk, nEvents=total_events[d.pk], nEventsUsed=0) for d in datasets],
         ["nEvents", "nEventsUsed"],
     )
+    return tasks
 
 
-__all__ = ["GLOBAL_SHARES", "SIZES", "WORK_QUEUES", "demo_grid_build"]
+__all__ = ["GLOBAL_SHARES", "SIZES", "WORK_QUEUES", "demo_grid_build", "demo_tasks_register"]

@@ -1,11 +1,14 @@
-"""The demo grid simulator: it plays the pilots and the data management so that brokerage has a changing world.
+"""The demo grid simulator: it plays the pilots, the data management, the sites and the people who submit work,
+so that brokerage has a changing world.
 
 One step (a periodic Celery task, on only in demo mode) does what the grid would have done since the last one:
 assigned jobs become activated once their input has been transferred; pilots start activated jobs, highest
 priority first, up to each queue's slots; running jobs end after their run time, finished or failed at the
 queue's failure rate; their files follow (finished, or back to ready for another attempt until maxAttempt,
-then failed), and so do their events; the pilot statistics the job brokerage reads are refreshed. WMCore's jobs
-in the pool start within their site's running slots and end after their run time.
+then failed), and so do their events; the pilot statistics the job brokerage reads are refreshed. Downtimes end
+on time and full network links drain. WMCore's jobs in the pool start within their site's running slots and end
+after their run time; DIRAC's pilots ask the Matcher for jobs, which run and end. With `inflow`, new tasks arrive
+as the old ones end.
 
 Times are "grid minutes" divided by `speed`, so `make run` shows hours of grid life in minutes. Every draw is a
 hash of the job id: the same database and the same clock give the same world.
@@ -13,6 +16,7 @@ hash of the job id: the same database and the same clock give the same world.
 
 from __future__ import annotations
 
+import random
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -22,10 +26,28 @@ from django.db import transaction
 from django.db.models import Count
 
 from brokerage.job_errors import PILOT
-from brokerage.models import DatasetFile, Event, Job, PandaQueue, QueuePilotStats, WMBSJob, WMCoreSite
+from brokerage.models import (
+    DatasetFile,
+    DiracJob,
+    DiracTaskQueue,
+    Event,
+    Job,
+    NetworkLink,
+    PandaQueue,
+    QueuePilotStats,
+    StorageEndpoint,
+    Task,
+    WMBSJob,
+    WMCoreSite,
+)
 from brokerage.services.bulk import bulk_update_values
+from brokerage.services.demo_dirac import PILOTS as DIRAC_PILOTS
+from brokerage.services.demo_dirac import dirac_demo_jobs
+from brokerage.services.demo_grid import ARCHITECTURE, RELEASES, demo_tasks_register
+from brokerage.services.demo_stories import STORIES, demo_stories_build
+from brokerage.services.dirac import dirac_jobs_submit, dirac_match_request, resource_from
 from brokerage.services.retries import OUT_OF_MEMORY_CODES, job_inputs_after_end
-from brokerage.services.status import job_status_transition_many
+from brokerage.services.status import job_status_transition_many, status_transition_many
 from brokerage.services.wmcore import wmbs_job_transition_many
 
 ACTOR = "grid simulator"
@@ -52,6 +74,16 @@ FAILURES = (
     (1, {"pilotErrorCode": 1361, "pilotErrorDiag": PILOT[1361]}),
 )
 FAILURE_COLUMNS = ("pilotErrorCode", "pilotErrorDiag", "exeErrorCode", "exeErrorDiag")
+CRASH = FAILURES[0][1]
+# Files a network link's queue loses per grid minute as its transfers complete.
+LINK_DRAIN_PER_MINUTE = 3
+# DIRAC pilots: matching requests per site and step at most, and the waiting jobs the community keeps submitted.
+PILOT_REQUESTS_PER_SITE = 4
+DIRAC_BACKLOG = 100
+# New work in the demo (demo_tasks_inflow): a batch when fewer tasks than this are still being worked on.
+INFLOW_ACTIVE = 30
+INFLOW_BATCH = 8
+ENDED_TASK_STATUSES = ("done", "finished", "failed", "broken", "aborted", "exhausted")
 
 
 @dataclass(frozen=True)
@@ -62,6 +94,9 @@ class StepReport:
     failed: int
     wmbs_started: int = 0
     wmbs_ended: int = 0
+    dirac_matched: int = 0
+    dirac_ended: int = 0
+    tasks_registered: int = 0
 
 
 def _draw(pk: int, salt: int) -> int:
@@ -74,9 +109,10 @@ def job_run_minutes(pk: int) -> int:
     return 30 + _draw(pk, 1) % 121
 
 
-def grid_simulate_step(*, now: datetime, speed: float = 1.0) -> StepReport:
-    """One simulator step at `now` (module docstring)."""
+def grid_simulate_step(*, now: datetime, speed: float = 1.0, inflow: bool = False) -> StepReport:
+    """One simulator step at `now` (module docstring); `inflow`: new tasks arrive as the old ones end."""
     minute = timedelta(minutes=1) / max(speed, 1e-9)
+    registered = demo_tasks_inflow(now=now) if inflow else []
     queues = {row["name"]: row for row in PandaQueue.objects.values("pk", "name", "status", "cric")}
     # 1. input transferred: assigned → activated
     transferred = list(
@@ -108,17 +144,25 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0) -> StepReport:
     DatasetFile.objects.filter(PandaID__in=started, status="picked").exclude(
         pk__in=Event.objects.filter(PandaID__in=started).values("file_id")
     ).update(status="running")
-    # 3. running jobs end after their run time
-    ending = [
-        (pk, site)
-        for pk, site, start in Job.objects.filter(jobStatus="running", startTime__isnull=False).values_list(
-            "pk", "computingSite", "startTime"
+    # 3. running jobs end after their run time, failing at their queue's rate or their task's demo payload's
+    running = list(
+        Job.objects.filter(jobStatus="running", startTime__isnull=False).values_list(
+            "pk", "computingSite", "startTime", "task_id"
         )
-        if start + job_run_minutes(pk) * minute <= now
-    ]
+    )
+    payloads = _demo_payloads({task_id for *_, task_id in running})
+    ending, crashed = [], set()
+    for pk, site, start, task_id in running:
+        run_minutes, failure_percent = payloads.get(task_id, (None, None))
+        if start + (job_run_minutes(pk) if run_minutes is None else run_minutes) * minute <= now:
+            if failure_percent is None:
+                cric = (queues.get(site) or {}).get("cric") or {}
+                failure_percent = int(cric.get("demo_failure_percent", DEFAULT_FAILURE_PERCENT))
+            else:
+                crashed.add(pk)
+            ending.append((pk, failure_percent))
     failed_ids, finished_ids = [], []
-    for pk, site in ending:
-        rate = int(((queues.get(site) or {}).get("cric") or {}).get("demo_failure_percent", DEFAULT_FAILURE_PERCENT))
+    for pk, rate in ending:
         (failed_ids if _draw(pk, 2) % 100 < rate else finished_ids).append(pk)
     with transaction.atomic():
         move(from_status="running", to_status="finished", job_ids=finished_ids, reason="payload finished")
@@ -128,15 +172,127 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0) -> StepReport:
             job_ids=failed_ids,
             reason="payload failed",
         )
-        _failure_causes(failed_ids)
+        _failure_causes(failed_ids, crashed=crashed)
         _measure(finished_ids + failed_ids)
-        _out_of_memory(failed_ids)
+        _out_of_memory([pk for pk in failed_ids if pk not in crashed])
         job_inputs_after_end(finished=finished_ids, failed=failed_ids, now=now)
     _pilots_report(queues, now=now, minute=minute)
+    _downtimes_end(queues, now=now)
+    _links_drain(now=now, minute=minute)
     wmbs_started, wmbs_ended = wmcore_pool_simulate(now=now, minute=minute)
+    dirac_matched, dirac_ended = dirac_pilots_simulate(now=now, minute=minute)
     return StepReport(
-        len(activated), len(started), len(finished_ids), len(failed_ids), len(wmbs_started), len(wmbs_ended)
+        len(activated),
+        len(started),
+        len(finished_ids),
+        len(failed_ids),
+        len(wmbs_started),
+        len(wmbs_ended),
+        dirac_matched,
+        dirac_ended,
+        len(registered),
     )
+
+
+def demo_tasks_inflow(*, now: datetime) -> list[int]:
+    """The people who submit work: whenever fewer than INFLOW_ACTIVE tasks are being worked on (neither ended nor
+    pending; the watchdog exhausts those pending too long, on the grid's clock), a batch of INFLOW_BATCH new tasks
+    of the demo's kinds arrives with one of the stories (demo_stories), in turn, so a newcomer at any hour sees
+    tasks start, fail, get throttled and end. Returns the tasks registered."""
+    if Task.objects.exclude(status__in=(*ENDED_TASK_STATUSES, "pending")).count() >= INFLOW_ACTIVE:
+        return []
+    nuclei = list(StorageEndpoint.objects.filter(site__role="nucleus").select_related("site").order_by("pk"))
+    if not nuclei:
+        return []
+    number = Task.objects.count()
+    rng = random.Random(number)
+    tasks = demo_tasks_register(count=INFLOW_BATCH, files=(10, 40), nuclei=nuclei, now=now, rng=rng, first=number)
+    tasks += demo_stories_build(
+        nuclei=nuclei,
+        architecture=ARCHITECTURE,
+        release=RELEASES[1],
+        now=now,
+        stories=[STORIES[number % len(STORIES)]],
+        round_number=number,
+    )
+    return [task.pk for task in tasks]
+
+
+def _demo_payloads(task_ids: set[int]) -> dict[int, tuple[int | None, int | None]]:
+    """The demo stories' payloads (brokerage.services.demo_stories): task → (run grid minutes, failure percent)."""
+    payloads = {}
+    for pk, params in Task.objects.filter(pk__in=task_ids).values_list("pk", "taskParams"):
+        params = params or {}
+        if "demoRunMinutes" in params or "demoFailurePercent" in params:
+            run = params.get("demoRunMinutes")
+            rate = params.get("demoFailurePercent")
+            payloads[pk] = (None if run is None else int(run), None if rate is None else int(rate))
+    return payloads
+
+
+def _downtimes_end(queues: dict[str, dict], *, now: datetime) -> list[str]:
+    """Downtimes of the demo end at their time (cric `demo_back_at`): the queue is online again, as CRIC would
+    publish it. Returns the queues back."""
+    back = []
+    for name, queue in queues.items():
+        cric = queue["cric"] or {}
+        due = cric.get("demo_back_at")
+        if queue["status"] != "online" and due and datetime.fromisoformat(due) <= now:
+            back.append(name)
+            PandaQueue.objects.filter(pk=queue["pk"]).update(
+                status="online", cric={**cric, "status": "online", "demo_back_at": None}, updated=now
+            )
+    return back
+
+
+def _links_drain(*, now: datetime, minute: timedelta) -> int:
+    """Transfers in the network's queues complete, LINK_DRAIN_PER_MINUTE files per grid minute per link, so a
+    link that is full at the start clears (the advice says "wait: it clears by itself" — here it does)."""
+    rows = []
+    for pk, queued, updated in NetworkLink.objects.filter(queued__gt=0).values_list("pk", "queued", "updated"):
+        drained = int((now - updated) / minute * LINK_DRAIN_PER_MINUTE)
+        if drained > 0:
+            rows.append((pk, max(queued - drained, 0), now))
+    bulk_update_values(NetworkLink, fields=("queued", "updated"), rows=rows)
+    return len(rows)
+
+
+def dirac_pilots_simulate(*, now: datetime, minute: timedelta) -> tuple[int, int]:
+    """DIRAC's pilots at the demo's sites (brokerage.services.demo_dirac): matched jobs start after a grid minute
+    and end after their run time (one in twenty fails); each site's pilots then ask the Matcher for jobs while
+    it has free slots, up to PILOT_REQUESTS_PER_SITE per step, and stop at the first request that finds
+    nothing (recorded with its reasons); the community submits more work when fewer than DIRAC_BACKLOG wait.
+    Nothing happens without DIRAC task queues. Returns the jobs matched and the jobs ended."""
+    if not DiracTaskQueue.objects.exists():
+        return 0, 0
+    dirac_move = partial(status_transition_many, model=DiracJob, actor=ACTOR, now=now)
+    started = DiracJob.objects.filter(status="Matched", matchTime__lte=now - minute).values_list("pk", flat=True)
+    dirac_move(ids=list(started), from_status="Matched", to_status="Running", reason="pilot started the payload")
+    ending = [
+        pk
+        for pk, since in DiracJob.objects.filter(status="Running").values_list("pk", "lastUpdateTime")
+        if since + job_run_minutes(pk) * minute <= now
+    ]
+    failed = [pk for pk in ending if _draw(pk, 7) % 20 == 0]
+    dirac_move(ids=[pk for pk in ending if pk not in failed], from_status="Running", to_status="Done", reason="done")
+    dirac_move(ids=failed, from_status="Running", to_status="Failed", reason="application finished with errors")
+    busy = dict(
+        DiracJob.objects.filter(status__in=("Matched", "Running"))
+        .values("site")
+        .annotate(n=Count("pk"))
+        .values_list("site", "n")
+    )
+    rng = random.Random(int(now.timestamp()))
+    matched = 0
+    for pilot in DIRAC_PILOTS:
+        resource = resource_from(pilot.resource())
+        for _ in range(min(pilot.slots - busy.get(pilot.site, 0), PILOT_REQUESTS_PER_SITE)):
+            if not dirac_match_request(resource=resource, now=now, seed=rng.randrange(2**31))["matched"]:
+                break
+            matched += 1
+    if DiracJob.objects.filter(status="Waiting").count() < DIRAC_BACKLOG:
+        dirac_jobs_submit(jobs=dirac_demo_jobs(rng, DIRAC_BACKLOG), now=now)
+    return matched, len(ending)
 
 
 def wmcore_pool_simulate(*, now: datetime, minute: timedelta) -> tuple[list[int], list[int]]:
@@ -188,10 +344,12 @@ def failure_cause(pk: int) -> dict:
     return FAILURES[-1][1]
 
 
-def _failure_causes(failed: list[int]) -> None:
+def _failure_causes(failed: list[int], *, crashed: set[int] = frozenset()) -> None:
+    """The error columns of failed jobs; a demo story's jobs (`crashed`) all fail the same way, their transform
+    crashing, as a bad release or configuration does."""
     rows = []
     for pk in failed:
-        cause = failure_cause(pk)
+        cause = CRASH if pk in crashed else failure_cause(pk)
         rows.append((pk, *(cause.get(column, None if column.endswith("Code") else "") for column in FAILURE_COLUMNS)))
     bulk_update_values(Job, fields=FAILURE_COLUMNS, rows=rows)
 

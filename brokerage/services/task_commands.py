@@ -11,11 +11,12 @@ TASK_PENDING_TIMEOUT is exhausted.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.db import transaction
 from django.db.models import F, Max, Q
 
+from brokerage.grid_clock import grid_minutes
 from brokerage.job_errors import TASK_BUFFER_KILLED
 from brokerage.models import Dataset, DatasetFile, Job, Task
 from brokerage.selectors.gdpconfig import gdpconfig_view
@@ -232,9 +233,12 @@ def dataset_files_mark(*, file_ids: list[int], status: str, actor: str, now: dat
 
 def task_watch(*, now: datetime, vo: str = "atlas") -> dict[str, list[int]]:
     """Throttles tasks at every fifth attempt and releases them after their period, finishes tasks exhausted
-    for 10 days, and exhausts tasks pending in the brokerage beyond TASK_PENDING_TIMEOUT."""
+    for 10 days, and exhausts tasks pending in the brokerage beyond TASK_PENDING_TIMEOUT. The throttled period
+    and the pending timeout are grid time (brokerage.grid_clock)."""
     moved: dict[str, list[int]] = {}
-    # throttled: the largest attemptNr of the task's files is a multiple of 5, once per multiple
+    # throttled: the largest attemptNr of the task's files is a multiple of 5, once per multiple. A multiple
+    # passed between two watchdog runs still counts (attempts can come faster than the watchdog): the task is
+    # throttled when its attemptNr has reached a multiple of 5 it was not yet throttled for.
     attempts = dict(
         DatasetFile.objects.filter(task__status__in=GENERATING, type__in=("input", "pseudo_input"))
         .values("task_id")
@@ -242,7 +246,7 @@ def task_watch(*, now: datetime, vo: str = "atlas") -> dict[str, list[int]]:
         .values_list("task_id", "top")
     )
     info = dict(Task.objects.filter(pk__in=list(attempts)).values_list("pk", "numThrottled"))
-    due = {pk: top for pk, top in attempts.items() if throttled_attempt(top) and info.get(pk, 0) < top // 5}
+    due = {pk: top for pk, top in attempts.items() if throttled_attempt(5 * (top // 5)) and info.get(pk, 0) < top // 5}
     statuses = dict(Task.objects.filter(pk__in=list(due)).values_list("pk", "status"))
     for status in GENERATING:
         ids = [pk for pk, s in statuses.items() if s == status]
@@ -253,7 +257,7 @@ def task_watch(*, now: datetime, vo: str = "atlas") -> dict[str, list[int]]:
                     moves={
                         pk: (
                             "throttled",
-                            f"attemptNr {due[pk]} is a multiple of 5: "
+                            f"attemptNr {due[pk]} reached {5 * (due[pk] // 5)}, a multiple of 5: "
                             f"throttled {throttled_period_minutes(due[pk])} min",
                         )
                         for pk in ids
@@ -269,7 +273,7 @@ def task_watch(*, now: datetime, vo: str = "atlas") -> dict[str, list[int]]:
         for pk, old, since, level in Task.objects.filter(status="throttled", throttledTime__isnull=False).values_list(
             "pk", "oldStatus", "throttledTime", "numThrottled"
         )
-        if since + timedelta(minutes=throttled_period_minutes(5 * max(level, 1))) <= now and old in GENERATING
+        if since + grid_minutes(throttled_period_minutes(5 * max(level, 1))) <= now and old in GENERATING
     ]
     for status in GENERATING:
         ids = [pk for pk, old in released if old == status]
@@ -302,12 +306,12 @@ def task_watch(*, now: datetime, vo: str = "atlas") -> dict[str, list[int]]:
             now=now,
         )
     # pending in the brokerage too long: exhausted
-    limit = timedelta(hours=gdpconfig_view(vo=vo).get("TASK_PENDING_TIMEOUT"))
+    hours = gdpconfig_view(vo=vo).get("TASK_PENDING_TIMEOUT")
+    limit = grid_minutes(60 * hours)
     timed_out = list(
         Task.objects.filter(status="pending", brokeragePendingSince__lte=now - limit).values_list("pk", flat=True)
     )
     if timed_out:
-        hours = limit.total_seconds() / 3600
         moved["exhausted"] = task_status_transition_many(
             from_status="pending",
             moves={pk: ("exhausted", f"timed out while pending in the brokerage for {hours:g} h") for pk in timed_out},

@@ -13,10 +13,13 @@ register = template.Library()
 
 @register.filter
 def duration(value) -> str:
-    """2 d 3 h, 1 h 58 min, 4 min 12 s: never microseconds, two units at most."""
+    """2 d 3 h, 1 h 58 min, 4 min 12 s, 240 ms: never microseconds, two units at most."""
     if value is None or value == "":
         return "—"
-    seconds = int(value.total_seconds() if isinstance(value, timedelta) else float(value))
+    exact = value.total_seconds() if isinstance(value, timedelta) else float(value)
+    if abs(exact) < 1:  # a cycle's run time: milliseconds, not "0 s"
+        return f"{'−' if exact < 0 else ''}{round(abs(exact) * 1000)} ms"
+    seconds = int(exact)
     sign = "−" if seconds < 0 else ""
     seconds = abs(seconds)
     days, rest = divmod(seconds, 86400)

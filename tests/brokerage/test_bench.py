@@ -82,7 +82,17 @@ def test_pages_rows_and_nothing_left_behind():
     from brokerage.models import BrokerageCycle, Job, Task
 
     rows = json.loads(bench("pages", "--json", "--quick"))
-    assert [row["params"]["page"] for row in rows] == ["task page", "task list", "task list filtered", "queue page"]
+    assert [row["params"]["page"] for row in rows] == [
+        "task page",
+        "task error summary",
+        "job page",
+        "job list of the task",
+        "task list",
+        "task list filtered",
+        "queue page",
+        "overview",
+        "search listing matches",
+    ]
     assert all(row["params"]["jobs"] == 20000 and row["median_ms"] > 0 for row in rows)
     assert not Task.objects.exists()
     assert not Job.objects.exists()

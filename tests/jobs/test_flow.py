@@ -6,8 +6,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from brokerage.models import Dataset, DatasetFile, Job, PandaQueue, QueuePilotStats, Task, TaskStatusLog
+from brokerage.models import Dataset, DatasetFile, DiracJob, Job, PandaQueue, QueuePilotStats, Task, TaskStatusLog
 from brokerage.services.cycles import task_brokerage_cycle_run
+from brokerage.services.demo_stories import STORIES
 from brokerage.services.jobs import job_generation_cycle_run
 from brokerage.services.progress import task_completion_check, task_refine
 from brokerage.services.simulator import grid_simulate_step, job_run_minutes
@@ -127,10 +128,11 @@ def test_a_task_flows_from_registered_to_done(grid, work_queue, ready_task):
 def test_demo_grid_command_builds_a_medium_grid_once(capsys):
     call_command("demo_grid", "--size", "medium", "--no-progress")
     assert 130 <= PandaQueue.objects.count() <= 180
-    assert Task.objects.filter(status="registered").count() == 300
+    assert Task.objects.filter(status="registered").count() == 300 + len(STORIES)
+    assert DiracJob.objects.filter(status="Waiting").count() == 300
     assert "Demo grid (medium) built" in capsys.readouterr().out
     with pytest.raises(CommandError) as refused:
         call_command("demo_grid", "--size", "small")
     assert refused.value.returncode == 2
     call_command("demo_grid", "--if-empty")  # says so and changes nothing
-    assert Task.objects.count() == 300
+    assert Task.objects.count() == 300 + len(STORIES)

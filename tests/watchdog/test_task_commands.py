@@ -118,6 +118,26 @@ def test_throttled_at_the_fifth_attempt_for_two_hours():
     assert task.status == "running"
 
 
+def test_a_multiple_of_five_passed_between_two_watchdog_runs_still_throttles_once():
+    # attempts 4 → 6 between two runs: the fifth was passed, the task is throttled for it (120 min), once
+    task = factories.TaskFactory(status="running")
+    with_files(task, ["ready"], attempts=4)
+    DatasetFile.objects.filter(task=task).update(maxAttempt=12)
+    assert "throttled" not in task_watch(now=NOW)
+    DatasetFile.objects.filter(task=task).update(attemptNr=6)
+    assert task_watch(now=NOW)["throttled"] == [task.pk]
+    task.refresh_from_db()
+    assert (task.status, task.numThrottled) == ("throttled", 1)
+    assert "attemptNr 6 reached 5" in task.status_log.last().reason
+    assert task_watch(now=NOW + timedelta(minutes=120))["released"] == [task.pk]
+    DatasetFile.objects.filter(task=task).update(attemptNr=9)
+    assert "throttled" not in task_watch(now=NOW + timedelta(minutes=121))  # the tenth not reached yet
+    DatasetFile.objects.filter(task=task).update(attemptNr=11)
+    assert task_watch(now=NOW + timedelta(minutes=122))["throttled"] == [task.pk]
+    task.refresh_from_db()
+    assert task.numThrottled == 2  # 120 × 2² = 480 minutes this time
+
+
 def test_tenth_attempt_throttles_for_eight_hours():
     task = factories.TaskFactory(status="running", numThrottled=1)
     with_files(task, ["ready"], attempts=10)

@@ -1,0 +1,30 @@
+"""The filters the pages share: durations a person reads, factor values with units."""
+
+from datetime import timedelta
+
+import pytest
+
+from monitor.templatetags.monitor import duration, factor, number
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (timedelta(hours=1, minutes=58, seconds=20, microseconds=960964), "1 h 58 min"),  # never microseconds
+        (timedelta(days=2, hours=3, minutes=4), "2 d 3 h"),
+        (timedelta(minutes=4, seconds=12), "4 min 12 s"),
+        (timedelta(minutes=12, seconds=12), "12 min"),
+        (timedelta(seconds=25), "25 s"),
+        (timedelta(milliseconds=240), "240 ms"),  # a cycle's run time, not "0 minutes"
+        (0.0371, "37 ms"),
+        (timedelta(seconds=-90), "−1 min 30 s"),
+        (None, "—"),
+    ],
+)
+def test_duration_reads_like_a_person_writes(value, shown):
+    assert duration(value) == shown
+
+
+def test_factor_and_number_carry_units_and_grouping():
+    assert factor(4795286.5938, "spaceFreeGB") == "4,795,286.6 GB"
+    assert number(17818092) == "17,818,092"
