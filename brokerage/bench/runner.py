@@ -75,9 +75,10 @@ def series_sql(count: int) -> str:
     return f"({recursive} SELECT n FROM seq) AS series"
 
 
-def insert_series(model, *, count: int, computed: dict[str, str], value_of) -> None:
+def insert_series(model, *, count: int, computed: dict[str, str], value_of, computed_params=None) -> None:
     """`count` rows of `model` in one INSERT … SELECT over a generated series: `computed` maps a field name to an
-    SQL expression of n (write % as %%), every other column takes `value_of(field)` as a parameter."""
+    SQL expression of n (write % as %%; `computed_params` gives the values of its %s placeholders, prepared as the
+    field's), every other column takes `value_of(field)` as a parameter."""
     from django.db import connection
 
     quote = connection.ops.quote_name
@@ -88,6 +89,7 @@ def insert_series(model, *, count: int, computed: dict[str, str], value_of) -> N
         columns.append(quote(field.column))
         if field.name in computed:
             values.append(computed[field.name])
+            params += [field.get_db_prep_save(v, connection) for v in (computed_params or {}).get(field.name, ())]
         else:
             values.append("%s")
             params.append(field.get_db_prep_save(value_of(field), connection))

@@ -39,7 +39,8 @@ class StatusCount:
 
 
 def _by_status(queryset, field: str, order: tuple[str, ...]) -> list[StatusCount]:
-    counts = dict(queryset.values_list(field).annotate(n=Count("pk")).values_list(field, "n"))
+    # COUNT(*), not COUNT(pk): PostgreSQL then counts from an index on the status alone
+    counts = dict(queryset.order_by().values_list(field).annotate(n=Count("*")).values_list(field, "n"))
     ordered = [StatusCount(status, counts[status]) for status in order if status in counts]
     ordered += [StatusCount(status, n) for status, n in sorted(counts.items()) if status not in order]
     return ordered
@@ -53,10 +54,21 @@ def _integrity_alert() -> models.IntegrityCheck | None:
 def database_overview(*, now=None) -> dict[str, Any]:
     """Counts per entity, tasks/jobs/queues by status, the most recently modified tasks, and the latest integrity
     check when it found something (None when the latest found nothing)."""
+    tasks_by_status = _by_status(models.Task.objects.all(), "status", states.TASK.statuses)
+    jobs_by_status = _by_status(models.Job.objects.all(), "jobStatus", states.JOB.statuses)
+    # tasks and jobs are the sums of their status counts (a second scan of the biggest table saved)
+    summed = {models.Task: tasks_by_status, models.Job: jobs_by_status}
     return {
-        "counts": [{"label": label, "count": model.objects.count(), "page": page} for label, model, page in COUNTED],
-        "tasks_by_status": _by_status(models.Task.objects.all(), "status", states.TASK.statuses),
-        "jobs_by_status": _by_status(models.Job.objects.all(), "jobStatus", states.JOB.statuses),
+        "counts": [
+            {
+                "label": label,
+                "count": sum(c.count for c in summed[model]) if model in summed else model.objects.count(),
+                "page": page,
+            }
+            for label, model, page in COUNTED
+        ],
+        "tasks_by_status": tasks_by_status,
+        "jobs_by_status": jobs_by_status,
         "queues_by_status": _by_status(
             models.PandaQueue.objects.all(), "status", tuple(models.choices.QueueStatus.values)
         ),
