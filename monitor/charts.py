@@ -16,6 +16,7 @@ import copy
 import json
 import math
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.utils.html import escape
@@ -48,7 +49,18 @@ LAYOUT = {
     "yaxis": _AXIS_LOOK,
 }
 CONFIG = {"displaylogo": False, "responsive": True}
-TIME_AXIS = {"type": "date", "tickformat": "%H:%M\n%b %d", "hoverformat": "%Y-%m-%d %H:%M:%S", "nticks": 8}
+TIME_AXIS = {
+    "type": "date",
+    "tickformat": "%H:%M\n%b %d",
+    # seconds when ticks are closer than a minute (never "17:59, 17:59"), dates alone beyond a day
+    "tickformatstops": [
+        {"dtickrange": [None, 60_000], "value": "%H:%M:%S"},
+        {"dtickrange": [60_000, 86_400_000], "value": "%H:%M\n%b %d"},
+        {"dtickrange": [86_400_000, None], "value": "%b %d"},
+    ],
+    "hoverformat": "%Y-%m-%d %H:%M:%S",
+    "nticks": 8,
+}
 TIME_TITLE = "time (UTC)"
 
 
@@ -165,6 +177,8 @@ FACTOR_UNITS = (
 
 def format_number(value: Any) -> str:
     """A factor's value the way a person reads it: 4,795,286.6 not 4795286.5938; 0.00123 not 0.0012300000."""
+    if value is None or value == "":
+        return "—"  # not set (an empty CRIC field, a limit the queue does not have)
     if isinstance(value, bool) or not isinstance(value, int | float):
         return str(value)
     if isinstance(value, float) and not math.isfinite(value):
@@ -187,6 +201,8 @@ def factor_unit(name: str) -> str:
 
 
 def format_factor(name: str, value: Any) -> str:
+    if value is None or value == "":
+        return "—"
     unit = factor_unit(name)
     return f"{format_number(value)} {unit}".rstrip() if unit else format_number(value)
 
@@ -242,6 +258,10 @@ def timeline_chart(
             "scatter", x=[p["time"] for p in points], y=[p[y] for p in points], mode="lines+markers", name=name
         )
     figure.update_xaxes(title={"text": TIME_TITLE}, **TIME_AXIS)
+    times = {row["time"] for row in rows if isinstance(row["time"], datetime)}
+    if len(times) == 1:  # one point in time (the first hour of data): an hour either side, not ±1 minute
+        (only,) = times
+        figure.update_xaxes(range=[only - timedelta(hours=1), only + timedelta(hours=1)])
     if counts:
         figure.update_yaxes(count_axis(y_title, [row[y] for row in rows]))
     else:

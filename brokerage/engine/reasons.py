@@ -160,8 +160,8 @@ _JOB_NUMBERS = {
     "cut-offs are {sizeCutoffGB} GB and {fileCutoff} files.",
     "diskIO": "Its disk IO is {avgDiskIOPerCore} kB/s per core over the limit {queueDiskIOLimit}; the task's diskIO "
     "is {taskDiskIO}.",
-    "cpucore": "It runs {queueCoreCount}-core jobs (capability {capability!r}) and the task needs "
-    "{taskCoreCount} cores.",
+    "cpucore": "It runs {queueCoreCount}-core jobs (capability {capability}) and the task needs {taskCoreCount}-core "
+    "jobs.",
     "max_cpucore": "Its jobs would get {jobCoreCount} cores; the task allows at most {maxCoreCount}.",
     "cache": "The {check} check failed: the task needs {needed}; the queue has {queue}.",
     "lowmemory": "The job needs {neededMB} MB; its maxrss is {maxrss} MB.",
@@ -395,7 +395,10 @@ def reason_title(code: str) -> str:
 
 
 def _readable(value: Any) -> Any:
-    """Lists read as "A, B", mappings as "A: x, B: y", whole floats as integers; other values as they are."""
+    """Lists read as "A, B", mappings as "A: x, B: y", whole floats as integers, a missing value as "none";
+    other values as they are."""
+    if value is None or value == "":
+        return "none"
     if isinstance(value, list | tuple):
         return ", ".join(str(_readable(item)) for item in value) or "none"
     if isinstance(value, Mapping):

@@ -150,6 +150,7 @@ def why_pending(task: Task, panels: list[dict[str, Any]]) -> list[str]:
     decision says the same), then per decision that did not assign, its message with the full count of
     candidates by reason."""
     lines = []
+    panels = _still_holding(task, panels)
     messages = {panel["decision"].message for panel in panels if panel["decision"].message}
     said = any(task.errorDialog in message or message in task.errorDialog for message in messages)
     if task.errorDialog and task.status in ("pending", "throttled", "exhausted", "broken", "failed") and not said:
@@ -169,6 +170,12 @@ def why_pending(task: Task, panels: list[dict[str, Any]]) -> list[str]:
     if not lines and task.status in ("pending", "throttled", "exhausted", "broken"):
         lines.append(f"The task is {task.status}; its status history below says why.")
     return lines
+
+
+def _still_holding(task: Task, panels: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The decisions that still explain where the task is: a brokerage that left it pending explains nothing once
+    the task has come back (its retry) or moved on; the decisions stay on the page, under Brokerage."""
+    return panels if task.status == "pending" else []
 
 
 PLUGIN_NAMES = {
@@ -196,7 +203,7 @@ def task_headline(task: Task, panels: list[dict[str, Any]], *, now: datetime) ->
         .first()
     )
     retry = None
-    for panel in panels:
+    for panel in _still_holding(task, panels):
         decision = panel["decision"]
         if decision.outcome != "assigned" and decision.retry_after_minutes:
             at = decision.created + grid_minutes(decision.retry_after_minutes)
@@ -213,7 +220,7 @@ def task_headline(task: Task, panels: list[dict[str, Any]], *, now: datetime) ->
 def task_advice(task: Task, panels: list[dict[str, Any]], *, jobs_failed: int, jobs_total: int) -> list[Advice]:
     """What a shifter can do, from the latest decisions (engine/advice.py) and the task's own state."""
     result: list[Advice] = []
-    for panel in panels:
+    for panel in _still_holding(task, panels):
         decision, trace = panel["decision"], panel["trace"]
         considered = len(trace.get("initial") or []) or decision.n_candidates
         result += advise(
@@ -245,8 +252,11 @@ def task_advice(task: Task, panels: list[dict[str, Any]], *, jobs_failed: int, j
         result.append(
             Advice(
                 "wait",
-                "Wait: the task is throttled because its work queue has enough queued work; it comes back by itself.",
-                task.errorDialog or "The task is throttled.",
+                "Wait: the watchdog releases the task by itself. Its jobs keep failing, though: read the error "
+                "summary, or abort the task if the cause cannot be fixed.",
+                task.errorDialog
+                or f"An input reached its {5 * max(task.numThrottled, 1)}th attempt, a multiple of 5: the task is "
+                "throttled.",
                 (),
             )
         )

@@ -51,8 +51,8 @@ class DiracPilot:
 
 PILOTS = (
     DiracPilot("LCG.CERN.cern", "ce503.cern.ch", EL9, ("MultiProcessor",), 345_600, 40),
-    DiracPilot("LCG.CNAF.it", "ce01-lcg.cr.cnaf.infn.it", EL9, (), 259_200, 25),
-    DiracPilot("LCG.GRIDKA.de", "arc-1-kit.gridka.de", EL9, ("MultiProcessor",), 259_200, 25),
+    DiracPilot("LCG.CNAF.it", "ce01-lcg.cr.cnaf.infn.it", EL9, (), 345_600, 25),
+    DiracPilot("LCG.GRIDKA.de", "arc-1-kit.gridka.de", EL9, ("MultiProcessor",), 345_600, 25),
     DiracPilot("LCG.RAL.uk", "arc-ce01.gridpp.rl.ac.uk", EL9, (), 172_800, 20),  # too short for MC production
     DiracPilot("DIRAC.Bologna.it", "hpc-gpu.bo.infn.it", EL9, ("GPU",), 86_400, 6),
     DiracPilot("LCG.JINR.ru", "lcgce21.jinr.ru", "x86_64-el7", (), 10_000, 6),  # old OS, short slots

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 from django import template
+from django.utils.html import conditional_escape
+from django.utils.safestring import SafeString, mark_safe
 
 from monitor.charts import format_factor, format_number
 
@@ -43,3 +46,15 @@ def factor(value, name: str = "") -> str:
 @register.filter
 def number(value) -> str:
     return format_number(value)
+
+
+_BREAK_AFTER = re.compile(r"(&#?\w+;)|([._/:,=#-])")
+
+
+@register.filter(needs_autoescape=True)
+def wrappable(value, autoescape: bool = True) -> SafeString:
+    """A long name (task, dataset, file, gdpconfig key) that may wrap after its separators (. _ / : , = # -)
+    instead of stretching its table past the page or breaking mid-word: escaped, with <wbr> after each."""
+    text = str(conditional_escape(value) if autoescape else value)
+    # entities from the escaping (&amp; &#x27; …) are kept whole
+    return mark_safe(_BREAK_AFTER.sub(lambda m: m.group(1) or m.group(2) + "<wbr>", text))

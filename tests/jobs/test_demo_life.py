@@ -195,7 +195,8 @@ def test_dirac_pilots_match_run_and_end_jobs():
 
 def test_pilots_that_find_nothing_are_recorded_with_the_reasons():
     # Monte Carlo jobs only: their CPU time (80,000-250,000 s) rounds up to the 300,000 s segment, more than RAL's
-    # pilots offer (172,800 s) and JINR's (10,000 s, and EL7 where they need EL9); CERN (345,600 s) takes them
+    # pilots offer (172,800 s) and JINR's (10,000 s, and EL7 where they need EL9); CERN, CNAF and GridKa (345,600 s)
+    # take them
     production = [job for job in dirac_demo_jobs(random.Random(2), 60) if job["ownerGroup"] == "lhcb_mc"]
     dirac_jobs_submit(jobs=production, now=NOW)
     dirac_pilots_simulate(now=NOW, minute=timedelta(seconds=1))

@@ -34,7 +34,7 @@ def test_counts_and_status_breakdowns(client):
         ("running", 2),
     ]
     assert [(row.status, row.count) for row in overview["queues_by_status"]] == [("offline", 1)]
-    assert "task.alpha" in response.content.decode()
+    assert "task.alpha" in response.content.decode().replace("<wbr>", "")  # names may wrap after their dots
 
 
 def test_overview_costs_a_fixed_number_of_queries(client, django_assert_max_num_queries):

@@ -12,6 +12,7 @@ from brokerage.models import GdpConfig, Task
 from brokerage.selectors.jobs import job_error_summary
 from brokerage.services.gdpconfig import gdpconfig_save
 from tests import factories
+from tests.engine.builders import nucleus, task_scenario
 
 pytestmark = pytest.mark.django_db
 
@@ -217,3 +218,52 @@ def test_charts_carry_axis_titles_and_whole_number_ticks():
     )
     assert weights["layout"]["xaxis"]["type"] == "log"
     assert "spaceFreeGB = 4,795,286.6 GB" in weights["data"][0]["customdata"][0]
+
+
+def test_a_decision_that_left_the_task_pending_explains_it_only_while_it_is_pending(client):
+    # task brokerage found no nucleus (the only one disabled): pending, retried 30 minutes after the decision
+    task = factories.TaskFactory(status="pending", oldStatus="assigning")
+    decision = factories.stored_decision(task=task, scenario=task_scenario(nucleus("A", state="DISABLED")))
+    html = client.get(reverse("monitor:task", args=[task.pk])).content.decode()
+    assert "Why is this task pending?" in html
+    assert "Task brokerage (choice of a nucleus) was pending: of 1 candidates" in html
+    assert "Brokerage tries again" in html
+    assert client.get(reverse("monitor:task", args=[task.pk])).context["advice"]  # from the decision
+    # the task came back for its retry: the old decision no longer says why it is where it is
+    Task.objects.filter(pk=task.pk).update(status="assigning")
+    response = client.get(reverse("monitor:task", args=[task.pk]))
+    html = response.content.decode()
+    assert "Why is this task" not in html
+    assert "Brokerage tries again" not in html
+    assert response.context["advice"] == []  # nothing failed, and the decision no longer holds
+    assert decision.pk in [panel["decision"].pk for panel in response.context["decision_panels"]]  # still shown
+
+
+def test_a_throttled_task_says_when_it_is_released_and_why(client):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    task = factories.TaskFactory(
+        status="throttled", oldStatus="running", throttledTime=timezone.now() - timedelta(minutes=20), numThrottled=1
+    )
+    response = client.get(reverse("monitor:task", args=[task.pk]))
+    html = response.content.decode()
+    assert "The watchdog releases it to running at" in html  # 120 minutes after it was throttled
+    assert "(in 1 h 40 min)" in html or "(in 1 h 39 min)" in html
+    advice = [a for a in response.context["advice"] if a.kind == "wait"]
+    assert advice
+    assert "An input reached its 5th attempt" in advice[0].evidence
+
+
+def test_a_time_chart_with_one_point_spans_two_hours_and_never_repeats_a_label():
+    from datetime import UTC, datetime, timedelta
+
+    from monitor import charts
+
+    at = datetime(2026, 11, 23, 18, tzinfo=UTC)
+    figure = charts.figure_json(charts.timeline_chart([{"time": at, "status": "matched", "count": 575}], title="t"))
+    axis = figure["layout"]["xaxis"]
+    assert axis["range"] == [(at - timedelta(hours=1)).isoformat(), (at + timedelta(hours=1)).isoformat()]
+    assert axis["tickformatstops"][0] == {"dtickrange": [None, 60_000], "value": "%H:%M:%S"}
+    assert axis["title"]["text"] == "time (UTC)"

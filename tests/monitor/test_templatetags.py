@@ -28,3 +28,17 @@ def test_duration_reads_like_a_person_writes(value, shown):
 def test_factor_and_number_carry_units_and_grouping():
     assert factor(4795286.5938, "spaceFreeGB") == "4,795,286.6 GB"
     assert number(17818092) == "17,818,092"
+
+
+def test_a_value_that_is_not_set_reads_as_a_dash_not_none():
+    assert factor(None, "maxCoreCount") == "—"
+    assert factor("", "capability") == "—"
+    assert factor(None, "spaceFreeGB") == "—"  # no unit after nothing
+
+
+def test_long_names_may_wrap_after_their_separators_and_stay_escaped():
+    from monitor.templatetags.monitor import wrappable
+
+    assert wrappable("mc23_13p6TeV.801023.pile") == "mc23_<wbr>13p6TeV.<wbr>801023.<wbr>pile"
+    assert wrappable("DISK_THRESHOLD_<gshare>") == "DISK_<wbr>THRESHOLD_<wbr>&lt;gshare&gt;"
+    assert wrappable("a'b") == "a&#x27;b"  # the entity is not split
