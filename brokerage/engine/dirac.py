@@ -10,6 +10,7 @@ first one. Every draw comes from one seeded generator, so a match can be replaye
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -218,10 +219,31 @@ def _number(data: Mapping, key: str, path: str, default: float | None = None) ->
     return float(value)
 
 
+def cpu_segments_from(raw: Any, path: str = "$.cpu_segments") -> tuple[float, ...]:
+    """The CPU-time segments of a scenario (`cpu_segments`, default seed 003's): positive, strictly ascending."""
+    if raw is None:
+        return DEFAULT_CPU_SEGMENTS
+    if not isinstance(raw, list) or not raw:
+        raise ScenarioError(path, "a non-empty list of CPU times in seconds", raw)
+    values = []
+    for index, value in enumerate(raw):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+            raise ScenarioError(f"{path}[{index}]", "a positive number of seconds", value)
+        if values and value <= values[-1]:
+            raise ScenarioError(f"{path}[{index}]", f"a CPU time above the one before ({values[-1]:g})", value)
+        values.append(float(value))
+    return tuple(values)
+
+
 def parse_dirac(extra: Mapping[str, Any]) -> tuple[list[TaskQueue], dict[int, list[tuple[int, float]]], Resource]:
     """The dirac_match sections: `task_queues` [{id, ownerDN, ownerGroup, setup, cpuTime, priority, sites …}],
     `jobs` [{jobID, taskQueue, userPriority}], `resource` {setup, cpuTime, site, gridCE, platform, pilotType,
-    ownerGroup, ownerDN, tags, jobSharing}. Errors name the JSON path."""
+    ownerGroup, ownerDN, tags, jobSharing}, and optionally `cpu_segments`. Errors name the JSON path.
+
+    A task queue's cpuTime is rounded up to the segments with `cpu_segment`, the function the live path applies
+    when a job enters its task queue (services.dirac), so a scenario file and the database answer alike: a queue
+    written with cpuTime 10 needs 500 s, one written with 400,000 needs the last segment, 300,000 s."""
+    segments = cpu_segments_from(extra.get("cpu_segments"))
     queues_data = extra.get("task_queues")
     if not isinstance(queues_data, list):
         raise ScenarioError("$.task_queues", "a list of task queues", queues_data)
@@ -236,7 +258,7 @@ def parse_dirac(extra: Mapping[str, Any]) -> tuple[list[TaskQueue], dict[int, li
                 ownerDN=str(item.get("ownerDN", "")),
                 ownerGroup=str(item.get("ownerGroup", "")),
                 setup=str(item.get("setup", "")),
-                cpuTime=_number(item, "cpuTime", path, 0),
+                cpuTime=cpu_segment(_number(item, "cpuTime", path, 0), segments),
                 priority=_number(item, "priority", path, 1.0),
                 **{key: _names(item.get(key), f"{path}.{key}") for key in REQUIREMENT_SETS},
             )

@@ -239,3 +239,67 @@ def test_dirac_page_shows_queues_rate_and_reasons(client):
     html = response.content.decode()
     assert "dirac-rate" in html
     assert "dirac-reasons" in html
+
+
+def _offline_matches(tmp_path, *, tq_cpu: float, offered: float, **extra) -> bool:
+    """`manage.py broker` on a dirac_match scenario of one task queue written with `tq_cpu` and one job."""
+    import json
+
+    from django.core.management import call_command
+
+    scenario = {
+        "plugin": "dirac_match",
+        "seed": 1,
+        "task_queues": [
+            {"id": 1, "ownerDN": "/CN=alice", "ownerGroup": "lhcb_user", "setup": SETUP, "cpuTime": tq_cpu}
+        ],
+        "jobs": [{"jobID": 7, "taskQueue": 1, "userPriority": 1}],
+        "resource": {"setup": SETUP, "cpuTime": offered},
+        **extra,
+    }
+    path = tmp_path / "dirac.json"
+    path.write_text(json.dumps(scenario))
+    out = tmp_path / "decision.json"
+    with out.open("w") as stream:
+        call_command("broker", str(path), "--json", stdout=stream)
+    return json.loads(out.read_text())["outcome"] == "matched"
+
+
+@pytest.mark.parametrize(
+    ("job_cpu", "offered", "matched"),
+    [
+        (10, 400, False),  # the queue needs the 500 s segment: a 400 s resource is too short
+        (10, 500, True),
+        (400_000, 350_000, True),  # beyond the last segment: 300,000 s, which 350,000 s covers
+        (50_001, 299_999, False),  # the 300,000 s segment
+        (5_000, 5_000, True),
+    ],
+)
+def test_a_scenario_file_and_the_database_round_cpu_time_alike(tmp_path, job_cpu, offered, matched):
+    """Issue 19: the offline command rounded nothing, so cpuTime 10 matched a 400 s resource offline and not live,
+    and 400,000 matched live against 350,000 s and not offline. Both now round with engine.dirac.cpu_segment."""
+    submit(job(cpuTime=job_cpu))
+    live = dirac_match_request(resource=offer(cpuTime=offered), now=NOW, seed=1, dry_run=True)["matched"]
+    assert live is matched
+    assert _offline_matches(tmp_path, tq_cpu=job_cpu, offered=offered) is matched
+
+
+def test_the_offline_command_rounds_to_this_installations_segments(tmp_path, settings):
+    settings.DIRAC_CPU_SEGMENTS = (1_000.0, 100_000.0)
+    assert _offline_matches(tmp_path, tq_cpu=10, offered=900) is False  # 10 s rounds up to 1,000 s here
+    assert _offline_matches(tmp_path, tq_cpu=10, offered=1_000) is True
+    # a scenario that names its own segments keeps them
+    assert _offline_matches(tmp_path, tq_cpu=10, offered=900, cpu_segments=[500, 5_000]) is True
+
+
+def test_bad_segments_in_a_scenario_are_named_with_their_path(tmp_path):
+    from django.core.management import CommandError
+
+    for segments, message in (
+        ([500, 400], r"\$\.cpu_segments\[1\]: expected a CPU time above the one before \(500\)"),
+        ([0], r"\$\.cpu_segments\[0\]: expected a positive number of seconds"),
+        ("500", r"\$\.cpu_segments: expected a non-empty list"),
+    ):
+        with pytest.raises(CommandError, match=message) as refused:
+            _offline_matches(tmp_path, tq_cpu=10, offered=900, cpu_segments=segments)
+        assert refused.value.returncode == 2

@@ -10,6 +10,7 @@ from brokerage.gdpconfig.profiles import PROFILE_NAMES
 from brokerage.jsonsafe import UnsafeJson, check_safe
 from brokerage.management.jsonfile import read_json_argument
 from brokerage.plugins import plugin_registry
+from brokerage.services.dirac import cpu_segments as dirac_cpu_segments
 
 
 class Command(BaseCommand):
@@ -56,6 +57,9 @@ class Command(BaseCommand):
             self.fail(f"{source}: {error}")
         if profile and isinstance(data, dict):
             data = {**data, "profile": profile}
+        if isinstance(data, dict) and (plugin or data.get("plugin")) == "dirac_match" and "cpu_segments" not in data:
+            # the segments this installation rounds task queues to (DIRAC_CPU_SEGMENTS), as the live matcher does
+            data = {**data, "cpu_segments": list(dirac_cpu_segments())}
         try:
             scenario = parse_scenario(data, plugin=plugin)
             plugin_class = plugin_registry().get(scenario.plugin)
