@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from django.db import connection, transaction
 
 from brokerage.engine import trace_encode
-from brokerage.engine.wmcore import Element, Slots, match_work, pull_decision
+from brokerage.engine.plugins.wmcore_pull import Element, Slots, match_work, pull_decision
 from brokerage.models import BrokerageCycle, WMCoreElement, WMCoreQueue, WMCoreRequest, WMCoreSite
 from brokerage.services.wmcore import work_pull
 

@@ -12,8 +12,8 @@ DEFAULT_PLUGINS = (
     "brokerage.engine.plugins.atlas_prod_task.AtlasProdTaskBroker",
     "brokerage.engine.plugins.atlas_prod_job.AtlasProdJobBroker",
     "brokerage.engine.plugins.atlas_anal_job.AtlasAnalJobBroker",
-    "brokerage.engine.dirac.DiracMatcher",
-    "brokerage.engine.wmcore.WMCorePull",
+    "brokerage.engine.plugins.dirac_match.DiracMatcher",
+    "brokerage.engine.plugins.wmcore_pull.WMCorePull",
 )
 
 

@@ -26,7 +26,7 @@ from django.core.cache import cache
 from django.db import connection, transaction
 from django.db.models import Avg, Count, Exists, OuterRef, Q
 
-from brokerage.engine.dirac import (
+from brokerage.engine.plugins.dirac_match import (
     ANY_TAG,
     DEFAULT_CPU_SEGMENTS,
     FIRST_JOBS,

@@ -35,7 +35,7 @@ from django.db.models import Count, TextField
 from django.db.models.functions import Cast
 
 from brokerage import states
-from brokerage.engine import wmcore as engine
+from brokerage.engine.plugins import wmcore_pull as engine
 from brokerage.models import (
     JobSubmitterCacheEntry,
     JobSubmitterReport,

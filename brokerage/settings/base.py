@@ -254,8 +254,8 @@ BROKERAGE_PLUGINS = [
     "brokerage.engine.plugins.atlas_prod_task.AtlasProdTaskBroker",
     "brokerage.engine.plugins.atlas_prod_job.AtlasProdJobBroker",
     "brokerage.engine.plugins.atlas_anal_job.AtlasAnalJobBroker",
-    "brokerage.engine.dirac.DiracMatcher",
-    "brokerage.engine.wmcore.WMCorePull",
+    "brokerage.engine.plugins.dirac_match.DiracMatcher",
+    "brokerage.engine.plugins.wmcore_pull.WMCorePull",
     *env_list("BROKERAGE_EXTRA_PLUGINS"),
 ]
 

@@ -277,7 +277,7 @@ def _offline_matches(tmp_path, *, tq_cpu: float, offered: float, **extra) -> boo
 )
 def test_a_scenario_file_and_the_database_round_cpu_time_alike(tmp_path, job_cpu, offered, matched):
     """Issue 19: the offline command rounded nothing, so cpuTime 10 matched a 400 s resource offline and not live,
-    and 400,000 matched live against 350,000 s and not offline. Both now round with engine.dirac.cpu_segment."""
+    and 400,000 matched live against 350,000 s and not offline. Both now round with dirac_match.cpu_segment."""
     submit(job(cpuTime=job_cpu))
     live = dirac_match_request(resource=offer(cpuTime=offered), now=NOW, seed=1, dry_run=True)["matched"]
     assert live is matched

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from brokerage.engine.dirac import (
+from brokerage.engine.plugins.dirac_match import (
     Resource,
     TaskQueue,
     cpu_segment,

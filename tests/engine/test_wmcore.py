@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from brokerage.engine import ScenarioError, parse_scenario, run
-from brokerage.engine.wmcore import (
+from brokerage.engine.plugins.wmcore_pull import (
     GET_WORK,
     PULL_WORK,
     CachedJob,

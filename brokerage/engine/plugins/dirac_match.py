@@ -16,9 +16,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .decision import Candidate, Decision, Skip, Stage
-from .plugin import Plugin
-from .scenario import Scenario, ScenarioError
+from ..decision import Candidate, Decision, Skip, Stage
+from ..plugin import Plugin
+from ..scenario import Scenario, ScenarioError
 
 DEFAULT_CPU_SEGMENTS = (500, 5000, 50000, 300000)  # seed 003
 DEFAULT_GROUP_SHARE = 1000.0
