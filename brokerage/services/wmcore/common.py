@@ -1,0 +1,240 @@
+"""What every stage shares: the actors, the parameters a pull reads, element rows, the stuck reasons written
+on the elements, the taking of elements and the storing of a pull's decision."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from django.db.models import TextField
+from django.db.models.functions import Cast
+
+from brokerage.engine.plugins import wmcore_pull as engine
+from brokerage.models import (
+    WMBSJob,
+    WMCoreElement,
+    WMCoreQueue,
+)
+from brokerage.selectors.gdpconfig import gdpconfig_view
+from brokerage.selectors.wmcore import (
+    wmcore_jobs_in_pool,
+)
+from brokerage.services.bulk import bulk_update_values
+from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_store_many
+from brokerage.services.status import status_transition_many
+
+ACTOR_GLOBAL = "global workqueue"
+ACTOR_LOCAL = "local workqueue"
+ACTOR_SUBMITTER = "jobsubmitter"
+CONFIG_KEYS = (
+    "WMCORE_MAX_JOBS_PER_OWNER",
+    "WMCORE_SCHEDD_FRACTION",
+    "WMCORE_OVERFLOW_FRACTION",
+    "WMCORE_CACHE_REFRESH_SIZE",
+    "WMCORE_CACHE_REFRESH_MINUTES",
+    "WMCORE_MAX_JOBS_TO_CACHE",
+    "WMCORE_MAX_JOBS_PER_POLL",
+)
+# Stuck elements whose reason keeps its numbers on the row, highest priority first (the monitor lists the first 50).
+STUCK_DETAILED = 1000
+# What the matcher reads of an element besides its JSON columns (JSON_FIELDS, read as text).
+ELEMENT_FIELDS = (
+    "pk",
+    "element_id",
+    "request__RequestName",
+    "Priority",
+    "CreationTime",
+    "Jobs",
+    "NoInputUpdate",
+    "NoPileupUpdate",
+    "stuck_reason",
+    "stuck_digest",
+)
+
+
+# --- status moves ---------------------------------------------------------------------------------------------
+
+
+def wmbs_job_transition_many(
+    *,
+    job_ids: list[int],
+    from_status: str,
+    to_status: str,
+    actor: str,
+    now: datetime,
+    reason: str = "",
+    columns: Mapping[str, Any] | None = None,
+) -> list[int]:
+    """Moves WMBS jobs still in `from_status` (the pool reporting back: executing → complete → success …)."""
+    return status_transition_many(
+        model=WMBSJob,
+        ids=job_ids,
+        from_status=from_status,
+        to_status=to_status,
+        reason=reason,
+        actor=actor,
+        now=now,
+        columns=columns,
+    )
+
+
+def config_snapshot() -> dict[str, Any]:
+    view = gdpconfig_view()
+    return {key: view.get(key) for key in CONFIG_KEYS}
+
+
+JSON_FIELDS = ("Inputs", "ParentData", "PileupData", "SiteWhitelist", "SiteBlacklist")
+
+
+def element_rows(queryset, *extra: str) -> list[dict[str, Any]]:
+    """Element rows for the matcher, the JSON columns as their text (`<name>_text`): equal texts (a request's
+    site lists, its pileup, empty parents) are decoded once by `ElementReader`."""
+    casts = {f"{name}_text": Cast(name, TextField()) for name in JSON_FIELDS}
+    return list(queryset.annotate(**casts).values(*ELEMENT_FIELDS, *casts, *extra))
+
+
+class ElementReader:
+    """Engine elements from `element_rows` rows. Each distinct JSON text is decoded once and its value shared:
+    equal site lists are then one tuple, which the matcher's caches find by identity."""
+
+    def __init__(self) -> None:
+        self._sites: dict[str | None, tuple[str, ...]] = {}
+        self._locations: dict[str | None, dict[str, tuple[str, ...]]] = {}
+
+    def sites(self, text: str | None) -> tuple[str, ...]:
+        found = self._sites.get(text)
+        if found is None:
+            found = self._sites[text] = tuple(json.loads(text) or ()) if text else ()
+        return found
+
+    def locations(self, text: str | None) -> dict[str, tuple[str, ...]]:
+        found = self._locations.get(text)
+        if found is None:
+            value = json.loads(text) if text else {}
+            found = self._locations[text] = {str(k): tuple(v or ()) for k, v in (value or {}).items()}
+        return found
+
+    def element(self, row: Mapping[str, Any]) -> engine.Element:
+        return engine.Element(
+            id=row["element_id"],
+            priority=float(row["Priority"]),
+            created=row["CreationTime"].timestamp(),
+            jobs=int(row["Jobs"]),
+            inputs=self.locations(row["Inputs_text"]),
+            parents=self.locations(row["ParentData_text"]),
+            pileup=self.locations(row["PileupData_text"]),
+            whitelist=self.sites(row["SiteWhitelist_text"]),
+            blacklist=self.sites(row["SiteBlacklist_text"]),
+            trust_sitelists=bool(row["NoInputUpdate"]),
+            trust_pileup_sitelists=bool(row["NoPileupUpdate"]),
+            request=row["request__RequestName"],
+        )
+
+
+def schedd_free(*, queue: WMCoreQueue, config: Mapping[str, Any]) -> int:
+    """MAX_JOBS_PER_OWNER × factor minus the agent's jobs in the pool (seed 004)."""
+    return engine.schedd_free_slots(
+        max_jobs_per_owner=int(config["WMCORE_MAX_JOBS_PER_OWNER"]),
+        fraction=float(config["WMCORE_SCHEDD_FRACTION"]),
+        jobs_in_schedd=wmcore_jobs_in_pool(queue=queue),
+    )
+
+
+def _digest(detail: Mapping[str, Any]) -> str:
+    return hashlib.blake2b(json.dumps(detail, sort_keys=True, default=str).encode(), digest_size=8).hexdigest()
+
+
+def stuck_record(rows: list[Mapping[str, Any]], pull: engine.Pull, *, queue: WMCoreQueue, step: str, now) -> None:
+    """Writes each element's reason for staying (taken ones were cleared by their move). The numbers go with the
+    reason for the STUCK_DETAILED highest-priority elements (what the monitor lists); every element's numbers are
+    in the pull's decision trace. A row is written only when its reason or numbers changed (compared by digest),
+    `stuck_since` only when the reason did: a steady queue of stuck elements costs no write."""
+    by_element = {row["element_id"]: row for row in rows}
+    new_reason, new_numbers = [], []
+    detailed = 0
+    for element_id in pull.order:
+        found = pull.rejected.get(element_id)
+        if found is None:
+            continue
+        code, detail = found
+        detailed += 1
+        full = {"queue": queue.name, "step": step, **(detail if detailed <= STUCK_DETAILED else {})}
+        digest = _digest(full)
+        row = by_element[element_id]
+        if row["stuck_reason"] != code:
+            new_reason.append((row["pk"], code, full, digest, now))
+        elif row["stuck_digest"] != digest:
+            new_numbers.append((row["pk"], full, digest))
+    fields = ("stuck_reason", "stuck_detail", "stuck_digest", "stuck_since")
+    bulk_update_values(WMCoreElement, fields=fields, rows=new_reason)
+    bulk_update_values(WMCoreElement, fields=("stuck_detail", "stuck_digest"), rows=new_numbers)
+
+
+NOT_STUCK = {"stuck_reason": "", "stuck_detail": {}, "stuck_digest": "", "stuck_since": None}
+
+
+def elements_take(rows, pull: engine.Pull, *, to_status: str, reason: str, now, columns=None) -> tuple[dict, list[int]]:
+    """Moves the elements a match took out of Available, with the site it chose and no stuck reason. Returns
+    element pk → site, and the pks moved (an element moved by someone else meanwhile is left out)."""
+    pk_of = {row["element_id"]: row["pk"] for row in rows}
+    site_of = {pk_of[element.id]: site for element, site in pull.taken}
+    moved = status_transition_many(
+        model=WMCoreElement,
+        ids=list(site_of),
+        from_status="Available",
+        to_status=to_status,
+        reason=reason,
+        actor=ACTOR_LOCAL,
+        now=now,
+        columns={**NOT_STUCK, **(columns or {})},
+    )
+    bulk_update_values(WMCoreElement, fields=("site",), rows=[(pk, site_of[pk]) for pk in moved])
+    return site_of, moved
+
+
+def pull_store(*, queue: WMCoreQueue, pull, elements, slots, step: str, now, seed: int, config) -> int:
+    decision = engine.pull_decision(
+        pull=pull, elements=elements, slots=slots, step=step, now=now, seed=seed, queue=queue.name
+    )
+    cycle = cycle_start(plugin="wmcore_pull", now=now, gdpconfig={**config, "queue": queue.name, "step": step})
+    stored = decision_store_many(cycle=cycle, items=[DecisionToStore(decision)])
+    cycle_finish(cycle=cycle, now=now)
+    return stored[0].pk
+
+
+def pull_seed(now: datetime, queue: WMCoreQueue) -> int:
+    return int(now.timestamp()) * 1000 + queue.pk % 1000
+
+
+def propagate(*, element_ids: list[str], from_status: str, to_status: str, reason: str, actor: str, now) -> None:
+    """Moves every copy of these elements (global queue, local inbox) that is in `from_status`."""
+    copies = WMCoreElement.objects.filter(element_id__in=element_ids, Status=from_status).values_list("pk", flat=True)
+    status_transition_many(
+        model=WMCoreElement,
+        ids=list(copies),
+        from_status=from_status,
+        to_status=to_status,
+        reason=reason,
+        actor=actor,
+        now=now,
+    )
+
+
+def job_sites(element: engine.Element, known_sites: Iterable[str]) -> list[str]:
+    restriction = engine.possible_sites(element)
+    if restriction.sites is None:
+        blocked = set(element.blacklist)
+        return sorted(site for site in known_sites if site not in blocked)
+    return sorted(restriction.sites)
+
+
+def ids_by_status(queryset) -> dict[str, list[int]]:
+    """The rows' ids grouped by their current status (a move needs one source status)."""
+    grouped: dict[str, list[int]] = defaultdict(list)
+    for pk, status in queryset.values_list("pk", queryset.model.STATUS_FIELD):
+        grouped[status].append(pk)
+    return grouped

@@ -1,0 +1,131 @@
+"""Stage 3, local queue → WMBS: `work_get` (getWork) matches the local queue's elements against Normal and
+Draining sites and makes a WMBS subscription and its jobs for each element taken."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+
+from brokerage.engine.plugins import wmcore_pull as engine
+from brokerage.models import (
+    WMBSJob,
+    WMBSSubscription,
+    WMCoreElement,
+    WMCoreQueue,
+    WMCoreRequest,
+)
+from brokerage.selectors.wmcore import (
+    wmcore_site_jobs,
+    wmcore_site_resources,
+)
+from brokerage.services.status import status_transition_many
+
+from .common import (
+    ACTOR_GLOBAL,
+    ACTOR_LOCAL,
+    ElementReader,
+    config_snapshot,
+    element_rows,
+    elements_take,
+    job_sites,
+    propagate,
+    pull_seed,
+    pull_store,
+    stuck_record,
+)
+
+
+@transaction.atomic
+def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[str, Any]:
+    """getWork (seed 004, "From LQ to WMBS"): the local queue's Available elements are matched against its Normal and
+    Draining sites with running jobs subtracted; each one taken gets a WMBS subscription at the chosen site and its
+    jobs (created, with the element's possible sites), and becomes Running in every queue; its request becomes
+    running-open."""
+    queue = WMCoreQueue.objects.select_for_update().get(pk=queue_id, kind="local")
+    config = config_snapshot()
+    seed = pull_seed(now, queue) + 500 if seed is None else seed
+    rows = element_rows(
+        WMCoreElement.objects.filter(queue=queue, database="queue", Status="Available"),
+        "request_id",
+        "request__TaskType",
+    )
+    reader = ElementReader()
+    elements = [reader.element(row) for row in rows]
+    resources = wmcore_site_resources(queue=queue)
+    slots = engine.free_slots(resources, step=engine.GET_WORK)
+    pull = engine.match_work(elements, slots, wmcore_site_jobs(queue=queue, step=engine.GET_WORK), seed=seed)
+    row_of = {row["element_id"]: row for row in rows}
+    _, moved = elements_take(rows, pull, to_status="Running", reason=f"WMBS subscription at {queue.name}", now=now)
+    moved = set(moved)
+    known_sites = [site.name for site in resources]
+    taken = [(element, site) for element, site in pull.taken if row_of[element.id]["pk"] in moved]
+    subscriptions = WMBSSubscription.objects.bulk_create(
+        [
+            WMBSSubscription(
+                queue=queue,
+                element_id=row_of[element.id]["pk"],
+                request_id=row_of[element.id]["request_id"],
+                task_type=row_of[element.id]["request__TaskType"],
+                site=site,
+                created=now,
+            )
+            for element, site in taken
+        ],
+        batch_size=1000,
+    )
+    if subscriptions and subscriptions[0].pk is None:  # databases that do not return ids from bulk inserts
+        subscriptions = list(WMBSSubscription.objects.filter(element_id__in=[s.element_id for s in subscriptions]))
+    by_element = {subscription.element_id: subscription for subscription in subscriptions}
+    jobs = []
+    for element, _ in taken:
+        row = row_of[element.id]
+        possible = job_sites(element, known_sites)
+        jobs += [
+            WMBSJob(
+                subscription=by_element[row["pk"]],
+                state="created",
+                priority=element.priority,
+                task_type=row["request__TaskType"],
+                possible_sites=possible,
+                state_time=now,
+            )
+            for _ in range(element.jobs)
+        ]
+    WMBSJob.objects.bulk_create(jobs, batch_size=2000)
+    started = [element.id for element, _ in taken]
+    for from_status in ("Acquired", "Negotiating"):
+        propagate(
+            element_ids=started,
+            from_status=from_status,
+            to_status="Running",
+            reason=f"running at {queue.name}",
+            actor=ACTOR_LOCAL,
+            now=now,
+        )
+    request_ids = {row_of[element.id]["request_id"] for element in (e for e, _ in taken)}
+    inbox = WMCoreElement.objects.filter(request_id__in=request_ids, database="inbox", queue__kind="global")
+    status_transition_many(
+        model=WMCoreElement,
+        ids=list(inbox.filter(Status="Acquired").values_list("pk", flat=True)),
+        from_status="Acquired",
+        to_status="Running",
+        reason="first work running",
+        actor=ACTOR_GLOBAL,
+        now=now,
+    )
+    status_transition_many(
+        model=WMCoreRequest,
+        ids=request_ids,
+        from_status="acquired",
+        to_status="running-open",
+        reason="first jobs created",
+        actor=ACTOR_LOCAL,
+        now=now,
+    )
+    stuck_record(rows, pull, queue=queue, step=engine.GET_WORK, now=now)
+    decision_id = pull_store(
+        queue=queue, pull=pull, elements=elements, slots=slots, step=engine.GET_WORK, now=now, seed=seed, config=config
+    )
+    return {"subscriptions": len(subscriptions), "jobs": len(jobs), "left": len(pull.rejected), "decision": decision_id}

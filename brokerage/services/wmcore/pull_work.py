@@ -1,0 +1,64 @@
+"""Stage 2, global → local queue: `work_pull` (pullWork) matches the global queue's Available elements against an
+agent's Normal sites and takes what fits."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+
+from brokerage.engine.plugins import wmcore_pull as engine
+from brokerage.models import (
+    WMCoreElement,
+    WMCoreQueue,
+)
+from brokerage.selectors.wmcore import (
+    wmcore_site_jobs,
+    wmcore_site_resources,
+)
+
+from .common import (
+    ElementReader,
+    config_snapshot,
+    element_rows,
+    elements_take,
+    pull_seed,
+    pull_store,
+    schedd_free,
+    stuck_record,
+)
+
+
+@transaction.atomic
+def work_pull(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[str, Any]:
+    """pullWork (seed 004, "From GQ to LQ" steps 1–3): the local queue matches the global queue's Available elements
+    against its Normal sites (pending + running slots), and takes what fits: element → Negotiating, ChildQueue set,
+    the chosen site kept. The agent's row and its global queue's row are locked: one pull at a time per global queue,
+    and the move re-checks each element's status, so no element is taken twice."""
+    queue = WMCoreQueue.objects.select_for_update().get(pk=queue_id, kind="local")
+    # one pull at a time per global queue: agents compete for the same elements and write their reasons on them
+    WMCoreQueue.objects.select_for_update().get(pk=queue.parent_id)
+    config = config_snapshot()
+    seed = pull_seed(now, queue) if seed is None else seed
+    rows = element_rows(WMCoreElement.objects.filter(queue_id=queue.parent_id, database="queue", Status="Available"))
+    reader = ElementReader()
+    elements = [reader.element(row) for row in rows]
+    slots = engine.free_slots(wmcore_site_resources(queue=queue), step=engine.PULL_WORK)
+    free = schedd_free(queue=queue, config=config) if queue.enabled else 0
+    site_jobs = wmcore_site_jobs(queue=queue, step=engine.PULL_WORK)
+    pull = engine.match_work(elements, slots, site_jobs, seed=seed, schedd_free=free)
+    site_of, moved = elements_take(
+        rows, pull, to_status="Negotiating", reason=f"pulled by {queue.name}", now=now, columns={"ChildQueue": queue}
+    )
+    stuck_record(rows, pull, queue=queue, step=engine.PULL_WORK, now=now)
+    decision_id = pull_store(
+        queue=queue, pull=pull, elements=elements, slots=slots, step=engine.PULL_WORK, now=now, seed=seed, config=config
+    )
+    return {
+        "pulled": len(moved),
+        "lost": len(site_of) - len(moved),
+        "jobs": pull.jobs_taken,
+        "left": len(pull.rejected),
+        "decision": decision_id,
+    }
