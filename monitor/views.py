@@ -312,7 +312,7 @@ def dirac(request: HttpRequest) -> HttpResponse:
 
 @require_safe
 def wmcore(request: HttpRequest) -> HttpResponse:
-    detail = wmcore_overview(now=timezone.now())
+    detail = wmcore_overview(now=timezone.now(), request_query=request.GET.get("request", "").strip()[:200])
     stuck = detail["stuck"]["reasons"]
     figures = {
         "requests": _chart(

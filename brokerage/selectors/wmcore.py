@@ -117,10 +117,14 @@ def wmcore_site_loads(*, queue: WMCoreQueue) -> dict[str, engine.SiteLoad]:
     return dict(loads)
 
 
-def wmcore_request_rows(*, limit: int = REQUESTS_SHOWN) -> list[dict[str, Any]]:
-    """The latest requests with their elements (global queue) counted by status and their jobs."""
+def wmcore_request_rows(*, limit: int = REQUESTS_SHOWN, name_contains: str = "") -> list[dict[str, Any]]:
+    """The latest requests (those whose name holds `name_contains`, when given) with their elements (global
+    queue) counted by status and their jobs."""
+    matching = WMCoreRequest.objects.all()
+    if name_contains:
+        matching = matching.filter(RequestName__icontains=name_contains)
     requests = list(
-        WMCoreRequest.objects.order_by("-status_time", "-pk").values(
+        matching.order_by("-status_time", "-pk").values(
             "pk", "RequestName", "RequestStatus", "RequestPriority", "Team", "RequestType", "status_time"
         )[:limit]
     )
@@ -222,8 +226,8 @@ def wmcore_stuck(*, limit: int = STUCK_SHOWN) -> dict[str, Any]:
     return {"reasons": reasons, "elements": elements, "total": sum(r["count"] for r in reasons)}
 
 
-def wmcore_overview(*, now: datetime) -> dict[str, Any]:
-    """Everything the WMCore page shows."""
+def wmcore_overview(*, now: datetime, request_query: str = "") -> dict[str, Any]:
+    """Everything the WMCore page shows; `request_query` narrows the latest requests to names holding it."""
     request_counts = dict(WMCoreRequest.objects.values_list("RequestStatus").annotate(n=Count("pk")))
     pulls = list(
         Decision.objects.filter(plugin="wmcore_pull", created__gte=now - timedelta(days=1))
@@ -247,7 +251,8 @@ def wmcore_overview(*, now: datetime) -> dict[str, Any]:
             for status in WMCORE_REQUEST.statuses
             if request_counts.get(status)
         ],
-        "requests": wmcore_request_rows(),
+        "requests": wmcore_request_rows(name_contains=request_query),
+        "request_query": request_query,
         "elements": wmcore_element_counts(),
         "slots": wmcore_slot_use(),
         "stuck": wmcore_stuck(),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.urls import reverse
 from django.utils import timezone
 
 from brokerage.models import Decision
@@ -62,6 +63,22 @@ def test_the_page_counts_requests_elements_and_slot_use(client, agent, request_a
     assert slots["T2_CH_CERN"]["state"] == "Draining"
     assert [p["step"] for p in context["pulls"]] == ["getWork", "pullWork"]
     assert {c["code"]: c["count"] for c in context["submit_conditions"]} == {"submitted": 12}
+
+
+def test_the_latest_requests_are_drawn_and_searched_by_name(client, agent, request_assigned):
+    """Issue 19: the latest requests were computed and never drawn, and there was no request search."""
+    wmcore_cycle_run(now=timezone.now())
+    factories.WMCoreRequestFactory(RequestName="cmsunified_Run3Summer24_TTto2L_MC", RequestStatus="assigned")
+    html = client.get("/wmcore/?refresh=0").content.decode().replace("<wbr>", "")
+    assert 'id="wmcore-request-table"' in html
+    assert reverse("monitor:wmcore-request", args=["pdmvserv_ReReco_JetHT_2024C"]) in html
+    assert "cmsunified_Run3Summer24_TTto2L_MC" in html
+    found = client.get("/wmcore/", {"request": "jetht", "refresh": "0"})
+    assert [r["RequestName"] for r in found.context["requests"]] == ["pdmvserv_ReReco_JetHT_2024C"]
+    assert found.context["requests"][0]["elements"] == [("Running", 3)]
+    assert 'value="jetht"' in found.content.decode()
+    none = client.get("/wmcore/", {"request": "<b>nothing"}).content.decode()
+    assert "No request name holds “&lt;b&gt;nothing”." in none  # escaped, never markup
 
 
 def test_an_empty_page_says_so(client, db):
