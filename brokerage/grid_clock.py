@@ -9,9 +9,11 @@ and the pages show the time the task will actually come back.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
+
+from brokerage.states import throttled_period_minutes
 
 
 def grid_speed() -> float:
@@ -24,3 +26,9 @@ def grid_speed() -> float:
 def grid_minutes(minutes: float) -> timedelta:
     """`minutes` of grid time as a real duration."""
     return timedelta(minutes=minutes) / grid_speed()
+
+
+def throttled_until(*, since: datetime, level: int) -> datetime:
+    """When a task throttled at `since` for the `level`-th multiple of 5 attempts is released: 120 × level² grid
+    minutes later (seed 002, task status 'throttled'). The watchdog acts on it; the task page shows it."""
+    return since + grid_minutes(throttled_period_minutes(5 * max(level, 1)))

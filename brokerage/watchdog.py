@@ -363,5 +363,7 @@ def exhausted_reason(
 
 
 def throttled_attempt(max_attempt_nr: int) -> bool:
-    """seed 002 throttled: the largest attemptNr in the task is a (non-zero) multiple of 5."""
+    """seed 002 throttled: the largest attemptNr in the task is a (non-zero) multiple of 5. The watchdog applies it
+    by level (services.task_commands.task_watch: attemptNr // 5 above the task's numThrottled), which is this rule
+    whenever it sees every attempt and does not miss a multiple passed between two of its runs."""
     return max_attempt_nr > 0 and max_attempt_nr % 5 == 0

@@ -15,7 +15,7 @@ from django.db.models.functions import TruncHour
 from brokerage import states
 from brokerage.engine.advice import Advice, advise
 from brokerage.engine.decision import OUTCOMES
-from brokerage.grid_clock import grid_minutes
+from brokerage.grid_clock import grid_minutes, throttled_until
 from brokerage.models import (
     BrokerageCycle,
     Dataset,
@@ -34,7 +34,6 @@ from brokerage.selectors.decisions import decision_trace
 from brokerage.selectors.jobs import job_error_summary
 from brokerage.selectors.shares import global_share_usage, work_queue_shares
 from brokerage.selectors.timeouts import job_timeout_states
-from brokerage.states import throttled_period_minutes
 
 TASK_SORTS = {
     "id": "jediTaskID",
@@ -211,8 +210,7 @@ def task_headline(task: Task, panels: list[dict[str, Any]], *, now: datetime) ->
                 retry = {"at": at, "due": at <= now, "in": at - now, "plugin": decision.plugin}
     release = None
     if task.status == "throttled" and task.throttledTime is not None:
-        # the watchdog's rule (services.task_commands.task_watch): 120 × int(attemptNr/5)² grid minutes
-        at = task.throttledTime + grid_minutes(throttled_period_minutes(5 * max(task.numThrottled, 1)))
+        at = throttled_until(since=task.throttledTime, level=task.numThrottled)
         release = {"at": at, "due": at <= now, "in": at - now, "to": task.oldStatus}
     return {"since": since, "for": (now - since) if since else None, "next_try": retry, "release": release}
 

@@ -40,6 +40,7 @@ from brokerage.models import (
     WMBSJob,
     WMCoreSite,
 )
+from brokerage.models.tasks import TASK_ENDED
 from brokerage.services.bulk import bulk_update_values
 from brokerage.services.demo_dirac import PILOTS as DIRAC_PILOTS
 from brokerage.services.demo_dirac import dirac_demo_jobs
@@ -83,7 +84,6 @@ DIRAC_BACKLOG = 100
 # New work in the demo (demo_tasks_inflow): a batch when fewer tasks than this are still being worked on.
 INFLOW_ACTIVE = 30
 INFLOW_BATCH = 8
-ENDED_TASK_STATUSES = ("done", "finished", "failed", "broken", "aborted", "exhausted")
 
 
 @dataclass(frozen=True)
@@ -199,7 +199,7 @@ def demo_tasks_inflow(*, now: datetime) -> list[int]:
     pending; the watchdog exhausts those pending too long, on the grid's clock), a batch of INFLOW_BATCH new tasks
     of the demo's kinds arrives with one of the stories (demo_stories), in turn, so a newcomer at any hour sees
     tasks start, fail, get throttled and end. Returns the tasks registered."""
-    if Task.objects.exclude(status__in=(*ENDED_TASK_STATUSES, "pending")).count() >= INFLOW_ACTIVE:
+    if Task.objects.exclude(status__in=(*TASK_ENDED, "exhausted", "pending")).count() >= INFLOW_ACTIVE:
         return []
     nuclei = list(StorageEndpoint.objects.filter(site__role="nucleus").select_related("site").order_by("pk"))
     if not nuclei:
@@ -230,19 +230,23 @@ def _demo_payloads(task_ids: set[int]) -> dict[int, tuple[int | None, int | None
     return payloads
 
 
-def _downtimes_end(queues: dict[str, dict], *, now: datetime) -> list[str]:
+def _downtimes_end(queues: dict[str, dict], *, now: datetime) -> list[int]:
     """Downtimes of the demo end at their time (cric `demo_back_at`): the queue is online again, as CRIC would
-    publish it. Returns the queues back."""
-    back = []
-    for name, queue in queues.items():
-        cric = queue["cric"] or {}
-        due = cric.get("demo_back_at")
-        if queue["status"] != "online" and due and datetime.fromisoformat(due) <= now:
-            back.append(name)
-            PandaQueue.objects.filter(pk=queue["pk"]).update(
-                status="online", cric={**cric, "status": "online", "demo_back_at": None}, updated=now
-            )
-    return back
+    publish it. One statement for all of them. Returns the ids of the queues back."""
+    back = [
+        PandaQueue(
+            pk=queue["pk"],
+            status="online",
+            cric={**queue["cric"], "status": "online", "demo_back_at": None},
+            updated=now,
+        )
+        for queue in queues.values()
+        if queue["status"] != "online"
+        and (queue["cric"] or {}).get("demo_back_at")
+        and datetime.fromisoformat(queue["cric"]["demo_back_at"]) <= now
+    ]
+    PandaQueue.objects.bulk_update(back, ["status", "cric", "updated"])
+    return [queue.pk for queue in back]
 
 
 def _links_drain(*, now: datetime, minute: timedelta) -> int:

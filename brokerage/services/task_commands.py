@@ -16,7 +16,7 @@ from datetime import datetime
 from django.db import transaction
 from django.db.models import F, Max, Q
 
-from brokerage.grid_clock import grid_minutes
+from brokerage.grid_clock import grid_minutes, throttled_until
 from brokerage.job_errors import TASK_BUFFER_KILLED
 from brokerage.models import Dataset, DatasetFile, Job, Task
 from brokerage.selectors.gdpconfig import gdpconfig_view
@@ -24,7 +24,7 @@ from brokerage.services.counters import dataset_counters_refresh, datasets_of_fi
 from brokerage.services.status import job_status_transition_many, status_transition, task_status_transition_many
 from brokerage.states import INPUT_FILE, IllegalTransition, throttled_period_minutes
 from brokerage.task_actions import RETRYABLE
-from brokerage.watchdog import EXHAUSTED_TIMEOUT, throttled_attempt
+from brokerage.watchdog import EXHAUSTED_TIMEOUT
 
 QUEUED_JOB_STATUSES = ("pending", "defined", "waiting", "assigned", "throttled", "activated")
 RUNNING_JOB_STATUSES = ("sent", "starting", "running", "holding", "merging", "transferring")
@@ -246,7 +246,7 @@ def task_watch(*, now: datetime, vo: str = "atlas") -> dict[str, list[int]]:
         .values_list("task_id", "top")
     )
     info = dict(Task.objects.filter(pk__in=list(attempts)).values_list("pk", "numThrottled"))
-    due = {pk: top for pk, top in attempts.items() if throttled_attempt(5 * (top // 5)) and info.get(pk, 0) < top // 5}
+    due = {pk: top for pk, top in attempts.items() if info.get(pk, 0) < top // 5}
     statuses = dict(Task.objects.filter(pk__in=list(due)).values_list("pk", "status"))
     for status in GENERATING:
         ids = [pk for pk, s in statuses.items() if s == status]
@@ -273,7 +273,7 @@ def task_watch(*, now: datetime, vo: str = "atlas") -> dict[str, list[int]]:
         for pk, old, since, level in Task.objects.filter(status="throttled", throttledTime__isnull=False).values_list(
             "pk", "oldStatus", "throttledTime", "numThrottled"
         )
-        if since + grid_minutes(throttled_period_minutes(5 * max(level, 1))) <= now and old in GENERATING
+        if throttled_until(since=since, level=level) <= now and old in GENERATING
     ]
     for status in GENERATING:
         ids = [pk for pk, old in released if old == status]
