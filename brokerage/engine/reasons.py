@@ -277,6 +277,30 @@ _REASONS += [
         "The jobs need tags the resource does not offer.",
         "The jobs need {required}; the resource offers {offered}.",
     ),
+    Reason(
+        "ram",
+        "not enough memory",
+        "The jobs need more memory than the resource offers.",
+        "The task queue needs {required} MB; the resource offers {offered} MB.",
+    ),
+    Reason(
+        "job_type",
+        "job type not accepted",
+        "The resource asks for another job type (a site outside the mask takes Test jobs only).",
+        "The jobs are {accepted}; the resource asks for {offered}.",
+    ),
+    Reason(
+        "required_tags",
+        "required tag missing",
+        "The resource only takes jobs asking for tags these jobs do not ask for.",
+        "The resource requires {required}; the jobs ask for {offered}.",
+    ),
+    Reason(
+        "resource_ban",
+        "banned by the resource",
+        "The resource bans something the jobs list.",
+        "The resource bans {banned} among the jobs' {field}.",
+    ),
     Reason("no_waiting_job", "no waiting job", "The task queue has no job waiting."),
     Reason(
         "lower_cpu_time",

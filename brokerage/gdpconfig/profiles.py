@@ -93,6 +93,27 @@ PROFILES: dict[str, Profile] = {
             "TRANSFERRING_AT_NUCLEUS": False,
         },
     ),
+    "dirac": Profile(
+        "dirac",
+        "DIRAC 9.1.22",
+        "dirac 9.1.22 (PyPI wheel): WorkloadManagementSystem/DB/TaskQueueDB.py, Client/Matcher.py",
+        {
+            # TaskQueueDB.matchAndGetJob: ORDER BY RAND()/Priority LIMIT 10, 3 tries; numJobsPerTry=50
+            "DIRAC_TQ_ORDER": "dirac",
+            "DIRAC_JOBS_PER_TRY": 50,
+            # v9 task queues have no Setup and no pilot types (singleValueDefFields, multiValueDefFields)
+            "DIRAC_MATCH_SETUP_PILOT_TYPE": False,
+            # __generateTQMatchSQL: a GridCE or Platform not sent adds no condition
+            "DIRAC_ABSENT_CE_PLATFORM": "dirac",
+            # Matcher._checkCredentials: a generic pilot's OwnerGroup = the groups of its VO
+            "DIRAC_GENERIC_PILOT_VO": True,
+            # __setPrioritiesForEntity (AVG of RealPriority), recalculateTQSharesForEntity (JobSharing not split),
+            # calculate_priority (queues equal but for Sites/BannedSites/RAM summed)
+            "DIRAC_PRIORITY_AVERAGE": "real",
+            "DIRAC_SPLIT_JOB_SHARING": False,
+            "DIRAC_PRIORITY_GROUPING": True,
+        },
+    ),
 }
 
 PROFILE_NAMES: tuple[str, ...] = tuple(PROFILES)

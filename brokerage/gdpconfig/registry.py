@@ -215,6 +215,8 @@ _PANDA_JOB = "panda-server 1.0.4 AtlasProdJobBroker.doBrokerage"
 _S002_T1 = "seed 002, T1 weight"
 _S002_JUMBO = "seed 002, Jumbo job switcher"
 _S002_THROTTLE = "seed 002, Job throttling"
+_S003_MATCH = "seed 003, Resource matching"
+_DIRAC_TQDB = "dirac 9.1.22 TaskQueueDB"
 _S004_PRIORITY = "seed 004, Handling the priority and system limit"
 _S004_CACHE = "seed 004, WMBS to JobSubmitter Cache transition"
 
@@ -1500,6 +1502,100 @@ REGISTRY = Registry(
             suffix="workqueue",
             suffix_only=True,
             minimum=0,
+        ),
+        # --- DIRAC task-queue matching (seed 003; profile `dirac` = dirac 9.1.22 TaskQueueDB and Matcher) ---
+        _p(
+            "DIRAC_TQ_ORDER",
+            "matcher",
+            "str",
+            "seed",
+            "",
+            "How the Matcher orders matching task queues. seed: the highest CPU time first, then the smallest "
+            "RAND()/priority among those. dirac (TaskQueueDB.matchAndGetJob): no CPU ordering; every matching queue "
+            "by RAND()/Priority, the first ten tried in turn, the first with a waiting job wins, three tries.",
+            _S003_MATCH,
+            app="dirac",
+            choices=("seed", "dirac"),
+        ),
+        _p(
+            "DIRAC_JOBS_PER_TRY",
+            "matcher",
+            "int",
+            10,
+            "jobs",
+            "The first jobs by id (of the drawn user priority) one is picked from at random: 10 in seed 003, 50 in "
+            "DIRAC v9 (numJobsPerTry).",
+            _S003_MATCH,
+            app="dirac",
+            minimum=1,
+        ),
+        _p(
+            "DIRAC_MATCH_SETUP_PILOT_TYPE",
+            "matcher",
+            "bool",
+            True,
+            "",
+            "Setup and pilot types are task-queue requirements (seed 003). DIRAC v9 has neither: off matches "
+            "without them.",
+            _S003_MATCH,
+            app="dirac",
+        ),
+        _p(
+            "DIRAC_ABSENT_CE_PLATFORM",
+            "matcher",
+            "str",
+            "seed",
+            "",
+            "A resource that sends no GridCE or no Platform. seed: a task queue requiring CEs or platforms does not "
+            "match it. dirac (TaskQueueDB.__generateTQMatchSQL, `if not fv: continue`): no condition is added.",
+            _S003_MATCH,
+            app="dirac",
+            choices=("seed", "dirac"),
+        ),
+        _p(
+            "DIRAC_GENERIC_PILOT_VO",
+            "matcher",
+            "bool",
+            False,
+            "",
+            "A generic pilot (no owner, no group) that names its VO takes only jobs of that VO's groups "
+            "(Matcher._checkCredentials). Off: seed 003's generic pilot takes any owner's jobs.",
+            _S003_MATCH,
+            app="dirac",
+        ),
+        _p(
+            "DIRAC_PRIORITY_AVERAGE",
+            "matcher",
+            "str",
+            "user",
+            "",
+            "What a task queue's priority averages over its waiting jobs: user = their user priorities (REFERENCE.md), "
+            "real = their RealPriorities, 0 → 1e-5 and 10 → 1e6 (TaskQueueDB.__setPrioritiesForEntity).",
+            _DIRAC_TQDB,
+            app="dirac",
+            choices=("user", "real"),
+        ),
+        _p(
+            "DIRAC_SPLIT_JOB_SHARING",
+            "matcher",
+            "bool",
+            True,
+            "",
+            "A JobSharing group's share is split among its owners like any group's (REFERENCE.md). Off: the group is "
+            "one entity with its whole share (TaskQueueDB.recalculateTQSharesForEntity).",
+            _DIRAC_TQDB,
+            app="dirac",
+        ),
+        _p(
+            "DIRAC_PRIORITY_GROUPING",
+            "matcher",
+            "bool",
+            False,
+            "",
+            "Task queues of one owner that differ only in sites, banned sites or RAM all get the sum of their "
+            "priorities (TaskQueueDB.calculate_priority). Off: each keeps its own.",
+            _DIRAC_TQDB,
+            app="dirac",
         ),
         # --- CMS WMCore work-queue pull (seed 004) ---
         _p(

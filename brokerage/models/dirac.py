@@ -33,6 +33,8 @@ class DiracTaskQueue(models.Model):
     setup = models.CharField(max_length=64)
     cpuTime = models.PositiveBigIntegerField(help_text="Seconds, a CPU segment.")
     priority = models.FloatField(default=1.0)
+    minRAM = models.PositiveIntegerField(default=0, help_text="MB the jobs need at least; 0: no requirement.")
+    maxRAM = models.PositiveIntegerField(default=0, help_text="MB the jobs use at most (informational); 0: none.")
     enabled = models.BooleanField(default=True)
     requirementsKey = models.CharField(max_length=64, unique=True)
     created = models.DateTimeField(default=timezone.now)

@@ -590,7 +590,7 @@ def dirac_task_queues(*, limit: int = 200) -> list[dict[str, Any]]:
     rows = [
         {**row, "waiting": sizes[row["id"]], "requirements": requirements.get(row["id"], {})}
         for row in DiracTaskQueue.objects.filter(pk__in=list(sizes)).values(
-            "id", "ownerDN", "ownerGroup", "setup", "cpuTime", "priority"
+            "id", "ownerDN", "ownerGroup", "setup", "cpuTime", "priority", "minRAM", "maxRAM"
         )
     ]
     return sorted(rows, key=lambda row: (-row["waiting"], row["id"]))

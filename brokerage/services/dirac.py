@@ -24,20 +24,28 @@ import numpy as np
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection, transaction
-from django.db.models import Avg, Count, Exists, OuterRef, Q
+from django.db.models import Avg, Case, Count, Exists, FloatField, OuterRef, Q, Value, When
+from django.db.models.functions import Cast
 
 from brokerage.engine.plugins.dirac_match import (
-    ANY_TAG,
     DEFAULT_CPU_SEGMENTS,
-    FIRST_JOBS,
+    MATCH_RETRIES,
     MIN_TQ_PRIORITY,
+    QUEUES_PER_TRY,
+    RESOURCE_BANS,
+    Group,
+    MatchRules,
     Resource,
     TaskQueue,
-    cpu_segment,
+    groups_from,
+    is_any,
+    is_sent,
     no_match_reasons,
     real_priority,
+    resource_from_data,
     task_queue_priorities,
 )
+from brokerage.engine.plugins.dirac_match import cpu_segment as cpu_segment
 from brokerage.models import DiracJob, DiracJobStatusLog, DiracMatchRecord, DiracTaskQueue, DiracTaskQueueValue
 from brokerage.models.dirac import REQUIREMENT_FIELDS
 from brokerage.services.bulk import bulk_update_values
@@ -52,6 +60,27 @@ def cpu_segments() -> tuple[float, ...]:
     return tuple(getattr(settings, "DIRAC_CPU_SEGMENTS", DEFAULT_CPU_SEGMENTS))
 
 
+def dirac_groups() -> dict[str, Group]:
+    """The installation's DIRAC groups (settings.DIRAC_GROUPS, checked at startup by brokerage.checks), with the
+    shares of DIRAC_GROUP_SHARES over theirs."""
+    groups = groups_from(getattr(settings, "DIRAC_GROUPS", {}) or {}, "DIRAC_GROUPS")
+    for name, share in (getattr(settings, "DIRAC_GROUP_SHARES", {}) or {}).items():
+        groups[name] = Group(**{**groups.get(name, Group()).__dict__, "share": float(share)})
+    return groups
+
+
+def dirac_groups_data() -> dict[str, dict[str, Any]]:
+    """The installation's groups as a scenario's `groups` section (what `manage.py broker` fills in)."""
+    return {name: dict(group.__dict__) for name, group in dirac_groups().items()}
+
+
+def dirac_rules() -> MatchRules:
+    """The matching rules of the stored gdpconfig profile and rows (seed 003 or DIRAC v9)."""
+    from brokerage.selectors.gdpconfig import gdpconfig_view
+
+    return MatchRules.from_config(gdpconfig_view())
+
+
 def _requirements(job: Mapping[str, Any], segments) -> tuple[dict[str, Any], str]:
     single = {
         "ownerDN": job.get("owner", ""),
@@ -59,6 +88,10 @@ def _requirements(job: Mapping[str, Any], segments) -> tuple[dict[str, Any], str
         "setup": job.get("setup", ""),
         "cpuTime": int(cpu_segment(float(job.get("cpuTime", 0)), segments)),
     }
+    # RAM joins the digest only when asked for, so queues made before DIRAC v9's RAM requirements keep their key
+    ram = {"minRAM": int(job.get("minRAM") or 0), "maxRAM": int(job.get("maxRAM") or 0)}
+    if any(ram.values()):
+        single.update(ram)
     multi = {name: sorted(set(job.get(name) or ())) for name in FIELDS}
     key = hashlib.sha256(json.dumps([single, multi], sort_keys=True).encode()).hexdigest()
     return {**single, **multi}, key
@@ -86,6 +119,8 @@ def dirac_jobs_submit(*, jobs: list[dict[str, Any]], now: datetime) -> list[int]
             ownerGroup=wanted[key]["ownerGroup"],
             setup=wanted[key]["setup"],
             cpuTime=wanted[key]["cpuTime"],
+            minRAM=wanted[key].get("minRAM", 0),
+            maxRAM=wanted[key].get("maxRAM", 0),
             created=now,
         )
         for key in new
@@ -133,22 +168,40 @@ def dirac_jobs_submit(*, jobs: list[dict[str, Any]], now: datetime) -> list[int]
 
 
 def dirac_priorities_update(*, groups: Iterable[str] | None = None) -> int:
-    """Task-queue priorities from the group shares (settings.DIRAC_GROUP_SHARES, default 1000 a group) and the
-    average priority of each queue's waiting jobs (REFERENCE.md), for the groups given (a group's priorities
-    depend only on its own queues) or all. Only changed priorities are written, and only then are the matchers'
-    indexes told to rebuild. Returns how many changed."""
+    """Task-queue priorities from the group shares (settings.DIRAC_GROUPS / DIRAC_GROUP_SHARES, default 1000 a
+    group) and the average priority of each queue's waiting jobs under the profile's rules (REFERENCE.md; the
+    `dirac` profile: TaskQueueDB.recalculateTQSharesForEntity), for the groups given (a group's priorities depend
+    only on its own queues) or all. Only changed priorities are written, and only then are the matchers' indexes
+    told to rebuild. Returns how many changed."""
+    rules = dirac_rules()
     queues = DiracTaskQueue.objects.all()
     if groups is not None:
         queues = queues.filter(ownerGroup__in=list(groups))
+    waiting = Q(jobs__status="Waiting")
+    real = Case(
+        When(jobs__userPriority__lte=0, then=Value(real_priority(0))),
+        When(jobs__userPriority__gte=10, then=Value(real_priority(10))),
+        default=Cast("jobs__userPriority", FloatField()),
+        output_field=FloatField(),
+    )
     rows = list(
-        queues.annotate(averagePriority=Avg("jobs__userPriority", filter=Q(jobs__status="Waiting"))).values(
-            "id", "ownerGroup", "ownerDN", "averagePriority", "priority"
+        queues.annotate(
+            averagePriority=Avg("jobs__userPriority", filter=waiting),
+            averageRealPriority=Avg(real, filter=waiting),
+        ).values(
+            "id", "ownerGroup", "ownerDN", "setup", "cpuTime", "averagePriority", "averageRealPriority", "priority"
         )
     )
-    for row in rows:
-        row["averagePriority"] = row["averagePriority"] or 0.0
+    if rules.priority_grouping:  # the requirement values decide which queues share a sum
+        values: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+        for tq_id, name, value in DiracTaskQueueValue.objects.filter(task_queue__in=queues).values_list(
+            "task_queue_id", "field", "value"
+        ):
+            values[tq_id][name].append(value)
+        for row in rows:
+            row.update(values.get(row["id"], {}))
     current = {row["id"]: row["priority"] for row in rows}
-    priorities = task_queue_priorities(rows, group_shares=getattr(settings, "DIRAC_GROUP_SHARES", {}))
+    priorities = task_queue_priorities(rows, groups=dirac_groups(), rules=rules)
     changed = sorted((tq_id, value) for tq_id, value in priorities.items() if value != current[tq_id])
     if changed:
         bulk_update_values(DiracTaskQueue, fields=("priority",), rows=changed)
@@ -170,15 +223,16 @@ def _pick_priority(task_queue_id: int, rng: random.Random) -> float | None:
     return min(groups, key=lambda g: ((1 - rng.random() ** (1 / g[1])) / real_priority(g[0]), g[0]))[0]
 
 
-def _claim(task_queue_id: int, priority: float, rng: random.Random, resource: Resource, now: datetime):
-    """The first ten waiting jobs of that priority by id, shuffled; the first one still Waiting becomes Matched."""
+def _claim(task_queue_id: int, priority: float, rng: random.Random, resource: Resource, now: datetime, first_jobs: int):
+    """The first `first_jobs` waiting jobs of that priority by id, shuffled; the first one still Waiting becomes
+    Matched."""
     with transaction.atomic():
         first = DiracJob.objects.filter(task_queue_id=task_queue_id, status="Waiting", userPriority=priority).order_by(
             "jobID"
         )
         if connection.features.has_select_for_update_skip_locked:
             first = first.select_for_update(skip_locked=True)
-        ids = list(first.values_list("jobID", flat=True)[:FIRST_JOBS])
+        ids = list(first.values_list("jobID", flat=True)[:first_jobs])
         rng.shuffle(ids)
         for job_id in ids:
             if DiracJob.objects.filter(jobID=job_id, status="Waiting").update(
@@ -201,9 +255,9 @@ def _claim(task_queue_id: int, priority: float, rng: random.Random, resource: Re
 SHUFFLE_PRIME = 2_147_483_647
 
 
-def _claim_in_one_statement(task_queue_id, priority, rng, resource: Resource, now, seed):
+def _claim_in_one_statement(task_queue_id, priority, rng, resource: Resource, now, seed, first_jobs: int):
     """PostgreSQL: the claim, its status-log row and the match record in one statement (one round trip, atomic):
-    the first ten Waiting jobs of the priority by id, locked with SKIP LOCKED so concurrent matchers pass over
+    the first `first_jobs` Waiting jobs of the priority by id, locked with SKIP LOCKED so concurrent matchers pass over
     each other's, ordered by the seeded permutation; the first one becomes Matched."""
     multiplier, offset = rng.randrange(1, SHUFFLE_PRIME), rng.randrange(SHUFFLE_PRIME)
     reason = f"matched to {resource.site or 'a resource'}"
@@ -234,7 +288,7 @@ def _claim_in_one_statement(task_queue_id, priority, rng, resource: Resource, no
             {
                 "tq": task_queue_id,
                 "priority": priority,
-                "first": FIRST_JOBS,
+                "first": first_jobs,
                 "site": resource.site,
                 "now": now,
                 "a": multiplier,
@@ -262,7 +316,7 @@ class TaskQueueIndex:
         rows = list(
             DiracTaskQueue.objects.filter(enabled=True)
             .order_by("pk")
-            .values_list("pk", "setup", "ownerGroup", "ownerDN", "cpuTime", "priority")
+            .values_list("pk", "setup", "ownerGroup", "ownerDN", "cpuTime", "priority", "minRAM")
         )
         self.ids = np.array([row[0] for row in rows], dtype=np.int64)
         self.position = {tq_id: i for i, tq_id in enumerate(self.ids.tolist())}
@@ -277,6 +331,7 @@ class TaskQueueIndex:
         self.owner = encode("owner", [row[3] for row in rows])
         self.cpu = np.array([row[4] for row in rows], dtype=float)
         self.priority = np.array([row[5] for row in rows], dtype=float)
+        self.min_ram = np.array([row[6] for row in rows], dtype=np.int64)
         self.enabled = np.ones(len(rows), dtype=bool)
         n = len(rows)
         self.has: dict[str, np.ndarray] = {field: np.zeros(n, dtype=bool) for field in FIELDS}
@@ -298,24 +353,46 @@ class TaskQueueIndex:
         found = self.value.get((field, value))
         return found if found is not None else np.zeros(len(self.ids), dtype=bool)
 
-    def matching(self, resource: Resource) -> np.ndarray:
-        """seed 003's rules over every task queue at once."""
-        mask = self.enabled & (self.setup == self._code("setup", resource.setup)) & (self.cpu <= resource.cpuTime)
-        if resource.private:
+    def _any_of(self, field: str, values: Iterable[str]) -> np.ndarray:
+        found = np.zeros(len(self.ids), dtype=bool)
+        for value in values:
+            found |= self._offered(field, value)
+        return found
+
+    def matching(self, resource: Resource, rules: MatchRules, groups: Mapping[str, Group]) -> np.ndarray:
+        """The rules of engine.plugins.dirac_match.no_match_reasons over every task queue at once (the two are
+        checked against each other in tests/dirac/test_matcher_db.py)."""
+        mask = self.enabled & (self.cpu <= resource.cpuTime)
+        if rules.legacy_fields:
+            mask &= self.setup == self._code("setup", resource.setup)
+            mask &= ~self.has["pilotTypes"] | self._offered("pilotTypes", resource.pilotType)
+        if resource.ownerGroup:
             mask &= self.group == self._code("group", resource.ownerGroup)
-            if not resource.jobSharing:
-                mask &= self.owner == self._code("owner", resource.ownerDN)
-        if resource.site:
+        if resource.ownerDN and not (resource.ownerGroup and resource.shares_jobs(groups)):
+            mask &= self.owner == self._code("owner", resource.ownerDN)
+        if not resource.private and rules.generic_pilot_vo and resource.vo:
+            vo_groups = [self._code("group", name) for name, spec in groups.items() if spec.vo == resource.vo]
+            mask &= np.isin(self.group, vo_groups)
+        if resource.maxRAM is not None:
+            mask &= self.min_ram <= resource.maxRAM
+        if is_sent(resource.site):
             mask &= ~self.has["sites"] | self._offered("sites", resource.site)
             mask &= ~self._offered("bannedSites", resource.site)
-        for field, offered in (
-            ("gridCEs", resource.gridCE),
-            ("platforms", resource.platform),
-            ("pilotTypes", resource.pilotType),
-        ):
-            mask &= ~self.has[field] | self._offered(field, offered)
-        for tag in self.tag_values - set(resource.tags) - {ANY_TAG}:
-            mask &= ~self.value[("tags", tag)]
+        for field, offered in (("gridCEs", resource.gridCE), ("platforms", resource.platform)):
+            if is_sent(offered) or (not offered and rules.absent_ce_platform == "seed"):
+                mask &= ~self.has[field] | self._offered(field, offered)
+        job_type = resource.effective_job_type
+        if is_sent(job_type):
+            mask &= ~self.has["jobTypes"] | self._offered("jobTypes", job_type)
+        if not any(is_any(tag) for tag in resource.tags):
+            mask &= ~self._any_of("tags", self.tag_values - set(resource.tags))
+        if resource.requiredTags and not any(is_any(tag) for tag in resource.requiredTags):
+            for tag in resource.requiredTags:
+                mask &= self._offered("tags", tag)
+        for ban, field in RESOURCE_BANS:
+            banned = getattr(resource, ban)
+            if banned and not any(is_any(value) for value in banned):
+                mask &= ~self._any_of(field, banned)
         return mask
 
     def disable(self, tq_id: int) -> None:
@@ -354,58 +431,74 @@ def _disable_if_empty(index: TaskQueueIndex, tq_id: int) -> None:
     ).update(enabled=False)
 
 
+def _queues_to_try(index: TaskQueueIndex, mask: np.ndarray, rules: MatchRules, rng: random.Random) -> list[int]:
+    """Index positions in the order one try visits them, RAND()/priority drawn at once from the request's seed:
+    seed 003, the smallest key among the highest CPU time; DIRAC v9, the ten smallest keys of every matching queue
+    (TaskQueueDB.__generateTQMatchSQL: ORDER BY RAND()/Priority LIMIT 10)."""
+    if rules.tq_order == "dirac":
+        eligible = np.flatnonzero(mask)
+    else:
+        eligible = np.flatnonzero(mask & (index.cpu == index.cpu[mask].max()))
+    draws = np.random.default_rng(rng.getrandbits(64)).random(len(eligible))
+    keys = draws / np.maximum(index.priority[eligible], MIN_TQ_PRIORITY)
+    if rules.tq_order == "dirac":
+        return [int(i) for i in eligible[np.argsort(keys, kind="stable")[:QUEUES_PER_TRY]]]
+    return [int(eligible[int(np.argmin(keys))])]
+
+
 def dirac_match_request(
     *, resource: Resource, now: datetime, seed: int | None = None, dry_run: bool = False
 ) -> dict[str, Any]:
-    """One Matcher request: the job claimed (or None) and how it was chosen; a no-match lists the nearest task
-    queues with the rules they fail. Recorded as a DiracMatchRecord with the seed of its draws. A dry run claims
-    and records nothing: it tells which task queue and user priority the request would draw from."""
+    """One Matcher request under the profile's rules: the job claimed (or None) and how it was chosen; a no-match
+    lists the nearest task queues with the rules they fail. Recorded as a DiracMatchRecord with the seed of its
+    draws. A dry run claims and records nothing: it tells which task queue and user priority the request would
+    draw from."""
+    rules, groups = dirac_rules(), dirac_groups()
     seed = random.SystemRandom().randrange(2**31) if seed is None else seed
     rng = random.Random(seed)
+    tries = 0
     for _ in range(CLAIM_ATTEMPTS):
         index = task_queue_index()
-        mask = index.matching(resource)
-        if not mask.any():
+        mask = index.matching(resource, rules, groups)
+        tries += 1
+        if not mask.any() or (rules.tq_order == "dirac" and tries > MATCH_RETRIES):
             break
-        top = index.cpu[mask].max()
-        best = np.flatnonzero(mask & (index.cpu == top))
-        # RAND()/priority for each, drawn at once from the request's seed; the smallest wins
-        draws = np.random.default_rng(rng.getrandbits(64)).random(len(best))
-        keys = draws / np.maximum(index.priority[best], MIN_TQ_PRIORITY)
-        chosen = int(index.ids[best[int(np.argmin(keys))]])
-        priority = _pick_priority(chosen, rng)
-        if priority is None:
-            _disable_if_empty(index, chosen)
-            continue
-        found = {
-            "matched": True,
-            "task_queue": chosen,
-            "user_priority": priority,
-            "matching_task_queues": int(mask.sum()),
-            "highest_cpu_time": float(top),
-            "seed": seed,
-        }
-        if dry_run:
-            return {**found, "dry_run": True, "job": None}
-        if connection.vendor == "postgresql":
-            job, first = _claim_in_one_statement(chosen, priority, rng, resource, now, seed)
-        else:
-            with transaction.atomic():  # claim, log and record: one commit
-                job, first = _claim(chosen, priority, rng, resource, now)
-                if job is not None:
-                    DiracMatchRecord.objects.create(
-                        at=now,
-                        site=resource.site,
-                        setup=resource.setup,
-                        cpuTime=int(resource.cpuTime),
-                        matched=True,
-                        job=job,
-                        task_queue=chosen,
-                        seed=seed,
-                    )
-        if job is not None:
-            return {**found, "job": job, "first_jobs": sorted(first)}
-    nearest = dirac_no_match_explanation(resource=resource)
+        for position in _queues_to_try(index, mask, rules, rng):
+            chosen = int(index.ids[position])
+            priority = _pick_priority(chosen, rng)
+            if priority is None:
+                _disable_if_empty(index, chosen)
+                continue
+            found = {
+                "matched": True,
+                "task_queue": chosen,
+                "user_priority": priority,
+                "matching_task_queues": int(mask.sum()),
+                "highest_cpu_time": float(index.cpu[mask].max()) if rules.tq_order == "seed" else None,
+                "task_queue_order": rules.tq_order,
+                "seed": seed,
+            }
+            if dry_run:
+                return {**found, "dry_run": True, "job": None}
+            if connection.vendor == "postgresql":
+                job, first = _claim_in_one_statement(chosen, priority, rng, resource, now, seed, rules.jobs_per_try)
+            else:
+                with transaction.atomic():  # claim, log and record: one commit
+                    job, first = _claim(chosen, priority, rng, resource, now, rules.jobs_per_try)
+                    if job is not None:
+                        DiracMatchRecord.objects.create(
+                            at=now,
+                            site=resource.site,
+                            setup=resource.setup,
+                            cpuTime=int(resource.cpuTime),
+                            matched=True,
+                            job=job,
+                            task_queue=chosen,
+                            seed=seed,
+                        )
+            if job is not None:
+                return {**found, "job": job, "first_jobs": sorted(first)}
+    nearest = dirac_no_match_explanation(resource=resource, rules=rules, groups=groups)
     if dry_run:
         return {"matched": False, "dry_run": True, "job": None, "nearest": nearest, "seed": seed}
     DiracMatchRecord.objects.create(
@@ -420,15 +513,23 @@ def dirac_match_request(
     return {"matched": False, "job": None, "nearest": nearest, "seed": seed}
 
 
-def dirac_no_match_explanation(*, resource: Resource, limit: int = 5) -> list[dict[str, Any]]:
+def dirac_no_match_explanation(
+    *,
+    resource: Resource,
+    limit: int = 5,
+    rules: MatchRules | None = None,
+    groups: Mapping[str, Group] | None = None,
+) -> list[dict[str, Any]]:
     """The task queues with waiting jobs that came nearest to matching: fewest failed rules (then the oldest),
     with every rule they fail, the values compared and their waiting jobs (three queries; no job table scan)."""
     from brokerage.engine.reasons import explain
 
+    rules = rules or dirac_rules()
+    groups = dirac_groups() if groups is None else groups
     with_jobs = DiracTaskQueue.objects.filter(
         Exists(DiracJob.objects.filter(task_queue=OuterRef("pk"), status="Waiting"))
     )
-    rows = list(with_jobs.values("pk", "ownerDN", "ownerGroup", "setup", "cpuTime", "priority"))
+    rows = list(with_jobs.values("pk", "ownerDN", "ownerGroup", "setup", "cpuTime", "priority", "minRAM", "maxRAM"))
     values: dict[int, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for tq, field, value in DiracTaskQueueValue.objects.filter(task_queue__in=with_jobs).values_list(
         "task_queue", "field", "value"
@@ -443,9 +544,11 @@ def dirac_no_match_explanation(*, resource: Resource, limit: int = 5) -> list[di
             setup=row["setup"],
             cpuTime=row["cpuTime"],
             priority=row["priority"],
+            minRAM=row["minRAM"],
+            maxRAM=row["maxRAM"],
             **{name: frozenset(values[row["pk"]].get(name, ())) for name in FIELDS},
         )
-        failed = no_match_reasons(tq, resource)
+        failed = no_match_reasons(tq, resource, rules, groups)
         if failed:
             scored.append((len(failed), row["pk"], failed))
     scored.sort(key=lambda item: item[:2])
@@ -468,16 +571,6 @@ def dirac_no_match_explanation(*, resource: Resource, limit: int = 5) -> list[di
 
 
 def resource_from(data: Mapping[str, Any]) -> Resource:
-    """A Resource from a request body (validated by the API serializer)."""
-    return Resource(
-        setup=data.get("setup", ""),
-        cpuTime=float(data.get("cpuTime", 0)),
-        site=data.get("site", ""),
-        gridCE=data.get("gridCE", ""),
-        platform=data.get("platform", ""),
-        pilotType=data.get("pilotType", ""),
-        ownerGroup=data.get("ownerGroup", ""),
-        ownerDN=data.get("ownerDN", ""),
-        tags=frozenset(data.get("tags") or ()),
-        jobSharing=bool(data.get("jobSharing", False)),
-    )
+    """A Resource from a request body (validated by the API serializer; the engine's reading, so the API and a
+    scenario file describe a resource alike)."""
+    return resource_from_data({key: value for key, value in data.items() if key not in ("seed", "dry_run")})

@@ -228,10 +228,13 @@ if GRID_SIMULATOR:
         "schedule": float(os.environ.get("GRID_SIMULATOR_INTERVAL_SECONDS", "10")),
     }
 
-# DIRAC: CPU-time segments of the task queues (seed 003's by default; DIRAC today uses a longer list) and the
-# group shares the task-queue priorities come from (JSON object group → share; 1000 when a group is missing).
+# DIRAC: CPU-time segments of the task queues (seed 003's by default; DIRAC today uses a longer list), the group
+# shares the task-queue priorities come from (JSON object group → share; 1000 when a group is missing) and the
+# groups as DIRAC's Registry describes them (JSON object group → {share, vo, jobSharing, backgroundTQs}; a share
+# in DIRAC_GROUP_SHARES wins).
 DIRAC_CPU_SEGMENTS = tuple(float(v) for v in env_list("DIRAC_CPU_SEGMENTS", "500,5000,50000,300000"))
 DIRAC_GROUP_SHARES = json.loads(os.environ.get("DIRAC_GROUP_SHARES", "{}"))
+DIRAC_GROUPS = json.loads(os.environ.get("DIRAC_GROUPS", "{}"))
 
 # Tasks one job-generation cycle claims at most per work queue.
 JOB_GENERATION_BATCH = int(os.environ.get("JOB_GENERATION_BATCH", "200"))

@@ -501,6 +501,28 @@ class DiracResourceSerializer(StrictKeys, serializers.Serializer):
     ownerDN = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
     tags = serializers.ListField(child=serializers.CharField(max_length=64), required=False, default=list)
     jobSharing = serializers.BooleanField(required=False, default=False)
+    # keys DIRAC v9 matches (TaskQueueDB.__generateTQMatchSQL, Matcher._getResourceDict)
+    jobType = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
+    requiredTags = serializers.ListField(
+        child=serializers.CharField(max_length=64),
+        required=False,
+        default=list,
+        help_text="Tags a job must ask for; they count as offered too.",
+    )
+    bannedSites = serializers.ListField(child=serializers.CharField(max_length=64), required=False, default=list)
+    bannedGridCEs = serializers.ListField(child=serializers.CharField(max_length=255), required=False, default=list)
+    bannedPlatforms = serializers.ListField(child=serializers.CharField(max_length=64), required=False, default=list)
+    bannedJobTypes = serializers.ListField(child=serializers.CharField(max_length=64), required=False, default=list)
+    bannedTags = serializers.ListField(child=serializers.CharField(max_length=64), required=False, default=list)
+    maxRAM = serializers.IntegerField(
+        required=False, min_value=0, max_value=10**9, help_text="MB the slot offers; absent: no RAM condition."
+    )
+    vo = serializers.CharField(
+        max_length=64, required=False, allow_blank=True, default="", help_text="A generic pilot's VO."
+    )
+    inSiteMask = serializers.BooleanField(
+        required=False, default=True, help_text="False: the site is outside the mask and takes Test jobs only."
+    )
     seed = serializers.IntegerField(required=False, min_value=0, max_value=2**31 - 1)
     dry_run = serializers.BooleanField(
         required=False, default=False, help_text="Explain without claiming a job (needs only read access)."
@@ -514,6 +536,8 @@ class DiracTaskQueueSerializer(serializers.Serializer):
     setup = serializers.CharField()
     cpuTime = serializers.IntegerField()
     priority = serializers.FloatField()
+    minRAM = serializers.IntegerField()
+    maxRAM = serializers.IntegerField()
     waiting = serializers.IntegerField()
     requirements = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))
 

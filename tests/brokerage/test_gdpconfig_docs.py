@@ -2,15 +2,18 @@
 
 from pathlib import Path
 
+import pytest
+
 from brokerage.gdpconfig.profiles import PROFILES
 from brokerage.gdpconfig.registry import REGISTRY, format_value
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "gdpconfig.md"
 
 
-def test_every_switch_of_the_panda_profile_is_documented_with_both_values():
+@pytest.mark.parametrize("profile", ["panda", "dirac"])
+def test_every_switch_of_a_real_code_profile_is_documented_with_both_values(profile):
     rows = {line.split("|")[1].strip(" `"): line for line in DOC.read_text().splitlines() if line.startswith("| `")}
-    for key, value in PROFILES["panda"].values.items():
+    for key, value in PROFILES[profile].values.items():
         parameter = REGISTRY.find(key)[0]
         seed = parameter.default_text if parameter.default is not None else "unset"
         cells = [cell.strip() for cell in rows[key].split("|")]

@@ -182,6 +182,16 @@ def test_match_api_claims_with_permission_and_explains_without(client):
     result = authorised.post("/api/v1/dirac/match", {**body, "cpuTime": 86400}, content_type="application/json").json()
     assert result["matched"] is True
     assert DiracJob.objects.get(pk=result["job"]).status == "Matched"
+    # the keys DIRAC v9 matches: RAM, JobType and the resource's own bans are named in the explanation
+    submit(job(cpuTime=4000, sites=["CERN"], minRAM=4000, jobTypes=["MCSimulation"]))
+    strict = {**body, "cpuTime": 86400, "maxRAM": 10, "jobType": "User", "bannedSites": ["CERN"], "dry_run": True}
+    explained = authorised.post("/api/v1/dirac/match", strict, content_type="application/json").json()
+    assert explained["matched"] is False
+    assert explained["nearest"][0]["failed"] == ["ram", "job_type", "resource_ban"]
+    assert explained["nearest"][0]["reasons"][0]["detail"] == {"required": 4000, "offered": 10}
+    bad = authorised.post("/api/v1/dirac/match", {**strict, "maxRAM": -5}, content_type="application/json")
+    assert bad.status_code == 400
+    assert "maxRAM" in bad.json()["error"]["fields"]
     bad = authorised.post("/api/v1/dirac/match", {"setup": SETUP, "cpuTime": -1}, content_type="application/json")
     assert bad.status_code == 400
     assert "cpuTime" in bad.json()["error"]["fields"]

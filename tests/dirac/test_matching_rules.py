@@ -88,8 +88,14 @@ def test_tags_case():
     assert matching(queues, resource()) == [3]
 
 
-def test_any_tag_asks_for_nothing():
-    assert matching([tq(1, tags=["ANY"])], resource()) == [1]
+def test_any_tag_on_the_queue_is_required_like_any_tag_and_on_the_resource_drops_the_condition():
+    # seed 003 says nothing of tags; DIRAC v9 decides for every profile (TaskQueueDB.__generateTQMatchSQL): a
+    # resource offering ANY (any case, punctuation ignored) adds no tag condition, a queue's ANY is a plain tag
+    queues = [tq(1, tags=["ANY"]), tq(2, tags=["GPU"]), tq(3)]
+    assert matching(queues, resource()) == [3]
+    assert matching(queues, resource(tags=["ANY"])) == [1, 2, 3]
+    assert matching(queues, resource(tags=["'any'"])) == [1, 2, 3]
+    assert no_match_reasons(queues[0], resource(tags=["GPU"])) == [("tags", {"required": ["ANY"], "offered": ["GPU"]})]
 
 
 def test_cpu_time_case():

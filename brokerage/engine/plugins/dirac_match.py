@@ -1,17 +1,30 @@
-"""DIRAC task-queue matching (seed 003), plain Python: the rules a task queue must pass for a resource, the
-literal selection order, task-queue priorities from group shares, and the `dirac_match` plugin that explains a
-match or a no-match from a scenario file.
+"""DIRAC task-queue matching, plain Python: the rules a task queue must pass for a resource, the selection order,
+task-queue priorities from group shares, and the `dirac_match` plugin that explains a match or a no-match from a
+scenario file.
 
-Selection, exactly as the seed orders it: the matching task queues; those of the highest CPU time; the one with
-the smallest RAND()/priority (literal: U/p, not proportional — REFERENCE.md); in it, the user priority of the job
-with the smallest RAND()/UserPriority; the jobs of that priority by job id; the first ten in random order; the
-first one. Every draw comes from one seeded generator, so a match can be replayed.
+Two rule sets, chosen by gdpconfig (profiles `seed` and `dirac`, `MatchRules`):
+
+* seed 003 (2009): the matching task queues; those of the highest CPU time; the one with the smallest
+  RAND()/priority (literal: U/p, not proportional — REFERENCE.md); in it, the user priority of the job with the
+  smallest RAND()/UserPriority; the jobs of that priority by job id; the first ten in random order; the first.
+* DIRAC v9 (dirac 9.1.22, WorkloadManagementSystem/DB/TaskQueueDB.py, matchAndGetJob and
+  __generateTQMatchSQL): no CPU ordering — `ORDER BY RAND()/Priority LIMIT 10` over every matching queue, the
+  first with a job wins, up to 3 tries; the first 50 jobs of the drawn priority; Setup and pilot types are no
+  longer task-queue fields; a resource sending no GridCE or Platform adds no condition for it; generic pilots
+  take only their VO's groups (Client/Matcher.py, _checkCredentials).
+
+Where seed 003 is silent, today's code decides under every profile (REFERENCE.md ruling 5): a resource offering
+the tag ANY drops the tag condition while a queue's tag ANY is required like any other; JobType, RequiredTag,
+the resource-side Banned* lists and MaxRAM are matched; a pilot naming only an owner or only a group is matched on
+that field alone; a site outside the site mask takes Test jobs only (Matcher._getResourceDict). Every draw comes
+from one seeded generator, so a match can be replayed.
 """
 
 from __future__ import annotations
 
 import math
 import random
+import string
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,20 +36,34 @@ from ..scenario import Scenario, ScenarioError
 DEFAULT_CPU_SEGMENTS = (500, 5000, 50000, 300000)  # seed 003
 DEFAULT_GROUP_SHARE = 1000.0
 MIN_TQ_PRIORITY = 0.001
-FIRST_JOBS = 10
+FIRST_JOBS = 10  # seed 003; DIRAC v9 reads 50 (DIRAC_JOBS_PER_TRY)
+QUEUES_PER_TRY = 10  # TaskQueueDB.matchAndGetJob numQueuesPerTry
+MATCH_RETRIES = 3  # TaskQueueDB.__maxMatchRetry
+BACKGROUND_PRIORITY = 0.1  # calculate_priority.is_background: an average RealPriority at or below this
+TEST_JOB_TYPE = "Test"  # what a site outside the mask may still run (Matcher._getResourceDict)
 ANY_TAG = "ANY"
 RULES = (
     "owner_group",
     "owner_dn",
     "setup",
     "cpu_time",
+    "ram",
     "pilot_type",
     "site_not_accepted",
     "banned_site",
     "grid_ce",
     "platform",
+    "job_type",
     "tags",
+    "required_tags",
+    "resource_ban",
 )
+_PUNCTUATION = str.maketrans("", "", string.punctuation)
+
+
+def is_any(value: str) -> bool:
+    """DIRAC's wildcard test (TaskQueueDB._lowerAndRemovePunctuation(v) == "any"): "ANY", "any", "'Any'"."""
+    return value.lower().translate(_PUNCTUATION) == "any"
 
 
 def cpu_segment(cpu_time: float, segments: Sequence[float] = DEFAULT_CPU_SEGMENTS) -> float:
@@ -58,8 +85,52 @@ def real_priority(user_priority: float) -> float:
 
 
 @dataclass(frozen=True)
+class MatchRules:
+    """The gdpconfig parameters where DIRAC v9 departs from seed 003; each field is one parameter, the defaults
+    are the seed's (docs/gdpconfig.md, profile `dirac`)."""
+
+    tq_order: str = "seed"  # DIRAC_TQ_ORDER: seed = highest CPU first | dirac = RAND()/priority over all
+    jobs_per_try: int = FIRST_JOBS  # DIRAC_JOBS_PER_TRY
+    legacy_fields: bool = True  # DIRAC_MATCH_SETUP_PILOT_TYPE: Setup and pilot types are matched
+    absent_ce_platform: str = "seed"  # DIRAC_ABSENT_CE_PLATFORM: seed = required | dirac = no condition
+    generic_pilot_vo: bool = False  # DIRAC_GENERIC_PILOT_VO: generic pilots take only their VO's groups
+    priority_average: str = "user"  # DIRAC_PRIORITY_AVERAGE: user | real (mean RealPriority)
+    split_job_sharing: bool = True  # DIRAC_SPLIT_JOB_SHARING: a JobSharing group's share is split among owners
+    priority_grouping: bool = False  # DIRAC_PRIORITY_GROUPING: queues differing only in sites share a sum
+
+    @classmethod
+    def from_config(cls, config: Any) -> MatchRules:
+        """From a ConfigView (anything with `get(key)`)."""
+        return cls(
+            tq_order=config.get("DIRAC_TQ_ORDER"),
+            jobs_per_try=int(config.get("DIRAC_JOBS_PER_TRY")),
+            legacy_fields=bool(config.get("DIRAC_MATCH_SETUP_PILOT_TYPE")),
+            absent_ce_platform=config.get("DIRAC_ABSENT_CE_PLATFORM"),
+            generic_pilot_vo=bool(config.get("DIRAC_GENERIC_PILOT_VO")),
+            priority_average=config.get("DIRAC_PRIORITY_AVERAGE"),
+            split_job_sharing=bool(config.get("DIRAC_SPLIT_JOB_SHARING")),
+            priority_grouping=bool(config.get("DIRAC_PRIORITY_GROUPING")),
+        )
+
+
+SEED_RULES = MatchRules()
+
+
+@dataclass(frozen=True)
+class Group:
+    """A DIRAC group as the Registry describes it: its JobShare, VO, whether it has the JobSharing property and
+    whether its low-priority queues become background queues (AllowBackgroundTQs)."""
+
+    share: float = DEFAULT_GROUP_SHARE
+    vo: str = ""
+    jobSharing: bool = False
+    backgroundTQs: bool = False
+
+
+@dataclass(frozen=True)
 class TaskQueue:
-    """A group of waiting jobs with identical requirements (seed 003, "Task Queue Requirements")."""
+    """A group of waiting jobs with identical requirements (seed 003, "Task Queue Requirements"; minRAM/maxRAM
+    from DIRAC v9's tq_RAM_requirements, MB, 0 = none)."""
 
     id: int
     ownerDN: str
@@ -75,11 +146,25 @@ class TaskQueue:
     tags: frozenset[str] = frozenset()
     jobTypes: frozenset[str] = frozenset()
     submitPools: frozenset[str] = frozenset()
+    minRAM: int = 0
+    maxRAM: int = 0
+
+
+# A resource's Banned<Field> list and the task-queue field it excludes (TaskQueueDB.__generateTQMatchSQL,
+# "Add possibly Resource banning conditions").
+RESOURCE_BANS = (
+    ("bannedSites", "sites"),
+    ("bannedGridCEs", "gridCEs"),
+    ("bannedPlatforms", "platforms"),
+    ("bannedJobTypes", "jobTypes"),
+    ("bannedTags", "tags"),
+)
 
 
 @dataclass(frozen=True)
 class Resource:
-    """What a pilot (JobAgent) presents to the Matcher."""
+    """What a pilot (JobAgent) presents to the Matcher. Empty strings are keys the pilot did not send; `maxRAM`
+    None is no RAM offered (no condition)."""
 
     setup: str
     cpuTime: float
@@ -91,63 +176,177 @@ class Resource:
     ownerDN: str = ""
     tags: frozenset[str] = frozenset()
     jobSharing: bool = False  # the owner group has the JOB_SHARING property
+    jobType: str = ""
+    requiredTags: frozenset[str] = frozenset()
+    bannedSites: frozenset[str] = frozenset()
+    bannedGridCEs: frozenset[str] = frozenset()
+    bannedPlatforms: frozenset[str] = frozenset()
+    bannedJobTypes: frozenset[str] = frozenset()
+    bannedTags: frozenset[str] = frozenset()
+    maxRAM: int | None = None
+    vo: str = ""  # a generic pilot's VirtualOrganization
+    inSiteMask: bool = True
 
     @property
     def private(self) -> bool:
-        return bool(self.ownerGroup)
+        return bool(self.ownerGroup or self.ownerDN)
+
+    @property
+    def effective_job_type(self) -> str:
+        """A site outside the mask may run Test jobs only (Matcher._getResourceDict sets JobType = Test)."""
+        return self.jobType if self.inSiteMask else TEST_JOB_TYPE
+
+    def shares_jobs(self, groups: Mapping[str, Group]) -> bool:
+        group = groups.get(self.ownerGroup)
+        return self.jobSharing or bool(group and group.jobSharing)
 
 
-def no_match_reasons(tq: TaskQueue, resource: Resource) -> list[tuple[str, dict[str, Any]]]:
-    """Every rule of seed 003 the task queue fails for the resource, with the values compared (empty: match)."""
+def is_sent(value: str) -> bool:
+    """A single-valued key adds a condition only when sent and not a wildcard (`if not fv: continue`)."""
+    return bool(value) and not is_any(value)
+
+
+def no_match_reasons(
+    tq: TaskQueue,
+    resource: Resource,
+    rules: MatchRules = SEED_RULES,
+    groups: Mapping[str, Group] | None = None,
+) -> list[tuple[str, dict[str, Any]]]:
+    """Every rule the task queue fails for the resource, with the values compared (empty: match)."""
+    groups = groups or {}
     failed: list[tuple[str, dict[str, Any]]] = []
-    if resource.private and tq.ownerGroup != resource.ownerGroup:
-        failed.append(("owner_group", {"required": tq.ownerGroup, "offered": resource.ownerGroup}))
-    if resource.private and not resource.jobSharing and tq.ownerDN != resource.ownerDN:
-        failed.append(("owner_dn", {"required": tq.ownerDN, "offered": resource.ownerDN}))
-    if tq.setup != resource.setup:
+    owner, group = resource.ownerDN, resource.ownerGroup
+    if group and tq.ownerGroup != group:
+        failed.append(("owner_group", {"required": tq.ownerGroup, "offered": group}))
+    # seed 003: the DN must match unless the group shares jobs; a pilot naming only an owner is matched on it
+    if owner and not (group and resource.shares_jobs(groups)) and tq.ownerDN != owner:
+        failed.append(("owner_dn", {"required": tq.ownerDN, "offered": owner}))
+    if not resource.private and rules.generic_pilot_vo and resource.vo:
+        vo_groups = sorted(name for name, spec in groups.items() if spec.vo == resource.vo)
+        if tq.ownerGroup not in vo_groups:
+            failed.append(("owner_group", {"required": tq.ownerGroup, "offered": f"VO {resource.vo}: {vo_groups}"}))
+    if rules.legacy_fields and tq.setup != resource.setup:
         failed.append(("setup", {"required": tq.setup, "offered": resource.setup}))
     if tq.cpuTime > resource.cpuTime:
         failed.append(("cpu_time", {"required": tq.cpuTime, "offered": resource.cpuTime}))
-    if tq.pilotTypes and resource.pilotType not in tq.pilotTypes:
+    if resource.maxRAM is not None and tq.minRAM > resource.maxRAM:
+        failed.append(("ram", {"required": tq.minRAM, "offered": resource.maxRAM}))
+    if rules.legacy_fields and tq.pilotTypes and resource.pilotType not in tq.pilotTypes:
         failed.append(("pilot_type", {"accepted": sorted(tq.pilotTypes), "offered": resource.pilotType}))
-    if tq.sites and resource.site and resource.site not in tq.sites:
-        failed.append(("site_not_accepted", {"accepted": sorted(tq.sites), "offered": resource.site}))
-    if resource.site and resource.site in tq.bannedSites:
-        failed.append(("banned_site", {"banned": sorted(tq.bannedSites), "offered": resource.site}))
-    if tq.gridCEs and resource.gridCE not in tq.gridCEs:
-        failed.append(("grid_ce", {"accepted": sorted(tq.gridCEs), "offered": resource.gridCE}))
-    if tq.platforms and resource.platform not in tq.platforms:
-        failed.append(("platform", {"accepted": sorted(tq.platforms), "offered": resource.platform}))
-    required = tq.tags - {ANY_TAG}
-    if not required <= resource.tags:
-        failed.append(("tags", {"required": sorted(required), "offered": sorted(resource.tags)}))
+    if is_sent(resource.site):
+        if tq.sites and resource.site not in tq.sites:
+            failed.append(("site_not_accepted", {"accepted": sorted(tq.sites), "offered": resource.site}))
+        if resource.site in tq.bannedSites:
+            failed.append(("banned_site", {"banned": sorted(tq.bannedSites), "offered": resource.site}))
+    for code, accepted, offered in (
+        ("grid_ce", tq.gridCEs, resource.gridCE),
+        ("platform", tq.platforms, resource.platform),
+    ):
+        # seed 003: "if the job requires a Grid CE, it must match"; DIRAC v9 adds no condition for a key not sent
+        required = is_sent(offered) or (not offered and rules.absent_ce_platform == "seed")
+        if accepted and required and offered not in accepted:
+            failed.append((code, {"accepted": sorted(accepted), "offered": offered}))
+    job_type = resource.effective_job_type
+    if is_sent(job_type) and tq.jobTypes and job_type not in tq.jobTypes:
+        failed.append(("job_type", {"accepted": sorted(tq.jobTypes), "offered": job_type}))
+    if not any(is_any(tag) for tag in resource.tags) and not tq.tags <= resource.tags:
+        failed.append(("tags", {"required": sorted(tq.tags), "offered": sorted(resource.tags)}))
+    if resource.requiredTags and not any(is_any(tag) for tag in resource.requiredTags):
+        missing = resource.requiredTags - tq.tags
+        if missing:
+            failed.append(("required_tags", {"required": sorted(resource.requiredTags), "offered": sorted(tq.tags)}))
+    for ban, tq_field in RESOURCE_BANS:
+        banned = getattr(resource, ban)
+        if banned and not any(is_any(value) for value in banned):
+            hit = banned & getattr(tq, tq_field)
+            if hit:
+                failed.append(("resource_ban", {"field": tq_field, "banned": sorted(hit)}))
     return failed
 
 
+# Task-queue fields DIRAC leaves out when it sums the priorities of queues that differ only in them
+# (TaskQueueDB.priorityIgnoredFields: Sites, BannedSites, MinRAM, MaxRAM).
+GROUPING_FIELDS = (
+    "ownerDN",
+    "ownerGroup",
+    "setup",
+    "cpuTime",
+    "gridCEs",
+    "platforms",
+    "pilotTypes",
+    "tags",
+    "jobTypes",
+    "submitPools",
+)
+
+
+def _grouping_key(tq: Mapping[str, Any]) -> tuple:
+    return tuple(
+        tuple(sorted(value)) if isinstance(value := tq.get(name, ()), list | tuple | set | frozenset) else value
+        for name in GROUPING_FIELDS
+    )
+
+
 def task_queue_priorities(
-    queues: Iterable[Mapping[str, Any]], *, group_shares: Mapping[str, float] | None = None
+    queues: Iterable[Mapping[str, Any]],
+    *,
+    group_shares: Mapping[str, float] | None = None,
+    groups: Mapping[str, Group] | None = None,
+    rules: MatchRules = SEED_RULES,
 ) -> dict[int, float]:
-    """Task-queue priorities from group shares (REFERENCE.md): a group's share (default 1000) is split equally
-    among its owners; an owner's task queues get share × their average job priority / the sum of the
-    averages, at least 0.001. `queues`: {id, ownerGroup, ownerDN, averagePriority}."""
-    shares = group_shares or {}
+    """Task-queue priorities from group shares (REFERENCE.md; TaskQueueDB.recalculateTQSharesForEntity and
+    calculate_priority for the `dirac` rules). A group's share (default 1000) is split equally among its owners —
+    under DIRAC_SPLIT_JOB_SHARING off, a JobSharing group is one entity with the whole share. Within an entity each
+    queue gets share × its average / the sum of the averages, at least 0.001; the average is of the waiting jobs'
+    user priorities (seed) or RealPriorities (DIRAC_PRIORITY_AVERAGE real). A group allowing background queues
+    gives 0.001 to those averaging at most 0.1 and leaves them out of the sum. With DIRAC_PRIORITY_GROUPING the
+    queues of an entity that differ only in sites, banned sites or RAM all get the sum of their priorities.
+
+    `queues`: {id, ownerGroup, ownerDN, averagePriority[, averageRealPriority][, requirement fields]}."""
+    groups = dict(groups or {})
+    shares = {name: spec.share for name, spec in groups.items()} | dict(group_shares or {})
+    average_key = "averageRealPriority" if rules.priority_average == "real" else "averagePriority"
     by_group: dict[str, dict[str, list[Mapping[str, Any]]]] = {}
     for tq in queues:
         by_group.setdefault(tq["ownerGroup"], {}).setdefault(tq["ownerDN"], []).append(tq)
     priorities: dict[int, float] = {}
-    for group, owners in by_group.items():
-        owner_share = shares.get(group, DEFAULT_GROUP_SHARE) / len(owners)
-        for tqs in owners.values():
-            total = sum(tq["averagePriority"] for tq in tqs)
+    for group_name, owners in by_group.items():
+        group = groups.get(group_name, Group())
+        share = shares.get(group_name, DEFAULT_GROUP_SHARE)
+        if group.jobSharing and not rules.split_job_sharing:
+            entities = [[tq for tqs in owners.values() for tq in tqs]]
+        else:
+            entities = list(owners.values())
+        entity_share = share / len(entities)
+        for tqs in entities:
+            average = {tq["id"]: float(tq.get(average_key) or 0.0) for tq in tqs}
+            background = {
+                tq_id for tq_id, value in average.items() if group.backgroundTQs and value <= BACKGROUND_PRIORITY
+            }
+            total = sum(value for tq_id, value in average.items() if tq_id not in background)
             for tq in tqs:
-                value = owner_share * tq["averagePriority"] / total if total > 0 else owner_share / len(tqs)
-                priorities[tq["id"]] = max(value, MIN_TQ_PRIORITY)
+                tq_id = tq["id"]
+                if tq_id in background:
+                    value = MIN_TQ_PRIORITY
+                elif total > 0:
+                    value = entity_share * average[tq_id] / total
+                else:
+                    value = entity_share / len(tqs)
+                priorities[tq_id] = max(value, MIN_TQ_PRIORITY)
+            if rules.priority_grouping:
+                sums: dict[tuple, float] = {}
+                for tq in tqs:
+                    sums[_grouping_key(tq)] = sums.get(_grouping_key(tq), 0.0) + priorities[tq["id"]]
+                for tq in tqs:
+                    priorities[tq["id"]] = sums[_grouping_key(tq)]
     return priorities
 
 
 @dataclass
 class Match:
-    """The outcome of one matching request: the job (or None), the task queue, and every step's numbers."""
+    """The outcome of one matching request: the job (or None), the task queue, and every step's numbers.
+    `top_cpu` is the queues the draw was among (the highest CPU time under seed 003, every matching queue with
+    jobs under DIRAC v9); `tq_keys` their RAND()/priority keys of the deciding try."""
 
     job: int | None
     task_queue: int | None
@@ -157,10 +356,11 @@ class Match:
     user_priority: float | None = None
     first_jobs: list[int] = field(default_factory=list)
     rejected: dict[int, list[tuple[str, dict[str, Any]]]] = field(default_factory=dict)
+    tries: int = 1
 
 
 def select_task_queue(candidates: Sequence[TaskQueue], rng: random.Random) -> tuple[TaskQueue, list[int], dict]:
-    """Highest CPU time first, then the smallest RAND()/priority."""
+    """seed 003: highest CPU time first, then the smallest RAND()/priority."""
     top = max(tq.cpuTime for tq in candidates)
     best = [tq for tq in candidates if tq.cpuTime == top]
     keys = {tq.id: rng.random() / max(tq.priority, MIN_TQ_PRIORITY) for tq in best}
@@ -168,40 +368,74 @@ def select_task_queue(candidates: Sequence[TaskQueue], rng: random.Random) -> tu
     return chosen, [tq.id for tq in best], keys
 
 
-def select_job(jobs: Sequence[tuple[int, float]], rng: random.Random) -> tuple[int, float, list[int]]:
+def select_task_queue_dirac(
+    eligible: Sequence[TaskQueue], jobs_of: Mapping[int, Sequence[Any]], rng: random.Random
+) -> tuple[TaskQueue | None, dict[int, float], int]:
+    """DIRAC v9 (TaskQueueDB.matchAndGetJob): every matching queue ordered by RAND()/Priority, the first ten
+    tried in that order, the first with a waiting job wins; a try that finds none draws again, three tries in all.
+    Returns the queue (None: no job), the keys of the last try and the number of tries."""
+    keys: dict[int, float] = {}
+    for attempt in range(1, MATCH_RETRIES + 1):
+        keys = {tq.id: rng.random() / max(tq.priority, MIN_TQ_PRIORITY) for tq in eligible}
+        for tq in sorted(eligible, key=lambda tq: (keys[tq.id], tq.id))[:QUEUES_PER_TRY]:
+            if jobs_of.get(tq.id):
+                return tq, keys, attempt
+    return None, keys, MATCH_RETRIES
+
+
+def select_job(
+    jobs: Sequence[tuple[int, float]], rng: random.Random, first_jobs: int = FIRST_JOBS
+) -> tuple[int, float, list[int]]:
     """Within the task queue, `jobs` = (job id, user priority): the priority of the job with the smallest
-    RAND()/RealPriority, the jobs of that priority by id, the first ten shuffled, the first one."""
+    RAND()/RealPriority, the jobs of that priority by id, the first `first_jobs` (10 in seed 003, 50 in DIRAC
+    v9) shuffled, the first one."""
     ranked = min(jobs, key=lambda job: (rng.random() / real_priority(job[1]), job[0]))
     priority = ranked[1]
-    first = sorted(job_id for job_id, p in jobs if p == priority)[:FIRST_JOBS]
+    first = sorted(job_id for job_id, p in jobs if p == priority)[:first_jobs]
     shuffled = list(first)
     rng.shuffle(shuffled)
     return shuffled[0], priority, first
 
 
 def match(
-    task_queues: Sequence[TaskQueue], jobs_of: Mapping[int, Sequence[tuple[int, float]]], resource: Resource, seed: int
+    task_queues: Sequence[TaskQueue],
+    jobs_of: Mapping[int, Sequence[tuple[int, float]]],
+    resource: Resource,
+    seed: int,
+    rules: MatchRules = SEED_RULES,
+    groups: Mapping[str, Group] | None = None,
 ) -> Match:
-    """The whole selection of seed 003 over task queues with waiting jobs."""
+    """The whole selection over task queues with waiting jobs, under the seed's or DIRAC v9's order."""
     rng = random.Random(seed)
     rejected: dict[int, list] = {}
-    candidates = []
+    eligible = []
     for tq in task_queues:
-        reasons = no_match_reasons(tq, resource)
+        reasons = no_match_reasons(tq, resource, rules, groups)
         if reasons:
             rejected[tq.id] = reasons
-        elif jobs_of.get(tq.id):
-            candidates.append(tq)
+        else:
+            eligible.append(tq)
+    candidates = [tq for tq in eligible if jobs_of.get(tq.id)]
     if not candidates:
         return Match(None, None, [], [], rejected=rejected)
-    chosen, top, keys = select_task_queue(candidates, rng)
-    job, priority, first = select_job(jobs_of[chosen.id], rng)
-    return Match(job, chosen.id, [tq.id for tq in candidates], top, keys, priority, first, rejected)
+    matching = [tq.id for tq in candidates]
+    if rules.tq_order == "dirac":
+        chosen, keys, tries = select_task_queue_dirac(eligible, jobs_of, rng)
+        if chosen is None:
+            return Match(None, None, matching, matching, keys, rejected=rejected, tries=tries)
+        drawn_among = matching
+    else:
+        chosen, drawn_among, keys = select_task_queue(candidates, rng)
+        tries = 1
+    job, priority, first = select_job(jobs_of[chosen.id], rng, rules.jobs_per_try)
+    return Match(job, chosen.id, matching, drawn_among, keys, priority, first, rejected, tries)
 
 
 # --- the dirac_match plugin: scenario files -------------------------------------------------------------------
 
 REQUIREMENT_SETS = ("sites", "gridCEs", "bannedSites", "platforms", "pilotTypes", "tags", "jobTypes", "submitPools")
+RESOURCE_SETS = ("tags", "requiredTags", *(ban for ban, _ in RESOURCE_BANS))
+RESOURCE_TEXTS = ("setup", "site", "gridCE", "platform", "pilotType", "ownerGroup", "ownerDN", "jobType", "vo")
 
 
 def _names(value: Any, path: str) -> frozenset[str]:
@@ -217,6 +451,13 @@ def _number(data: Mapping, key: str, path: str, default: float | None = None) ->
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ScenarioError(f"{path}.{key}", "a number", value)
     return float(value)
+
+
+def _megabytes(data: Mapping, key: str, path: str) -> int:
+    value = _number(data, key, path, 0)
+    if value < 0 or value != int(value):
+        raise ScenarioError(f"{path}.{key}", "a whole number of MB, 0 or more", data.get(key))
+    return int(value)
 
 
 def cpu_segments_from(raw: Any, path: str = "$.cpu_segments") -> tuple[float, ...]:
@@ -235,15 +476,82 @@ def cpu_segments_from(raw: Any, path: str = "$.cpu_segments") -> tuple[float, ..
     return tuple(values)
 
 
-def parse_dirac(extra: Mapping[str, Any]) -> tuple[list[TaskQueue], dict[int, list[tuple[int, float]]], Resource]:
-    """The dirac_match sections: `task_queues` [{id, ownerDN, ownerGroup, setup, cpuTime, priority, sites …}],
-    `jobs` [{jobID, taskQueue, userPriority}], `resource` {setup, cpuTime, site, gridCE, platform, pilotType,
-    ownerGroup, ownerDN, tags, jobSharing}, and optionally `cpu_segments`. Errors name the JSON path.
+def groups_from(raw: Any, path: str = "$.groups") -> dict[str, Group]:
+    """A scenario's (or the installation's) DIRAC groups: {name: {share, vo, jobSharing, backgroundTQs}}."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ScenarioError(path, "an object of groups by name", raw)
+    groups = {}
+    for name, spec in raw.items():
+        where = f"{path}.{name}"
+        if not isinstance(spec, dict):
+            raise ScenarioError(where, "an object {share, vo, jobSharing, backgroundTQs}", spec)
+        unknown = set(spec) - {"share", "vo", "jobSharing", "backgroundTQs"}
+        if unknown:
+            raise ScenarioError(f"{where}.{sorted(unknown)[0]}", "one of share, vo, jobSharing, backgroundTQs", None)
+        share = _number(spec, "share", where, DEFAULT_GROUP_SHARE)
+        if share < 0:
+            raise ScenarioError(f"{where}.share", "a share of 0 or more", spec.get("share"))
+        for flag in ("jobSharing", "backgroundTQs"):
+            if not isinstance(spec.get(flag, False), bool):
+                raise ScenarioError(f"{where}.{flag}", "true or false", spec.get(flag))
+        groups[name] = Group(
+            share=share,
+            vo=str(spec.get("vo", "")),
+            jobSharing=spec.get("jobSharing", False),
+            backgroundTQs=spec.get("backgroundTQs", False),
+        )
+    return groups
+
+
+def resource_from_data(data: Any, path: str = "$.resource") -> Resource:
+    """A Resource from a scenario's (or a request's) plain data; errors name the path. Required tags count as
+    offered too: TaskQueueDB answers "Wrong conditions" to a RequiredTag outside Tag, and a pilot that requires a
+    tag can run what asks for it (docs/decisions.md)."""
+    if not isinstance(data, dict):
+        raise ScenarioError(path, "an object describing the resource", data)
+    for key in RESOURCE_TEXTS:
+        if not isinstance(data.get(key, ""), str):
+            raise ScenarioError(f"{path}.{key}", "a name", data.get(key))
+    sets = {key: _names(data.get(key), f"{path}.{key}") for key in RESOURCE_SETS}
+    sets["tags"] |= sets["requiredTags"]
+    max_ram = None if data.get("maxRAM") is None else _megabytes(data, "maxRAM", path)
+    for flag in ("jobSharing", "inSiteMask"):
+        if not isinstance(data.get(flag, flag == "inSiteMask"), bool):
+            raise ScenarioError(f"{path}.{flag}", "true or false", data.get(flag))
+    return Resource(
+        cpuTime=_number(data, "cpuTime", path),
+        **{key: data.get(key, "") for key in RESOURCE_TEXTS},
+        **sets,
+        jobSharing=data.get("jobSharing", False),
+        maxRAM=max_ram,
+        inSiteMask=data.get("inSiteMask", True),
+    )
+
+
+@dataclass(frozen=True)
+class DiracScenario:
+    """A dirac_match scenario's sections, parsed."""
+
+    queues: list[TaskQueue]
+    jobs: dict[int, list[tuple[int, float]]]
+    resource: Resource
+    groups: dict[str, Group]
+
+
+def parse_dirac_scenario(extra: Mapping[str, Any], rules: MatchRules = SEED_RULES) -> DiracScenario:
+    """The dirac_match sections: `task_queues` [{id, ownerDN, ownerGroup, setup, cpuTime, priority, minRAM, maxRAM,
+    sites …}], `jobs` [{jobID, taskQueue, userPriority}], `resource` {setup, cpuTime, site, gridCE, platform,
+    pilotType, ownerGroup, ownerDN, tags, jobSharing, jobType, requiredTags, banned…, maxRAM, vo, inSiteMask},
+    optionally `cpu_segments`, `groups` and `priorities` ("given", the default, or "computed": every queue's
+    priority from the group shares and its waiting jobs under the profile's rules). Errors name the JSON path.
 
     A task queue's cpuTime is rounded up to the segments with `cpu_segment`, the function the live path applies
     when a job enters its task queue (services.dirac), so a scenario file and the database answer alike: a queue
     written with cpuTime 10 needs 500 s, one written with 400,000 needs the last segment, 300,000 s."""
     segments = cpu_segments_from(extra.get("cpu_segments"))
+    groups = groups_from(extra.get("groups"))
     queues_data = extra.get("task_queues")
     if not isinstance(queues_data, list):
         raise ScenarioError("$.task_queues", "a list of task queues", queues_data)
@@ -260,6 +568,8 @@ def parse_dirac(extra: Mapping[str, Any]) -> tuple[list[TaskQueue], dict[int, li
                 setup=str(item.get("setup", "")),
                 cpuTime=cpu_segment(_number(item, "cpuTime", path, 0), segments),
                 priority=_number(item, "priority", path, 1.0),
+                minRAM=_megabytes(item, "minRAM", path),
+                maxRAM=_megabytes(item, "maxRAM", path),
                 **{key: _names(item.get(key), f"{path}.{key}") for key in REQUIREMENT_SETS},
             )
         )
@@ -273,30 +583,49 @@ def parse_dirac(extra: Mapping[str, Any]) -> tuple[list[TaskQueue], dict[int, li
             raise ScenarioError(path, "an object", item)
         tq = int(_number(item, "taskQueue", path))
         jobs.setdefault(tq, []).append((int(_number(item, "jobID", path)), _number(item, "userPriority", path, 1)))
-    data = extra.get("resource")
-    if not isinstance(data, dict):
-        raise ScenarioError("$.resource", "an object describing the resource", data)
-    resource = Resource(
-        setup=str(data.get("setup", "")),
-        cpuTime=_number(data, "cpuTime", "$.resource"),
-        site=str(data.get("site", "")),
-        gridCE=str(data.get("gridCE", "")),
-        platform=str(data.get("platform", "")),
-        pilotType=str(data.get("pilotType", "")),
-        ownerGroup=str(data.get("ownerGroup", "")),
-        ownerDN=str(data.get("ownerDN", "")),
-        tags=_names(data.get("tags"), "$.resource.tags"),
-        jobSharing=bool(data.get("jobSharing", False)),
-    )
-    return queues, jobs, resource
+    mode = extra.get("priorities", "given")
+    if mode not in ("given", "computed"):
+        raise ScenarioError("$.priorities", '"given" or "computed"', mode)
+    if mode == "computed":
+        computed = task_queue_priorities(
+            [queue_for_priorities(tq, [p for _, p in jobs.get(tq.id, ())]) for tq in queues],
+            groups=groups,
+            rules=rules,
+        )
+        queues = [TaskQueue(**{**tq.__dict__, "priority": computed[tq.id]}) for tq in queues]
+    return DiracScenario(queues, jobs, resource_from_data(extra.get("resource")), groups)
+
+
+def queue_for_priorities(tq: TaskQueue, user_priorities: Sequence[float]) -> dict[str, Any]:
+    """What `task_queue_priorities` reads of a queue: its owner, group, requirements and the averages of its
+    waiting jobs' user priorities and RealPriorities."""
+    n = len(user_priorities)
+    return {
+        **{name: getattr(tq, name) for name in GROUPING_FIELDS},
+        "id": tq.id,
+        "averagePriority": sum(user_priorities) / n if n else 0.0,
+        "averageRealPriority": sum(real_priority(p) for p in user_priorities) / n if n else 0.0,
+    }
+
+
+def parse_dirac(extra: Mapping[str, Any]) -> tuple[list[TaskQueue], dict[int, list[tuple[int, float]]], Resource]:
+    """The task queues, jobs and resource of a scenario (see parse_dirac_scenario)."""
+    parsed = parse_dirac_scenario(extra)
+    return parsed.queues, parsed.jobs, parsed.resource
 
 
 def match_decision(
-    *, queues: Sequence[TaskQueue], jobs: Mapping[int, Sequence[tuple[int, float]]], resource: Resource, scenario
+    *,
+    queues: Sequence[TaskQueue],
+    jobs: Mapping[int, Sequence[tuple[int, float]]],
+    resource: Resource,
+    scenario,
+    rules: MatchRules = SEED_RULES,
+    groups: Mapping[str, Group] | None = None,
 ) -> Decision:
-    """A match as a Decision: candidates are the matching task queues (weight = their priority, the RAND key in
-    the factors), skipped ones carry the first rule they fail and every failed rule in the detail."""
-    result = match(queues, jobs, resource, scenario.seed)
+    """A match as a Decision: candidates are the queues the draw was among (weight = their priority, the RAND key
+    in the factors), skipped ones carry the first rule they fail and every failed rule in the detail."""
+    result = match(queues, jobs, resource, scenario.seed, rules, groups)
     names = [f"TQ{tq.id}" for tq in queues]
     by_id = {tq.id: tq for tq in queues}
     skipped = {
@@ -318,14 +647,20 @@ def match_decision(
             by_id[tq_id].priority,
             {"cpuTime": by_id[tq_id].cpuTime, "randOverPriority": round(result.tq_keys[tq_id], 6)},
         )
-        for tq_id in sorted(result.top_cpu, key=lambda i: result.tq_keys[i])
+        for tq_id in sorted(result.top_cpu, key=lambda i: (result.tq_keys[i], i))
     )
-    stages = (
+    stages = [
         Stage("requirements", len(queues), len(queues) - len(result.rejected)),
         Stage("waiting jobs", len(queues) - len(result.rejected), len(result.matching)),
-        Stage("highest CPU time", len(result.matching), len(result.top_cpu)),
-    )
-    if result.job is None:
+    ]
+    if rules.tq_order == "seed":
+        stages.append(Stage("highest CPU time", len(result.matching), len(result.top_cpu)))
+    if result.job is None and result.matching:
+        message = (
+            f"no match: {len(result.matching)} task queues have jobs but none came among the first "
+            f"{QUEUES_PER_TRY} by RAND()/priority in {result.tries} tries"
+        )
+    elif result.job is None:
         counts: dict[str, int] = {}
         for reasons in result.rejected.values():
             counts[reasons[0][0]] = counts.get(reasons[0][0], 0) + 1
@@ -334,7 +669,7 @@ def match_decision(
     else:
         message = (
             f"job {result.job} from TQ{result.task_queue} (user priority {result.user_priority:g}, "
-            f"first ten by id {result.first_jobs})"
+            f"first {rules.jobs_per_try} by id {result.first_jobs})"
         )
     return Decision(
         plugin=scenario.plugin,
@@ -342,7 +677,7 @@ def match_decision(
         chosen=str(result.job) if result.job is not None else None,
         candidates=candidates,
         skipped=skipped,
-        stages=stages,
+        stages=tuple(stages),
         message=message,
         retry_after_minutes=None,
         now=scenario.now,
@@ -354,19 +689,30 @@ def match_decision(
             "taskQueue": result.task_queue,
             "userPriority": result.user_priority,
             "firstJobs": result.first_jobs,
+            "taskQueueOrder": rules.tq_order,
+            "tries": result.tries,
         },
     )
 
 
 class DiracMatcher(Plugin):
-    """`dirac_match`: the DIRAC Matcher on a scenario of task queues, waiting jobs and one resource."""
+    """`dirac_match`: the DIRAC Matcher on a scenario of task queues, waiting jobs and one resource, under the
+    profile's rules (seed 003 or DIRAC v9)."""
 
     name = "dirac_match"
     candidate_kind = "task queue"
 
     def decide(self, scenario: Scenario) -> Decision:
-        queues, jobs, resource = parse_dirac(scenario.extra)
-        return match_decision(queues=queues, jobs=jobs, resource=resource, scenario=scenario)
+        rules = MatchRules.from_config(scenario.config)
+        parsed = parse_dirac_scenario(scenario.extra, rules)
+        return match_decision(
+            queues=parsed.queues,
+            jobs=parsed.jobs,
+            resource=parsed.resource,
+            scenario=scenario,
+            rules=rules,
+            groups=parsed.groups,
+        )
 
     def frame(self, scenario: Scenario):
         return None

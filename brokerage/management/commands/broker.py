@@ -11,6 +11,7 @@ from brokerage.jsonsafe import UnsafeJson, check_safe
 from brokerage.management.jsonfile import read_json_argument
 from brokerage.plugins import plugin_registry
 from brokerage.services.dirac import cpu_segments as dirac_cpu_segments
+from brokerage.services.dirac import dirac_groups_data
 
 
 class Command(BaseCommand):
@@ -57,9 +58,11 @@ class Command(BaseCommand):
             self.fail(f"{source}: {error}")
         if profile and isinstance(data, dict):
             data = {**data, "profile": profile}
-        if isinstance(data, dict) and (plugin or data.get("plugin")) == "dirac_match" and "cpu_segments" not in data:
-            # the segments this installation rounds task queues to (DIRAC_CPU_SEGMENTS), as the live matcher does
-            data = {**data, "cpu_segments": list(dirac_cpu_segments())}
+        if isinstance(data, dict) and (plugin or data.get("plugin")) == "dirac_match":
+            # this installation's segments (DIRAC_CPU_SEGMENTS) and groups (DIRAC_GROUPS), as the live matcher
+            # uses them, unless the scenario names its own
+            installation = {"cpu_segments": list(dirac_cpu_segments()), "groups": dirac_groups_data()}
+            data = {**installation, **data}
         try:
             scenario = parse_scenario(data, plugin=plugin)
             plugin_class = plugin_registry().get(scenario.plugin)
