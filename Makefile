@@ -26,7 +26,8 @@ run: install
 	PORT=$(PORT) bash scripts/run.sh
 
 ## make test: lint, the whole suite on SQLite and again on a PostgreSQL server started for the run, then the
-## differential tests against the real PanDA code (fetched from the package index into var/peer on first use).
+## differential tests against the real PanDA and DIRAC code (fetched from the package index into var/peer on first
+## use; DIRAC's TaskQueueDB runs on a private MariaDB server the test starts).
 test: install-dev lint test-sqlite test-postgres test-peer
 
 lint: install-dev
@@ -42,6 +43,7 @@ test-postgres: install-dev
 	bash scripts/with_postgres.sh $(BIN)/python -m pytest -q -m "not peer"
 
 test-peer: install-dev
+	bash scripts/ensure_mariadb.sh
 	env -u DATABASE_URL $(BIN)/python -m pytest -q -m peer
 
 clean:

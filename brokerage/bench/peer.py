@@ -1,7 +1,10 @@
-"""Our brokers beside the real panda-server 1.0.4 on the same generated scenarios: agreement and time per decision.
+"""Our brokers beside the real panda-server 1.0.4 and DIRAC 9.1.22 on the same generated inputs: agreement and time
+per decision.
 
-Each side is timed on the decision alone (ours: `run` on the scenario; theirs: `doBrokerage` inside the peer
-process, without building its SiteMapper). Needs the package index the first time (brokerage/peer/setup.py).
+PanDA: each side is timed on the decision alone (ours: `run` on the scenario; theirs: `doBrokerage` inside the
+peer process, without building its SiteMapper). DIRAC: our `dirac_match` scenario (parse and match) against
+TaskQueueDB's match query on its private MariaDB (brokerage/peer/dirac_compare.py). Needs the package index the
+first time (brokerage/peer/setup.py, dirac_setup.py).
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ import statistics
 from django.core.management.base import CommandError
 
 from brokerage.peer.compare import BROKERS, compare
+from brokerage.peer.dirac_compare import compare_dirac
+from brokerage.peer.dirac_setup import dirac_peer_ready, mariadb_server
 from brokerage.peer.setup import PeerUnavailable, peer_ready
 
 from .runner import Row, benchmark, percentile
@@ -42,4 +47,31 @@ def peer(*, quick: bool = False) -> list[Row]:
                 "ratio_ours_to_theirs": round(ours_median / theirs_median, 3) if theirs else None,
             }
         )
+    rows.append(dirac_row(quick=quick))
     return rows
+
+
+def dirac_row(*, quick: bool) -> Row:
+    """The `dirac` profile against the real TaskQueueDB: eligible sets, priorities, the smallest p-value of the
+    draw tests, and our median time per request over TaskQueueDB's."""
+    params = {"broker": "dirac_match", "profile": "dirac"}
+    try:
+        peer = dirac_peer_ready()
+        with mariadb_server() as server:
+            report = compare_dirac(
+                peer, server, resources=100 if quick else 300, draws=500 if quick else 3000, drawn=4 if quick else 8
+            )
+    except PeerUnavailable as error:
+        return {"bench": "peer", "params": params, "skipped": str(error)}
+    p_values = [p[key] for p in report.draw_p_values.values() for key in ("task_queue", "user_priority")]
+    return {
+        "bench": "peer",
+        "params": params,
+        "median_ms": round(report.our_match_ms, 4),
+        "n": report.resources,
+        "agree": f"{report.eligible_agree}/{report.resources}",
+        "priorities_agree": f"{report.priorities_agree}/{report.task_queues}",
+        "draws_min_p": round(min(p_values), 4) if p_values else None,
+        "theirs_median_ms": round(report.their_match_ms, 4),
+        "ratio_ours_to_theirs": round(report.our_match_ms / report.their_match_ms, 3),
+    }

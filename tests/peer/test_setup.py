@@ -14,3 +14,12 @@ def test_an_unreachable_index_is_reported_not_raised_as_a_crash(tmp_path, monkey
     monkeypatch.setenv("PIP_TIMEOUT", "2")
     with pytest.raises(PeerUnavailable, match="installing the peer's packages failed"):
         peer_ready()
+
+
+def test_without_mariadb_the_dirac_test_says_what_is_missing(monkeypatch):
+    from brokerage.peer import dirac_setup
+
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setattr(dirac_setup, "SYSTEM_PATHS", ())
+    with pytest.raises(PeerUnavailable, match="mariadbd is not installed"):
+        dirac_setup.dirac_peer_ready()
