@@ -46,7 +46,13 @@ def job_submitter_cache_refresh(*, queue_id: int, now: datetime, force: bool = F
     size = entries.count()
     if not force and not _cache_due(queue, size, config, now):
         return {"refreshed": 0, "added": 0, "dropped": 0, "size": size}
-    dropped, _ = entries.exclude(job__state="created").delete()
+    # The ids first, then a delete by primary key: as one DELETE … IN (SELECT … JOIN), PostgreSQL planned a
+    # nested semi-join that took minutes when the statistics still said the tables were empty.
+    stale = list(entries.exclude(job__state="created").values_list("pk", flat=True))
+    dropped = sum(
+        JobSubmitterCacheEntry.objects.filter(pk__in=stale[start : start + 10_000]).delete()[0]
+        for start in range(0, len(stale), 10_000)
+    )
     new = list(
         WMBSJob.objects.filter(subscription__queue=queue, state="created", cache_entry__isnull=True)
         .order_by("-priority", "pk")
