@@ -207,13 +207,14 @@ class DiracReport:
     load_seconds: float = 0.0
 
 
-def run_dirac(peer: DiracPeer, server: MariaDB, data: dict[str, Any], draws: dict[int, int]) -> dict[str, Any]:
+def run_dirac(peer: DiracPeer, server: MariaDB, data: dict[str, Any], *, draws: int, drawn: int) -> dict[str, Any]:
+    """The real TaskQueueDB on the input; `draws` matchAndGetJob draws for `drawn` resources it picks."""
     payload = {
         **data,
         "port": server.port,
         "groups": GROUPS,
         "cpu_segments": list(CPU_SEGMENTS),
-        "draws": {str(k): v for k, v in draws.items()},
+        "draws": {"count": draws, "resources": drawn},
     }
     with tempfile.TemporaryDirectory() as work:
         path = Path(work) / "input.json"
@@ -228,13 +229,10 @@ def run_dirac(peer: DiracPeer, server: MariaDB, data: dict[str, Any], draws: dic
 def compare_dirac(
     peer: DiracPeer, server: MariaDB, *, seed: int = 19, resources: int = 200, draws: int = 1500, drawn: int = 4
 ) -> DiracReport:
-    """Both sides on one generated input; `drawn` resources with several eligible queues get `draws` draws."""
+    """Both sides on one generated input; `drawn` plain pilots with at least three eligible queues get `draws`
+    draws on each side."""
     data = generate(seed, resources=resources)
-    # the resources to draw for: plain pilots with at least three eligible queues, found by our side first
-    theirs_first = run_dirac(peer, server, data, {})
-    eligible_theirs = theirs_first["eligible"]
-    picks = [i for i, e in enumerate(eligible_theirs) if len(e) >= 3 and "Owner" not in data["resources"][i]][:drawn]
-    theirs = run_dirac(peer, server, data, {i: draws for i in picks}) if picks else theirs_first
+    theirs = run_dirac(peer, server, data, draws=draws, drawn=drawn)
     state = theirs["state"]
     queues = our_task_queues(state)
     jobs = [{"jobID": j["jobID"], "taskQueue": j["taskQueue"], "userPriority": j["priority"]} for j in state["jobs"]]
@@ -299,7 +297,7 @@ def compare_dirac(
             "n": len(picked),
         }
     report.our_match_ms = 1000 * sorted(our_seconds)[len(our_seconds) // 2]
-    their = theirs_first["seconds"]["eligible"]
+    their = theirs["seconds"]["eligible"]
     report.their_match_ms = 1000 * sorted(their)[len(their) // 2]
-    report.load_seconds = theirs_first["seconds"]["load"]
+    report.load_seconds = theirs["seconds"]["load"]
     return report

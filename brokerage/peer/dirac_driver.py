@@ -5,8 +5,8 @@ DIRAC reads its database parameters, group shares, properties and CPU segments t
 Configuration Server, a CFG merged into the local configuration (`gConfigurationData.mergeWithLocal`) gives them.
 Then, all with the real code: every job enters through `insertJob`; `recalculateTQSharesForAll` sets the
 priorities; `matchAndGetTaskQueue(numQueuesToGet=0)` (the WHERE clause of matchAndGetJob without its LIMIT) gives
-each resource's eligible task queues; `matchAndGetJob` draws jobs for some resources, each matched job put back
-with `insertJob` so every draw sees the same state.
+each resource's eligible task queues; `matchAndGetJob` draws jobs for the first few plain pilots with at least
+three eligible queues, each matched job put back with `insertJob` so every draw sees the same state.
 
     python dirac_driver.py INPUT.json > OUTPUT.json
 """
@@ -129,8 +129,10 @@ def main() -> None:
         match_seconds.append(time.perf_counter() - started)
         eligible.append(sorted(row[0] for row in rows))
     by_job = {job["jobID"]: job for job in data["jobs"]}
+    # draw for the first `resources` plain pilots (no Owner) with at least three eligible task queues
+    picks = [i for i, found in enumerate(eligible) if len(found) >= 3 and "Owner" not in data["resources"][i]]
     draws, draw_seconds = {}, []
-    for index, count in data["draws"].items():
+    for index, count in ((str(i), data["draws"]["count"]) for i in picks[: data["draws"]["resources"]]):
         resource, picked = data["resources"][int(index)], []
         for _ in range(count):
             started = time.perf_counter()

@@ -513,6 +513,29 @@ def dirac_match_request(
     return {"matched": False, "job": None, "nearest": nearest, "seed": seed}
 
 
+def engine_task_queues(*, queues) -> list[TaskQueue]:
+    """The task queues of a queryset as the engine's TaskQueue, requirements included (two queries)."""
+    values: dict[int, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for tq, field, value in DiracTaskQueueValue.objects.filter(task_queue__in=queues).values_list(
+        "task_queue", "field", "value"
+    ):
+        values[tq][field].add(value)
+    return [
+        TaskQueue(
+            id=row["pk"],
+            ownerDN=row["ownerDN"],
+            ownerGroup=row["ownerGroup"],
+            setup=row["setup"],
+            cpuTime=row["cpuTime"],
+            priority=row["priority"],
+            minRAM=row["minRAM"],
+            maxRAM=row["maxRAM"],
+            **{name: frozenset(values[row["pk"]].get(name, ())) for name in FIELDS},
+        )
+        for row in queues.values("pk", "ownerDN", "ownerGroup", "setup", "cpuTime", "priority", "minRAM", "maxRAM")
+    ]
+
+
 def dirac_no_match_explanation(
     *,
     resource: Resource,
@@ -529,28 +552,11 @@ def dirac_no_match_explanation(
     with_jobs = DiracTaskQueue.objects.filter(
         Exists(DiracJob.objects.filter(task_queue=OuterRef("pk"), status="Waiting"))
     )
-    rows = list(with_jobs.values("pk", "ownerDN", "ownerGroup", "setup", "cpuTime", "priority", "minRAM", "maxRAM"))
-    values: dict[int, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-    for tq, field, value in DiracTaskQueueValue.objects.filter(task_queue__in=with_jobs).values_list(
-        "task_queue", "field", "value"
-    ):
-        values[tq][field].add(value)
     scored = []
-    for row in rows:
-        tq = TaskQueue(
-            id=row["pk"],
-            ownerDN=row["ownerDN"],
-            ownerGroup=row["ownerGroup"],
-            setup=row["setup"],
-            cpuTime=row["cpuTime"],
-            priority=row["priority"],
-            minRAM=row["minRAM"],
-            maxRAM=row["maxRAM"],
-            **{name: frozenset(values[row["pk"]].get(name, ())) for name in FIELDS},
-        )
+    for tq in engine_task_queues(queues=with_jobs):
         failed = no_match_reasons(tq, resource, rules, groups)
         if failed:
-            scored.append((len(failed), row["pk"], failed))
+            scored.append((len(failed), tq.id, failed))
     scored.sort(key=lambda item: item[:2])
     nearest = scored[:limit]
     waiting = dict(

@@ -7,11 +7,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from brokerage.engine.plugins.dirac_match import Group, MatchRules, Resource, TaskQueue, no_match_reasons
+from brokerage.engine.plugins.dirac_match import Group, MatchRules, Resource, no_match_reasons
 from brokerage.gdpconfig import ConfigView
-from brokerage.models import DiracTaskQueue, DiracTaskQueueValue
-from brokerage.models.dirac import REQUIREMENT_FIELDS
-from brokerage.services.dirac import TaskQueueIndex, dirac_jobs_submit
+from brokerage.models import DiracTaskQueue
+from brokerage.services.dirac import TaskQueueIndex, dirac_jobs_submit, engine_task_queues
 
 pytestmark = pytest.mark.django_db
 
@@ -73,34 +72,13 @@ def random_resource(rng):
     )
 
 
-def engine_queues():
-    values = {}
-    for tq_id, name, value in DiracTaskQueueValue.objects.values_list("task_queue_id", "field", "value"):
-        values.setdefault(tq_id, {}).setdefault(name, set()).add(value)
-    return [
-        TaskQueue(
-            id=row["id"],
-            ownerDN=row["ownerDN"],
-            ownerGroup=row["ownerGroup"],
-            setup=row["setup"],
-            cpuTime=row["cpuTime"],
-            priority=row["priority"],
-            minRAM=row["minRAM"],
-            **{name: frozenset(values.get(row["id"], {}).get(name, ())) for name, _ in REQUIREMENT_FIELDS},
-        )
-        for row in DiracTaskQueue.objects.values(
-            "id", "ownerDN", "ownerGroup", "setup", "cpuTime", "priority", "minRAM"
-        )
-    ]
-
-
 @pytest.mark.parametrize("profile", ["seed", "dirac"])
 def test_index_and_rules_agree_on_random_queues_and_resources(profile):
     rng = random.Random(19)
     dirac_jobs_submit(jobs=[random_job(rng) for _ in range(300)], now=NOW)
     rules = MatchRules.from_config(ConfigView({}, profile=profile))
     index = TaskQueueIndex("test")
-    queues = engine_queues()
+    queues = engine_task_queues(queues=DiracTaskQueue.objects.all())
     assert len(queues) > 150  # enough distinct requirement sets to exercise every rule
     failed_codes = set()
     for _ in range(300):

@@ -608,12 +608,6 @@ def queue_for_priorities(tq: TaskQueue, user_priorities: Sequence[float]) -> dic
     }
 
 
-def parse_dirac(extra: Mapping[str, Any]) -> tuple[list[TaskQueue], dict[int, list[tuple[int, float]]], Resource]:
-    """The task queues, jobs and resource of a scenario (see parse_dirac_scenario)."""
-    parsed = parse_dirac_scenario(extra)
-    return parsed.queues, parsed.jobs, parsed.resource
-
-
 def match_decision(
     *,
     queues: Sequence[TaskQueue],
