@@ -26,8 +26,8 @@ run: install
 	PORT=$(PORT) bash scripts/run.sh
 
 ## make test: lint, the whole suite on SQLite and again on a PostgreSQL server started for the run, then the
-## differential tests against the real PanDA and DIRAC code (fetched from the package index into var/peer on first
-## use; DIRAC's TaskQueueDB runs on a private MariaDB server the test starts).
+## differential tests against the real PanDA, DIRAC and WMCore code (fetched from the package index into var/peer on first
+## use; DIRAC's TaskQueueDB runs on a private MariaDB server the test starts, WMCore's list function under node).
 test: install-dev lint test-sqlite test-postgres test-peer
 
 lint: install-dev

@@ -115,10 +115,17 @@ class WMCoreSiteThresholdInline(admin.TabularInline):
 
 @admin.register(models.WMCoreSite)
 class WMCoreSiteAdmin(admin.ModelAdmin):
-    list_display = ["name", "queue", "state", "pending_slots", "running_slots"]
+    list_display = ["name", "queue", "state", "state_time", "pending_slots", "running_slots"]
     list_filter = ["queue", "state"]
     search_fields = ["name"]
+    readonly_fields = ["state_time"]
     inlines = [WMCoreSiteThresholdInline]
+
+    def save_model(self, request, obj, form, change):
+        # the JobSubmitter's drain grace period counts from the moment the state changed
+        if not change or "state" in form.changed_data:
+            obj.state_time = timezone.now()
+        super().save_model(request, obj, form, change)
 
 
 @admin.register(models.WMCoreSiteThreshold)

@@ -405,8 +405,55 @@ _REASONS += [
     Reason(
         "cycle_limit",
         "cycle limit",
-        "The submitter sent as many jobs as it may in one cycle; the rest wait for the next.",
-        "{limit} jobs per cycle.",
+        "The pull or the submitter took as much as it may in one cycle; the rest wait for the next.",
+        ("{limit} jobs per cycle.", "{workPerCycle} elements per cycle (WMCORE_WORK_PER_CYCLE)."),
+    ),
+    Reason(
+        "empty_whitelist",
+        "empty whitelist",
+        "The element's site whitelist is empty: today's WorkQueue gives it no site (WMCORE_SITE_RULE wmcore).",
+    ),
+    Reason(
+        "other_team",
+        "another team's work",
+        "The element belongs to another team; the agent pulls only its team's work.",
+        "The element is for team {team}, the agent works for {agentTeam}.",
+    ),
+    Reason(
+        "workflow_aborted",
+        "request aborted",
+        "The element's request was aborted or force-completed: its work is not acquired.",
+        "Request {request} is aborted or force-completed.",
+    ),
+    Reason(
+        "not_read",
+        "beyond the rows read",
+        "The pull reads only the first rows of the queue by priority; this element was past them.",
+        "Only {maxRows} rows are read per cycle, {rowsPerSlice} at a time (WMCORE_MAX_ROWS_PER_CYCLE).",
+    ),
+    Reason(
+        "draining_grace",
+        "sites draining",
+        "Every site the job may use is draining: it stays out of the cache while a site drains for less than the "
+        "grace period.",
+        "Its sites {sites} are draining; a job fails after {graceHours} h of draining (WMCORE_DRAIN_GRACE_HOURS).",
+    ),
+    Reason(
+        "no_possible_site",
+        "no possible site (71101)",
+        "The job has no site where its input passes the site restrictions: it fails with 71101.",
+    ),
+    Reason(
+        "sites_down",
+        "sites down (71102)",
+        "Every site the job may use is Down or Aborted: it fails with 71102.",
+        "Its sites {sites} are Down or Aborted.",
+    ),
+    Reason(
+        "drain_expired",
+        "drained too long (71103)",
+        "Every site the job may use has been draining longer than the grace period: it fails with 71103.",
+        "Its sites {sites} are draining, and no site of the agent started draining within {graceHours} h.",
     ),
 ]
 

@@ -575,7 +575,9 @@ KNOWN_SECTIONS = {
 # Sections a plugin reads in its own shape (docs/scenario.md): kept raw in `extra`, not parsed as the generic ones.
 PLUGIN_SECTIONS = {
     "dirac_match": frozenset({"task_queues", "jobs", "resource"}),
-    "wmcore_pull": frozenset({"elements", "site_thresholds", "site_jobs", "step", "schedd"}),
+    "wmcore_pull": frozenset(
+        {"elements", "site_thresholds", "site_jobs", "step", "schedd", "team", "excludeWorkflows"}
+    ),
 }
 
 

@@ -116,6 +116,31 @@ PROFILES: dict[str, Profile] = {
     ),
 }
 
+PROFILES["wmcore"] = Profile(
+    "wmcore",
+    "wmagent 2.4.5.9",
+    "wmagent 2.4.5.9 (PyPI wheel): WMCore/WorkQueue/WorkQueueBackend.py, DataStructs/WorkQueueElement.py, "
+    "WMBSHelper.py, couchapps/WorkQueue/lists/workRestrictions.js, WMComponent/JobSubmitter/JobSubmitterPoller.py",
+    {
+        # WMBSHelper.freeSlots: pending slots × QueueDepth (pullWork), pending slots (getWork, minusRunning only
+        # fills the counts); WorkQueue.freeResouceCheck counts the local queue's Available elements
+        "WMCORE_FREE_SLOTS": "wmcore",
+        "WMCORE_PULL_COUNTS": "wmcore",
+        # WorkQueueBackend.availableWork: view slices of RowsPerSlice, WorkPerCycle 100
+        "WMCORE_AVAILABLE_ORDER": "wmcore",
+        "WMCORE_WORK_PER_CYCLE": 100,
+        # possibleSites / passesSiteRestriction / workRestrictions.js
+        "WMCORE_SITE_RULE": "wmcore",
+        # WorkQueueManagerWorkPoller: availableScheddSlots(dbi) with condorFraction 1
+        "WMCORE_PULL_SCHEDD_FRACTION": 1.0,
+        # JobSubmitterPoller: task_prio × maxTaskPriority + wf_priority; Merge bypasses NoPendingSlot;
+        # refreshCache's 71101/71102/71103 and the drain grace period
+        "WMCORE_TASK_PRIORITY": True,
+        "WMCORE_MERGE_IGNORES_PENDING": True,
+        "WMCORE_SUBMIT_LOCATIONS": "wmcore",
+    },
+)
+
 PROFILE_NAMES: tuple[str, ...] = tuple(PROFILES)
 
 

@@ -219,6 +219,8 @@ _S003_MATCH = "seed 003, Resource matching"
 _DIRAC_TQDB = "dirac 9.1.22 TaskQueueDB"
 _S004_PRIORITY = "seed 004, Handling the priority and system limit"
 _S004_CACHE = "seed 004, WMBS to JobSubmitter Cache transition"
+_S004_GQ_LQ = "seed 004, From GQ to LQ"
+_S004_LQ_WMBS = "seed 004, From LQ to WMBS"
 
 REGISTRY = Registry(
     [
@@ -1675,6 +1677,168 @@ REGISTRY = Registry(
             1000,
             "jobs",
             "The most jobs one submitter cycle hands to the pool (WMCore's maxJobsPerPoll).",
+            _S004_CACHE,
+            app="wmcore",
+            minimum=0,
+        ),
+        # --- where wmagent 2.4.5.9 departs from seed 004 (profile `wmcore`) ---
+        _p(
+            "WMCORE_FREE_SLOTS",
+            "workqueue",
+            "str",
+            "seed",
+            "",
+            "A site's threshold in a pull. seed: pullWork pending + running slots, getWork pending + running slots "
+            "minus the jobs running there. wmcore (WMBSHelper.freeSlots): the pending slots, × WMCORE_QUEUE_DEPTH "
+            "for pullWork; getWork does not subtract running jobs.",
+            _S004_GQ_LQ,
+            app="wmcore",
+            choices=("seed", "wmcore"),
+        ),
+        _p(
+            "WMCORE_QUEUE_DEPTH",
+            "workqueue",
+            "float",
+            1.0,
+            "",
+            "WorkQueue's QueueDepth: pullWork's multiplier of each site's pending slots (WMCORE_FREE_SLOTS wmcore).",
+            _S004_GQ_LQ,
+            app="wmcore",
+            minimum=0,
+        ),
+        _p(
+            "WMCORE_PULL_COUNTS",
+            "workqueue",
+            "str",
+            "seed",
+            "",
+            "What pullWork counts at a site. seed: the jobs of elements the agent acquired and has not started, and "
+            "its WMBS jobs not finished. wmcore (WorkQueue.freeResouceCheck): only the local queue's Available "
+            "elements, placed by the same match against the pull's thresholds (calculateAvailableWork).",
+            _S004_GQ_LQ,
+            app="wmcore",
+            choices=("seed", "wmcore"),
+        ),
+        _p(
+            "WMCORE_AVAILABLE_ORDER",
+            "workqueue",
+            "str",
+            "seed",
+            "",
+            "The order a pull considers elements. seed: priority, then creation time, over all. wmcore "
+            "(WorkQueueBackend.availableWork): the availableByPriority view (priority, then document id, both "
+            "descending) read in slices of WMCORE_ROWS_PER_SLICE rows, each slice sorted by priority then creation "
+            "time; rows past WMCORE_MAX_ROWS_PER_CYCLE are not read.",
+            _S004_GQ_LQ,
+            app="wmcore",
+            choices=("seed", "wmcore"),
+        ),
+        _p(
+            "WMCORE_ROWS_PER_SLICE",
+            "workqueue",
+            "int",
+            2500,
+            "elements",
+            "WorkQueue's RowsPerSlice: rows of the view read at a time (WMCORE_AVAILABLE_ORDER wmcore).",
+            _S004_GQ_LQ,
+            app="wmcore",
+            minimum=1,
+        ),
+        _p(
+            "WMCORE_MAX_ROWS_PER_CYCLE",
+            "workqueue",
+            "int",
+            50000,
+            "elements",
+            "WorkQueue's MaxRowsPerCycle: whole slices read per pull at most (WMCORE_AVAILABLE_ORDER wmcore).",
+            _S004_GQ_LQ,
+            app="wmcore",
+            minimum=1,
+        ),
+        _p(
+            "WMCORE_WORK_PER_CYCLE",
+            "workqueue",
+            "int",
+            0,
+            "elements",
+            "WorkQueue's WorkPerCycle: the most elements one pullWork or getWork takes; 0: no cap (the seed's).",
+            _S004_GQ_LQ,
+            app="wmcore",
+            minimum=0,
+        ),
+        _p(
+            "WMCORE_SITE_RULE",
+            "workqueue",
+            "str",
+            "seed",
+            "",
+            "Which sites an element may use. seed: the whitelist (empty: any site) minus the blacklist, within the "
+            "sites of its data. wmcore (possibleSites and workRestrictions.js): an empty whitelist gives no site; an "
+            "element passes when one site holds all its blocks and pileup, then any site holding one of them may "
+            "take it; with both trust flags the whitelist as it is, blacklist not removed; parents only with "
+            "ParentFlag.",
+            _S004_GQ_LQ,
+            app="wmcore",
+            choices=("seed", "wmcore"),
+        ),
+        _p(
+            "WMCORE_PULL_SCHEDD_FRACTION",
+            "workqueue",
+            "float",
+            0.75,
+            "",
+            'The factor of MAX_JOBS_PER_OWNER below which pullWork pulls (the seed\'s "some factor", as the '
+            "JobSubmitter's); WorkQueueManagerWorkPoller calls availableScheddSlots with 1.0.",
+            _S004_PRIORITY,
+            app="wmcore",
+            minimum=0,
+            maximum=1,
+        ),
+        _p(
+            "WMCORE_TASK_PRIORITY",
+            "jobsubmitter",
+            "bool",
+            False,
+            "",
+            "The JobSubmitter orders jobs by task-type priority × 10^7 + workflow priority (wmbs_sub_types: "
+            "Harvesting 5, Merge 4, Skim 3, LogCollect 2, Cleanup 1, Processing and Production 0); off: the "
+            "workflow priority alone (the seed).",
+            _S004_CACHE,
+            app="wmcore",
+        ),
+        _p(
+            "WMCORE_MERGE_IGNORES_PENDING",
+            "jobsubmitter",
+            "bool",
+            False,
+            "",
+            "Merge jobs are not stopped by the site's total pending slots (NoPendingSlot), as in the 2.4.5.9 release "
+            "(the git head has dropped it).",
+            _S004_CACHE,
+            app="wmcore",
+        ),
+        _p(
+            "WMCORE_SUBMIT_LOCATIONS",
+            "jobsubmitter",
+            "str",
+            "seed",
+            "",
+            "Where a cached job may go. seed: Down/Aborted sites dropped (the job waits when none is left), draining "
+            "sites dropped when another is left. wmcore (refreshCache): no site fails the job (71101), only "
+            "Down/Aborted sites fail it (71102); a non-I/O job with only draining sites is not cached while the "
+            "agent has a site draining for less than WMCORE_DRAIN_GRACE_HOURS, and fails (71103) after; a site the "
+            "agent does not know counts as not draining.",
+            _S004_CACHE,
+            app="wmcore",
+            choices=("seed", "wmcore"),
+        ),
+        _p(
+            "WMCORE_DRAIN_GRACE_HOURS",
+            "jobsubmitter",
+            "float",
+            48.0,
+            "hours",
+            "JobSubmitterPoller's drainGracePeriod (WMCORE_SUBMIT_LOCATIONS wmcore).",
             _S004_CACHE,
             app="wmcore",
             minimum=0,

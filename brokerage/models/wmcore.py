@@ -141,6 +141,10 @@ class WMCoreElement(Stateful):
     SiteBlacklist = models.JSONField(default=list, blank=True)
     NoInputUpdate = models.BooleanField(default=False, help_text="TrustSitelists: input location not checked.")
     NoPileupUpdate = models.BooleanField(default=False, help_text="TrustPUSitelists: pileup location not checked.")
+    ParentFlag = models.BooleanField(
+        null=True, blank=True, help_text="The element reads its parents; empty: not said (the seed checks listed ones)."
+    )
+    blowupFactor = models.FloatField(default=1.0, help_text="Each job counts this many times at its site.")
     ChildQueue = models.ForeignKey(
         WMCoreQueue, null=True, blank=True, on_delete=models.SET_NULL, related_name="acquired_elements"
     )
@@ -160,6 +164,7 @@ class WMCoreElement(Stateful):
             models.UniqueConstraint(fields=["queue", "database", "element_id"], name="wmcore_element_unique"),
             models.CheckConstraint(condition=Q(Status__in=states.WMCORE_ELEMENT.statuses), name="wmcore_status_known"),
             models.CheckConstraint(condition=Q(database__in=WMCoreQueueDatabase.values), name="wmcore_database_known"),
+            models.CheckConstraint(condition=Q(blowupFactor__gte=0), name="wmcore_blowup_not_negative"),
         ]
         indexes = [
             models.Index(
@@ -227,6 +232,9 @@ class WMCoreSite(models.Model):
     state = models.CharField(max_length=8, choices=WMCORE_SITE_STATE, default="Normal")
     pending_slots = models.PositiveIntegerField(default=0)
     running_slots = models.PositiveIntegerField(default=0)
+    state_time = models.DateTimeField(
+        null=True, blank=True, help_text="When the site entered its state (a draining site's grace period)."
+    )
 
     class Meta:
         verbose_name = "WMCore site"
@@ -289,6 +297,9 @@ class WMBSJob(Stateful):
     batch_status = models.CharField(max_length=8, choices=BatchStatus.choices, blank=True, default="")
     retry_count = models.PositiveSmallIntegerField(default=0)
     state_time = models.DateTimeField(default=timezone.now)
+    exit_code = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The exit code of its last failure (71101–71103: the JobSubmitter's)."
+    )
 
     STATUS_FIELD = "state"
 

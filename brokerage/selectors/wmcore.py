@@ -80,6 +80,17 @@ def wmcore_site_jobs(*, queue: WMCoreQueue, step: str) -> dict[str, dict[float, 
     return counts
 
 
+# ReqMgr2's aborted and force-completed requests: FileFeeder hands them to getWork as excludeWorkflows
+CLOSED_REQUEST_STATUSES = ("aborted", "aborted-completed", "force-complete")
+
+
+def wmcore_requests_closed() -> list[str]:
+    """The names of the requests whose work getWork no longer acquires (one query)."""
+    return list(
+        WMCoreRequest.objects.filter(RequestStatus__in=CLOSED_REQUEST_STATUSES).values_list("RequestName", flat=True)
+    )
+
+
 def wmcore_submit_sites(*, queue: WMCoreQueue) -> dict[str, engine.SubmitSite]:
     """The agent's sites with their per-type thresholds, as the JobSubmitter reads them (two queries)."""
     task_slots: dict[int, dict[str, tuple[int, int]]] = defaultdict(dict)
@@ -89,10 +100,15 @@ def wmcore_submit_sites(*, queue: WMCoreQueue) -> dict[str, engine.SubmitSite]:
         task_slots[site_id][task_type] = (pending, running)
     return {
         row["name"]: engine.SubmitSite(
-            row["name"], row["state"], row["pending_slots"], row["running_slots"], task_slots.get(row["pk"], {})
+            row["name"],
+            row["state"],
+            row["pending_slots"],
+            row["running_slots"],
+            task_slots.get(row["pk"], {}),
+            row["state_time"].timestamp() if row["state_time"] else None,
         )
         for row in WMCoreSite.objects.filter(queue=queue).values(
-            "pk", "name", "state", "pending_slots", "running_slots"
+            "pk", "name", "state", "pending_slots", "running_slots", "state_time"
         )
     }
 

@@ -589,6 +589,8 @@ class WMCoreElementSerializer(serializers.ModelSerializer):
             "SiteBlacklist",
             "NoInputUpdate",
             "NoPileupUpdate",
+            "ParentFlag",
+            "blowupFactor",
             "ChildQueue",
             "site",
             "CreationTime",

@@ -10,7 +10,7 @@ from brokerage.gdpconfig.registry import REGISTRY, format_value
 DOC = Path(__file__).resolve().parents[2] / "docs" / "gdpconfig.md"
 
 
-@pytest.mark.parametrize("profile", ["panda", "dirac"])
+@pytest.mark.parametrize("profile", ["panda", "dirac", "wmcore"])
 def test_every_switch_of_a_real_code_profile_is_documented_with_both_values(profile):
     rows = {line.split("|")[1].strip(" `"): line for line in DOC.read_text().splitlines() if line.startswith("| `")}
     for key, value in PROFILES[profile].values.items():

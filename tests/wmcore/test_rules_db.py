@@ -97,9 +97,10 @@ def test_get_work_subtracts_running_jobs_and_includes_draining_sites(agent):
 
 
 def test_schedd_limit_stops_pulls_and_submission(agent, request_assigned):
-    # given MAX_JOBS_PER_OWNER 10 × 0.5 = 5 jobs allowed and 5 in the pool
+    # given MAX_JOBS_PER_OWNER 10 × 0.5 = 5 jobs allowed (for pulls and for the submitter) and 5 in the pool
     gdpconfig_save(key="WMCORE_MAX_JOBS_PER_OWNER", value="10")
     gdpconfig_save(key="WMCORE_SCHEDD_FRACTION", value="0.5")
+    gdpconfig_save(key="WMCORE_PULL_SCHEDD_FRACTION", value="0.5")
     jobs_at(agent, "T2_DE_DESY", 5, priority=1)
     request_queue_work(now=NOW)
     # when the agent pulls: nothing, every element says why

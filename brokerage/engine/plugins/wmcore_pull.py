@@ -63,6 +63,11 @@ class Element:
     trust_sitelists: bool = False
     trust_pileup_sitelists: bool = False
     request: str = ""
+    # ParentFlag: None when not given (the seed checks parents whenever listed); under the wmcore site rule the
+    # parents count only with the flag, and the flag with no parents leaves no site (possibleSites)
+    parent_flag: bool | None = None
+    blowup: float = 1.0  # blowupFactor: each job counts this many times at its site (WorkQueueBackend)
+    team: str = ""  # TeamName: an agent takes only its team's work, or work with no team (workRestrictions.js)
 
 
 @dataclass(frozen=True)
@@ -204,6 +209,125 @@ def possible_sites(element: Element) -> Restriction:
     return Restrictions().of(element)
 
 
+def today_possible_sites(element: Element) -> frozenset[str]:
+    """WorkQueueElement.possibleSites (wmagent 2.4.5.9): with both trust flags the whitelist as it is (blacklisted
+    sites included); otherwise the whitelist minus the blacklist, intersected with the union of the input blocks'
+    locations, of the parents' (with ParentFlag; none listed leaves nothing) and of the pileup's, each unless
+    trusted. An empty whitelist gives no site."""
+    white = frozenset(element.whitelist)
+    if element.trust_sitelists and element.trust_pileup_sitelists:
+        return white
+    possible = white - frozenset(element.blacklist)
+    if element.inputs and not element.trust_sitelists:
+        possible = possible & frozenset().union(*map(frozenset, element.inputs.values()))
+    if element.parent_flag and not element.trust_sitelists:
+        possible = possible & frozenset().union(*map(frozenset, element.parents.values()))
+    if element.pileup and not element.trust_pileup_sitelists:
+        possible = possible & frozenset().union(*map(frozenset, element.pileup.values()))
+    return possible
+
+
+def today_passing_sites(element: Element) -> tuple[frozenset[str], str, dict[str, Any]]:
+    """The sites passing WorkQueueElement.passesSiteRestriction — the test workRestrictions.js makes per site: in
+    the whitelist, not in the blacklist, holding every input block and, with ParentFlag, every parent block (unless
+    NoInputUpdate), and every pileup dataset (unless NoPileupUpdate). With no such site: the first check that
+    leaves none, as a reason code and its numbers."""
+    white, black = frozenset(element.whitelist), frozenset(element.blacklist)
+    if not white:
+        return frozenset(), "empty_whitelist", {"blacklist": _few(black)}
+    passing = white - black
+    if not passing:
+        return frozenset(), "site_blacklisted", {"whitelist": _few(white), "blacklist": _few(black)}
+    checks = []
+    if not element.trust_sitelists:
+        checks.append(("input", element.inputs))
+    if not element.trust_pileup_sitelists:
+        checks.append(("pileup", element.pileup))
+    if element.parent_flag and not element.trust_sitelists:
+        checks.append(("parent", element.parents))
+    for kind, locations in checks:
+        homeless = sorted(block for block, where in locations.items() if not where)
+        if homeless:
+            return frozenset(), f"no_{kind}_location", {"blocks": homeless[:DETAIL_SITES]}
+        holding = passing
+        for where in locations.values():
+            holding = holding & frozenset(where)
+        if not holding:
+            data = frozenset().union(*map(frozenset, locations.values()))
+            detail = {f"{kind}Sites": _few(data), "whitelist": _few(white), "blacklist": _few(black)}
+            return frozenset(), f"no_site_with_{kind}", detail
+        passing = holding
+    return passing, "", {}
+
+
+class TodayRestrictions:
+    """The wmcore site rule, as wmagent 2.4.5.9 applies it in two places: the CouchDB list function passes an
+    element on only when one site of the step's thresholds passes every restriction (`today_passing_sites`); the
+    matching loop then draws from `possibleSites` (`today_possible_sites`), which takes the union of each kind's
+    locations and, with both trust flags, keeps blacklisted sites. Results are cached per distinct (site lists,
+    flags, locations)."""
+
+    def __init__(self, thresholds: Mapping[str, float]) -> None:
+        self._in_thresholds = frozenset(thresholds)
+        self._found: dict[tuple, Restriction | frozenset[str]] = {}
+
+    def sites(self, element: Element) -> Restriction | frozenset[str]:
+        parents = element.parent_flag and not element.trust_sitelists
+        key = (
+            element.whitelist,
+            element.blacklist,
+            None if element.trust_sitelists else tuple(element.inputs.values()),
+            tuple(element.parents.values()) if parents else None,
+            None if element.trust_pileup_sitelists else tuple(element.pileup.values()),
+            element.trust_sitelists and element.trust_pileup_sitelists,
+        )
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = self._evaluate(element)
+        return found
+
+    def _evaluate(self, element: Element) -> Restriction | frozenset[str]:
+        passing, code, detail = today_passing_sites(element)
+        if code:
+            return Restriction(frozenset(), code, detail)
+        if not passing & self._in_thresholds:
+            return Restriction(frozenset(), "no_resources", {"possible": _few(passing), "nPossible": len(passing)})
+        if element.parent_flag and not element.trust_sitelists and not element.parents:
+            # the list function passes it (no parent block to miss), possibleSites intersects with nothing
+            return Restriction(frozenset(), "no_parent_location", {"blocks": [], "ParentFlag": True})
+        return today_possible_sites(element)
+
+
+@dataclass(frozen=True)
+class PullRules:
+    """The gdpconfig parameters where today's WorkQueue (wmagent 2.4.5.9) departs from seed 004; each field is one
+    parameter, the defaults are the seed's (docs/gdpconfig.md, profile `wmcore`)."""
+
+    free_slots: str = "seed"  # WMCORE_FREE_SLOTS: seed | wmcore (WMBSHelper.freeSlots)
+    queue_depth: float = 1.0  # WMCORE_QUEUE_DEPTH: pullWork's multiplier of the pending slots (wmcore slots)
+    order: str = "seed"  # WMCORE_AVAILABLE_ORDER: seed = one sort | wmcore = the view's slices, each sorted
+    rows_per_slice: int = 2500  # WMCORE_ROWS_PER_SLICE (RowsPerSlice)
+    max_rows: int = 50000  # WMCORE_MAX_ROWS_PER_CYCLE (MaxRowsPerCycle)
+    work_per_cycle: int = 0  # WMCORE_WORK_PER_CYCLE: elements taken per pull at most, 0 = no cap (WorkPerCycle)
+    site_rule: str = "seed"  # WMCORE_SITE_RULE: seed | wmcore (possibleSites and the workRestrictions list)
+
+    @classmethod
+    def from_config(cls, config: Any) -> PullRules:
+        """From a ConfigView (anything with `get(key)`)."""
+        return cls(
+            free_slots=config.get("WMCORE_FREE_SLOTS"),
+            queue_depth=float(config.get("WMCORE_QUEUE_DEPTH")),
+            order=config.get("WMCORE_AVAILABLE_ORDER"),
+            rows_per_slice=int(config.get("WMCORE_ROWS_PER_SLICE")),
+            max_rows=int(config.get("WMCORE_MAX_ROWS_PER_CYCLE")),
+            work_per_cycle=int(config.get("WMCORE_WORK_PER_CYCLE")),
+            site_rule=config.get("WMCORE_SITE_RULE"),
+        )
+
+
+SEED_PULL_RULES = PullRules()
+
+
 @dataclass(frozen=True)
 class SiteResources:
     """One site of an agent's resource control: its state, pending and running slots, and the jobs running there
@@ -224,10 +348,12 @@ class Slots:
     excluded: Mapping[str, str] = field(default_factory=dict)
 
 
-def free_slots(sites: Iterable[SiteResources], *, step: str) -> Slots:
+def free_slots(sites: Iterable[SiteResources], *, step: str, rules: PullRules = SEED_PULL_RULES) -> Slots:
     """Seed 004, step 1 of each transition: pullWork counts pending + running slots, running jobs not subtracted,
     draining sites excluded; getWork subtracts the running jobs and includes draining sites. Down and Aborted
-    sites never get work."""
+    sites never get work. Under the wmcore rule (WMBSHelper.freeSlots, 2.4.5.9) a site's threshold is its pending
+    slots: × QueueDepth for pullWork (WorkQueue.freeResouceCheck), as they are for getWork, running jobs not
+    subtracted (WorkQueueManagerWMBSFileFeeder: minusRunning only fills the job counts)."""
     if step not in STEPS:
         raise ValueError(f"unknown step {step!r}")
     thresholds: dict[str, float] = {}
@@ -235,6 +361,9 @@ def free_slots(sites: Iterable[SiteResources], *, step: str) -> Slots:
     for site in sites:
         if site.state not in STEP_STATES[step]:
             excluded[site.name] = site.state
+            continue
+        if rules.free_slots == "wmcore":
+            thresholds[site.name] = site.pending_slots * (rules.queue_depth if step == PULL_WORK else 1.0)
             continue
         slots = site.pending_slots + site.running_slots
         if step == GET_WORK:
@@ -259,13 +388,30 @@ class Pull:
         return sum(element.jobs for element, _ in self.taken)
 
 
-def priority_order(elements: Sequence[Element]) -> np.ndarray:
-    """Positions of the elements by priority descending, then creation time ascending, then id (stable)."""
+def priority_order(elements: Sequence[Element], rules: PullRules = SEED_PULL_RULES) -> np.ndarray:
+    """Positions of the elements in the order a pull considers them. Seed: priority descending, then creation time
+    ascending, then list position. wmcore (WorkQueueBackend.availableWork): the availableByPriority view's order —
+    priority, then document id, both descending — read in slices of RowsPerSlice rows, each slice sorted by
+    priority then creation time (sortAvailableElements, stable); only the first MaxRowsPerCycle rows (whole
+    slices) are read, the rest are left out of the result."""
     if not elements:
         return np.zeros(0, dtype=np.int64)
     priority = np.fromiter((e.priority for e in elements), dtype=np.float64, count=len(elements))
     created = np.fromiter((e.created for e in elements), dtype=np.float64, count=len(elements))
-    return np.lexsort((np.arange(len(elements)), created, -priority))
+    if rules.order != "wmcore":
+        return np.lexsort((np.arange(len(elements)), created, -priority))
+    ids = sorted(range(len(elements)), key=lambda i: elements[i].id, reverse=True)
+    id_rank = np.empty(len(elements), dtype=np.int64)
+    id_rank[np.asarray(ids, dtype=np.int64)] = np.arange(len(elements))
+    view = np.lexsort((id_rank, -priority))
+    size = max(int(rules.rows_per_slice), 1)
+    read = min(len(elements), (int(rules.max_rows) // size) * size)
+    chunks = []
+    for start in range(0, read, size):
+        chunk = view[start : start + size]
+        position = np.arange(len(chunk))
+        chunks.append(chunk[np.lexsort((position, created[chunk], -priority[chunk]))])
+    return np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int64)
 
 
 def match_work(
@@ -275,11 +421,16 @@ def match_work(
     *,
     seed: int,
     schedd_free: float | None = None,
+    rules: PullRules = SEED_PULL_RULES,
+    team: str = "",
+    exclude_workflows: Iterable[str] = (),
 ) -> Pull:
     """Matches elements to sites (seed 004, pullWork step 2 / getWork step 2). `site_jobs` gives the jobs already
     at each site by priority; `schedd_free` the schedd's free room (MAX_JOBS_PER_OWNER × factor − jobs): at 0 or
-    below nothing is pulled."""
-    order = priority_order(elements)
+    below nothing is pulled. Under every profile (the seed is silent, WorkQueueBackend decides): an agent of a
+    `team` takes only elements of that team or of none, elements of `exclude_workflows` (aborted or
+    force-completed requests) are skipped, and an element's jobs count × its blowupFactor at its site."""
+    order = priority_order(elements, rules)
     names = sorted(slots.thresholds)
     index = {name: position for position, name in enumerate(names)}
     threshold = [float(slots.thresholds[name]) for name in names]
@@ -287,47 +438,93 @@ def match_work(
     counted: dict[str, dict[float, int]] = {name: {} for name in names}
     # jobs already at the sites, highest priority first: they start to count once the pull reaches their level
     backlog = sorted(
-        ((float(p), site, int(n)) for site, by_priority in site_jobs.items() for p, n in by_priority.items() if n),
+        ((float(p), site, n) for site, by_priority in site_jobs.items() for p, n in by_priority.items() if n),
         key=lambda item: -item[0],
     )
     for p, site, n in backlog:
         if site in counted:
             counted[site][p] = counted[site].get(p, 0) + n
     ordered = [elements[i] for i in order.tolist()]
+    unread = [] if len(ordered) == len(elements) else _unread(elements, order, rules)
     if schedd_free is not None and schedd_free <= 0:
         detail = {"scheddFree": schedd_free}
-        return Pull([], {e.id: ("schedd_limit", detail) for e in ordered}, counted, [e.id for e in ordered])
-
+        rejected = {e.id: ("schedd_limit", detail) for e in ordered}
+        rejected.update({e.id: ("schedd_limit", detail) for e in unread})
+        return Pull([], rejected, counted, [e.id for e in ordered + unread])
+    restrictions = TodayRestrictions(slots.thresholds) if rules.site_rule == "wmcore" else Restrictions()
+    context = _LoopContext(names, index, threshold, load, counted, slots, restrictions, rules, team, exclude_workflows)
     # The loop allocates a few small objects per element and frees none: the cyclic collector would walk the
     # growing heap again and again (half the time at 100,000 elements). Off for the loop, back on after it.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _match_loop(ordered, backlog, names, index, threshold, load, counted, slots, seed)
+        pull = _match_loop(ordered, backlog, context, seed)
     finally:
         if collecting:
             gc.enable()
+    if unread:
+        detail = {"maxRows": rules.max_rows, "rowsPerSlice": rules.rows_per_slice}
+        pull.rejected.update({e.id: ("not_read", detail) for e in unread})
+        pull.order.extend(e.id for e in unread)
+    return pull
 
 
-def _match_loop(ordered, backlog, names, index, threshold, load, counted, slots, seed) -> Pull:
+def _unread(elements: Sequence[Element], order: np.ndarray, rules: PullRules) -> list[Element]:
+    """The elements beyond the rows a wmcore pull reads, in the view's order."""
+    seen = np.zeros(len(elements), dtype=bool)
+    seen[order] = True
+    left = sorted((elements[i] for i in np.flatnonzero(~seen).tolist()), key=lambda e: e.id, reverse=True)
+    return sorted(left, key=lambda e: -e.priority)
+
+
+@dataclass
+class _LoopContext:
+    names: list[str]
+    index: dict[str, int]
+    threshold: list[float]
+    load: list[float]
+    counted: dict[str, dict[float, int]]
+    slots: Slots
+    restrictions: Restrictions | TodayRestrictions
+    rules: PullRules
+    team: str
+    exclude_workflows: Iterable[str]
+
+
+def _match_loop(ordered, backlog, context: _LoopContext, seed) -> Pull:
     """match_work's loop over the elements in priority order (see the module's docstring for why it is fast)."""
+    names, index, threshold, load = context.names, context.index, context.threshold, context.load
+    counted = context.counted
     rejected: dict[str, tuple[str, Mapping[str, Any]]] = {}
     uniform = random.Random(seed).random
-    restrictions = Restrictions()
+    sites_of = context.restrictions.sites
+    team = context.team
+    excluded = frozenset(context.exclude_workflows)
+    cap = context.rules.work_per_cycle
     # per distinct set of possible sites: its known sites, and those not yet seen full (closing is monotone)
     candidates_of: dict[Any, tuple[int, ...]] = {}
     open_sites: dict[Any, list[int]] = {}
     full_details: dict[tuple, dict[str, Any]] = {}  # a closed set's numbers change only with the priority level
     taken: list[tuple[Element, str]] = []
     next_backlog = 0
-    for element in ordered:
+    for position, element in enumerate(ordered):
+        if cap and len(taken) >= cap:
+            detail = {"workPerCycle": cap}
+            rejected.update((later.id, ("cycle_limit", detail)) for later in ordered[position:])
+            break
         priority = element.priority
         while next_backlog < len(backlog) and backlog[next_backlog][0] >= priority:
             _, site, n = backlog[next_backlog]
             next_backlog += 1
             if site in index:
                 load[index[site]] += n
-        possible = restrictions.sites(element)
+        if team and element.team and element.team != team:
+            rejected[element.id] = ("other_team", {"team": element.team, "agentTeam": team})
+            continue
+        if excluded and element.request in excluded:
+            rejected[element.id] = ("workflow_aborted", {"request": element.request})
+            continue
+        possible = sites_of(element)
         if type(possible) is Restriction:
             rejected[element.id] = (possible.code, possible.detail)
             continue
@@ -342,7 +539,7 @@ def _match_loop(ordered, backlog, names, index, threshold, load, counted, slots,
             candidates_of[key] = known
             open_sites[key] = list(known)
         if not known:
-            rejected[element.id] = ("no_resources", _no_resources_detail(possible or frozenset(), slots))
+            rejected[element.id] = ("no_resources", _no_resources_detail(possible or frozenset(), context.slots))
             continue
         still_open = open_sites[key]
         chosen = -1
@@ -360,9 +557,10 @@ def _match_loop(ordered, backlog, names, index, threshold, load, counted, slots,
                 detail = full_details[(key, priority)] = _full_detail(priority, known, names, load, threshold)
             rejected[element.id] = ("threshold_full", detail)
             continue
-        load[chosen] += element.jobs
+        jobs = element.jobs * element.blowup if element.blowup != 1.0 else element.jobs
+        load[chosen] += jobs
         by_priority = counted[names[chosen]]
-        by_priority[priority] = by_priority.get(priority, 0) + element.jobs
+        by_priority[priority] = by_priority.get(priority, 0) + jobs
         taken.append((element, names[chosen]))
     return Pull(taken, rejected, counted, [e.id for e in ordered])
 
@@ -401,6 +599,7 @@ class SubmitSite:
     pending_slots: int = 0
     running_slots: int = 0
     task_slots: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    state_since: float | None = None  # POSIX seconds the site entered its state (the drain grace period)
 
 
 @dataclass
@@ -434,17 +633,67 @@ class Submission:
     waiting: dict[int, tuple[str, dict[str, Any]]]
     conditions: dict[tuple[str, str, str], int]
     limit: int
+    failed: dict[int, tuple[str, dict[str, Any]]] = field(default_factory=dict)  # WMCore exit code → submitfailed
+
+
+# wmbs_sub_types.priority (wmcoredb initial_wmbs_data.sql): the JobSubmitter's task priority
+TASK_TYPE_PRIORITY = {
+    "Production": 0,
+    "Processing": 0,
+    "Cleanup": 1,
+    "LogCollect": 2,
+    "Skim": 3,
+    "Merge": 4,
+    "Harvesting": 5,
+}
+MAX_TASK_PRIORITY = 1e7  # JobSubmitterPoller.maxTaskPriority: job priority = task priority × this + workflow's
+
+
+@dataclass(frozen=True)
+class SubmitRules:
+    """The gdpconfig parameters where today's JobSubmitterPoller (wmagent 2.4.5.9) departs from seed 004; the
+    defaults are the seed's (docs/gdpconfig.md, profile `wmcore`)."""
+
+    task_priority: bool = False  # WMCORE_TASK_PRIORITY: order by task priority × 10^7 + workflow priority
+    merge_ignores_pending: bool = False  # WMCORE_MERGE_IGNORES_PENDING: Merge jobs skip NoPendingSlot
+    locations: str = "seed"  # WMCORE_SUBMIT_LOCATIONS: seed | wmcore (refreshCache's location rules)
+    drain_grace_hours: float = 48.0  # WMCORE_DRAIN_GRACE_HOURS: drainGracePeriod (wmcore locations)
+
+    @classmethod
+    def from_config(cls, config: Any) -> SubmitRules:
+        return cls(
+            task_priority=bool(config.get("WMCORE_TASK_PRIORITY")),
+            merge_ignores_pending=bool(config.get("WMCORE_MERGE_IGNORES_PENDING")),
+            locations=config.get("WMCORE_SUBMIT_LOCATIONS"),
+            drain_grace_hours=float(config.get("WMCORE_DRAIN_GRACE_HOURS")),
+        )
+
+
+SEED_SUBMIT_RULES = SubmitRules()
+
+
+def job_priority(job: CachedJob, rules: SubmitRules = SEED_SUBMIT_RULES) -> float:
+    """The priority the JobSubmitter orders by (and compares with a site's highest for the overflow)."""
+    if rules.task_priority:
+        return TASK_TYPE_PRIORITY.get(job.task_type, 0) * MAX_TASK_PRIORITY + job.priority
+    return job.priority
 
 
 def submit_condition(
-    job: CachedJob, site: SubmitSite, load: SiteLoad, *, overflow_fraction: float, initial: SiteLoad
+    job: CachedJob,
+    site: SubmitSite,
+    load: SiteLoad,
+    *,
+    overflow_fraction: float,
+    initial: SiteLoad,
+    rules: SubmitRules = SEED_SUBMIT_RULES,
 ) -> tuple[str, dict[str, Any]]:
     """'' when the job may go to the site, else the first condition that stops it and its numbers. A job with a
     priority above every job of its type at the site (and not I/O-bound) may overflow the pending thresholds by
     `overflow_fraction` of the pending slots (seed 004: 20 %, configurable)."""
     task_pending_slots, task_running_slots = site.task_slots.get(job.task_type, (0, 0))
     highest = load.highest_priority.get(job.task_type)
-    bypass = highest is not None and job.priority > highest and job.task_type not in IO_BOUND_TYPES
+    bypass = highest is not None and job_priority(job, rules) > highest and job.task_type not in IO_BOUND_TYPES
     if bypass:
         total_pending_threshold = max(site.pending_slots, initial.pending) + site.pending_slots * overflow_fraction
         task_pending_threshold = (
@@ -453,12 +702,16 @@ def submit_condition(
     else:
         total_pending_threshold = site.pending_slots
         task_pending_threshold = task_pending_slots
+    total_job_threshold = total_pending_threshold + site.running_slots
+    if rules.merge_ignores_pending and job.task_type == "Merge":
+        # _getJobSubmitCondition (2.4.5.9 release): after the running threshold is set, only NoPendingSlot goes
+        total_pending_threshold = math.inf
     task_pending = load.task_pending.get(job.task_type, 0)
     task_running = load.task_running.get(job.task_type, 0)
     checks = (
         ("no_pending_slot", load.pending, total_pending_threshold),
         ("no_task_pending_slot", task_pending, task_pending_threshold),
-        ("no_running_slot", load.pending + load.running, total_pending_threshold + site.running_slots),
+        ("no_running_slot", load.pending + load.running, total_job_threshold),
         ("no_task_running_slot", task_pending + task_running, task_pending_threshold + task_running_slots),
     )
     for code, current, limit in checks:
@@ -480,32 +733,53 @@ def assign_locations(
     *,
     overflow_fraction: float,
     limit: int,
+    rules: SubmitRules = SEED_SUBMIT_RULES,
+    now: float = 0.0,
 ) -> Submission:
     """The JobSubmitter's pass over its cache (seed 004, "JobSubmitter Cache to GlideIn"): jobs by priority
     descending then id; Down/Aborted sites dropped, draining sites dropped when the job has another site (I/O-bound
     jobs keep them), sites with no pending slot for the job type dropped; the first site whose conditions pass
-    takes the job and its counters grow. `limit` (the schedd's free room, at most the jobs per cycle) stops it."""
+    takes the job and its counters grow. `limit` (the schedd's free room, at most the jobs per cycle) stops it.
+    Sites are walked in name order (the real poller walks a frozenset, in string-hash order). Under the wmcore
+    location rule the cache is built as refreshCache builds it (`cache_locations`): some jobs fail, some are not
+    cached while their draining sites are within the grace period; `now` (POSIX seconds) dates that period."""
     loads = {name: _copy_load(loads.get(name, SiteLoad())) for name in sites}
     initial = {name: _copy_load(load) for name, load in loads.items()}
     submitted: list[tuple[int, str]] = []
     waiting: dict[int, tuple[str, dict[str, Any]]] = {}
+    failed: dict[int, tuple[str, dict[str, Any]]] = {}
     conditions: dict[tuple[str, str, str], int] = {}
-    ordered = sorted(jobs, key=lambda job: (-job.priority, job.id))
+    located: dict[int, list[str]] = {}
+    if rules.locations == "wmcore":
+        drain_since = {name: site.state_since for name, site in sites.items() if site.state == "Draining"}
+        for job in jobs:
+            outcome, found = cache_locations(job, sites, drain_since, rules=rules, now=now)
+            if outcome == "failed":
+                failed[job.id] = found
+            elif outcome == "waiting":
+                waiting[job.id] = found
+            else:
+                located[job.id] = found
+        jobs = [job for job in jobs if job.id in located]
+    ordered = sorted(jobs, key=lambda job: (-job_priority(job, rules), job.id))
     for position, job in enumerate(ordered):
         if len(submitted) >= limit:
             detail = {"limit": limit}
             code = "schedd_limit" if limit <= 0 else "cycle_limit"
             waiting.update({later.id: (code, detail) for later in ordered[position:]})
             break
-        possible = [name for name in sorted(job.possible_sites) if name in sites]
-        usable = [name for name in possible if sites[name].state not in ("Down", "Aborted")]
-        if not usable:
-            waiting[job.id] = ("no_resources", {"possible": sorted(job.possible_sites)[:DETAIL_SITES]})
-            continue
-        if job.task_type not in IO_BOUND_TYPES:
-            normal = [name for name in usable if sites[name].state != "Draining"]
-            if normal:
-                usable = normal
+        if rules.locations == "wmcore":
+            usable = [name for name in sorted(located[job.id]) if name in sites]  # checkZeroTaskThresholds
+        else:
+            possible = [name for name in sorted(job.possible_sites) if name in sites]
+            usable = [name for name in possible if sites[name].state not in ("Down", "Aborted")]
+            if not usable:
+                waiting[job.id] = ("no_resources", {"possible": sorted(job.possible_sites)[:DETAIL_SITES]})
+                continue
+            if job.task_type not in IO_BOUND_TYPES:
+                normal = [name for name in usable if sites[name].state != "Draining"]
+                if normal:
+                    usable = normal
         usable = [name for name in usable if sites[name].task_slots.get(job.task_type, (0, 0))[0] > 0]
         if not usable:
             waiting[job.id] = ("no_task_threshold", {"taskType": job.task_type})
@@ -513,7 +787,7 @@ def assign_locations(
         first_reason: tuple[str, dict[str, Any]] | None = None
         for name in usable:
             code, detail = submit_condition(
-                job, sites[name], loads[name], overflow_fraction=overflow_fraction, initial=initial[name]
+                job, sites[name], loads[name], overflow_fraction=overflow_fraction, initial=initial[name], rules=rules
             )
             if code:
                 conditions[(name, job.task_type, code)] = conditions.get((name, job.task_type, code), 0) + 1
@@ -527,7 +801,46 @@ def assign_locations(
             break
         else:
             waiting[job.id] = first_reason
-    return Submission(submitted, waiting, conditions, limit)
+    return Submission(submitted, waiting, conditions, limit, failed)
+
+
+# refreshCache's exit codes for jobs it fails (JobSubmitterPoller, wmagent 2.4.5.9)
+FAILED_CODES = {"no_possible_site": 71101, "sites_down": 71102, "drain_expired": 71103}
+
+
+def cache_locations(
+    job: CachedJob,
+    sites: Mapping[str, SubmitSite],
+    drain_since: Mapping[str, float | None],
+    *,
+    rules: SubmitRules,
+    now: float,
+) -> tuple[str, Any]:
+    """Where refreshCache lets a job run: ("cached", sites), ("failed", (code, detail)) or ("waiting", (code,
+    detail)) for a job left out of the cache this time. A site the agent does not know counts as neither down nor
+    draining here (it is dropped later, with the sites that have no threshold for the job type). No site → 71101;
+    only Down/Aborted sites → 71102; a non-I/O job with only draining sites waits while any draining site of the
+    agent entered its state within the grace period, and fails with 71103 after it."""
+    possible = sorted(job.possible_sites)
+    if not possible:
+        return "failed", ("no_possible_site", {"exitCode": 71101})
+    down = [name for name in possible if name in sites and sites[name].state in ("Down", "Aborted")]
+    usable = [name for name in possible if name not in down]
+    if not usable:
+        return "failed", ("sites_down", {"exitCode": 71102, "sites": down[:DETAIL_SITES]})
+    if job.task_type in IO_BOUND_TYPES:
+        return "cached", usable
+    normal = [name for name in usable if name not in drain_since]
+    if normal:
+        return "cached", normal
+    grace = rules.drain_grace_hours * 3600
+    fresh = [name for name, since in drain_since.items() if since is None or now - since < grace]
+    if fresh:
+        return "waiting", ("draining_grace", {"sites": usable[:DETAIL_SITES], "graceHours": rules.drain_grace_hours})
+    return "failed", (
+        "drain_expired",
+        {"exitCode": 71103, "sites": usable[:DETAIL_SITES], "graceHours": rules.drain_grace_hours},
+    )
 
 
 def _copy_load(load: SiteLoad) -> SiteLoad:
@@ -606,7 +919,7 @@ def _shared(sites: tuple[str, ...], shared: dict[tuple, tuple] | None) -> tuple[
 
 def parse_element(item: Any, path: str, shared: dict[tuple, tuple] | None = None) -> Element:
     """One element in WMCore's own keys: id, RequestName, Priority, CreationTime, Jobs, Inputs, ParentData,
-    PileupData, SiteWhitelist, SiteBlacklist, NoInputUpdate, NoPileupUpdate."""
+    PileupData, SiteWhitelist, SiteBlacklist, NoInputUpdate, NoPileupUpdate, ParentFlag, blowupFactor, TeamName."""
     if not isinstance(item, dict):
         raise ScenarioError(path, "an object", item)
     identifier = item.get("id", item.get("_id"))
@@ -625,7 +938,18 @@ def parse_element(item: Any, path: str, shared: dict[tuple, tuple] | None = None
         trust_sitelists=_flag(item, "NoInputUpdate", path),
         trust_pileup_sitelists=_flag(item, "NoPileupUpdate", path),
         request=str(item.get("RequestName", "")),
+        parent_flag=None if item.get("ParentFlag") is None else _flag(item, "ParentFlag", path),
+        blowup=_reader_number(item, "blowupFactor", path, 1.0, minimum=0),
+        team=_team(item.get("TeamName"), f"{path}.TeamName"),
     )
+
+
+def _team(value: Any, path: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ScenarioError(path, "a team name", value)
+    return value
 
 
 def parse_site_resources(extra: Mapping[str, Any]) -> list[SiteResources]:
@@ -690,11 +1014,14 @@ class PullScenario:
     sites: list[SiteResources]
     site_jobs: dict[str, dict[float, int]]
     schedd_free: float | None
+    team: str = ""
+    exclude_workflows: tuple[str, ...] = ()
 
 
 def parse_pull(extra: Mapping[str, Any], config) -> PullScenario:
     """The wmcore_pull sections: `elements`, `site_thresholds`, `site_jobs`, and optionally `step` (pullWork or
-    getWork) and `schedd` {jobs} (compared with WMCORE_MAX_JOBS_PER_OWNER × WMCORE_SCHEDD_FRACTION)."""
+    getWork), `schedd` {jobs} (compared with WMCORE_MAX_JOBS_PER_OWNER × WMCORE_PULL_SCHEDD_FRACTION), `team`
+    and `excludeWorkflows`."""
     step = extra.get("step", PULL_WORK)
     if step not in STEPS:
         raise ScenarioError("$.step", "pullWork or getWork", step)
@@ -715,10 +1042,21 @@ def parse_pull(extra: Mapping[str, Any], config) -> PullScenario:
             raise ScenarioError("$.schedd", "an object {jobs}", schedd)
         schedd_free = schedd_free_slots(
             max_jobs_per_owner=int(config.get("WMCORE_MAX_JOBS_PER_OWNER")),
-            fraction=float(config.get("WMCORE_SCHEDD_FRACTION")),
+            fraction=float(config.get("WMCORE_PULL_SCHEDD_FRACTION")),
             jobs_in_schedd=int(_reader_number(schedd, "jobs", "$.schedd", 0, minimum=0)),
         )
-    return PullScenario(step, elements, parse_site_resources(extra), parse_site_jobs(extra), schedd_free)
+    excluded = extra.get("excludeWorkflows") or []
+    if not isinstance(excluded, list) or not all(isinstance(name, str) for name in excluded):
+        raise ScenarioError("$.excludeWorkflows", "a list of request names", excluded)
+    return PullScenario(
+        step,
+        elements,
+        parse_site_resources(extra),
+        parse_site_jobs(extra),
+        schedd_free,
+        _team(extra.get("team"), "$.team"),
+        tuple(excluded),
+    )
 
 
 def pull_decision(
@@ -856,8 +1194,18 @@ class WMCorePull(Plugin):
 
     def decide(self, scenario: Scenario) -> Decision:
         parsed = parse_pull(scenario.extra, scenario.config)
-        slots = free_slots(parsed.sites, step=parsed.step)
-        pull = match_work(parsed.elements, slots, parsed.site_jobs, seed=scenario.seed, schedd_free=parsed.schedd_free)
+        rules = PullRules.from_config(scenario.config)
+        slots = free_slots(parsed.sites, step=parsed.step, rules=rules)
+        pull = match_work(
+            parsed.elements,
+            slots,
+            parsed.site_jobs,
+            seed=scenario.seed,
+            schedd_free=parsed.schedd_free,
+            rules=rules,
+            team=parsed.team,
+            exclude_workflows=parsed.exclude_workflows,
+        )
         return pull_decision(
             pull=pull, elements=parsed.elements, slots=slots, step=parsed.step, now=scenario.now, seed=scenario.seed
         )

@@ -38,6 +38,19 @@ CONFIG_KEYS = (
     "WMCORE_CACHE_REFRESH_MINUTES",
     "WMCORE_MAX_JOBS_TO_CACHE",
     "WMCORE_MAX_JOBS_PER_POLL",
+    "WMCORE_PULL_SCHEDD_FRACTION",
+    "WMCORE_FREE_SLOTS",
+    "WMCORE_QUEUE_DEPTH",
+    "WMCORE_PULL_COUNTS",
+    "WMCORE_AVAILABLE_ORDER",
+    "WMCORE_ROWS_PER_SLICE",
+    "WMCORE_MAX_ROWS_PER_CYCLE",
+    "WMCORE_WORK_PER_CYCLE",
+    "WMCORE_SITE_RULE",
+    "WMCORE_TASK_PRIORITY",
+    "WMCORE_MERGE_IGNORES_PENDING",
+    "WMCORE_SUBMIT_LOCATIONS",
+    "WMCORE_DRAIN_GRACE_HOURS",
 )
 # Stuck elements whose reason keeps its numbers on the row, highest priority first (the monitor lists the first 50).
 STUCK_DETAILED = 1000
@@ -51,6 +64,9 @@ ELEMENT_FIELDS = (
     "Jobs",
     "NoInputUpdate",
     "NoPileupUpdate",
+    "ParentFlag",
+    "blowupFactor",
+    "request__Team",
     "stuck_reason",
     "stuck_digest",
 )
@@ -132,14 +148,18 @@ class ElementReader:
             trust_sitelists=bool(row["NoInputUpdate"]),
             trust_pileup_sitelists=bool(row["NoPileupUpdate"]),
             request=row["request__RequestName"],
+            parent_flag=row["ParentFlag"],
+            blowup=float(row["blowupFactor"]),
+            team=row["request__Team"] or "",
         )
 
 
-def schedd_free(*, queue: WMCoreQueue, config: Mapping[str, Any]) -> int:
-    """MAX_JOBS_PER_OWNER × factor minus the agent's jobs in the pool (seed 004)."""
+def schedd_free(*, queue: WMCoreQueue, config: Mapping[str, Any], for_pull: bool = False) -> int:
+    """MAX_JOBS_PER_OWNER × factor minus the agent's jobs in the pool (seed 004); pullWork's factor is
+    WMCORE_PULL_SCHEDD_FRACTION, the JobSubmitter's WMCORE_SCHEDD_FRACTION."""
     return engine.schedd_free_slots(
         max_jobs_per_owner=int(config["WMCORE_MAX_JOBS_PER_OWNER"]),
-        fraction=float(config["WMCORE_SCHEDD_FRACTION"]),
+        fraction=float(config["WMCORE_PULL_SCHEDD_FRACTION" if for_pull else "WMCORE_SCHEDD_FRACTION"]),
         jobs_in_schedd=wmcore_jobs_in_pool(queue=queue),
     )
 

@@ -17,6 +17,7 @@ from brokerage.models import (
     WMCoreRequest,
 )
 from brokerage.selectors.wmcore import (
+    wmcore_requests_closed,
     wmcore_site_jobs,
     wmcore_site_resources,
 )
@@ -45,6 +46,7 @@ def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[s
     running-open."""
     queue = WMCoreQueue.objects.select_for_update().get(pk=queue_id, kind="local")
     config = config_snapshot()
+    rules = engine.PullRules.from_config(config)
     seed = pull_seed(now, queue) + 500 if seed is None else seed
     rows = element_rows(
         WMCoreElement.objects.filter(queue=queue, database="queue", Status="Available"),
@@ -54,8 +56,16 @@ def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[s
     reader = ElementReader()
     elements = [reader.element(row) for row in rows]
     resources = wmcore_site_resources(queue=queue)
-    slots = engine.free_slots(resources, step=engine.GET_WORK)
-    pull = engine.match_work(elements, slots, wmcore_site_jobs(queue=queue, step=engine.GET_WORK), seed=seed)
+    slots = engine.free_slots(resources, step=engine.GET_WORK, rules=rules)
+    pull = engine.match_work(
+        elements,
+        slots,
+        wmcore_site_jobs(queue=queue, step=engine.GET_WORK),
+        seed=seed,
+        rules=rules,
+        team=queue.team,
+        exclude_workflows=wmcore_requests_closed(),
+    )
     row_of = {row["element_id"]: row for row in rows}
     _, moved = elements_take(rows, pull, to_status="Running", reason=f"WMBS subscription at {queue.name}", now=now)
     moved = set(moved)

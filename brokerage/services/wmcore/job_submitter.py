@@ -102,6 +102,8 @@ def job_submitter_run(*, queue_id: int, now: datetime) -> dict[str, Any]:
         wmcore_site_loads(queue=queue),
         overflow_fraction=float(config["WMCORE_OVERFLOW_FRACTION"]),
         limit=limit,
+        rules=engine.SubmitRules.from_config(config),
+        now=now.timestamp(),
     )
     by_site: dict[str, list[int]] = defaultdict(list)
     for job_id, site in result.submitted:
@@ -120,7 +122,9 @@ def job_submitter_run(*, queue_id: int, now: datetime) -> dict[str, Any]:
                 columns={"location": site, "batch_status": "Idle"},
             )
         )
-    JobSubmitterCacheEntry.objects.filter(queue=queue, job_id__in=[job_id for job_id, _ in result.submitted]).delete()
+    failed = _submit_failed(result.failed, now=now)
+    gone = [job_id for job_id, _ in result.submitted] + failed
+    JobSubmitterCacheEntry.objects.filter(queue=queue, job_id__in=gone).delete()
     changed = [
         (entry["pk"], result.waiting[entry["job_id"]][0])
         for entry in entries
@@ -133,4 +137,32 @@ def job_submitter_run(*, queue_id: int, now: datetime) -> dict[str, Any]:
         JobSubmitterReport(queue=queue, at=now, site=site, task_type=task_type, condition=condition, count=count)
         for (site, task_type, condition), count in sorted(result.conditions.items())
     )
-    return {"submitted": submitted, "waiting": len(result.waiting), "limit": limit, "schedd_free": free, **refresh}
+    return {
+        "submitted": submitted,
+        "failed": len(failed),
+        "waiting": len(result.waiting),
+        "limit": limit,
+        "schedd_free": free,
+        **refresh,
+    }
+
+
+def _submit_failed(failed: Mapping[int, tuple[str, Mapping[str, Any]]], *, now: datetime) -> list[int]:
+    """Jobs refreshCache fails for their locations (WMCORE_SUBMIT_LOCATIONS wmcore): created → submitfailed, the
+    exit code (71101–71103) kept on the job. Returns the ids moved."""
+    by_code: dict[str, list[int]] = defaultdict(list)
+    for job_id, (code, _) in failed.items():
+        by_code[code].append(job_id)
+    moved: list[int] = []
+    for code, job_ids in sorted(by_code.items()):
+        moved += status_transition_many(
+            model=WMBSJob,
+            ids=job_ids,
+            from_status="created",
+            to_status="submitfailed",
+            reason=code,
+            actor=ACTOR_SUBMITTER,
+            now=now,
+            columns={"exit_code": engine.FAILED_CODES[code]},
+        )
+    return moved

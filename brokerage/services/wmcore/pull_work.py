@@ -3,6 +3,7 @@ agent's Normal sites and takes what fits."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -40,14 +41,18 @@ def work_pull(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[
     # one pull at a time per global queue: agents compete for the same elements and write their reasons on them
     WMCoreQueue.objects.select_for_update().get(pk=queue.parent_id)
     config = config_snapshot()
+    rules = engine.PullRules.from_config(config)
     seed = pull_seed(now, queue) if seed is None else seed
     rows = element_rows(WMCoreElement.objects.filter(queue_id=queue.parent_id, database="queue", Status="Available"))
     reader = ElementReader()
     elements = [reader.element(row) for row in rows]
-    slots = engine.free_slots(wmcore_site_resources(queue=queue), step=engine.PULL_WORK)
-    free = schedd_free(queue=queue, config=config) if queue.enabled else 0
-    site_jobs = wmcore_site_jobs(queue=queue, step=engine.PULL_WORK)
-    pull = engine.match_work(elements, slots, site_jobs, seed=seed, schedd_free=free)
+    slots = engine.free_slots(wmcore_site_resources(queue=queue), step=engine.PULL_WORK, rules=rules)
+    free = schedd_free(queue=queue, config=config, for_pull=True) if queue.enabled else 0
+    if config["WMCORE_PULL_COUNTS"] == "wmcore":
+        site_jobs = _local_available_counts(queue=queue, slots=slots, rules=rules, seed=seed)
+    else:
+        site_jobs = wmcore_site_jobs(queue=queue, step=engine.PULL_WORK)
+    pull = engine.match_work(elements, slots, site_jobs, seed=seed, schedd_free=free, rules=rules, team=queue.team)
     site_of, moved = elements_take(
         rows, pull, to_status="Negotiating", reason=f"pulled by {queue.name}", now=now, columns={"ChildQueue": queue}
     )
@@ -62,3 +67,16 @@ def work_pull(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[
         "left": len(pull.rejected),
         "decision": decision_id,
     }
+
+
+def _local_available_counts(*, queue: WMCoreQueue, slots: engine.Slots, rules: engine.PullRules, seed: int):
+    """What today's pullWork counts at each site (WorkQueue.freeResouceCheck → calculateAvailableWork): the local
+    queue's Available elements placed by the same match against the pull's thresholds, every element read in one
+    sort, no cap, from empty counts; WMBS jobs are not counted."""
+    reader = ElementReader()
+    local = [
+        reader.element(row)
+        for row in element_rows(WMCoreElement.objects.filter(queue=queue, database="queue", Status="Available"))
+    ]
+    whole = replace(rules, order="seed", work_per_cycle=0)
+    return engine.match_work(local, slots, {}, seed=seed + 1, rules=whole).counted
