@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from brokerage.engine import ScenarioError
+from brokerage.engine.registry import UnknownPlugin
 from brokerage.gdpconfig import GdpConfigError
 from brokerage.services.gdpconfig import GdpConfigConflict
 
@@ -41,6 +42,8 @@ def exception_handler(exc, context):
         exc = exceptions.ValidationError({"non_field_errors": [f"the database refused the write: {exc}"]})
     elif isinstance(exc, ScenarioError):
         exc = exceptions.ValidationError({"scenario": [str(exc)]})
+    elif isinstance(exc, UnknownPlugin):  # a scenario naming a plugin this installation does not have
+        exc = exceptions.ValidationError({"scenario": [f"$.plugin: {exc}"]})
     elif isinstance(exc, GdpConfigConflict):  # another row holds this key: a conflict, not a bad field
         exc = Conflict({getattr(exc, "field", "key"): [str(exc)]})
     elif isinstance(exc, GdpConfigError):

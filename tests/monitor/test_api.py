@@ -285,6 +285,11 @@ def test_preview_of_a_posted_scenario_and_bad_input(client):
     bad = client.post("/api/v1/broker/preview", {"scenario": scenario}, content_type="application/json")
     assert bad.status_code == 400
     assert "$.task.coreCount" in bad.json()["error"]["fields"]["scenario"][0]
+    # a plugin this installation does not have is the scenario's error too (found by the API fuzzing)
+    elsewhere = {**json.loads(Path("docs/examples/job_brokerage.json").read_text()), "plugin": "no_such_plugin"}
+    other = client.post("/api/v1/broker/preview", {"scenario": elsewhere}, content_type="application/json")
+    assert other.status_code == 400
+    assert "$.plugin: unknown brokerage plugin 'no_such_plugin'" in other.json()["error"]["fields"]["scenario"][0]
     neither = client.post("/api/v1/broker/preview", {}, content_type="application/json")
     assert neither.status_code == 400
     unknown = client.post("/api/v1/broker/preview", {"task": 999999, "gdpconfig": {}}, content_type="application/json")
