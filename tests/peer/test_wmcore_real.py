@@ -87,3 +87,6 @@ def test_bench_peer_reports_the_wmcore_row(real_wmcore):
     assert all(line.split(": ")[1].split("/")[0] == line.split("/")[1] for line in row["aspects"])
     assert row["median_ms"] > 0
     assert row["theirs_median_ms"] > 0
+    # both loops ran over every element (no WorkPerCycle cap); the draws differ, the amount taken barely
+    assert row["taken"] > 1000
+    assert abs(row["taken"] - row["theirs_taken"]) < row["theirs_taken"] * 0.05
