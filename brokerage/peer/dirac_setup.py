@@ -15,14 +15,13 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from brokerage.peer.setup import PeerUnavailable, _run, peer_dir
+from brokerage.peer.setup import PeerUnavailable, _run, peer_dir, venv_ready
 
 DIRAC_VERSION = "9.1.22"
 # What TaskQueueDB's import chain needs (DIRAC/__init__, Core.Base.DB, ConfigurationSystem, Registry, diracx's
@@ -61,19 +60,13 @@ def dirac_peer_ready() -> DiracPeer:
     for program in ("mariadbd", "mariadb-install-db", "mariadb_config", "swig"):
         if _which(program) is None:
             raise PeerUnavailable(f"{program} is not installed (scripts/ensure_mariadb.sh installs Debian's packages)")
-    venv = peer_dir() / "dirac-venv"
-    python = venv / "bin" / "python"
-    marker = venv / ".installed"
-    wanted = "\n".join((f"dirac=={DIRAC_VERSION}", *DIRAC_REQUIREMENTS))
-    if not marker.exists() or marker.read_text() != wanted:
-        if venv.exists():
-            shutil.rmtree(venv)
-        venv.parent.mkdir(parents=True, exist_ok=True)
-        _run([sys.executable, "-m", "venv", str(venv)], "creating DIRAC's virtual environment")
-        pip = [str(python), "-m", "pip", "install", "--quiet"]
-        _run([*pip, "--no-deps", f"dirac=={DIRAC_VERSION}"], f"installing dirac {DIRAC_VERSION}")
-        _run([*pip, *DIRAC_REQUIREMENTS], "installing what TaskQueueDB imports (mysqlclient and M2Crypto compile)")
-        marker.write_text(wanted)
+    python = venv_ready(
+        peer_dir() / "dirac-venv",
+        who="DIRAC",
+        installing="what TaskQueueDB imports (mysqlclient and M2Crypto compile)",
+        no_deps=(f"dirac=={DIRAC_VERSION}",),
+        requirements=DIRAC_REQUIREMENTS,
+    )
     return DiracPeer(python=python, driver=HERE / "dirac_driver.py")
 
 

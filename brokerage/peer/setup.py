@@ -60,6 +60,28 @@ def _run(command: list[str], what: str) -> None:
         raise PeerUnavailable(f"{what} failed: {' / '.join(tail) or 'no output'}")
 
 
+def venv_ready(
+    venv: Path, *, who: str, installing: str, requirements: tuple[str, ...], no_deps: tuple[str, ...] = ()
+) -> Path:
+    """A virtual environment holding `no_deps` (installed without their dependencies) and `requirements`, built on
+    first use and rebuilt when the list changes (a marker file keeps it). Returns its python."""
+    python = venv / "bin" / "python"
+    marker = venv / ".installed"
+    wanted = "\n".join((*no_deps, *requirements))
+    if marker.exists() and marker.read_text() == wanted:
+        return python
+    if venv.exists():
+        shutil.rmtree(venv)
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    _run([sys.executable, "-m", "venv", str(venv)], f"creating {who}'s virtual environment")
+    pip = [str(python), "-m", "pip", "install", "--quiet"]
+    if no_deps:
+        _run([*pip, "--no-deps", *no_deps], f"installing {', '.join(no_deps)}")
+    _run([*pip, *requirements], f"installing {installing}")
+    marker.write_text(wanted)
+    return python
+
+
 def _fetch_source(root: Path) -> Path:
     """Downloads the sdist with pip's own index access (no build: `pip download` would run the build hook)."""
     source = root / f"panda_server-{PANDA_SERVER_VERSION}"
@@ -115,15 +137,7 @@ def peer_ready() -> Peer:
     """The real code, fetched and set up on first use (a minute), then reused."""
     root = peer_dir()
     root.mkdir(parents=True, exist_ok=True)
-    venv = root / "venv"
-    python = venv / "bin" / "python"
-    marker = venv / ".installed"
-    if not marker.exists():
-        if venv.exists():
-            shutil.rmtree(venv)
-        _run([sys.executable, "-m", "venv", str(venv)], "creating the peer's virtual environment")
-        _run([str(python), "-m", "pip", "install", "--quiet", *PEER_REQUIREMENTS], "installing the peer's packages")
-        marker.write_text("\n".join(PEER_REQUIREMENTS))
+    python = venv_ready(root / "venv", who="the peer", installing="the peer's packages", requirements=PEER_REQUIREMENTS)
     source = _fetch_source(root)
     home = _write_home(root, source, python)
     return Peer(root=root, python=python, source=source, home=home)

@@ -327,14 +327,15 @@ class WMCoreReport:
         return [f"{aspect}: {self.agree[aspect]}/{self.compared[aspect]}" for aspect in sorted(self.compared)]
 
 
-def real_match_seconds(peer: WMCorePeer, work: dict[str, Any], *, repeat: int) -> dict[str, Any]:
-    """The real matching loop's time on `work` ({elements, thresholds, site_jobs} in scenario keys)."""
-    with tempfile.TemporaryDirectory(prefix="wmcore-speed-") as folder:
-        path = f"{folder}/work.json"
+def _driver(peer: WMCorePeer, mode: str, data: Any, *arguments: str) -> dict[str, Any]:
+    """Runs wmcore_driver.py MODE INPUT ARGUMENTS in WMCore's venv on `data` (written to INPUT), its JSON answer
+    back."""
+    with tempfile.TemporaryDirectory(prefix="wmcore-peer-") as folder:
+        path = f"{folder}/input.json"
         with open(path, "w") as handle:
-            json.dump(work, handle)
+            json.dump(data, handle)
         done = subprocess.run(
-            [str(peer.python), str(peer.driver), "speed", path, str(repeat)],
+            [str(peer.python), str(peer.driver), mode, path, *arguments],
             capture_output=True,
             text=True,
             env={"PYTHONHASHSEED": "0", "PATH": "/usr/local/bin:/usr/bin:/bin"},
@@ -345,21 +346,13 @@ def real_match_seconds(peer: WMCorePeer, work: dict[str, Any], *, repeat: int) -
     return json.loads(done.stdout)
 
 
+def real_match_seconds(peer: WMCorePeer, work: dict[str, Any], *, repeat: int) -> dict[str, Any]:
+    """The real matching loop's time on `work` ({elements, thresholds, site_jobs} in scenario keys)."""
+    return _driver(peer, "speed", work, str(repeat))
+
+
 def run_wmcore(peer: WMCorePeer, cases: list[dict[str, Any]]) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="wmcore-peer-") as work:
-        path = f"{work}/cases.json"
-        with open(path, "w") as handle:
-            json.dump(cases, handle)
-        done = subprocess.run(
-            [str(peer.python), str(peer.driver), path, str(peer.list_function), str(peer.list_runner)],
-            capture_output=True,
-            text=True,
-            env={"PYTHONHASHSEED": "0", "PATH": "/usr/local/bin:/usr/bin:/bin"},
-            timeout=900,
-        )
-    if done.returncode != 0:
-        raise PeerUnavailable("the WMCore driver failed: " + " / ".join(done.stderr.strip().splitlines()[-3:]))
-    return json.loads(done.stdout)
+    return _driver(peer, "compare", cases, str(peer.list_function), str(peer.list_runner))
 
 
 def compare_wmcore(peer: WMCorePeer, *, seeds: range, profile: str = "wmcore") -> WMCoreReport:

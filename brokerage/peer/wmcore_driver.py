@@ -1,7 +1,8 @@
 """Runs the real WMCore code (wmagent 2.4.5.9, unmodified) over the cases wmcore_compare.py writes, in the venv
 wmcore_setup.py builds. Not part of the project's import graph: it imports WMCore, which only that venv has.
 
-    python wmcore_driver.py CASES.json WORKRESTRICTIONS.js LIST_RUNNER.js > RESULTS.json
+    python wmcore_driver.py compare CASES.json WORKRESTRICTIONS.js LIST_RUNNER.js > RESULTS.json
+    python wmcore_driver.py speed WORK.json REPEAT > SECONDS.json
 
 What stands in for the services the code would talk to, and nothing more:
 - CouchDB: the availableByPriority view (Available documents by Priority, then document id, descending, with skip
@@ -11,8 +12,9 @@ What stands in for the services the code would talk to, and nothing more:
 - The JobSubmitter's WMBS reads (Jobs.ListForSubmitter), ChangeState and the job.pkl files: the case's jobs.
   The poller is built without __init__ (which wants a configuration, a database, BossAir and ReqMgr) and given
   the attributes __init__ sets; then the real getThresholds, refreshCache and assignJobLocations run.
-- Instrumentation that changes no logic: possibleSites is wrapped to record the elements the loop considers, and
-  siteJobCounts records the site each accepted element gets (setdefault is called once per acceptance).
+- Instrumentation that changes no logic: possibleSites is wrapped to record the elements the loop considers,
+  siteJobCounts records the site each accepted element gets (setdefault is called once per acceptance), and
+  _handleSubmitFailedJobs is wrapped to record each failed job's exit code before it runs.
 - The submitter's possible sites are iterated in name order (a frozenset subclass), as ours are: the real code
   walks them in string-hash order, which changes with PYTHONHASHSEED.
 """
@@ -42,6 +44,7 @@ from WMCore.WorkQueue.DataStructs.WorkQueueElement import WorkQueueElement, poss
 
 logging.basicConfig(level=logging.CRITICAL)
 ELEMENT = "WMCore.WorkQueue.DataStructs.WorkQueueElement.WorkQueueElement"
+TEAM = "production"  # the speed run's elements and agent
 # wmbs_sub_types.priority (wmcoredb initial_wmbs_data.sql): what Jobs.ListForSubmitter returns as task_prio
 TASK_PRIORITY = {
     "Production": 0,
@@ -116,7 +119,6 @@ class Rows:
 
     def __init__(self, create=None, submit=None, result=None) -> None:
         self._create, self._submit, self.result = create, submit, result
-        self.calls = []
 
     def listThresholdsForCreate(self):
         return json.loads(json.dumps(self._create))
@@ -129,11 +131,11 @@ class Rows:
 
 
 class StateChanges:
-    def __init__(self) -> None:
-        self.moves = []
+    """ChangeState: the failed jobs' move to submitfailed has nowhere to go (their exit codes are recorded by the
+    wrapper of _handleSubmitFailedJobs)."""
 
     def propagate(self, jobs, new, old):
-        self.moves.append(([job["id"] for job in jobs], new, old))
+        pass
 
 
 class _Baggage:
@@ -382,10 +384,5 @@ def speed(work_path, repeat):
     json.dump({"seconds": seconds, "taken": taken}, sys.stdout)
 
 
-TEAM = "production"
-
 if __name__ == "__main__":
-    if sys.argv[1] == "speed":
-        speed(*sys.argv[2:4])
-    else:
-        main(*sys.argv[1:4])
+    {"compare": main, "speed": speed}[sys.argv[1]](*sys.argv[2:])

@@ -10,11 +10,10 @@ PeerUnavailable saying why (no node, no package index). Nothing here imports Dja
 from __future__ import annotations
 
 import shutil
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from brokerage.peer.setup import PeerUnavailable, _run, peer_dir
+from brokerage.peer.setup import PeerUnavailable, peer_dir, venv_ready
 
 WMAGENT_VERSION = "2.4.5.9"
 # Installed without their dependencies: the wheel and its database schemas (the DAOs' package)
@@ -39,18 +38,13 @@ def wmcore_peer_ready() -> WMCorePeer:
     if shutil.which("node") is None:
         raise PeerUnavailable("node is not installed (it runs WMCore's CouchDB list function)")
     venv = peer_dir() / "wmcore-venv"
-    python = venv / "bin" / "python"
-    marker = venv / ".installed"
-    wanted = "\n".join((*WMCORE_PACKAGES, *WMCORE_REQUIREMENTS))
-    if not marker.exists() or marker.read_text() != wanted:
-        if venv.exists():
-            shutil.rmtree(venv)
-        venv.parent.mkdir(parents=True, exist_ok=True)
-        _run([sys.executable, "-m", "venv", str(venv)], "creating WMCore's virtual environment")
-        pip = [str(python), "-m", "pip", "install", "--quiet"]
-        _run([*pip, "--no-deps", *WMCORE_PACKAGES], f"installing wmagent {WMAGENT_VERSION}")
-        _run([*pip, *WMCORE_REQUIREMENTS], "installing what WMCore's matching and submitting code imports")
-        marker.write_text(wanted)
+    python = venv_ready(
+        venv,
+        who="WMCore",
+        installing="what WMCore's matching and submitting code imports",
+        no_deps=WMCORE_PACKAGES,
+        requirements=WMCORE_REQUIREMENTS,
+    )
     list_function = venv / "data" / "couchapps" / "WorkQueue" / "lists" / "workRestrictions.js"
     if not list_function.exists():
         raise PeerUnavailable(f"{list_function} is missing from the wmagent wheel")

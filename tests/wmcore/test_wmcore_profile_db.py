@@ -10,7 +10,7 @@ import pytest
 
 from brokerage.models import JobSubmitterCacheEntry, WMBSJob, WMCoreElement
 from brokerage.services.gdpconfig import gdpconfig_profile_apply
-from brokerage.services.wmcore import job_submitter_run, work_get, work_pull
+from brokerage.services.wmcore import job_submitter_run, request_queue_work, work_get, work_pull
 from tests import factories
 
 from .conftest import NOW, make_site
@@ -108,3 +108,20 @@ def test_the_submitter_sends_merges_first_and_fails_jobs_it_cannot_place(agent, 
         job.refresh_from_db()
         assert (job.state, job.exit_code) == ("submitfailed", code)
         assert not JobSubmitterCacheEntry.objects.filter(job=job).exists()
+
+
+def test_queue_work_sets_parent_flag_from_include_parents(agent, request_assigned):
+    # a request reading its parents makes elements with ParentFlag (what today's site rule reads), one that does
+    # not makes elements without it
+    factories.WMCoreRequestFactory(
+        RequestName="reads-parents",
+        RequestStatus="assigned",
+        InputDataset=request_assigned.InputDataset,
+        IncludeParents=True,
+        SiteWhitelist=["T1_US_FNAL"],
+    )
+    request_queue_work(now=NOW)
+    flags = dict(
+        WMCoreElement.objects.filter(database="queue").values_list("request__RequestName", "ParentFlag").distinct()
+    )
+    assert flags == {"reads-parents": True, request_assigned.RequestName: False}

@@ -108,6 +108,7 @@ def request_queue_work(*, now: datetime, global_queue_id: int | None = None) -> 
             "SiteBlacklist": request["SiteBlacklist"],
             "NoInputUpdate": request["TrustSitelists"],
             "NoPileupUpdate": request["TrustPUSitelists"],
+            "ParentFlag": request["IncludeParents"],  # WMCore's start policies set it from IncludeParents
             "CreationTime": now,
             "UpdateTime": now,
         }
