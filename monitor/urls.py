@@ -24,6 +24,8 @@ urlpatterns = [
     path("gdpconfig/", views.gdpconfig, name="gdpconfig"),
     path("dirac/", views.dirac, name="dirac"),
     path("dirac/matches/<int:record_id>/", views.dirac_match, name="dirac-match"),
+    path("dirac/jobs/<int:job_id>/", views.dirac_job, name="dirac-job"),
+    path("dirac/task-queues/<int:task_queue_id>/", views.dirac_task_queue, name="dirac-task-queue"),
     path("wmcore/", views.wmcore, name="wmcore"),
     path("wmcore/requests/<path:name>/", views.wmcore_request, name="wmcore-request"),
 ]

@@ -16,11 +16,11 @@ from django.views.decorators.http import require_POST, require_safe
 from brokerage.engine import ScenarioError
 from brokerage.gdpconfig import REGISTRY, GdpConfigError
 from brokerage.models import Task
+from brokerage.selectors.dirac import dirac_job_detail, dirac_match_detail, dirac_overview, dirac_task_queue_detail
 from brokerage.selectors.jobs import job_detail, job_error_summary, job_list
 from brokerage.selectors.monitor import (
     PLUGIN_NAMES,
     decision_explorer,
-    dirac_overview,
     gdpconfig_overview,
     nucleus_names,
     queue_detail,
@@ -34,13 +34,12 @@ from brokerage.selectors.overview import database_overview
 from brokerage.selectors.preview import PreviewUnavailable, broker_preview_task
 from brokerage.selectors.search import (
     decision_detail,
-    dirac_match_detail,
     queue_list,
     search_everything,
     site_detail,
-    wmcore_request_detail,
 )
 from brokerage.selectors.wmcore import wmcore_overview
+from brokerage.selectors.wmcore_request import wmcore_request_detail
 from brokerage.services.task_commands import TaskCommandRefused, task_action_run
 from brokerage.task_actions import TASK_ACTIONS, task_actions_available
 
@@ -291,8 +290,21 @@ def decisions(request: HttpRequest) -> HttpResponse:
 
 @require_safe
 def dirac(request: HttpRequest) -> HttpResponse:
+    """The DIRAC page; its job box (?job=N) opens the job's page, or says why it cannot."""
+    lookup = request.GET.get("job", "").strip()
+    if lookup.isdigit() and dirac_job_detail(job_id=int(lookup), now=timezone.now()) is not None:
+        return redirect(reverse("monitor:dirac-job", args=[int(lookup)]))
     detail = dirac_overview(now=timezone.now())
+    by_site = detail["by_site"]["timeline"]
     figures = {
+        "no_matches": _chart(
+            by_site,
+            lambda: charts.timeline_chart(
+                by_site, title="No-matches per hour, by site and CE", series="where", y_title="requests per hour"
+            ),
+            "dirac-no-matches",
+            "No request went without a job in the last day.",
+        ),
         "rate": _chart(
             detail["rate"],
             lambda: charts.timeline_chart(
@@ -307,7 +319,38 @@ def dirac(request: HttpRequest) -> HttpResponse:
             "dirac-reasons",
         ),
     }
-    return render(request, "monitor/dirac.html", {**detail, "figures": figures, "refresh": _refresh(request)})
+    lookup_problem = f"No DIRAC job {lookup}." if lookup.isdigit() else "A DIRAC job ID is a number." if lookup else ""
+    return render(
+        request,
+        "monitor/dirac.html",
+        {
+            **detail,
+            "figures": figures,
+            "refresh": _refresh(request),
+            "lookup": lookup,
+            "lookup_problem": lookup_problem,
+        },
+        status=404 if lookup_problem.startswith("No ") else 400 if lookup_problem else 200,
+    )
+
+
+@require_safe
+def dirac_job(request: HttpRequest, job_id: int) -> HttpResponse:
+    """Why a DIRAC job is (not) matched: its task queue, that queue's priority explained, the rules it fails for
+    the sites and CEs that asked lately."""
+    detail = dirac_job_detail(job_id=job_id, now=timezone.now())
+    if detail is None:
+        raise Http404(f"No DIRAC job {job_id}.")
+    return render(request, "monitor/dirac_job.html", {**detail, "refresh": _refresh(request)})
+
+
+@require_safe
+def dirac_task_queue(request: HttpRequest, task_queue_id: int) -> HttpResponse:
+    """One task queue: requirements, priority explained, waiting jobs, the rules it fails per site and CE."""
+    detail = dirac_task_queue_detail(task_queue_id=task_queue_id, now=timezone.now())
+    if detail is None:
+        raise Http404(f"No DIRAC task queue {task_queue_id}.")
+    return render(request, "monitor/dirac_task_queue.html", {**detail, "refresh": _refresh(request)})
 
 
 @require_safe

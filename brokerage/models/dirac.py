@@ -122,13 +122,18 @@ class DiracJobStatusLog(StatusLogBase):
 
 
 class DiracMatchRecord(models.Model):
-    """One matching request: what the resource offered, whether it got a job, the seed of the draws, and for a
-    no-match the reasons of the nearest task queues (the monitor counts them)."""
+    """One matching request: what the resource offered (whole, so a job page can tell which rules its task queue
+    fails for the sites and CEs that asked lately), whether it got a job, the seed of the draws, and for a no-match
+    the reasons of the nearest task queues (the monitor counts them)."""
 
     at = models.DateTimeField(db_index=True)
     site = models.CharField(max_length=64, blank=True, default="")
+    gridCE = models.CharField(max_length=128, blank=True, default="", help_text="The CE the pilot came from.")
     setup = models.CharField(max_length=64, blank=True, default="")
     cpuTime = models.PositiveBigIntegerField(default=0)
+    resource = models.JSONField(
+        default=dict, blank=True, help_text="Everything the resource sent, so any task queue can be tested against it."
+    )
     matched = models.BooleanField()
     job = models.BigIntegerField(null=True, blank=True)
     task_queue = models.BigIntegerField(null=True, blank=True)
@@ -140,6 +145,7 @@ class DiracMatchRecord(models.Model):
         verbose_name_plural = "DIRAC matching requests"
         db_table = "dirac_match_records"
         ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["site", "gridCE", "at"], name="dirac_match_site_ce")]
 
     def __str__(self) -> str:
         return f"{self.at:%H:%M:%S} {self.site}: {'job ' + str(self.job) if self.matched else 'no match'}"

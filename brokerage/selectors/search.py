@@ -7,15 +7,13 @@ from typing import Any
 
 from django.db.models import Count, Q
 
-from brokerage.engine import explain, reason_title
 from brokerage.models import (
     Decision,
-    DiracMatchRecord,
+    DiracJob,
     Job,
     PandaQueue,
     Site,
     Task,
-    WMCoreElement,
     WMCoreRequest,
 )
 from brokerage.selectors.decisions import decision_trace
@@ -38,9 +36,9 @@ def jobs_by_queue(names: list[str]) -> dict[str, list[tuple[str, int]]]:
 
 
 def search_everything(*, query: str) -> dict[str, Any]:
-    """`exact`: (page, key) when the query is a task or job ID, or exactly the name of a queue, site or WMCore
-    request (a task ID wins over a job ID: tasks are what shifters look for); otherwise the matches of each kind
-    whose name contains the query. A fixed number of queries."""
+    """`exact`: (page, key) when the query is a task, job or DIRAC job ID, or exactly the name of a queue, site
+    or WMCore request (a task ID wins over a job ID, a PanDA job over a DIRAC one: tasks are what shifters look
+    for); otherwise the matches of each kind whose name contains the query. A fixed number of queries."""
     result: dict[str, Any] = {"exact": None, "query": query, "tasks": [], "queues": [], "sites": [], "requests": []}
     if not query:
         return result
@@ -51,6 +49,9 @@ def search_everything(*, query: str) -> dict[str, Any]:
             return result
         if Job.objects.filter(pk=number).exists():
             result["exact"] = ("job", number)
+            return result
+        if DiracJob.objects.filter(pk=number).exists():
+            result["exact"] = ("dirac-job", number)
             return result
     for kind, model, field in (
         ("queue", PandaQueue, "name"),
@@ -87,17 +88,6 @@ def decision_detail(*, decision_id: int) -> dict[str, Any] | None:
     return {"decision": decision, "trace": decision_trace(decision=decision)}
 
 
-def dirac_match_detail(*, record_id: int) -> dict[str, Any] | None:
-    """One DIRAC matching request, with its reasons' titles."""
-    record = DiracMatchRecord.objects.filter(pk=record_id).first()
-    if record is None:
-        return None
-    return {
-        "record": record,
-        "reasons": [{"code": code, "title": reason_title(code)} for code in record.reasons or []],
-    }
-
-
 def site_detail(*, name: str) -> dict[str, Any] | None:
     """A site and its queues with their jobs by status (two queries)."""
     site = Site.objects.filter(name=name).first()
@@ -108,29 +98,6 @@ def site_detail(*, name: str) -> dict[str, Any] | None:
     for queue in queues:
         queue["jobs"] = jobs[queue["name"]]
     return {"site": site, "queues": queues}
-
-
-def wmcore_request_detail(*, name: str) -> dict[str, Any] | None:
-    """A WMCore request and its elements, each with why it waits (the selector of the WMCore page words it)."""
-    request = WMCoreRequest.objects.filter(RequestName=name).first()
-    if request is None:
-        return None
-    elements = list(
-        WMCoreElement.objects.filter(request=request).select_related("queue").order_by("-Priority", "pk")[:200]
-    )
-    return {
-        "request": request,
-        "elements": [
-            {
-                "element": element,
-                "why": explain(element.stuck_reason, element.stuck_detail) if element.stuck_reason else "",
-            }
-            for element in elements
-        ],
-        "by_status": list(
-            WMCoreElement.objects.filter(request=request).values("Status").annotate(n=Count("pk")).order_by("Status")
-        ),
-    }
 
 
 def queue_list(*, status: str = "") -> dict[str, Any]:

@@ -42,6 +42,7 @@ from brokerage.engine.plugins.dirac_match import (
     is_sent,
     no_match_reasons,
     real_priority,
+    resource_data,
     resource_from_data,
     task_queue_priorities,
 )
@@ -167,13 +168,10 @@ def dirac_jobs_submit(*, jobs: list[dict[str, Any]], now: datetime) -> list[int]
     return [job.pk for job in rows]
 
 
-def dirac_priorities_update(*, groups: Iterable[str] | None = None) -> int:
-    """Task-queue priorities from the group shares (settings.DIRAC_GROUPS / DIRAC_GROUP_SHARES, default 1000 a
-    group) and the average priority of each queue's waiting jobs under the profile's rules (REFERENCE.md; the
-    `dirac` profile: TaskQueueDB.recalculateTQSharesForEntity), for the groups given (a group's priorities depend
-    only on its own queues) or all. Only changed priorities are written, and only then are the matchers' indexes
-    told to rebuild. Returns how many changed."""
-    rules = dirac_rules()
+def dirac_priority_rows(*, groups: Iterable[str] | None, rules: MatchRules) -> list[dict[str, Any]]:
+    """The task queues of these groups (all when None) as `task_queue_priorities` reads them: the averages of
+    their waiting jobs' user and real priorities, the stored priority, and under DIRAC_PRIORITY_GROUPING their
+    requirement values (two queries)."""
     queues = DiracTaskQueue.objects.all()
     if groups is not None:
         queues = queues.filter(ownerGroup__in=list(groups))
@@ -200,6 +198,17 @@ def dirac_priorities_update(*, groups: Iterable[str] | None = None) -> int:
             values[tq_id][name].append(value)
         for row in rows:
             row.update(values.get(row["id"], {}))
+    return rows
+
+
+def dirac_priorities_update(*, groups: Iterable[str] | None = None) -> int:
+    """Task-queue priorities from the group shares (settings.DIRAC_GROUPS / DIRAC_GROUP_SHARES, default 1000 a
+    group) and the average priority of each queue's waiting jobs under the profile's rules (REFERENCE.md; the
+    `dirac` profile: TaskQueueDB.recalculateTQSharesForEntity), for the groups given (a group's priorities depend
+    only on its own queues) or all. Only changed priorities are written, and only then are the matchers' indexes
+    told to rebuild. Returns how many changed."""
+    rules = dirac_rules()
+    rows = dirac_priority_rows(groups=groups, rules=rules)
     current = {row["id"]: row["priority"] for row in rows}
     priorities = task_queue_priorities(rows, groups=dirac_groups(), rules=rules)
     changed = sorted((tq_id, value) for tq_id, value in priorities.items() if value != current[tq_id])
@@ -277,8 +286,10 @@ def _claim_in_one_statement(task_queue_id, priority, rng, resource: Resource, no
             INSERT INTO dirac_job_status_log (job_id, timestamp, old_status, new_status, reason, actor)
             SELECT "jobID", %(now)s, 'Waiting', 'Matched', %(reason)s, %(actor)s FROM picked
         ), recorded AS (
-            INSERT INTO dirac_match_records (at, site, setup, "cpuTime", matched, job, task_queue, seed, reasons)
-            SELECT %(now)s, %(site)s, %(setup)s, %(cpu)s, true, "jobID", %(tq)s, %(seed)s, '[]'::jsonb FROM picked
+            INSERT INTO dirac_match_records
+                (at, site, "gridCE", setup, "cpuTime", resource, matched, job, task_queue, seed, reasons)
+            SELECT %(now)s, %(site)s, %(ce)s, %(setup)s, %(cpu)s, %(resource)s::jsonb, true, "jobID", %(tq)s, %(seed)s,
+                '[]'::jsonb FROM picked
         )
         SELECT (SELECT "jobID" FROM picked), (SELECT array_agg("jobID" ORDER BY "jobID") FROM first_ten)
     """
@@ -298,6 +309,8 @@ def _claim_in_one_statement(task_queue_id, priority, rng, resource: Resource, no
                 "actor": ACTOR,
                 "setup": resource.setup,
                 "cpu": int(resource.cpuTime),
+                "ce": resource.gridCE,
+                "resource": json.dumps(resource_data(resource)),
                 "seed": seed,
             },
         )
@@ -446,6 +459,18 @@ def _queues_to_try(index: TaskQueueIndex, mask: np.ndarray, rules: MatchRules, r
     return [int(eligible[int(np.argmin(keys))])]
 
 
+def _record_fields(resource: Resource, now: datetime) -> dict[str, Any]:
+    """What a match record keeps of the request (the PostgreSQL claim writes the same columns in its SQL)."""
+    return {
+        "at": now,
+        "site": resource.site,
+        "gridCE": resource.gridCE,
+        "setup": resource.setup,
+        "cpuTime": int(resource.cpuTime),
+        "resource": resource_data(resource),
+    }
+
+
 def dirac_match_request(
     *, resource: Resource, now: datetime, seed: int | None = None, dry_run: bool = False
 ) -> dict[str, Any]:
@@ -487,10 +512,7 @@ def dirac_match_request(
                     job, first = _claim(chosen, priority, rng, resource, now, rules.jobs_per_try)
                     if job is not None:
                         DiracMatchRecord.objects.create(
-                            at=now,
-                            site=resource.site,
-                            setup=resource.setup,
-                            cpuTime=int(resource.cpuTime),
+                            **_record_fields(resource, now),
                             matched=True,
                             job=job,
                             task_queue=chosen,
@@ -502,10 +524,7 @@ def dirac_match_request(
     if dry_run:
         return {"matched": False, "dry_run": True, "job": None, "nearest": nearest, "seed": seed}
     DiracMatchRecord.objects.create(
-        at=now,
-        site=resource.site,
-        setup=resource.setup,
-        cpuTime=int(resource.cpuTime),
+        **_record_fields(resource, now),
         matched=False,
         seed=seed,
         reasons=sorted({code for item in nearest for code in item["failed"]}),

@@ -542,6 +542,52 @@ class DiracTaskQueueSerializer(serializers.Serializer):
     requirements = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))
 
 
+class DiracRuleFailureSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="The rule that fails (a reason code).")
+    detail = serializers.DictField(help_text="The values compared.")
+    sentence = serializers.CharField()
+
+
+class DiracAskerSerializer(serializers.Serializer):
+    """A site and CE that asked for work lately, tested against the job's task queue."""
+
+    site = serializers.CharField()
+    gridCE = serializers.CharField()
+    at = serializers.DateTimeField(help_text="Its latest request.")
+    match_record = serializers.IntegerField(help_text="That request's id (its monitor page: /dirac/matches/<id>/).")
+    matched = serializers.BooleanField(help_text="Whether that request got a job (of any task queue).")
+    whole = serializers.BooleanField(help_text="False: stored before resources were kept whole (site, CPU only).")
+    passes = serializers.BooleanField(help_text="Whether the job's task queue passes every rule for it.")
+    failed = DiracRuleFailureSerializer(many=True)
+
+
+class DiracPrioritySerializer(serializers.Serializer):
+    """A task queue's priority and the numbers it comes from (null terms: no waiting job left)."""
+
+    stored = serializers.FloatField(help_text="What the Matcher draws with.")
+    terms = serializers.DictField(allow_null=True, help_text="group_share, entities, entity_share, average, …")
+    current = serializers.BooleanField(required=False, help_text="Whether the stored value equals the terms' result.")
+
+
+class DiracJobExplainedSerializer(serializers.Serializer):
+    """Why a DIRAC job is (not) matched: its place, its task queue's priority and rules per site/CE."""
+
+    jobID = serializers.IntegerField()
+    status = serializers.CharField()
+    minorStatus = serializers.CharField()
+    userPriority = serializers.IntegerField()
+    owner = serializers.CharField()
+    ownerGroup = serializers.CharField()
+    site = serializers.CharField()
+    task_queue = serializers.IntegerField(allow_null=True)
+    requirements = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))
+    priority = DiracPrioritySerializer(allow_null=True)
+    ahead = serializers.IntegerField(
+        allow_null=True, help_text="Waiting jobs of its task queue and user priority with a smaller id."
+    )
+    askers = DiracAskerSerializer(many=True)
+
+
 class WMCoreRequestSerializer(serializers.ModelSerializer):
     class Meta:
         model = WMCoreRequest

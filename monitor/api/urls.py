@@ -21,6 +21,7 @@ urlpatterns = [
     path("broker/preview", views.PreviewView.as_view(), name="broker-preview"),
     path("dirac/match", views.DiracMatchView.as_view(), name="dirac-match"),
     path("dirac/task-queues", views.DiracTaskQueueView.as_view(), name="dirac-task-queues"),
+    path("dirac/jobs/<int:job_id>", views.DiracJobExplainedView.as_view(), name="dirac-job"),
     *router.urls,
     re_path(r"^(?P<unmatched>[\s\S]*)$", views.not_found, name="not-found"),
 ]

@@ -10,7 +10,7 @@ from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 
@@ -32,8 +32,8 @@ from brokerage.models import (
     WorkQueue,
 )
 from brokerage.selectors.decisions import decision_trace
+from brokerage.selectors.dirac import dirac_job_explained, dirac_task_queues
 from brokerage.selectors.gdpconfig import gdpconfig_parameter_rows
-from brokerage.selectors.monitor import dirac_task_queues
 from brokerage.selectors.preview import PreviewUnavailable, broker_preview_scenario, broker_preview_task
 from brokerage.selectors.shares import global_share_usage
 from brokerage.selectors.timeouts import job_timeout_states
@@ -319,6 +319,26 @@ class DiracTaskQueueView(GenericAPIView):
     @extend_schema(responses=serializers.DiracTaskQueueSerializer(many=True))
     def get(self, request):
         return Response(serializers.DiracTaskQueueSerializer(dirac_task_queues(), many=True).data)
+
+
+class DiracJobExplainedView(GenericAPIView):
+    """One DIRAC job explained: its task queue, that queue's priority with the numbers it comes from, and the rules
+    the queue fails for each site and CE that asked for work in the last day."""
+
+    permission_classes = [ReadAccess]
+    filter_backends = []
+    serializer_class = serializers.DiracJobExplainedSerializer
+    pagination_class = None
+
+    def get_queryset(self):
+        return DiracJob.objects.none()
+
+    @extend_schema(responses={200: serializers.DiracJobExplainedSerializer, 404: OpenApiResponse(description="no job")})
+    def get(self, request, job_id: int):
+        explained = dirac_job_explained(job_id=job_id, now=timezone.now())
+        if explained is None:
+            raise NotFound(f"No DIRAC job {job_id}.")
+        return Response(serializers.DiracJobExplainedSerializer(explained).data)
 
 
 class WMCoreRequestViewSet(ReadOnly):

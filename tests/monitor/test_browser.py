@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from brokerage.models import Decision, DiracMatchRecord, Job, Site, Task, WMCoreRequest
+from brokerage.models import Decision, DiracJob, DiracMatchRecord, Job, Site, Task, WMCoreElement, WMCoreRequest
 from tests.monitor.conftest import grid_live
 
 CHROMIUM = "/usr/bin/chromium"
@@ -132,7 +132,10 @@ def test_every_page_holds_its_layout_at_1440_and_1024_pixels(live_server, browse
     match = DiracMatchRecord.objects.values_list("pk", flat=True).first()
     request = WMCoreRequest.objects.values_list("RequestName", flat=True).first()
     site = Site.objects.filter(role="nucleus").values_list("name", flat=True).first()
+    waiting = DiracJob.objects.filter(status="Waiting").values_list("pk", "task_queue_id").first()
     for path in (
+        f"/dirac/jobs/{waiting[0]}/" if waiting else None,
+        f"/dirac/task-queues/{waiting[1]}/" if waiting else None,
         f"/tasks/{failing}/" if failing else None,
         f"/tasks/{pending}/" if pending else None,
         f"/dirac/matches/{match}/" if match else None,
@@ -211,4 +214,49 @@ def test_filters_sorting_and_navigation(live_server, browser, monkeypatch):
     page.wait_for_load_state("load")
     outcomes = set(page.locator("#decision-table tbody td:nth-child(4)").all_inner_texts())
     assert outcomes == {"assigned"}
+    assert errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_operator_asks_why_a_dirac_job_and_a_wmcore_request_wait(live_server, browser, monkeypatch):
+    """Issue 19: from the DIRAC page's job box to the job, its task queue's priority and the rules per CE; from the
+    WMCore page's request search to the request, where each element is and the slots of both steps."""
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    grid_live()
+    errors: list[str] = []
+    job_id, queue_id = DiracJob.objects.filter(status="Waiting").values_list("pk", "task_queue_id").first()
+    page = open_page(browser, live_server.url + "/dirac/?refresh=0", errors)
+    page.fill("#dirac-job-lookup input[name=job]", str(job_id))
+    page.click("#dirac-job-lookup button[type=submit]")
+    page.wait_for_load_state("load")
+    assert page.url.endswith(f"/dirac/jobs/{job_id}/")
+    assert page.locator("#dirac-priority ol.steps li").count() >= 3  # share, owners, average: the computation
+    assert page.locator("#dirac-asker-table tbody tr").count() >= 1  # the demo's pilots asked in the last minutes
+    page.click(f"#dirac-job-where a[href='/dirac/task-queues/{queue_id}/']")
+    page.wait_for_load_state("load")
+    assert page.inner_text("main h1").startswith(f"DIRAC task queue {queue_id}")
+    first = page.locator("#dirac-tq-jobs a").first  # the queue's first waiting job by priority, then ID
+    first_id = first.inner_text()
+    first.click()
+    page.wait_for_load_state("load")
+    assert page.url.endswith(f"/dirac/jobs/{first_id}/")
+    # a number that is no job says so on the DIRAC page itself (answered 404, which the browser logs)
+    lookup_errors: list[str] = []
+    missing = open_page(browser, live_server.url + "/dirac/?job=999999999&refresh=0", lookup_errors)
+    assert missing.inner_text("#dirac-lookup-problem") == "No DIRAC job 999999999."
+    assert [message.split(": ", 1)[1] for message in lookup_errors] == [
+        "Failed to load resource: the server responded with a status of 404 (Not Found)"
+    ]
+    missing.close()
+    # WMCore: search a request by part of its name, open it
+    name = WMCoreElement.objects.filter(queue__kind="global").values_list("request__RequestName", flat=True).first()
+    page.goto(live_server.url + "/wmcore/?refresh=0")
+    page.fill("#wmcore-latest-requests input[name=request]", name[3:-3])
+    page.click("#wmcore-latest-requests button[type=submit]")
+    page.wait_for_load_state("load")
+    page.click(f"#wmcore-request-table a:has-text('{name}')")
+    page.wait_for_load_state("load")
+    assert page.locator("#request-element-table tbody tr").count() >= 1
+    assert page.locator("#request-slot-table").count() + page.locator("#request-slots .empty").count() == 1
+    assert page.evaluate(LAYOUT_PROBLEMS) == []
     assert errors == []

@@ -287,38 +287,42 @@ def _grouping_key(tq: Mapping[str, Any]) -> tuple:
     )
 
 
-def task_queue_priorities(
+def task_queue_priority_terms(
     queues: Iterable[Mapping[str, Any]],
     *,
     group_shares: Mapping[str, float] | None = None,
     groups: Mapping[str, Group] | None = None,
     rules: MatchRules = SEED_RULES,
-) -> dict[int, float]:
-    """Task-queue priorities from group shares (REFERENCE.md; TaskQueueDB.recalculateTQSharesForEntity and
-    calculate_priority for the `dirac` rules). A group's share (default 1000) is split equally among its owners —
-    under DIRAC_SPLIT_JOB_SHARING off, a JobSharing group is one entity with the whole share. Within an entity each
-    queue gets share × its average / the sum of the averages, at least 0.001; the average is of the waiting jobs'
-    user priorities (seed) or RealPriorities (DIRAC_PRIORITY_AVERAGE real). A group allowing background queues
-    gives 0.001 to those averaging at most 0.1 and leaves them out of the sum. With DIRAC_PRIORITY_GROUPING the
-    queues of an entity that differ only in sites, banned sites or RAM all get the sum of their priorities.
+) -> dict[int, dict[str, Any]]:
+    """Every task queue's priority with the numbers it comes from (REFERENCE.md; TaskQueueDB.
+    recalculateTQSharesForEntity and calculate_priority for the `dirac` rules), so the monitor can show the
+    computation the Matcher's priority is the result of. A group's share (default 1000) is split equally among its
+    owners — under DIRAC_SPLIT_JOB_SHARING off, a JobSharing group is one entity with the whole share. Within an
+    entity each queue gets share × its average / the sum of the averages, at least 0.001; the average is of the
+    waiting jobs' user priorities (seed) or RealPriorities (DIRAC_PRIORITY_AVERAGE real). A group allowing
+    background queues gives 0.001 to those averaging at most 0.1 and leaves them out of the sum. With
+    DIRAC_PRIORITY_GROUPING the queues of an entity that differ only in sites, banned sites or RAM all get the sum
+    of their priorities.
 
-    `queues`: {id, ownerGroup, ownerDN, averagePriority[, averageRealPriority][, requirement fields]}."""
+    `queues`: {id, ownerGroup, ownerDN, averagePriority[, averageRealPriority][, requirement fields]}. Each term:
+    group, group_share, entity (the owner, or the group when it is one entity), entities, entity_share, average
+    (and which one), entity_total, background, own (before grouping), grouped_with (the ids summed) and
+    priority."""
     groups = dict(groups or {})
     shares = {name: spec.share for name, spec in groups.items()} | dict(group_shares or {})
     average_key = "averageRealPriority" if rules.priority_average == "real" else "averagePriority"
     by_group: dict[str, dict[str, list[Mapping[str, Any]]]] = {}
     for tq in queues:
         by_group.setdefault(tq["ownerGroup"], {}).setdefault(tq["ownerDN"], []).append(tq)
-    priorities: dict[int, float] = {}
+    terms: dict[int, dict[str, Any]] = {}
     for group_name, owners in by_group.items():
         group = groups.get(group_name, Group())
         share = shares.get(group_name, DEFAULT_GROUP_SHARE)
-        if group.jobSharing and not rules.split_job_sharing:
-            entities = [[tq for tqs in owners.values() for tq in tqs]]
-        else:
-            entities = list(owners.values())
+        one_entity = group.jobSharing and not rules.split_job_sharing
+        whole_group = [(group_name, [tq for tqs in owners.values() for tq in tqs])]
+        entities = whole_group if one_entity else list(owners.items())
         entity_share = share / len(entities)
-        for tqs in entities:
+        for entity, tqs in entities:
             average = {tq["id"]: float(tq.get(average_key) or 0.0) for tq in tqs}
             background = {
                 tq_id for tq_id, value in average.items() if group.backgroundTQs and value <= BACKGROUND_PRIORITY
@@ -332,14 +336,45 @@ def task_queue_priorities(
                     value = entity_share * average[tq_id] / total
                 else:
                     value = entity_share / len(tqs)
-                priorities[tq_id] = max(value, MIN_TQ_PRIORITY)
+                terms[tq_id] = {
+                    "group": group_name,
+                    "group_share": share,
+                    "job_sharing": group.jobSharing,
+                    "entity": entity,
+                    "entity_is_group": one_entity,
+                    "entities": len(entities),
+                    "entity_share": entity_share,
+                    "average_of": rules.priority_average,
+                    "average": average[tq_id],
+                    "entity_total": total,
+                    "entity_queues": len(tqs),
+                    "background": tq_id in background,
+                    "own": max(value, MIN_TQ_PRIORITY),
+                    "grouped_with": [tq_id],
+                }
             if rules.priority_grouping:
-                sums: dict[tuple, float] = {}
+                members: dict[tuple, list[int]] = {}
                 for tq in tqs:
-                    sums[_grouping_key(tq)] = sums.get(_grouping_key(tq), 0.0) + priorities[tq["id"]]
+                    members.setdefault(_grouping_key(tq), []).append(tq["id"])
                 for tq in tqs:
-                    priorities[tq["id"]] = sums[_grouping_key(tq)]
-    return priorities
+                    terms[tq["id"]]["grouped_with"] = members[
+                        _grouping_key(tq)
+                    ]  # summed in the entity's order: float sums are order-sensitive
+    for term in terms.values():
+        term["priority"] = sum(terms[tq_id]["own"] for tq_id in term["grouped_with"])
+    return terms
+
+
+def task_queue_priorities(
+    queues: Iterable[Mapping[str, Any]],
+    *,
+    group_shares: Mapping[str, float] | None = None,
+    groups: Mapping[str, Group] | None = None,
+    rules: MatchRules = SEED_RULES,
+) -> dict[int, float]:
+    """Task-queue priorities from group shares: the result of `task_queue_priority_terms`."""
+    terms = task_queue_priority_terms(queues, group_shares=group_shares, groups=groups, rules=rules)
+    return {tq_id: term["priority"] for tq_id, term in terms.items()}
 
 
 @dataclass
@@ -528,6 +563,21 @@ def resource_from_data(data: Any, path: str = "$.resource") -> Resource:
         maxRAM=max_ram,
         inSiteMask=data.get("inSiteMask", True),
     )
+
+
+def resource_data(resource: Resource) -> dict[str, Any]:
+    """A Resource as plain data, the keys it sent only: what a match record stores so the monitor can test it
+    later against any task queue (`resource_from_data` reads it back to an equal Resource)."""
+    data: dict[str, Any] = {"cpuTime": resource.cpuTime}
+    data |= {key: getattr(resource, key) for key in RESOURCE_TEXTS if getattr(resource, key)}
+    data |= {key: sorted(getattr(resource, key)) for key in RESOURCE_SETS if getattr(resource, key)}
+    if resource.jobSharing:
+        data["jobSharing"] = True
+    if not resource.inSiteMask:
+        data["inSiteMask"] = False
+    if resource.maxRAM is not None:
+        data["maxRAM"] = resource.maxRAM
+    return data
 
 
 @dataclass(frozen=True)

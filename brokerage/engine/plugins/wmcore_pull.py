@@ -328,6 +328,14 @@ class PullRules:
 SEED_PULL_RULES = PullRules()
 
 
+def usable_sites(element: Element, rules: PullRules = SEED_PULL_RULES) -> frozenset[str] | None:
+    """The sites an element may run at under the rules, for a person asking where it can go: seed 004's
+    whitelist/blacklist/data rule (None: any site the agent has) or today's possibleSites."""
+    if rules.site_rule == "wmcore":
+        return today_possible_sites(element)
+    return possible_sites(element).sites
+
+
 @dataclass(frozen=True)
 class SiteResources:
     """One site of an agent's resource control: its state, pending and running slots, and the jobs running there
