@@ -71,16 +71,18 @@ def _populate_values(*, seed: int) -> None:
     DiracTaskQueueValue.objects.bulk_create(rows, batch_size=5000, ignore_conflicts=True)
 
 
+def _resource_data(rng: random.Random) -> dict:
+    return {
+        "setup": SETUP,
+        "cpuTime": rng.choice([3600, 86400, 400000]),
+        "site": rng.choice(SITES),
+        "platform": rng.choice(PLATFORMS),
+        "tags": rng.sample(TAGS, rng.randint(0, 2)),
+    }
+
+
 def _resource(rng: random.Random):
-    return resource_from(
-        {
-            "setup": SETUP,
-            "cpuTime": rng.choice([3600, 86400, 400000]),
-            "site": rng.choice(SITES),
-            "platform": rng.choice(PLATFORMS),
-            "tags": rng.sample(TAGS, rng.randint(0, 2)),
-        }
-    )
+    return resource_from(_resource_data(rng))
 
 
 def _requester(count: int, seed: int, results) -> None:
@@ -98,7 +100,8 @@ def _requester(count: int, seed: int, results) -> None:
     results.put((taken, time.perf_counter() - start))
 
 
-def _cleanup() -> None:
+def million_job_set_remove() -> None:
+    """Removes what `million_job_set` (or an interrupted run of it) left."""
     queues = DiracTaskQueue.objects.filter(setup=SETUP)
     jobs = DiracJob.objects.filter(task_queue__in=queues)
     DiracJobStatusLog.objects.filter(job__in=jobs).delete()
@@ -108,28 +111,46 @@ def _cleanup() -> None:
     DiracMatchRecord.objects.filter(setup=SETUP).delete()
 
 
+def million_job_set(*, queues: int, jobs: int) -> None:
+    """The `bench dirac` set in our tables, priorities computed under the installation's rules, statistics fresh:
+    task queue i gets random requirements, job n goes to task queue n mod `queues` with user priority 1 + n mod 5
+    (`bench peer` loads the same rows into DIRAC's own tables)."""
+    million_job_set_remove()
+    _populate(queues=queues, jobs=jobs, seed=7)
+    _populate_values(seed=7)
+    dirac_priorities_update()
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE dirac_jobs")
+            cursor.execute("ANALYZE dirac_task_queues")
+            cursor.execute("ANALYZE dirac_task_queue_values")
+
+
+def bench_resources(count: int) -> list[dict]:
+    """The requests of the latency measure, as the Matcher's request bodies, each with the seed of its draws."""
+    rng = random.Random(11)
+    return [{**_resource_data(rng), "seed": rng.randrange(2**31)} for _ in range(count)]
+
+
+def match_latency(resources: list[dict]) -> tuple[list[float], int]:
+    """One matching request per resource, one after the other: milliseconds each, and how many got a job."""
+    samples, matched = [], 0
+    for body in resources:
+        resource = resource_from({key: value for key, value in body.items() if key != "seed"})
+        start = time.perf_counter()
+        result = dirac_match_request(resource=resource, now=timezone.now(), seed=body["seed"])
+        samples.append((time.perf_counter() - start) * 1000)
+        matched += bool(result["matched"])
+    return samples, matched
+
+
 @benchmark("dirac")
 def dirac(*, quick: bool = False) -> list[Row]:
     """Match latency and concurrent throughput at 1,000,000 waiting jobs in 10,000 task queues."""
     queues, jobs, requests, per_process = (200, 20_000, 30, 25) if quick else (10_000, 1_000_000, 300, 500)
-    _cleanup()
     try:
-        _populate(queues=queues, jobs=jobs, seed=7)
-        _populate_values(seed=7)
-        dirac_priorities_update()
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute("ANALYZE dirac_jobs")
-                cursor.execute("ANALYZE dirac_task_queues")
-                cursor.execute("ANALYZE dirac_task_queue_values")
-        rng = random.Random(11)
-        samples, matched = [], 0
-        for _ in range(requests):
-            resource = _resource(rng)
-            start = time.perf_counter()
-            result = dirac_match_request(resource=resource, now=timezone.now(), seed=rng.randrange(2**31))
-            samples.append((time.perf_counter() - start) * 1000)
-            matched += bool(result["matched"])
+        million_job_set(queues=queues, jobs=jobs)
+        samples, matched = match_latency(bench_resources(requests))
         rows = [
             {
                 "bench": "dirac",
@@ -176,4 +197,4 @@ def dirac(*, quick: bool = False) -> list[Row]:
         )
         return rows
     finally:
-        _cleanup()
+        million_job_set_remove()

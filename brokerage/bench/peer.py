@@ -3,26 +3,34 @@ per decision.
 
 PanDA: each side is timed on the decision alone (ours: `run` on the scenario; theirs: `doBrokerage` inside the
 peer process, without building its SiteMapper). DIRAC: our `dirac_match` scenario (parse and match) against
-TaskQueueDB's match query on its private MariaDB (brokerage/peer/dirac_compare.py). Needs the package index the
-first time (brokerage/peer/setup.py, dirac_setup.py).
+TaskQueueDB's match query on its private MariaDB (brokerage/peer/dirac_compare.py), then our Matcher under the
+`dirac` profile against the real matchAndGetJob on the million-job `bench dirac` set. WMCore: agreement per aspect
+and the matching loop against the real _evalAvailableWork. Needs the package index the first time
+(brokerage/peer/setup.py, dirac_setup.py, wmcore_setup.py).
 """
 
 from __future__ import annotations
 
 import statistics
 import time
+from contextlib import contextmanager
 from dataclasses import replace
 
 from django.core.management.base import CommandError
+from django.db import connection
 
 from brokerage.engine.plugins.wmcore_pull import Slots, match_work
+from brokerage.models import DiracTaskQueue, DiracTaskQueueValue, GdpConfig
 from brokerage.peer.compare import BROKERS, compare
-from brokerage.peer.dirac_compare import compare_dirac
+from brokerage.peer.dirac_compare import CPU_SEGMENTS, compare_dirac, run_dirac_speed
 from brokerage.peer.dirac_setup import dirac_peer_ready, mariadb_server
 from brokerage.peer.setup import PeerUnavailable, peer_ready
 from brokerage.peer.wmcore_compare import compare_wmcore, real_match_seconds, wmcore_rules
 from brokerage.peer.wmcore_setup import wmcore_peer_ready
+from brokerage.services.gdpconfig import gdpconfig_delete, gdpconfig_profile_apply, gdpconfig_save
 
+from .dirac import SETUP as BENCH_SETUP
+from .dirac import bench_resources, match_latency, million_job_set, million_job_set_remove
 from .runner import Row, benchmark, percentile
 from .wmcore import synthetic_work
 
@@ -54,8 +62,96 @@ def peer(*, quick: bool = False) -> list[Row]:
             }
         )
     rows.append(dirac_row(quick=quick))
+    rows.append(dirac_speed_row(quick=quick))
     rows.append(wmcore_row(quick=quick))
     return rows
+
+
+@contextmanager
+def _profile(name: str):
+    """The installation under gdpconfig profile `name` for the block, the PROFILE row put back afterwards (both
+    recorded as gdpconfig changes by `bench`)."""
+    before = GdpConfig.objects.filter(key="PROFILE", vo="").first()
+    previous = before.value if before else None
+    gdpconfig_profile_apply(profile=name, comment="bench peer")
+    try:
+        yield
+    finally:
+        row = GdpConfig.objects.get(key="PROFILE", vo="")
+        if previous is None:
+            gdpconfig_delete(instance=row, comment="bench peer done")
+        else:
+            gdpconfig_save(key="PROFILE", value=previous, instance=row, comment="bench peer done")
+
+
+def _dirac_speed_input(resources: list[dict]) -> dict:
+    """The `bench dirac` task queues as stored in our tables (by id, so job n's queue is the n mod Q-th on both
+    sides) and the requests, in TaskQueueDB's words."""
+    names = {"sites": "Sites", "bannedSites": "BannedSites", "platforms": "Platforms", "tags": "Tags"}
+    values: dict[int, dict[str, list[str]]] = {}
+    for tq, field, value in DiracTaskQueueValue.objects.filter(task_queue__setup=BENCH_SETUP).values_list(
+        "task_queue_id", "field", "value"
+    ):
+        values.setdefault(tq, {}).setdefault(names[field], []).append(value)
+    queues = [
+        {"Owner": owner, "OwnerGroup": group, "CPUTime": int(cpu), **values.get(pk, {})}
+        for pk, owner, group, cpu in DiracTaskQueue.objects.filter(setup=BENCH_SETUP)
+        .order_by("pk")
+        .values_list("pk", "ownerDN", "ownerGroup", "cpuTime")
+    ]
+    requests = [
+        {"CPUTime": r["cpuTime"], "Site": r["site"], "Platform": r["platform"], "Tag": list(r["tags"])}
+        for r in resources
+    ]
+    groups = {q["OwnerGroup"] for q in queues}
+    return {
+        "vo": "lhcb",
+        "groups": {name: {"share": 1000, "vo": "lhcb", "properties": ["NormalUser"]} for name in sorted(groups)},
+        "cpu_segments": list(CPU_SEGMENTS),
+        "speed": {"queues": queues, "resources": requests},
+    }
+
+
+def dirac_speed_row(*, quick: bool) -> Row:
+    """Our Matcher under the `dirac` profile against the real matchAndGetJob on the `bench dirac` set (10,000 task
+    queues, 1,000,000 waiting jobs; 200 and 20,000 when quick), the same requests one after the other: our
+    database is the one `bench` runs on, theirs a private MariaDB."""
+    queues, jobs, requests = (200, 20_000, 30) if quick else (10_000, 1_000_000, 300)
+    params = {
+        "broker": "dirac_match",
+        "profile": "dirac",
+        "measure": "match latency",
+        "jobs": jobs,
+        "task_queues": queues,
+        "database": connection.vendor,
+    }
+    resources = bench_resources(requests)
+    try:
+        peer = dirac_peer_ready()
+        with _profile("dirac"):
+            million_job_set(queues=queues, jobs=jobs)
+            data = _dirac_speed_input(resources)
+            ours, our_matched = match_latency(resources)
+        data["speed"]["jobs"] = jobs
+        with mariadb_server() as server:
+            theirs = run_dirac_speed(peer, server, data)
+    except PeerUnavailable as error:
+        return {"bench": "peer", "params": params, "skipped": str(error)}
+    finally:
+        million_job_set_remove()
+    ours_median, theirs_median = statistics.median(ours), statistics.median(theirs["match_ms"])
+    return {
+        "bench": "peer",
+        "params": params,
+        "median_ms": round(ours_median, 3),
+        "p95_ms": round(percentile(ours, 0.95), 3),
+        "n": requests,
+        "matched": our_matched,
+        "theirs_median_ms": round(theirs_median, 3),
+        "theirs_p95_ms": round(percentile(theirs["match_ms"], 0.95), 3),
+        "theirs_matched": theirs["matched"],
+        "ratio_ours_to_theirs": round(ours_median / theirs_median, 3),
+    }
 
 
 def dirac_row(*, quick: bool) -> Row:

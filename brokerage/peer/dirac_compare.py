@@ -226,6 +226,18 @@ def run_dirac(peer: DiracPeer, server: MariaDB, data: dict[str, Any], *, draws: 
     return json.loads(done.stdout)
 
 
+def run_dirac_speed(peer: DiracPeer, server: MariaDB, data: dict[str, Any]) -> dict[str, Any]:
+    """matchAndGetJob timed on a bulk-loaded set (dirac_driver.py's speed mode): {match_ms, matched, load_seconds}."""
+    with tempfile.TemporaryDirectory() as work:
+        path = Path(work) / "input.json"
+        path.write_text(json.dumps({**data, "port": server.port}))
+        done = subprocess.run([str(peer.python), str(peer.driver), str(path)], capture_output=True, text=True)
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+        raise PeerUnavailable(f"the real TaskQueueDB failed: {' / '.join(tail)}")
+    return json.loads(done.stdout)
+
+
 def compare_dirac(
     peer: DiracPeer, server: MariaDB, *, seed: int = 19, resources: int = 200, draws: int = 1500, drawn: int = 4
 ) -> DiracReport:

@@ -8,6 +8,11 @@ priorities; `matchAndGetTaskQueue(numQueuesToGet=0)` (the WHERE clause of matchA
 each resource's eligible task queues; `matchAndGetJob` draws jobs for the first few plain pilots with at least
 three eligible queues, each matched job put back with `insertJob` so every draw sees the same state.
 
+With `speed` in the input it times matchAndGetJob instead, on the `bench dirac` set: the task queues and their
+requirements as given, bulk-loaded with SQL like the jobs (job n in task queue 1 + n mod Q with priority 1 + n
+mod 5: insertJob for 10^6 jobs would take hours, a find query each), priorities from recalculateTQSharesForAll,
+then one matchAndGetJob per resource (a matched job leaves tq_Jobs, as in production).
+
     python dirac_driver.py INPUT.json > OUTPUT.json
 """
 
@@ -111,10 +116,53 @@ def stored_state(db) -> dict:
     return {"task_queues": sorted(queues.values(), key=lambda tq: tq["id"]), "jobs": jobs}
 
 
+def _insert(db, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+    for start in range(0, len(rows), 5000):
+        chunk = rows[start : start + 5000]
+        marks = ",".join(["(" + ",".join(["%s"] * len(columns)) + ")"] * len(chunk))
+        checked(
+            db._update(f"INSERT INTO {table} ({', '.join(columns)}) VALUES {marks}", args=[v for r in chunk for v in r])
+        )
+
+
+def speed(db, data: dict) -> dict:
+    """matchAndGetJob's time per request on the bulk-loaded set (see the module's docstring)."""
+    queues, jobs = data["speed"]["queues"], data["speed"]["jobs"]
+    started = time.perf_counter()
+    _insert(
+        db,
+        "tq_TaskQueues",
+        ("TQId", "Owner", "OwnerGroup", "VO", "CPUTime", "Priority", "Enabled"),
+        [(i + 1, tq["Owner"], tq["OwnerGroup"], data["vo"], tq["CPUTime"], 1.0, 1) for i, tq in enumerate(queues)],
+    )
+    checked(
+        db._update(
+            f"INSERT INTO tq_Jobs (TQId, JobId, Priority, RealPriority) "
+            f"SELECT 1 + seq % {len(queues)}, seq + 1, 1 + seq % 5, 1 + seq % 5 FROM seq_0_to_{jobs - 1}"
+        )
+    )
+    for field in MULTI_VALUE_FIELDS:
+        pairs = [(i + 1, value) for i, tq in enumerate(queues) for value in tq.get(field, ())]
+        _insert(db, f"tq_TQTo{field}", ("TQId", "Value"), pairs)
+    checked(db._update("ANALYZE TABLE tq_Jobs, tq_TaskQueues"))
+    load_seconds = time.perf_counter() - started
+    checked(db.recalculateTQSharesForAll())
+    samples, matched = [], 0
+    for resource in data["speed"]["resources"]:
+        started = time.perf_counter()
+        found = checked(db.matchAndGetJob(dict(resource)))
+        samples.append((time.perf_counter() - started) * 1000)
+        matched += bool(found["matchFound"])
+    return {"match_ms": samples, "matched": matched, "load_seconds": load_seconds}
+
+
 def main() -> None:
     with open(sys.argv[1]) as stream:
         data = json.load(stream)
     db = task_queue_db(data)
+    if "speed" in data:
+        json.dump(speed(db, data), sys.stdout)
+        return
     definitions = data["task_queue_defs"]
     started = time.perf_counter()
     for job in data["jobs"]:

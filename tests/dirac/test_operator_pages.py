@@ -185,3 +185,19 @@ def test_grouped_queues_name_each_other_under_the_dirac_profile(client):
     page = client.get(f"/dirac/jobs/{cern}/").content.decode()
     assert f'href="/dirac/task-queues/{pic_queue}/"' in page
     assert "DIRAC v9's mean RealPriority" in page
+
+
+def test_the_job_page_reads_a_fixed_number_of_queries(client, grid, django_assert_num_queries):
+    """However many sites and CEs asked, the page costs the same queries: the askers are one read."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as two_askers:
+        client.get(f"/dirac/jobs/{grid['a']}/")
+    later = timezone.now() - timedelta(minutes=1)
+    for number in range(8):
+        offer = {"setup": SETUP, "cpuTime": 100, "site": f"SITE{number}", "gridCE": f"ce{number}.example"}
+        dirac_match_request(resource=resource_from(offer), now=later, seed=number)
+    with django_assert_num_queries(len(two_askers.captured_queries)):
+        page = client.get(f"/dirac/jobs/{grid['a']}/").content.decode()
+    assert "ce7.example" in page

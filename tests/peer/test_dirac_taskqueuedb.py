@@ -64,3 +64,21 @@ def test_bench_peer_reports_the_dirac_row(real_dirac):
     assert row["draws_min_p"] > 0.001
     assert row["median_ms"] > 0
     assert row["theirs_median_ms"] > 0
+
+
+@pytest.mark.django_db
+def test_bench_peer_times_both_matchers_on_the_bench_dirac_set(real_dirac):
+    """The million-job comparison at its quick size (200 task queues, 20,000 jobs): the same requests get a job on
+    both sides, both are timed, and the installation is left as it was (profile, no bench rows)."""
+    from brokerage.bench.peer import dirac_speed_row
+    from brokerage.models import DiracJob, GdpConfig
+
+    row = dirac_speed_row(quick=True)
+    assert row["params"]["profile"] == "dirac"
+    assert (row["params"]["jobs"], row["params"]["task_queues"]) == (20_000, 200)
+    assert row["matched"] == row["theirs_matched"] == row["n"] == 30
+    assert row["median_ms"] > 0
+    assert row["theirs_median_ms"] > 0
+    assert row["ratio_ours_to_theirs"] == pytest.approx(row["median_ms"] / row["theirs_median_ms"], rel=0.01)
+    assert not GdpConfig.objects.filter(key="PROFILE").exists()
+    assert not DiracJob.objects.exists()
