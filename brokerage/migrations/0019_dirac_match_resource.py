@@ -13,7 +13,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='diracmatchrecord',
             name='gridCE',
-            field=models.CharField(blank=True, default='', help_text='The CE the pilot came from.', max_length=128),
+            field=models.CharField(blank=True, default='', help_text='The CE the pilot came from.', max_length=255),
         ),
         migrations.AddField(
             model_name='diracmatchrecord',

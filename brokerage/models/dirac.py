@@ -128,7 +128,7 @@ class DiracMatchRecord(models.Model):
 
     at = models.DateTimeField(db_index=True)
     site = models.CharField(max_length=64, blank=True, default="")
-    gridCE = models.CharField(max_length=128, blank=True, default="", help_text="The CE the pilot came from.")
+    gridCE = models.CharField(max_length=255, blank=True, default="", help_text="The CE the pilot came from.")
     setup = models.CharField(max_length=64, blank=True, default="")
     cpuTime = models.PositiveBigIntegerField(default=0)
     resource = models.JSONField(

@@ -169,10 +169,12 @@ def dirac_jobs_submit(*, jobs: list[dict[str, Any]], now: datetime) -> list[int]
 
 
 def dirac_priority_rows(*, groups: Iterable[str] | None, rules: MatchRules) -> list[dict[str, Any]]:
-    """The task queues of these groups (all when None) as `task_queue_priorities` reads them: the averages of
-    their waiting jobs' user and real priorities, the stored priority, and under DIRAC_PRIORITY_GROUPING their
-    requirement values (two queries)."""
-    queues = DiracTaskQueue.objects.all()
+    """The task queues of these groups (all when None) that hold waiting jobs, as `task_queue_priorities` reads
+    them: the averages of their waiting jobs' user and real priorities, the stored priority, and under
+    DIRAC_PRIORITY_GROUPING their requirement values (two queries)."""
+    # only queues holding waiting jobs: DIRAC deletes a task queue when its last job leaves
+    # (TaskQueueDB.deleteTaskQueueIfEmpty), so an owner whose queues emptied no longer splits the group's share
+    queues = DiracTaskQueue.objects.filter(Exists(DiracJob.objects.filter(task_queue=OuterRef("pk"), status="Waiting")))
     if groups is not None:
         queues = queues.filter(ownerGroup__in=list(groups))
     waiting = Q(jobs__status="Waiting")
@@ -437,11 +439,16 @@ def task_queue_index() -> TaskQueueIndex:
 
 def _disable_if_empty(index: TaskQueueIndex, tq_id: int) -> None:
     """A task queue without waiting jobs leaves the matching (DIRAC deletes empty task queues); a later job for
-    it enables it again."""
+    it enables it again. As DIRAC's deleteTaskQueueIfEmpty does, its group's priorities are computed again: its
+    owner may no longer split the share. (DIRAC notices at the match that takes the last job; we at the first
+    request that draws the empty queue.)"""
     index.disable(tq_id)
-    DiracTaskQueue.objects.filter(pk=tq_id).exclude(
+    emptied = DiracTaskQueue.objects.filter(pk=tq_id).exclude(
         Exists(DiracJob.objects.filter(task_queue=OuterRef("pk"), status="Waiting"))
-    ).update(enabled=False)
+    )
+    group = emptied.values_list("ownerGroup", flat=True).first()
+    if group is not None and emptied.update(enabled=False):
+        dirac_priorities_update(groups=[group])
 
 
 def _queues_to_try(index: TaskQueueIndex, mask: np.ndarray, rules: MatchRules, rng: random.Random) -> list[int]:

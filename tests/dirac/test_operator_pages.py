@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from brokerage.engine.plugins.dirac_match import resource_data, resource_from_data
-from brokerage.models import DiracJob, DiracMatchRecord
+from brokerage.models import DiracJob, DiracMatchRecord, DiracTaskQueue
 from brokerage.selectors.dirac import dirac_job_detail, dirac_no_matches_by_site
 from brokerage.services.dirac import dirac_jobs_submit, dirac_match_request, resource_from
 from brokerage.services.gdpconfig import gdpconfig_profile_apply
@@ -201,3 +201,29 @@ def test_the_job_page_reads_a_fixed_number_of_queries(client, grid, django_asser
     with django_assert_num_queries(len(two_askers.captured_queries)):
         page = client.get(f"/dirac/jobs/{grid['a']}/").content.decode()
     assert "ce7.example" in page
+
+
+def test_an_owner_whose_queues_emptied_no_longer_splits_the_share():
+    """DIRAC deletes a task queue when its last job leaves and recomputes its group (deleteTaskQueueIfEmpty):
+    alice and bob split 1000; once bob's one job is matched and a request finds his queue empty, alice's queue
+    holds the whole 1000."""
+    start = timezone.now() - timedelta(minutes=5)
+    alice, bob = dirac_jobs_submit(jobs=[job(sites=["CERN"]), job(owner="/CN=bob", sites=["PIC"])], now=start)
+    queues = dict(DiracJob.objects.values_list("pk", "task_queue_id"))
+    assert DiracTaskQueue.objects.get(pk=queues[alice]).priority == 500.0
+    pic = resource_from({"setup": SETUP, "cpuTime": 86400, "site": "PIC"})
+    assert dirac_match_request(resource=pic, now=start, seed=1)["job"] == bob
+    assert not dirac_match_request(resource=pic, now=start, seed=2)["matched"]  # finds bob's queue empty
+    assert not DiracTaskQueue.objects.get(pk=queues[bob]).enabled
+    assert DiracTaskQueue.objects.get(pk=queues[alice]).priority == 1000.0
+    assert dirac_job_detail(job_id=alice, now=timezone.now())["priority"]["terms"]["entities"] == 1
+
+
+def test_a_ce_name_as_long_as_the_api_accepts_is_stored():
+    """Found by the API fuzzing on PostgreSQL: the API takes CE names of 255 characters; the record must too."""
+    ce = "c" * 255
+    result = dirac_match_request(
+        resource=resource_from({"setup": SETUP, "cpuTime": 0, "gridCE": ce}), now=timezone.now()
+    )
+    assert not result["matched"]
+    assert DiracMatchRecord.objects.get().gridCE == ce
