@@ -16,7 +16,13 @@ from django.views.decorators.http import require_POST, require_safe
 from brokerage.engine import ScenarioError
 from brokerage.gdpconfig import REGISTRY, GdpConfigError
 from brokerage.models import Task
-from brokerage.selectors.dirac import dirac_job_detail, dirac_match_detail, dirac_overview, dirac_task_queue_detail
+from brokerage.selectors.dirac import (
+    dirac_job_detail,
+    dirac_job_exists,
+    dirac_match_detail,
+    dirac_overview,
+    dirac_task_queue_detail,
+)
 from brokerage.selectors.jobs import job_detail, job_error_summary, job_list
 from brokerage.selectors.monitor import (
     PLUGIN_NAMES,
@@ -292,7 +298,7 @@ def decisions(request: HttpRequest) -> HttpResponse:
 def dirac(request: HttpRequest) -> HttpResponse:
     """The DIRAC page; its job box (?job=N) opens the job's page, or says why it cannot."""
     lookup = request.GET.get("job", "").strip()
-    if lookup.isdigit() and dirac_job_detail(job_id=int(lookup), now=timezone.now()) is not None:
+    if lookup.isdigit() and dirac_job_exists(job_id=int(lookup)):
         return redirect(reverse("monitor:dirac-job", args=[int(lookup)]))
     detail = dirac_overview(now=timezone.now())
     by_site = detail["by_site"]["timeline"]

@@ -26,6 +26,7 @@ import logging
 import os
 import pickle
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -39,22 +40,25 @@ sys.modules.setdefault("oracledb", _oracle)
 
 import WMComponent.JobSubmitter.JobSubmitterPoller as JobSubmitterPoller  # noqa: E402
 import WMCore.WorkQueue.WMBSHelper as WMBSHelper  # noqa: E402
+import wmcoredb  # noqa: E402
 from WMCore.WorkQueue import WorkQueueBackend as Backend  # noqa: E402
 from WMCore.WorkQueue.DataStructs.WorkQueueElement import WorkQueueElement, possibleSites  # noqa: E402
 
 logging.basicConfig(level=logging.CRITICAL)
 ELEMENT = "WMCore.WorkQueue.DataStructs.WorkQueueElement.WorkQueueElement"
 TEAM = "production"  # the speed run's elements and agent
-# wmbs_sub_types.priority (wmcoredb initial_wmbs_data.sql): what Jobs.ListForSubmitter returns as task_prio
-TASK_PRIORITY = {
-    "Production": 0,
-    "Processing": 0,
-    "Cleanup": 1,
-    "LogCollect": 2,
-    "Skim": 3,
-    "Merge": 4,
-    "Harvesting": 5,
-}
+
+
+def _sub_type_priorities() -> dict[str, int]:
+    """wmbs_sub_types.priority as the release creates it (wmcoredb's initial_wmbs_data.sql, read from the installed
+    wheel rather than copied): what Jobs.ListForSubmitter returns as task_prio."""
+    sql = os.path.join(os.path.dirname(wmcoredb.__file__), "sql", "mariadb", "wmbs", "initial_wmbs_data.sql")
+    with open(sql) as stream:
+        found = re.findall(r"INSERT INTO wmbs_sub_types \(name, priority\) VALUES \('(\w+)', (\d+)\)", stream.read())
+    return {name: int(priority) for name, priority in found}
+
+
+TASK_PRIORITY = _sub_type_priorities()
 
 
 class ListRunner:

@@ -21,6 +21,7 @@ from brokerage.engine.plugins.dirac_match import (
 )
 from brokerage.engine.scenario import ScenarioError
 from brokerage.models import DiracJob, DiracJobStatusLog, DiracMatchRecord, DiracTaskQueue, DiracTaskQueueValue
+from brokerage.selectors.search import BIGGEST_ID
 from brokerage.services.dirac import dirac_groups, dirac_priority_rows, dirac_rules, engine_task_queues
 
 # The sites and CEs a job page tests its task queue against: those that asked in this window, latest first.
@@ -209,17 +210,10 @@ def dirac_job_detail(*, job_id: int, now: datetime) -> dict[str, Any] | None:
     if job.task_queue is None:
         return detail
     same_queue = DiracJob.objects.filter(task_queue=job.task_queue, status="Waiting")
-    detail |= {
-        "requirements": _requirements(job.task_queue.pk),
-        "priority": dirac_task_queue_priority(task_queue=job.task_queue),
-        "waiting_by_priority": list(
-            same_queue.values_list("userPriority").annotate(n=Count("pk")).order_by("-userPriority")
-        ),
-        "ahead": same_queue.filter(userPriority=job.userPriority, pk__lt=job.pk).count()
-        if job.status == "Waiting"
-        else None,
-        "askers": dirac_askers_tested(task_queue_id=job.task_queue.pk, now=now),
-    }
+    detail |= _task_queue_facts(job.task_queue, now)
+    detail["ahead"] = (
+        same_queue.filter(userPriority=job.userPriority, pk__lt=job.pk).count() if job.status == "Waiting" else None
+    )
     return detail
 
 
@@ -262,6 +256,25 @@ def dirac_job_explained(*, job_id: int, now: datetime) -> dict[str, Any] | None:
     }
 
 
+def dirac_job_exists(*, job_id: int) -> bool:
+    """Whether job `job_id` exists (an ID past 64 bits names no row, rather than a database error)."""
+    return job_id <= BIGGEST_ID and DiracJob.objects.filter(pk=job_id).exists()
+
+
+def _task_queue_facts(task_queue: DiracTaskQueue, now: datetime) -> dict[str, Any]:
+    """What the job and task-queue pages both show of a queue: requirements, priority explained, waiting jobs by
+    user priority, the rules it fails per site and CE that asked lately."""
+    waiting = DiracJob.objects.filter(task_queue=task_queue, status="Waiting")
+    return {
+        "requirements": _requirements(task_queue.pk),
+        "priority": dirac_task_queue_priority(task_queue=task_queue),
+        "waiting_by_priority": list(
+            waiting.values_list("userPriority").annotate(n=Count("pk")).order_by("-userPriority")
+        ),
+        "askers": dirac_askers_tested(task_queue_id=task_queue.pk, now=now),
+    }
+
+
 def _requirements(task_queue_id: int) -> dict[str, list[str]]:
     requirements: dict[str, list[str]] = {}
     for name, value in DiracTaskQueueValue.objects.filter(task_queue_id=task_queue_id).values_list("field", "value"):
@@ -278,15 +291,10 @@ def dirac_task_queue_detail(*, task_queue_id: int, now: datetime) -> dict[str, A
     waiting = DiracJob.objects.filter(task_queue=task_queue, status="Waiting")
     return {
         "task_queue": task_queue,
-        "requirements": _requirements(task_queue.pk),
-        "priority": dirac_task_queue_priority(task_queue=task_queue),
-        "waiting_by_priority": list(
-            waiting.values_list("userPriority").annotate(n=Count("pk")).order_by("-userPriority")
-        ),
+        **_task_queue_facts(task_queue, now),
         "first_jobs": list(
             waiting.order_by("-userPriority", "pk").values("pk", "userPriority", "owner", "submissionTime")[:JOBS_SHOWN]
         ),
-        "askers": dirac_askers_tested(task_queue_id=task_queue.pk, now=now),
     }
 
 
