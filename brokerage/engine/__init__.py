@@ -9,7 +9,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .decision import Candidate, Decision, Frame, FrameMissing, Skip, Stage, trace_decode, trace_encode
+from .decision import (
+    BaseMissing,
+    Candidate,
+    Decision,
+    Frame,
+    FrameMissing,
+    Skip,
+    Stage,
+    TraceBase,
+    trace_decode,
+    trace_encode,
+)
 from .plugin import Context, Filter, Plugin, Rejection
 from .reasons import REASONS, explain, reason_title
 from .registry import DEFAULT_PLUGINS, PluginRegistry, UnknownPlugin, default_registry
@@ -31,6 +42,7 @@ def run(
 __all__ = [
     "DEFAULT_PLUGINS",
     "REASONS",
+    "BaseMissing",
     "Candidate",
     "Context",
     "Decision",
@@ -44,6 +56,7 @@ __all__ = [
     "ScenarioError",
     "Skip",
     "Stage",
+    "TraceBase",
     "UnknownPlugin",
     "default_registry",
     "explain",

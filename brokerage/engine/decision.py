@@ -177,34 +177,96 @@ def _member_columns(details: list[Mapping[str, Any]]) -> dict[str, list[Any]]:
     return {key: [detail.get(key) for detail in details] for key in keys}
 
 
-def _skip_groups(decision: Decision, index: dict[str, int]):
-    """(filter, code, sorted positions, {key: values}) per group of skips. A SkipTable hands over the columns
-    the filters produced; any other mapping is regrouped from its entries."""
+@dataclass(frozen=True)
+class TraceBase:
+    """A stored decision that a new trace may be written against (a delta): its primary key and the engine
+    Decision it stored. Only a caller that knows the stored decision exactly (it made it) can offer one."""
+
+    pk: int
+    decision: Decision
+
+    @functools.cached_property
+    def index(self) -> dict[str, int]:
+        return {name: position for position, name in enumerate(self.decision.initial)}
+
+
+def _skip_groups(decision: Decision, index: dict[str, int], only: frozenset[str] | None = None):
+    """(filter, code, sorted positions, {key: values}) per group of skips (`only`: of these names alone). A
+    SkipTable hands over the columns the filters produced; any other mapping is regrouped from its entries."""
     columnar = getattr(decision.skipped, "columnar", None)
     if columnar is not None:
-        yield from columnar()
+        yield from columnar() if only is None else columnar(only=only)
         return
     groups: dict[tuple[str, str], list[tuple[int, Mapping[str, Any]]]] = {}
     for name, skip in decision.skipped.items():
+        if only is not None and name not in only:
+            continue
         groups.setdefault((skip.filter, skip.code), []).append((index[name], skip.detail))
     for (filter_name, code), members in groups.items():
         members.sort(key=lambda item: item[0])
         yield filter_name, code, [p for p, _ in members], _member_columns([d for _, d in members])
 
 
-def trace_encode(decision: Decision, *, frame: Frame | None = None) -> bytes:
+def _changed_skips(decision: Decision, base: Decision) -> list[str]:
+    """The names skipped now whose skip is new or differs from the base decision's."""
+    changed_since = getattr(decision.skipped, "changed_since", None)
+    if changed_since is not None and type(base.skipped) is type(decision.skipped):
+        return changed_since(base.skipped)
+    before = base.skipped
+    return [name for name, skip in decision.skipped.items() if before.get(name) != skip]
+
+
+def _initial_runs(names: tuple[str, ...], base: TraceBase) -> list[Any]:
+    """The initial list as runs of the base's: [start, length] for consecutive names of the base's list, a list
+    of names for the others."""
+    runs: list[Any] = []
+    base_index = base.index
+    for name in names:
+        at = base_index.get(name)
+        last = runs[-1] if runs else None
+        if at is None:
+            if type(last) is dict:
+                last["n"].append(name)
+            else:
+                runs.append({"n": [name]})
+        elif type(last) is list and last[0] + last[1] == at:
+            last[1] += 1
+        else:
+            runs.append([at, 1])
+    return runs
+
+
+def _delta_parts(decision: Decision, base: TraceBase, index: dict[str, int]) -> tuple[frozenset[str], list[int]]:
+    """The skips a delta stores (new or changed) and the positions of names the base skipped that are neither
+    skipped nor candidates now (what a reader must not carry over)."""
+    changed = frozenset(_changed_skips(decision, base.decision))
+    candidates = {c.name for c in decision.candidates}
+    unskipped = [
+        index[name]
+        for name in base.decision.skipped
+        if name in index and name not in decision.skipped and name not in candidates
+    ]
+    return changed, sorted(unskipped)
+
+
+def trace_encode(decision: Decision, *, frame: Frame | None = None, base: TraceBase | None = None) -> bytes:
     """The stored trace: compact, yet enough to answer "why was X not chosen" for every candidate.
 
     Skipped candidates are grouped by (filter, code); in a group, values equal for all members (the task's side
     of a comparison) are stored once, values found in the cycle's frame (the candidate's own attributes) are
     not stored at all, the rest as one column per key. Names are positions in the initial list, stored as gaps.
     Surviving candidates are stored the same way, in rank order. The JSON is deflated.
+
+    With a `base` (a stored decision of the same kind, e.g. the previous pull of a queue) the trace is a delta:
+    the initial list as runs of the base's, and only the skips that are new or changed; a reader decodes the
+    base first (`trace_decode(..., base=...)`) and gets exactly what a whole trace would give.
     """
     names = decision.initial
     index = {name: position for position, name in enumerate(names)}
     frame_index = {name: position for position, name in enumerate(frame.names)} if frame else {}
+    only, unskipped = _delta_parts(decision, base, index) if base is not None else (None, [])
     packed_groups = []
-    for filter_name, code, positions, values in _skip_groups(decision, index):
+    for filter_name, code, positions, values in _skip_groups(decision, index, only):
         common, columns, from_frame = _split(positions, values, frame, frame_index, names)
         gaps = [positions[0]] + [b - a for a, b in itertools.pairwise(positions)]
         packed_groups.append({"f": filter_name, "c": code, "i": gaps, "k": common, "v": columns, "fk": from_frame})
@@ -215,9 +277,14 @@ def trace_encode(decision: Decision, *, frame: Frame | None = None) -> bytes:
         )
     else:
         common, columns, from_frame = {}, {}, []
+    if base is not None:
+        initial: Any = {"runs": _initial_runs(names, base)}
+    else:
+        initial = None if frame is not None and tuple(frame.names) == tuple(names) else list(names)
     payload = {
         "v": TRACE_FORMAT,
-        "initial": None if frame is not None and tuple(frame.names) == tuple(names) else list(names),
+        "initial": initial,
+        **({"base": base.pk, "unskipped": unskipped} if base is not None else {}),
         "frame": frame.fingerprint if frame is not None else None,
         "kind": decision.candidate_kind,
         # Weights to 6 significant digits: the draw is already made and recorded, the trace is for reading.
@@ -240,14 +307,40 @@ class FrameMissing(ValueError):
     """The trace was stored against a cycle frame that was not given (or is not the right one)."""
 
 
-def trace_decode(blob: bytes, *, frame: Frame | None = None) -> dict[str, Any]:
-    """The stored trace back as SCENARIO.md's `candidates`, `skipped` and `stages` (plus initial names)."""
+class BaseMissing(ValueError):
+    """The trace is a delta against another decision's, which was not given."""
+
+
+def trace_base_pk(blob: bytes) -> int | None:
+    """The decision a stored trace is a delta against (None: a whole trace)."""
+    return _unpack(blob).get("base")
+
+
+def _expand_runs(runs: list[Any], base_initial: list[str]) -> list[str]:
+    initial: list[str] = []
+    for run in runs:
+        if type(run) is dict:
+            initial += run["n"]
+        else:
+            initial += base_initial[run[0] : run[0] + run[1]]
+    return initial
+
+
+def trace_decode(blob: bytes, *, frame: Frame | None = None, base: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The stored trace back as SCENARIO.md's `candidates`, `skipped` and `stages` (plus initial names). A delta
+    needs its base decision's decoded trace as `base`; skips carried over from it are shared, not copied (read
+    the result, do not change it)."""
     payload = _unpack(blob)
     if payload.get("v") != TRACE_FORMAT:
         raise ValueError(f"unknown trace format {payload.get('v')!r}")
     if payload.get("frame") and (frame is None or frame.fingerprint != payload["frame"]):
         raise FrameMissing(f"this trace needs the frame {payload['frame']} of its cycle")
-    initial = payload["initial"] if payload["initial"] is not None else list(frame.names)
+    if payload.get("base") is not None and base is None:
+        raise BaseMissing(f"this trace is stored as the change against decision {payload['base']}")
+    if payload.get("base") is not None:
+        initial = _expand_runs(payload["initial"]["runs"], base["initial"])
+    else:
+        initial = payload["initial"] if payload["initial"] is not None else list(frame.names)
     frame_index = {name: position for position, name in enumerate(frame.names)} if frame else {}
 
     def values_for(block: dict[str, Any], number: int, name: str) -> dict[str, Any]:
@@ -270,6 +363,8 @@ def trace_decode(blob: bytes, *, frame: Frame | None = None) -> dict[str, Any]:
     for number, (position, weight) in enumerate(zip(block["i"], block["w"], strict=True)):
         name = initial[position] if position >= 0 else "?"
         candidates.append({"name": name, "weight": weight, "factors": values_for(block, number, name)})
+    if payload.get("base") is not None:
+        skipped = _carry_skips(initial, skipped, base["skipped"], payload["unskipped"], candidates)
     return {
         "initial": initial,
         "candidate_kind": payload["kind"],
@@ -283,3 +378,18 @@ def trace_decode(blob: bytes, *, frame: Frame | None = None) -> dict[str, Any]:
         # traces stored before profiles existed ran under the seeds' behaviour
         "profile": payload.get("profile", "seed"),
     }
+
+
+def _carry_skips(initial, changed, before, unskipped, candidates) -> dict[str, Any]:
+    """A delta's skips: the stored ones, and the base's for every other name still there that is neither a
+    candidate nor listed as no longer skipped; in the order of the initial list."""
+    leave = {initial[position] for position in unskipped}
+    leave.update(candidate["name"] for candidate in candidates)
+    skipped: dict[str, Any] = {}
+    for name in initial:
+        found = changed.get(name)
+        if found is None and name not in leave:
+            found = before.get(name)
+        if found is not None:
+            skipped[name] = found
+    return skipped

@@ -84,6 +84,15 @@ class Decision(models.Model):
     retry_after_minutes = models.PositiveIntegerField(null=True, blank=True)
     seed = models.BigIntegerField(default=0)
     trace = models.BinaryField()
+    trace_base = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="trace_deltas",
+        help_text="The decision this trace is stored as the change against (a pull's previous pull); deleting it "
+        "deletes the deltas built on it.",
+    )
 
     class Meta:
         db_table = "brokerage_decisions"

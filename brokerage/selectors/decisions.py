@@ -61,13 +61,43 @@ def _cycle_frame(cycle) -> Frame | None:
     return frame
 
 
+# Decoded traces that others are stored against (a pull's trace is the change against the previous pull's):
+# reading a chain decodes each link once. Traces never change once stored; the bound keeps a few chains. The key
+# names the row by more than its id, as SQLite may give a rolled-back row's id to a new one.
+_BASES: OrderedDict[tuple, dict[str, Any]] = OrderedDict()
+BASES_KEPT = 4
+
+
+def _decoded(decision: Decision) -> dict[str, Any]:
+    """The decision's trace decoded, its base's first when it is stored as a change (read it, do not change it:
+    skips carried from the base are shared)."""
+    base = _base_trace(decision.trace_base_id) if decision.trace_base_id else None
+    return trace_decode(decision.trace, frame=_cycle_frame(decision.cycle), base=base)
+
+
+def _base_trace(pk: int) -> dict[str, Any]:
+    stored = Decision.objects.select_related("cycle").defer("trace", "cycle__gdpconfig").get(pk=pk)
+    key = (pk, stored.created, stored.message, stored.n_candidates)
+    if key in _BASES:
+        _BASES.move_to_end(key)
+        return _BASES[key]
+    stored.trace = Decision.objects.values_list("trace", flat=True).get(pk=pk)
+    trace = _decoded(stored)
+    _BASES[key] = trace
+    if len(_BASES) > BASES_KEPT:
+        _BASES.popitem(last=False)
+    return trace
+
+
 def decision_trace(*, decision: Decision) -> dict[str, Any]:
     """The full trace of one decision: candidates with weights and factors, every skipped candidate with its
     code, filter, numbers and the sentence for it, skips grouped by reason, and the stages."""
-    trace = trace_decode(decision.trace, frame=_cycle_frame(decision.cycle))
+    trace = dict(_decoded(decision))
     by_reason: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for name, skip in trace["skipped"].items():
-        skip["sentence"] = explain(skip["code"], skip["detail"])
+    decoded_skips, skipped = trace["skipped"], {}
+    trace["skipped"] = skipped
+    for name, decoded in decoded_skips.items():
+        skip = skipped[name] = {**decoded, "sentence": explain(decoded["code"], decoded["detail"])}
         by_reason[skip["code"]].append({"name": name, **skip})
     trace["by_reason"] = [
         {

@@ -14,7 +14,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 
 from brokerage.engine import Decision as EngineDecision
-from brokerage.engine import Frame, trace_encode
+from brokerage.engine import Frame, TraceBase, trace_encode
 from brokerage.models import BrokerageCycle, CycleStatus, Decision
 
 
@@ -67,6 +67,8 @@ class DecisionToStore:
     decision: EngineDecision
     task_id: int | None = None
     jobset_id: int | None = None
+    # a stored decision this one's trace is written against (engine.TraceBase): its trace keeps only the change
+    trace_base: TraceBase | None = None
 
 
 def decision_row(*, cycle: BrokerageCycle, item: DecisionToStore, frame: Frame | None = None) -> Decision:
@@ -86,7 +88,8 @@ def decision_row(*, cycle: BrokerageCycle, item: DecisionToStore, frame: Frame |
         message=decision.message[:500],
         retry_after_minutes=decision.retry_after_minutes,
         seed=decision.seed,
-        trace=trace_encode(decision, frame=frame),
+        trace=trace_encode(decision, frame=frame, base=item.trace_base),
+        trace_base_id=item.trace_base.pk if item.trace_base is not None else None,
     )
 
 

@@ -260,6 +260,15 @@ def today_passing_sites(element: Element) -> tuple[frozenset[str], str, dict[str
     return passing, "", {}
 
 
+def _located(locations: Mapping[str, tuple[str, ...]]) -> tuple:
+    """What the wmcore rule's result depends on in a location mapping: the sites of each block, and the names of
+    blocks with none (the reason names them, so elements differing there must not share a cached result)."""
+    values = tuple(locations.values())
+    if all(values):
+        return values
+    return (values, tuple(block for block, where in locations.items() if not where))
+
+
 class TodayRestrictions:
     """The wmcore site rule, as wmagent 2.4.5.9 applies it in two places: the CouchDB list function passes an
     element on only when one site of the step's thresholds passes every restriction (`today_passing_sites`); the
@@ -276,9 +285,9 @@ class TodayRestrictions:
         key = (
             element.whitelist,
             element.blacklist,
-            None if element.trust_sitelists else tuple(element.inputs.values()),
-            tuple(element.parents.values()) if parents else None,
-            None if element.trust_pileup_sitelists else tuple(element.pileup.values()),
+            None if element.trust_sitelists else _located(element.inputs),
+            _located(element.parents) if parents else None,
+            None if element.trust_pileup_sitelists else _located(element.pileup),
             element.trust_sitelists and element.trust_pileup_sitelists,
         )
         found = self._found.get(key)
@@ -422,6 +431,76 @@ def priority_order(elements: Sequence[Element], rules: PullRules = SEED_PULL_RUL
     return np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int64)
 
 
+class MatchMemo:
+    """What one pull may keep for the next over the same elements: each element's possible sites (found by the
+    element's identity: the caller keeps its Element objects between pulls, and a changed element is a new object)
+    and the sites each distinct set of possible sites names. The possible sites are the costly string work of a
+    match and depend only on the element, the site rule and, under the wmcore rule, the step's site names; the
+    memo starts empty again whenever those differ from the pull before, or when it holds far more entries than the
+    elements it is asked about (elements come and go)."""
+
+    def __init__(self) -> None:
+        self._fingerprint: tuple | None = None
+        self._restrictions: Restrictions | TodayRestrictions | None = None
+        self._by_element: dict[int, tuple[Element, Any]] = {}
+        self.known: dict[Any, tuple[int, ...]] = {}
+        # a reason with its numbers, as the pair a pull records, by what it depends on: this pull's and the
+        # previous pull's. An equal pair is handed out again as the same object: a steady pull creates few new
+        # objects (the collector has less to walk) and comparing two pulls' traces is mostly identity checks.
+        self.reasons: dict[Any, tuple[str, dict[str, Any]]] = {}
+        self._before: dict[Any, tuple[str, dict[str, Any]]] = {}
+        self._restricted: dict[int, tuple[Restriction, tuple[str, Mapping[str, Any]]]] = {}
+
+    def prepare(self, *, rules: PullRules, names: Sequence[str], thresholds: Mapping[str, float], size: int) -> None:
+        fingerprint = (rules.site_rule, tuple(names))
+        if fingerprint != self._fingerprint or len(self._by_element) > 4 * size + 1000:
+            self._fingerprint = fingerprint
+            self._restrictions = TodayRestrictions(thresholds) if rules.site_rule == "wmcore" else Restrictions()
+            self._by_element = {}
+            self.known = {}
+            self.reasons = {}
+            self._restricted = {}
+        self._before, self.reasons = self.reasons, {}
+
+    def sites(self, element: Element) -> Restriction | frozenset[str] | None:
+        found = self._by_element.get(id(element))
+        if found is not None and found[0] is element:
+            return found[1]
+        result = self._restrictions.sites(element)
+        self._by_element[id(element)] = (element, result)
+        return result
+
+    def restricted(self, restriction: Restriction) -> tuple[str, Mapping[str, Any]]:
+        """The pair recorded for an element without possible sites (one per Restriction object)."""
+        found = self._restricted.get(id(restriction))
+        if found is None or found[0] is not restriction:
+            found = self._restricted[id(restriction)] = (restriction, (restriction.code, restriction.detail))
+        return found[1]
+
+    def full_reason(self, key: Any, priority: float, known: tuple[int, ...], names, load, threshold) -> tuple:
+        """threshold_full with a closed site set's numbers at a priority level (`_full_detail`): the previous
+        pull's pair when its numbers are the same (the names and counts follow from the key while the memo
+        holds)."""
+        before = self._before.get((key, priority))
+        if before is not None:
+            shown = known[:DETAIL_SITES]
+            detail = before[1]
+            if detail["jobsAtOrAbove"] == [load[i] for i in shown] and detail["thresholds"] == [
+                threshold[i] for i in shown
+            ]:
+                self.reasons[(key, priority)] = before
+                return before
+        pair = self.reasons[(key, priority)] = ("threshold_full", _full_detail(priority, known, names, load, threshold))
+        return pair
+
+    def reason(self, key: Any, code: str, detail: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """(code, detail), or the equal pair given for `key` by the previous pull; kept for the rest of this pull."""
+        before = self._before.get(key)
+        pair = before if before is not None and before == (code, detail) else (code, detail)
+        self.reasons[key] = pair
+        return pair
+
+
 def match_work(
     elements: Sequence[Element],
     slots: Slots,
@@ -432,12 +511,15 @@ def match_work(
     rules: PullRules = SEED_PULL_RULES,
     team: str = "",
     exclude_workflows: Iterable[str] = (),
+    memo: MatchMemo | None = None,
 ) -> Pull:
     """Matches elements to sites (seed 004, pullWork step 2 / getWork step 2). `site_jobs` gives the jobs already
     at each site by priority; `schedd_free` the schedd's free room (MAX_JOBS_PER_OWNER × factor − jobs): at 0 or
     below nothing is pulled. Under every profile (the seed is silent, WorkQueueBackend decides): an agent of a
     `team` takes only elements of that team or of none, elements of `exclude_workflows` (aborted or
-    force-completed requests) are skipped, and an element's jobs count × its blowupFactor at its site."""
+    force-completed requests) are skipped, and an element's jobs count × its blowupFactor at its site. A `memo`
+    kept from the previous pull over the same Element objects spares the possible sites' string work; the result
+    is the same with or without it."""
     order = priority_order(elements, rules)
     names = sorted(slots.thresholds)
     index = {name: position for position, name in enumerate(names)}
@@ -459,8 +541,9 @@ def match_work(
         rejected = {e.id: ("schedd_limit", detail) for e in ordered}
         rejected.update({e.id: ("schedd_limit", detail) for e in unread})
         return Pull([], rejected, counted, [e.id for e in ordered + unread])
-    restrictions = TodayRestrictions(slots.thresholds) if rules.site_rule == "wmcore" else Restrictions()
-    context = _LoopContext(names, index, threshold, load, counted, slots, restrictions, rules, team, exclude_workflows)
+    memo = memo if memo is not None else MatchMemo()
+    memo.prepare(rules=rules, names=names, thresholds=slots.thresholds, size=len(elements))
+    context = _LoopContext(names, index, threshold, load, counted, slots, memo, rules, team, exclude_workflows)
     # The loop allocates a few small objects per element and frees none: the cyclic collector would walk the
     # growing heap again and again (half the time at 100,000 elements). Off for the loop, back on after it.
     collecting = gc.isenabled()
@@ -493,7 +576,7 @@ class _LoopContext:
     load: list[float]
     counted: dict[str, dict[float, int]]
     slots: Slots
-    restrictions: Restrictions | TodayRestrictions
+    memo: MatchMemo
     rules: PullRules
     team: str
     exclude_workflows: Iterable[str]
@@ -505,14 +588,17 @@ def _match_loop(ordered, backlog, context: _LoopContext, seed) -> Pull:
     counted = context.counted
     rejected: dict[str, tuple[str, Mapping[str, Any]]] = {}
     uniform = random.Random(seed).random
-    sites_of = context.restrictions.sites
+    sites_of = context.memo.sites
     team = context.team
     excluded = frozenset(context.exclude_workflows)
     cap = context.rules.work_per_cycle
-    # per distinct set of possible sites: its known sites, and those not yet seen full (closing is monotone)
-    candidates_of: dict[Any, tuple[int, ...]] = {}
+    # per distinct set of possible sites: its known sites (kept in the memo: they depend on the site names only),
+    # and those not yet seen full in this pull (closing is monotone)
+    candidates_of: dict[Any, tuple[int, ...]] = context.memo.known
     open_sites: dict[Any, list[int]] = {}
-    full_details: dict[tuple, dict[str, Any]] = {}  # a closed set's numbers change only with the priority level
+    # a closed set's numbers change only with the priority level; every reason's numbers go through the memo
+    memo = context.memo
+    reasons, reason, full_reason, restricted = memo.reasons, memo.reason, memo.full_reason, memo.restricted
     taken: list[tuple[Element, str]] = []
     next_backlog = 0
     for position, element in enumerate(ordered):
@@ -527,14 +613,20 @@ def _match_loop(ordered, backlog, context: _LoopContext, seed) -> Pull:
             if site in index:
                 load[index[site]] += n
         if team and element.team and element.team != team:
-            rejected[element.id] = ("other_team", {"team": element.team, "agentTeam": team})
+            pair = reasons.get(("team", element.team))
+            if pair is None:
+                pair = reason(("team", element.team), "other_team", {"team": element.team, "agentTeam": team})
+            rejected[element.id] = pair
             continue
         if excluded and element.request in excluded:
-            rejected[element.id] = ("workflow_aborted", {"request": element.request})
+            pair = reasons.get(("aborted", element.request))
+            if pair is None:
+                pair = reason(("aborted", element.request), "workflow_aborted", {"request": element.request})
+            rejected[element.id] = pair
             continue
         possible = sites_of(element)
         if type(possible) is Restriction:
-            rejected[element.id] = (possible.code, possible.detail)
+            rejected[element.id] = restricted(possible)
             continue
         key = possible if possible is not None else ("any", element.blacklist)
         known = candidates_of.get(key)
@@ -545,11 +637,16 @@ def _match_loop(ordered, backlog, context: _LoopContext, seed) -> Pull:
             else:
                 known = tuple(sorted(index[s] for s in possible if s in index))
             candidates_of[key] = known
-            open_sites[key] = list(known)
         if not known:
-            rejected[element.id] = ("no_resources", _no_resources_detail(possible or frozenset(), context.slots))
+            pair = reasons.get(("none", key))
+            if pair is None:
+                detail = _no_resources_detail(possible or frozenset(), context.slots)
+                pair = reason(("none", key), "no_resources", detail)
+            rejected[element.id] = pair
             continue
-        still_open = open_sites[key]
+        still_open = open_sites.get(key)
+        if still_open is None:
+            still_open = open_sites[key] = list(known)
         chosen = -1
         while still_open:
             draw = int(uniform() * len(still_open))
@@ -560,10 +657,10 @@ def _match_loop(ordered, backlog, context: _LoopContext, seed) -> Pull:
             still_open[draw] = still_open[-1]
             still_open.pop()
         if chosen < 0:
-            detail = full_details.get((key, priority))
-            if detail is None:
-                detail = full_details[(key, priority)] = _full_detail(priority, known, names, load, threshold)
-            rejected[element.id] = ("threshold_full", detail)
+            pair = reasons.get((key, priority))
+            if pair is None:
+                pair = full_reason(key, priority, known, names, load, threshold)
+            rejected[element.id] = pair
             continue
         jobs = element.jobs * element.blowup if element.blowup != 1.0 else element.jobs
         load[chosen] += jobs
@@ -1151,11 +1248,15 @@ class PullSkips(Mapping[str, Skip]):
         self._rejected = rejected
         self._by_id = by_id
         self._order = order
+        self._counts: dict[str, int] | None = None
 
     def __getitem__(self, name: str) -> Skip:
         code, detail = self._rejected[name]
         element = self._by_id[name]
         return Skip(code, STAGE_OF_CODE.get(code, "site thresholds"), {**_own(element), **detail})
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._rejected
 
     def __iter__(self):
         return iter(self._rejected)
@@ -1164,17 +1265,50 @@ class PullSkips(Mapping[str, Skip]):
         return len(self._rejected)
 
     def code_counts(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for code, _ in self._rejected.values():
-            counts[code] = counts.get(code, 0) + 1
-        return counts
+        if self._counts is None:
+            counts: dict[str, int] = {}
+            for code, _ in self._rejected.values():
+                counts[code] = counts.get(code, 0) + 1
+            self._counts = counts
+        return dict(self._counts)
 
-    def columnar(self):
-        """(filter, code, sorted positions, {key: values}) per code, for the trace encoder."""
+    def changed_since(self, other: PullSkips) -> list[str]:
+        """The elements left now whose reason, numbers, priority or jobs differ from `other`'s (a previous pull),
+        compared without building a Skip each: the numbers are often the same shared mapping, and equal pairs of
+        mappings are compared once."""
+        changed = []
+        equal: dict[tuple[int, int], bool] = {}
+        theirs, their_elements, my_elements = other._rejected, other._by_id, self._by_id
+        for name, pair in self._rejected.items():
+            found = theirs.get(name)
+            if found is pair:  # the same reason object: the memo hands out equal pairs as one
+                mine, before = my_elements[name], their_elements[name]
+                if mine is not before and (mine.priority != before.priority or mine.jobs != before.jobs):
+                    changed.append(name)
+                continue
+            code, detail = pair
+            if found is None or found[0] != code:
+                changed.append(name)
+                continue
+            if found[1] is not detail:
+                pair = (id(found[1]), id(detail))
+                same = equal.get(pair)
+                if same is None:
+                    same = equal[pair] = found[1] == detail
+                if not same:
+                    changed.append(name)
+                    continue
+            mine, before = my_elements[name], their_elements[name]
+            if mine is not before and (mine.priority != before.priority or mine.jobs != before.jobs):
+                changed.append(name)
+        return changed
+
+    def columnar(self, only: frozenset[str] | None = None):
+        """(filter, code, sorted positions, {key: values}) per code, for the trace encoder (`only`: of these)."""
         groups: dict[str, list[tuple[int, str]]] = {}
         for position, name in enumerate(self._order):
             found = self._rejected.get(name)
-            if found is not None:
+            if found is not None and (only is None or name in only):
                 groups.setdefault(found[0], []).append((position, name))
         for code, members in groups.items():
             details = [self._rejected[name][1] for _, name in members]

@@ -3,18 +3,22 @@ on the elements, the taking of elements and the storing of a pull's decision."""
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
+from brokerage.engine import TraceBase
 from brokerage.engine.plugins import wmcore_pull as engine
 from brokerage.models import (
+    Decision,
     WMBSJob,
     WMCoreElement,
     WMCoreQueue,
@@ -72,6 +76,20 @@ ELEMENT_FIELDS = (
 )
 
 
+@contextmanager
+def collector_paused():
+    """The cyclic garbage collector off for a pull: a warm snapshot holds hundreds of thousands of objects, and
+    every collection the pull's allocations trigger would walk them all (0.2 s of a 100,000-element pull). Plain
+    reference counting still frees what the pull drops; cycles wait until the collector is back on."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
 # --- status moves ---------------------------------------------------------------------------------------------
 
 
@@ -107,10 +125,11 @@ JSON_FIELDS = ("Inputs", "ParentData", "PileupData", "SiteWhitelist", "SiteBlack
 
 
 def element_rows(queryset, *extra: str) -> list[dict[str, Any]]:
-    """Element rows for the matcher, the JSON columns as their text (`<name>_text`): equal texts (a request's
-    site lists, its pileup, empty parents) are decoded once by `ElementReader`."""
+    """Element rows for the matcher in primary-key order (the last tie-break of a pull's order, as in the
+    snapshot), the JSON columns as their text (`<name>_text`): equal texts (a request's site lists, its pileup,
+    empty parents) are decoded once by `ElementReader`."""
     casts = {f"{name}_text": Cast(name, TextField()) for name in JSON_FIELDS}
-    return list(queryset.annotate(**casts).values(*ELEMENT_FIELDS, *casts, *extra))
+    return list(queryset.annotate(**casts).values(*ELEMENT_FIELDS, *casts, *extra).order_by("pk"))
 
 
 class ElementReader:
@@ -120,6 +139,10 @@ class ElementReader:
     def __init__(self) -> None:
         self._sites: dict[str | None, tuple[str, ...]] = {}
         self._locations: dict[str | None, dict[str, tuple[str, ...]]] = {}
+
+    def __len__(self) -> int:
+        """Distinct texts held."""
+        return len(self._sites) + len(self._locations)
 
     def sites(self, text: str | None) -> tuple[str, ...]:
         found = self._sites.get(text)
@@ -168,39 +191,57 @@ def _digest(detail: Mapping[str, Any]) -> str:
     return hashlib.blake2b(json.dumps(detail, sort_keys=True, default=str).encode(), digest_size=8).hexdigest()
 
 
-def stuck_record(rows: list[Mapping[str, Any]], pull: engine.Pull, *, queue: WMCoreQueue, step: str, now) -> None:
+def stuck_record(
+    entries: Iterable[Any], pull: engine.Pull, *, queue: WMCoreQueue, step: str, now
+) -> dict[int, tuple[str, str]]:
     """Writes each element's reason for staying (taken ones were cleared by their move). The numbers go with the
     reason for the STUCK_DETAILED highest-priority elements (what the monitor lists); every element's numbers are
     in the pull's decision trace. A row is written only when its reason or numbers changed (compared by digest),
-    `stuck_since` only when the reason did: a steady queue of stuck elements costs no write."""
-    by_element = {row["element_id"]: row for row in rows}
+    `stuck_since` only when the reason did: a steady queue of stuck elements costs no write. `entries` are the
+    snapshot's (anything with pk, element_id, stuck_reason and stuck_digest). Returns pk → (reason, digest) of
+    the rows written."""
+    by_element = {entry.element_id: entry for entry in entries}
+    bare = {"queue": queue.name, "step": step}
+    bare_digest = _digest(bare)
     new_reason, new_numbers = [], []
+    by_pk: dict[int, str] = {}
     detailed = 0
+    rejected = pull.rejected
     for element_id in pull.order:
-        found = pull.rejected.get(element_id)
+        found = rejected.get(element_id)
         if found is None:
             continue
         code, detail = found
         detailed += 1
-        full = {"queue": queue.name, "step": step, **(detail if detailed <= STUCK_DETAILED else {})}
-        digest = _digest(full)
-        row = by_element[element_id]
-        if row["stuck_reason"] != code:
-            new_reason.append((row["pk"], code, full, digest, now))
-        elif row["stuck_digest"] != digest:
-            new_numbers.append((row["pk"], full, digest))
+        if detailed <= STUCK_DETAILED:
+            full = {**bare, **detail}
+            digest = _digest(full)
+        else:
+            full, digest = bare, bare_digest
+        entry = by_element[element_id]
+        if entry.stuck_reason != code:
+            new_reason.append((entry.pk, code, full, digest, now))
+        elif entry.stuck_digest != digest:
+            new_numbers.append((entry.pk, full, digest))
+            by_pk[entry.pk] = code
     fields = ("stuck_reason", "stuck_detail", "stuck_digest", "stuck_since")
     bulk_update_values(WMCoreElement, fields=fields, rows=new_reason)
     bulk_update_values(WMCoreElement, fields=("stuck_detail", "stuck_digest"), rows=new_numbers)
+    written = {pk: (code, digest) for pk, code, _, digest, _ in new_reason}
+    written.update((pk, (by_pk[pk], digest)) for pk, _, digest in new_numbers)
+    return written
 
 
 NOT_STUCK = {"stuck_reason": "", "stuck_detail": {}, "stuck_digest": "", "stuck_since": None}
 
 
-def elements_take(rows, pull: engine.Pull, *, to_status: str, reason: str, now, columns=None) -> tuple[dict, list[int]]:
+def elements_take(
+    entries, pull: engine.Pull, *, to_status: str, reason: str, now, columns=None
+) -> tuple[dict, list[int]]:
     """Moves the elements a match took out of Available, with the site it chose and no stuck reason. Returns
     element pk → site, and the pks moved (an element moved by someone else meanwhile is left out)."""
-    pk_of = {row["element_id"]: row["pk"] for row in rows}
+    taken = {element.id for element, _ in pull.taken}
+    pk_of = {entry.element_id: entry.pk for entry in entries if entry.element_id in taken}
     site_of = {pk_of[element.id]: site for element, site in pull.taken}
     moved = status_transition_many(
         model=WMCoreElement,
@@ -216,13 +257,38 @@ def elements_take(rows, pull: engine.Pull, *, to_status: str, reason: str, now, 
     return site_of, moved
 
 
+# A pull's trace is stored as the change against the previous pull of the same queue and step that this process
+# stored (it holds that decision exactly), up to KEYFRAME_EVERY deltas in a row; then, or when the process holds
+# none (another worker, a restart), a whole trace. A reader decodes the chain from its whole trace (at most
+# KEYFRAME_EVERY − 1 deltas).
+KEYFRAME_EVERY = 20
+_PULL_BASES: dict[tuple[int, str], tuple[TraceBase, int]] = {}
+
+
+def _pull_base(queue: WMCoreQueue, step: str) -> tuple[TraceBase | None, int]:
+    found = _PULL_BASES.get((queue.pk, step))
+    if found is None:
+        return None, 0
+    base, depth = found
+    # the decision must still be stored as this process made it: a rolled-back pull leaves a key that another
+    # decision may take (SQLite reuses them), so its time and message are checked too
+    stored = Decision.objects.filter(
+        pk=base.pk, plugin="wmcore_pull", created=base.decision.now, message=base.decision.message[:500]
+    )
+    if depth + 1 >= KEYFRAME_EVERY or not stored.exists():
+        return None, 0
+    return base, depth + 1
+
+
 def pull_store(*, queue: WMCoreQueue, pull, elements, slots, step: str, now, seed: int, config) -> int:
     decision = engine.pull_decision(
         pull=pull, elements=elements, slots=slots, step=step, now=now, seed=seed, queue=queue.name
     )
+    base, depth = _pull_base(queue, step)
     cycle = cycle_start(plugin="wmcore_pull", now=now, gdpconfig={**config, "queue": queue.name, "step": step})
-    stored = decision_store_many(cycle=cycle, items=[DecisionToStore(decision)])
+    stored = decision_store_many(cycle=cycle, items=[DecisionToStore(decision, trace_base=base)])
     cycle_finish(cycle=cycle, now=now)
+    _PULL_BASES[(queue.pk, step)] = (TraceBase(stored[0].pk, decision), depth)
     return stored[0].pk
 
 

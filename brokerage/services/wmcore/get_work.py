@@ -26,9 +26,8 @@ from brokerage.services.status import status_transition_many
 from .common import (
     ACTOR_GLOBAL,
     ACTOR_LOCAL,
-    ElementReader,
+    collector_paused,
     config_snapshot,
-    element_rows,
     elements_take,
     job_sites,
     propagate,
@@ -36,6 +35,7 @@ from .common import (
     pull_store,
     stuck_record,
 )
+from .snapshot import element_snapshot
 
 
 @transaction.atomic
@@ -48,36 +48,40 @@ def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[s
     config = config_snapshot()
     rules = engine.PullRules.from_config(config)
     seed = pull_seed(now, queue) + 500 if seed is None else seed
-    rows = element_rows(
-        WMCoreElement.objects.filter(queue=queue, database="queue", Status="Available"),
-        "request_id",
-        "request__TaskType",
-    )
-    reader = ElementReader()
-    elements = [reader.element(row) for row in rows]
-    resources = wmcore_site_resources(queue=queue)
-    slots = engine.free_slots(resources, step=engine.GET_WORK, rules=rules)
-    pull = engine.match_work(
-        elements,
-        slots,
-        wmcore_site_jobs(queue=queue, step=engine.GET_WORK),
-        seed=seed,
-        rules=rules,
-        team=queue.team,
-        exclude_workflows=wmcore_requests_closed(),
-    )
-    row_of = {row["element_id"]: row for row in rows}
-    _, moved = elements_take(rows, pull, to_status="Running", reason=f"WMBS subscription at {queue.name}", now=now)
+    snapshot = element_snapshot(queue_id=queue.pk)
+    with snapshot.lock, collector_paused():
+        entries = snapshot.refresh(queue_id=queue.pk, database="queue", status="Available")
+        elements = [entry.element for entry in entries]
+        resources = wmcore_site_resources(queue=queue)
+        slots = engine.free_slots(resources, step=engine.GET_WORK, rules=rules)
+        pull = engine.match_work(
+            elements,
+            slots,
+            wmcore_site_jobs(queue=queue, step=engine.GET_WORK),
+            seed=seed,
+            rules=rules,
+            team=queue.team,
+            exclude_workflows=wmcore_requests_closed(),
+            memo=snapshot.memo(engine.GET_WORK),
+        )
+        reason = f"WMBS subscription at {queue.name}"
+        _, moved = elements_take(entries, pull, to_status="Running", reason=reason, now=now)
+        snapshot.note_written(stuck_record(entries, pull, queue=queue, step=engine.GET_WORK, now=now))
+    taken_ids = {element.id for element, _ in pull.taken}
+    row_of = {entry.element_id: entry for entry in entries if entry.element_id in taken_ids}
     moved = set(moved)
     known_sites = [site.name for site in resources]
-    taken = [(element, site) for element, site in pull.taken if row_of[element.id]["pk"] in moved]
+    taken = [(element, site) for element, site in pull.taken if row_of[element.id].pk in moved]
+    task_type = dict(
+        WMCoreRequest.objects.filter(pk__in={row_of[e.id].request_id for e, _ in taken}).values_list("pk", "TaskType")
+    )
     subscriptions = WMBSSubscription.objects.bulk_create(
         [
             WMBSSubscription(
                 queue=queue,
-                element_id=row_of[element.id]["pk"],
-                request_id=row_of[element.id]["request_id"],
-                task_type=row_of[element.id]["request__TaskType"],
+                element_id=row_of[element.id].pk,
+                request_id=row_of[element.id].request_id,
+                task_type=task_type[row_of[element.id].request_id],
                 site=site,
                 created=now,
             )
@@ -94,10 +98,10 @@ def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[s
         possible = job_sites(element, known_sites)
         jobs += [
             WMBSJob(
-                subscription=by_element[row["pk"]],
+                subscription=by_element[row.pk],
                 state="created",
                 priority=element.priority,
-                task_type=row["request__TaskType"],
+                task_type=task_type[row.request_id],
                 possible_sites=possible,
                 state_time=now,
             )
@@ -114,7 +118,7 @@ def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[s
             actor=ACTOR_LOCAL,
             now=now,
         )
-    request_ids = {row_of[element.id]["request_id"] for element in (e for e, _ in taken)}
+    request_ids = {row_of[element.id].request_id for element, _ in taken}
     inbox = WMCoreElement.objects.filter(request_id__in=request_ids, database="inbox", queue__kind="global")
     status_transition_many(
         model=WMCoreElement,
@@ -134,7 +138,6 @@ def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[s
         actor=ACTOR_LOCAL,
         now=now,
     )
-    stuck_record(rows, pull, queue=queue, step=engine.GET_WORK, now=now)
     decision_id = pull_store(
         queue=queue, pull=pull, elements=elements, slots=slots, step=engine.GET_WORK, now=now, seed=seed, config=config
     )

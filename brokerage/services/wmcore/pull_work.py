@@ -10,25 +10,22 @@ from typing import Any
 from django.db import transaction
 
 from brokerage.engine.plugins import wmcore_pull as engine
-from brokerage.models import (
-    WMCoreElement,
-    WMCoreQueue,
-)
+from brokerage.models import WMCoreQueue
 from brokerage.selectors.wmcore import (
     wmcore_site_jobs,
     wmcore_site_resources,
 )
 
 from .common import (
-    ElementReader,
+    collector_paused,
     config_snapshot,
-    element_rows,
     elements_take,
     pull_seed,
     pull_store,
     schedd_free,
     stuck_record,
 )
+from .snapshot import element_snapshot
 
 
 @transaction.atomic
@@ -43,23 +40,45 @@ def work_pull(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[
     config = config_snapshot()
     rules = engine.PullRules.from_config(config)
     seed = pull_seed(now, queue) if seed is None else seed
-    rows = element_rows(WMCoreElement.objects.filter(queue_id=queue.parent_id, database="queue", Status="Available"))
-    reader = ElementReader()
-    elements = [reader.element(row) for row in rows]
-    slots = engine.free_slots(wmcore_site_resources(queue=queue), step=engine.PULL_WORK, rules=rules)
-    free = schedd_free(queue=queue, config=config, for_pull=True) if queue.enabled else 0
-    if config["WMCORE_PULL_COUNTS"] == "wmcore":
-        site_jobs = _local_available_counts(queue=queue, slots=slots, rules=rules, seed=seed)
-    else:
-        site_jobs = wmcore_site_jobs(queue=queue, step=engine.PULL_WORK)
-    pull = engine.match_work(elements, slots, site_jobs, seed=seed, schedd_free=free, rules=rules, team=queue.team)
-    site_of, moved = elements_take(
-        rows, pull, to_status="Negotiating", reason=f"pulled by {queue.name}", now=now, columns={"ChildQueue": queue}
-    )
-    stuck_record(rows, pull, queue=queue, step=engine.PULL_WORK, now=now)
-    decision_id = pull_store(
-        queue=queue, pull=pull, elements=elements, slots=slots, step=engine.PULL_WORK, now=now, seed=seed, config=config
-    )
+    snapshot = element_snapshot(queue_id=queue.parent_id)
+    with snapshot.lock, collector_paused():
+        entries = snapshot.refresh(queue_id=queue.parent_id, database="queue", status="Available")
+        elements = [entry.element for entry in entries]
+        slots = engine.free_slots(wmcore_site_resources(queue=queue), step=engine.PULL_WORK, rules=rules)
+        free = schedd_free(queue=queue, config=config, for_pull=True) if queue.enabled else 0
+        if config["WMCORE_PULL_COUNTS"] == "wmcore":
+            site_jobs = _local_available_counts(queue=queue, slots=slots, rules=rules, seed=seed)
+        else:
+            site_jobs = wmcore_site_jobs(queue=queue, step=engine.PULL_WORK)
+        pull = engine.match_work(
+            elements,
+            slots,
+            site_jobs,
+            seed=seed,
+            schedd_free=free,
+            rules=rules,
+            team=queue.team,
+            memo=snapshot.memo(f"{engine.PULL_WORK} {queue.pk}"),
+        )
+        site_of, moved = elements_take(
+            entries,
+            pull,
+            to_status="Negotiating",
+            reason=f"pulled by {queue.name}",
+            now=now,
+            columns={"ChildQueue": queue},
+        )
+        snapshot.note_written(stuck_record(entries, pull, queue=queue, step=engine.PULL_WORK, now=now))
+        decision_id = pull_store(
+            queue=queue,
+            pull=pull,
+            elements=elements,
+            slots=slots,
+            step=engine.PULL_WORK,
+            now=now,
+            seed=seed,
+            config=config,
+        )
     return {
         "pulled": len(moved),
         "lost": len(site_of) - len(moved),
@@ -73,10 +92,8 @@ def _local_available_counts(*, queue: WMCoreQueue, slots: engine.Slots, rules: e
     """What today's pullWork counts at each site (WorkQueue.freeResouceCheck → calculateAvailableWork): the local
     queue's Available elements placed by the same match against the pull's thresholds, every element read in one
     sort, no cap, from empty counts; WMBS jobs are not counted."""
-    reader = ElementReader()
-    local = [
-        reader.element(row)
-        for row in element_rows(WMCoreElement.objects.filter(queue=queue, database="queue", Status="Available"))
-    ]
-    whole = replace(rules, order="seed", work_per_cycle=0)
-    return engine.match_work(local, slots, {}, seed=seed + 1, rules=whole).counted
+    snapshot = element_snapshot(queue_id=queue.pk)
+    with snapshot.lock:
+        local = [entry.element for entry in snapshot.refresh(queue_id=queue.pk, database="queue", status="Available")]
+        whole = replace(rules, order="seed", work_per_cycle=0)
+        return engine.match_work(local, slots, {}, seed=seed + 1, rules=whole, memo=snapshot.memo("counts")).counted
