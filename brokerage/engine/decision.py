@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+
 OUTCOMES = ("assigned", "pending", "throttled", "matched", "no_match")
 TRACE_FORMAT = 1
 
@@ -64,6 +66,11 @@ class Decision:
     candidate_kind: str = "queue"
     extra: Mapping[str, Any] = field(default_factory=dict)
     profile: str = "seed"
+
+    @functools.cached_property
+    def index(self) -> dict[str, int]:
+        """Each initial name's position (kept: a trace encoder and a later delta against this one both need it)."""
+        return {name: position for position, name in enumerate(self.initial)}
 
     def code_counts(self) -> dict[str, int]:
         """How many candidates each reason code removed (without building every skip's detail)."""
@@ -185,9 +192,9 @@ class TraceBase:
     pk: int
     decision: Decision
 
-    @functools.cached_property
+    @property
     def index(self) -> dict[str, int]:
-        return {name: position for position, name in enumerate(self.decision.initial)}
+        return self.decision.index
 
 
 def _skip_groups(decision: Decision, index: dict[str, int], only: frozenset[str] | None = None):
@@ -195,7 +202,7 @@ def _skip_groups(decision: Decision, index: dict[str, int], only: frozenset[str]
     SkipTable hands over the columns the filters produced; any other mapping is regrouped from its entries."""
     columnar = getattr(decision.skipped, "columnar", None)
     if columnar is not None:
-        yield from columnar() if only is None else columnar(only=only)
+        yield from columnar() if only is None else columnar(only=only, index=index)
         return
     groups: dict[tuple[str, str], list[tuple[int, Mapping[str, Any]]]] = {}
     for name, skip in decision.skipped.items():
@@ -217,22 +224,26 @@ def _changed_skips(decision: Decision, base: Decision) -> list[str]:
 
 
 def _initial_runs(names: tuple[str, ...], base: TraceBase) -> list[Any]:
-    """The initial list as runs of the base's: [start, length] for consecutive names of the base's list, a list
-    of names for the others."""
+    """The initial list as runs of the base's: [start, length] for consecutive names of the base's list, {"n":
+    names} for names the base does not have. Positions are looked up in one pass, the runs found with numpy."""
+    if not names:
+        return []
+    get = base.index.get
+    at = np.fromiter((get(name, -1) for name in names), dtype=np.int64, count=len(names))
+    new = at < 0
+    # a run starts where the position does not follow the one before, or where a name is new or follows a new one
+    starts = np.ones(len(at), dtype=bool)
+    starts[1:] = (at[1:] != at[:-1] + 1) | new[1:] | new[:-1]
     runs: list[Any] = []
-    base_index = base.index
-    for name in names:
-        at = base_index.get(name)
-        last = runs[-1] if runs else None
-        if at is None:
-            if type(last) is dict:
-                last["n"].append(name)
+    bounds = [*np.flatnonzero(starts).tolist(), len(at)]
+    for begin, end in itertools.pairwise(bounds):
+        if new[begin]:
+            if runs and type(runs[-1]) is dict:
+                runs[-1]["n"].extend(names[begin:end])
             else:
-                runs.append({"n": [name]})
-        elif type(last) is list and last[0] + last[1] == at:
-            last[1] += 1
+                runs.append({"n": list(names[begin:end])})
         else:
-            runs.append([at, 1])
+            runs.append([int(at[begin]), end - begin])
     return runs
 
 
@@ -241,11 +252,8 @@ def _delta_parts(decision: Decision, base: TraceBase, index: dict[str, int]) -> 
     skipped nor candidates now (what a reader must not carry over)."""
     changed = frozenset(_changed_skips(decision, base.decision))
     candidates = {c.name for c in decision.candidates}
-    unskipped = [
-        index[name]
-        for name in base.decision.skipped
-        if name in index and name not in decision.skipped and name not in candidates
-    ]
+    left = base.decision.skipped.keys() - decision.skipped.keys()
+    unskipped = [index[name] for name in left if name in index and name not in candidates]
     return changed, sorted(unskipped)
 
 
@@ -262,7 +270,7 @@ def trace_encode(decision: Decision, *, frame: Frame | None = None, base: TraceB
     base first (`trace_decode(..., base=...)`) and gets exactly what a whole trace would give.
     """
     names = decision.initial
-    index = {name: position for position, name in enumerate(names)}
+    index = decision.index
     frame_index = {name: position for position, name in enumerate(frame.names)} if frame else {}
     only, unskipped = _delta_parts(decision, base, index) if base is not None else (None, [])
     packed_groups = []

@@ -5,6 +5,7 @@ import json
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
 
 
 def bench(*args) -> str:
@@ -143,11 +144,22 @@ def test_wmcore_rows_and_nothing_left_behind():
     assert [row["params"]["measure"] for row in rows] == [
         "match (engine)",
         "match + decision + trace",
-        "pullWork over the database",
+        "pullWork over the database, first pull",
+        "pullWork over the database, a minute later",
     ]
     assert rows[0]["params"] == {"measure": "match (engine)", "elements": 5000, "sites": 50}
     assert rows[0]["taken"] + sum(rows[0]["left"].values()) == 5000
     assert rows[2]["pulled"] > 0
+    assert rows[2]["read"] == 5000  # a worker with no snapshot reads every row
+    later = rows[3]
+    assert later["n"] == 9
+    # a minute later: the new request's 50 rows (PostgreSQL) or every row (elsewhere), and a trace stored as the
+    # change against the previous pull's, far smaller than the whole 5,000-element trace
+    if connection.vendor == "postgresql":
+        assert later["read_median"] == 50
+    else:
+        assert later["read_median"] > 3000  # every Available row, compared by content
+    assert later["trace_kb_median"] < rows[1]["trace_kb"] / 2
     assert not WMCoreElement.objects.exists()
     assert not WMCoreQueue.objects.exists()
     assert not WMCoreRequest.objects.exists()

@@ -221,3 +221,20 @@ def test_a_whole_trace_starts_each_chain_and_deleting_a_base_takes_its_deltas(db
     decisions[0].delete()
     assert not Decision.objects.filter(pk__in=[d.pk for d in decisions[:3]]).exists()
     assert Decision.objects.filter(pk__in=[d.pk for d in decisions[3:]]).count() == 2
+
+
+def test_the_api_and_the_decision_page_read_a_pull_stored_as_a_change(db, client):
+    rng = random.Random(9)
+    global_queue, agents = _world(rng)
+    first = work_pull(queue_id=agents[0].pk, now=NOW)
+    _arrive(global_queue, rng)
+    second = work_pull(queue_id=agents[0].pk, now=NOW + timedelta(minutes=1))
+    decision = Decision.objects.get(pk=second["decision"])
+    assert decision.trace_base_id == first["decision"]
+    body = client.get(f"/api/v1/decisions/{decision.pk}/").json()
+    skipped = body["trace"]["skipped"]
+    assert len(skipped) == decision.n_candidates - second["pulled"] - second["lost"]
+    assert skipped == decision_trace(decision=decision)["skipped"]
+    waiting = WMCoreElement.objects.filter(queue=global_queue, Status="Available").order_by("pk").first()
+    assert skipped[waiting.element_id]["code"] == waiting.stuck_reason
+    assert client.get(f"/decisions/{decision.pk}/").status_code == 200

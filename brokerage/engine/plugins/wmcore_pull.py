@@ -21,9 +21,11 @@ import gc
 import math
 import random
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -462,6 +464,11 @@ class MatchMemo:
             self._restricted = {}
         self._before, self.reasons = self.reasons, {}
 
+    @property
+    def held_sites(self):
+        """The lookup `sites` starts with (id → (element, result)), for a caller that inlines it."""
+        return self._by_element.get
+
     def sites(self, element: Element) -> Restriction | frozenset[str] | None:
         found = self._by_element.get(id(element))
         if found is not None and found[0] is element:
@@ -588,7 +595,7 @@ def _match_loop(ordered, backlog, context: _LoopContext, seed) -> Pull:
     counted = context.counted
     rejected: dict[str, tuple[str, Mapping[str, Any]]] = {}
     uniform = random.Random(seed).random
-    sites_of = context.memo.sites
+    sites_of, held_sites = context.memo.sites, context.memo.held_sites
     team = context.team
     excluded = frozenset(context.exclude_workflows)
     cap = context.rules.work_per_cycle
@@ -624,7 +631,8 @@ def _match_loop(ordered, backlog, context: _LoopContext, seed) -> Pull:
                 pair = reason(("aborted", element.request), "workflow_aborted", {"request": element.request})
             rejected[element.id] = pair
             continue
-        possible = sites_of(element)
+        found = held_sites(id(element))  # the memo's lookup inlined: this runs once per element
+        possible = found[1] if found is not None and found[0] is element else sites_of(element)
         if type(possible) is Restriction:
             rejected[element.id] = restricted(possible)
             continue
@@ -1266,22 +1274,20 @@ class PullSkips(Mapping[str, Skip]):
 
     def code_counts(self) -> dict[str, int]:
         if self._counts is None:
-            counts: dict[str, int] = {}
-            for code, _ in self._rejected.values():
-                counts[code] = counts.get(code, 0) + 1
-            self._counts = counts
+            self._counts = dict(Counter(map(itemgetter(0), self._rejected.values())))
         return dict(self._counts)
 
     def changed_since(self, other: PullSkips) -> list[str]:
         """The elements left now whose reason, numbers, priority or jobs differ from `other`'s (a previous pull),
-        compared without building a Skip each: the numbers are often the same shared mapping, and equal pairs of
-        mappings are compared once."""
+        compared without building a Skip each. The memo hands out equal reasons as one object and a snapshot
+        keeps unchanged elements as the same object, so most elements are settled by two identity checks; equal
+        pairs of other mappings are compared once."""
         changed = []
         equal: dict[tuple[int, int], bool] = {}
         theirs, their_elements, my_elements = other._rejected, other._by_id, self._by_id
         for name, pair in self._rejected.items():
             found = theirs.get(name)
-            if found is pair:  # the same reason object: the memo hands out equal pairs as one
+            if found is pair:
                 mine, before = my_elements[name], their_elements[name]
                 if mine is not before and (mine.priority != before.priority or mine.jobs != before.jobs):
                     changed.append(name)
@@ -1303,10 +1309,15 @@ class PullSkips(Mapping[str, Skip]):
                 changed.append(name)
         return changed
 
-    def columnar(self, only: frozenset[str] | None = None):
-        """(filter, code, sorted positions, {key: values}) per code, for the trace encoder (`only`: of these)."""
+    def columnar(self, only: frozenset[str] | None = None, index: Mapping[str, int] | None = None):
+        """(filter, code, sorted positions, {key: values}) per code, for the trace encoder (`only`: of these, found
+        through `index`, the names' positions, when given)."""
         groups: dict[str, list[tuple[int, str]]] = {}
-        for position, name in enumerate(self._order):
+        if only is not None and index is not None:
+            named = sorted((index[name], name) for name in only)
+        else:
+            named = enumerate(self._order)
+        for position, name in named:
             found = self._rejected.get(name)
             if found is not None and (only is None or name in only):
                 groups.setdefault(found[0], []).append((position, name))
