@@ -7,6 +7,7 @@ pull a minute later ≤ 1 s median. The database rows are removed afterwards."""
 from __future__ import annotations
 
 import random
+import statistics
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -19,7 +20,7 @@ from brokerage.models import BrokerageCycle, Decision, WMCoreElement, WMCoreQueu
 from brokerage.services.wmcore import work_pull
 from brokerage.services.wmcore.snapshot import element_snapshot, element_snapshots_forget
 
-from .runner import Row, benchmark, time_calls
+from .runner import Row, benchmark, percentile, time_calls
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 PREFIX = "bench-wmcore"
@@ -202,16 +203,15 @@ def _steady_row(local: WMCoreQueue, *, params: dict, repeat: int) -> Row:
         pulled.append(result["pulled"])
         read.append(element_snapshot(queue_id=local.parent_id).last_read)
         trace_kb.append(len(Decision.objects.only("trace").get(pk=result["decision"]).trace) / 1024)
-    ordered = sorted(samples)
     return {
         "bench": "wmcore",
         "params": {"measure": "pullWork over the database, a minute later", **params},
-        "median_ms": round(ordered[len(ordered) // 2], 1),
-        "p95_ms": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))], 1),
+        "median_ms": round(statistics.median(samples), 1),
+        "p95_ms": round(percentile(samples, 0.95), 1),
         "n": repeat,
-        "pulled_median": sorted(pulled)[len(pulled) // 2],
-        "read_median": sorted(read)[len(read) // 2],
-        "trace_kb_median": round(sorted(trace_kb)[len(trace_kb) // 2], 1),
+        "pulled_median": statistics.median_low(pulled),
+        "read_median": statistics.median_low(read),
+        "trace_kb_median": round(statistics.median(trace_kb), 1),
         "goal_ms": 1000,
     }
 

@@ -23,6 +23,7 @@ import random
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from operator import itemgetter
@@ -433,6 +434,20 @@ def priority_order(elements: Sequence[Element], rules: PullRules = SEED_PULL_RUL
     return np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int64)
 
 
+@contextmanager
+def collector_paused():
+    """The cyclic garbage collector off for a while (a match, a whole pull): code that allocates many objects and
+    frees none makes it walk the growing heap again and again, and a pull's warm snapshot holds hundreds of
+    thousands of objects. Reference counting still frees what is dropped; cycles wait until it is back on."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
 class MatchMemo:
     """What one pull may keep for the next over the same elements: each element's possible sites (found by the
     element's identity: the caller keeps its Element objects between pulls, and a changed element is a new object)
@@ -553,13 +568,8 @@ def match_work(
     context = _LoopContext(names, index, threshold, load, counted, slots, memo, rules, team, exclude_workflows)
     # The loop allocates a few small objects per element and frees none: the cyclic collector would walk the
     # growing heap again and again (half the time at 100,000 elements). Off for the loop, back on after it.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         pull = _match_loop(ordered, backlog, context, seed)
-    finally:
-        if collecting:
-            gc.enable()
     if unread:
         detail = {"maxRows": rules.max_rows, "rowsPerSlice": rules.rows_per_slice}
         pull.rejected.update({e.id: ("not_read", detail) for e in unread})
@@ -1287,23 +1297,9 @@ class PullSkips(Mapping[str, Skip]):
         theirs, their_elements, my_elements = other._rejected, other._by_id, self._by_id
         for name, pair in self._rejected.items():
             found = theirs.get(name)
-            if found is pair:
-                mine, before = my_elements[name], their_elements[name]
-                if mine is not before and (mine.priority != before.priority or mine.jobs != before.jobs):
-                    changed.append(name)
-                continue
-            code, detail = pair
-            if found is None or found[0] != code:
+            if found is not pair and not _same_reason(found, pair, equal):
                 changed.append(name)
                 continue
-            if found[1] is not detail:
-                pair = (id(found[1]), id(detail))
-                same = equal.get(pair)
-                if same is None:
-                    same = equal[pair] = found[1] == detail
-                if not same:
-                    changed.append(name)
-                    continue
             mine, before = my_elements[name], their_elements[name]
             if mine is not before and (mine.priority != before.priority or mine.jobs != before.jobs):
                 changed.append(name)
@@ -1332,6 +1328,19 @@ class PullSkips(Mapping[str, Skip]):
             for key in keys:
                 columns[key] = [detail.get(key) for detail in details]
             yield STAGE_OF_CODE.get(code, "site thresholds"), code, [p for p, _ in members], columns
+
+
+def _same_reason(found, pair, equal: dict[tuple[int, int], bool]) -> bool:
+    """Whether a previous pull's (code, numbers) equals this one's; each pair of number mappings compared once."""
+    if found is None or found[0] != pair[0]:
+        return False
+    if found[1] is pair[1]:
+        return True
+    ids = (id(found[1]), id(pair[1]))
+    same = equal.get(ids)
+    if same is None:
+        same = equal[ids] = found[1] == pair[1]
+    return same
 
 
 def _own(element: Element) -> dict[str, Any]:

@@ -3,12 +3,10 @@ on the elements, the taking of elements and the storing of a pull's decision."""
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -58,9 +56,9 @@ CONFIG_KEYS = (
 )
 # Stuck elements whose reason keeps its numbers on the row, highest priority first (the monitor lists the first 50).
 STUCK_DETAILED = 1000
-# What the matcher reads of an element besides its JSON columns (JSON_FIELDS, read as text).
-ELEMENT_FIELDS = (
-    "pk",
+# What the matcher reads of an element besides its JSON columns (JSON_FIELDS, read as text), and the element
+# rows a pull reads: those, its key and what it writes back.
+MATCHER_FIELDS = (
     "element_id",
     "request__RequestName",
     "Priority",
@@ -71,23 +69,8 @@ ELEMENT_FIELDS = (
     "ParentFlag",
     "blowupFactor",
     "request__Team",
-    "stuck_reason",
-    "stuck_digest",
 )
-
-
-@contextmanager
-def collector_paused():
-    """The cyclic garbage collector off for a pull: a warm snapshot holds hundreds of thousands of objects, and
-    every collection the pull's allocations trigger would walk them all (0.2 s of a 100,000-element pull). Plain
-    reference counting still frees what the pull drops; cycles wait until the collector is back on."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
+ELEMENT_FIELDS = ("pk", *MATCHER_FIELDS, "stuck_reason", "stuck_digest")
 
 
 # --- status moves ---------------------------------------------------------------------------------------------
@@ -192,15 +175,14 @@ def _digest(detail: Mapping[str, Any]) -> str:
 
 
 def stuck_record(
-    entries: Iterable[Any], pull: engine.Pull, *, queue: WMCoreQueue, step: str, now
+    entries: Mapping[str, Any], pull: engine.Pull, *, queue: WMCoreQueue, step: str, now
 ) -> dict[int, tuple[str, str]]:
     """Writes each element's reason for staying (taken ones were cleared by their move). The numbers go with the
     reason for the STUCK_DETAILED highest-priority elements (what the monitor lists); every element's numbers are
     in the pull's decision trace. A row is written only when its reason or numbers changed (compared by digest),
     `stuck_since` only when the reason did: a steady queue of stuck elements costs no write. `entries` are the
-    snapshot's (anything with pk, element_id, stuck_reason and stuck_digest). Returns pk → (reason, digest) of
+    snapshot's, by element id (anything with pk, stuck_reason and stuck_digest). Returns pk → (reason, digest) of
     the rows written."""
-    by_element = {entry.element_id: entry for entry in entries}
     bare = {"queue": queue.name, "step": step}
     bare_digest = _digest(bare)
     new_reason, new_numbers = [], []
@@ -218,7 +200,7 @@ def stuck_record(
             digest = _digest(full)
         else:
             full, digest = bare, bare_digest
-        entry = by_element[element_id]
+        entry = entries[element_id]
         if entry.stuck_reason != code:
             new_reason.append((entry.pk, code, full, digest, now))
         elif entry.stuck_digest != digest:
@@ -236,13 +218,13 @@ NOT_STUCK = {"stuck_reason": "", "stuck_detail": {}, "stuck_digest": "", "stuck_
 
 
 def elements_take(
-    entries, pull: engine.Pull, *, to_status: str, reason: str, now, columns=None
-) -> tuple[dict, list[int]]:
-    """Moves the elements a match took out of Available, with the site it chose and no stuck reason. Returns
-    element pk → site, and the pks moved (an element moved by someone else meanwhile is left out)."""
-    taken = {element.id for element, _ in pull.taken}
-    pk_of = {entry.element_id: entry.pk for entry in entries if entry.element_id in taken}
-    site_of = {pk_of[element.id]: site for element, site in pull.taken}
+    entries: Mapping[str, Any], pull: engine.Pull, *, to_status: str, reason: str, now, columns=None
+) -> tuple[dict[str, Any], list[int]]:
+    """Moves the elements a match took out of Available, with the site it chose and no stuck reason. Returns the
+    taken elements' entries by element id, and the pks moved (an element moved by someone else meanwhile is left
+    out)."""
+    taken = {element.id: entries[element.id] for element, _ in pull.taken}
+    site_of = {taken[element.id].pk: site for element, site in pull.taken}
     moved = status_transition_many(
         model=WMCoreElement,
         ids=list(site_of),
@@ -254,7 +236,7 @@ def elements_take(
         columns={**NOT_STUCK, **(columns or {})},
     )
     bulk_update_values(WMCoreElement, fields=("site",), rows=[(pk, site_of[pk]) for pk in moved])
-    return site_of, moved
+    return taken, moved
 
 
 # A pull's trace is stored as the change against the previous pull of the same queue and step that this process

@@ -26,7 +26,6 @@ from brokerage.services.status import status_transition_many
 from .common import (
     ACTOR_GLOBAL,
     ACTOR_LOCAL,
-    collector_paused,
     config_snapshot,
     elements_take,
     job_sites,
@@ -49,9 +48,8 @@ def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[s
     rules = engine.PullRules.from_config(config)
     seed = pull_seed(now, queue) + 500 if seed is None else seed
     snapshot = element_snapshot(queue_id=queue.pk)
-    with snapshot.lock, collector_paused():
-        entries = snapshot.refresh(queue_id=queue.pk, database="queue", status="Available")
-        elements = [entry.element for entry in entries]
+    with snapshot.held() as entries:
+        elements = [entry.element for entry in entries.values()]
         resources = wmcore_site_resources(queue=queue)
         slots = engine.free_slots(resources, step=engine.GET_WORK, rules=rules)
         pull = engine.match_work(
@@ -65,10 +63,8 @@ def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[s
             memo=snapshot.memo(engine.GET_WORK),
         )
         reason = f"WMBS subscription at {queue.name}"
-        _, moved = elements_take(entries, pull, to_status="Running", reason=reason, now=now)
+        row_of, moved = elements_take(entries, pull, to_status="Running", reason=reason, now=now)
         snapshot.note_written(stuck_record(entries, pull, queue=queue, step=engine.GET_WORK, now=now))
-    taken_ids = {element.id for element, _ in pull.taken}
-    row_of = {entry.element_id: entry for entry in entries if entry.element_id in taken_ids}
     moved = set(moved)
     known_sites = [site.name for site in resources]
     taken = [(element, site) for element, site in pull.taken if row_of[element.id].pk in moved]

@@ -17,7 +17,6 @@ from brokerage.selectors.wmcore import (
 )
 
 from .common import (
-    collector_paused,
     config_snapshot,
     elements_take,
     pull_seed,
@@ -41,9 +40,8 @@ def work_pull(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[
     rules = engine.PullRules.from_config(config)
     seed = pull_seed(now, queue) if seed is None else seed
     snapshot = element_snapshot(queue_id=queue.parent_id)
-    with snapshot.lock, collector_paused():
-        entries = snapshot.refresh(queue_id=queue.parent_id, database="queue", status="Available")
-        elements = [entry.element for entry in entries]
+    with snapshot.held() as entries:
+        elements = [entry.element for entry in entries.values()]
         slots = engine.free_slots(wmcore_site_resources(queue=queue), step=engine.PULL_WORK, rules=rules)
         free = schedd_free(queue=queue, config=config, for_pull=True) if queue.enabled else 0
         if config["WMCORE_PULL_COUNTS"] == "wmcore":
@@ -60,13 +58,9 @@ def work_pull(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[
             team=queue.team,
             memo=snapshot.memo(f"{engine.PULL_WORK} {queue.pk}"),
         )
-        site_of, moved = elements_take(
-            entries,
-            pull,
-            to_status="Negotiating",
-            reason=f"pulled by {queue.name}",
-            now=now,
-            columns={"ChildQueue": queue},
+        reason = f"pulled by {queue.name}"
+        taken, moved = elements_take(
+            entries, pull, to_status="Negotiating", reason=reason, now=now, columns={"ChildQueue": queue}
         )
         snapshot.note_written(stuck_record(entries, pull, queue=queue, step=engine.PULL_WORK, now=now))
         decision_id = pull_store(
@@ -81,7 +75,7 @@ def work_pull(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[
         )
     return {
         "pulled": len(moved),
-        "lost": len(site_of) - len(moved),
+        "lost": len(taken) - len(moved),
         "jobs": pull.jobs_taken,
         "left": len(pull.rejected),
         "decision": decision_id,
@@ -93,7 +87,7 @@ def _local_available_counts(*, queue: WMCoreQueue, slots: engine.Slots, rules: e
     queue's Available elements placed by the same match against the pull's thresholds, every element read in one
     sort, no cap, from empty counts; WMBS jobs are not counted."""
     snapshot = element_snapshot(queue_id=queue.pk)
-    with snapshot.lock:
-        local = [entry.element for entry in snapshot.refresh(queue_id=queue.pk, database="queue", status="Available")]
+    with snapshot.held() as entries:
+        local = [entry.element for entry in entries.values()]
         whole = replace(rules, order="seed", work_per_cycle=0)
         return engine.match_work(local, slots, {}, seed=seed + 1, rules=whole, memo=snapshot.memo("counts")).counted

@@ -24,6 +24,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,22 +33,10 @@ from django.db import connection
 from brokerage.engine.plugins import wmcore_pull as engine
 from brokerage.models import WMCoreElement, WMCoreRequest
 
-from .common import JSON_FIELDS, ElementReader, element_rows
+from .common import JSON_FIELDS, MATCHER_FIELDS, ElementReader, element_rows
 
 # The element and request columns the matcher reads: a row whose values are all equal keeps its Element.
-CONTENT_FIELDS = (
-    "element_id",
-    "request__RequestName",
-    "Priority",
-    "CreationTime",
-    "Jobs",
-    "NoInputUpdate",
-    "NoPileupUpdate",
-    "ParentFlag",
-    "blowupFactor",
-    "request__Team",
-    *(f"{name}_text" for name in JSON_FIELDS),
-)
+CONTENT_FIELDS = (*MATCHER_FIELDS, *(f"{name}_text" for name in JSON_FIELDS))
 # A row version on PostgreSQL: the transaction that wrote it and where it lies. Every UPDATE makes a new tuple at a
 # new place, so the pair changes even when one transaction writes a row twice (the xmin alone would not: a pull
 # run inside a longer transaction, as the tests do, would miss the second write).
@@ -71,9 +60,10 @@ class ElementEntry:
 
 
 class ElementSnapshot:
-    """The Available (or other status) elements of one queue database, as of the last refresh."""
+    """The elements of one queue database in one status, as of the last refresh."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, queue_id: int, database: str, status: str) -> None:
+        self.key = {"queue_id": queue_id, "database": database, "status": status}
         self.entries: dict[int, ElementEntry] = {}
         self._memos: dict[str, engine.MatchMemo] = {}
         self._reader = ElementReader()
@@ -92,47 +82,56 @@ class ElementSnapshot:
             found = self._memos[use] = engine.MatchMemo()
         return found
 
-    def refresh(self, *, queue_id: int, database: str, status: str) -> list[ElementEntry]:
-        """The rows as the database has them now, in primary-key order; reads only what changed."""
-        queryset = WMCoreElement.objects.filter(queue_id=queue_id, database=database, Status=status)
-        found = _versions(queue_id=queue_id, database=database, status=status)
-        if found is None:
-            rows = element_rows(queryset, "request_id")
-            present: set[int] | None = {row["pk"] for row in rows}
-            version_of: dict[int, str] = {}
-            gone_now: set[int] = set()
-        else:
-            current, request_versions = found
-            # new rows, rewritten rows and rows of a rewritten request, by set differences (no loop over the rows)
-            fresh = [_fields(row) for row in current - self._held]
-            stale = {pk for pk, _, _ in fresh}
-            left = {int(row.split(" ", 1)[0]) for row in self._held - current} - stale
-            held_versions = self._request_versions
-            changed = {rid for rid, version in request_versions.items() if held_versions.get(rid, version) != version}
-            if changed:
-                fresh += [fields for fields in map(_fields, current) if fields[2] in changed and fields[0] not in stale]
-                stale = {pk for pk, _, _ in fresh}
-            rows = self._read(queryset, sorted(stale), whole=len(stale) == len(current))
-            if len(rows) > len(stale):  # a whole read may see rows inserted since the versions were read: not yet
-                rows = [row for row in rows if row["pk"] in stale]
-            # gone: held rows no longer there, and rows that left between the two reads
-            gone_now = left | (stale - {row["pk"] for row in rows})
-            present = None
-            version_of = {pk: version for pk, version, _ in fresh}
-            self._held, self._request_versions = current, request_versions
+    @contextmanager
+    def held(self):
+        """For one pull: the snapshot locked, the cyclic collector paused (see engine.collector_paused) and the
+        rows refreshed; yields the entries by element id, in primary-key order."""
+        with self.lock, engine.collector_paused():
+            yield self.refresh()
+
+    def refresh(self) -> dict[str, ElementEntry]:
+        """The rows as the database has them now, by element id in primary-key order; reads only what changed."""
+        key = self.key
+        queryset = WMCoreElement.objects.filter(
+            queue_id=key["queue_id"], database=key["database"], Status=key["status"]
+        )
+        found = _versions(**key)
+        rows, version_of, gone = self._every_row(queryset) if found is None else self._changed_rows(queryset, *found)
         self.last_read = len(rows)
         if len(self._reader) > 8 * len(self.entries) + 10_000:
             self._reader = ElementReader()  # texts of elements long gone
         added = self._take(rows, version_of)
-        if present is None:
-            gone = [pk for pk in gone_now if pk in self.entries]
-        else:
-            gone = [pk for pk in self.entries if pk not in present]
         for pk in gone:
             del self.entries[pk]
         if gone or added or len(self._order) != len(self.entries):
             self._order = sorted(self.entries)
-        return [self.entries[pk] for pk in self._order]
+        entries = self.entries
+        return {entry.element_id: entry for entry in map(entries.__getitem__, self._order)}
+
+    def _every_row(self, queryset) -> tuple[list[dict[str, Any]], dict[int, str], list[int]]:
+        """Without row versions: every row read again (its content is its version); the rest are gone."""
+        rows = element_rows(queryset, "request_id")
+        present = {row["pk"] for row in rows}
+        return rows, {}, [pk for pk in self.entries if pk not in present]
+
+    def _changed_rows(self, queryset, current: set[str], request_versions: dict[int, str]):
+        """With row versions: only the new rows, rewritten rows and rows of a rewritten request are read, found by
+        set differences (no loop over the rows); gone are the held rows no longer there and those that left
+        between the two reads."""
+        fresh = [_fields(row) for row in current - self._held]
+        stale = {pk for pk, _, _ in fresh}
+        left = {int(row.split(" ", 1)[0]) for row in self._held - current} - stale
+        held_versions = self._request_versions
+        changed = {rid for rid, version in request_versions.items() if held_versions.get(rid, version) != version}
+        if changed:
+            fresh += [fields for fields in map(_fields, current) if fields[2] in changed and fields[0] not in stale]
+            stale = {pk for pk, _, _ in fresh}
+        rows = self._read(queryset, sorted(stale), whole=len(stale) == len(current))
+        if len(rows) > len(stale):  # a whole read may see rows inserted since the versions were read: not yet
+            rows = [row for row in rows if row["pk"] in stale]
+        self._held, self._request_versions = current, request_versions
+        gone = left | (stale - {row["pk"] for row in rows})
+        return rows, {pk: version for pk, version, _ in fresh}, [pk for pk in gone if pk in self.entries]
 
     def note_written(self, written: dict[int, tuple[str, str]]) -> None:
         """The stuck reasons a pull wrote (pk → reason, digest): the rows stay held at their new version instead
@@ -221,12 +220,12 @@ _SNAPSHOTS_LOCK = threading.Lock()
 
 
 def element_snapshot(*, queue_id: int, database: str = "queue", status: str = "Available") -> ElementSnapshot:
-    """This process's snapshot of one queue database's elements in one status (refresh it before use)."""
+    """This process's snapshot of one queue database's elements in one status (use it through `held()`)."""
     key = (queue_id, database, status)
     with _SNAPSHOTS_LOCK:
         snapshot = _SNAPSHOTS.get(key)
         if snapshot is None:
-            snapshot = _SNAPSHOTS[key] = ElementSnapshot()
+            snapshot = _SNAPSHOTS[key] = ElementSnapshot(queue_id=queue_id, database=database, status=status)
             if len(_SNAPSHOTS) > SNAPSHOTS_KEPT:
                 _SNAPSHOTS.popitem(last=False)
         _SNAPSHOTS.move_to_end(key)
