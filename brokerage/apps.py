@@ -9,4 +9,4 @@ class BrokerageConfig(AppConfig):
 
     def ready(self) -> None:
         # The Celery app must exist before any @shared_task is used, in the web server as in the workers.
-        from . import celery, checks, signals  # noqa: F401
+        from . import celery, checks, db_session, signals  # noqa: F401

@@ -6,3 +6,7 @@ from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "brokerage.settings.production")
 application = get_asgi_application()
+
+from brokerage.db_session import database_role_set  # noqa: E402  (needs the apps loaded above)
+
+database_role_set("web")

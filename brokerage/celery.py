@@ -1,11 +1,41 @@
-"""The Celery application: configuration from Django settings (CELERY_*), tasks discovered in installed apps."""
+"""The Celery application: configuration from Django settings (CELERY_*), tasks discovered in installed apps.
 
+Two promises of the worker processes live here, beside the app:
+- their database connections carry the cycles' lock and statement timeouts (brokerage.db_session);
+- a task never leaves behind what it held. A worker process runs one task at a time (prefork or solo pool), so
+  when a task returns or raises, any cycle this process still has running ended without closing, and any task
+  claim or process lock it still holds is stale: `worker_leftovers_release` closes and frees them at once,
+  instead of waiting for the process to die (issue 31: a deadlock in a claim's release left a cycle running and
+  13 tasks claimed by a live worker for the 30-minute lock timeout).
+"""
+
+import logging
 import os
 
 from celery import Celery
+from celery.signals import task_postrun, worker_init, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "brokerage.settings.development")
 
 app = Celery("brokerage")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@worker_init.connect
+@worker_process_init.connect
+def _worker_database_role(**kwargs) -> None:
+    from brokerage.db_session import database_role_set
+
+    database_role_set("cycle")
+
+
+@task_postrun.connect
+def _worker_leftovers(task=None, retval=None, state=None, **kwargs) -> None:
+    from brokerage.services.locks import worker_leftovers_release
+
+    error = f"{type(retval).__name__}: {retval}" if isinstance(retval, BaseException) else ""
+    try:
+        worker_leftovers_release(task_name=getattr(task, "name", "") or "", error=error)
+    except Exception:  # the database is away: the heartbeat sweep frees them once this process is judged gone
+        logging.getLogger(__name__).exception("what %s left could not be released", getattr(task, "name", task))

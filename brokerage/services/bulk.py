@@ -4,6 +4,12 @@ Django's bulk_update writes one CASE … WHEN per column, which grows quadratica
 (a cycle that picks 50,000 files spends seconds there). `UPDATE … FROM (VALUES …)` joins the new values
 instead; PostgreSQL and SQLite (3.33 and later) both understand it and both name the VALUES columns column1,
 column2, … On PostgreSQL the values travel as one array per column (`FROM unnest(…)`) instead.
+
+One lock order. A statement that changes several rows locks them in whatever order its plan reads them, so two
+such statements over the same tasks (a bulk progress update and a status move, seen in issue 31 as 15 deadlocks
+an hour) can each hold a row the other wants. Every writer of several rows therefore first locks them with
+`rows_lock`, in ascending primary key, in the transaction that changes them; a writer that can leave a busy row
+for its next round says `skip_locked` and never waits at all.
 """
 
 from __future__ import annotations
@@ -11,16 +17,56 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from django.db import connection, models
+from django.db import connection, models, transaction
 
 ROWS_PER_STATEMENT = 2000
 ROWS_PER_ARRAY_STATEMENT = 20000
 
 
-def bulk_update_values(model: type[models.Model], *, fields: Sequence[str], rows: Iterable[tuple[Any, ...]]) -> int:
+def rows_lock(model: type[models.Model], ids: Iterable[Any], *, skip_locked: bool = False) -> list[Any]:
+    """Locks the rows of `model` with these primary keys in ascending order (the one lock order) and returns the
+    keys of those that exist and were locked, ascending. `skip_locked`: rows another transaction holds are left
+    out instead of waited for. Call it inside the transaction that writes them; SQLite takes the whole database
+    at BEGIN IMMEDIATE, so there it only filters and sorts."""
+    ids = sorted(set(ids))
+    if not ids or not connection.features.has_select_for_update:
+        return ids
+    skip = skip_locked and connection.features.has_select_for_update_skip_locked
+    locked: list[Any] = []
+    for start in range(0, len(ids), ROWS_PER_ARRAY_STATEMENT):  # ascending chunks keep the order whole
+        chunk = ids[start : start + ROWS_PER_ARRAY_STATEMENT]
+        queryset = model._default_manager.filter(pk__in=chunk).order_by("pk").select_for_update(skip_locked=skip)
+        locked += queryset.values_list("pk", flat=True)
+    return locked
+
+
+def rows_update(
+    model: type[models.Model], ids: Iterable[Any], *, skip_locked: bool = False, **values: Any
+) -> list[Any]:
+    """Sets the same `values` on the rows with these primary keys, locked first in the one lock order. Returns the
+    keys updated (without the busy rows when `skip_locked`)."""
+    with transaction.atomic():
+        locked = rows_lock(model, ids, skip_locked=skip_locked)
+        if locked:
+            model._default_manager.filter(pk__in=locked).update(**values)
+    return locked
+
+
+def bulk_update_values(
+    model: type[models.Model], *, fields: Sequence[str], rows: Iterable[tuple[Any, ...]], skip_locked: bool = False
+) -> int:
     """Sets `fields` on the rows of `model` whose primary key is the first item of each tuple, the other items
-    being the new values in the order of `fields`. Returns the number of rows updated."""
+    being the new values in the order of `fields`. The rows are locked first in the one lock order (`rows_lock`);
+    with `skip_locked` the rows another transaction holds keep their values. Returns the number of rows updated."""
     rows = list(rows)
+    if not rows:
+        return 0
+    with transaction.atomic():
+        locked = set(rows_lock(model, (row[0] for row in rows), skip_locked=skip_locked))
+        return _update_values(model, fields=fields, rows=[row for row in rows if row[0] in locked])
+
+
+def _update_values(model: type[models.Model], *, fields: Sequence[str], rows: list[tuple[Any, ...]]) -> int:
     if not rows:
         return 0
     meta = model._meta

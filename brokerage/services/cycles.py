@@ -17,6 +17,7 @@ from brokerage.grid_clock import grid_minutes
 from brokerage.models import BrokerageCycle, GlobalShare, Task
 from brokerage.plugins import plugin_registry
 from brokerage.selectors.gdpconfig import gdpconfig_view
+from brokerage.services.bulk import rows_lock
 from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_store_many, worker_name
 from brokerage.services.heartbeat import holders_gone, worker_heartbeat_start
 from brokerage.services.locks import lock_timeout
@@ -100,15 +101,19 @@ def task_claim(*, candidates: QuerySet, now: datetime, owner: str, limit: int) -
 
 
 def task_claim_release(*, task_ids: list[int], owner: str) -> None:
-    """Gives back the claims `owner` still holds."""
-    Task.objects.filter(pk__in=task_ids, lockedBy=owner[:40]).update(lockedBy="", lockedTime=None)
+    """Gives back the claims `owner` still holds (rows locked in the one lock order)."""
+    with transaction.atomic():
+        held = Task.objects.filter(pk__in=rows_lock(Task, task_ids), lockedBy=owner[:40])
+        held.update(lockedBy="", lockedTime=None)
 
 
 def brokerage_pending_mark(*, pending: list[int], assigned: list[int], now: datetime) -> None:
     """Keeps Task.brokeragePendingSince: set when the brokerage first leaves a task pending, cleared when it
-    succeeds (the watchdog exhausts tasks pending too long)."""
-    Task.objects.filter(pk__in=pending, brokeragePendingSince__isnull=True).update(brokeragePendingSince=now)
-    Task.objects.filter(pk__in=assigned, brokeragePendingSince__isnull=False).update(brokeragePendingSince=None)
+    succeeds (the watchdog exhausts tasks pending too long). Both sets locked at once, in the one lock order."""
+    with transaction.atomic():
+        rows_lock(Task, [*pending, *assigned])
+        Task.objects.filter(pk__in=pending, brokeragePendingSince__isnull=True).update(brokeragePendingSince=now)
+        Task.objects.filter(pk__in=assigned, brokeragePendingSince__isnull=False).update(brokeragePendingSince=None)
 
 
 def task_brokerage_cycle_run(*, now: datetime, limit: int = 500) -> BrokerageCycle:
@@ -152,7 +157,7 @@ def task_brokerage_cycle_run(*, now: datetime, limit: int = 500) -> BrokerageCyc
         )
     except Exception as error:
         logger.exception("task brokerage cycle %s failed", cycle.pk)
-        task_claim_release(task_ids=claimed, owner=owner)
         return cycle_finish(cycle=cycle, now=now, error=f"{type(error).__name__}: {error}")
-    task_claim_release(task_ids=claimed, owner=owner)
+    finally:  # whatever happened, even in cycle_finish (brokerage.tasks closes a cycle left running)
+        task_claim_release(task_ids=claimed, owner=owner)
     return cycle_finish(cycle=cycle, now=now)

@@ -432,7 +432,8 @@ def task_queue_index() -> TaskQueueIndex:
     if version is None:
         cache.add(VERSION_KEY, uuid.uuid4().hex, None)
         version = cache.get(VERSION_KEY)
-    if _INDEX is None or _INDEX.version != version:
+    # no version (the cache is unreachable): other processes' changes cannot be seen, so the index is read anew
+    if _INDEX is None or version is None or _INDEX.version != version:
         _INDEX = TaskQueueIndex(version)
     return _INDEX
 

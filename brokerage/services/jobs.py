@@ -41,7 +41,7 @@ from brokerage.models import (
     WorkQueue,
 )
 from brokerage.plugins import plugin_registry
-from brokerage.services.bulk import bulk_update_values
+from brokerage.services.bulk import bulk_update_values, rows_lock
 from brokerage.services.counters import dataset_counters_refresh
 from brokerage.services.cycles import brokerage_pending_mark, cycle_gdpconfig, task_claim, task_claim_release
 from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_store_many, worker_name
@@ -299,14 +299,17 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
             items.append(DecisionToStore(decision, task_id=task["jediTaskID"], jobset_id=jobset_id))
             plans.append((task, [JobChunk((), merge.input_bytes, None)], jobset_id, decision, merge))
         with transaction.atomic():
+            # every task this transaction writes, locked at once in the one lock order (services.bulk): the
+            # later statements then never wait on a task while holding another
+            rows_lock(Task, [task["jediTaskID"] for task, *_ in plans])
             decision_store_many(cycle=cycle, items=items, frame=frame)
             file_info = {row["fileID"]: row for rows in files.values() for row in rows}
             _apply(plans=plans, queues=base.queues, work_queue=work_queue, files=file_info, now=now)
     except Exception as error:
         logger.exception("job generation cycle %s failed", cycle.pk)
-        task_claim_release(task_ids=claimed, owner=owner)
         return cycle_finish(cycle=cycle, now=now, error=f"{type(error).__name__}: {error}")
-    task_claim_release(task_ids=claimed, owner=owner)
+    finally:  # whatever happened, even in cycle_finish (brokerage.tasks closes a cycle left running)
+        task_claim_release(task_ids=claimed, owner=owner)
     return cycle_finish(cycle=cycle, now=now)
 
 

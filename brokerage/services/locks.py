@@ -7,6 +7,7 @@ claims (services.cycles.task_claim), and the sweep marks the cycles a lost worke
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -15,7 +16,10 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import Greatest
 
 from brokerage.models import BrokerageCycle, ProcessLock, Task
+from brokerage.services.bulk import rows_update
 from brokerage.services.heartbeat import holders_gone, worker_heartbeat_start
+
+logger = logging.getLogger(__name__)
 
 
 def _lock_filter(*, vo: str, prod_source_label: str, work_queue_id: int, cloud: str, resource_type: str) -> dict:
@@ -95,8 +99,38 @@ def process_lock_expire(*, now: datetime, timeout_minutes: int | None = None) ->
     gone = holders_gone(holders)
     deleted, _ = ProcessLock.objects.filter(Q(lockedTime__lt=now - timeout) | Q(lockedBy__in=gone)).delete()
     if gone:
-        Task.objects.filter(lockedBy__in=gone).update(lockedBy="", lockedTime=None)
+        # a row busy elsewhere keeps its claim until the next sweep: the sweep never waits
+        rows_update(
+            Task,
+            Task.objects.filter(lockedBy__in=gone).values_list("pk", flat=True),
+            skip_locked=True,
+            lockedBy="",
+            lockedTime=None,
+        )
         BrokerageCycle.objects.filter(status="running", worker__in=gone).update(
             status="failed", finished=Greatest(F("started"), Value(now)), error="worker lost: its heartbeat stopped"
         )
     return deleted
+
+
+def worker_leftovers_release(*, task_name: str, error: str = "", worker: str | None = None) -> dict[str, int]:
+    """After a Celery task in this worker process returned or raised: the cycles the process still has running
+    are closed as failed (they ended without closing), its task claims are given back and its process locks
+    deleted. Only valid where a process runs one task at a time (prefork or solo pool). Returns the counts."""
+    from django.utils import timezone
+
+    from brokerage.services.decisions import worker_name
+
+    worker = worker or worker_name()
+    now = timezone.now()
+    why = f"ended without closing in {task_name or 'a task'}" + (f": {error}" if error else "")
+    cycles = BrokerageCycle.objects.filter(status="running", worker=worker).update(
+        status="failed", finished=Greatest(F("started"), Value(now)), error=why[:2000]
+    )
+    claims = rows_update(
+        Task, Task.objects.filter(lockedBy=worker).values_list("pk", flat=True), lockedBy="", lockedTime=None
+    )
+    locks, _ = ProcessLock.objects.filter(lockedBy=worker).delete()
+    if cycles or claims or locks:
+        logger.warning("%s left %d cycles running, %d claims and %d locks: released", why, cycles, len(claims), locks)
+    return {"cycles": cycles, "claims": len(claims), "locks": locks}

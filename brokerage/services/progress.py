@@ -87,10 +87,12 @@ def task_completion_check(*, now: datetime) -> dict[str, list[int]]:
             per_task[row["task_id"]][key] += row[key]
         datasets.add(row["dataset_id"])
     dataset_counters_refresh(dataset_ids=datasets, now=now)
+    # progress is rewritten every round: a task another transaction holds keeps its value until the next one
     bulk_update_values(
         Task,
         fields=("progress",),
         rows=[(pk, c["finished"] * 100 // c["total"]) for pk, c in per_task.items() if c["total"]],
+        skip_locked=True,
     )
     tasks = dict(Task.objects.filter(pk__in=list(per_task)).values_list("pk", "status"))
     finishing = [pk for pk, status in tasks.items() if status == "finishing"]
@@ -113,6 +115,7 @@ def task_completion_check(*, now: datetime) -> dict[str, list[int]]:
             moves={pk: ("running", "scouts used every input file") for pk in scouted},
             actor=ACTOR,
             now=now,
+            skip_locked=True,
         )
     for status, sources, reason in (
         ("running", ("running", "scouted"), "every input file processed"),
@@ -123,6 +126,7 @@ def task_completion_check(*, now: datetime) -> dict[str, list[int]]:
             moves={pk: ("prepared", reason) for pk in complete if tasks[pk] in sources},
             actor=ACTOR,
             now=now,
+            skip_locked=True,  # a task busy elsewhere is closed in the next round
         )
     outcomes: dict[str, dict[int, tuple[str, str]]] = defaultdict(dict)
     for pk, c in complete.items():
@@ -135,8 +139,9 @@ def task_completion_check(*, now: datetime) -> dict[str, list[int]]:
     closed = {}
     for outcome, moves in outcomes.items():
         closed[outcome] = task_status_transition_many(from_status="prepared", moves=moves, actor=ACTOR, now=now)
+    ended = {pk for ids in closed.values() for pk in ids}
     Dataset.objects.filter(
-        task_id__in=[pk for pk in complete if tasks[pk] != "finishing"],
+        task_id__in=[pk for pk in complete if tasks[pk] != "finishing" and pk in ended],
         master__isnull=True,
         type__in=("input", "pseudo_input"),
         status="ready",

@@ -8,6 +8,7 @@ from django.db import transaction
 
 from brokerage.models import GlobalShareSnapshot, Task
 from brokerage.selectors.shares import global_share_usage, work_queue_rules
+from brokerage.services.bulk import rows_lock
 from brokerage.shares import ATTRIBUTES, work_queue_for
 
 # the task columns the criteria language may name
@@ -29,6 +30,7 @@ def task_work_queue_assign(*, task_ids: list[int] | None = None) -> dict[int, in
     for task_id, queue_id in chosen.items():
         by_queue.setdefault(queue_id, []).append(task_id)
     with transaction.atomic():
+        rows_lock(Task, chosen)  # every task of the call at once, in the one lock order
         for queue_id, ids in by_queue.items():
             Task.objects.filter(pk__in=ids).update(workQueue_id=queue_id)
     return chosen

@@ -50,13 +50,16 @@ def task_status_transition_many(
     actor: str = "",
     now: datetime | None = None,
     extra: dict[int, dict] | None = None,
+    skip_locked: bool = False,
 ) -> list[int]:
     """Moves many tasks out of `from_status` at once: task id → (new status, reason), plus optional other
     columns per task. Each move is checked against the task state machine first (IllegalTransition for any
     illegal one, nothing changed); rows no longer in `from_status` (moved by someone else meanwhile) are left
-    alone. Returns the ids moved. One update per distinct target and one bulk insert of log rows."""
+    alone, and so are, with `skip_locked`, rows another transaction holds (a sweep that comes again). The rows
+    are locked in ascending jediTaskID, the one lock order (services.bulk). Returns the ids moved. One update per
+    distinct target and one bulk insert of log rows."""
     from brokerage.models import Task, TaskStatusLog
-    from brokerage.services.bulk import bulk_update_values
+    from brokerage.services.bulk import bulk_update_values, rows_lock
     from brokerage.states import TASK
 
     now = now or timezone.now()
@@ -64,9 +67,8 @@ def task_status_transition_many(
         TASK.check(from_status, new_status, identifier=task_id)
     moved: list[int] = []
     with transaction.atomic():
-        still_there = set(
-            Task.objects.select_for_update().filter(pk__in=list(moves), status=from_status).values_list("pk", flat=True)
-        )
+        locked = rows_lock(Task, moves, skip_locked=skip_locked)
+        still_there = set(Task.objects.filter(pk__in=locked, status=from_status).values_list("pk", flat=True))
         by_target: dict[str, list[int]] = {}
         for task_id in still_there:
             by_target.setdefault(moves[task_id][0], []).append(task_id)
@@ -122,6 +124,7 @@ def job_status_transition_many(
         rows = list(
             Job.objects.select_for_update()
             .filter(pk__in=job_ids, jobStatus=from_status)
+            .order_by("pk")  # the one lock order (services.bulk)
             .values_list("pk", "computingSite")
         )
         moved = [pk for pk, _ in rows]

@@ -118,7 +118,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 def cache_from_url(url: str) -> dict:
     """CACHE_URL: redis://… (shared by all processes), locmem://, or file:///path (the default, under var/)."""
     if url.startswith(("redis://", "rediss://")):
-        return {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}
+        return {"BACKEND": "brokerage.cache_backends.ResilientRedisCache", "LOCATION": url}
     if url.startswith("locmem://"):
         return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": url[len("locmem://") :]}
     if url.startswith("file://"):
@@ -175,6 +175,10 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A message that cannot be sent because the broker is away (beat's periodic runs, a dispatch's cycles) is sent
+# again for about a minute and a half instead of being dropped with "Couldn't apply scheduled task".
+CELERY_TASK_PUBLISH_RETRY = True
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 20, "interval_start": 0.5, "interval_step": 1, "interval_max": 5}
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
@@ -251,6 +255,16 @@ PROCESS_LOCK_TIMEOUT_MINUTES = int(os.environ.get("PROCESS_LOCK_TIMEOUT_MINUTES"
 HEARTBEAT_SECONDS = float(os.environ.get("HEARTBEAT_SECONDS", "20"))
 HEARTBEAT_STALE_SECONDS = float(os.environ.get("HEARTBEAT_STALE_SECONDS", "60"))
 INTEGRITY_CHECK_MINUTES = int(os.environ.get("INTEGRITY_CHECK_MINUTES", "10"))
+
+# Bounded waits on PostgreSQL (brokerage.db_session), milliseconds, 0 for none. A web request gives up a row lock
+# after DB_WEB_LOCK_TIMEOUT_MS (the page or the API answers 409 "busy") and a query after
+# DB_WEB_STATEMENT_TIMEOUT_MS (503), well inside gunicorn's 30-s worker timeout; a cycle gives up a row lock after
+# DB_CYCLE_LOCK_TIMEOUT_MS (it records itself failed, releases its claims and is retried) and a statement after
+# DB_CYCLE_STATEMENT_TIMEOUT_MS. Cycles skip rows others hold wherever they can (SKIP LOCKED), so they rarely wait.
+DB_WEB_LOCK_TIMEOUT_MS = int(os.environ.get("DB_WEB_LOCK_TIMEOUT_MS", "3000"))
+DB_WEB_STATEMENT_TIMEOUT_MS = int(os.environ.get("DB_WEB_STATEMENT_TIMEOUT_MS", "15000"))
+DB_CYCLE_LOCK_TIMEOUT_MS = int(os.environ.get("DB_CYCLE_LOCK_TIMEOUT_MS", "10000"))
+DB_CYCLE_STATEMENT_TIMEOUT_MS = int(os.environ.get("DB_CYCLE_STATEMENT_TIMEOUT_MS", "600000"))
 
 # Brokerage plugins, by dotted path: ours, then any an organisation adds (comma-separated in the environment).
 BROKERAGE_PLUGINS = [

@@ -116,3 +116,44 @@ class TestGoneHolders:
         )
         assert taken == [orphan.pk]
         assert Task.objects.get(pk=busy.pk).lockedBy == "alive:2"
+
+
+def test_what_a_task_left_behind_is_released_when_it_ends():
+    """brokerage.celery calls this after every task: a cycle this process still has running ended without
+    closing, and its claims and process locks are stale (issue 31: a live worker kept 13 claims for 30 minutes)."""
+    from brokerage.services.decisions import worker_name
+    from brokerage.services.locks import worker_leftovers_release
+
+    me = worker_name()
+    cycle = BrokerageCycle.objects.create(plugin="atlas_prod_task", started=NOW, status="running", worker=me)
+    other_cycle = BrokerageCycle.objects.create(plugin="atlas_prod_task", started=NOW, status="running", worker="b:2")
+    mine = [factories.TaskFactory(status="assigning", lockedBy=me, lockedTime=NOW) for _ in range(3)]
+    theirs = factories.TaskFactory(status="assigning", lockedBy="b:2", lockedTime=NOW)
+    factories.ProcessLockFactory(lockedBy=me, lockedTime=NOW)
+    factories.ProcessLockFactory(lockedBy="b:2", lockedTime=NOW)
+
+    counts = worker_leftovers_release(task_name="brokerage.tasks.job_generation_cycle_task", error="DeadlockDetected")
+    assert counts == {"cycles": 1, "claims": 3, "locks": 1}
+    cycle.refresh_from_db()
+    assert cycle.status == "failed"
+    assert cycle.error == "ended without closing in brokerage.tasks.job_generation_cycle_task: DeadlockDetected"
+    assert not Task.objects.filter(pk__in=[t.pk for t in mine]).exclude(lockedBy="").exists()
+    # another process's work is not touched
+    assert Task.objects.get(pk=theirs.pk).lockedBy == "b:2"
+    assert BrokerageCycle.objects.get(pk=other_cycle.pk).status == "running"
+    assert list(ProcessLock.objects.values_list("lockedBy", flat=True)) == ["b:2"]
+    assert worker_leftovers_release(task_name="x") == {"cycles": 0, "claims": 0, "locks": 0}
+
+
+def test_claims_are_released_even_when_closing_the_cycle_fails(monkeypatch):
+    from brokerage.services import cycles
+
+    tasks = [factories.TaskFactory(status="assigning") for _ in range(2)]
+
+    def broken_finish(**kwargs):
+        raise RuntimeError("database went away while closing")
+
+    monkeypatch.setattr(cycles, "cycle_finish", broken_finish)
+    with pytest.raises(RuntimeError):
+        cycles.task_brokerage_cycle_run(now=timezone.now())
+    assert not Task.objects.filter(pk__in=[t.pk for t in tasks]).exclude(lockedBy="").exists()

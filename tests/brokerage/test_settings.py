@@ -92,7 +92,7 @@ def test_postgres_url_is_parsed():
 @pytest.mark.parametrize(
     ("url", "backend"),
     [
-        ("redis://cache:6379/1", "django.core.cache.backends.redis.RedisCache"),
+        ("redis://cache:6379/1", "brokerage.cache_backends.ResilientRedisCache"),
         ("locmem://x", "django.core.cache.backends.locmem.LocMemCache"),
         ("file:///tmp/c", "django.core.cache.backends.filebased.FileBasedCache"),
     ],
