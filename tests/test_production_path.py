@@ -76,7 +76,9 @@ def worker_environment(redis_socket, tmp_path) -> dict:
     return env
 
 
-def start_workers(env, tmp_path, count=2):
+def start_workers(env, tmp_path, count=2, concurrency=None):
+    """`count` worker processes, each with the solo pool or a prefork pool of `concurrency` processes."""
+    pool = ["--pool", "solo"] if concurrency is None else ["--pool", "prefork", "--concurrency", str(concurrency)]
     return [
         subprocess.Popen(
             [
@@ -86,8 +88,7 @@ def start_workers(env, tmp_path, count=2):
                 "-A",
                 "brokerage.celery",
                 "worker",
-                "--pool",
-                "solo",
+                *pool,
                 "--hostname",
                 f"w{index}@test",
                 "--loglevel",

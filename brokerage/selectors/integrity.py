@@ -84,7 +84,10 @@ def _state_log_findings() -> list[Finding]:
     findings = []
     for model, log, link in LOGGED:
         status_field = model.STATUS_FIELD
-        last = log.objects.filter(**{link: OuterRef("pk")}).order_by("-timestamp", "-id").values("new_status")[:1]
+        # the last log row by the sequence, the one clock of every writer: a row's log rows are written under its
+        # row lock, so their ids follow the moves, while their timestamps are each cycle's own `now` (issue 31:
+        # two workers wrote prepared at .952 and finished at .948, and the check cried wolf)
+        last = log.objects.filter(**{link: OuterRef("pk")}).order_by("-id").values("new_status")[:1]
         rows = (
             model.objects.annotate(logged=Subquery(last))
             .filter(logged__isnull=False)

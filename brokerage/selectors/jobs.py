@@ -124,7 +124,7 @@ def job_detail(*, job_id: int, now: datetime) -> dict[str, Any] | None:
         timeout = job_timeout_states(job_ids=[job_id], now=now).get(job_id)
     return {
         "job": job,
-        "history": list(JobStatusLog.objects.filter(job_id=job_id).order_by("timestamp", "pk")),
+        "history": list(JobStatusLog.objects.filter(job_id=job_id).order_by("pk")),
         "decision": decision,
         "why_here": why_here,
         "files": list(

@@ -197,7 +197,7 @@ def task_headline(task: Task, panels: list[dict[str, Any]], *, now: datetime) ->
     times are those the system acts on (brokerage.grid_clock)."""
     since = (
         TaskStatusLog.objects.filter(task_id=task.pk, new_status=task.status)
-        .order_by("-timestamp", "-pk")
+        .order_by("-pk")  # the moves' own order (selectors.integrity)
         .values_list("timestamp", flat=True)
         .first()
     )
@@ -319,7 +319,7 @@ def task_detail(*, task_id: int, now: datetime, decision_id: int | None = None) 
     timeout_states = job_timeout_states(job_ids=oldest_active, now=now) if oldest_active else {}
     return {
         "task": task,
-        "timeline": list(TaskStatusLog.objects.filter(task_id=task_id).order_by("timestamp", "pk")),
+        "timeline": list(TaskStatusLog.objects.filter(task_id=task_id).order_by("pk")),
         "jobs_by_status": jobs_by_status,
         "jobs_total": sum(by_status.values()),
         "jobs_by_queue": by_queue,

@@ -9,7 +9,9 @@ One lock order. A statement that changes several rows locks them in whatever ord
 such statements over the same tasks (a bulk progress update and a status move, seen in issue 31 as 15 deadlocks
 an hour) can each hold a row the other wants. Every writer of several rows therefore first locks them with
 `rows_lock`, in ascending primary key, in the transaction that changes them; a writer that can leave a busy row
-for its next round says `skip_locked` and never waits at all.
+for its next round says `skip_locked` and never waits at all. The locks are FOR NO KEY UPDATE, the lock an UPDATE
+of non-key columns takes: it does not conflict with the KEY SHARE lock a foreign-key check takes on the parent of
+an inserted row (a FOR UPDATE on a task did: the simulator's job and log inserts deadlocked with it).
 """
 
 from __future__ import annotations
@@ -35,7 +37,9 @@ def rows_lock(model: type[models.Model], ids: Iterable[Any], *, skip_locked: boo
     locked: list[Any] = []
     for start in range(0, len(ids), ROWS_PER_ARRAY_STATEMENT):  # ascending chunks keep the order whole
         chunk = ids[start : start + ROWS_PER_ARRAY_STATEMENT]
-        queryset = model._default_manager.filter(pk__in=chunk).order_by("pk").select_for_update(skip_locked=skip)
+        queryset = (
+            model._default_manager.filter(pk__in=chunk).order_by("pk").select_for_update(skip_locked=skip, no_key=True)
+        )
         locked += queryset.values_list("pk", flat=True)
     return locked
 

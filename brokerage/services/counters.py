@@ -14,10 +14,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db import transaction
 from django.db.models import Count, Q, Sum
 
 from brokerage.models import Dataset, DatasetFile
-from brokerage.services.bulk import bulk_update_values
+from brokerage.services.bulk import bulk_update_values, rows_lock
 from brokerage.states import INPUT_TYPES
 
 # an input file is used once a job has taken it, and stays used through its outcome; back to ready (a retry, a
@@ -61,7 +62,18 @@ def dataset_counters_from_files(*, dataset_ids: Iterable[int]) -> dict[int, Data
 
 
 def dataset_counters_refresh(*, dataset_ids: Iterable[int], now: datetime) -> int:
-    """Sets the counters of these input datasets from their files; returns how many changed."""
+    """Sets the counters of these input datasets from their files; returns how many changed.
+
+    The datasets are locked (in the one lock order) before their files are counted: two transactions that each
+    moved a file of one dataset would otherwise each count without the other's file and the later write would
+    lose one (issue 31, two workers: nFilesFinished 30 where the files give 32). Locked first, the second waits
+    for the first to commit and then counts both."""
+    with transaction.atomic():
+        locked = rows_lock(Dataset, dataset_ids)
+        return _refresh(locked, now)
+
+
+def _refresh(dataset_ids: list[int], now: datetime) -> int:
     wanted = dataset_counters_from_files(dataset_ids=dataset_ids)
     if not wanted:
         return 0

@@ -94,7 +94,7 @@ def task_claim(*, candidates: QuerySet, now: datetime, owner: str, limit: int) -
     with transaction.atomic():
         candidates = candidates.filter(Q(lockedBy="") | Q(lockedTime__lt=now - lock_timeout()) | Q(lockedBy__in=gone))
         if connection.features.has_select_for_update_skip_locked:
-            candidates = candidates.select_for_update(skip_locked=True)
+            candidates = candidates.select_for_update(skip_locked=True, no_key=True)
         ids = list(candidates.values_list("pk", flat=True)[:limit])
         Task.objects.filter(pk__in=ids).update(lockedBy=owner[:40], lockedTime=now)
     return ids

@@ -242,7 +242,7 @@ def _claim(task_queue_id: int, priority: float, rng: random.Random, resource: Re
             "jobID"
         )
         if connection.features.has_select_for_update_skip_locked:
-            first = first.select_for_update(skip_locked=True)
+            first = first.select_for_update(skip_locked=True, no_key=True)
         ids = list(first.values_list("jobID", flat=True)[:first_jobs])
         rng.shuffle(ids)
         for job_id in ids:

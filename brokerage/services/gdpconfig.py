@@ -128,12 +128,12 @@ def gdpconfig_save(
     now = timezone.now()
     if instance is None or instance.pk is None:
         instance = (
-            GdpConfig.objects.select_for_update()
+            GdpConfig.objects.select_for_update(no_key=True)
             .filter(app=data.app, component=data.component, key=data.key, vo=data.vo)
             .first()
         )
     else:
-        instance = GdpConfig.objects.select_for_update().get(pk=instance.pk)
+        instance = GdpConfig.objects.select_for_update(no_key=True).get(pk=instance.pk)
         other = (
             GdpConfig.objects.filter(app=data.app, component=data.component, key=data.key, vo=data.vo)
             .exclude(pk=instance.pk)

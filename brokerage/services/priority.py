@@ -55,7 +55,9 @@ def task_priority_boost(*, now: datetime) -> list[int]:
     if not chosen:
         return []
     with transaction.atomic():
-        tasks = list(Task.objects.select_for_update().filter(pk__in=chosen).order_by("pk"))  # the one lock order
+        tasks = list(
+            Task.objects.select_for_update(no_key=True).filter(pk__in=chosen).order_by("pk")
+        )  # the one lock order
         logs = []
         for task in tasks:
             fraction, jobs_left = progress[task.pk]

@@ -31,7 +31,7 @@ def status_transition(
     machine = obj.state_machine
     machine.require_known(new_status)
     with transaction.atomic():
-        current = model.objects.select_for_update().values_list(status_field, flat=True).get(pk=obj.pk)
+        current = model.objects.select_for_update(no_key=True).values_list(status_field, flat=True).get(pk=obj.pk)
         machine.check(current, new_status, identifier=obj.pk)
         updates = {status_field: new_status, **obj.transition_updates(current, new_status, now)}
         model.objects.filter(pk=obj.pk).update(**updates)
@@ -122,7 +122,7 @@ def job_status_transition_many(
         return []
     with transaction.atomic():
         rows = list(
-            Job.objects.select_for_update()
+            Job.objects.select_for_update(no_key=True)
             .filter(pk__in=job_ids, jobStatus=from_status)
             .order_by("pk")  # the one lock order (services.bulk)
             .values_list("pk", "computingSite")
@@ -176,7 +176,7 @@ def status_transition_many(
         return []
     with transaction.atomic():
         moved = list(
-            model.objects.select_for_update()
+            model.objects.select_for_update(no_key=True)
             .filter(pk__in=ids, **{model.STATUS_FIELD: from_status})
             .order_by("pk")
             .values_list("pk", flat=True)

@@ -72,7 +72,7 @@ def _command(task: Task, target: str, reason: str, actor: str, now: datetime) ->
 def task_abort(*, task_id: int, actor: str, now: datetime, reason: str = "abort command") -> list[int]:
     """Aborts a task: every queued or running job cancelled, the task aborting then aborted. Returns the
     jobs killed."""
-    task = Task.objects.select_for_update().get(pk=task_id)
+    task = Task.objects.select_for_update(no_key=True).get(pk=task_id)
     _command(task, "aborting", reason, actor, now)
     killed = _kill_jobs(
         task_ids=[task_id], statuses=QUEUED_JOB_STATUSES + RUNNING_JOB_STATUSES, reason=reason, actor=actor, now=now
@@ -85,7 +85,7 @@ def task_abort(*, task_id: int, actor: str, now: datetime, reason: str = "abort 
 def task_finish(*, task_id: int, actor: str, now: datetime, reason: str = "finish command") -> list[int]:
     """Finishes a task soon: no more jobs, queued jobs cancelled, running ones may end; the completion check
     then closes it as finished (or done). Returns the jobs killed."""
-    task = Task.objects.select_for_update().get(pk=task_id)
+    task = Task.objects.select_for_update(no_key=True).get(pk=task_id)
     _command(task, "finishing", reason, actor, now)
     return _kill_jobs(task_ids=[task_id], statuses=QUEUED_JOB_STATUSES, reason=reason, actor=actor, now=now)
 
@@ -96,7 +96,7 @@ def task_retry(*, task_id: int, actor: str, now: datetime, reason: str = "retry 
     children: failed input files get as many new attempts as the task allows, input datasets are used again,
     and the task goes toretry → running (ready when none of its inputs finished yet). Returns the tasks
     retried."""
-    task = Task.objects.select_for_update().get(pk=task_id)
+    task = Task.objects.select_for_update(no_key=True).get(pk=task_id)
     if task.status not in RETRYABLE:
         raise TaskCommandRefused(f"task {task_id} is {task.status}: only finished or exhausted tasks can be retried")
     retried = [task_id]
@@ -133,7 +133,7 @@ def task_priority_change(*, task_id: int, priority: int, actor: str, now: dateti
     low, high = PRIORITY_RANGE
     if isinstance(priority, bool) or not isinstance(priority, int) or not low <= priority <= high:
         raise TaskCommandRefused(f"a priority is a whole number from {low} to {high:,}, not {priority!r}")
-    task = Task.objects.select_for_update().get(pk=task_id)
+    task = Task.objects.select_for_update(no_key=True).get(pk=task_id)
     if task.status in ("done", "finished", "failed", "aborted", "broken"):
         raise TaskCommandRefused(f"task {task_id} is {task.status}: its priority no longer matters")
     Task.objects.filter(pk=task_id).update(currentPriority=priority, modificationTime=now)
@@ -148,7 +148,7 @@ def task_reassign(*, task_id: int, nucleus: str, actor: str, now: datetime) -> s
     after a failed job brokerage is brokered again at once. Returns the new nucleus."""
     from brokerage.models import Site
 
-    task = Task.objects.select_for_update().get(pk=task_id)
+    task = Task.objects.select_for_update(no_key=True).get(pk=task_id)
     if task.status not in ("pending", "ready", "scouting", "scouted", "running", "assigning"):
         raise TaskCommandRefused(f"task {task_id} is {task.status}: only a live task can be reassigned")
     if not Site.objects.filter(name=nucleus, role="nucleus").exists():
@@ -164,7 +164,7 @@ def task_reassign(*, task_id: int, nucleus: str, actor: str, now: datetime) -> s
 def task_brokerage_retry_now(*, task_id: int, actor: str, now: datetime) -> str:
     """A task pending after a failed brokerage is brokered again at its next cycle instead of after its retry
     delay (what a shifter does once the cause is fixed). Returns the status it goes back to."""
-    task = Task.objects.select_for_update().get(pk=task_id)
+    task = Task.objects.select_for_update(no_key=True).get(pk=task_id)
     if task.status != "pending" or task.oldStatus not in ("assigning", "ready", "scouted", "running"):
         raise TaskCommandRefused(
             f"task {task_id} is {task.status}: only a task pending in brokerage can be retried now"

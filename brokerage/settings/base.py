@@ -73,6 +73,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "monitor.middleware.DatabaseWaitMiddleware",  # last: sees the views' exceptions first
 ]
 
 ROOT_URLCONF = "brokerage.urls"

@@ -115,3 +115,17 @@ class TestIntegrityCheck:
         Dataset.objects.filter(pk=dataset.pk).update(nFilesUsed=4)
         assert watchdog_cycle_run(now=now + timedelta(minutes=11))["integrity_findings"] == 0
         assert "integrity check found" not in client.get("/").content.decode()
+
+
+def test_the_log_is_read_in_the_order_of_the_moves_not_of_the_writers_clocks():
+    """Issue 31: two workers whose clocks differ by a few milliseconds wrote prepared at .952 and then finished at
+    .948; the last move is the last row written, whatever its timestamp says."""
+    from brokerage.models import TaskStatusLog
+
+    task = factories.TaskFactory(status="finished")
+    at = datetime(2026, 11, 24, 12, 0, 0, 952000, tzinfo=UTC)
+    TaskStatusLog.objects.create(task=task, timestamp=at, old_status="running", new_status="prepared")
+    TaskStatusLog.objects.create(
+        task=task, timestamp=at.replace(microsecond=948000), old_status="prepared", new_status="finished"
+    )
+    assert [f for f in integrity_findings() if f.kind == "state log"] == []

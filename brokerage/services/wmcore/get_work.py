@@ -43,7 +43,7 @@ def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[s
     Draining sites with running jobs subtracted; each one taken gets a WMBS subscription at the chosen site and its
     jobs (created, with the element's possible sites), and becomes Running in every queue; its request becomes
     running-open."""
-    queue = WMCoreQueue.objects.select_for_update().get(pk=queue_id, kind="local")
+    queue = WMCoreQueue.objects.select_for_update(no_key=True).get(pk=queue_id, kind="local")
     config = config_snapshot()
     rules = engine.PullRules.from_config(config)
     seed = pull_seed(now, queue) + 500 if seed is None else seed

@@ -33,7 +33,7 @@ def element_reset(*, element_pk: int, actor: str, reason: str, now: datetime) ->
     """The one way back (REFERENCE.md: statuses never move backwards except by an explicit reset): a global element
     Negotiating or Acquired by a local queue returns to Available, its local copies (not yet running) are removed,
     and the move is logged with who asked and why."""
-    element = WMCoreElement.objects.select_for_update().get(pk=element_pk)
+    element = WMCoreElement.objects.select_for_update(no_key=True).get(pk=element_pk)
     if element.queue.kind != "global" or element.database != "queue":
         raise ResetRefused("only a global-queue element can be reset; its local copies follow it")
     if element.Status not in ELEMENT_HELD:
@@ -72,7 +72,7 @@ KILLABLE = tuple(state for state in states.WMBS_JOB_ACTIVE if states.WMBS_JOB.is
 def request_abort(*, request_id: int, actor: str, reason: str, now: datetime) -> WMCoreRequest:
     """An operator aborts a request: it becomes aborted and every element of it not over, in every queue, becomes
     CancelRequested; `element_cancel` then kills the jobs and ends them Canceled."""
-    request = WMCoreRequest.objects.select_for_update().get(pk=request_id)
+    request = WMCoreRequest.objects.select_for_update(no_key=True).get(pk=request_id)
     if request.RequestStatus not in ABORTABLE:
         raise AbortRefused(f"the request is {request.RequestStatus}; only {', '.join(ABORTABLE)} can be aborted")
     status_transition_many(

@@ -40,7 +40,7 @@ def _cache_due(queue: WMCoreQueue, size: int, config: Mapping[str, Any], now: da
 def job_submitter_cache_refresh(*, queue_id: int, now: datetime, force: bool = False) -> dict[str, int]:
     """WMBS → JobSubmitter cache: when due, drops entries whose job left `created` and adds created jobs not yet
     cached, highest priority first, up to WMCORE_MAX_JOBS_TO_CACHE read per refresh."""
-    queue = WMCoreQueue.objects.select_for_update().get(pk=queue_id, kind="local")
+    queue = WMCoreQueue.objects.select_for_update(no_key=True).get(pk=queue_id, kind="local")
     config = config_snapshot()
     entries = JobSubmitterCacheEntry.objects.filter(queue=queue)
     size = entries.count()
@@ -83,7 +83,7 @@ def job_submitter_run(*, queue_id: int, now: datetime) -> dict[str, Any]:
     cache (refreshed when due) is matched to the sites' thresholds by job type, highest priority first, with the
     overflow for higher-priority jobs; the jobs sent become executing (Idle) at their site and leave the cache. The
     conditions met are stored per site and type (JobSubmitterReport) and on each job left waiting."""
-    queue = WMCoreQueue.objects.select_for_update().get(pk=queue_id, kind="local")
+    queue = WMCoreQueue.objects.select_for_update(no_key=True).get(pk=queue_id, kind="local")
     config = config_snapshot()
     free = schedd_free(queue=queue, config=config)
     limit = max(0, min(free, int(config["WMCORE_MAX_JOBS_PER_POLL"]))) if queue.enabled else 0

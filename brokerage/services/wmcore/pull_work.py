@@ -33,9 +33,9 @@ def work_pull(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[
     against its Normal sites (pending + running slots), and takes what fits: element → Negotiating, ChildQueue set,
     the chosen site kept. The agent's row and its global queue's row are locked: one pull at a time per global queue,
     and the move re-checks each element's status, so no element is taken twice."""
-    queue = WMCoreQueue.objects.select_for_update().get(pk=queue_id, kind="local")
+    queue = WMCoreQueue.objects.select_for_update(no_key=True).get(pk=queue_id, kind="local")
     # one pull at a time per global queue: agents compete for the same elements and write their reasons on them
-    WMCoreQueue.objects.select_for_update().get(pk=queue.parent_id)
+    WMCoreQueue.objects.select_for_update(no_key=True).get(pk=queue.parent_id)
     config = config_snapshot()
     rules = engine.PullRules.from_config(config)
     seed = pull_seed(now, queue) if seed is None else seed

@@ -60,7 +60,7 @@ def request_queue_work(*, now: datetime, global_queue_id: int | None = None) -> 
     )
     if queue is None:
         return {"requests": 0, "elements": 0, "no_team": 0, "failed": 0}
-    assigned = WMCoreRequest.objects.select_for_update().filter(RequestStatus="assigned")
+    assigned = WMCoreRequest.objects.select_for_update(no_key=True).filter(RequestStatus="assigned")
     requests = list(
         assigned.values(
             "pk",

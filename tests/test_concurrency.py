@@ -1,0 +1,165 @@
+"""Hours of operation on the production path (issue 31): real Celery workers over the demo grid on PostgreSQL and
+Redis, with no deadlock in the server's statistics, no claim, process lock or cycle left behind, an integrity
+check that passes, and one task held FOR UPDATE for a long time stopping nothing but itself.
+
+Bounded: each test runs its workers for a fixed number of seconds (the simulator at 600 grid minutes a minute, so
+a few real minutes are a day of grid time) and stops them."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from datetime import UTC, datetime
+
+import pytest
+from celery import Celery
+from django.core.management import call_command
+from django.db import connection, transaction
+from django.test import Client
+
+from brokerage.models import BrokerageCycle, Job, ProcessLock, Task
+from brokerage.selectors.integrity import integrity_findings
+from tests.test_production_path import redis_socket, start_workers, stop_workers, worker_environment  # noqa: F401
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not os.environ.get("DATABASE_URL", "").startswith("postgres"), reason="production path: PostgreSQL pass only"
+    ),
+]
+
+PERIODIC = (
+    "brokerage.tasks.task_refine_task",
+    "brokerage.tasks.task_brokerage_cycle_task",
+    "brokerage.tasks.job_generation_dispatch_task",
+    "brokerage.tasks.grid_simulate_task",
+    "brokerage.tasks.watchdog_task",
+    "brokerage.tasks.task_priority_boost_task",
+    "brokerage.tasks.process_lock_expire_task",
+)
+
+
+def deadlocks() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_force_next_flush()")
+        cursor.execute("SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()")
+        return cursor.fetchone()[0]
+
+
+def grid_environment(redis_socket, tmp_path) -> dict:  # noqa: F811
+    return {
+        **worker_environment(redis_socket, tmp_path),
+        "GRID_SIMULATOR": "on",
+        "GRID_SIMULATOR_SPEED": "600",
+        "HEARTBEAT_SECONDS": "2",
+        "HEARTBEAT_STALE_SECONDS": "6",
+        "JOB_GENERATION_BATCH": "50",
+    }
+
+
+def drive(sender, seconds: float, every: float = 1.0, check=None) -> None:
+    """Sends every periodic task each `every` seconds for `seconds` (beat at a quicker pace)."""
+    started = time.monotonic()
+    while time.monotonic() - started < seconds:
+        for name in PERIODIC:
+            sender.send_task(name)
+        if check is not None:
+            check()
+        time.sleep(every)
+
+
+def assert_nothing_left_behind():
+    assert not Task.objects.exclude(lockedBy="").exists(), "task claims left behind"
+    assert not ProcessLock.objects.exists(), "process locks left behind"
+    assert not BrokerageCycle.objects.filter(status="running").exists(), "cycles left running"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_workers_of_two_processes_for_a_grid_day_without_a_deadlock(redis_socket, tmp_path):  # noqa: F811
+    call_command("demo_grid", size="small", no_progress=True, stdout=open(os.devnull, "w"))  # noqa: SIM115
+    before = deadlocks()
+    workers = start_workers(grid_environment(redis_socket, tmp_path), tmp_path, count=2, concurrency=2)
+    sender = Celery(broker=f"redis+socket://{redis_socket}")
+    try:
+        drive(sender, seconds=150)
+        sender.close()
+    finally:
+        stop_workers(workers)  # warm shutdown: the tasks under way finish
+    logs = "\n".join((tmp_path / f"w{index}.log").read_text() for index in (1, 2))
+    assert "deadlock detected" not in logs
+    assert deadlocks() == before
+    assert_nothing_left_behind()
+    assert integrity_findings() == []
+    # a grid day passed: work was done by both workers
+    assert Job.objects.filter(jobStatus="finished").count() > 50
+    succeeded = BrokerageCycle.objects.filter(status="succeeded")
+    assert succeeded.values("worker").distinct().count() >= 2
+    print(f"cycles {succeeded.count()} succeeded, {BrokerageCycle.objects.filter(status='failed').count()} failed")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_task_held_for_a_long_time_stops_only_itself(redis_socket, tmp_path):  # noqa: F811
+    """Issue 31: a transaction held FOR UPDATE on one running task for 120 s and within 15 s every Celery slot
+    waited on it. Now cycles skip it (SKIP LOCKED) or give up within the cycle lock timeout, brokerage goes on for
+    every other task, and a dashboard action on it answers 409 within the web lock timeout."""
+    from django.contrib.auth.models import User
+
+    from brokerage.db_session import database_role_set
+
+    call_command("demo_grid", size="small", no_progress=True, stdout=open(os.devnull, "w"))  # noqa: SIM115
+    admin = User.objects.create_superuser("probe-admin", "probe@example.org", "x" * 20)
+    workers = start_workers(grid_environment(redis_socket, tmp_path), tmp_path, count=2, concurrency=2)
+    sender = Celery(broker=f"redis+socket://{redis_socket}")
+    held_seconds = 60
+    try:
+        deadline = time.monotonic() + 90
+        while not Task.objects.filter(status__in=("running", "scouting")).exists():
+            assert time.monotonic() < deadline, "no task reached running"
+            drive(sender, seconds=2)
+        victim = Task.objects.filter(status__in=("running", "scouting")).order_by("pk").first()
+        hold_started = datetime.now(UTC)
+        holding, release = threading.Event(), threading.Event()
+
+        def hold():
+            try:
+                with transaction.atomic():
+                    list(Task.objects.select_for_update().filter(pk=victim.pk).values_list("pk"))
+                    holding.set()
+                    release.wait(held_seconds + 30)
+            finally:
+                connection.close()
+
+        def web_action(answer: dict):
+            database_role_set("web")
+            try:
+                client = Client()
+                client.force_login(admin)
+                started = time.monotonic()
+                response = client.post(f"/tasks/{victim.pk}/action/", {"action": "priority", "priority": "990"})
+                answer.update(status=response.status_code, seconds=time.monotonic() - started, body=response.content)
+            finally:
+                database_role_set(None)
+                connection.close()
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        holding.wait(10)
+        answer: dict = {}
+        web = threading.Thread(target=web_action, args=(answer,))
+        web.start()
+        drive(sender, seconds=held_seconds)
+        web.join(30)
+        release.set()
+        holder.join(30)
+        sender.close()
+    finally:
+        stop_workers(workers)
+    assert answer["status"] == 409
+    assert answer["seconds"] < 6
+    assert b"being changed by another process" in answer["body"]
+    # every other task kept being brokered while the victim was held
+    during = BrokerageCycle.objects.filter(started__gte=hold_started, plugin="atlas_prod_job")
+    assert during.filter(status="succeeded").count() >= 10
+    assert Job.objects.filter(creationTime__gte=hold_started).exclude(task_id=victim.pk).exists()
+    assert_nothing_left_behind()
