@@ -16,6 +16,7 @@ from django.views.decorators.http import require_POST, require_safe
 from brokerage.engine import ScenarioError
 from brokerage.gdpconfig import REGISTRY, GdpConfigError
 from brokerage.models import Task
+from brokerage.params import whole_number
 from brokerage.selectors.dirac import (
     dirac_job_detail,
     dirac_job_exists,
@@ -56,8 +57,7 @@ REFRESH_SECONDS = 60
 
 
 def _page_number(request: HttpRequest) -> int:
-    value = request.GET.get("page", "1")
-    return int(value) if value.isdigit() and int(value) > 0 else 1
+    return whole_number(request.GET.get("page", "1"), maximum=10**9) or 1
 
 
 def _refresh(request: HttpRequest) -> int:
@@ -141,7 +141,7 @@ def tasks(request: HttpRequest) -> HttpResponse:
 @require_safe
 def task(request: HttpRequest, task_id: int) -> HttpResponse:
     decision = request.GET.get("decision", "")
-    detail = task_detail(task_id=task_id, now=timezone.now(), decision_id=int(decision) if decision.isdigit() else None)
+    detail = task_detail(task_id=task_id, now=timezone.now(), decision_id=whole_number(decision))
     if detail is None:
         raise Http404(f"No task {task_id}.")
     panels = []
@@ -298,8 +298,9 @@ def decisions(request: HttpRequest) -> HttpResponse:
 def dirac(request: HttpRequest) -> HttpResponse:
     """The DIRAC page; its job box (?job=N) opens the job's page, or says why it cannot."""
     lookup = request.GET.get("job", "").strip()
-    if lookup.isdigit() and dirac_job_exists(job_id=int(lookup)):
-        return redirect(reverse("monitor:dirac-job", args=[int(lookup)]))
+    job_id = whole_number(lookup)
+    if job_id is not None and dirac_job_exists(job_id=job_id):
+        return redirect(reverse("monitor:dirac-job", args=[job_id]))
     detail = dirac_overview(now=timezone.now())
     by_site = detail["by_site"]["timeline"]
     figures = {
@@ -325,7 +326,9 @@ def dirac(request: HttpRequest) -> HttpResponse:
             "dirac-reasons",
         ),
     }
-    lookup_problem = f"No DIRAC job {lookup}." if lookup.isdigit() else "A DIRAC job ID is a number." if lookup else ""
+    lookup_problem = (
+        f"No DIRAC job {lookup}." if job_id is not None else "A DIRAC job ID is a number." if lookup else ""
+    )
     return render(
         request,
         "monitor/dirac.html",
@@ -379,11 +382,11 @@ def wmcore(request: HttpRequest) -> HttpResponse:
 
 @require_safe
 def gdpconfig(request: HttpRequest) -> HttpResponse:
-    task_id = request.GET.get("task", "")
-    if task_id.isdigit() and request.GET.get("preview_key"):
+    task_id = whole_number(request.GET.get("task", ""))
+    if task_id is not None and request.GET.get("preview_key"):
         # the preview form: the what-if is shown on the task's page
         query = {key: request.GET.get(key, "") for key in ("preview_key", "preview_value")}
-        return redirect(f"{reverse('monitor:task', args=[int(task_id)])}?{urlencode(query)}#preview")
+        return redirect(f"{reverse('monitor:task', args=[task_id])}?{urlencode(query)}#preview")
     return render(request, "monitor/gdpconfig.html", gdpconfig_overview())
 
 

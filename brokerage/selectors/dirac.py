@@ -21,7 +21,7 @@ from brokerage.engine.plugins.dirac_match import (
 )
 from brokerage.engine.scenario import ScenarioError
 from brokerage.models import DiracJob, DiracJobStatusLog, DiracMatchRecord, DiracTaskQueue, DiracTaskQueueValue
-from brokerage.selectors.search import BIGGEST_ID
+from brokerage.params import BIGGEST_ID
 from brokerage.services.dirac import dirac_groups, dirac_priority_rows, dirac_rules, engine_task_queues
 
 # The sites and CEs a job page tests its task queue against: those that asked in this window, latest first.

@@ -11,6 +11,7 @@ from django.db.models import Case, CharField, Count, IntegerField, Max, Min, Q, 
 from brokerage import states
 from brokerage.job_errors import COMPONENTS, error_label, job_main_error
 from brokerage.models import DatasetFile, Decision, Job, JobRetryHistory, JobStatusLog
+from brokerage.params import whole_number
 from brokerage.selectors.timeouts import job_timeout_states
 
 ENDED_BADLY = ("failed", "closed", "cancelled")
@@ -152,7 +153,7 @@ def job_list_problems(filters: dict[str, str]) -> dict[str, str]:
     if status and status not in states.JOB.statuses:
         problems["status"] = f"{status!r} is not a job status; one of {', '.join(states.JOB.statuses)}"
     task = (filters.get("task") or "").strip()
-    if task and not (task.isdigit() and int(task) < 2**63):
+    if task and whole_number(task) is None:
         problems["task"] = f"{task!r} is not a task ID (a whole number)"
     return problems
 

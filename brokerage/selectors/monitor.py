@@ -30,6 +30,7 @@ from brokerage.models import (
     Task,
     TaskStatusLog,
 )
+from brokerage.params import whole_number
 from brokerage.selectors.decisions import decision_trace
 from brokerage.selectors.jobs import job_error_summary
 from brokerage.selectors.shares import global_share_usage, work_queue_shares
@@ -96,8 +97,8 @@ def task_list(*, filters: dict[str, str], sort: str = "-modified", page: int = 1
     if text:
         applied["q"] = text
         match = Q(taskName__icontains=text) | Q(userName__icontains=text) | Q(errorDialog__icontains=text)
-        if text.isdigit() and int(text) < 2**63:
-            match |= Q(jediTaskID=int(text))
+        if whole_number(text) is not None:
+            match |= Q(jediTaskID=whole_number(text))
         queryset = queryset.filter(match)
     key = sort.lstrip("-")
     if key not in TASK_SORTS:
@@ -511,7 +512,7 @@ def decision_explorer(*, filters: dict[str, str], now: datetime, page: int = 1) 
     if outcome and outcome not in DECISION_OUTCOMES:
         problems["outcome"] = f"{outcome!r} is not an outcome; one of {', '.join(DECISION_OUTCOMES)}"
     task = (filters.get("task") or "").strip()
-    if task and not (task.isdigit() and int(task) < 2**63):
+    if task and whole_number(task) is None:
         problems["task"] = f"{task!r} is not a task ID (a whole number)"
     if _window_problem(filters.get("window") or ""):
         problems["window"] = _window_problem(filters.get("window") or "")
@@ -524,8 +525,8 @@ def decision_explorer(*, filters: dict[str, str], now: datetime, page: int = 1) 
             queryset = queryset.filter(primary_reason=value)
         elif key in ("chosen", "queue"):
             queryset = queryset.filter(chosen=value)
-        elif key == "task" and value.isdigit():
-            queryset = queryset.filter(task_id=int(value))
+        elif key == "task":
+            queryset = queryset.filter(task_id=whole_number(value))
         elif key in ("plugin", "outcome"):
             queryset = queryset.filter(**{key: value})
     window = filters.get("window") or ""

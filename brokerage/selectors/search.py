@@ -16,10 +16,10 @@ from brokerage.models import (
     Task,
     WMCoreRequest,
 )
+from brokerage.params import whole_number
 from brokerage.selectors.decisions import decision_trace
 
 SEARCH_LIMIT = 20
-BIGGEST_ID = 2**63 - 1
 
 
 def jobs_by_queue(names: list[str]) -> dict[str, list[tuple[str, int]]]:
@@ -42,8 +42,8 @@ def search_everything(*, query: str) -> dict[str, Any]:
     result: dict[str, Any] = {"exact": None, "query": query, "tasks": [], "queues": [], "sites": [], "requests": []}
     if not query:
         return result
-    if query.isdigit() and int(query) <= BIGGEST_ID:
-        number = int(query)
+    number = whole_number(query)
+    if number is not None:
         if Task.objects.filter(pk=number).exists():
             result["exact"] = ("task", number)
             return result

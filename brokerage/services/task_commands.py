@@ -19,6 +19,7 @@ from django.db.models import F, Max, Q
 from brokerage.grid_clock import grid_minutes, throttled_until
 from brokerage.job_errors import TASK_BUFFER_KILLED
 from brokerage.models import Dataset, DatasetFile, Job, Task
+from brokerage.params import whole_number
 from brokerage.selectors.gdpconfig import gdpconfig_view
 from brokerage.services.counters import dataset_counters_refresh, datasets_of_files
 from brokerage.services.status import job_status_transition_many, status_transition, task_status_transition_many
@@ -30,6 +31,9 @@ QUEUED_JOB_STATUSES = ("pending", "defined", "waiting", "assigned", "throttled",
 RUNNING_JOB_STATUSES = ("sent", "starting", "running", "holding", "merging", "transferring")
 NOT_RETRIED_CHILDREN = ("aborted", "broken", "failed")
 GENERATING = ("ready", "scouting", "running")
+
+# a priority is a 32-bit integer column (JEDI_Tasks.currentPriority)
+PRIORITY_LIMIT = 2**31 - 1
 
 
 class TaskCommandRefused(ValueError):
@@ -197,10 +201,14 @@ def task_action_run(*, task_id: int, action: str, user, params: dict, now: datet
         done = f"Task {task_id} reassigned to {task_reassign(task_id=task_id, nucleus=nucleus, actor=actor, now=now)}."
     elif action == "priority":
         raw = str(params.get("priority") or "").strip()
-        if not raw.lstrip("-").isdigit():
-            raise TaskCommandRefused(f"priority: a whole number, not {raw!r}")
-        changed = task_priority_change(task_id=task_id, priority=int(raw), actor=actor, now=now)
-        done = f"Task {task_id} priority set to {int(raw)} ({changed} queued jobs too)."
+        priority = whole_number(raw.removeprefix("-"), maximum=PRIORITY_LIMIT)
+        if priority is None:
+            raise TaskCommandRefused(
+                f"priority: a whole number from −{PRIORITY_LIMIT} to {PRIORITY_LIMIT}, not {raw!r}"
+            )
+        priority = -priority if raw.startswith("-") else priority
+        changed = task_priority_change(task_id=task_id, priority=priority, actor=actor, now=now)
+        done = f"Task {task_id} priority set to {priority} ({changed} queued jobs too)."
     elif action == "finish":
         killed = task_finish(task_id=task_id, actor=actor, now=now, reason="finish from the monitor")
         done = f"Task {task_id} finishing: {len(killed)} queued jobs cancelled."

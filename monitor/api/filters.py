@@ -9,6 +9,7 @@ import django_filters as filters
 from django import forms
 from django.db.backends.base.operations import BaseDatabaseOperations
 from django_filters.rest_framework import DjangoFilterBackend
+from rest_framework.exceptions import ValidationError
 
 from brokerage.models import BrokerageCycle, Dataset, Decision, Job, PandaQueue, Task, WMCoreElement
 
@@ -73,6 +74,16 @@ class StrictFilterBackend(DjangoFilterBackend):
     """Filter sets built from `filterset_fields` get the same strictness as the declared ones."""
 
     filterset_base = FilterSet
+
+    def filter_queryset(self, request, queryset, view):
+        """As django-filter's, but the messages are read from the form as they stand: its translate_validation
+        formats each message again with `%`, and a value holding "%_%" ended in a TypeError (a 500)."""
+        filterset = self.get_filterset(request, queryset, view)
+        if filterset is None:
+            return queryset
+        if not filterset.is_valid():
+            raise ValidationError({field: list(messages) for field, messages in filterset.errors.items()})
+        return filterset.qs
 
 
 def id_filter(field_name: str, **extra) -> IntegerFilter:

@@ -258,7 +258,8 @@ class GlobalShareSerializer(serializers.ModelSerializer):
 
 
 class CycleSerializer(serializers.ModelSerializer):
-    duration_seconds = serializers.FloatField(read_only=True)
+    # a running cycle has no duration yet: null, and the schema says so
+    duration_seconds = serializers.FloatField(read_only=True, allow_null=True)
 
     class Meta:
         model = BrokerageCycle

@@ -425,3 +425,17 @@ def test_a_comment_longer_than_the_history_keeps_is_a_400_not_a_database_error()
     assert deleted.status_code == 400
     assert deleted.json()["error"]["fields"] == {"comment": ["at most 256 characters, without NUL"]}
     assert GdpConfig.objects.filter(pk=row["id"]).exists()
+
+
+def test_a_running_cycle_has_a_null_duration_and_the_schema_allows_it(db):
+    from brokerage.models import BrokerageCycle
+
+    BrokerageCycle.objects.create(
+        plugin="atlas_prod_task", started=datetime(2026, 11, 24, tzinfo=UTC), status="running"
+    )
+    row = APIClient().get("/api/v1/cycles/").json()["results"][0]
+    assert row["status"] == "running"
+    assert row["duration_seconds"] is None
+    schema = Client().get("/api/schema/?format=json").json()
+    duration = schema["components"]["schemas"]["Cycle"]["properties"]["duration_seconds"]
+    assert "null" in (duration.get("type") if isinstance(duration.get("type"), list) else [duration.get("type")])
