@@ -395,7 +395,7 @@ def task_action(request: HttpRequest, task_id: int) -> HttpResponse:
     """One action from the task page, for a signed-in user with the permission to change tasks; the result (or
     why it was refused) is shown on the task page."""
     if not request.user.is_authenticated:
-        return redirect(f"{reverse('admin:login')}?next={reverse('monitor:task', args=[task_id])}")
+        return redirect(f"{reverse('login')}?next={reverse('monitor:task', args=[task_id])}")
     if not request.user.has_perm("brokerage.change_task"):
         raise PermissionDenied("changing tasks needs the permission brokerage.change_task")
     try:

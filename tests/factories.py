@@ -480,3 +480,16 @@ class JobSubmitterReportFactory(factory.django.DjangoModelFactory):
     task_type = "Processing"
     condition = "no_pending_slot"
     count = 3
+
+
+def api_token(user, token: str | None = None) -> str:
+    """An API token for `user` (django-rest-knox keeps its digest); `token` fixes the string (the fuzzing schema
+    is built with its token before any test runs)."""
+    from knox.crypto import hash_token
+    from knox.models import AuthToken
+    from knox.settings import CONSTANTS
+
+    if token is None:
+        return AuthToken.objects.create(user=user)[1]
+    AuthToken(digest=hash_token(token), token_key=token[: CONSTANTS.TOKEN_KEY_LENGTH], user=user).save()
+    return token

@@ -1,3 +1,3 @@
 """Django admin for the domain model and gdpconfig."""
 
-from . import decisions, domain, gdpconfig, wmcore  # noqa: F401  (registers the ModelAdmins)
+from . import decisions, domain, gdpconfig, tokens, wmcore  # noqa: F401  (registers the ModelAdmins)

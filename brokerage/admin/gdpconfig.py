@@ -253,6 +253,8 @@ class GdpConfigAdmin(admin.ModelAdmin):
 
     def parameters_view(self, request):
         """Every registered parameter with its unit, default, effective value and the row it comes from."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
         vo = request.GET.get("vo", "")
         component = request.GET.get("component", "")
         rows = [row for row in gdpconfig_parameter_rows(vo=vo) if not component or row["component"] == component]

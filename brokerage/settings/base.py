@@ -7,6 +7,7 @@ filesystem transport, so nothing has to be installed or started besides the proj
 
 import json
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -56,7 +57,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",  # API tokens kept as digests, with an expiry (monitor.api.authentication)
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # the API docs' JavaScript and CSS, served from our own static files
@@ -66,12 +67,14 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "monitor.security.ContentSecurityPolicyMiddleware",
     "monitor.api.middleware.ApiBodyLimitMiddleware",
     "monitor.request_guard.RequestGuardMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "monitor.access.DashboardAccessMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "monitor.middleware.DatabaseWaitMiddleware",  # last: sees the views' exceptions first
@@ -154,7 +157,9 @@ STATICFILES_FINDERS = [
 ]
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", VAR_DIR / "staticfiles"))
 
-LOGIN_URL = "admin:login"
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "monitor:overview"
+LOGOUT_REDIRECT_URL = "monitor:overview"
 
 # Celery: the filesystem transport needs no broker server. Production sets CELERY_BROKER_URL to Redis or RabbitMQ.
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
@@ -280,7 +285,11 @@ BROKERAGE_PLUGINS = [
 
 # The API: anonymous reading on for a monitor (API_ANONYMOUS_READ, off in production settings), writes with a
 # token or a session (CSRF checked) and the model permission, anonymous clients throttled.
+# One policy for anonymous reading (issue 31: the production dashboard showed user names to anyone while the API
+# refused them): the dashboard follows the API unless DASHBOARD_ANONYMOUS_READ says otherwise; both are off in
+# production settings. Off, a page sends an anonymous visitor to /login/ and the API answers 401/403.
 API_ANONYMOUS_READ = env_bool("API_ANONYMOUS_READ", True)
+DASHBOARD_ANONYMOUS_READ = env_bool("DASHBOARD_ANONYMOUS_READ", API_ANONYMOUS_READ)
 # Request bodies (JSON only): larger ones are a 413 in the API's error shape; Django's own limit is the same.
 API_MAX_BODY_BYTES = int(os.environ.get("API_MAX_BODY_BYTES", 2_621_440))
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
@@ -289,8 +298,9 @@ REST_FRAMEWORK = {
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
     "DEFAULT_PERMISSION_CLASSES": ["monitor.api.permissions.ReadOrModelPermission"],
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        # the token first: a refused client is told how to authenticate (401 with WWW-Authenticate: Token)
+        "monitor.api.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_FILTER_BACKENDS": [
         "monitor.api.filters.StrictFilterBackend",
@@ -298,10 +308,22 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PAGINATION_CLASS": "monitor.api.pagination.NumberedPages",
     "DEFAULT_SCHEMA_CLASS": "monitor.api.schema.ApiAutoSchema",
-    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.AnonRateThrottle"],
-    "DEFAULT_THROTTLE_RATES": {"anon": os.environ.get("API_ANON_RATE", "600/minute")},
+    # every client is throttled, signed in or not (issue 31: eight costly requests from a user without any
+    # permission took the site down); a 429 says when to come back
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": os.environ.get("API_ANON_RATE", "600/minute"),
+        "user": os.environ.get("API_USER_RATE", "1200/minute"),
+    },
     "EXCEPTION_HANDLER": "monitor.api.errors.exception_handler",
 }
+# API tokens (django-rest-knox): a digest at rest, shown once when made, valid API_TOKEN_DAYS unless the admin sets
+# another expiry; "bm_" starts every token so secret scanners and people can tell what it is.
+API_TOKEN_DAYS = int(os.environ.get("API_TOKEN_DAYS", "90"))
+REST_KNOX = {"TOKEN_TTL": timedelta(days=API_TOKEN_DAYS), "AUTH_HEADER_PREFIX": "Token", "TOKEN_PREFIX": "bm_"}
 SPECTACULAR_SETTINGS = {
     "TITLE": "Brokerage monitor API",
     "DESCRIPTION": "Brokerage decisions with their traces, and the tasks, jobs, queues and shares behind them.",

@@ -26,3 +26,4 @@ X_FRAME_OPTIONS = "DENY"
 
 # A production API answers anonymous clients only when told so (a public monitor sets API_ANONYMOUS_READ=true).
 API_ANONYMOUS_READ = env_bool("API_ANONYMOUS_READ", False)
+DASHBOARD_ANONYMOUS_READ = env_bool("DASHBOARD_ANONYMOUS_READ", API_ANONYMOUS_READ)

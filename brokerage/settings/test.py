@@ -14,7 +14,7 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "tests"}}
 CELERY_TASK_ALWAYS_EAGER = False
 # The schema fuzzing sends many requests in a row; the throttle itself is tested with its own rate.
-REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"anon": "100000/minute"}}  # noqa: F405
+REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"anon": "100000/minute", "user": "100000/minute"}}  # noqa: F405
 # The suite's own process beats when it takes a lock or a claim; its background beats would write outside the
 # tests' transactions, so they are an hour apart here (worker processes in the production-path tests beat fast).
 HEARTBEAT_SECONDS = 3600.0

@@ -3,7 +3,7 @@ bad value is a 400 naming the parameter."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import django_filters as filters
 from django import forms
@@ -152,9 +152,13 @@ class CycleFilter(FilterSet):
         fields = ["plugin", "status"]
 
 
-# The most recent decisions a `queue_skipped` filter reads the traces of (the trace is compressed, so that
-# filter decodes; the other filters narrow first).
-SKIPPED_SCAN_LIMIT = 5000
+# The most recent decisions a `queue_skipped` filter reads the traces of. A trace is compressed, so the filter
+# decodes each one: about 2 ms a decision, so 5,000 cost 10 s of CPU a request and eight at once took the site down
+# (issue 31). Skips are not indexed (a job-brokerage decision skips hundreds of queues; a table of them would be
+# larger than the decisions), so the filter needs another that narrows to a task, a cycle or a window of at most a
+# day, and reads at most SKIPPED_SCAN_LIMIT decisions of those.
+SKIPPED_SCAN_LIMIT = 200
+SKIPPED_WINDOW = timedelta(days=1)
 
 
 class DecisionFilter(FilterSet):
@@ -164,7 +168,7 @@ class DecisionFilter(FilterSet):
     queue_skipped = filters.CharFilter(
         method="skipped",
         label=f"A queue or nucleus the decision skipped (among the {SKIPPED_SCAN_LIMIT} latest decisions matching "
-        "the other filters)",
+        "the other filters; needs jediTaskID, cycle or a created_after window of at most a day)",
     )
     created_after = UtcDateTimeFilter(field_name="created", lookup_expr="gte")
     created_before = UtcDateTimeFilter(field_name="created", lookup_expr="lt")
@@ -177,6 +181,18 @@ class DecisionFilter(FilterSet):
     def skipped(self, queryset, name, value):
         from brokerage.selectors.decisions import decision_trace
 
+        narrowed = self.form.cleaned_data
+        after, before = narrowed.get("created_after"), narrowed.get("created_before")
+        windowed = after is not None and (before or datetime.now(UTC)) - after <= SKIPPED_WINDOW
+        if narrowed.get("jediTaskID") is None and narrowed.get("cycle") is None and not windowed:
+            raise ValidationError(
+                {
+                    "queue_skipped": [
+                        "needs jediTaskID, cycle, or created_after within a day of created_before (or of now): it "
+                        f"reads the traces of at most the {SKIPPED_SCAN_LIMIT} latest decisions so narrowed"
+                    ]
+                }
+            )
         matching = [
             decision.pk
             for decision in queryset.select_related("cycle").order_by("-pk")[:SKIPPED_SCAN_LIMIT]

@@ -38,10 +38,12 @@ class ApiErrorSerializer(serializers.Serializer):
 
 ERROR_STATUSES = {
     400: "The request is invalid: see error.fields for each field or query parameter.",
-    403: "Not allowed: authentication is missing or invalid, or the permission is lacking.",
+    401: "Authentication is missing or invalid: send `Authorization: Token …` (a token made in the admin).",
+    403: "Not allowed: this client lacks the permission (or anonymous reading is off and no session was sent).",
     404: "Nothing with this id or name, or no such page or cursor.",
     406: "The Accept header asks for a format the API does not give.",
-    429: "Too many requests from an anonymous client: wait and retry.",
+    429: "Too many requests from this client (API_ANON_RATE, API_USER_RATE): wait the Retry-After seconds.",
+    503: "The database took longer than DB_WEB_STATEMENT_TIMEOUT_MS: narrow the filters or retry later.",
 }
 BODY_ERROR_STATUSES = {
     413: "The request body is larger than API_MAX_BODY_BYTES.",
@@ -78,6 +80,8 @@ class ApiAutoSchema(AutoSchema):
         conflict = getattr(self.view, "conflicts", {}).get(self.method)  # method → when the answer is 409
         if conflict:
             statuses[409] = conflict
+        elif self.method in ("POST", "PUT", "PATCH", "DELETE"):
+            statuses[409] = "Busy: another process is changing the same rows; nothing was done, retry in seconds."
         for code, description in sorted(statuses.items()):
             if str(code) not in responses:
                 response = self._get_response_for_code(ApiErrorSerializer, str(code), direction=direction)

@@ -165,7 +165,8 @@ def test_concurrent_matchers_never_get_the_same_job():
 def test_match_api_claims_with_permission_and_explains_without(client):
     from django.contrib.auth.models import Permission, User
     from django.test import Client
-    from rest_framework.authtoken.models import Token
+
+    from tests import factories
 
     submit(job(cpuTime=4000, sites=["CERN"]))
     body = {"setup": SETUP, "cpuTime": 100, "site": "CERN"}
@@ -177,8 +178,7 @@ def test_match_api_claims_with_permission_and_explains_without(client):
     assert client.post("/api/v1/dirac/match", body, content_type="application/json").status_code in (401, 403)
     pilot = User.objects.create_user("pilot", password="x")
     pilot.user_permissions.add(Permission.objects.get(codename="change_diracjob"))
-    token = Token.objects.create(user=pilot)
-    authorised = Client(HTTP_AUTHORIZATION=f"Token {token.key}")
+    authorised = Client(HTTP_AUTHORIZATION=f"Token {factories.api_token(pilot)}")
     result = authorised.post("/api/v1/dirac/match", {**body, "cpuTime": 86400}, content_type="application/json").json()
     assert result["matched"] is True
     assert DiracJob.objects.get(pk=result["job"]).status == "Matched"

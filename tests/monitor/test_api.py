@@ -7,7 +7,6 @@ from django.contrib.auth.models import Permission, User
 from django.db import connection
 from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from brokerage.models import Decision, GdpConfig, GdpConfigChange, Job
@@ -72,7 +71,13 @@ def test_decision_list_filters_and_cursor_pages(client, brokered):
         {"outcome": "assigned"},
         {"jediTaskID": task.pk},
         {"chosen": "SAT_Q"},
-        {"queue_skipped": "SAT2_Q"},
+        {"queue_skipped": "SAT2_Q", "jediTaskID": task.pk},
+        {"queue_skipped": "SAT2_Q", "cycle": decision.cycle_id},
+        {
+            "queue_skipped": "SAT2_Q",
+            "created_after": (NOW - timedelta(hours=23)).isoformat(),
+            "created_before": (NOW + timedelta(minutes=1)).isoformat(),
+        },
         {
             "created_after": (NOW - timedelta(minutes=1)).isoformat(),
             "created_before": (NOW + timedelta(minutes=1)).isoformat(),
@@ -80,7 +85,12 @@ def test_decision_list_filters_and_cursor_pages(client, brokered):
     ):
         ids = [row["id"] for row in get(client, "/api/v1/decisions/", **params)["results"]]
         assert ids == [decision.pk], params
-    assert get(client, "/api/v1/decisions/", queue_skipped="SAT_Q")["results"] == []
+    assert get(client, "/api/v1/decisions/", queue_skipped="SAT_Q", jediTaskID=task.pk)["results"] == []
+    # unnarrowed, or over more than a day, it would decode thousands of traces: refused, naming what it needs
+    for params in ({}, {"created_after": (NOW - timedelta(hours=25)).isoformat(), "created_before": NOW.isoformat()}):
+        refused = client.get("/api/v1/decisions/", {"queue_skipped": "SAT2_Q", **params})
+        assert refused.status_code == 400
+        assert "jediTaskID, cycle, or created_after" in refused.json()["error"]["fields"]["queue_skipped"][0]
     assert get(client, "/api/v1/decisions/", reason="no_such_code")["results"] == []
     # cursor pages: one decision per page, the next link follows
     for _ in range(2):
@@ -156,9 +166,8 @@ def staff(*permissions):
     user = User.objects.create_user("admin-" + "-".join(permissions or ("none",)), password="x")
     for codename in permissions:
         user.user_permissions.add(Permission.objects.get(codename=codename))
-    token = Token.objects.create(user=user)
     client = APIClient()  # JSON bodies, the API's only format
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {factories.api_token(user)}")
     return client
 
 

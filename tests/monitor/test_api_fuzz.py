@@ -27,7 +27,7 @@ from schemathesis.config import SchemathesisConfig
 
 from tests.jobs.conftest import make_one_queue_grid, make_ready_task
 
-TOKEN = "f" * 40  # the fuzzing superuser's token, created by the `some_data` fixture
+TOKEN = "bm_" + "f" * 64  # the fuzzing superuser's token, created by the `some_data` fixture
 CHECKS = [
     not_a_server_error,
     status_code_conformance,
@@ -93,7 +93,6 @@ def some_data(db, keep_connection):
     """A task with files and a job set, so that lookups and previews have something to find, and a superuser
     with the token the `with_token` schema sends."""
     from django.contrib.auth.models import User
-    from rest_framework.authtoken.models import Token
 
     from brokerage.services.jobs import job_generation_cycle_run
     from tests import factories
@@ -102,7 +101,7 @@ def some_data(db, keep_connection):
     work_queue = factories.WorkQueueFactory(queue_name="MC_16", queue_share=None)
     make_ready_task(work_queue, files=3, nScoutJobs=0)
     job_generation_cycle_run(work_queue_id=work_queue.pk, now=timezone.now())
-    Token.objects.create(key=TOKEN, user=User.objects.create_superuser("fuzz", password="x"))
+    factories.api_token(User.objects.create_superuser("fuzz", password="x"), TOKEN)
 
 
 def test_both_schemas_cover_every_operation():

@@ -1,0 +1,26 @@
+"""Who may read the dashboard: anyone when DASHBOARD_ANONYMOUS_READ is on (the same policy as the API's
+API_ANONYMOUS_READ unless set apart), otherwise signed-in users; an anonymous visitor is sent to the sign-in page
+and comes back to the page asked for. The admin, the API (its own rule, monitor.api.permissions), the sign-in pages
+and static files are not the dashboard's to guard."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse
+
+NOT_DASHBOARD = ("/admin/", "/api/", "/login/", "/logout/", "/static/")
+
+
+class DashboardAccessMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if (
+            not settings.DASHBOARD_ANONYMOUS_READ
+            and not request.user.is_authenticated
+            and not request.path.startswith(NOT_DASHBOARD)
+        ):
+            return redirect_to_login(request.get_full_path())
+        return self.get_response(request)
