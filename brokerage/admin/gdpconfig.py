@@ -53,7 +53,8 @@ class GdpConfigForm(forms.ModelForm):
             # the admin shows help text as HTML: descriptions hold KEY_<gshare>, so it is escaped here
             self.fields["value"].help_text = escape(
                 f"{parameter.value_type}{f' in {parameter.unit}' if parameter.unit else ''}; "
-                f"default {parameter.default_text}. {parameter.description}"
+                + (f"from {parameter.bounds_text}; " if parameter.bounds_text else "")
+                + f"default {parameter.default_text}. {parameter.description}"
             )
 
     def clean(self):

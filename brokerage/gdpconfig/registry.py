@@ -23,6 +23,36 @@ SUFFIX_KINDS = ("gshare", "workflow", "workqueue")
 RESOURCE_TYPES = ("SCORE_HIMEM", "MCORE_HIMEM", "SCORE", "MCORE")
 KEY_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]*$")
 
+# The largest value a numeric parameter takes when its entry names no maximum, by unit (issue 31: NQUEUED_SAT_CAP
+# = 99999999999999999999999 was stored). Each is far beyond any real grid (a million cores, ten million jobs,
+# ten years) yet keeps every comparison and sum in the engine's 64-bit arithmetic; a unit not listed gets
+# NUMERIC_CEILING. The admin and the API name the bound in their error.
+UNIT_CEILINGS = {
+    "jobs": 10_000_000,
+    "files": 10_000_000,
+    "events": 10**12,
+    "elements": 10_000_000,
+    "tasks": 10_000_000,
+    "slots": 10_000_000,
+    "cores": 1_000_000,
+    "priority": 10**9,
+    "TB": 1_000_000,
+    "GB": 1_000_000_000,
+    "kB/s": 10**9,
+    "kB/s per core": 10**9,
+    "minutes": 10 * 365 * 24 * 60,
+    "hours": 10 * 365 * 24,
+    "days": 10 * 365,
+    "ratio": 1_000_000,
+}
+NUMERIC_CEILING = 10**9
+
+
+def bound_text(number: float) -> str:
+    """1e+07 → 10,000,000: the bound as an admin reads it."""
+    return f"{int(number):,}" if float(number).is_integer() else f"{number:,}"
+
+
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
 
@@ -132,6 +162,8 @@ class Parameter:
             raise ValueError(f"{self.key}: unknown type {self.value_type}")
         if self.suffix is not None and self.suffix not in SUFFIX_KINDS:
             raise ValueError(f"{self.key}: unknown suffix kind {self.suffix}")
+        if self.value_type in ("int", "float") and self.maximum is None:
+            object.__setattr__(self, "maximum", UNIT_CEILINGS.get(self.unit, NUMERIC_CEILING))
         if self.default is not None:
             self.validate(self.default)
 
@@ -147,9 +179,17 @@ class Parameter:
             raise InvalidValue(name, self.value_type, value, "expected one of " + ", ".join(self.choices))
         if self.value_type in ("int", "float"):
             if self.minimum is not None and value < self.minimum:
-                raise InvalidValue(name, self.value_type, value, f"must be at least {self.minimum:g}")
+                raise InvalidValue(name, self.value_type, value, f"must be at least {bound_text(self.minimum)}")
             if self.maximum is not None and value > self.maximum:
-                raise InvalidValue(name, self.value_type, value, f"must be at most {self.maximum:g}")
+                raise InvalidValue(name, self.value_type, value, f"must be at most {bound_text(self.maximum)}")
+
+    @property
+    def bounds_text(self) -> str:
+        """The range as an admin reads it ("0 – 10,000,000 files"); "" for a parameter that is not a number."""
+        if self.value_type not in ("int", "float"):
+            return ""
+        low = bound_text(self.minimum) if self.minimum is not None else "−∞"
+        return f"{low} – {bound_text(self.maximum)}" + (f" {self.unit}" if self.unit else "")
 
     @property
     def default_text(self) -> str:

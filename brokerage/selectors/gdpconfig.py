@@ -99,6 +99,7 @@ def gdpconfig_parameter_rows(*, vo: str = "") -> list[dict[str, Any]]:
                 "component": parameter.component,
                 "type": parameter.value_type,
                 "unit": parameter.unit,
+                "bounds": parameter.bounds_text,
                 "default": parameter.default_text,
                 "effective": "unset" if value is None else value,
                 "origin": origin,

@@ -175,7 +175,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
     # Redis: a message taken by a worker that is then killed comes back after this many seconds (Redis' default
     # of an hour held the work up). A cycle still running when it comes back is not done twice: the second
     # delivery finds the process lock or the task claims held by a live worker.
-    else {"visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT_SECONDS", "120"))}
+    else {"visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT_SECONDS", "60"))}
 )
 # Outcomes are stored as domain rows (cycles, decisions), so Celery's own result store is not needed.
 CELERY_TASK_IGNORE_RESULT = True
@@ -191,7 +191,7 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "process-lock-expiry": {
         "task": "brokerage.tasks.process_lock_expire_task",
-        "schedule": float(os.environ.get("PROCESS_LOCK_EXPIRY_INTERVAL_SECONDS", "30")),
+        "schedule": float(os.environ.get("PROCESS_LOCK_EXPIRY_INTERVAL_SECONDS", "15")),
     },
     "task-brokerage-cycle": {
         "task": "brokerage.tasks.task_brokerage_cycle_task",
@@ -259,8 +259,11 @@ PROCESS_LOCK_TIMEOUT_MINUTES = int(os.environ.get("PROCESS_LOCK_TIMEOUT_MINUTES"
 # Holders of locks and claims beat every HEARTBEAT_SECONDS; after HEARTBEAT_STALE_SECONDS without a beat they are
 # gone and what they held is free (the sweep runs every PROCESS_LOCK_EXPIRY_INTERVAL_SECONDS): a killed worker
 # holds its work up for about a minute, not PROCESS_LOCK_TIMEOUT_MINUTES.
-HEARTBEAT_SECONDS = float(os.environ.get("HEARTBEAT_SECONDS", "20"))
-HEARTBEAT_STALE_SECONDS = float(os.environ.get("HEARTBEAT_STALE_SECONDS", "60"))
+# Issue 31 asks a dead worker's locks and cycles back within 60 s: a beat every 10 s, gone after 30 s without
+# one, the sweep every 15 s frees them 30–45 s after the death (a beat that a busy database delays by a few
+# seconds is still well inside 30 s).
+HEARTBEAT_SECONDS = float(os.environ.get("HEARTBEAT_SECONDS", "10"))
+HEARTBEAT_STALE_SECONDS = float(os.environ.get("HEARTBEAT_STALE_SECONDS", "30"))
 INTEGRITY_CHECK_MINUTES = int(os.environ.get("INTEGRITY_CHECK_MINUTES", "10"))
 
 # Bounded waits on PostgreSQL (brokerage.db_session), milliseconds, 0 for none. A web request gives up a row lock

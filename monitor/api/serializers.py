@@ -322,6 +322,7 @@ class GdpConfigParameterSerializer(serializers.Serializer):
     component = serializers.CharField()
     type = serializers.CharField()
     unit = serializers.CharField()
+    bounds = serializers.CharField(help_text="The values a number may take, with its unit; empty for other types.")
     default = serializers.CharField()
     effective = serializers.JSONField()
     origin = serializers.CharField()

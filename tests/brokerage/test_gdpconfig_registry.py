@@ -198,3 +198,20 @@ def test_registry_resolves_variants_by_longest_prefix():
     assert REGISTRY.find("NQUEUED_NUC_CAP_FOR_JOBS")[0].key == "NQUEUED_NUC_CAP_FOR_JOBS"
     assert REGISTRY.find("NQUEUED_NUC_CAP_X") is None  # NQUEUED_NUC_CAP takes no suffix
     assert "DISK_THRESHOLD_" not in REGISTRY
+
+
+def test_every_numeric_parameter_is_bounded_and_says_so():
+    """Issue 31: NQUEUED_SAT_CAP = 99999999999999999999999 was accepted. Each number has a maximum (its entry's, or
+    its unit's ceiling), and the error names it."""
+    from brokerage.gdpconfig.registry import REGISTRY, InvalidValue
+
+    numbers = [p for p in REGISTRY if p.value_type in ("int", "float")]
+    assert numbers
+    assert all(p.maximum is not None for p in numbers)
+    cap = REGISTRY.find("NQUEUED_SAT_CAP")[0]
+    assert cap.bounds_text == "0 – 10,000,000 files"
+    assert cap.parse("10000000") == 10_000_000
+    with pytest.raises(InvalidValue, match="must be at most 10,000,000"):
+        cap.parse("99999999999999999999999")
+    with pytest.raises(InvalidValue, match="must be at least 0"):
+        cap.parse("-1")

@@ -448,3 +448,13 @@ def test_a_running_cycle_has_a_null_duration_and_the_schema_allows_it(db):
     schema = Client().get("/api/schema/?format=json").json()
     duration = schema["components"]["schemas"]["Cycle"]["properties"]["duration_seconds"]
     assert "null" in (duration.get("type") if isinstance(duration.get("type"), list) else [duration.get("type")])
+
+
+def test_an_absurd_gdpconfig_value_is_a_400_that_names_the_bound(db):
+    writer = staff("add_gdpconfig", "change_gdpconfig")
+    response = writer.post("/api/v1/gdpconfig/", {"key": "NQUEUED_SAT_CAP", "value": 99999999999999999999999})
+    assert response.status_code == 400
+    assert "must be at most 10,000,000" in str(response.json()["error"]["fields"])
+    assert not GdpConfig.objects.exists()
+    bounds = {row["key"]: row["bounds"] for row in APIClient().get("/api/v1/gdpconfig/parameters/").json()}
+    assert bounds["NQUEUED_SAT_CAP"] == "0 – 10,000,000 files"
