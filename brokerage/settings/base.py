@@ -121,8 +121,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 
 def cache_from_url(url: str) -> dict:
-    """CACHE_URL: redis://… (shared by all processes), locmem://, or file:///path (the default, under var/)."""
-    if url.startswith(("redis://", "rediss://")):
+    """CACHE_URL: redis://… or unix:///socket?db=N (shared by all processes), locmem://, or file:///path (the
+    default, under var/)."""
+    if url.startswith(("redis://", "rediss://", "unix://")):
         return {"BACKEND": "brokerage.cache_backends.ResilientRedisCache", "LOCATION": url}
     if url.startswith("locmem://"):
         return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": url[len("locmem://") :]}

@@ -164,3 +164,28 @@ def test_wmcore_rows_and_nothing_left_behind():
     assert not WMCoreQueue.objects.exists()
     assert not WMCoreRequest.objects.exists()
     assert not BrokerageCycle.objects.filter(plugin="wmcore_pull").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not __import__("os").environ.get("DATABASE_URL", "").startswith("postgres"),
+    reason="the load benchmark runs gunicorn and a Celery worker on a shared database: PostgreSQL pass",
+)
+@pytest.mark.django_db(transaction=True)
+def test_load_rows_and_nothing_left_behind():
+    import shutil
+
+    from brokerage.models import BrokerageCycle, Task
+
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server not installed (make test installs it as root)")
+    rows = json.loads(bench("load", "--json", "--quick"))
+    whole = rows[0]
+    assert whole["params"] == {"page": "all", "clients": 16, "database": "postgresql"}
+    assert whole["n"] > 0
+    assert whole["errors"] == 0  # every request answered 200 by gunicorn on the production settings
+    assert whole["p99_ms"] >= whole["p95_ms"] >= whole["median_ms"] > 0
+    assert whole["cycles_succeeded"] > 0  # the worker ran cycles meanwhile
+    assert {row["params"]["page"] for row in rows[1:]} >= {"/", "/tasks/", "/api/v1/decisions/"}
+    assert not Task.objects.exists()
+    assert not BrokerageCycle.objects.exists()

@@ -4,7 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from brokerage.bench import api, cycles, dirac, engine, pages, peer, wmcore  # noqa: F401  (registers the benchmarks)
+from brokerage.bench import api, cycles, dirac, engine, load, pages, peer, wmcore  # noqa: F401  (registers the benchmarks)
 from brokerage.bench.runner import BENCHMARKS
 
 

@@ -1,0 +1,255 @@
+"""The production path under load (issue 31): gunicorn with 4 workers on `brokerage.settings.production`, a Celery
+worker of concurrency 2 running the cycles over the demo grid with the simulator at 60×, and 16 clients asking for
+the pages shifters open most (the overview, the task list, a task page, the decision list of the API and a decision
+page) for a fixed time, each as fast as it is answered. Reports the latency percentiles, the throughput and the
+errors, and the cycles that ran meanwhile.
+
+PostgreSQL only (the database `bench` runs on; the grid is built into it when it holds no task and removed
+afterwards), Redis from Debian's redis-server on a Unix socket. Everything listens on the loopback interface."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import secrets
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management import call_command
+from django.db import connection
+from django.utils import timezone
+
+from .runner import Row, benchmark, percentile
+
+CLIENTS = 16
+PERIODIC = (
+    "brokerage.tasks.task_refine_task",
+    "brokerage.tasks.task_brokerage_cycle_task",
+    "brokerage.tasks.job_generation_dispatch_task",
+    "brokerage.tasks.grid_simulate_task",
+    "brokerage.tasks.watchdog_task",
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _wait(predicate, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{what} did not start within {seconds:.0f} s")
+        time.sleep(0.2)
+
+
+def _urls() -> list[str]:
+    from brokerage.models import Decision, Task
+
+    task = Task.objects.filter(status__in=("running", "scouting", "ready")).order_by("pk").values_list("pk", flat=True)
+    decision = Decision.objects.order_by("-pk").values_list("pk", flat=True).first()
+    return [
+        "/",
+        "/tasks/",
+        f"/tasks/{task.first() or Task.objects.values_list('pk', flat=True).first()}/",
+        "/api/v1/decisions/",
+        f"/decisions/{decision}/" if decision else "/decisions/",
+    ]
+
+
+def _client(port: int, urls: list[str], until: float, samples: list[tuple[str, float, int]], lock) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    headers = {"Host": "localhost", "X-Forwarded-Proto": "https"}
+    index = secrets.randbelow(len(urls))
+    mine = []
+    while time.monotonic() < until:
+        url = urls[index % len(urls)]
+        index += 1
+        started = time.perf_counter()
+        try:
+            conn.request("GET", url, headers=headers)
+            response = conn.getresponse()
+            response.read()
+            status = response.status
+        except (OSError, http.client.HTTPException):
+            conn.close()
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            status = 0
+        mine.append((url, (time.perf_counter() - started) * 1000.0, status))
+    conn.close()
+    with lock:
+        samples.extend(mine)
+
+
+@benchmark("load")
+def run(*, quick: bool = False) -> list[Row]:
+    if connection.vendor != "postgresql":
+        raise RuntimeError("bench load runs the production path: PostgreSQL only (scripts/with_postgres.sh)")
+    redis_server = shutil.which("redis-server")
+    if redis_server is None:
+        raise RuntimeError("bench load needs redis-server (bash scripts/ensure_redis.sh)")
+    from brokerage.models import BrokerageCycle, Decision, Task
+
+    built = not Task.objects.exists()
+    if built:
+        call_command("demo_grid", size="small" if quick else "medium", no_progress=True, stdout=open(os.devnull, "w"))  # noqa: SIM115
+    seconds = 8 if quick else 120
+    work = Path(tempfile.mkdtemp(prefix="bench-load-"))
+    redis_socket = work / "redis.sock"
+    port = _free_port()
+    processes: list[subprocess.Popen] = []
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "DJANGO_DEBUG"},
+        "DJANGO_SETTINGS_MODULE": "brokerage.settings.production",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "ALLOWED_HOSTS": "localhost",
+        "DATABASE_URL": _database_url(),
+        "CELERY_BROKER_URL": f"redis+socket://{redis_socket}",
+        "CACHE_URL": f"unix://{redis_socket}?db=1",
+        "API_ANONYMOUS_READ": "true",
+        # the 16 clients share one address: the throttles (DRF's user throttle counts anonymous clients by address
+        # too) would answer many API requests with a cheap 429
+        "API_ANON_RATE": "1000000/minute",
+        "API_USER_RATE": "1000000/minute",
+        "GRID_SIMULATOR": "on",
+        "GRID_SIMULATOR_SPEED": "60",
+        "VAR_DIR": str(work),
+    }
+    root = Path(settings.BASE_DIR)
+    try:
+        processes.append(
+            subprocess.Popen(
+                [redis_server, "--port", "0", "--unixsocket", str(redis_socket), "--save", "", "--appendonly", "no"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        )
+        _wait(redis_socket.exists, 20, "redis-server")
+        log = (work / "stack.log").open("w")
+        processes.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "celery", "-A", "brokerage.celery", "worker", "--concurrency", "2",
+                 "--loglevel", "WARNING", "--hostname", "bench@%h"],
+                cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
+            )
+        )  # fmt: skip
+        processes.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "gunicorn", "brokerage.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "4",
+                 "--timeout", "30"],
+                cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
+            )
+        )  # fmt: skip
+        _wait(lambda: _answers(port), 60, "gunicorn")
+        sender = _sender(redis_socket)
+        stop = threading.Event()
+        beat = threading.Thread(target=_beat, args=(sender, stop), daemon=True)
+        beat.start()
+        # the grid lives until its first job sets are brokered, so the pages show decisions
+        _wait(Decision.objects.filter(plugin="atlas_prod_job").exists, 180, "the first job brokerage")
+        urls = _urls()
+        started_at = timezone.now()
+        samples: list[tuple[str, float, int]] = []
+        lock = threading.Lock()
+        until = time.monotonic() + seconds
+        clients = [threading.Thread(target=_client, args=(port, urls, until, samples, lock)) for _ in range(CLIENTS)]
+        for client in clients:
+            client.start()
+        for client in clients:
+            client.join()
+        stop.set()
+        beat.join(10)
+        sender.close()
+        cycles = BrokerageCycle.objects.filter(started__gte=started_at)
+        cycle_counts = {"cycles_succeeded": cycles.filter(status="succeeded").count(),
+                        "cycles_failed": cycles.filter(status="failed").count()}  # fmt: skip
+    finally:
+        for process in reversed(processes):
+            process.send_signal(signal.SIGTERM)
+        for process in processes:
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        shutil.rmtree(work, ignore_errors=True)
+        if built:
+            call_command("flush", interactive=False, verbosity=0)
+    return _rows(samples, seconds=seconds, extra=cycle_counts)
+
+
+def _rows(samples, *, seconds: float, extra: dict) -> list[Row]:
+    latencies = [ms for _, ms, _ in samples]
+    errors = sum(1 for _, _, status in samples if status != 200)
+    statuses: dict[str, int] = {}
+    for _, _, status in samples:
+        if status != 200:
+            statuses[str(status)] = statuses.get(str(status), 0) + 1
+    rows = [
+        {
+            "bench": "load",
+            "params": {"page": "all", "clients": CLIENTS, "database": "postgresql"},
+            "median_ms": round(statistics.median(latencies), 1),
+            "p95_ms": round(percentile(latencies, 0.95), 1),
+            "p99_ms": round(percentile(latencies, 0.99), 1),
+            "n": len(latencies),
+            "requests_per_second": round(len(latencies) / seconds, 1),
+            "errors": errors,
+            "error_statuses": statuses,
+            **extra,
+        }
+    ]
+    for url in sorted({url for url, _, _ in samples}):
+        mine = [ms for u, ms, _ in samples if u == url]
+        rows.append(
+            {
+                "bench": "load",
+                "params": {"page": url, "clients": CLIENTS, "database": "postgresql"},
+                "median_ms": round(statistics.median(mine), 1),
+                "p95_ms": round(percentile(mine, 0.95), 1),
+                "n": len(mine),
+            }
+        )
+    return rows
+
+
+def _answers(port: int) -> bool:
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        conn.request("GET", "/api/v1/", headers={"Host": "localhost", "X-Forwarded-Proto": "https"})
+        conn.getresponse().read()
+        conn.close()
+        return True
+    except OSError:
+        return False
+
+
+def _sender(redis_socket: Path):
+    from celery import Celery
+
+    return Celery(broker=f"redis+socket://{redis_socket}")
+
+
+def _beat(sender, stop: threading.Event) -> None:
+    """Beat at a demo's pace: every periodic cycle every 5 s."""
+    while not stop.is_set():
+        for name in PERIODIC:
+            sender.send_task(name)
+        stop.wait(5)
+
+
+def _database_url() -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    url = urlsplit(os.environ["DATABASE_URL"])
+    return urlunsplit(url._replace(path="/" + connection.settings_dict["NAME"]))
