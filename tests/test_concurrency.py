@@ -20,6 +20,7 @@ from django.core.management import call_command
 from django.db import connection, transaction
 from django.test import Client
 
+from brokerage.bench.load import periodic_tasks
 from brokerage.models import BrokerageCycle, Job, ProcessLock, Task
 from brokerage.selectors.integrity import integrity_findings
 from tests.test_production_path import redis_socket, start_workers, stop_workers, worker_environment  # noqa: F401
@@ -30,16 +31,6 @@ pytestmark = [
         not os.environ.get("DATABASE_URL", "").startswith("postgres"), reason="production path: PostgreSQL pass only"
     ),
 ]
-
-PERIODIC = (
-    "brokerage.tasks.task_refine_task",
-    "brokerage.tasks.task_brokerage_cycle_task",
-    "brokerage.tasks.job_generation_dispatch_task",
-    "brokerage.tasks.grid_simulate_task",
-    "brokerage.tasks.watchdog_task",
-    "brokerage.tasks.task_priority_boost_task",
-    "brokerage.tasks.process_lock_expire_task",
-)
 
 
 def deadlocks() -> int:
@@ -64,7 +55,7 @@ def drive(sender, seconds: float, every: float = 1.0, check=None) -> None:
     """Sends every periodic task each `every` seconds for `seconds` (beat at a quicker pace)."""
     started = time.monotonic()
     while time.monotonic() - started < seconds:
-        for name in PERIODIC:
+        for name in periodic_tasks():
             sender.send_task(name)
         if check is not None:
             check()

@@ -31,13 +31,13 @@ from django.utils import timezone
 from .runner import Row, benchmark, percentile
 
 CLIENTS = 16
-PERIODIC = (
-    "brokerage.tasks.task_refine_task",
-    "brokerage.tasks.task_brokerage_cycle_task",
-    "brokerage.tasks.job_generation_dispatch_task",
-    "brokerage.tasks.grid_simulate_task",
-    "brokerage.tasks.watchdog_task",
-)
+
+
+def periodic_tasks() -> list[str]:
+    """Every task beat sends (settings.CELERY_BEAT_SCHEDULE) and the simulator's step, which beat sends only where
+    GRID_SIMULATOR is on."""
+    names = [entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()]
+    return list(dict.fromkeys([*names, "brokerage.tasks.grid_simulate_task"]))
 
 
 def _free_port() -> int:
@@ -243,7 +243,7 @@ def _sender(redis_socket: Path):
 def _beat(sender, stop: threading.Event) -> None:
     """Beat at a demo's pace: every periodic cycle every 5 s."""
     while not stop.is_set():
-        for name in PERIODIC:
+        for name in periodic_tasks():
             sender.send_task(name)
         stop.wait(5)
 
