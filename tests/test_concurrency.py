@@ -9,10 +9,14 @@ tests/test_concurrency.py`: an hour, 25 grid days)."""
 
 from __future__ import annotations
 
+import glob
 import os
+import shutil
+import subprocess
 import threading
 import time
 from datetime import UTC, datetime
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 from celery import Celery
@@ -23,7 +27,13 @@ from django.test import Client
 from brokerage.bench.load import periodic_tasks
 from brokerage.models import BrokerageCycle, Job, ProcessLock, Task
 from brokerage.selectors.integrity import integrity_findings
-from tests.test_production_path import redis_socket, start_workers, stop_workers, worker_environment  # noqa: F401
+from tests.test_production_path import (  # noqa: F401  (redis_socket is a fixture)
+    redis_socket,
+    start_workers,
+    stop_workers,
+    wait_for_workers,
+    worker_environment,
+)
 
 pytestmark = [
     pytest.mark.slow,
@@ -161,3 +171,119 @@ def test_a_task_held_for_a_long_time_stops_only_itself(redis_socket, tmp_path): 
     assert during.filter(status="succeeded").count() >= 10
     assert Job.objects.filter(creationTime__gte=hold_started).exclude(task_id=victim.pk).exists()
     assert_nothing_left_behind()
+
+
+class RestartableRedis:
+    """A redis-server on a Unix socket that the test stops and starts again (an outage of the broker)."""
+
+    def __init__(self, socket_path):
+        self.socket_path = socket_path
+        self.process = None
+
+    def start(self):
+        self.process = subprocess.Popen(
+            [shutil.which("redis-server"), "--port", "0", "--unixsocket", str(self.socket_path), "--save", "",
+             "--appendonly", "no"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        deadline = time.monotonic() + 20
+        while not self.socket_path.exists():
+            assert time.monotonic() < deadline, "redis-server did not start"
+            time.sleep(0.1)
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=10)
+        self.socket_path.unlink(missing_ok=True)
+
+
+def postgres_control(action: str) -> None:
+    """Stops or starts the server scripts/with_postgres.sh started (its data directory beside its socket)."""
+    query = dict(parse_qsl(urlsplit(os.environ["DATABASE_URL"]).query))
+    host, port = query["host"], query.get("port", "5432")
+    pg_ctl = shutil.which("pg_ctl") or sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))[-1]
+    command = [pg_ctl, "-D", f"{host}/data", "-w", "-t", "60"]
+    if action == "stop":
+        command += ["-m", "fast", "stop"]
+    else:
+        options = f"-k {host} -c listen_addresses='' -p {port} -c fsync=off -c max_connections=200"
+        command += ["-l", f"{host}/server.log", "-o", options, "start"]
+    as_db_user = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    subprocess.run([*as_db_user, *command], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_database_outage_is_waited_out_not_dropped(redis_socket, tmp_path):  # noqa: F811
+    """Issue 31: PostgreSQL stopped for 20 s and the Celery tasks that met it failed and were dropped. Now they are
+    retried with backoff and do their work once the database is back."""
+    from tests import factories
+
+    tasks = [factories.TaskFactory(status="registered") for _ in range(5)]
+    workers = start_workers(worker_environment(redis_socket, tmp_path), tmp_path, count=1)
+    sender = Celery(broker=f"redis+socket://{redis_socket}")
+    try:
+        wait_for_workers(sender, 1)
+        connection.close()
+        postgres_control("stop")
+        try:
+            sender.send_task("brokerage.tasks.task_refine_task")
+            deadline = time.monotonic() + 60
+            while "retry: Retry in" not in (tmp_path / "w1.log").read_text():
+                assert time.monotonic() < deadline, "the task did not meet the outage"
+                time.sleep(0.5)
+            time.sleep(15)  # the outage goes on: the task waits, retrying
+        finally:
+            postgres_control("start")
+        deadline = time.monotonic() + 120
+        while Task.objects.filter(pk__in=[t.pk for t in tasks], status="registered").exists():
+            assert time.monotonic() < deadline, "the task was dropped: " + (tmp_path / "w1.log").read_text()[-3000:]
+            time.sleep(1)
+        sender.close()
+    finally:
+        stop_workers(workers)
+    log = (tmp_path / "w1.log").read_text()
+    assert "raised unexpected" not in log
+    assert "task_refine_task" in log
+    assert "succeeded" in log
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_broker_outage_delays_sends_instead_of_dropping_them(tmp_path):
+    """Issue 31: with Redis stopped, beat logged "Couldn't apply scheduled task" and dropped the run. A send now
+    waits for the broker (CELERY_TASK_PUBLISH_RETRY_POLICY) and is delivered when it is back."""
+    from django.conf import settings
+
+    from tests import factories
+
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server not installed (make test installs it as root)")
+    redis = RestartableRedis(tmp_path / "redis.sock")
+    redis.start()
+    tasks = [factories.TaskFactory(status="registered") for _ in range(3)]
+    workers = start_workers(worker_environment(redis.socket_path, tmp_path), tmp_path, count=1)
+    sender = Celery(broker=f"redis+socket://{redis.socket_path}")
+    sender.conf.task_publish_retry = settings.CELERY_TASK_PUBLISH_RETRY
+    sender.conf.task_publish_retry_policy = settings.CELERY_TASK_PUBLISH_RETRY_POLICY
+    try:
+        pinger = Celery(broker=f"redis+socket://{redis.socket_path}")  # control traffic apart from the sends
+        wait_for_workers(pinger, 1)
+        pinger.close()
+        # beat's producer has sent before the outage (kombu 5.7 cannot retry a producer's very first publish
+        # across an outage: it fails with an AttributeError, see docs/decisions.md)
+        sender.send_task("brokerage.tasks.process_lock_expire_task")
+        redis.stop()
+        sent = threading.Thread(target=sender.send_task, args=("brokerage.tasks.task_refine_task",))
+        sent.start()
+        time.sleep(8)
+        assert sent.is_alive(), "the send gave up while the broker was away"
+        redis.start()
+        sent.join(60)
+        assert not sent.is_alive()
+        deadline = time.monotonic() + 90
+        while Task.objects.filter(pk__in=[t.pk for t in tasks], status="registered").exists():
+            assert time.monotonic() < deadline, "the send was lost: " + (tmp_path / "w1.log").read_text()[-3000:]
+            time.sleep(1)
+        sender.close()
+    finally:
+        stop_workers(workers)
+        redis.stop()
