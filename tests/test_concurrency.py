@@ -109,8 +109,9 @@ def test_two_workers_of_two_processes_for_a_grid_day_without_a_deadlock(redis_so
 @pytest.mark.django_db(transaction=True)
 def test_a_task_held_for_a_long_time_stops_only_itself(redis_socket, tmp_path):  # noqa: F811
     """Issue 31: a transaction held FOR UPDATE on one running task for 120 s and within 15 s every Celery slot
-    waited on it (here 45 s, three times that). Now cycles skip it (SKIP LOCKED) or give up within the cycle lock timeout, brokerage goes on for
-    every other task, and a dashboard action on it answers 409 within the web lock timeout."""
+    waited on it (here 45 s, three times that). Now cycles skip it (SKIP LOCKED) or give up within the cycle lock
+    timeout, brokerage goes on for every other task, and a dashboard action on it answers 409 within the web lock
+    timeout."""
     from django.contrib.auth.models import User
 
     from brokerage.db_session import database_role_set

@@ -47,7 +47,7 @@ from brokerage.services.demo_dirac import dirac_demo_jobs
 from brokerage.services.demo_grid import ARCHITECTURE, RELEASES, demo_tasks_register
 from brokerage.services.demo_stories import STORIES, demo_stories_build
 from brokerage.services.dirac import dirac_jobs_submit, dirac_match_request, resource_from
-from brokerage.services.retries import OUT_OF_MEMORY_CODES, job_inputs_after_end
+from brokerage.services.retries import OUT_OF_MEMORY_CODES, job_inputs_after_end, job_tasks_lock
 from brokerage.services.status import job_status_transition_many, status_transition_many
 from brokerage.services.wmcore import wmbs_job_transition_many
 
@@ -165,6 +165,7 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0, inflow: bool = Fals
     for pk, rate in ending:
         (failed_ids if _draw(pk, 2) % 100 < rate else finished_ids).append(pk)
     with transaction.atomic():
+        job_tasks_lock(job_ids=finished_ids + failed_ids)
         move(from_status="running", to_status="finished", job_ids=finished_ids, reason="payload finished")
         move(
             from_status="running",

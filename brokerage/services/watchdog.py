@@ -25,7 +25,7 @@ from brokerage.job_errors import TASK_BUFFER_EXPIRED, TASK_BUFFER_REASSIGNED, TA
 from brokerage.models import Job, JobTimeoutSummary, PandaQueue, QueuePilotStats
 from brokerage.selectors.gdpconfig import gdpconfig_view
 from brokerage.selectors.timeouts import JOB_FIELDS, timeout_job, timeout_limits, timeout_queues
-from brokerage.services.retries import job_inputs_after_end
+from brokerage.services.retries import job_inputs_after_end, job_tasks_lock
 from brokerage.services.status import job_status_transition_many
 from brokerage.watchdog import CLOSE_ON_TIMEOUT, WATCHED_STATUSES, TimeoutQueue, job_timeout_state
 
@@ -62,6 +62,7 @@ def job_timeout_apply(*, now: datetime) -> TimeoutPass:
             approaching[key] += 1
     closed, failed = [], []
     with transaction.atomic():
+        job_tasks_lock(job_ids=[pk for ids in due.values() for pk in ids])
         for (status, sentence), ids in due.items():
             target = "closed" if status in CLOSE_ON_TIMEOUT else "failed"
             moved = job_status_transition_many(
@@ -156,6 +157,7 @@ def job_fast_rebrokerage(*, now: datetime, vo: str = "atlas") -> list[Rebrokerag
             f"of {gshare} > {fraction:g}, nQueue > {threshold}"
         )
         with transaction.atomic():
+            job_tasks_lock(job_ids=[pk for pk, _ in victims])
             for status, ids in by_status.items():
                 closed += job_status_transition_many(
                     from_status=status,

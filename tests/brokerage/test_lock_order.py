@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 import pytest
 from django.db import connection, transaction
 
-from brokerage.models import Dataset, Job, Task
+from brokerage.models import Dataset, DatasetFile, Job, Task
 from brokerage.services.bulk import bulk_update_values, rows_update
 from brokerage.services.cycles import brokerage_pending_mark, task_claim_release
 from brokerage.services.progress import task_completion_check
@@ -50,8 +50,9 @@ def backend_waits_on_lock() -> bool:
         return cursor.fetchone()[0] > 0
 
 
-def probe(model, low: int, high: int, service) -> dict:
-    """The holder locks `low`; `service` runs; once it waits (or is done) the holder asks for `high`."""
+def probe(model, low: int, high: int, service, *, then_model=None) -> dict:
+    """The holder locks `low`; `service` runs; once it waits (or is done) the holder asks for `high` (a row of
+    `then_model` when given: a task, then one of its children, as job generation does)."""
     outcome: dict[str, object] = {}
     held, asked = threading.Event(), threading.Event()
 
@@ -63,7 +64,8 @@ def probe(model, low: int, high: int, service) -> dict:
                 asked.wait(20)
                 with connection.cursor() as cursor:
                     cursor.execute("SET LOCAL lock_timeout = '20s'")
-                list(model.objects.select_for_update().filter(pk=high).values_list("pk"))
+                second = then_model or model
+                list(second.objects.select_for_update(no_key=True).filter(pk=high).values_list("pk"))
             outcome["holder"] = "ok"
         except Exception as error:
             outcome["holder"] = error
@@ -207,3 +209,26 @@ def test_generic_moves_and_plain_updates_lock_in_ascending_order():
     outcome = probe(Job, min(ids), max(ids), lambda: rows_update(Job, reversed(ids), attemptNr=2))
     assert_no_deadlock(outcome, before)
     assert set(Job.objects.values_list("jobStatus", "attemptNr")) == {("starting", 2)}
+
+
+def test_ending_jobs_locks_their_tasks_before_their_files():
+    """The soak found it: the simulator ended a job that failed for memory, so it moved the job, its file and its
+    dataset and then raised its task's ramCount, while job generation held the task and asked for the file."""
+    from brokerage.services.retries import OUT_OF_MEMORY_CODES, job_inputs_after_end, job_tasks_lock
+
+    task = factories.TaskFactory(status="running", ramCount=2000)
+    dataset = factories.DatasetFactory(task=task, type="input")
+    job = factories.JobFactory(task=task, jobStatus="running", pilotErrorCode=OUT_OF_MEMORY_CODES[0], maxPSS=4_000_000)
+    file = factories.DatasetFileFactory(dataset=dataset, task=task, status="running", PandaID=job.pk)
+    before = deadlocks()
+
+    def end_the_job():
+        with transaction.atomic():
+            job_tasks_lock(job_ids=[job.pk])
+            job_status_transition_many(from_status="running", to_status="failed", job_ids=[job.pk], now=NOW)
+            job_inputs_after_end(finished=[], failed=[job.pk], now=NOW)
+
+    outcome = probe(Task, task.pk, file.pk, end_the_job, then_model=DatasetFile)
+    assert_no_deadlock(outcome, before)
+    assert Task.objects.get(pk=task.pk).ramCount > 2000  # the memory raise happened, after the holder let go
+    assert DatasetFile.objects.get(pk=file.pk).status == "ready"  # back for another attempt
