@@ -25,7 +25,7 @@ from django.db import connection, transaction
 from django.test import Client
 
 from brokerage.bench.load import periodic_tasks
-from brokerage.models import BrokerageCycle, Job, ProcessLock, Task
+from brokerage.models import BrokerageCycle, Decision, Job, JobStatusLog, ProcessLock, Task
 from brokerage.selectors.integrity import integrity_findings
 from tests.test_production_path import (  # noqa: F401  (redis_socket is a fixture)
     redis_socket,
@@ -122,9 +122,11 @@ def test_a_task_held_for_a_long_time_stops_only_itself(redis_socket, tmp_path): 
     sender = Celery(broker=f"redis+socket://{redis_socket}")
     held_seconds = 45
     try:
-        deadline = time.monotonic() + 90
-        while not Task.objects.filter(status__in=("running", "scouting")).exists():
-            assert time.monotonic() < deadline, "no task reached running"
+        # several tasks running, so that others are left to broker while one is held (on a slow machine the
+        # first task reaches running well before the second)
+        deadline = time.monotonic() + 180
+        while Task.objects.filter(status__in=("running", "scouting")).count() < 3:
+            assert time.monotonic() < deadline, "fewer than three tasks reached running"
             drive(sender, seconds=2)
         victim = Task.objects.filter(status__in=("running", "scouting")).order_by("pk").first()
         hold_started = datetime.now(UTC)
@@ -170,7 +172,11 @@ def test_a_task_held_for_a_long_time_stops_only_itself(redis_socket, tmp_path): 
     # every other task kept being brokered while the victim was held
     during = BrokerageCycle.objects.filter(started__gte=hold_started, plugin="atlas_prod_job")
     assert during.filter(status="succeeded").count() >= 10
+    assert Decision.objects.filter(cycle__in=during).exclude(task_id=victim.pk).exists()
     assert Job.objects.filter(creationTime__gte=hold_started).exclude(task_id=victim.pk).exists()
+    # and the grid went on ending other tasks' jobs (the simulator once waited on the held task for all of them)
+    ended = JobStatusLog.objects.filter(timestamp__gte=hold_started, new_status__in=("finished", "failed"))
+    assert ended.exclude(job__task_id=victim.pk).exists()
     assert_nothing_left_behind()
 
 

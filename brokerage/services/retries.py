@@ -28,13 +28,18 @@ def _per_core(unit: str, megabytes: float, cores: int) -> float:
     return megabytes / max(cores, 1) if unit.endswith("PerCore") else megabytes
 
 
-def job_tasks_lock(*, job_ids: list[int]) -> list[int]:
+def job_tasks_lock(*, job_ids: list[int]) -> set[int]:
     """Locks the tasks of these jobs, in the one lock order, before a transaction that ends the jobs touches their
     files, datasets and tasks: tasks come before their children in every transaction (services.bulk). Without it
     the simulator held a job's files and datasets and then asked for its task (the memory raise) while job
-    generation held the task and asked for the files: two deadlocks in an hour. Returns the task ids."""
-    task_ids = Job.objects.filter(pk__in=job_ids).values_list("task_id", flat=True).distinct()
-    return rows_lock(Task, task_ids)
+    generation held the task and asked for the files: two deadlocks in an hour.
+
+    Tasks another transaction holds are skipped, not waited for (issue 31: one task held FOR UPDATE must stop only
+    itself; waiting made every job end on the grid wait with it). Returns the jobs whose tasks are now locked: the
+    caller ends only those, the others at its next run."""
+    pairs = list(Job.objects.filter(pk__in=job_ids).values_list("pk", "task_id"))
+    locked = set(rows_lock(Task, {task_id for _, task_id in pairs}, skip_locked=True))
+    return {pk for pk, task_id in pairs if task_id in locked}
 
 
 def job_inputs_after_end(*, finished: list[int], failed: list[int], closed: list[int] = (), now: datetime) -> None:

@@ -165,7 +165,9 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0, inflow: bool = Fals
     for pk, rate in ending:
         (failed_ids if _draw(pk, 2) % 100 < rate else finished_ids).append(pk)
     with transaction.atomic():
-        job_tasks_lock(job_ids=finished_ids + failed_ids)
+        free = job_tasks_lock(job_ids=finished_ids + failed_ids)
+        finished_ids = [pk for pk in finished_ids if pk in free]
+        failed_ids = [pk for pk in failed_ids if pk in free]
         move(from_status="running", to_status="finished", job_ids=finished_ids, reason="payload finished")
         move(
             from_status="running",

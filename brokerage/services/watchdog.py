@@ -62,8 +62,9 @@ def job_timeout_apply(*, now: datetime) -> TimeoutPass:
             approaching[key] += 1
     closed, failed = [], []
     with transaction.atomic():
-        job_tasks_lock(job_ids=[pk for ids in due.values() for pk in ids])
+        free = job_tasks_lock(job_ids=[pk for ids in due.values() for pk in ids])
         for (status, sentence), ids in due.items():
+            ids = [pk for pk in ids if pk in free]  # the others' tasks are busy: the next run times them out
             target = "closed" if status in CLOSE_ON_TIMEOUT else "failed"
             moved = job_status_transition_many(
                 from_status=status,
@@ -157,8 +158,9 @@ def job_fast_rebrokerage(*, now: datetime, vo: str = "atlas") -> list[Rebrokerag
             f"of {gshare} > {fraction:g}, nQueue > {threshold}"
         )
         with transaction.atomic():
-            job_tasks_lock(job_ids=[pk for pk, _ in victims])
+            free = job_tasks_lock(job_ids=[pk for pk, _ in victims])
             for status, ids in by_status.items():
+                ids = [pk for pk in ids if pk in free]  # the others' tasks are busy: left for the next run
                 closed += job_status_transition_many(
                     from_status=status,
                     to_status="closed",
