@@ -10,6 +10,7 @@ from kombu.exceptions import OperationalError as BrokerError
 
 from brokerage.models import WorkQueue
 from brokerage.services.cycles import task_brokerage_cycle_run
+from brokerage.services.housekeeping import housekeeping_run
 from brokerage.services.jobs import job_generation_cycle_run
 from brokerage.services.locks import process_lock_expire
 from brokerage.services.priority import task_priority_boost
@@ -115,3 +116,9 @@ def wmcore_agent_cycle_task(queue_id: int) -> dict:
 def wmcore_locations_task() -> int:
     """Periodic (beat): input, parent and pileup locations of Available elements read again (seed 004)."""
     return element_locations_update(now=timezone.now())
+
+
+@shared_task(name="brokerage.tasks.housekeeping_task", **RETRY)
+def housekeeping_task() -> int:
+    """Periodic (beat): archives ended jobs and drops expired history; returns the run's id."""
+    return housekeeping_run(now=timezone.now()).pk

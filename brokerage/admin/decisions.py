@@ -55,18 +55,24 @@ class DecisionAdmin(ReadOnlyAdmin):
     raw_id_fields = ["task", "cycle"]
     date_hierarchy = "created"
     show_full_result_count = False
-    exclude = ["trace"]
     readonly_fields = ["trace_view"]
 
     def get_queryset(self, request):
         queryset = super().get_queryset(request).select_related("task", "cycle")
-        # Only the change page shows the trace; lists never load the compressed blobs.
+        # Lists never load the cycles' resolved gdpconfig (the traces live in their own table)
         on_change_page = bool(request.resolver_match) and request.resolver_match.url_name.endswith("_change")
-        return queryset if on_change_page else queryset.defer("trace", "cycle__frame", "cycle__gdpconfig")
+        return queryset if on_change_page else queryset.defer("cycle__gdpconfig")
 
     @admin.display(description="trace")
     def trace_view(self, obj: Decision) -> str:
         trace = decision_trace(decision=obj)
+        if trace["expired"]:
+            counts = ", ".join(f"{group['count']} {group['code']}" for group in trace["by_reason"]) or "none"
+            return format_html(
+                "The full trace expired on {} (DECISION_TRACE_DAYS). Candidates removed per reason: {}.",
+                f"{trace['expired_on']:%Y-%m-%d}",
+                counts,
+            )
         stages = format_html_join(
             "",
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",

@@ -537,3 +537,35 @@ class WorkerHeartbeatAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+@admin.register(models.HousekeepingRun)
+class HousekeepingRunAdmin(admin.ModelAdmin):
+    """Read-only: each housekeeping run (the beat task, `manage.py housekeeping`): what it moved to the archive
+    and dropped past its retention, table by table, and the steps that failed."""
+
+    list_display = ["started", "status", "dry_run", "rows_moved", "rows_dropped", "duration", "worker"]
+    list_filter = ["status", "dry_run"]
+    date_hierarchy = "started"
+    readonly_fields = [
+        "started",
+        "finished",
+        "now",
+        "status",
+        "dry_run",
+        "worker",
+        "rows_moved",
+        "rows_dropped",
+        "tables",
+        "errors",
+    ]
+
+    @admin.display(description="seconds")
+    def duration(self, obj: models.HousekeepingRun) -> str:
+        return "" if obj.duration_seconds is None else f"{obj.duration_seconds:.1f}"
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.db import connection, transaction
 from django.utils import timezone
 
-from brokerage.engine import parse_scenario
+from brokerage.engine import parse_scenario, trace_encode
 from brokerage.engine.synthetic import job_brokerage_scenario
 from brokerage.models import BrokerageCycle, Decision, PandaQueue, Site, Task
 from brokerage.plugins import plugin_registry
@@ -51,14 +51,20 @@ def api(*, quick: bool = False) -> list[Row]:
         broker = plugin_registry().get(scenario.plugin)()
         frame = broker.frame(scenario)
         cycle = cycle_start(plugin=scenario.plugin, now=now, frame=frame)
-        template = decision_row(
-            cycle=cycle, item=DecisionToStore(broker.decide(scenario), task_id=tasks[0].pk), frame=frame
-        )
+        engine_decision = broker.decide(scenario)
+        template = decision_row(cycle=cycle, item=DecisionToStore(engine_decision, task_id=tasks[0].pk))
         _insert_decisions(count=decisions, template=template, first_task=tasks[0].pk, tasks=1000)
+        with connection.cursor() as cursor:  # every decision with its full trace, as the cycles store them
+            cursor.execute(
+                "INSERT INTO brokerage_decision_traces (decision_id, created, trace) "
+                "SELECT id, created, %s FROM brokerage_decisions WHERE cycle_id = %s",
+                [trace_encode(engine_decision, frame=frame), cycle.pk],
+            )
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute("ANALYZE panda_jobs")
                 cursor.execute("ANALYZE brokerage_decisions")
+                cursor.execute("ANALYZE brokerage_decision_traces")
         some = Decision.objects.order_by("-pk").values_list("pk", flat=True)[decisions // 2]
         repeat = 5 if quick else 25
         requests = [

@@ -18,7 +18,7 @@ from brokerage.engine.synthetic import (
     job_brokerage_scenario,
     task_brokerage_scenario,
 )
-from brokerage.models import Decision
+from brokerage.models import DecisionTrace
 from brokerage.services.decisions import DecisionToStore, cycle_start, decision_store_many
 
 from .runner import Row, benchmark, time_calls
@@ -147,7 +147,9 @@ def trace_size(*, quick: bool = False) -> list[Row]:
             stored = decision_store_many(cycle=cycle, items=[DecisionToStore(d) for d in engine_decisions], frame=frame)
             elapsed_ms = (time.perf_counter() - start) * 1000.0
             ids = [row.pk for row in stored]
-            trace_bytes = [len(bytes(b)) for b in Decision.objects.filter(pk__in=ids).values_list("trace", flat=True)]
+            trace_bytes = [
+                len(bytes(b)) for b in DecisionTrace.objects.filter(decision_id__in=ids).values_list("trace", flat=True)
+            ]
             row_bytes = _row_sizes(ids)
             transaction.set_rollback(True)
         frame_bytes = len(frame.encode())

@@ -16,7 +16,14 @@ from django.db.models import F
 
 from brokerage.engine import trace_encode
 from brokerage.engine.plugins.wmcore_pull import Element, Slots, match_work, pull_decision
-from brokerage.models import BrokerageCycle, Decision, WMCoreElement, WMCoreQueue, WMCoreRequest, WMCoreSite
+from brokerage.models import (
+    BrokerageCycle,
+    DecisionTrace,
+    WMCoreElement,
+    WMCoreQueue,
+    WMCoreRequest,
+    WMCoreSite,
+)
 from brokerage.services.wmcore import work_pull
 from brokerage.services.wmcore.snapshot import element_snapshot, element_snapshots_forget
 
@@ -202,7 +209,7 @@ def _steady_row(local: WMCoreQueue, *, params: dict, repeat: int) -> Row:
         samples.append(elapsed)
         pulled.append(result["pulled"])
         read.append(element_snapshot(queue_id=local.parent_id).last_read)
-        trace_kb.append(len(Decision.objects.only("trace").get(pk=result["decision"]).trace) / 1024)
+        trace_kb.append(len(DecisionTrace.objects.get(decision_id=result["decision"]).trace) / 1024)
     return {
         "bench": "wmcore",
         "params": {"measure": "pullWork over the database, a minute later", **params},

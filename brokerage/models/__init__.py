@@ -1,7 +1,7 @@
 """The domain model. Tables mirroring PanDA/JEDI/CRIC keep their column names; our own tables use snake_case."""
 
 from .config import GdpConfig, GdpConfigChange
-from .decisions import BrokerageCycle, CycleStatus, Decision
+from .decisions import BrokerageCycle, CycleFrame, CycleStatus, Decision, DecisionTrace
 from .dirac import DiracJob, DiracJobStatusLog, DiracMatchRecord, DiracTaskQueue, DiracTaskQueueValue
 from .grid import (
     DatasetReplica,
@@ -15,6 +15,7 @@ from .grid import (
     StorageEndpoint,
 )
 from .heartbeat import WorkerHeartbeat
+from .housekeeping import HousekeepingRun, HousekeepingStatus
 from .integrity import IntegrityCheck
 from .jobs import Job, JobRetryHistory, JobStatusLog, JobTimeoutSummary, MergePreassignment
 from .locks import ProcessLock
@@ -37,12 +38,14 @@ from .wmcore import (
 
 __all__ = [
     "BrokerageCycle",
+    "CycleFrame",
     "CycleStatus",
     "Dataset",
     "DatasetFile",
     "DatasetReplica",
     "DatasetStatusLog",
     "Decision",
+    "DecisionTrace",
     "DiracJob",
     "DiracJobStatusLog",
     "DiracMatchRecord",
@@ -54,6 +57,8 @@ __all__ = [
     "GlobalShare",
     "GlobalShareSnapshot",
     "GpuSummary",
+    "HousekeepingRun",
+    "HousekeepingStatus",
     "IntegrityCheck",
     "Job",
     "JobRetryHistory",

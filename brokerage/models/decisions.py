@@ -25,9 +25,6 @@ class BrokerageCycle(models.Model):
     error = models.TextField(blank=True, default="")
     worker = models.CharField(max_length=128, blank=True, default="", help_text="host and process that ran it")
     gdpconfig = models.JSONField(default=dict, blank=True, help_text="The effective parameters the cycle used.")
-    frame = models.BinaryField(
-        null=True, blank=True, help_text="Candidates and their attributes shared by the cycle's decision traces."
-    )
     n_decisions = models.PositiveIntegerField(default=0)
     n_assigned = models.PositiveIntegerField(default=0)
     n_pending = models.PositiveIntegerField(default=0)
@@ -60,8 +57,9 @@ class BrokerageCycle(models.Model):
 
 
 class Decision(models.Model):
-    """One brokerage decision: its outcome, what was chosen, the main reason others were not, and the trace
-    (brokerage.engine.decision.trace_encode) that answers "why not X" for every candidate considered."""
+    """One brokerage decision: its outcome, what was chosen, the main reason others were not and how many
+    candidates each reason removed. The row is small and kept DECISION_DAYS; its full trace (DecisionTrace), which
+    answers "why not X" for every candidate, is most of the bytes and is kept apart for DECISION_TRACE_DAYS."""
 
     cycle = models.ForeignKey(BrokerageCycle, on_delete=models.CASCADE, related_name="decisions")
     task = models.ForeignKey(
@@ -83,15 +81,11 @@ class Decision(models.Model):
     message = models.CharField(max_length=500)
     retry_after_minutes = models.PositiveIntegerField(null=True, blank=True)
     seed = models.BigIntegerField(default=0)
-    trace = models.BinaryField()
-    trace_base = models.ForeignKey(
-        "self",
-        null=True,
+    profile = models.CharField(max_length=16, default="seed", help_text="The gdpconfig profile it ran under.")
+    reason_counts = models.JSONField(
+        default=dict,
         blank=True,
-        on_delete=models.CASCADE,
-        related_name="trace_deltas",
-        help_text="The decision this trace is stored as the change against (a pull's previous pull); deleting it "
-        "deletes the deltas built on it.",
+        help_text="How many candidates each reason code removed: the summary that outlives the full trace.",
     )
 
     class Meta:
@@ -113,7 +107,52 @@ class Decision(models.Model):
             models.Index(fields=["plugin", "outcome", "-created"], name="decision_plugin_outcome"),
             models.Index(fields=["chosen", "-created"], name="decision_chosen"),
             models.Index(fields=["primary_reason", "-created"], name="decision_reason"),
+            models.Index(fields=["created"], name="decision_created"),  # the list, newest first; retention
         ]
 
     def __str__(self) -> str:
         return f"{self.plugin} {self.outcome} {self.chosen or '—'} ({self.created:%Y-%m-%d %H:%M})"
+
+
+class CycleFrame(models.Model):
+    """The candidates and their attributes that all of a cycle's decision traces share (engine.Frame), stored once
+    per cycle and kept as long as the traces that need it (DECISION_TRACE_DAYS)."""
+
+    cycle = models.OneToOneField(
+        BrokerageCycle, primary_key=True, on_delete=models.CASCADE, db_constraint=False, related_name="stored_frame"
+    )
+    started = models.DateTimeField(help_text="The cycle's start: what retention goes by.")
+    frame = models.BinaryField()
+
+    class Meta:
+        db_table = "brokerage_cycle_frames"
+        indexes = [models.Index(fields=["started"], name="frame_started")]
+
+    def __str__(self) -> str:
+        return f"frame of cycle {self.cycle_id}"
+
+
+class DecisionTrace(models.Model):
+    """The full trace of one decision (engine.trace_encode): every candidate's weight and factors, every skipped
+    one's code, filter and numbers. Kept apart from the decision's row so that dropping old traces
+    (DECISION_TRACE_DAYS) never touches the rows, which are kept far longer (DECISION_DAYS).
+
+    `base_decision_id` names the decision whose trace this one is stored as the change against (a WMCore pull's
+    previous pull): a plain number, as the housekeeping keeps a base as long as a delta that needs it is kept."""
+
+    decision = models.OneToOneField(
+        Decision, primary_key=True, on_delete=models.CASCADE, db_constraint=False, related_name="stored_trace"
+    )
+    created = models.DateTimeField(help_text="The decision's time: what retention goes by.")
+    trace = models.BinaryField()
+    base_decision_id = models.BigIntegerField(null=True, blank=True)
+
+    class Meta:
+        db_table = "brokerage_decision_traces"
+        indexes = [
+            models.Index(fields=["created"], name="trace_created"),
+            models.Index(fields=["base_decision_id"], name="trace_base"),
+        ]
+
+    def __str__(self) -> str:
+        return f"trace of decision {self.decision_id}"

@@ -105,6 +105,10 @@ class Job(Stateful):
     brokerageErrorDiag = models.CharField(max_length=250, blank=True, default="")
     taskBufferErrorCode = models.IntegerField(null=True, blank=True)
     taskBufferErrorDiag = models.CharField(max_length=300, blank=True, default="")
+    # Active or archived (issue 32): null while the job is active; the day (UTC) it ended once the housekeeping
+    # has moved it to the archive, JOB_ARCHIVE_AFTER_DAYS after its end (PanDA's jobsArchived4 keeps three days).
+    # Readers find an archived job as an active one: it is the same model; the archive is where it is stored.
+    archiveDay = models.DateField(null=True, blank=True, help_text="Day of its end once archived; empty if active.")
 
     class Meta:
         db_table = "panda_jobs"
@@ -119,6 +123,9 @@ class Job(Stateful):
                 condition=Q(startTime__isnull=True) | Q(endTime__isnull=True) | Q(endTime__gte=F("startTime")),
                 name="job_ends_after_start",
             ),
+            models.CheckConstraint(
+                condition=Q(archiveDay__isnull=True) | Q(jobStatus__in=JOB_ENDED), name="job_archived_only_ended"
+            ),
         ]
         indexes = [
             models.Index(fields=["task", "jobStatus"], name="job_task_status"),
@@ -132,6 +139,10 @@ class Job(Stateful):
             models.Index(fields=["computingSite", "startTime"], name="job_site_started"),
             # the error summaries: failed and closed jobs of a task or a queue
             models.Index(fields=["task", "jobStatus", "computingSite"], name="job_task_status_site"),
+            # the housekeeping's next batch to archive: ended jobs still active, oldest first
+            models.Index(
+                fields=["jobStatus", "endTime"], condition=Q(archiveDay__isnull=True), name="job_active_ended"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections import OrderedDict, defaultdict
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db.models import QuerySet
 
 from brokerage.engine import Frame, explain, reason_title, trace_decode
-from brokerage.models import Decision
+from brokerage.models import CycleFrame, Decision, DecisionTrace
 
 
 def decision_list(
@@ -22,8 +23,8 @@ def decision_list(
     since: datetime | None = None,
     until: datetime | None = None,
 ) -> QuerySet[Decision]:
-    """Decisions newest first, filtered; the trace column is deferred (fetch it with decision_trace)."""
-    queryset = Decision.objects.defer("trace", "cycle__frame", "cycle__gdpconfig").select_related("cycle")
+    """Decisions newest first, filtered: their rows (fetch a full trace with decision_trace)."""
+    queryset = Decision.objects.defer("cycle__gdpconfig").select_related("cycle")
     filters = {
         "task_id": task_id,
         "plugin": plugin,
@@ -46,11 +47,12 @@ _FRAMES: OrderedDict[tuple, Frame | None] = OrderedDict()
 FRAMES_KEPT = 32
 
 
-def _cycle_frame(cycle) -> Frame | None:
-    if not cycle.frame:
+def _cycle_frame(cycle_id: int) -> Frame | None:
+    blob = CycleFrame.objects.filter(cycle_id=cycle_id).values_list("frame", flat=True).first()
+    if blob is None:
         return None
-    blob = bytes(cycle.frame)
-    key = (cycle.pk, len(blob), hash(blob))  # hashing is far cheaper than decoding, and ids can be reused
+    blob = bytes(blob)
+    key = (cycle_id, len(blob), hash(blob))  # hashing is far cheaper than decoding, and ids can be reused
     if key in _FRAMES:
         _FRAMES.move_to_end(key)
         return _FRAMES[key]
@@ -68,20 +70,27 @@ _BASES: OrderedDict[tuple, dict[str, Any]] = OrderedDict()
 BASES_KEPT = 4
 
 
+class TraceExpired(LookupError):
+    """The decision's full trace was dropped by the retention (DECISION_TRACE_DAYS); its row remains."""
+
+
 def _decoded(decision: Decision) -> dict[str, Any]:
     """The decision's trace decoded, its base's first when it is stored as a change (read it, do not change it:
     skips carried from the base are shared)."""
-    base = _base_trace(decision.trace_base_id) if decision.trace_base_id else None
-    return trace_decode(decision.trace, frame=_cycle_frame(decision.cycle), base=base)
+    stored = DecisionTrace.objects.filter(decision_id=decision.pk).values_list("trace", "base_decision_id").first()
+    if stored is None:
+        raise TraceExpired(decision.pk)
+    blob, base_id = stored
+    base = _base_trace(base_id) if base_id else None
+    return trace_decode(blob, frame=_cycle_frame(decision.cycle_id), base=base)
 
 
 def _base_trace(pk: int) -> dict[str, Any]:
-    stored = Decision.objects.select_related("cycle").defer("trace", "cycle__gdpconfig").get(pk=pk)
+    stored = Decision.objects.get(pk=pk)
     key = (pk, stored.created, stored.message, stored.n_candidates)
     if key in _BASES:
         _BASES.move_to_end(key)
         return _BASES[key]
-    stored.trace = Decision.objects.values_list("trace", flat=True).get(pk=pk)
     trace = _decoded(stored)
     _BASES[key] = trace
     if len(_BASES) > BASES_KEPT:
@@ -91,8 +100,13 @@ def _base_trace(pk: int) -> dict[str, Any]:
 
 def decision_trace(*, decision: Decision) -> dict[str, Any]:
     """The full trace of one decision: candidates with weights and factors, every skipped candidate with its
-    code, filter, numbers and the sentence for it, skips grouped by reason, and the stages."""
-    trace = dict(_decoded(decision))
+    code, filter, numbers and the sentence for it, skips grouped by reason, and the stages. `expired` says whether
+    the retention has dropped it (DECISION_TRACE_DAYS): then only the row's summary is left, the counts per
+    reason, and `expired_on` says from when."""
+    try:
+        trace = dict(_decoded(decision))
+    except TraceExpired:
+        return _expired_trace(decision)
     by_reason: dict[str, list[dict[str, Any]]] = defaultdict(list)
     decoded_skips, skipped = trace["skipped"], {}
     trace["skipped"] = skipped
@@ -108,13 +122,40 @@ def decision_trace(*, decision: Decision) -> dict[str, Any]:
         }
         for code, members in sorted(by_reason.items(), key=lambda item: (-len(item[1]), item[0]))
     ]
+    trace["expired"] = False
     return trace
+
+
+def trace_expiry(*, decision: Decision) -> datetime:
+    """When the retention drops (or dropped) the decision's full trace."""
+    return decision.created + timedelta(days=settings.DECISION_TRACE_DAYS)
+
+
+def _expired_trace(decision: Decision) -> dict[str, Any]:
+    counts = sorted((decision.reason_counts or {}).items(), key=lambda item: (-item[1], item[0]))
+    return {
+        "expired": True,
+        "expired_on": trace_expiry(decision=decision),
+        "kept_days": settings.DECISION_TRACE_DAYS,
+        "initial": [],
+        "candidate_kind": "",
+        "candidates": [],
+        "skipped": {},
+        "stages": [],
+        "extra": {},
+        "profile": decision.profile,
+        "by_reason": [
+            {"code": code, "title": reason_title(code), "count": count, "skipped": []} for code, count in counts
+        ],
+    }
 
 
 def decision_why_not(*, decision: Decision, name: str) -> dict[str, Any] | None:
     """Why `name` was not chosen: its skip (code, filter, numbers, sentence), its rank and weight if it was a
-    candidate, or None if it was not considered at all."""
+    candidate, None if it was not considered at all, or status "expired" once the full trace is gone."""
     trace = decision_trace(decision=decision)
+    if trace["expired"]:
+        return {"name": name, "status": "expired", "expired_on": trace["expired_on"]}
     if name in trace["skipped"]:
         return {"name": name, "status": "skipped", **trace["skipped"][name]}
     for rank, candidate in enumerate(trace["candidates"], start=1):

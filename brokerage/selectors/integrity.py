@@ -1,5 +1,6 @@
 """The integrity check (reads only): each dataset counter against the files it counts, each logged entity's state
-against the last entry of its status log, and each file and event that a job holds against that job's state.
+against the last entry of its status log, each file and event that a job holds against that job's state, and each
+archived job against the day it ended.
 
 Every finding names the row and the numbers or states that disagree. Run by `manage.py check_integrity` and by
 the watchdog (brokerage.services.integrity); the overview shows the latest run when it found something.
@@ -8,8 +9,10 @@ the watchdog (brokerage.services.integrity); the overview shows the latest run w
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from datetime import UTC
 
 from django.db.models import Exists, F, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce, TruncDate
 
 from brokerage.models import (
     Dataset,
@@ -33,7 +36,7 @@ from brokerage.states import INPUT_TYPES, JOB_ACTIVE
 
 @dataclass(frozen=True)
 class Finding:
-    """One disagreement: `kind` (counter, state log, holder), the entity and its id, and what disagrees."""
+    """One disagreement: `kind` (counter, state log, holder, archive), the entity and its id, and what disagrees."""
 
     kind: str
     entity: str
@@ -129,6 +132,21 @@ def _holder_findings() -> list[Finding]:
     return findings
 
 
+def _archive_findings() -> list[Finding]:
+    """Archived jobs (issue 32) are filed under the day they ended: a job under another day would be dropped with
+    the wrong partition, too early or too late."""
+    misfiled = (
+        Job.objects.filter(archiveDay__isnull=False)
+        .annotate(ended_on=TruncDate(Coalesce("endTime", "modificationTime"), tzinfo=UTC))
+        .exclude(archiveDay=F("ended_on"))
+        .values_list("pk", "archiveDay", "ended_on")
+    )
+    return [
+        Finding("archive", "job", pk, f"archived under {day}, but it ended on {ended_on}")
+        for pk, day, ended_on in misfiled
+    ]
+
+
 def integrity_findings() -> list[Finding]:
     """Everything the integrity check finds, counters first (a fixed number of queries)."""
-    return [*_counter_findings(), *_state_log_findings(), *_holder_findings()]
+    return [*_counter_findings(), *_state_log_findings(), *_holder_findings(), *_archive_findings()]

@@ -99,7 +99,6 @@ def job_detail(*, job_id: int, now: datetime) -> dict[str, Any] | None:
     if job.jobsetID is not None:
         decision = (
             Decision.objects.filter(task_id=job.task_id, plugin__in=JOB_PLUGINS, jobsetID=job.jobsetID)
-            .defer("trace")
             .order_by("-created", "-pk")
             .first()
         )

@@ -309,7 +309,6 @@ def task_detail(*, task_id: int, now: datetime, decision_id: int | None = None) 
             selected = {"decision": chosen, "trace": decision_trace(decision=chosen), "plugin": chosen.plugin}
     history = list(
         Decision.objects.filter(task_id=task_id)
-        .defer("trace")
         .order_by("-created", "-pk")
         .values("pk", "created", "plugin", "outcome", "chosen", "primary_reason", "jobsetID", "message")[:30]
     )
@@ -505,7 +504,7 @@ def decision_explorer(*, filters: dict[str, str], now: datetime, page: int = 1) 
     """Decisions filtered by plugin, outcome, reason code, chosen queue, task and time window, newest first.
     `queue` finds decisions that chose the queue or skipped it for the reason asked (trace search is bounded to
     the page)."""
-    queryset: QuerySet = Decision.objects.defer("trace").select_related("cycle").order_by("-created", "-pk")
+    queryset: QuerySet = Decision.objects.select_related("cycle").order_by("-created", "-pk")
     applied = {}
     problems = {}
     outcome = (filters.get("outcome") or "").strip()

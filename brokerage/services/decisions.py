@@ -15,7 +15,7 @@ from django.db.models import Count, Q
 
 from brokerage.engine import Decision as EngineDecision
 from brokerage.engine import Frame, TraceBase, trace_encode
-from brokerage.models import BrokerageCycle, CycleStatus, Decision
+from brokerage.models import BrokerageCycle, CycleFrame, CycleStatus, Decision, DecisionTrace
 
 
 def worker_name() -> str:
@@ -30,13 +30,10 @@ def cycle_start(
     """Opens a cycle. `gdpconfig` is the resolved set of parameters the cycle uses; `frame` the candidates and
     their attributes that all its decisions share (stored once, left out of every trace)."""
     cycle = BrokerageCycle.objects.create(
-        plugin=plugin,
-        started=now,
-        worker=worker_name(),
-        gdpconfig=gdpconfig or {},
-        status=CycleStatus.RUNNING,
-        frame=frame.encode() if frame is not None else None,
+        plugin=plugin, started=now, worker=worker_name(), gdpconfig=gdpconfig or {}, status=CycleStatus.RUNNING
     )
+    if frame is not None:
+        CycleFrame.objects.create(cycle=cycle, started=now, frame=frame.encode())
     cycle.wall_clock_start = time.monotonic()
     return cycle
 
@@ -71,9 +68,10 @@ class DecisionToStore:
     trace_base: TraceBase | None = None
 
 
-def decision_row(*, cycle: BrokerageCycle, item: DecisionToStore, frame: Frame | None = None) -> Decision:
-    """The unsaved row for one engine decision, its trace encoded against the cycle's frame."""
+def decision_row(*, cycle: BrokerageCycle, item: DecisionToStore) -> Decision:
+    """The unsaved row for one engine decision: its summary (the trace is stored apart, decision_store_many)."""
     decision = item.decision
+    counts = decision.code_counts()
     return Decision(
         cycle=cycle,
         task_id=item.task_id,
@@ -83,13 +81,13 @@ def decision_row(*, cycle: BrokerageCycle, item: DecisionToStore, frame: Frame |
         outcome=decision.outcome,
         chosen=decision.chosen or "",
         n_candidates=len(decision.initial),
-        n_passed=len(decision.candidates) + decision.code_counts().get("low_weight", 0),
+        n_passed=len(decision.candidates) + counts.get("low_weight", 0),
         primary_reason=decision.primary_reason,
         message=decision.message[:500],
         retry_after_minutes=decision.retry_after_minutes,
         seed=decision.seed,
-        trace=trace_encode(decision, frame=frame, base=item.trace_base),
-        trace_base_id=item.trace_base.pk if item.trace_base is not None else None,
+        profile=decision.profile,
+        reason_counts=counts,
     )
 
 
@@ -97,6 +95,20 @@ def decision_row(*, cycle: BrokerageCycle, item: DecisionToStore, frame: Frame |
 def decision_store_many(
     *, cycle: BrokerageCycle, items: Iterable[DecisionToStore], frame: Frame | None = None
 ) -> list[Decision]:
-    """Stores decisions in one bulk insert; pass the cycle's frame (the one given to cycle_start)."""
-    rows = [decision_row(cycle=cycle, item=item, frame=frame) for item in items]
-    return Decision.objects.bulk_create(rows, batch_size=500)
+    """Stores decisions in one bulk insert and their traces, encoded against the cycle's frame (the one given to
+    cycle_start), in another."""
+    items = list(items)
+    rows = Decision.objects.bulk_create([decision_row(cycle=cycle, item=item) for item in items], batch_size=500)
+    DecisionTrace.objects.bulk_create(
+        [
+            DecisionTrace(
+                decision_id=row.pk,
+                created=row.created,
+                trace=trace_encode(item.decision, frame=frame, base=item.trace_base),
+                base_decision_id=item.trace_base.pk if item.trace_base is not None else None,
+            )
+            for row, item in zip(rows, items, strict=True)
+        ],
+        batch_size=500,
+    )
+    return rows

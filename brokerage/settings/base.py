@@ -228,6 +228,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "brokerage.tasks.wmcore_locations_task",
         "schedule": float(os.environ.get("WMCORE_LOCATION_INTERVAL_SECONDS", "1200")),
     },
+    # archive ended jobs, drop expired history (brokerage.services.housekeeping)
+    "housekeeping": {
+        "task": "brokerage.tasks.housekeeping_task",
+        "schedule": float(os.environ.get("HOUSEKEEPING_INTERVAL_SECONDS", "3600")),
+    },
 }
 
 # The demo grid simulator plays the pilots (brokerage.services.simulator); only in demo mode, never in
@@ -266,6 +271,21 @@ PROCESS_LOCK_TIMEOUT_MINUTES = int(os.environ.get("PROCESS_LOCK_TIMEOUT_MINUTES"
 HEARTBEAT_SECONDS = float(os.environ.get("HEARTBEAT_SECONDS", "10"))
 HEARTBEAT_STALE_SECONDS = float(os.environ.get("HEARTBEAT_STALE_SECONDS", "30"))
 INTEGRITY_CHECK_MINUTES = int(os.environ.get("INTEGRITY_CHECK_MINUTES", "10"))
+
+# History (issue 32; brokerage.services.housekeeping). Jobs that ended move to the archive after
+# JOB_ARCHIVE_AFTER_DAYS (PanDA's jobsArchived4 keeps them 3 days) and leave it after JOB_DAYS (PanDA's archive: a
+# year). A decision's row is kept DECISION_DAYS, its full trace and its cycle's frame DECISION_TRACE_DAYS (most of
+# the bytes). Job status logs go after JOB_STATUS_LOG_DAYS (PanDA: 90), the other status logs after
+# STATUS_LOG_DAYS; share snapshots, integrity checks, housekeeping runs and heartbeats after HISTORY_DAYS.
+JOB_ARCHIVE_AFTER_DAYS = int(os.environ.get("JOB_ARCHIVE_AFTER_DAYS", "3"))
+JOB_DAYS = int(os.environ.get("JOB_DAYS", "365"))
+JOB_STATUS_LOG_DAYS = int(os.environ.get("JOB_STATUS_LOG_DAYS", "90"))
+STATUS_LOG_DAYS = int(os.environ.get("STATUS_LOG_DAYS", "400"))
+DECISION_DAYS = int(os.environ.get("DECISION_DAYS", "400"))
+DECISION_TRACE_DAYS = int(os.environ.get("DECISION_TRACE_DAYS", "30"))
+HISTORY_DAYS = int(os.environ.get("HISTORY_DAYS", "400"))
+# Rows one housekeeping transaction moves or drops.
+HOUSEKEEPING_BATCH = int(os.environ.get("HOUSEKEEPING_BATCH", "5000"))
 
 # Bounded waits on PostgreSQL (brokerage.db_session), milliseconds, 0 for none. A web request gives up a row lock
 # after DB_WEB_LOCK_TIMEOUT_MS (the page or the API answers 409 "busy") and a query after

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime
 from functools import cache
 
 from drf_spectacular.utils import extend_schema_field
@@ -29,6 +30,7 @@ from brokerage.models import (
     WMCoreRequest,
     WorkQueue,
 )
+from brokerage.selectors.decisions import trace_expiry
 from monitor.api.schema import SCENARIO_SCHEMA
 
 
@@ -283,6 +285,12 @@ class CycleSerializer(serializers.ModelSerializer):
 class DecisionSerializer(serializers.ModelSerializer):
     jediTaskID = serializers.IntegerField(source="task_id", read_only=True, allow_null=True)
     cycle = serializers.IntegerField(source="cycle_id", read_only=True)
+    reason_counts = serializers.DictField(
+        child=serializers.IntegerField(), read_only=True, help_text="Candidates each reason code removed."
+    )
+    trace_expires = serializers.SerializerMethodField(
+        help_text="When the full trace is (or was) dropped (DECISION_TRACE_DAYS); the row itself stays longer."
+    )
 
     class Meta:
         model = Decision
@@ -301,7 +309,13 @@ class DecisionSerializer(serializers.ModelSerializer):
             "message",
             "retry_after_minutes",
             "seed",
+            "profile",
+            "reason_counts",
+            "trace_expires",
         ]
+
+    def get_trace_expires(self, decision) -> datetime:
+        return trace_expiry(decision=decision)
 
 
 class DecisionDetailSerializer(DecisionSerializer):
@@ -313,7 +327,8 @@ class DecisionDetailSerializer(DecisionSerializer):
     @extend_schema_field(serializers.DictField())
     def get_trace(self, decision) -> dict:
         """Candidates with weights and factors, every skipped candidate with its code, filter, the numbers it
-        compared and the sentence, skips grouped by reason, and the stages."""
+        compared and the sentence, skips grouped by reason, and the stages. Once it has expired: `expired` true,
+        `expired_on`, and only the counts per reason in `by_reason`."""
         return self.context["trace"]
 
 

@@ -134,7 +134,7 @@ class GlobalShareViewSet(ReadOnly):
 
 
 class CycleViewSet(ReadOnly):
-    queryset = BrokerageCycle.objects.defer("frame").order_by("-pk")
+    queryset = BrokerageCycle.objects.order_by("-pk")
     serializer_class = serializers.CycleSerializer
     filterset_class = filters.CycleFilter
 
@@ -143,7 +143,7 @@ class DecisionViewSet(ReadOnly):
     """Brokerage decisions, newest first with cursor pages. One decision comes with its full trace: candidates,
     skipped candidates with their codes, the numbers compared and the sentences."""
 
-    queryset = Decision.objects.defer("trace").order_by("-pk")
+    queryset = Decision.objects.order_by("-pk")
     serializer_class = serializers.DecisionSerializer
     filterset_class = filters.DecisionFilter
     pagination_class = NewestFirst

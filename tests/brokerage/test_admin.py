@@ -8,6 +8,7 @@ from django.utils import timezone
 from brokerage import models
 from brokerage.models import GdpConfig, GdpConfigChange, Task, TaskStatusLog
 from brokerage.services.gdpconfig import gdpconfig_save
+from brokerage.services.housekeeping import housekeeping_run
 from brokerage.services.integrity import integrity_check_run
 from tests import factories
 
@@ -59,6 +60,7 @@ FACTORY_FOR = {
     models.Decision: factories.stored_decision,
     models.BrokerageCycle: lambda: factories.stored_decision().cycle,
     models.IntegrityCheck: lambda: integrity_check_run(now=timezone.now())[0],
+    models.HousekeepingRun: lambda: housekeeping_run(now=timezone.now()),
     models.WorkerHeartbeat: lambda: models.WorkerHeartbeat.objects.create(name="host:1", beat=timezone.now()),
 }
 
@@ -68,8 +70,10 @@ REGISTERED = [model for model in admin.site._registry if model._meta.app_label =
 def test_every_domain_model_has_an_admin_page():
     from django.apps import apps
 
-    # Dataset status history is shown inline on the dataset page instead of a page of its own.
-    expected = set(apps.get_app_config("brokerage").get_models()) - {models.DatasetStatusLog}
+    # Dataset status history is shown inline on the dataset page instead of a page of its own; a decision's full
+    # trace and its cycle's frame on the decision's page.
+    shown_elsewhere = {models.DatasetStatusLog, models.DecisionTrace, models.CycleFrame}
+    expected = set(apps.get_app_config("brokerage").get_models()) - shown_elsewhere
     assert set(REGISTERED) == expected
     assert set(FACTORY_FOR) == expected
 

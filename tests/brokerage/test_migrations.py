@@ -17,3 +17,45 @@ def test_migrations_unapply_and_apply_again():
     call_command("migrate", verbosity=0)
     tables = set(connection.introspection.table_names())
     assert {"jedi_tasks", "panda_jobs", "gdpconfig", "gdpconfig_changes", "jedi_process_lock"} <= tables
+
+
+@pytest.mark.django_db(transaction=True)
+def test_traces_and_frames_move_to_their_own_tables_and_back():
+    """Issue 32: a decision stored before the traces had a table of their own keeps its trace, its base and its
+    cycle's frame through the migration, and gets them back when it is unapplied."""
+    call_command("migrate", "brokerage", "0020", verbosity=0)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO brokerage_cycles (plugin, started, finished, status, error, worker, gdpconfig, frame, "
+            "n_decisions, n_assigned, n_pending, n_throttled) VALUES ('atlas_prod_task', '2026-01-02 03:04:05', "
+            "'2026-01-02 03:04:06', 'succeeded', '', 'w:1', '{}', %s, 2, 0, 2, 0)",
+            [b"frame-bytes"],
+        )
+        cursor.execute("SELECT max(id) FROM brokerage_cycles")
+        cycle = cursor.fetchone()[0]
+        insert = (
+            "INSERT INTO brokerage_decisions (cycle_id, plugin, created, outcome, chosen, n_candidates, n_passed, "
+            "primary_reason, message, seed, trace, trace_base_id) VALUES (%s, 'atlas_prod_task', "
+            "'2026-01-02 03:04:05', 'pending', '', 3, 0, 'cpu', 'none', 7, %s, %s)"
+        )
+        cursor.execute(insert, [cycle, b"base-trace", None])
+        cursor.execute("SELECT max(id) FROM brokerage_decisions")
+        base = cursor.fetchone()[0]
+        cursor.execute(insert, [cycle, b"delta-trace", base])
+    call_command("migrate", "brokerage", verbosity=0)
+    from brokerage.models import CycleFrame, DecisionTrace
+
+    traces = {row.trace.tobytes() if hasattr(row.trace, "tobytes") else bytes(row.trace): row.base_decision_id
+              for row in DecisionTrace.objects.all()}  # fmt: skip
+    assert traces == {b"base-trace": None, b"delta-trace": base}
+    assert bytes(CycleFrame.objects.get(cycle_id=cycle).frame) == b"frame-bytes"
+    call_command("migrate", "brokerage", "0020", verbosity=0)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT trace, trace_base_id FROM brokerage_decisions ORDER BY id")
+        assert [(bytes(trace), base_id) for trace, base_id in cursor.fetchall()] == [
+            (b"base-trace", None),
+            (b"delta-trace", base),
+        ]
+        cursor.execute("SELECT frame FROM brokerage_cycles WHERE id = %s", [cycle])
+        assert bytes(cursor.fetchone()[0]) == b"frame-bytes"
+    call_command("migrate", verbosity=0)

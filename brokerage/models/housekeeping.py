@@ -1,0 +1,55 @@
+"""Records of the housekeeping (issue 32): what each run archived and dropped, table by table."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import F, Q
+
+
+class HousekeepingStatus(models.TextChoices):
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+
+
+class HousekeepingRun(models.Model):
+    """One run of the housekeeping (the beat task or `manage.py housekeeping`): partitions made ahead, jobs moved
+    to the archive, history dropped past its retention.
+
+    `tables` holds {table: {"moved": n, "dropped": n, "partitions_made": n, "partitions_dropped": n, "cutoff":
+    ISO time}} for every table it touched; `errors` the steps that failed, with their messages. A run that fails
+    half-way leaves every batch it finished done and is safe to run again. `now` is the logical time the
+    retention was measured from (the wall clock, or --now)."""
+
+    started = models.DateTimeField(db_index=True)
+    finished = models.DateTimeField(null=True, blank=True)
+    now = models.DateTimeField(help_text="The time the retention periods were counted back from.")
+    status = models.CharField(max_length=16, choices=HousekeepingStatus.choices, default=HousekeepingStatus.RUNNING)
+    dry_run = models.BooleanField(default=False, help_text="Counted what it would do; changed nothing.")
+    worker = models.CharField(max_length=128, blank=True, default="")
+    tables = models.JSONField(default=dict, blank=True)
+    errors = models.JSONField(default=list, blank=True)
+    rows_moved = models.PositiveBigIntegerField(default=0)
+    rows_dropped = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        db_table = "brokerage_housekeeping_runs"
+        ordering = ["-started", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(finished__isnull=True) | Q(finished__gte=F("started")), name="housekeeping_ends_after_start"
+            ),
+            models.CheckConstraint(
+                condition=Q(status="running", finished__isnull=True)
+                | (~Q(status="running") & Q(finished__isnull=False)),
+                name="housekeeping_finished_iff_not_running",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        kind = "dry run" if self.dry_run else "run"
+        return f"housekeeping {kind} {self.pk} ({self.status})"
+
+    @property
+    def duration_seconds(self) -> float | None:
+        return (self.finished - self.started).total_seconds() if self.finished else None

@@ -1,0 +1,239 @@
+"""The housekeeping (issue 32): keeps history bounded. Each run, recorded as a HousekeepingRun:
+
+1. moves jobs that ended more than JOB_ARCHIVE_AFTER_DAYS ago to the archive (PanDA: jobsActive4 → jobsArchived4
+   after 3 days), in batches of HOUSEKEEPING_BATCH, each batch one transaction;
+2. drops what has passed its retention, table by table (RETENTION), children before their parents, in batches,
+   each batch one transaction.
+
+Every batch is whole or not at all and every step picks its rows from their state, not from the run's memory, so a
+run killed half-way (or failing) loses and doubles nothing and the next run goes on where it stopped. Two runs at
+once share the work: batches lock their rows with SKIP LOCKED.
+
+Traces are kept as long as a kept trace is stored as a change against them (a WMCore pull's delta), and a
+cycle's frame as long as one of its traces is kept: retention never leaves a trace that cannot be read.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from django.conf import settings
+from django.db import models, transaction
+from django.db.models import Exists, OuterRef, Q, Value
+from django.db.models.functions import Coalesce, Greatest, TruncDate
+from django.utils import timezone
+
+from brokerage.models import (
+    BrokerageCycle,
+    CycleFrame,
+    DatasetStatusLog,
+    Decision,
+    DecisionTrace,
+    DiracJobStatusLog,
+    DiracMatchRecord,
+    GlobalShareSnapshot,
+    HousekeepingRun,
+    HousekeepingStatus,
+    IntegrityCheck,
+    Job,
+    JobRetryHistory,
+    JobStatusLog,
+    JobSubmitterReport,
+    TaskStatusLog,
+    WMCoreElementStatusLog,
+    WMCoreRequestStatusLog,
+    WorkerHeartbeat,
+)
+from brokerage.models.jobs import JOB_ENDED
+from brokerage.services.bulk import rows_lock
+from brokerage.services.decisions import worker_name
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Retention:
+    """One kind of history: the rows of `model` whose `time_field` is older than `setting` days are dropped;
+    `keep` (a Q) spares rows that something kept still needs."""
+
+    model: type[models.Model]
+    time_field: str
+    setting: str
+    keep: Q | None = None
+
+    @property
+    def table(self) -> str:
+        return self.model._meta.db_table
+
+    def days(self) -> int:
+        return int(getattr(settings, self.setting))
+
+    def cutoff(self, now: datetime) -> datetime:
+        return now - timedelta(days=self.days())
+
+
+def _trace_still_needed() -> Q:
+    # a trace that a younger (kept) trace is stored against; the chain is at most KEYFRAME_EVERY long and each
+    # link is younger than its base, so the base goes in the run after its last delta
+    return Q(Exists(DecisionTrace.objects.filter(base_decision_id=OuterRef("decision_id"))))
+
+
+def _frame_still_needed() -> Q:
+    return Q(Exists(DecisionTrace.objects.filter(decision__cycle_id=OuterRef("cycle_id"))))
+
+
+def _cycle_still_needed() -> Q:
+    return Q(Exists(Decision.objects.filter(cycle_id=OuterRef("pk"))))
+
+
+# In dropping order: a table's rows before those of the tables they point at.
+RETENTION: tuple[Retention, ...] = (
+    Retention(DecisionTrace, "created", "DECISION_TRACE_DAYS", keep=_trace_still_needed()),
+    Retention(CycleFrame, "started", "DECISION_TRACE_DAYS", keep=_frame_still_needed()),
+    Retention(Decision, "created", "DECISION_DAYS"),
+    Retention(BrokerageCycle, "started", "DECISION_DAYS", keep=_cycle_still_needed()),
+    Retention(DiracMatchRecord, "at", "DECISION_DAYS"),
+    Retention(JobSubmitterReport, "at", "DECISION_DAYS"),
+    Retention(JobStatusLog, "timestamp", "JOB_STATUS_LOG_DAYS"),
+    Retention(TaskStatusLog, "timestamp", "STATUS_LOG_DAYS"),
+    Retention(DatasetStatusLog, "timestamp", "STATUS_LOG_DAYS"),
+    Retention(DiracJobStatusLog, "timestamp", "STATUS_LOG_DAYS"),
+    Retention(WMCoreRequestStatusLog, "timestamp", "STATUS_LOG_DAYS"),
+    Retention(WMCoreElementStatusLog, "timestamp", "STATUS_LOG_DAYS"),
+    Retention(JobRetryHistory, "created", "JOB_DAYS"),
+    Retention(GlobalShareSnapshot, "taken_at", "HISTORY_DAYS"),
+    Retention(IntegrityCheck, "started", "HISTORY_DAYS"),
+    Retention(HousekeepingRun, "started", "HISTORY_DAYS", keep=Q(status=HousekeepingStatus.RUNNING)),
+    Retention(WorkerHeartbeat, "beat", "HISTORY_DAYS"),
+)
+
+
+def _archive_due(now: datetime):
+    cutoff = now - timedelta(days=settings.JOB_ARCHIVE_AFTER_DAYS)
+    return Job.objects.filter(archiveDay__isnull=True, jobStatus__in=JOB_ENDED).filter(
+        Q(endTime__lt=cutoff) | Q(endTime__isnull=True, modificationTime__lt=cutoff)
+    )
+
+
+def jobs_archive(*, now: datetime, batch: int, dry_run: bool = False) -> int:
+    """Moves the jobs that ended JOB_ARCHIVE_AFTER_DAYS before `now` to the archive, a batch per transaction;
+    returns how many moved (would move, with `dry_run`). The archive day is the day the job ended (UTC)."""
+    due = _archive_due(now)
+    if dry_run:
+        return due.count()
+    moved = 0
+    while True:
+        with transaction.atomic():
+            ids = rows_lock(Job, due.order_by("pk").values_list("pk", flat=True)[:batch], skip_locked=True)
+            if not ids:
+                return moved
+            moved += Job.objects.filter(pk__in=ids, archiveDay__isnull=True).update(
+                archiveDay=TruncDate(Coalesce("endTime", "modificationTime"), tzinfo=UTC)
+            )
+
+
+def archived_jobs_drop(*, now: datetime, batch: int, dry_run: bool = False) -> Counter:
+    """Drops archived jobs that ended JOB_DAYS before `now`, with their status logs (and the merge links to them
+    cleared). Returns rows dropped per table."""
+    expired = Job.objects.filter(archiveDay__lt=(now - timedelta(days=settings.JOB_DAYS)).date())
+    return _drop(expired, batch=batch, dry_run=dry_run, model=Job)
+
+
+def _drop(queryset, *, batch: int, dry_run: bool, model: type[models.Model]) -> Counter:
+    """Deletes the rows of `queryset` a batch per transaction (Django's collector takes the rows that point at
+    them, as the models say: cascade or set null). Returns rows dropped per table."""
+    dropped: Counter = Counter()
+    if dry_run:
+        dropped[model._meta.db_table] = queryset.count()
+        return dropped
+    while True:
+        with transaction.atomic():
+            ids = rows_lock(model, queryset.order_by("pk").values_list("pk", flat=True)[:batch], skip_locked=True)
+            if not ids:
+                return dropped
+            _, per_model = model.objects.filter(pk__in=ids).delete()
+            for label, count in per_model.items():
+                dropped[_table_of(label)] += count
+
+
+def _table_of(label: str) -> str:
+    from django.apps import apps
+
+    return apps.get_model(label)._meta.db_table
+
+
+def history_drop(*, retention: Retention, now: datetime, batch: int, dry_run: bool = False) -> Counter:
+    """Drops one kind of history older than its retention. Returns rows dropped per table."""
+    expired = retention.model.objects.filter(**{f"{retention.time_field}__lt": retention.cutoff(now)})
+    if retention.keep is not None:
+        expired = expired.exclude(retention.keep)
+    return _drop(expired, batch=batch, dry_run=dry_run, model=retention.model)
+
+
+def housekeeping_run(*, now: datetime, dry_run: bool = False, batch: int | None = None) -> HousekeepingRun:
+    """One housekeeping run (module docstring), recorded. A step that fails is recorded with its error and the
+    run goes on with the next; the run then ends as failed."""
+    batch = batch or settings.HOUSEKEEPING_BATCH
+    if not dry_run:
+        housekeeping_abandoned_close(now=timezone.now())
+    run = HousekeepingRun.objects.create(started=timezone.now(), now=now, dry_run=dry_run, worker=worker_name())
+    tables: dict[str, dict[str, object]] = {}
+    errors: list[dict[str, str]] = []
+
+    def note(table: str, **values) -> None:
+        entry = tables.setdefault(table, {})
+        for key, value in values.items():
+            entry[key] = entry.get(key, 0) + value if isinstance(value, int) else value
+
+    steps = [
+        ("archive jobs", lambda: note(Job._meta.db_table, moved=jobs_archive(now=now, batch=batch, dry_run=dry_run)))
+    ]
+    for retention in RETENTION:
+
+        def drop(retention=retention):
+            note(retention.table, cutoff=retention.cutoff(now).isoformat())
+            for table, count in history_drop(retention=retention, now=now, batch=batch, dry_run=dry_run).items():
+                note(table, dropped=count)
+
+        steps.append((f"drop {retention.table}", drop))
+
+    def drop_jobs():
+        note(Job._meta.db_table, cutoff=(now - timedelta(days=settings.JOB_DAYS)).date().isoformat())
+        for table, count in archived_jobs_drop(now=now, batch=batch, dry_run=dry_run).items():
+            note(table, dropped=count)
+
+    steps.append(("drop archived jobs", drop_jobs))
+    for name, step in steps:
+        try:
+            step()
+        except Exception as error:  # recorded; the next step still runs and the next run retries this one
+            logger.exception("housekeeping: %s failed", name)
+            errors.append({"step": name, "error": f"{type(error).__name__}: {error}"[:500]})
+    run.tables = tables
+    run.errors = errors
+    run.rows_moved = sum(int(entry.get("moved", 0)) for entry in tables.values())
+    run.rows_dropped = sum(int(entry.get("dropped", 0)) for entry in tables.values())
+    run.status = HousekeepingStatus.FAILED if errors else HousekeepingStatus.SUCCEEDED
+    run.finished = max(timezone.now(), run.started)
+    run.save()
+    return run
+
+
+def housekeeping_abandoned_close(*, now: datetime) -> int:
+    """Runs left `running` by a worker that died (its heartbeat stale, or older than a day): failed, so that the
+    record says so. Returns how many."""
+    from brokerage.services.heartbeat import holders_gone
+
+    running = list(
+        HousekeepingRun.objects.filter(status=HousekeepingStatus.RUNNING).values_list("pk", "worker", "started")
+    )
+    gone = holders_gone(worker for _, worker, _ in running)
+    abandoned = [pk for pk, worker, started in running if worker in gone or started < now - timedelta(days=1)]
+    return HousekeepingRun.objects.filter(pk__in=abandoned, status=HousekeepingStatus.RUNNING).update(
+        status=HousekeepingStatus.FAILED,
+        finished=Greatest("started", Value(now)),
+        errors=[{"step": "run", "error": "the worker stopped before the run ended"}],
+    )
