@@ -61,7 +61,10 @@ class Decision(models.Model):
     candidates each reason removed. The row is small and kept DECISION_DAYS; its full trace (DecisionTrace), which
     answers "why not X" for every candidate, is most of the bytes and is kept apart for DECISION_TRACE_DAYS."""
 
-    cycle = models.ForeignKey(BrokerageCycle, on_delete=models.CASCADE, related_name="decisions")
+    # no database constraint: cycles are partitioned on PostgreSQL (brokerage.partitions); Django cascades
+    cycle = models.ForeignKey(
+        BrokerageCycle, on_delete=models.CASCADE, related_name="decisions", db_constraint=False
+    )
     task = models.ForeignKey(
         "brokerage.Task",
         null=True,

@@ -59,6 +59,7 @@ class Job(Stateful):
         null=True,
         blank=True,
         on_delete=models.SET_NULL,
+        db_constraint=False,  # jobs are partitioned on PostgreSQL (brokerage.partitions): no key to refer to
         related_name="merged_jobs",
         help_text="The merge job that took this job's pre-merged output (tasks with mergeOutput).",
     )
@@ -175,7 +176,10 @@ class Job(Stateful):
 class JobStatusLog(StatusLogBase):
     """Every status change of a job (PanDA's JOBS_STATUSLOG), with the queue it was at."""
 
-    job = models.ForeignKey(Job, on_delete=models.CASCADE, db_column="PandaID", related_name="status_log")
+    # no database constraint: both tables are partitioned on PostgreSQL (brokerage.partitions); Django cascades
+    job = models.ForeignKey(
+        Job, on_delete=models.CASCADE, db_column="PandaID", related_name="status_log", db_constraint=False
+    )
     computingSite = models.CharField(max_length=128, blank=True, default="")
 
     class Meta(StatusLogBase.Meta):

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from django.conf import settings
-from django.db import models, transaction
-from django.db.models import Exists, OuterRef, Q, Value
+from django.db import connection, models, transaction
+from django.db.models import Exists, Max, Min, OuterRef, Q, Value
 from django.db.models.functions import Coalesce, Greatest, TruncDate
 from django.utils import timezone
 
@@ -48,20 +49,37 @@ from brokerage.models import (
     WorkerHeartbeat,
 )
 from brokerage.models.jobs import JOB_ENDED
+from brokerage.partitions import (
+    PARTITIONED,
+    partition_drop,
+    partitioned,
+    partitions_ahead,
+    partitions_expired,
+    partitions_make,
+    period_start,
+)
 from brokerage.services.bulk import rows_lock
 from brokerage.services.decisions import worker_name
 
 logger = logging.getLogger(__name__)
 
 
+# How far back a kept row can need an older one: a cycle lasts less, and a WMCore pull is stored as the change
+# against a pull at most this old (services.wmcore.common refuses older bases).
+NEEDED_WITHIN = timedelta(days=1)
+
+
 @dataclass(frozen=True)
 class Retention:
-    """One kind of history: the rows of `model` whose `time_field` is older than `setting` days are dropped;
-    `keep` (a Q) spares rows that something kept still needs."""
+    """One kind of history: the rows of `model` whose `time_field` is older than `setting` days are dropped.
+    `oldest_needed(cutoff)` gives the time of the oldest row past the cutoff that a kept row still needs (a trace
+    a kept delta is stored against, a frame or a cycle of kept decisions): the cutoff moves back to it, so that
+    whole partitions and batched deletes alike leave it. `keep` (a Q) double-checks the deletes."""
 
     model: type[models.Model]
     time_field: str
     setting: str
+    oldest_needed: Callable[[datetime], datetime | None] | None = None
     keep: Q | None = None
 
     @property
@@ -72,29 +90,65 @@ class Retention:
         return int(getattr(settings, self.setting))
 
     def cutoff(self, now: datetime) -> datetime:
-        return now - timedelta(days=self.days())
+        """The time before which rows go: `setting` days back, moved back past every row still needed."""
+        cutoff = now - timedelta(days=self.days())
+        for _ in range(100):  # a chain of bases moves it back a link at a time (KEYFRAME_EVERY links at most)
+            needed = self.oldest_needed(cutoff) if self.oldest_needed else None
+            if needed is None or needed >= cutoff:
+                return cutoff
+            cutoff = needed
+        return cutoff
 
 
-def _trace_still_needed() -> Q:
-    # a trace that a younger (kept) trace is stored against; the chain is at most KEYFRAME_EVERY long and each
-    # link is younger than its base, so the base goes in the run after its last delta
-    return Q(Exists(DecisionTrace.objects.filter(base_decision_id=OuterRef("decision_id"))))
+def _oldest_base_of_kept_traces(cutoff: datetime) -> datetime | None:
+    bases = DecisionTrace.objects.filter(
+        created__gte=cutoff, created__lt=cutoff + NEEDED_WITHIN, base_decision_id__isnull=False
+    ).values("base_decision_id")
+    return DecisionTrace.objects.filter(decision_id__in=bases, created__lt=cutoff).aggregate(m=Min("created"))["m"]
 
 
-def _frame_still_needed() -> Q:
-    return Q(Exists(DecisionTrace.objects.filter(decision__cycle_id=OuterRef("cycle_id"))))
+def _oldest_cycle_of_kept_traces(cutoff: datetime) -> datetime | None:
+    kept = DecisionTrace.objects.filter(created__gte=cutoff, created__lt=cutoff + NEEDED_WITHIN)
+    return CycleFrame.objects.filter(cycle_id__in=kept.values("decision__cycle_id"), started__lt=cutoff).aggregate(
+        m=Min("started")
+    )["m"]
 
 
-def _cycle_still_needed() -> Q:
-    return Q(Exists(Decision.objects.filter(cycle_id=OuterRef("pk"))))
+def _oldest_cycle_of_kept_decisions(cutoff: datetime) -> datetime | None:
+    kept = Decision.objects.filter(created__gte=cutoff, created__lt=cutoff + NEEDED_WITHIN)
+    return BrokerageCycle.objects.filter(pk__in=kept.values("cycle_id"), started__lt=cutoff).aggregate(
+        m=Min("started")
+    )["m"]
+
+
+def _oldest_running_run(cutoff: datetime) -> datetime | None:
+    return HousekeepingRun.objects.filter(status=HousekeepingStatus.RUNNING).aggregate(m=Min("started"))["m"]
 
 
 # In dropping order: a table's rows before those of the tables they point at.
 RETENTION: tuple[Retention, ...] = (
-    Retention(DecisionTrace, "created", "DECISION_TRACE_DAYS", keep=_trace_still_needed()),
-    Retention(CycleFrame, "started", "DECISION_TRACE_DAYS", keep=_frame_still_needed()),
+    Retention(
+        DecisionTrace,
+        "created",
+        "DECISION_TRACE_DAYS",
+        oldest_needed=_oldest_base_of_kept_traces,
+        keep=Q(Exists(DecisionTrace.objects.filter(base_decision_id=OuterRef("decision_id")))),
+    ),
+    Retention(
+        CycleFrame,
+        "started",
+        "DECISION_TRACE_DAYS",
+        oldest_needed=_oldest_cycle_of_kept_traces,
+        keep=Q(Exists(DecisionTrace.objects.filter(decision__cycle_id=OuterRef("cycle_id")))),
+    ),
     Retention(Decision, "created", "DECISION_DAYS"),
-    Retention(BrokerageCycle, "started", "DECISION_DAYS", keep=_cycle_still_needed()),
+    Retention(
+        BrokerageCycle,
+        "started",
+        "DECISION_DAYS",
+        oldest_needed=_oldest_cycle_of_kept_decisions,
+        keep=Q(Exists(Decision.objects.filter(cycle_id=OuterRef("pk")))),
+    ),
     Retention(DiracMatchRecord, "at", "DECISION_DAYS"),
     Retention(JobSubmitterReport, "at", "DECISION_DAYS"),
     Retention(JobStatusLog, "timestamp", "JOB_STATUS_LOG_DAYS"),
@@ -106,7 +160,13 @@ RETENTION: tuple[Retention, ...] = (
     Retention(JobRetryHistory, "created", "JOB_DAYS"),
     Retention(GlobalShareSnapshot, "taken_at", "HISTORY_DAYS"),
     Retention(IntegrityCheck, "started", "HISTORY_DAYS"),
-    Retention(HousekeepingRun, "started", "HISTORY_DAYS", keep=Q(status=HousekeepingStatus.RUNNING)),
+    Retention(
+        HousekeepingRun,
+        "started",
+        "HISTORY_DAYS",
+        oldest_needed=_oldest_running_run,
+        keep=Q(status=HousekeepingStatus.RUNNING),
+    ),
     Retention(WorkerHeartbeat, "beat", "HISTORY_DAYS"),
 )
 
@@ -124,6 +184,16 @@ def jobs_archive(*, now: datetime, batch: int, dry_run: bool = False) -> int:
     due = _archive_due(now)
     if dry_run:
         return due.count()
+    if partitioned():  # the archive's months these jobs are filed under, before the first is moved
+        span = due.aggregate(
+            first=Min(Coalesce("endTime", "modificationTime")), last=Max(Coalesce("endTime", "modificationTime"))
+        )
+        if span["first"] is not None:
+            partitions_make(
+                Job._meta.db_table,
+                since=span["first"].astimezone(UTC).date(),
+                until=span["last"].astimezone(UTC).date(),
+            )
     moved = 0
     while True:
         with transaction.atomic():
@@ -138,8 +208,15 @@ def jobs_archive(*, now: datetime, batch: int, dry_run: bool = False) -> int:
 def archived_jobs_drop(*, now: datetime, batch: int, dry_run: bool = False) -> Counter:
     """Drops archived jobs that ended JOB_DAYS before `now`, with their status logs (and the merge links to them
     cleared). Returns rows dropped per table."""
-    expired = Job.objects.filter(archiveDay__lt=(now - timedelta(days=settings.JOB_DAYS)).date())
-    return _drop(expired, batch=batch, dry_run=dry_run, model=Job)
+    before = (now - timedelta(days=settings.JOB_DAYS)).date()
+    dropped: Counter = Counter()
+    if partitioned():
+        table = Job._meta.db_table
+        for name, _, _ in partitions_expired(table, before=before):
+            dropped += _job_partition_unlink(name, dry_run=dry_run)
+        dropped += _partitions_drop(table, before=before, dry_run=dry_run)
+        before = _partition_floor(table, before)
+    return dropped + _drop(Job.objects.filter(archiveDay__lt=before), batch=batch, dry_run=dry_run, model=Job)
 
 
 def _drop(queryset, *, batch: int, dry_run: bool, model: type[models.Model]) -> Counter:
@@ -165,12 +242,65 @@ def _table_of(label: str) -> str:
     return apps.get_model(label)._meta.db_table
 
 
+def _job_partition_unlink(name: str, *, dry_run: bool) -> Counter:
+    """Before a month of archived jobs is dropped: the status logs left of its jobs go (normally none: they expire
+    first) and merge links to its jobs are cleared, as the collector does for deleted jobs."""
+    jobs = f'SELECT "PandaID" FROM {connection.ops.quote_name(name)}'
+    dropped: Counter = Counter()
+    if dry_run:
+        return dropped
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(f'DELETE FROM panda_job_status_log WHERE "PandaID" IN ({jobs})')
+        dropped[JobStatusLog._meta.db_table] += cursor.rowcount
+        cursor.execute(f'UPDATE panda_jobs SET "mergeJob_id" = NULL WHERE "mergeJob_id" IN ({jobs})')
+    return dropped
+
+
+def _partitions_drop(table: str, *, before, dry_run: bool) -> Counter:
+    """Drops the partitions of `table` wholly older than `before`; returns the rows they held."""
+    dropped: Counter = Counter()
+    for name, _, _ in partitions_expired(table, before=before):
+        if dry_run:
+            with connection.cursor() as cursor:
+                cursor.execute(f"SELECT count(*) FROM {connection.ops.quote_name(name)}")
+                dropped[table] += cursor.fetchone()[0]
+        else:
+            dropped[table] += partition_drop(table, name)
+        dropped[f"{table}:partitions"] += 1
+    return dropped
+
+
+def _partition_floor(table: str, before):
+    """The start of the period that holds `before`: rows past it are in a partition that is not wholly expired and
+    stay until it is (partitions are dropped whole, never emptied with DELETE); rows before it can only be in the
+    default partition (they came before their partition was made)."""
+    spec = PARTITIONED[table]
+    day = before if not isinstance(before, datetime) else before.astimezone(UTC).date()
+    start = period_start(day, spec.period)
+    if spec.dated or (isinstance(before, date) and not isinstance(before, datetime)):
+        return start
+    return datetime.combine(start, datetime.min.time(), tzinfo=UTC)
+
+
 def history_drop(*, retention: Retention, now: datetime, batch: int, dry_run: bool = False) -> Counter:
-    """Drops one kind of history older than its retention. Returns rows dropped per table."""
-    expired = retention.model.objects.filter(**{f"{retention.time_field}__lt": retention.cutoff(now)})
+    """Drops one kind of history older than its retention: on PostgreSQL whole partitions, then the stray rows
+    of the default partition. Returns rows dropped per table (and partitions dropped, as `<table>:partitions`)."""
+    cutoff = retention.cutoff(now)
+    dropped: Counter = Counter()
+    if partitioned() and retention.table in PARTITIONED:
+        dropped += _partitions_drop(retention.table, before=cutoff, dry_run=dry_run)
+        cutoff = _partition_floor(retention.table, cutoff)
+    expired = retention.model.objects.filter(**{f"{retention.time_field}__lt": cutoff})
     if retention.keep is not None:
         expired = expired.exclude(retention.keep)
-    return _drop(expired, batch=batch, dry_run=dry_run, model=retention.model)
+    return dropped + _drop(expired, batch=batch, dry_run=dry_run, model=retention.model)
+
+
+def _note_count(note, table: str, count: int) -> None:
+    if table.endswith(":partitions"):
+        note(table.removesuffix(":partitions"), partitions_dropped=count)
+    else:
+        note(table, dropped=count)
 
 
 def housekeeping_run(*, now: datetime, dry_run: bool = False, batch: int | None = None) -> HousekeepingRun:
@@ -188,7 +318,14 @@ def housekeeping_run(*, now: datetime, dry_run: bool = False, batch: int | None 
         for key, value in values.items():
             entry[key] = entry.get(key, 0) + value if isinstance(value, int) else value
 
-    steps = [
+    def make_ahead():
+        for table in PARTITIONED:
+            made = [] if dry_run else partitions_ahead(table, now=now)
+            if made:
+                note(table, partitions_made=len(made))
+
+    steps = [("make partitions", make_ahead)] if partitioned() else []
+    steps += [
         ("archive jobs", lambda: note(Job._meta.db_table, moved=jobs_archive(now=now, batch=batch, dry_run=dry_run)))
     ]
     for retention in RETENTION:
@@ -196,14 +333,14 @@ def housekeeping_run(*, now: datetime, dry_run: bool = False, batch: int | None 
         def drop(retention=retention):
             note(retention.table, cutoff=retention.cutoff(now).isoformat())
             for table, count in history_drop(retention=retention, now=now, batch=batch, dry_run=dry_run).items():
-                note(table, dropped=count)
+                _note_count(note, table, count)
 
         steps.append((f"drop {retention.table}", drop))
 
     def drop_jobs():
         note(Job._meta.db_table, cutoff=(now - timedelta(days=settings.JOB_DAYS)).date().isoformat())
         for table, count in archived_jobs_drop(now=now, batch=batch, dry_run=dry_run).items():
-            note(table, dropped=count)
+            _note_count(note, table, count)
 
     steps.append(("drop archived jobs", drop_jobs))
     for name, step in steps:

@@ -101,7 +101,8 @@ class TestRetention:
         for days in (91, 89):
             factories.JobStatusLogFactory(job=job, timestamp=NOW - timedelta(days=days))
         task = factories.TaskFactory()
-        for days in (401, 399):
+        # (430 days: well before the month that holds the cutoff, which PostgreSQL drops whole once it has passed)
+        for days in (430, 399):
             TaskStatusLog.objects.create(task=task, timestamp=NOW - timedelta(days=days), new_status="ready")
         housekeeping_run(now=NOW)
         assert [log.timestamp for log in JobStatusLog.objects.filter(job=job)] == [NOW - timedelta(days=89)]
@@ -121,7 +122,7 @@ class TestTieredDecisions:
     def test_a_trace_expires_after_30_days_and_its_row_after_400(self):
         expired = decision_at(NOW - timedelta(days=31))
         kept = decision_at(NOW - timedelta(days=29))
-        gone = decision_at(NOW - timedelta(days=401))
+        gone = decision_at(NOW - timedelta(days=430))  # before the month that holds the cutoff (PostgreSQL)
         run = housekeeping_run(now=NOW)
         assert set(Decision.objects.values_list("pk", flat=True)) == {expired.pk, kept.pk}
         assert set(DecisionTrace.objects.values_list("decision_id", flat=True)) == {kept.pk}

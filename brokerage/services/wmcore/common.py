@@ -7,7 +7,7 @@ import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import TextField
@@ -247,11 +247,18 @@ KEYFRAME_EVERY = 20
 _PULL_BASES: dict[tuple[int, str], tuple[TraceBase, int]] = {}
 
 
-def _pull_base(queue: WMCoreQueue, step: str) -> tuple[TraceBase | None, int]:
+# A pull is stored against a base at most this old (a whole trace otherwise): the housekeeping keeps a base as long
+# as a kept delta needs it, looking this far back (services.housekeeping.NEEDED_WITHIN).
+BASE_AT_MOST = timedelta(hours=12)
+
+
+def _pull_base(queue: WMCoreQueue, step: str, now: datetime) -> tuple[TraceBase | None, int]:
     found = _PULL_BASES.get((queue.pk, step))
     if found is None:
         return None, 0
     base, depth = found
+    if not timedelta(0) <= now - base.decision.now <= BASE_AT_MOST:
+        return None, 0
     # the decision must still be stored as this process made it: a rolled-back pull leaves a key that another
     # decision may take (SQLite reuses them), so its time and message are checked too
     stored = Decision.objects.filter(
@@ -266,7 +273,7 @@ def pull_store(*, queue: WMCoreQueue, pull, elements, slots, step: str, now, see
     decision = engine.pull_decision(
         pull=pull, elements=elements, slots=slots, step=step, now=now, seed=seed, queue=queue.name
     )
-    base, depth = _pull_base(queue, step)
+    base, depth = _pull_base(queue, step, now)
     cycle = cycle_start(plugin="wmcore_pull", now=now, gdpconfig={**config, "queue": queue.name, "step": step})
     stored = decision_store_many(cycle=cycle, items=[DecisionToStore(decision, trace_base=base)])
     cycle_finish(cycle=cycle, now=now)

@@ -1,0 +1,98 @@
+"""Time partitions on PostgreSQL (issue 32, brokerage.partitions): made ahead by the housekeeping, rows routed to
+them (and moved out of the default partition when they came first), windowed reads that touch only their
+partitions, expired partitions dropped whole."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, date, datetime, timedelta
+
+import pytest
+from django.db import connection
+
+from brokerage.models import Decision, Job, JobStatusLog
+from brokerage.partitions import PARTITIONED, partitions_list
+from brokerage.services.housekeeping import housekeeping_run
+from tests import factories
+
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.skipif(
+        not os.environ.get("DATABASE_URL", "").startswith("postgres"), reason="partitions: PostgreSQL pass only"
+    ),
+]
+
+
+def where(table: str, pk_column: str, pk) -> str:
+    """The partition that holds the row."""
+    with connection.cursor() as cursor:
+        cursor.execute(f'SELECT tableoid::regclass::text FROM {table} WHERE "{pk_column}" = %s', [pk])
+        return cursor.fetchone()[0]
+
+
+def test_every_growing_table_is_partitioned_with_a_default_partition():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT c.relname FROM pg_partitioned_table p JOIN pg_class c ON c.oid = p.partrelid")
+        assert {row[0] for row in cursor.fetchall()} == set(PARTITIONED)
+        for table in PARTITIONED:
+            cursor.execute("SELECT to_regclass(%s)", [f"{table}_default"])
+            assert cursor.fetchone()[0] is not None, table
+
+
+def test_partitions_are_made_before_the_day_and_month_they_hold():
+    """Moving `now` past a boundary: the run before midnight makes the next days' and month's partitions, so
+    the first writes after it land in them, not in the default partition."""
+    before_midnight = datetime(2027, 5, 31, 23, 0, tzinfo=UTC)
+    run = housekeeping_run(now=before_midnight)
+    days = {start for _, start, _ in partitions_list("panda_job_status_log")}
+    assert {date(2027, 5, 31), date(2027, 6, 1), date(2027, 6, 2), date(2027, 6, 3)} <= days
+    months = {start for _, start, _ in partitions_list("brokerage_decisions")}
+    assert {date(2027, 5, 1), date(2027, 6, 1)} <= months
+    assert run.tables["panda_job_status_log"]["partitions_made"] >= 4
+    job = factories.JobFactory(jobStatus="running")
+    log = factories.JobStatusLogFactory(job=job, timestamp=datetime(2027, 6, 1, 0, 0, 1, tzinfo=UTC))
+    assert where("panda_job_status_log", "id", log.pk) == "panda_job_status_log_p20270601"
+    assert where("panda_jobs", "PandaID", job.pk) == "panda_jobs_default"  # active jobs: the default partition
+
+
+def test_rows_that_came_before_their_partition_move_into_it():
+    job = factories.JobFactory(jobStatus="running")
+    early = factories.JobStatusLogFactory(job=job, timestamp=datetime(2028, 1, 2, 3, 0, tzinfo=UTC))
+    assert where("panda_job_status_log", "id", early.pk) == "panda_job_status_log_default"
+    housekeeping_run(now=datetime(2028, 1, 1, 12, 0, tzinfo=UTC))
+    assert where("panda_job_status_log", "id", early.pk) == "panda_job_status_log_p20280102"
+    assert JobStatusLog.objects.filter(pk=early.pk).exists()
+
+
+def test_archived_jobs_go_to_the_month_they_ended_in_and_are_read_as_before():
+    now = datetime(2027, 3, 10, 12, 0, tzinfo=UTC)
+    end = datetime(2027, 2, 27, 8, 0, tzinfo=UTC)
+    job = factories.JobFactory(jobStatus="finished", startTime=end - timedelta(hours=1), endTime=end)
+    housekeeping_run(now=now)
+    assert where("panda_jobs", "PandaID", job.pk) == "panda_jobs_p202702"
+    assert Job.objects.get(pk=job.pk).archiveDay == date(2027, 2, 27)
+    assert Job.objects.filter(task_id=job.task_id, jobStatus="finished").count() == 1
+
+
+def test_a_windowed_read_touches_only_the_partitions_inside_the_window():
+    housekeeping_run(now=datetime(2027, 3, 10, 12, 0, tzinfo=UTC))
+    for month in (1, 2):  # earlier months of history
+        housekeeping_run(now=datetime(2027, month, 15, tzinfo=UTC))
+    queryset = Decision.objects.filter(created__gte=datetime(2027, 3, 2, tzinfo=UTC))
+    plan = queryset.explain()
+    assert "brokerage_decisions_p202703" in plan
+    assert "brokerage_decisions_p202702" not in plan and "brokerage_decisions_p202701" not in plan
+
+
+def test_expired_partitions_are_dropped_whole_and_counted():
+    now = datetime(2027, 3, 10, 12, 0, tzinfo=UTC)
+    housekeeping_run(now=now - timedelta(days=95))  # makes the days around 2026-12-05
+    job = factories.JobFactory(jobStatus="running")
+    old = [factories.JobStatusLogFactory(job=job, timestamp=now - timedelta(days=95, hours=h)) for h in (1, 2)]
+    assert where("panda_job_status_log", "id", old[0].pk).startswith("panda_job_status_log_p2026120")
+    run = housekeeping_run(now=now)
+    assert not JobStatusLog.objects.filter(pk__in=[log.pk for log in old]).exists()
+    assert run.tables["panda_job_status_log"]["dropped"] == 2
+    assert run.tables["panda_job_status_log"]["partitions_dropped"] >= 1
+    names = {name for name, _, _ in partitions_list("panda_job_status_log")}
+    assert "panda_job_status_log_p20261205" not in names
