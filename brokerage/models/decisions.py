@@ -62,9 +62,7 @@ class Decision(models.Model):
     answers "why not X" for every candidate, is most of the bytes and is kept apart for DECISION_TRACE_DAYS."""
 
     # no database constraint: cycles are partitioned on PostgreSQL (brokerage.partitions); Django cascades
-    cycle = models.ForeignKey(
-        BrokerageCycle, on_delete=models.CASCADE, related_name="decisions", db_constraint=False
-    )
+    cycle = models.ForeignKey(BrokerageCycle, on_delete=models.CASCADE, related_name="decisions", db_constraint=False)
     task = models.ForeignKey(
         "brokerage.Task",
         null=True,

@@ -50,7 +50,8 @@ class TestArchive:
         assert integrity_findings() == []
 
     def test_batches_move_everything_once_and_a_second_run_moves_nothing(self):
-        jobs = [ended_job(days_ago=4 + n) for n in range(7)]
+        for n in range(7):
+            ended_job(days_ago=4 + n)
         assert jobs_archive(now=NOW, batch=3) == 7  # three transactions: 3, 3, 1
         assert jobs_archive(now=NOW, batch=3) == 0
         assert not Job.objects.filter(archiveDay__isnull=True).exists()
