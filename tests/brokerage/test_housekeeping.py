@@ -60,7 +60,8 @@ class TestArchive:
         ended_job(days_ago=5)
         ended_job(days_ago=6, status="cancelled")
         run = housekeeping_run(now=NOW, dry_run=True)
-        assert run.dry_run and run.tables["panda_jobs"]["moved"] == 2
+        assert run.dry_run
+        assert run.tables["panda_jobs"]["moved"] == 2
         assert not Job.objects.filter(archiveDay__isnull=False).exists()
 
     def test_an_archived_job_is_found_by_every_page_and_the_api(self, client):
@@ -143,7 +144,8 @@ class TestTieredDecisions:
         body = client.get(f"/api/v1/decisions/{decision.pk}/").json()
         assert body["reason_counts"] == {"status": 1}
         assert body["trace"]["expired"] is True
-        assert body["trace"]["by_reason"][0]["code"] == "status" and body["trace"]["by_reason"][0]["count"] == 1
+        assert body["trace"]["by_reason"][0]["code"] == "status"
+        assert body["trace"]["by_reason"][0]["count"] == 1
         assert body["trace_expires"].startswith(expired_on)
 
     def test_a_base_is_kept_while_a_kept_delta_needs_it(self):
@@ -191,13 +193,15 @@ class TestRecord:
                     "EXECUTE FUNCTION refuse_archive()"
                 )
         run = housekeeping_run(now=NOW, batch=2)
-        assert run.status == "failed" and "injected failure" in run.errors[0]["error"]
+        assert run.status == "failed"
+        assert "injected failure" in run.errors[0]["error"]
         archived = set(Job.objects.filter(archiveDay__isnull=False).values_list("pk", flat=True))
         assert archived == {jobs[0].pk, jobs[1].pk, jobs[2].pk, jobs[3].pk}  # two batches done, the third undone
         with connection.cursor() as cursor:
             cursor.execute("DROP TRIGGER refuse_archive" + ("" if connection.vendor == "sqlite" else " ON panda_jobs"))
         again = housekeeping_run(now=NOW, batch=2)
-        assert again.status == "succeeded" and again.rows_moved == 2
+        assert again.status == "succeeded"
+        assert again.rows_moved == 2
         assert Job.objects.filter(archiveDay__isnull=False).count() == 6 == Job.objects.count()
         assert integrity_findings() == []
 

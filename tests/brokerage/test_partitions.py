@@ -81,7 +81,8 @@ def test_a_windowed_read_touches_only_the_partitions_inside_the_window():
     queryset = Decision.objects.filter(created__gte=datetime(2027, 3, 2, tzinfo=UTC))
     plan = queryset.explain()
     assert "brokerage_decisions_p202703" in plan
-    assert "brokerage_decisions_p202702" not in plan and "brokerage_decisions_p202701" not in plan
+    assert "brokerage_decisions_p202702" not in plan
+    assert "brokerage_decisions_p202701" not in plan
 
 
 def test_expired_partitions_are_dropped_whole_and_counted():
