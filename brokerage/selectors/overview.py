@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Count
 from django.utils import timezone
 
@@ -51,11 +52,18 @@ def _integrity_alert() -> models.IntegrityCheck | None:
     return latest if latest is not None and latest.n_findings else None
 
 
+def _housekeeping_latest() -> models.HousekeepingRun | None:
+    return models.HousekeepingRun.objects.filter(dry_run=False).order_by("-started", "-id").first()
+
+
 def database_overview(*, now=None) -> dict[str, Any]:
-    """Counts per entity, tasks/jobs/queues by status, the most recently modified tasks, and the latest integrity
-    check when it found something (None when the latest found nothing)."""
+    """Counts per entity, tasks/jobs/queues by status, the most recently modified tasks, the latest integrity
+    check when it found something (None when the latest found nothing) and the latest housekeeping run.
+
+    Jobs are the active ones (issue 32): the archive is a year of history, and counting it on every visit would
+    make the overview slower each day; on PostgreSQL the active jobs are one partition."""
     tasks_by_status = _by_status(models.Task.objects.all(), "status", states.TASK.statuses)
-    jobs_by_status = _by_status(models.Job.objects.all(), "jobStatus", states.JOB.statuses)
+    jobs_by_status = _by_status(models.Job.objects.filter(archiveDay__isnull=True), "jobStatus", states.JOB.statuses)
     # tasks and jobs are the sums of their status counts (a second scan of the biggest table saved)
     summed = {models.Task: tasks_by_status, models.Job: jobs_by_status}
     return {
@@ -73,6 +81,10 @@ def database_overview(*, now=None) -> dict[str, Any]:
             models.PandaQueue.objects.all(), "status", tuple(models.choices.QueueStatus.values)
         ),
         "integrity": _integrity_alert(),
+        "housekeeping": _housekeeping_latest(),
+        "retention": {
+            key: getattr(settings, key) for key in ("JOB_ARCHIVE_AFTER_DAYS", "DECISION_DAYS", "DECISION_TRACE_DAYS")
+        },
         "errors": job_error_summary(since=(now or timezone.now()) - timedelta(days=1), limit=10),
         "recent_tasks": list(
             models.Task.objects.order_by("-modificationTime").values(

@@ -222,3 +222,17 @@ class TestRecord:
 
     def test_the_beat_runs_it(self, settings):
         assert settings.CELERY_BEAT_SCHEDULE["housekeeping"]["task"] == "brokerage.tasks.housekeeping_task"
+
+
+def test_the_overview_shows_the_last_run_and_counts_active_jobs(client):
+    archived = ended_job(days_ago=5, status="failed")
+    factories.JobFactory(jobStatus="running")
+    housekeeping_run(now=NOW)
+    page = client.get("/").content.decode()
+    assert "Housekeeping" in page
+    assert "1 job moved to the archive" in page
+    assert "decisions are kept 400 days, their full traces 30" in page
+    assert Job.objects.get(pk=archived.pk).archiveDay is not None
+    from brokerage.selectors.overview import database_overview
+
+    assert [(row.status, row.count) for row in database_overview(now=NOW)["jobs_by_status"]] == [("running", 1)]
