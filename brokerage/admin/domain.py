@@ -569,3 +569,33 @@ class HousekeepingRunAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+@admin.register(models.JobErrorHour)
+class JobErrorHourAdmin(admin.ModelAdmin):
+    """Read-only: the hourly error summaries the housekeeping rolls up (the overview and queue pages read them)."""
+
+    list_display = ["hour", "computingSite", "jobStatus", "error_component", "error_code", "attemptNr", "n"]
+    list_filter = ["jobStatus", "error_component"]
+    search_fields = ["computingSite"]
+    date_hierarchy = "hour"
+    show_full_result_count = False
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(models.SummaryMark)
+class SummaryMarkAdmin(admin.ModelAdmin):
+    """Read-only: how far each summary has been rolled up."""
+
+    list_display = ["name", "until"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

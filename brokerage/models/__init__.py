@@ -15,9 +15,9 @@ from .grid import (
     StorageEndpoint,
 )
 from .heartbeat import WorkerHeartbeat
-from .housekeeping import HousekeepingRun, HousekeepingStatus
+from .housekeeping import HousekeepingRun, HousekeepingStatus, SummaryMark
 from .integrity import IntegrityCheck
-from .jobs import Job, JobRetryHistory, JobStatusLog, JobTimeoutSummary, MergePreassignment
+from .jobs import Job, JobErrorHour, JobRetryHistory, JobStatusLog, JobTimeoutSummary, MergePreassignment
 from .locks import ProcessLock
 from .shares import GlobalShare, GlobalShareSnapshot, WorkQueue
 from .tasks import Dataset, DatasetFile, DatasetStatusLog, Event, Task, TaskStatusLog
@@ -61,6 +61,7 @@ __all__ = [
     "HousekeepingStatus",
     "IntegrityCheck",
     "Job",
+    "JobErrorHour",
     "JobRetryHistory",
     "JobStatusLog",
     "JobSubmitterCacheEntry",
@@ -75,6 +76,7 @@ __all__ = [
     "Site",
     "SoftwareTags",
     "StorageEndpoint",
+    "SummaryMark",
     "Task",
     "TaskStatusLog",
     "WMBSJob",

@@ -53,3 +53,17 @@ class HousekeepingRun(models.Model):
     @property
     def duration_seconds(self) -> float | None:
         return (self.finished - self.started).total_seconds() if self.finished else None
+
+
+class SummaryMark(models.Model):
+    """How far a summary has been rolled up (issue 32): every whole hour before `until` is in it, including the
+    hours that had nothing to count. Readers take those hours from the summary and the rest from the rows."""
+
+    name = models.CharField(max_length=64, unique=True)
+    until = models.DateTimeField()
+
+    class Meta:
+        db_table = "brokerage_summary_marks"
+
+    def __str__(self) -> str:
+        return f"{self.name} until {self.until:%Y-%m-%d %H:%M}"

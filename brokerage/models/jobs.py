@@ -265,3 +265,32 @@ class MergePreassignment(models.Model):
 
     def __str__(self) -> str:
         return f"task {self.task_id} merges at {self.computingSite}: skipped since {self.skipped_since:%Y-%m-%d %H:%M}"
+
+
+class JobErrorHour(models.Model):
+    """Jobs that ended badly in one hour, per queue, status, main error and attempt (issue 32): what the overview's
+    and the queue page's error summaries read for every whole hour, so they cost the same with a year of jobs
+    behind them. Rolled up by the housekeeping (services.summaries) from the jobs; the hours after the last one
+    rolled up are read from the jobs themselves."""
+
+    hour = models.DateTimeField(help_text="The hour's start (UTC); jobs whose stateChangeTime falls in it.")
+    computingSite = models.CharField(max_length=128, blank=True, default="")
+    jobStatus = models.CharField(max_length=15)
+    error_component = models.CharField(max_length=32, blank=True, default="")
+    error_code = models.IntegerField(null=True, blank=True)
+    attemptNr = models.PositiveSmallIntegerField(default=1)
+    n = models.PositiveIntegerField()
+    diag = models.CharField(max_length=500, blank=True, default="", help_text="One diagnostic message of them.")
+    example = models.BigIntegerField(help_text="The lowest PandaID among them.")
+
+    class Meta:
+        db_table = "panda_job_error_hours"
+        ordering = ["-hour"]
+        constraints = [models.CheckConstraint(condition=Q(n__gt=0), name="job_error_hour_counts_jobs")]
+        indexes = [
+            models.Index(fields=["hour"], name="job_error_hour"),
+            models.Index(fields=["computingSite", "hour"], name="job_error_hour_site"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.hour:%Y-%m-%d %H}h {self.computingSite} {self.error_component} {self.error_code}: {self.n}"

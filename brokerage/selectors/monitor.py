@@ -32,7 +32,7 @@ from brokerage.models import (
 )
 from brokerage.params import whole_number
 from brokerage.selectors.decisions import decision_trace
-from brokerage.selectors.jobs import job_error_summary
+from brokerage.selectors.jobs import job_error_rows_recent, job_error_summary
 from brokerage.selectors.shares import global_share_usage, work_queue_shares
 from brokerage.selectors.timeouts import job_timeout_states
 
@@ -407,7 +407,7 @@ def queue_detail(*, name: str, now: datetime, decisions: int = 40) -> dict[str, 
         "weights": weights,
         "skipped": [{"code": c, "title": reason_title(c), "count": n} for c, n in skips.most_common(12)],
         "decisions_read": len(recent),
-        "errors": job_error_summary(queue=name, since=now - timedelta(days=1), limit=10),
+        "errors": job_error_summary(rows=job_error_rows_recent(queue=name, since=now - timedelta(days=1)), limit=10),
         "timeouts": timeouts,
     }
 

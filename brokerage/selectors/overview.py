@@ -11,7 +11,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from brokerage import models, states
-from brokerage.selectors.jobs import job_error_summary
+from brokerage.selectors.jobs import job_error_rows_recent, job_error_summary
 
 # What the overview counts, in the order it is shown: (label, model, the dashboard page that lists them or None).
 # Reading never sends a shifter to the admin (a login page for most of them).
@@ -85,7 +85,9 @@ def database_overview(*, now=None) -> dict[str, Any]:
         "retention": {
             key: getattr(settings, key) for key in ("JOB_ARCHIVE_AFTER_DAYS", "DECISION_DAYS", "DECISION_TRACE_DAYS")
         },
-        "errors": job_error_summary(since=(now or timezone.now()) - timedelta(days=1), limit=10),
+        "errors": job_error_summary(
+            rows=job_error_rows_recent(since=(now or timezone.now()) - timedelta(days=1)), limit=10
+        ),
         "recent_tasks": list(
             models.Task.objects.order_by("-modificationTime").values(
                 "jediTaskID", "taskName", "status", "currentPriority", "nucleus", "gshare", "modificationTime"

@@ -40,6 +40,7 @@ from brokerage.models import (
     HousekeepingStatus,
     IntegrityCheck,
     Job,
+    JobErrorHour,
     JobRetryHistory,
     JobStatusLog,
     JobSubmitterReport,
@@ -60,6 +61,7 @@ from brokerage.partitions import (
 )
 from brokerage.services.bulk import rows_lock
 from brokerage.services.decisions import worker_name
+from brokerage.services.summaries import job_error_hours_rollup
 
 logger = logging.getLogger(__name__)
 
@@ -159,6 +161,7 @@ RETENTION: tuple[Retention, ...] = (
     Retention(WMCoreElementStatusLog, "timestamp", "STATUS_LOG_DAYS"),
     Retention(JobRetryHistory, "created", "JOB_DAYS"),
     Retention(GlobalShareSnapshot, "taken_at", "HISTORY_DAYS"),
+    Retention(JobErrorHour, "hour", "HISTORY_DAYS"),
     Retention(IntegrityCheck, "started", "HISTORY_DAYS"),
     Retention(
         HousekeepingRun,
@@ -336,6 +339,11 @@ def housekeeping_run(*, now: datetime, dry_run: bool = False, batch: int | None 
                 _note_count(note, table, count)
 
         steps.append((f"drop {retention.table}", drop))
+
+    def roll_up():
+        note(JobErrorHour._meta.db_table, hours_rolled_up=job_error_hours_rollup(now=now, dry_run=dry_run))
+
+    steps.append(("roll up summaries", roll_up))
 
     def drop_jobs():
         note(Job._meta.db_table, cutoff=(now - timedelta(days=settings.JOB_DAYS)).date().isoformat())

@@ -61,6 +61,10 @@ FACTORY_FOR = {
     models.BrokerageCycle: lambda: factories.stored_decision().cycle,
     models.IntegrityCheck: lambda: integrity_check_run(now=timezone.now())[0],
     models.HousekeepingRun: lambda: housekeeping_run(now=timezone.now()),
+    models.JobErrorHour: lambda: models.JobErrorHour.objects.create(
+        hour=timezone.now().replace(minute=0, second=0, microsecond=0), jobStatus="failed", n=2, example=1
+    ),
+    models.SummaryMark: lambda: models.SummaryMark.objects.create(name="job_error_hours", until=timezone.now()),
     models.WorkerHeartbeat: lambda: models.WorkerHeartbeat.objects.create(name="host:1", beat=timezone.now()),
 }
 
