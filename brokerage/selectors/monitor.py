@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.core.paginator import Paginator
 from django.db.models import Count, F, Q, QuerySet, Sum
 from django.db.models.functions import TruncHour
@@ -361,8 +362,8 @@ def queue_detail(*, name: str, now: datetime, decisions: int = 40) -> dict[str, 
     queue = PandaQueue.objects.select_related("site").filter(name=name).first()
     if queue is None:
         return None
-    jobs_now = list(
-        Job.objects.filter(computingSite=name)
+    jobs_now = list(  # the jobs not yet archived: the archive's year behind would make the page slower each day
+        Job.objects.filter(computingSite=name, archiveDay__isnull=True)
         .values("jobStatus")
         .annotate(count=Count("pk"))
         .values("jobStatus", "count")
@@ -403,6 +404,7 @@ def queue_detail(*, name: str, now: datetime, decisions: int = 40) -> dict[str, 
         "cric": sorted((queue.cric or {}).items()),
         "storages": list(queue.storages.select_related("endpoint").values_list("role", "endpoint__name")),
         "jobs_now": jobs_now,
+        "archive_after_days": settings.JOB_ARCHIVE_AFTER_DAYS,
         "over_time": over_time,
         "weights": weights,
         "skipped": [{"code": c, "title": reason_title(c), "count": n} for c, n in skips.most_common(12)],
