@@ -34,7 +34,7 @@ from brokerage.models import (
     Site,
     Task,
 )
-from brokerage.partitions import PARTITIONED, partition_drop, partitioned, partitions_list, partitions_make
+from brokerage.partitions import PARTITIONED, partition_drop, partition_name, partitioned, partitions_make
 from brokerage.plugins import plugin_registry
 from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_row
 from brokerage.services.housekeeping import housekeeping_run, jobs_archive
@@ -69,7 +69,7 @@ TIMES = ("creationTime", "startTime", "endTime", "stateChangeTime", "modificatio
 
 def _jobs_of_day(*, start: datetime, count: int, first_task: int, big_task: int | None, big: int) -> None:
     """`count` jobs that ended between `start` and a day later; the first `big` belong to `big_task`."""
-    spread = f"(n * {DAY}) / {count}"
+    spread = f"(n * {DAY - 60}) / {count} + 30"  # inside the day, with its status logs (six seconds before)
     task = (
         f"CASE WHEN n < {big} THEN {big_task} ELSE {first_task} + n %% {TASKS} END"
         if big_task
@@ -99,12 +99,12 @@ def _jobs_of_day(*, start: datetime, count: int, first_task: int, big_task: int 
 
 
 def _status_logs(*, since_pk: int) -> None:
-    """Seven status-log rows for each job inserted after `since_pk`, a minute apart up to its last change."""
+    """Seven status-log rows for each job inserted after `since_pk`, a second apart up to its last change."""
     quote = connection.ops.quote_name
     if connection.vendor == "postgresql":
-        when = "j.\"stateChangeTime\" - (6 - series.n) * interval '1 minute'"
+        when = "j.\"stateChangeTime\" - (6 - series.n) * interval '1 second'"
     else:
-        when = "datetime(j.\"stateChangeTime\", '-' || (6 - series.n) || ' minutes')"
+        when = "datetime(j.\"stateChangeTime\", '-' || (6 - series.n) || ' seconds')"
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {quote('panda_job_status_log')} (timestamp, old_status, new_status, reason, actor, "
@@ -219,7 +219,7 @@ def history(*, quick: bool = False, days: int = 7, jobs_per_day: int = 1_000_000
         days, jobs_per_day = min(days, 4), min(jobs_per_day, 4_000)
     big = min(100_000, jobs_per_day // 5)
     now = timezone.now().replace(microsecond=0)
-    today = now - timedelta(days=1)
+    today = now.replace(hour=0, minute=0, second=0) - timedelta(days=1)  # day 1: yesterday, midnight to midnight
     _cleanup(None)
     site = Site.objects.create(name=f"{PREFIX}SITE", role="nucleus")
     PandaQueue.objects.bulk_create(PandaQueue(name=f"{PREFIX}Q{i:03d}", site=site) for i in range(QUEUES))
@@ -301,9 +301,9 @@ def history(*, quick: bool = False, days: int = 7, jobs_per_day: int = 1_000_000
         }
         drop_ms = None
         if partitioned():
-            oldest = partitions_list("panda_job_status_log")[0]
+            oldest = partition_name("panda_job_status_log", (today - timedelta(days=days - 1)).date(), "day")
             began = time.perf_counter()
-            dropped = partition_drop("panda_job_status_log", oldest[0])
+            dropped = partition_drop("panda_job_status_log", oldest)
             drop_ms = round((time.perf_counter() - began) * 1000, 1)
         else:
             dropped = 0

@@ -101,6 +101,33 @@ def test_pages_rows_and_nothing_left_behind():
 
 
 @pytest.mark.django_db(transaction=True)
+def test_history_rows_and_nothing_left_behind():
+    """Four days of 4,000 jobs: pages at day 1 and day 4 (the archived task and job only at day 4, once a day has
+    passed the three days), then the housekeeping figures; every row the benchmark made is gone after it."""
+    from brokerage.models import Decision, DecisionTrace, DiracMatchRecord, Job, JobStatusLog, Task
+
+    rows = json.loads(bench("history", "--json", "--quick", "--days", "4", "--jobs-per-day", "4000"))
+    pages = [(row["params"]["page"], row["params"]["day"]) for row in rows if "page" in row["params"]]
+    assert ("task page, 100k jobs archived", 4) in pages
+    assert ("overview", 1) in pages
+    assert ("overview", 4) in pages
+    assert all(row["median_ms"] > 0 for row in rows)
+    (summary,) = [row for row in rows if row["params"].get("measure") == "housekeeping"]
+    assert summary["archive_jobs_per_s"] > 0
+    assert summary["n"] == 4
+    if summary["params"]["database"] == "postgresql":
+        assert summary["drop_day_rows"] == 4000 * 7  # the oldest day of job status logs, dropped whole
+        assert summary["bytes_per_day"]["panda_jobs"] > 0
+    for model in (Task, Job, JobStatusLog, Decision, DecisionTrace, DiracMatchRecord):
+        assert not model.objects.exists(), model
+
+
+def test_history_options_belong_to_it():
+    with pytest.raises(CommandError, match="options of the history benchmark"):
+        bench("pages", "--days", "3")
+
+
+@pytest.mark.django_db(transaction=True)
 def test_api_rows_and_nothing_left_behind():
     from brokerage.models import BrokerageCycle, Decision, Job
 
