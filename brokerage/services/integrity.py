@@ -16,7 +16,7 @@ FINDINGS_KEPT = 200
 
 def integrity_check_run(*, now: datetime) -> tuple[IntegrityCheck, list[Finding]]:
     """One check; the record keeps the count and the first FINDINGS_KEPT findings."""
-    findings = integrity_findings()
+    findings = integrity_findings(now=now)
     record = IntegrityCheck.objects.create(
         started=now,
         finished=max(timezone.now(), now),

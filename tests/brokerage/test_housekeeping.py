@@ -236,3 +236,13 @@ def test_the_overview_shows_the_last_run_and_counts_active_jobs(client):
     from brokerage.selectors.overview import database_overview
 
     assert [(row.status, row.count) for row in database_overview(now=NOW)["jobs_by_status"]] == [("running", 1)]
+
+
+def test_the_integrity_check_finds_a_job_filed_under_another_day():
+    job = ended_job(days_ago=5)
+    housekeeping_run(now=NOW)
+    assert integrity_findings(now=NOW) == []
+    Job.objects.filter(pk=job.pk).update(archiveDay=date(2027, 3, 1))  # it ended on 2027-03-05
+    (finding,) = integrity_findings(now=NOW)
+    assert (finding.kind, finding.id) == ("archive", job.pk)
+    assert finding.detail == "archived under 2027-03-01, but it ended on 2027-03-05"
