@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
@@ -12,6 +14,13 @@ from . import choices
 from .base import Stateful, StatusLogBase
 
 JOB_ENDED = ("finished", "failed", "closed", "cancelled")
+
+
+def job_archive_window(since: datetime) -> Q:
+    """For a read of the jobs that changed, started or ended at or after `since`: the archived ones can only be
+    filed under that day or later (archiveDay is the day a job ended, and it ends after it starts and no later
+    than its last change). Added to such a read, it lets PostgreSQL skip the archive's older months."""
+    return Q(archiveDay__isnull=True) | Q(archiveDay__gte=since.astimezone(UTC).date())
 
 
 class Job(Stateful):

@@ -11,6 +11,7 @@ from django.db.models import Case, CharField, Count, IntegerField, Max, Min, Q, 
 from brokerage import states
 from brokerage.job_errors import COMPONENTS, error_label, job_main_error
 from brokerage.models import DatasetFile, Decision, Job, JobErrorHour, JobRetryHistory, JobStatusLog, SummaryMark
+from brokerage.models.jobs import job_archive_window
 from brokerage.params import whole_number
 from brokerage.selectors.timeouts import job_timeout_states
 
@@ -51,7 +52,7 @@ def job_error_rows(*, task_id: int | None = None, queue: str | None = None, sinc
     if queue is not None:
         jobs = jobs.filter(computingSite=queue)
     if since is not None:
-        jobs = jobs.filter(stateChangeTime__gte=since)
+        jobs = jobs.filter(job_archive_window(since), stateChangeTime__gte=since)
     if until is not None:
         jobs = jobs.filter(stateChangeTime__lt=until)
     return list(

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from django.db.models import Max
 
 from brokerage.models import Job, PandaQueue
+from brokerage.models.jobs import job_archive_window
 from brokerage.selectors.gdpconfig import gdpconfig_view
 from brokerage.watchdog import TimeoutJob, TimeoutLimits, TimeoutQueue, TimeoutState, job_timeout_state
 
@@ -28,7 +29,7 @@ ANALYSIS_LABELS = ("user", "panda")
 def timeout_queues(*, now: datetime, names: list[str] | None = None) -> dict[str, TimeoutQueue]:
     """The queues (all, or those named) as the timeout rules see them, with the time a job last started there
     (two queries)."""
-    started = Job.objects.filter(startTime__gte=now - LAST_START_WINDOW)
+    started = Job.objects.filter(job_archive_window(now - LAST_START_WINDOW), startTime__gte=now - LAST_START_WINDOW)
     queues = PandaQueue.objects.all()
     if names is not None:
         started, queues = started.filter(computingSite__in=names), queues.filter(name__in=names)

@@ -40,6 +40,7 @@ from brokerage.models import (
     WMBSJob,
     WMCoreSite,
 )
+from brokerage.models.jobs import job_archive_window
 from brokerage.models.tasks import TASK_ENDED
 from brokerage.services.bulk import bulk_update_values
 from brokerage.services.demo_dirac import PILOTS as DIRAC_PILOTS
@@ -405,7 +406,9 @@ def _measure(job_ids: list[int]) -> None:
 def _pilots_report(queues: dict[str, dict], *, now: datetime, minute: timedelta) -> None:
     """Pilots seen in the last 3 grid hours (those that started a job plus the idle ones that asked) and the
     batch jobs present, per queue."""
-    recent = _jobs_per_queue(Job.objects.filter(startTime__gte=now - 180 * minute))
+    recent = _jobs_per_queue(
+        Job.objects.filter(job_archive_window(now - 180 * minute), startTime__gte=now - 180 * minute)
+    )
     present = _jobs_per_queue(Job.objects.filter(jobStatus__in=("starting", "running")))
     existing = dict(QueuePilotStats.objects.values_list("queue_id", "pk"))
     rows = []

@@ -97,3 +97,19 @@ def test_expired_partitions_are_dropped_whole_and_counted():
     assert run.tables["panda_job_status_log"]["partitions_dropped"] >= 1
     names = {name for name, _, _ in partitions_list("panda_job_status_log")}
     assert "panda_job_status_log_p20261205" not in names
+
+
+def test_a_windowed_read_of_jobs_skips_the_archive_months_before_it():
+    from brokerage.models.jobs import job_archive_window
+
+    for month in (1, 2, 3):  # three months of archive
+        end = datetime(2027, month, 5, tzinfo=UTC)
+        factories.JobFactory(jobStatus="failed", startTime=end - timedelta(hours=1), endTime=end, stateChangeTime=end)
+    housekeeping_run(now=datetime(2027, 4, 1, tzinfo=UTC))
+    since = datetime(2027, 3, 1, tzinfo=UTC)
+    plan = Job.objects.filter(job_archive_window(since), stateChangeTime__gte=since).explain()
+    assert "panda_jobs_p202703" in plan
+    assert "panda_jobs_default" in plan  # the active jobs
+    assert "panda_jobs_p202702" not in plan
+    assert "panda_jobs_p202701" not in plan
+    assert Job.objects.filter(job_archive_window(since), stateChangeTime__gte=since).count() == 1
