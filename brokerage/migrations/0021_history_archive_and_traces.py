@@ -76,7 +76,18 @@ class Migration(migrations.Migration):
                 ),
                 ("created", models.DateTimeField(help_text="The decision's time: what retention goes by.")),
                 ("trace", models.BinaryField()),
-                ("base_decision_id", models.BigIntegerField(blank=True, null=True)),
+                (
+                    "base",
+                    models.ForeignKey(
+                        blank=True,
+                        db_column="base_decision_id",
+                        db_constraint=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="deltas",
+                        to="brokerage.decisiontrace",
+                    ),
+                ),
             ],
             options={
                 "db_table": "brokerage_decision_traces",
@@ -175,10 +186,6 @@ class Migration(migrations.Migration):
         migrations.AddIndex(
             model_name="decisiontrace",
             index=models.Index(fields=["created"], name="trace_created"),
-        ),
-        migrations.AddIndex(
-            model_name="decisiontrace",
-            index=models.Index(fields=["base_decision_id"], name="trace_base"),
         ),
         migrations.AddConstraint(
             model_name="housekeepingrun",

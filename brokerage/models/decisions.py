@@ -138,21 +138,29 @@ class DecisionTrace(models.Model):
     one's code, filter and numbers. Kept apart from the decision's row so that dropping old traces
     (DECISION_TRACE_DAYS) never touches the rows, which are kept far longer (DECISION_DAYS).
 
-    `base_decision_id` names the decision whose trace this one is stored as the change against (a WMCore pull's
-    previous pull): a plain number, as the housekeeping keeps a base as long as a delta that needs it is kept."""
+    `base` is the trace this one is stored as the change against (a WMCore pull's previous pull's). The housekeeping
+    keeps a base as long as a kept delta needs it; a base deleted otherwise takes the traces built on it (the
+    decisions' rows stay, their traces then read as expired)."""
 
     decision = models.OneToOneField(
         Decision, primary_key=True, on_delete=models.CASCADE, db_constraint=False, related_name="stored_trace"
     )
     created = models.DateTimeField(help_text="The decision's time: what retention goes by.")
     trace = models.BinaryField()
-    base_decision_id = models.BigIntegerField(null=True, blank=True)
+    base = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        db_constraint=False,
+        db_column="base_decision_id",
+        related_name="deltas",
+    )
 
     class Meta:
         db_table = "brokerage_decision_traces"
         indexes = [
             models.Index(fields=["created"], name="trace_created"),
-            models.Index(fields=["base_decision_id"], name="trace_base"),
         ]
 
     def __str__(self) -> str:

@@ -77,7 +77,7 @@ class TraceExpired(LookupError):
 def _decoded(decision: Decision) -> dict[str, Any]:
     """The decision's trace decoded, its base's first when it is stored as a change (read it, do not change it:
     skips carried from the base are shared)."""
-    stored = DecisionTrace.objects.filter(decision_id=decision.pk).values_list("trace", "base_decision_id").first()
+    stored = DecisionTrace.objects.filter(decision_id=decision.pk).values_list("trace", "base_id").first()
     if stored is None:
         raise TraceExpired(decision.pk)
     blob, base_id = stored

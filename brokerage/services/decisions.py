@@ -105,7 +105,7 @@ def decision_store_many(
                 decision_id=row.pk,
                 created=row.created,
                 trace=trace_encode(item.decision, frame=frame, base=item.trace_base),
-                base_decision_id=item.trace_base.pk if item.trace_base is not None else None,
+                base_id=item.trace_base.pk if item.trace_base is not None else None,
             )
             for row, item in zip(rows, items, strict=True)
         ],

@@ -104,8 +104,8 @@ class Retention:
 
 def _oldest_base_of_kept_traces(cutoff: datetime) -> datetime | None:
     bases = DecisionTrace.objects.filter(
-        created__gte=cutoff, created__lt=cutoff + NEEDED_WITHIN, base_decision_id__isnull=False
-    ).values("base_decision_id")
+        created__gte=cutoff, created__lt=cutoff + NEEDED_WITHIN, base__isnull=False
+    ).values("base_id")
     return DecisionTrace.objects.filter(decision_id__in=bases, created__lt=cutoff).aggregate(m=Min("created"))["m"]
 
 
@@ -134,7 +134,7 @@ RETENTION: tuple[Retention, ...] = (
         "created",
         "DECISION_TRACE_DAYS",
         oldest_needed=_oldest_base_of_kept_traces,
-        keep=Q(Exists(DecisionTrace.objects.filter(base_decision_id=OuterRef("decision_id")))),
+        keep=Q(Exists(DecisionTrace.objects.filter(base_id=OuterRef("decision_id")))),
     ),
     Retention(
         CycleFrame,

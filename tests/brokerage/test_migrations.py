@@ -45,7 +45,7 @@ def test_traces_and_frames_move_to_their_own_tables_and_back():
     call_command("migrate", "brokerage", verbosity=0)
     from brokerage.models import CycleFrame, DecisionTrace
 
-    traces = {row.trace.tobytes() if hasattr(row.trace, "tobytes") else bytes(row.trace): row.base_decision_id
+    traces = {row.trace.tobytes() if hasattr(row.trace, "tobytes") else bytes(row.trace): row.base_id
               for row in DecisionTrace.objects.all()}  # fmt: skip
     assert traces == {b"base-trace": None, b"delta-trace": base}
     assert bytes(CycleFrame.objects.get(cycle_id=cycle).frame) == b"frame-bytes"

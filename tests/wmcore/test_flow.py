@@ -9,6 +9,7 @@ import pytest
 from brokerage.engine import trace_decode
 from brokerage.models import (
     Decision,
+    DecisionTrace,
     JobSubmitterCacheEntry,
     JobSubmitterReport,
     WMBSJob,
@@ -166,7 +167,7 @@ def test_decision_trace_names_every_element_not_taken(agent, blocks):
     pulled = work_pull(queue_id=agent.pk, now=NOW)
     # then the trace says why each element stayed
     decision = Decision.objects.get(pk=pulled["decision"])
-    trace = trace_decode(decision.trace)
+    trace = trace_decode(DecisionTrace.objects.get(decision_id=decision.pk).trace)
     codes = {name: skip["code"] for name, skip in trace["skipped"].items()}
     stuck = dict(
         WMCoreElement.objects.filter(database="queue", Status="Available").values_list("element_id", "stuck_reason")

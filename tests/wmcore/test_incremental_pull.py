@@ -18,7 +18,7 @@ import pytest
 from django.db import connection, transaction
 from django.db.models import F
 
-from brokerage.models import Decision, WMBSSubscription, WMCoreElement, WMCoreRequest, WMCoreSite
+from brokerage.models import Decision, DecisionTrace, WMBSSubscription, WMCoreElement, WMCoreRequest, WMCoreSite
 from brokerage.selectors.decisions import decision_trace
 from brokerage.services.gdpconfig import gdpconfig_profile_apply
 from brokerage.services.wmcore import common, snapshot, work_get, work_pull, work_replicate
@@ -28,6 +28,11 @@ from .conftest import NOW
 
 SITES = [f"T2_XX_S{i:02d}" for i in range(12)]
 PRIORITIES = (50000.0, 90000.0, 90000.0, 200000.0)
+
+
+def base_of(decision) -> int | None:
+    """The decision whose trace this one's is stored against."""
+    return DecisionTrace.objects.get(decision_id=decision.pk).base_id
 
 
 def _world(rng: random.Random):
@@ -167,7 +172,7 @@ def test_a_warm_pull_decides_as_a_cold_one_round_after_round(db, profile, world_
             _change(rng, global_queue, agents, minute)
         seen, decision = _cold_then_warm(lambda now=now: work_pull(queue_id=agent.pk, now=now))
         taken += seen[0]["pulled"]
-        deltas += decision.trace_base_id is not None
+        deltas += base_of(decision) is not None
         available = WMCoreElement.objects.filter(queue=global_queue, database="queue", Status="Available").count()
         fewer_read += snapshot.element_snapshot(queue_id=global_queue.pk).last_read < available
         work_replicate(queue_id=agent.pk, now=now)
@@ -202,7 +207,7 @@ def test_a_row_written_twice_by_one_transaction_is_read_again(db):
     assert [candidate["name"] for candidate in seen[1]["candidates"]] == [last.element_id]
 
 
-def test_a_whole_trace_starts_each_chain_and_deleting_a_base_takes_its_deltas(db, monkeypatch):
+def test_a_whole_trace_starts_each_chain_and_deleting_a_base_takes_its_deltas_traces(db, monkeypatch):
     monkeypatch.setattr(common, "KEYFRAME_EVERY", 3)
     common._PULL_BASES.clear()
     rng = random.Random(5)
@@ -212,15 +217,16 @@ def test_a_whole_trace_starts_each_chain_and_deleting_a_base_takes_its_deltas(db
         _arrive(global_queue, rng)
         result = work_pull(queue_id=agents[0].pk, now=NOW + timedelta(minutes=minute))
         decisions.append(Decision.objects.get(pk=result["decision"]))
-    bases = [decision.trace_base_id for decision in decisions]
+    bases = [base_of(decision) for decision in decisions]
     assert bases == [None, decisions[0].pk, decisions[1].pk, None, decisions[3].pk]
     # each decodes, through its chain, to a trace naming every Available element of its pull
     for decision in decisions:
         trace = decision_trace(decision=decision)
         assert len(trace["skipped"]) + len(trace["candidates"]) == len(trace["initial"]) == decision.n_candidates
-    decisions[0].delete()
-    assert not Decision.objects.filter(pk__in=[d.pk for d in decisions[:3]]).exists()
-    assert Decision.objects.filter(pk__in=[d.pk for d in decisions[3:]]).count() == 2
+    decisions[0].delete()  # its trace goes, and the traces built on it (the deltas' rows stay, their traces expired)
+    assert set(DecisionTrace.objects.values_list("decision_id", flat=True)) == {d.pk for d in decisions[3:]}
+    assert Decision.objects.filter(pk__in=[d.pk for d in decisions[1:]]).count() == 4
+    assert decision_trace(decision=decisions[1])["expired"] is True
 
 
 def test_the_api_and_the_decision_page_read_a_pull_stored_as_a_change(db, client):
@@ -230,7 +236,7 @@ def test_the_api_and_the_decision_page_read_a_pull_stored_as_a_change(db, client
     _arrive(global_queue, rng)
     second = work_pull(queue_id=agents[0].pk, now=NOW + timedelta(minutes=1))
     decision = Decision.objects.get(pk=second["decision"])
-    assert decision.trace_base_id == first["decision"]
+    assert base_of(decision) == first["decision"]
     body = client.get(f"/api/v1/decisions/{decision.pk}/").json()
     skipped = body["trace"]["skipped"]
     assert len(skipped) == decision.n_candidates - second["pulled"] - second["lost"]
