@@ -33,6 +33,15 @@ def env_bool(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean (use one of {sorted(TRUE_WORDS | FALSE_WORDS)})")
 
 
+def env_count(name: str, default: int, unit: str = "days") -> int:
+    """A count (days of a retention period, rows of a batch): a whole number of at least 1, or a configuration
+    error naming the variable."""
+    raw = os.environ.get(name, str(default))
+    if not raw.strip().isdecimal() or int(raw) < 1:
+        raise ImproperlyConfigured(f"{name}={raw!r}: give a whole number of {unit}, at least 1")
+    return int(raw)
+
+
 def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
@@ -277,15 +286,19 @@ INTEGRITY_CHECK_MINUTES = int(os.environ.get("INTEGRITY_CHECK_MINUTES", "10"))
 # year). A decision's row is kept DECISION_DAYS, its full trace and its cycle's frame DECISION_TRACE_DAYS (most of
 # the bytes). Job status logs go after JOB_STATUS_LOG_DAYS (PanDA: 90), the other status logs after
 # STATUS_LOG_DAYS; share snapshots, integrity checks, housekeeping runs and heartbeats after HISTORY_DAYS.
-JOB_ARCHIVE_AFTER_DAYS = int(os.environ.get("JOB_ARCHIVE_AFTER_DAYS", "3"))
-JOB_DAYS = int(os.environ.get("JOB_DAYS", "365"))
-JOB_STATUS_LOG_DAYS = int(os.environ.get("JOB_STATUS_LOG_DAYS", "90"))
-STATUS_LOG_DAYS = int(os.environ.get("STATUS_LOG_DAYS", "400"))
-DECISION_DAYS = int(os.environ.get("DECISION_DAYS", "400"))
-DECISION_TRACE_DAYS = int(os.environ.get("DECISION_TRACE_DAYS", "30"))
-HISTORY_DAYS = int(os.environ.get("HISTORY_DAYS", "400"))
+JOB_ARCHIVE_AFTER_DAYS = env_count("JOB_ARCHIVE_AFTER_DAYS", 3)
+JOB_DAYS = env_count("JOB_DAYS", 365)
+JOB_STATUS_LOG_DAYS = env_count("JOB_STATUS_LOG_DAYS", 90)
+STATUS_LOG_DAYS = env_count("STATUS_LOG_DAYS", 400)
+DECISION_DAYS = env_count("DECISION_DAYS", 400)
+DECISION_TRACE_DAYS = env_count("DECISION_TRACE_DAYS", 30)
+HISTORY_DAYS = env_count("HISTORY_DAYS", 400)
+if DECISION_TRACE_DAYS > DECISION_DAYS:
+    raise ImproperlyConfigured("DECISION_TRACE_DAYS must not exceed DECISION_DAYS: a trace is part of its decision")
+if JOB_ARCHIVE_AFTER_DAYS >= JOB_DAYS:
+    raise ImproperlyConfigured("JOB_ARCHIVE_AFTER_DAYS must be less than JOB_DAYS: jobs are archived, then dropped")
 # Rows one housekeeping transaction moves or drops.
-HOUSEKEEPING_BATCH = int(os.environ.get("HOUSEKEEPING_BATCH", "5000"))
+HOUSEKEEPING_BATCH = env_count("HOUSEKEEPING_BATCH", 5000, unit="rows")
 
 # Bounded waits on PostgreSQL (brokerage.db_session), milliseconds, 0 for none. A web request gives up a row lock
 # after DB_WEB_LOCK_TIMEOUT_MS (the page or the API answers 409 "busy") and a query after

@@ -72,6 +72,21 @@ def test_env_bool_refuses_unclear_words(monkeypatch):
         base.env_bool("DJANGO_DEBUG", False)
 
 
+@pytest.mark.parametrize("raw", ["0", "-3", "thirty", "2.5"])
+def test_retention_periods_are_whole_days(monkeypatch, raw):
+    monkeypatch.setenv("DECISION_TRACE_DAYS", raw)
+    with pytest.raises(ImproperlyConfigured, match=f"DECISION_TRACE_DAYS={raw!r}: give a whole number of days"):
+        base.env_count("DECISION_TRACE_DAYS", 30)
+
+
+def test_a_trace_kept_longer_than_its_decision_is_refused(tmp_path):
+    result = run_manage(
+        "check", env_extra={"DECISION_TRACE_DAYS": "500", "DECISION_DAYS": "400", "VAR_DIR": str(tmp_path)}
+    )
+    assert result.returncode != 0
+    assert "DECISION_TRACE_DAYS must not exceed DECISION_DAYS" in result.stderr
+
+
 def test_sqlite_url_gets_wal_and_busy_timeout(tmp_path):
     config = base.database_from_url(f"sqlite:///{tmp_path / 'x.sqlite3'}")
     assert "journal_mode=WAL" in config["OPTIONS"]["init_command"]
