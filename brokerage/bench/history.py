@@ -69,7 +69,7 @@ TIMES = ("creationTime", "startTime", "endTime", "stateChangeTime", "modificatio
 
 def _jobs_of_day(*, start: datetime, count: int, first_task: int, big_task: int | None, big: int) -> None:
     """`count` jobs that ended between `start` and a day later; the first `big` belong to `big_task`."""
-    spread = f"(n * {DAY - 60}) / {count} + 30"  # inside the day, with its status logs (six seconds before)
+    spread = f"(CAST(n AS BIGINT) * {DAY - 60}) / {count} + 30"  # inside the day, with its status logs (six seconds before)
     task = (
         f"CASE WHEN n < {big} THEN {big_task} ELSE {first_task} + n %% {TASKS} END"
         if big_task
@@ -116,7 +116,7 @@ def _status_logs(*, since_pk: int) -> None:
 
 
 def _decisions_of_day(*, start: datetime, count: int, template: Decision, trace: bytes, first_task: int) -> None:
-    spread = f"(n * {DAY}) / {count}"
+    spread = f"(CAST(n AS BIGINT) * {DAY}) / {count}"
     insert_series(
         Decision,
         count=count,
