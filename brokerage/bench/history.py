@@ -69,7 +69,8 @@ TIMES = ("creationTime", "startTime", "endTime", "stateChangeTime", "modificatio
 
 def _jobs_of_day(*, start: datetime, count: int, first_task: int, big_task: int | None, big: int) -> None:
     """`count` jobs that ended between `start` and a day later; the first `big` belong to `big_task`."""
-    spread = f"(CAST(n AS BIGINT) * {DAY - 60}) / {count} + 30"  # inside the day, with its status logs (six seconds before)
+    # inside the day, with the status logs (up to six seconds before)
+    spread = f"(CAST(n AS BIGINT) * {DAY - 60}) / {count} + 30"
     task = (
         f"CASE WHEN n < {big} THEN {big_task} ELSE {first_task} + n %% {TASKS} END"
         if big_task
