@@ -499,7 +499,7 @@ def wmcore_request(request: HttpRequest, name: str) -> HttpResponse:
 
 @require_safe
 def jobs(request: HttpRequest) -> HttpResponse:
-    listing = job_list(filters=request.GET.dict(), page=_page_number(request))
+    listing = job_list(filters=request.GET.dict(), page=_page_number(request), now=timezone.now())
     return render(
         request,
         "monitor/jobs.html",

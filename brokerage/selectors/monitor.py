@@ -32,6 +32,7 @@ from brokerage.models import (
     TaskStatusLog,
 )
 from brokerage.params import whole_number
+from brokerage.plugins import plugin_registry
 from brokerage.selectors.decisions import decision_trace
 from brokerage.selectors.jobs import job_error_rows_recent, job_error_summary
 from brokerage.selectors.shares import global_share_usage, work_queue_shares
@@ -499,6 +500,7 @@ def shares_overview(*, now: datetime) -> dict[str, Any]:
 
 
 DECISION_FILTERS = ("plugin", "outcome", "reason", "chosen", "queue", "task")
+DEFAULT_DECISION_WINDOW = "1d"
 DECISION_OUTCOMES = OUTCOMES
 
 
@@ -515,7 +517,7 @@ def decision_explorer(*, filters: dict[str, str], now: datetime, page: int = 1) 
     task = (filters.get("task") or "").strip()
     if task and whole_number(task) is None:
         problems["task"] = f"{task!r} is not a task ID (a whole number)"
-    if _window_problem(filters.get("window") or ""):
+    if (filters.get("window") or "") != "all" and _window_problem(filters.get("window") or ""):
         problems["window"] = _window_problem(filters.get("window") or "")
     for key in DECISION_FILTERS:
         value = (filters.get(key) or "").strip()
@@ -530,7 +532,13 @@ def decision_explorer(*, filters: dict[str, str], now: datetime, page: int = 1) 
             queryset = queryset.filter(task_id=whole_number(value))
         elif key in ("plugin", "outcome"):
             queryset = queryset.filter(**{key: value})
-    window = filters.get("window") or ""
+    window = "" if "window" in problems else filters.get("window") or ""
+    if window == "all":
+        applied["window"] = window
+    elif window == "" and "task" not in applied:
+        # a year of decisions behind (issue 32): without a task, the explorer reads the last day unless asked for
+        # more ("all" reads everything), so that its counts cost the same whatever lies behind
+        window = DEFAULT_DECISION_WINDOW
     if window in WINDOWS:
         applied["window"] = window
         queryset = queryset.filter(created__gte=now - WINDOWS[window])
@@ -554,7 +562,7 @@ def decision_explorer(*, filters: dict[str, str], now: datetime, page: int = 1) 
         "reasons": [
             {"code": r["primary_reason"], "title": reason_title(r["primary_reason"]), "count": r["n"]} for r in reasons
         ],
-        "plugins": list(Decision.objects.order_by().values_list("plugin", flat=True).distinct()),
+        "plugins": plugin_registry().names(),
         "cycles": list(
             BrokerageCycle.objects.order_by("-started").values(
                 "pk", "plugin", "started", "finished", "status", "n_decisions", "n_assigned", "n_pending", "error"
