@@ -171,14 +171,16 @@ def partitions_expired(table: str, *, before: datetime | date) -> list[tuple[str
 
 
 def partition_drop(table: str, name: str) -> int:
-    """Drops one partition whole; returns the rows it held. One transaction, bounded by the session's lock
-    timeout (a busy table is left for the next run)."""
+    """Drops one partition whole; returns the rows it held. The rows are counted first, outside the lock (an
+    expired partition takes no more writes), so the table is locked only for DETACH and DROP; that transaction is
+    bounded by the session's lock timeout (a busy table is left for the next run)."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT count(*) FROM {_quote(name)}")
+        rows = cursor.fetchone()[0]
     with transaction.atomic(), connection.cursor() as cursor:
         # fire the deferred foreign-key checks of this transaction's earlier writes now: PostgreSQL refuses to drop
         # a table with such events pending
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-        cursor.execute(f"SELECT count(*) FROM {_quote(name)}")
-        rows = cursor.fetchone()[0]
         cursor.execute(f"ALTER TABLE {_quote(table)} DETACH PARTITION {_quote(name)}")
         cursor.execute(f"DROP TABLE {_quote(name)}")
     return rows

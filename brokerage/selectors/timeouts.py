@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from django.db.models import Max
+from django.db.models import OuterRef, Subquery
 
 from brokerage.models import Job, PandaQueue
 from brokerage.models.jobs import job_archive_window
@@ -28,24 +28,27 @@ ANALYSIS_LABELS = ("user", "panda")
 
 def timeout_queues(*, now: datetime, names: list[str] | None = None) -> dict[str, TimeoutQueue]:
     """The queues (all, or those named) as the timeout rules see them, with the time a job last started there
-    (two queries)."""
-    started = Job.objects.filter(job_archive_window(now - LAST_START_WINDOW), startTime__gte=now - LAST_START_WINDOW)
-    queues = PandaQueue.objects.all()
-    if names is not None:
-        started, queues = started.filter(computingSite__in=names), queues.filter(name__in=names)
-    last_start = dict(
-        started.values("computingSite").annotate(last=Max("startTime")).values_list("computingSite", "last")
+    (one query). The last start is read per queue from the end of its (computingSite, startTime) index, not
+    by grouping a week of jobs (issue 32: that grew with the history, three times slower after a week)."""
+    since = now - LAST_START_WINDOW
+    last_start = (
+        Job.objects.filter(job_archive_window(since), computingSite=OuterRef("name"), startTime__gte=since)
+        .order_by("-startTime")
+        .values("startTime")[:1]
     )
+    queues = PandaQueue.objects.all() if names is None else PandaQueue.objects.filter(name__in=names)
     return {
         row["name"]: TimeoutQueue(
             status=row["status"],
             catchall=row["catchall"],
             workflow=row["workflow"],
-            lastStart=last_start.get(row["name"]),
+            lastStart=row["last_start"],
             transtimehi=row["transtimehi"],
             transtimelo=row["transtimelo"],
         )
-        for row in queues.values("name", "status", "catchall", "workflow", "transtimehi", "transtimelo")
+        for row in queues.annotate(last_start=Subquery(last_start)).values(
+            "name", "status", "catchall", "workflow", "transtimehi", "transtimelo", "last_start"
+        )
     }
 
 
