@@ -12,6 +12,7 @@ from django.utils import timezone
 from brokerage import models
 from brokerage.services.task_commands import TaskCommandRefused, task_abort, task_finish, task_retry
 
+from .decisions import ReadOnlyAdmin
 from .stateful import StatefulAdmin
 
 
@@ -540,7 +541,7 @@ class WorkerHeartbeatAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.HousekeepingRun)
-class HousekeepingRunAdmin(admin.ModelAdmin):
+class HousekeepingRunAdmin(ReadOnlyAdmin):
     """Read-only: each housekeeping run (the beat task, `manage.py housekeeping`): what it moved to the archive
     and dropped past its retention, table by table, and the steps that failed."""
 
@@ -564,15 +565,9 @@ class HousekeepingRunAdmin(admin.ModelAdmin):
     def duration(self, obj: models.HousekeepingRun) -> str:
         return "" if obj.duration_seconds is None else f"{obj.duration_seconds:.1f}"
 
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
 
 @admin.register(models.JobErrorHour)
-class JobErrorHourAdmin(admin.ModelAdmin):
+class JobErrorHourAdmin(ReadOnlyAdmin):
     """Read-only: the hourly error summaries the housekeeping rolls up (the overview and queue pages read them)."""
 
     list_display = ["hour", "computingSite", "jobStatus", "error_component", "error_code", "attemptNr", "n"]
@@ -581,21 +576,9 @@ class JobErrorHourAdmin(admin.ModelAdmin):
     date_hierarchy = "hour"
     show_full_result_count = False
 
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
 
 @admin.register(models.SummaryMark)
-class SummaryMarkAdmin(admin.ModelAdmin):
+class SummaryMarkAdmin(ReadOnlyAdmin):
     """Read-only: how far each summary has been rolled up."""
 
     list_display = ["name", "until"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False

@@ -10,6 +10,22 @@ from django.db import models
 from brokerage.states import StateMachine
 
 
+def run_constraints(prefix: str) -> list[models.BaseConstraint]:
+    """The invariants of a record of a run (a cycle, a housekeeping run): it ends after it starts, and it has an end
+    exactly when it is no longer running."""
+    return [
+        models.CheckConstraint(
+            condition=models.Q(finished__isnull=True) | models.Q(finished__gte=models.F("started")),
+            name=f"{prefix}_ends_after_start",
+        ),
+        models.CheckConstraint(
+            condition=models.Q(status="running", finished__isnull=True)
+            | (~models.Q(status="running") & models.Q(finished__isnull=False)),
+            name=f"{prefix}_finished_iff_not_running",
+        ),
+    ]
+
+
 class StatusLogBase(models.Model):
     """One status change of an entity: when, from what, to what, why and by whom.
 

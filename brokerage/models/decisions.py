@@ -7,6 +7,8 @@ from django.db.models import F, Q
 
 from brokerage.engine.decision import OUTCOMES
 
+from .base import run_constraints
+
 
 class CycleStatus(models.TextChoices):
     RUNNING = "running"
@@ -33,16 +35,7 @@ class BrokerageCycle(models.Model):
     class Meta:
         db_table = "brokerage_cycles"
         ordering = ["-started", "-id"]
-        constraints = [
-            models.CheckConstraint(
-                condition=Q(finished__isnull=True) | Q(finished__gte=F("started")), name="cycle_ends_after_start"
-            ),
-            models.CheckConstraint(
-                condition=Q(status="running", finished__isnull=True)
-                | (~Q(status="running") & Q(finished__isnull=False)),
-                name="cycle_finished_iff_not_running",
-            ),
-        ]
+        constraints = run_constraints("cycle")
         indexes = [
             models.Index(fields=["plugin", "-started"], name="cycle_plugin_started"),
             models.Index(fields=["status", "-started"], name="cycle_status_started"),

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from django.db import models
-from django.db.models import F, Q
 
+from .base import run_constraints
+from .decisions import CycleStatus
 
-class HousekeepingStatus(models.TextChoices):
-    RUNNING = "running"
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
+# a housekeeping run goes through the states of a brokerage cycle: running, then succeeded or failed
+HousekeepingStatus = CycleStatus
 
 
 class HousekeepingRun(models.Model):
@@ -35,16 +34,7 @@ class HousekeepingRun(models.Model):
     class Meta:
         db_table = "brokerage_housekeeping_runs"
         ordering = ["-started", "-id"]
-        constraints = [
-            models.CheckConstraint(
-                condition=Q(finished__isnull=True) | Q(finished__gte=F("started")), name="housekeeping_ends_after_start"
-            ),
-            models.CheckConstraint(
-                condition=Q(status="running", finished__isnull=True)
-                | (~Q(status="running") & Q(finished__isnull=False)),
-                name="housekeeping_finished_iff_not_running",
-            ),
-        ]
+        constraints = run_constraints("housekeeping")
 
     def __str__(self) -> str:
         kind = "dry run" if self.dry_run else "run"
