@@ -11,6 +11,17 @@ from datetime import UTC, date, datetime, timedelta
 
 from django.db import migrations
 
+# The job archive's slim set on each archived month (brokerage.partitions.ARCHIVED_JOB_SQL, as of this migration);
+# the model's indexes stay on the default partition, the active jobs.
+ARCHIVED_JOB_SQL = (
+    'CREATE UNIQUE INDEX ON {name} ("PandaID")',
+    'CREATE INDEX ON {name} ("jediTaskID", "jobStatus", "computingSite")',
+    'CREATE INDEX ON {name} ("stateChangeTime" DESC, "PandaID" DESC)',
+    'CREATE INDEX ON {name} ("computingSite", "startTime")',
+    'CREATE INDEX ON {name} ("mergeJob_id") WHERE "mergeJob_id" IS NOT NULL',
+    "ALTER TABLE {name} ADD CHECK (\"jobStatus\" IN ('finished', 'failed', 'closed', 'cancelled'))",
+)
+
 # table, column, period, primary key of the parent (empty: a unique index per partition), unique column, default
 # partition's check, dated
 LAYOUT = (
@@ -71,11 +82,14 @@ def _identity_columns(cursor, table):
     return [row[0] for row in cursor.fetchall()]
 
 
-def _rebuild(cursor, table, aside, make_parent, make_children):
-    """Renames `table` to `aside`, makes the new `table` (make_parent), moves the indexes and foreign keys over,
-    copies the rows, drops `aside`."""
+def _rebuild(cursor, table, aside, make_parent, make_children, *, indexes_from=None, indexes_to=None):
+    """Renames `table` to `aside`, makes the new `table` (make_parent), moves the indexes (read from
+    `indexes_from`, made on `indexes_to`: the table itself by default) and foreign keys over, copies the rows,
+    drops `aside`."""
     cursor.execute(f"ALTER TABLE {q(table)} RENAME TO {q(aside)}")
     primary, indexes, foreign = _definitions(cursor, aside)
+    if indexes_from is not None:
+        indexes = [(name, d) for name, d in _definitions(cursor, indexes_from)[1] if "UNIQUE" not in d]
     for name in primary:
         cursor.execute(f"ALTER TABLE {q(aside)} DROP CONSTRAINT {q(name)}")
     for name, _ in foreign:
@@ -91,11 +105,13 @@ def _rebuild(cursor, table, aside, make_parent, make_children):
             "false)",
             [q(table), column],
         )
+    target = indexes_to or table
+    sources = {aside, indexes_from} - {None}
     for name, definition in indexes:
-        definition = definition.replace(f" ON ONLY public.{q(aside)} ", f" ON public.{q(table)} ")
-        definition = definition.replace(f" ON ONLY public.{aside} ", f" ON public.{table} ")
-        definition = definition.replace(f" ON public.{q(aside)} ", f" ON public.{q(table)} ")
-        definition = definition.replace(f" ON public.{aside} ", f" ON public.{table} ")
+        for source in sources:
+            for only in ("ONLY ", ""):
+                definition = definition.replace(f" ON {only}public.{q(source)} ", f" ON public.{q(target)} ")
+                definition = definition.replace(f" ON {only}public.{source} ", f" ON public.{q(target)} ")
         cursor.execute(definition)
     for name, definition in foreign:
         cursor.execute(f"ALTER TABLE {q(table)} ADD CONSTRAINT {q(name)} {definition}")
@@ -140,11 +156,13 @@ def partition(apps, schema_editor):
                         f"CREATE TABLE {q(name)} PARTITION OF {q(table)} FOR VALUES FROM ({bound(start, dated)}) "
                         f"TO ({bound(end, dated)})"
                     )
-                    if unique:
-                        cursor.execute(f"CREATE UNIQUE INDEX ON {q(name)} ({q(unique)})")
+                    for statement in ARCHIVED_JOB_SQL if table == "panda_jobs" else ():
+                        cursor.execute(statement.format(name=q(name)))
                     start = end
 
-            _rebuild(cursor, table, aside, make_parent, make_children)
+            # the jobs' model indexes go to the active jobs only (the archive has its slim set)
+            to = f"{table}_default" if table == "panda_jobs" else None
+            _rebuild(cursor, table, aside, make_parent, make_children, indexes_to=to)
 
 
 def unpartition(apps, schema_editor):
@@ -161,7 +179,8 @@ def unpartition(apps, schema_editor):
                 )
                 cursor.execute(f"ALTER TABLE {q(table)} ADD PRIMARY KEY ({q(key[0] if key else unique)})")
 
-            _rebuild(cursor, table, aside, make_parent, lambda: None)
+            source = f"{table}_default" if table == "panda_jobs" else None
+            _rebuild(cursor, table, aside, make_parent, lambda: None, indexes_from=source)
 
 
 class Migration(migrations.Migration):

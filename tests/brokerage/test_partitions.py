@@ -113,3 +113,19 @@ def test_a_windowed_read_of_jobs_skips_the_archive_months_before_it():
     assert "panda_jobs_p202702" not in plan
     assert "panda_jobs_p202701" not in plan
     assert Job.objects.filter(job_archive_window(since), stateChangeTime__gte=since).count() == 1
+
+
+def test_the_archive_keeps_a_slim_set_of_indexes_and_reads_of_active_jobs_skip_it():
+    end = datetime(2027, 2, 27, 8, 0, tzinfo=UTC)
+    factories.JobFactory(jobStatus="finished", startTime=end - timedelta(hours=1), endTime=end, stateChangeTime=end)
+    housekeeping_run(now=datetime(2027, 3, 10, tzinfo=UTC))
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_indexes WHERE tablename = %s", ["panda_jobs_p202702"])
+        archived = cursor.fetchone()[0]
+        cursor.execute("SELECT count(*) FROM pg_indexes WHERE tablename = %s", ["panda_jobs_default"])
+        active = cursor.fetchone()[0]
+    assert archived == 5
+    assert active >= 12  # the model's indexes, the job list's and PandaID's
+    plan = Job.objects.filter(jobStatus__in=("running", "activated")).explain()
+    assert "panda_jobs_p202702" not in plan  # the archive's CHECK excludes it
+    assert "panda_jobs_default" in plan
