@@ -246,15 +246,19 @@ def _table_of(label: str) -> str:
 
 
 def _job_partition_unlink(name: str, *, dry_run: bool) -> Counter:
-    """Before a month of archived jobs is dropped: the status logs left of its jobs go (normally none: they expire
-    first) and merge links to its jobs are cleared, as the collector does for deleted jobs."""
+    """Before a month of archived jobs is dropped: the status logs left of its jobs go (when logs are kept as long
+    as jobs; otherwise they expired first) and merge links to its jobs are cleared, as the collector does for
+    deleted jobs (the archive's partial index on mergeJob_id keeps that cheap)."""
     jobs = f'SELECT "PandaID" FROM {connection.ops.quote_name(name)}'
     dropped: Counter = Counter()
     if dry_run:
         return dropped
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(f'DELETE FROM panda_job_status_log WHERE "PandaID" IN ({jobs})')
-        dropped[JobStatusLog._meta.db_table] += cursor.rowcount
+        # a job's status logs are older than its end: with logs kept less long than jobs they have gone already,
+        # and looking for them would join a month of jobs against every day of logs
+        if settings.JOB_STATUS_LOG_DAYS >= settings.JOB_DAYS:
+            cursor.execute(f'DELETE FROM panda_job_status_log WHERE "PandaID" IN ({jobs})')
+            dropped[JobStatusLog._meta.db_table] += cursor.rowcount
         cursor.execute(f'UPDATE panda_jobs SET "mergeJob_id" = NULL WHERE "mergeJob_id" IN ({jobs})')
     return dropped
 
