@@ -170,7 +170,7 @@ def _explain(queryset) -> list[str]:
     return sorted({word for word in plan.replace("(", " ").split() if "_p2" in word or word.endswith("_default")})
 
 
-def _cleanup(first_task: int | None) -> None:
+def _cleanup() -> None:
     tasks = list(Task.objects.filter(taskName__startswith="bench.history.").values_list("pk", flat=True))
     with connection.cursor() as cursor:
         if tasks:
@@ -221,7 +221,7 @@ def history(*, quick: bool = False, days: int = 7, jobs_per_day: int = 1_000_000
     big = min(100_000, jobs_per_day // 5)
     now = timezone.now().replace(microsecond=0)
     today = now.replace(hour=0, minute=0, second=0) - timedelta(days=1)  # day 1: yesterday, midnight to midnight
-    _cleanup(None)
+    _cleanup()
     site = Site.objects.create(name=f"{PREFIX}SITE", role="nucleus")
     PandaQueue.objects.bulk_create(PandaQueue(name=f"{PREFIX}Q{i:03d}", site=site) for i in range(QUEUES))
     tasks = Task.objects.bulk_create(
@@ -339,5 +339,5 @@ def history(*, quick: bool = False, days: int = 7, jobs_per_day: int = 1_000_000
     finally:
         CycleFrame.objects.filter(cycle_id=cycle.pk).delete()
         cycle_finish(cycle=cycle, now=now)
-        _cleanup(first_task)
+        _cleanup()
     return rows

@@ -64,7 +64,8 @@ def job_error_rows(*, task_id: int | None = None, queue: str | None = None, sinc
     )
 
 
-def _hour_start(moment: datetime) -> datetime:
+def hour_start(moment: datetime) -> datetime:
+    """The start of the hour that holds `moment`."""
     return moment.replace(minute=0, second=0, microsecond=0)
 
 
@@ -76,7 +77,7 @@ def job_error_rows_recent(*, since: datetime, queue: str | None = None) -> list[
     hours rolled up and from the jobs only for the edges: the part hour after `since` and what came after the
     last hour rolled up. The cost stays that of an hour or two of jobs, whatever lies behind."""
     mark = SummaryMark.objects.filter(name=JOB_ERROR_HOURS).values_list("until", flat=True).first()
-    first_whole = _hour_start(since) + (timedelta(hours=1) if since != _hour_start(since) else timedelta(0))
+    first_whole = hour_start(since) + (timedelta(hours=1) if since != hour_start(since) else timedelta(0))
     if mark is None or mark <= first_whole:  # nothing rolled up in the window: the jobs themselves
         return job_error_rows(queue=queue, since=since)
     summaries = JobErrorHour.objects.filter(hour__gte=first_whole, hour__lt=mark)

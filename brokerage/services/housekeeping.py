@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
+from django.apps import apps
 from django.conf import settings
 from django.db import connection, models, transaction
 from django.db.models import Exists, Max, Min, OuterRef, Q, Value
@@ -240,8 +241,6 @@ def _drop(queryset, *, batch: int, dry_run: bool, model: type[models.Model]) -> 
 
 
 def _table_of(label: str) -> str:
-    from django.apps import apps
-
     return apps.get_model(label)._meta.db_table
 
 

@@ -14,21 +14,17 @@ from datetime import datetime, timedelta
 from django.db import transaction
 
 from brokerage.models import JobErrorHour, SummaryMark
-from brokerage.selectors.jobs import JOB_ERROR_HOURS, job_error_rows
+from brokerage.selectors.jobs import JOB_ERROR_HOURS, hour_start, job_error_rows
 
 ROLLUP_GRACE = timedelta(minutes=10)
 # the first rollup starts this far back: the summaries serve windows of a day
 FIRST_ROLLUP = timedelta(days=2)
 
 
-def _hour_start(moment: datetime) -> datetime:
-    return moment.replace(minute=0, second=0, microsecond=0)
-
-
 def job_error_hours_rollup(*, now: datetime, dry_run: bool = False) -> int:
     """Rolls up the whole hours not rolled up yet; returns how many hours."""
     mark = SummaryMark.objects.filter(name=JOB_ERROR_HOURS).values_list("until", flat=True).first()
-    hour = mark if mark is not None else _hour_start(now - FIRST_ROLLUP)
+    hour = mark if mark is not None else hour_start(now - FIRST_ROLLUP)
     hours = 0
     while hour + timedelta(hours=1) <= now - ROLLUP_GRACE:
         if not dry_run:
