@@ -13,7 +13,6 @@ import http.client
 import os
 import secrets
 import shutil
-import signal
 import socket
 import statistics
 import subprocess
@@ -29,6 +28,7 @@ from django.db import connection
 from django.utils import timezone
 
 from .runner import Row, benchmark, percentile
+from .stack import ROOT, processes_stop, production_env, redis_start, sender, wait_until, worker_start
 
 CLIENTS = 16
 
@@ -44,14 +44,6 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-def _wait(predicate, seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{what} did not start within {seconds:.0f} s")
-        time.sleep(0.2)
 
 
 def _urls() -> list[str]:
@@ -96,9 +88,6 @@ def _client(port: int, urls: list[str], until: float, samples: list[tuple[str, f
 def run(*, quick: bool = False) -> list[Row]:
     if connection.vendor != "postgresql":
         raise RuntimeError("bench load runs the production path: PostgreSQL only (scripts/with_postgres.sh)")
-    redis_server = shutil.which("redis-server")
-    if redis_server is None:
-        raise RuntimeError("bench load needs redis-server (bash scripts/ensure_redis.sh)")
     from brokerage.models import BrokerageCycle, Decision, Task
 
     built = not Task.objects.exists()
@@ -106,58 +95,38 @@ def run(*, quick: bool = False) -> list[Row]:
         call_command("demo_grid", size="small" if quick else "medium", no_progress=True, stdout=open(os.devnull, "w"))  # noqa: SIM115
     seconds = 8 if quick else 120
     work = Path(tempfile.mkdtemp(prefix="bench-load-"))
-    redis_socket = work / "redis.sock"
     port = _free_port()
     processes: list[subprocess.Popen] = []
-    env = {
-        **{k: v for k, v in os.environ.items() if k != "DJANGO_DEBUG"},
-        "DJANGO_SETTINGS_MODULE": "brokerage.settings.production",
-        "SECRET_KEY": secrets.token_urlsafe(50),
-        "ALLOWED_HOSTS": "localhost",
-        "DATABASE_URL": _database_url(),
-        "CELERY_BROKER_URL": f"redis+socket://{redis_socket}",
-        "CACHE_URL": f"unix://{redis_socket}?db=1",
-        "API_ANONYMOUS_READ": "true",
-        # the 16 clients share one address: the throttles (DRF's user throttle counts anonymous clients by address
-        # too) would answer many API requests with a cheap 429
-        "API_ANON_RATE": "1000000/minute",
-        "API_USER_RATE": "1000000/minute",
-        "GRID_SIMULATOR": "on",
-        "GRID_SIMULATOR_SPEED": "60",
-        "VAR_DIR": str(work),
-    }
-    root = Path(settings.BASE_DIR)
     try:
-        processes.append(
-            subprocess.Popen(
-                [redis_server, "--port", "0", "--unixsocket", str(redis_socket), "--save", "", "--appendonly", "no"],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
+        redis, redis_socket = redis_start(work)
+        processes.append(redis)
+        env = production_env(
+            work,
+            redis_socket,
+            API_ANONYMOUS_READ="true",
+            # the 16 clients share one address: the throttles (DRF's user throttle counts anonymous clients by
+            # address too) would answer many API requests with a cheap 429
+            API_ANON_RATE="1000000/minute",
+            API_USER_RATE="1000000/minute",
+            GRID_SIMULATOR="on",
+            GRID_SIMULATOR_SPEED="60",
         )
-        _wait(redis_socket.exists, 20, "redis-server")
         log = (work / "stack.log").open("w")
-        processes.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "celery", "-A", "brokerage.celery", "worker", "--concurrency", "2",
-                 "--loglevel", "WARNING", "--hostname", "bench@%h"],
-                cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
-            )
-        )  # fmt: skip
+        processes.append(worker_start(env, name="bench", log=log, concurrency=2))
         processes.append(
             subprocess.Popen(
                 [sys.executable, "-m", "gunicorn", "brokerage.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "4",
                  "--timeout", "30"],
-                cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
+                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
             )
         )  # fmt: skip
-        _wait(lambda: _answers(port), 60, "gunicorn")
-        sender = _sender(redis_socket)
+        wait_until(lambda: _answers(port), 60, "gunicorn")
+        beat_sender = sender(redis_socket)
         stop = threading.Event()
-        beat = threading.Thread(target=_beat, args=(sender, stop), daemon=True)
+        beat = threading.Thread(target=_beat, args=(beat_sender, stop), daemon=True)
         beat.start()
         # the grid lives until its first job sets are brokered, so the pages show decisions
-        _wait(Decision.objects.filter(plugin="atlas_prod_job").exists, 180, "the first job brokerage")
+        wait_until(Decision.objects.filter(plugin="atlas_prod_job").exists, 180, "the first job brokerage")
         urls = _urls()
         started_at = timezone.now()
         samples: list[tuple[str, float, int]] = []
@@ -170,18 +139,12 @@ def run(*, quick: bool = False) -> list[Row]:
             client.join()
         stop.set()
         beat.join(10)
-        sender.close()
+        beat_sender.close()
         cycles = BrokerageCycle.objects.filter(started__gte=started_at)
         cycle_counts = {"cycles_succeeded": cycles.filter(status="succeeded").count(),
                         "cycles_failed": cycles.filter(status="failed").count()}  # fmt: skip
     finally:
-        for process in reversed(processes):
-            process.send_signal(signal.SIGTERM)
-        for process in processes:
-            try:
-                process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        processes_stop(processes)
         shutil.rmtree(work, ignore_errors=True)
         if built:
             call_command("flush", interactive=False, verbosity=0)
@@ -234,22 +197,9 @@ def _answers(port: int) -> bool:
         return False
 
 
-def _sender(redis_socket: Path):
-    from celery import Celery
-
-    return Celery(broker=f"redis+socket://{redis_socket}")
-
-
 def _beat(sender, stop: threading.Event) -> None:
     """Beat at a demo's pace: every periodic cycle every 5 s."""
     while not stop.is_set():
         for name in periodic_tasks():
             sender.send_task(name)
         stop.wait(5)
-
-
-def _database_url() -> str:
-    from urllib.parse import urlsplit, urlunsplit
-
-    url = urlsplit(os.environ["DATABASE_URL"])
-    return urlunsplit(url._replace(path="/" + connection.settings_dict["NAME"]))

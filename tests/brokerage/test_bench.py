@@ -122,9 +122,17 @@ def test_history_rows_and_nothing_left_behind():
         assert not model.objects.exists(), model
 
 
-def test_history_options_belong_to_it():
-    with pytest.raises(CommandError, match="options of the history benchmark"):
+def test_options_belong_to_their_benchmarks():
+    with pytest.raises(CommandError, match="--days is an option of the history benchmark"):
         bench("pages", "--days", "3")
+    with pytest.raises(CommandError, match="--jobs-per-day is an option of the history and keepup benchmark"):
+        bench("dirac", "--jobs-per-day", "3")
+    with pytest.raises(CommandError, match="--speed is an option of the keepup benchmark"):
+        bench("history", "--speed", "60")
+    with pytest.raises(CommandError, match="--minutes: give a positive number"):
+        bench("keepup", "--minutes", "0")
+    with pytest.raises(CommandError, match="--days: give a positive number"):
+        bench("history", "--days", "0")
 
 
 @pytest.mark.django_db(transaction=True)

@@ -10,12 +10,21 @@ from brokerage.bench import (  # noqa: F401  (registers the benchmarks)
     dirac,
     engine,
     history,
+    keepup,
     load,
     pages,
     peer,
     wmcore,
 )
 from brokerage.bench.runner import BENCHMARKS
+
+# the options some benchmarks take, and which
+OPTIONS = {
+    "days": ("history",),
+    "jobs_per_day": ("history", "keepup"),
+    "minutes": ("keepup",),
+    "speed": ("keepup",),
+}
 
 
 class Command(BaseCommand):
@@ -26,21 +35,29 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", dest="as_json", help="print a JSON list of rows")
         parser.add_argument("--quick", action="store_true", help="few repetitions (a smoke run, not a measurement)")
         parser.add_argument("--days", type=int, help="history: days of history to build (7)")
-        parser.add_argument("--jobs-per-day", type=int, dest="jobs_per_day", help="history: jobs a day (1,000,000)")
+        parser.add_argument(
+            "--jobs-per-day", type=int, dest="jobs_per_day", help="history, keepup: jobs a day (1,000,000)"
+        )
+        parser.add_argument("--minutes", type=float, help="keepup: real minutes measured (10)")
+        parser.add_argument("--speed", type=float, help="keepup: grid minutes per real minute (60, as make run)")
 
     def handle(self, *args, name: str, as_json: bool, quick: bool, **options):
         if name != "all" and name not in BENCHMARKS:
             raise CommandError(
                 f"unknown benchmark '{name}' (known: {', '.join(sorted(BENCHMARKS))}, all)", returncode=2
             )
-        sizes = {key: options[key] for key in ("days", "jobs_per_day") if options.get(key) is not None}
-        if sizes and name != "history":
-            raise CommandError("--days and --jobs-per-day are options of the history benchmark", returncode=2)
-        if any(value < 1 for value in sizes.values()):
-            raise CommandError("--days and --jobs-per-day: give a whole number, at least 1", returncode=2)
+        sizes = {key: options[key] for key in OPTIONS if options.get(key) is not None}
+        for key in sizes:
+            if name not in OPTIONS[key]:
+                raise CommandError(
+                    f"--{key.replace('_', '-')} is an option of the {' and '.join(OPTIONS[key])} benchmark",
+                    returncode=2,
+                )
+            if not sizes[key] > 0:
+                raise CommandError(f"--{key.replace('_', '-')}: give a positive number", returncode=2)
         rows = []
         for bench_name in sorted(BENCHMARKS) if name == "all" else [name]:
-            rows += BENCHMARKS[bench_name](quick=quick, **(sizes if bench_name == "history" else {}))
+            rows += BENCHMARKS[bench_name](quick=quick, **(sizes if bench_name == name else {}))
         if as_json:
             self.stdout.write(json.dumps(rows, indent=2))
             return

@@ -1,0 +1,299 @@
+"""Keeping up at a real grid's rate (issue 32): `manage.py bench keepup [--jobs-per-day M] [--minutes N]
+[--speed S] [--json]`.
+
+The real cycles and the grid simulator run in two Celery worker processes (production settings, PostgreSQL,
+Redis) over a grid sized for M jobs a day: the queues' slots add up to the jobs that run at once at that rate
+(M × the mean run time of 90 grid minutes ÷ a day's 1,440), and enough tasks are registered for the jobs the
+window needs. Time is compressed as the demo compresses it: S grid minutes pass per real minute (60, as `make
+run`), so each real second carries S seconds of the grid's work. A beat in this process sends every periodic
+task at the demo's pace (scripts/run.sh) and the workers' task events (Celery's `-E`, as Flower reads them)
+say when each started.
+
+After a warm-up (until the first jobs end), it measures N real minutes and reports:
+- the jobs made and ended per real second, and what that is per simulated day (the goal: M);
+- for each periodic cycle, how far its runs started behind the beat that sent them (a job-generation cycle
+  counts from its dispatch's beat), in seconds and in periods, with the sends never started by the end counted
+  as behind by the time they waited; the goal: no cycle more than one period behind;
+- the rows inserted and the bytes added per simulated day, per table (PostgreSQL's statistics and sizes).
+
+PostgreSQL only; the grid is removed afterwards (the database is flushed), so run it on a scratch database as
+`scripts/with_postgres.sh` gives."""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from django.core.management import call_command
+from django.db import connection
+
+from .runner import Row, benchmark, percentile
+from .stack import processes_stop, production_env, redis_start, sender, wait_until, worker_start
+
+WORKERS = 2
+MEAN_RUN_MINUTES = 90  # brokerage.services.simulator.job_run_minutes: 30 to 150 grid minutes
+# The demo's beat periods in seconds (scripts/run.sh); the housekeeping every minute, so that it runs in the window.
+PERIODS = {
+    "brokerage.tasks.grid_simulate_task": 5,
+    "brokerage.tasks.task_refine_task": 10,
+    "brokerage.tasks.task_brokerage_cycle_task": 15,
+    "brokerage.tasks.process_lock_expire_task": 15,
+    "brokerage.tasks.job_generation_dispatch_task": 20,
+    "brokerage.tasks.wmcore_dispatch_task": 20,
+    "brokerage.tasks.watchdog_task": 30,
+    "brokerage.tasks.housekeeping_task": 60,
+    "brokerage.tasks.wmcore_locations_task": 120,
+    "brokerage.tasks.task_priority_boost_task": 600,
+    "brokerage.tasks.global_share_snapshot_task": 600,
+}
+# Tasks sent by a periodic one: they are behind the schedule of their root's beat.
+CHILDREN = {
+    "brokerage.tasks.job_generation_cycle_task": "brokerage.tasks.job_generation_dispatch_task",
+    "brokerage.tasks.wmcore_agent_cycle_task": "brokerage.tasks.wmcore_dispatch_task",
+}
+TABLES = (
+    "panda_jobs",
+    "panda_job_status_log",
+    "jedi_dataset_contents",
+    "jedi_events",
+    "brokerage_decisions",
+    "brokerage_decision_traces",
+    "brokerage_cycles",
+    "brokerage_cycle_frames",
+    "jedi_task_status_log",
+    "dirac_match_records",
+)
+
+
+class _Schedule:
+    """What the beat sent (task id → name, time) and what the workers' events say started when."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.sent: dict[str, tuple[str, float]] = {}
+        self.roots: dict[str, tuple[str, str]] = {}  # child id → (name, root id)
+        self.started: dict[str, float] = {}
+
+    def send(self, app, name: str) -> None:
+        result = app.send_task(name)
+        with self.lock:
+            self.sent[result.id] = (name, time.time())
+
+    def on_received(self, event: dict) -> None:
+        with self.lock:
+            if event.get("root_id") and event["root_id"] != event["uuid"]:
+                self.roots[event["uuid"]] = (event.get("name", ""), event["root_id"])
+
+    def on_started(self, event: dict) -> None:
+        with self.lock:
+            self.started[event["uuid"]] = event["timestamp"]
+
+    def lags(self, *, since: float, until: float) -> dict[str, list[float]]:
+        """Seconds behind the beat of every run sent in [since, until), by task name; a send never started is
+        behind by the time it waited until `until`."""
+        lags: dict[str, list[float]] = {}
+        with self.lock:
+            for task_id, (name, sent) in self.sent.items():
+                if since <= sent < until and name not in CHILDREN.values():
+                    lags.setdefault(name, []).append(max(self.started.get(task_id, until), sent) - sent)
+            for task_id, (name, root) in self.roots.items():
+                root_sent = self.sent.get(root)
+                if name in CHILDREN and root_sent is not None and since <= root_sent[1] < until:
+                    lags.setdefault(name, []).append(max(self.started.get(task_id, until) - root_sent[1], 0.0))
+            for name in CHILDREN.values():  # a dispatch's own wait is its children's too
+                lags.pop(name, None)
+        return lags
+
+
+def _events(app, schedule: _Schedule, stop: threading.Event) -> None:
+    """Listens to the workers' task events until `stop` (the receiver checks it between its one-second waits)."""
+    with app.connection() as conn:
+        receiver = app.events.Receiver(
+            conn, handlers={"task-received": schedule.on_received, "task-started": schedule.on_started}
+        )
+        receiver.on_iteration = lambda: setattr(receiver, "should_stop", stop.is_set())
+        try:
+            receiver.capture(limit=None, timeout=None, wakeup=False)
+        except Exception:  # Redis stopped under it: only at the end
+            if not stop.is_set():
+                raise
+
+
+def _beat(app, schedule: _Schedule, stop: threading.Event) -> None:
+    due = dict.fromkeys(PERIODS, time.monotonic())
+    while not stop.is_set():
+        now = time.monotonic()
+        for name, period in PERIODS.items():
+            if due[name] <= now:
+                schedule.send(app, name)
+                due[name] += period
+        stop.wait(max(min(due.values()) - time.monotonic(), 0.05))
+
+
+def _grid(*, jobs_per_day: int, minutes: float, speed: float, quick: bool) -> dict:
+    """The demo grid with slots for `jobs_per_day` and tasks enough for the window's jobs (and half as many
+    again)."""
+    import random
+
+    from django.utils import timezone
+
+    from brokerage.models import DatasetFile, PandaQueue, StorageEndpoint
+    from brokerage.services.demo_grid import demo_tasks_register
+
+    call_command("demo_grid", size="small" if quick else "large", no_progress=True, stdout=open(os.devnull, "w"))  # noqa: SIM115
+    queues = list(PandaQueue.objects.filter(status="online"))
+    running = jobs_per_day * MEAN_RUN_MINUTES / 1440
+    slots = max(math.ceil(running / max(len(queues), 1)), 1)
+    for queue in queues:
+        queue.cric = {**(queue.cric or {}), "demo_slots": slots}
+    PandaQueue.objects.bulk_update(queues, ["cric"], batch_size=500)
+    # jobs made in the window at the goal's rate: a file makes about one job (files per job 1–5, events per job
+    # below a file's): files for 1.5 times as many
+    wanted_files = int(1.5 * jobs_per_day * minutes * speed / 1440)
+    files = DatasetFile.objects.filter(type="input", status="ready").count()
+    nuclei = list(StorageEndpoint.objects.filter(site__role="nucleus").select_related("site"))
+    rng = random.Random(32)
+    first = 10_000
+    while files < wanted_files:
+        batch = min(200, max((wanted_files - files) // 300, 1))
+        demo_tasks_register(count=batch, files=(200, 400), nuclei=nuclei, now=timezone.now(), rng=rng, first=first)
+        first += batch
+        files += batch * 300
+    return {"queues": len(queues), "slots_per_queue": slots, "input_files": files}
+
+
+def _table_stats() -> dict[str, tuple[int, int]]:
+    """(rows inserted, bytes) of each table with its partitions, from PostgreSQL's statistics."""
+    stats = {}
+    with connection.cursor() as cursor:
+        for table in TABLES:
+            cursor.execute(
+                "SELECT coalesce(sum(s.n_tup_ins), 0), coalesce(sum(pg_total_relation_size(t.relid)), 0) "
+                "FROM pg_partition_tree(%s) t LEFT JOIN pg_stat_user_tables s ON s.relid = t.relid",
+                [table],
+            )
+            inserted, size = cursor.fetchone()
+            stats[table] = (int(inserted), int(size))
+    return stats
+
+
+def _jobs(since) -> tuple[int, int]:
+    from brokerage.models import Job
+
+    made = Job.objects.filter(creationTime__gte=since).count()
+    ended = Job.objects.filter(endTime__gte=since, jobStatus__in=("finished", "failed")).count()
+    return made, ended
+
+
+@benchmark("keepup")
+def keepup(
+    *, quick: bool = False, jobs_per_day: int = 1_000_000, minutes: float = 10.0, speed: float = 60.0
+) -> list[Row]:
+    if connection.vendor != "postgresql":
+        raise RuntimeError("bench keepup runs the production path: PostgreSQL only (scripts/with_postgres.sh)")
+    from django.utils import timezone
+
+    from brokerage.models import BrokerageCycle, Job, Task
+
+    if Task.objects.exists():
+        raise RuntimeError("bench keepup builds its own grid: run it on an empty database")
+    if quick:
+        jobs_per_day, minutes = min(jobs_per_day, 20_000), min(minutes, 0.5)
+    grid = _grid(jobs_per_day=jobs_per_day, minutes=minutes, speed=speed, quick=quick)
+    work = Path(tempfile.mkdtemp(prefix="bench-keepup-"))
+    processes = []
+    stop = threading.Event()
+    schedule = _Schedule()
+    try:
+        redis, redis_socket = redis_start(work)
+        processes.append(redis)
+        env = production_env(work, redis_socket, GRID_SIMULATOR="on", GRID_SIMULATOR_SPEED=str(speed))
+        log = (work / "workers.log").open("w")
+        for index in range(WORKERS):
+            processes.append(worker_start(env, name=f"keepup{index}", log=log, events=True))
+        app = sender(redis_socket)
+        listener = threading.Thread(target=_events, args=(app, schedule, stop), daemon=True)
+        listener.start()
+        beat = threading.Thread(target=_beat, args=(app, schedule, stop), daemon=True)
+        beat.start()
+        warm_since = timezone.now()
+        wait_until(
+            lambda: Job.objects.filter(endTime__isnull=False).exists(),
+            600,
+            "the first job's end (warm-up)",
+        )
+        warm_up = (timezone.now() - warm_since).total_seconds()
+        before = _table_stats()
+        started_at, started = timezone.now(), time.time()
+        time.sleep(minutes * 60)
+        ended_at = time.time()
+        made, ended = _jobs(started_at)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_stat_force_next_flush()")
+        time.sleep(1.5)  # the workers' statistics reach the collector at their next transaction's end
+        after = _table_stats()
+        cycles = BrokerageCycle.objects.filter(started__gte=started_at)
+        cycle_counts = {
+            "cycles_succeeded": cycles.filter(status="succeeded").count(),
+            "cycles_failed": cycles.filter(status="failed").count(),
+        }
+        stop.set()
+        lags = schedule.lags(since=started, until=ended_at)
+    finally:
+        stop.set()
+        processes_stop(processes)
+        shutil.rmtree(work, ignore_errors=True)
+        call_command("flush", interactive=False, verbosity=0)
+    seconds = ended_at - started
+    simulated_days = seconds * speed / 86_400
+    whole = {
+        "bench": "keepup",
+        "params": {
+            "measure": "jobs",
+            "jobs_per_day": jobs_per_day,
+            "speed": speed,
+            "workers": WORKERS,
+            "database": "postgresql",
+        },
+        "median_ms": 0.0,
+        "p95_ms": 0.0,
+        "n": ended,
+        "seconds": round(seconds, 1),
+        "warm_up_seconds": round(warm_up, 1),
+        "simulated_days": round(simulated_days, 4),
+        "jobs_made": made,
+        "jobs_ended": ended,
+        "jobs_made_per_s": round(made / seconds, 1),
+        "jobs_ended_per_s": round(ended / seconds, 1),
+        "jobs_ended_per_simulated_day": round(ended / simulated_days),
+        "goal_jobs_per_day_met": ended / simulated_days >= jobs_per_day,
+        **grid,
+        **cycle_counts,
+        "rows_per_simulated_day": {t: round((after[t][0] - before[t][0]) / simulated_days) for t in TABLES},
+        "bytes_per_simulated_day": {t: round((after[t][1] - before[t][1]) / simulated_days) for t in TABLES},
+    }
+    rows = [whole]
+    worst = 0.0
+    for name, values in sorted(lags.items()):
+        period = PERIODS.get(name) or PERIODS[CHILDREN[name]]
+        worst = max(worst, max(values) / period)
+        rows.append(
+            {
+                "bench": "keepup",
+                "params": {"cycle": name.rsplit(".", 1)[-1], "period_s": period, "database": "postgresql"},
+                "median_ms": round(statistics.median(values) * 1000, 1),
+                "p95_ms": round(percentile(values, 0.95) * 1000, 1),
+                "n": len(values),
+                "max_behind_s": round(max(values), 1),
+                "max_behind_periods": round(max(values) / period, 2),
+            }
+        )
+    whole["max_behind_periods"] = round(worst, 2)
+    whole["goal_behind_met"] = worst <= 1.0
+    return rows
