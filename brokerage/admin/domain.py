@@ -577,6 +577,17 @@ class JobErrorHourAdmin(ReadOnlyAdmin):
     show_full_result_count = False
 
 
+@admin.register(models.JobStateHour)
+class JobStateHourAdmin(ReadOnlyAdmin):
+    """Read-only: the hourly job status moves the housekeeping rolls up (the queue page charts them)."""
+
+    list_display = ["hour", "computingSite", "new_status", "n"]
+    list_filter = ["new_status"]
+    search_fields = ["computingSite"]
+    date_hierarchy = "hour"
+    show_full_result_count = False
+
+
 @admin.register(models.SummaryMark)
 class SummaryMarkAdmin(ReadOnlyAdmin):
     """Read-only: how far each summary has been rolled up."""

@@ -9,7 +9,8 @@ run`), so each real second carries S seconds of the grid's work. A beat in this 
 task at the demo's pace (scripts/run.sh) and the workers' task events (Celery's `-E`, as Flower reads them)
 say when each started.
 
-After a warm-up (until the first jobs end), it measures N real minutes and reports:
+After a warm-up (the first jobs ended, and two minutes more; then the slots are spread over the queues the
+brokerage uses), it measures N real minutes and reports:
 - the jobs made and ended per real second, and what that is per simulated day (the goal: M);
 - for each periodic cycle, how far its runs started behind the beat that sent them (a job-generation cycle
   counts from its dispatch's beat), in seconds and in periods, with the sends never started by the end counted
@@ -37,6 +38,7 @@ from .runner import Row, benchmark, percentile
 from .stack import processes_stop, production_env, redis_start, sender, wait_until, worker_start
 
 WORKERS = 2
+WARM_UP_SECONDS = 120
 MEAN_RUN_MINUTES = 90  # brokerage.services.simulator.job_run_minutes: 30 to 150 grid minutes
 # The demo's beat periods in seconds (scripts/run.sh); the housekeeping every minute, so that it runs in the window.
 PERIODS = {
@@ -147,12 +149,7 @@ def _grid(*, jobs_per_day: int, minutes: float, speed: float, quick: bool) -> di
     from brokerage.services.demo_grid import demo_tasks_register
 
     call_command("demo_grid", size="small" if quick else "large", no_progress=True, stdout=open(os.devnull, "w"))  # noqa: SIM115
-    queues = list(PandaQueue.objects.filter(status="online"))
-    running = jobs_per_day * MEAN_RUN_MINUTES / 1440
-    slots = max(math.ceil(running / max(len(queues), 1)), 1)
-    for queue in queues:
-        queue.cric = {**(queue.cric or {}), "demo_slots": slots}
-    PandaQueue.objects.bulk_update(queues, ["cric"], batch_size=500)
+    slots = _slots_spread(jobs_per_day=jobs_per_day, over=PandaQueue.objects.filter(status="online").count())
     # jobs made in the window at the goal's rate: a file makes about one job (files per job 1–5, events per job
     # below a file's): files for 1.5 times as many
     wanted_files = int(1.5 * jobs_per_day * minutes * speed / 1440)
@@ -165,7 +162,20 @@ def _grid(*, jobs_per_day: int, minutes: float, speed: float, quick: bool) -> di
         demo_tasks_register(count=batch, files=(200, 400), nuclei=nuclei, now=timezone.now(), rng=rng, first=first)
         first += batch
         files += batch * 300
-    return {"queues": len(queues), "slots_per_queue": slots, "input_files": files}
+    return {"input_files": files, "slots_per_queue_first": slots}
+
+
+def _slots_spread(*, jobs_per_day: int, over: int) -> int:
+    """Gives every online queue the slots for `jobs_per_day` spread over `over` queues: the jobs that run at
+    once at that rate (its share of a day's 1,440 minutes at the mean run time); returns the slots a queue."""
+    from brokerage.models import PandaQueue
+
+    queues = list(PandaQueue.objects.filter(status="online"))
+    slots = max(math.ceil(jobs_per_day * MEAN_RUN_MINUTES / 1440 / max(over, 1)), 1)
+    for queue in queues:
+        queue.cric = {**(queue.cric or {}), "demo_slots": slots}
+    PandaQueue.objects.bulk_update(queues, ["cric"], batch_size=500)
+    return slots
 
 
 def _table_stats() -> dict[str, tuple[int, int]]:
@@ -222,12 +232,19 @@ def keepup(
         listener.start()
         beat = threading.Thread(target=_beat, args=(app, schedule, stop), daemon=True)
         beat.start()
+        # warm-up: the first jobs end, and the brokerage has shown which queues it uses (the demo's tasks fit
+        # some queues only: their software, storage and links); the slots are then spread over those, so that
+        # the grid's capacity is the rate asked for
         warm_since = timezone.now()
         wait_until(
             lambda: Job.objects.filter(endTime__isnull=False).exists(),
             600,
             "the first job's end (warm-up)",
         )
+        time.sleep(WARM_UP_SECONDS * (0.1 if quick else 1))
+        used = Job.objects.values("computingSite").distinct().count()
+        grid["queues_used"] = used
+        grid["slots_per_queue"] = _slots_spread(jobs_per_day=jobs_per_day, over=used)
         warm_up = (timezone.now() - warm_since).total_seconds()
         before = _table_stats()
         started_at, started = timezone.now(), time.time()

@@ -17,7 +17,15 @@ from .grid import (
 from .heartbeat import WorkerHeartbeat
 from .housekeeping import HousekeepingRun, HousekeepingStatus, SummaryMark
 from .integrity import IntegrityCheck
-from .jobs import Job, JobErrorHour, JobRetryHistory, JobStatusLog, JobTimeoutSummary, MergePreassignment
+from .jobs import (
+    Job,
+    JobErrorHour,
+    JobRetryHistory,
+    JobStateHour,
+    JobStatusLog,
+    JobTimeoutSummary,
+    MergePreassignment,
+)
 from .locks import ProcessLock
 from .shares import GlobalShare, GlobalShareSnapshot, WorkQueue
 from .tasks import Dataset, DatasetFile, DatasetStatusLog, Event, Task, TaskStatusLog
@@ -63,6 +71,7 @@ __all__ = [
     "Job",
     "JobErrorHour",
     "JobRetryHistory",
+    "JobStateHour",
     "JobStatusLog",
     "JobSubmitterCacheEntry",
     "JobSubmitterReport",

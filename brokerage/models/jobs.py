@@ -305,3 +305,27 @@ class JobErrorHour(models.Model):
 
     def __str__(self) -> str:
         return f"{self.hour:%Y-%m-%d %H}h {self.computingSite} {self.error_component} {self.error_code}: {self.n}"
+
+
+class JobStateHour(models.Model):
+    """Job status moves in one hour, per queue and new status (issue 32): what the queue page's "jobs by state
+    over the last day" reads for every whole hour, instead of a day of status-log rows (seven a job). Rolled up
+    by the housekeeping (services.summaries) from the job status logs; the hours after the last one rolled up are
+    read from the logs themselves."""
+
+    hour = models.DateTimeField(help_text="The hour's start (UTC); status moves whose timestamp falls in it.")
+    computingSite = models.CharField(max_length=128, blank=True, default="")
+    new_status = models.CharField(max_length=64)
+    n = models.PositiveIntegerField()
+
+    class Meta:
+        db_table = "panda_job_state_hours"
+        ordering = ["-hour"]
+        constraints = [models.CheckConstraint(condition=Q(n__gt=0), name="job_state_hour_counts_moves")]
+        indexes = [
+            models.Index(fields=["hour"], name="job_state_hour"),
+            models.Index(fields=["computingSite", "hour"], name="job_state_hour_site"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.hour:%Y-%m-%d %H}h {self.computingSite} → {self.new_status}: {self.n}"

@@ -126,6 +126,19 @@ def decision_trace(*, decision: Decision) -> dict[str, Any]:
     return trace
 
 
+def decision_candidate(*, decision: Decision, name: str) -> dict[str, Any]:
+    """What one decision said of one candidate (the queue page asks this of 40 decisions): its weight if it was
+    kept, the reason code if it was skipped; nothing of either when the trace has expired or did not name it. Only
+    the trace is decoded: no sentence is written for the other candidates."""
+    try:
+        trace = _decoded(decision)
+    except TraceExpired:
+        return {"weight": None, "skip_code": ""}
+    weight = next((c["weight"] for c in trace["candidates"] if c["name"] == name), None)
+    skip = trace["skipped"].get(name)
+    return {"weight": weight, "skip_code": skip["code"] if skip is not None else ""}
+
+
 def trace_expiry(*, decision: Decision) -> datetime:
     """When the retention drops (or dropped) the decision's full trace."""
     return decision.created + timedelta(days=settings.DECISION_TRACE_DAYS)

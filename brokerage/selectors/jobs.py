@@ -7,13 +7,24 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import Case, CharField, Count, IntegerField, Max, Min, Q, QuerySet, Sum, Value, When
+from django.db.models.functions import TruncHour
 from django.utils import timezone
 
 from brokerage import states
 from brokerage.job_errors import COMPONENTS, error_label, job_main_error
-from brokerage.models import DatasetFile, Decision, Job, JobErrorHour, JobRetryHistory, JobStatusLog, SummaryMark
+from brokerage.models import (
+    DatasetFile,
+    Decision,
+    Job,
+    JobErrorHour,
+    JobRetryHistory,
+    JobStateHour,
+    JobStatusLog,
+    SummaryMark,
+)
 from brokerage.models.jobs import job_archive_window
 from brokerage.params import whole_number
+from brokerage.selectors.paging import CappedPaginator
 from brokerage.selectors.timeouts import job_timeout_states
 
 ENDED_BADLY = ("failed", "closed", "cancelled")
@@ -70,25 +81,69 @@ def hour_start(moment: datetime) -> datetime:
 
 
 JOB_ERROR_HOURS = "job_error_hours"  # the SummaryMark of JobErrorHour
+JOB_STATE_HOURS = "job_state_hours"  # the SummaryMark of JobStateHour
+
+
+def _summarised(*, mark_name: str, since: datetime, summaries, live) -> list[dict]:
+    """Rows for everything since `since`: `summaries(first, mark)` for the whole hours rolled up (up to the mark
+    SummaryMark `mark_name` keeps) and `live(since, until)` for the edges, the part hour after `since` and what
+    came after the mark. The cost stays that of an hour or two of raw rows, whatever lies behind."""
+    mark = SummaryMark.objects.filter(name=mark_name).values_list("until", flat=True).first()
+    first_whole = hour_start(since) + (timedelta(hours=1) if since != hour_start(since) else timedelta(0))
+    if mark is None or mark <= first_whole:  # nothing rolled up in the window: the raw rows themselves
+        return live(since, None)
+    return [*summaries(first_whole, mark), *live(since, first_whole), *live(mark, None)]
 
 
 def job_error_rows_recent(*, since: datetime, queue: str | None = None) -> list[dict]:
-    """The same rows for everything since `since`, read from the hourly summaries (JobErrorHour) for the whole
-    hours rolled up and from the jobs only for the edges: the part hour after `since` and what came after the
-    last hour rolled up. The cost stays that of an hour or two of jobs, whatever lies behind."""
-    mark = SummaryMark.objects.filter(name=JOB_ERROR_HOURS).values_list("until", flat=True).first()
-    first_whole = hour_start(since) + (timedelta(hours=1) if since != hour_start(since) else timedelta(0))
-    if mark is None or mark <= first_whole:  # nothing rolled up in the window: the jobs themselves
-        return job_error_rows(queue=queue, since=since)
-    summaries = JobErrorHour.objects.filter(hour__gte=first_whole, hour__lt=mark)
-    if queue is not None:
-        summaries = summaries.filter(computingSite=queue)
-    rows = list(
-        summaries.values(*ERROR_ROW_FIELDS).annotate(n=Sum("n"), diag=Max("diag"), example=Min("example")).order_by()
+    """The rows of job_error_rows for everything since `since`, from the hourly summaries (JobErrorHour) and the
+    jobs of the edges (_summarised)."""
+
+    def summaries(first, mark):
+        rows = JobErrorHour.objects.filter(hour__gte=first, hour__lt=mark)
+        if queue is not None:
+            rows = rows.filter(computingSite=queue)
+        return rows.values(*ERROR_ROW_FIELDS).annotate(n=Sum("n"), diag=Max("diag"), example=Min("example")).order_by()
+
+    return _summarised(
+        mark_name=JOB_ERROR_HOURS,
+        since=since,
+        summaries=summaries,
+        live=lambda start, until: job_error_rows(queue=queue, since=start, until=until),
     )
-    rows += job_error_rows(queue=queue, since=since, until=first_whole)
-    rows += job_error_rows(queue=queue, since=mark)
-    return rows
+
+
+def job_state_rows(*, since: datetime, until: datetime | None = None, queue: str | None = None) -> list[dict]:
+    """Job status moves per hour, queue and new status, read from the status logs (one query): what the queue
+    page charts, and the housekeeping rolls up per hour (JobStateHour)."""
+    logs = JobStatusLog.objects.filter(timestamp__gte=since)
+    if until is not None:
+        logs = logs.filter(timestamp__lt=until)
+    if queue is not None:
+        logs = logs.filter(computingSite=queue)
+    return list(
+        logs.annotate(hour=TruncHour("timestamp"))
+        .values("hour", "computingSite", "new_status")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+
+
+def job_state_rows_recent(*, since: datetime, queue: str | None = None) -> list[dict]:
+    """The rows of job_state_rows for everything since `since`, from JobStateHour and the logs of the edges."""
+
+    def summaries(first, mark):
+        rows = JobStateHour.objects.filter(hour__gte=first, hour__lt=mark)
+        if queue is not None:
+            rows = rows.filter(computingSite=queue)
+        return rows.values("hour", "computingSite", "new_status", "n")
+
+    return _summarised(
+        mark_name=JOB_STATE_HOURS,
+        since=since,
+        summaries=summaries,
+        live=lambda start, until: job_state_rows(since=start, until=until, queue=queue),
+    )
 
 
 def job_error_summary(
@@ -216,8 +271,6 @@ def job_list(
     """Jobs filtered by status, queue, task and window of last change (the last day by default, unless a task is
     asked for; `all` for everything), most recently changed first, a page at a time; filters that are not valid
     are left out and named in `problems`."""
-    from django.core.paginator import Paginator
-
     problems = job_list_problems(filters)
     queryset = Job.objects.all()
     applied = {}
@@ -235,7 +288,7 @@ def job_list(
     if window in JOB_WINDOWS:
         since = (now or timezone.now()) - JOB_WINDOWS[window]
         queryset = queryset.filter(job_archive_window(since), stateChangeTime__gte=since)
-    paginator = Paginator(
+    paginator = CappedPaginator(
         queryset.order_by("-stateChangeTime", "-pk").values(
             "pk",
             "task_id",

@@ -11,7 +11,6 @@ from typing import Any
 from django.conf import settings
 from django.core.paginator import Paginator
 from django.db.models import Count, F, Q, QuerySet, Sum
-from django.db.models.functions import TruncHour
 
 from brokerage import states
 from brokerage.engine.advice import Advice, advise
@@ -25,7 +24,6 @@ from brokerage.models import (
     GlobalShare,
     GlobalShareSnapshot,
     Job,
-    JobStatusLog,
     JobTimeoutSummary,
     PandaQueue,
     Task,
@@ -33,8 +31,8 @@ from brokerage.models import (
 )
 from brokerage.params import whole_number
 from brokerage.plugins import plugin_registry
-from brokerage.selectors.decisions import decision_trace
-from brokerage.selectors.jobs import job_error_rows_recent, job_error_summary
+from brokerage.selectors.decisions import decision_candidate, decision_trace
+from brokerage.selectors.jobs import job_error_rows_recent, job_error_summary, job_state_rows_recent
 from brokerage.selectors.shares import global_share_usage, work_queue_shares
 from brokerage.selectors.timeouts import job_timeout_states
 
@@ -371,14 +369,11 @@ def queue_detail(*, name: str, now: datetime, decisions: int = 40) -> dict[str, 
         .order_by("jobStatus")
     )
     since = now - timedelta(days=1)
-    over_time = [
-        {"time": row["hour"], "status": row["new_status"], "count": row["n"]}
-        for row in JobStatusLog.objects.filter(computingSite=name, timestamp__gte=since)
-        .annotate(hour=TruncHour("timestamp"))
-        .values("hour", "new_status")
-        .annotate(n=Count("pk"))
-        .order_by("hour")
-    ]
+    # status moves per hour: the whole hours from their summaries (JobStateHour), the edges from the logs
+    moves: Counter = Counter()
+    for row in job_state_rows_recent(since=since, queue=name):
+        moves[(row["hour"], row["new_status"])] += row["n"]
+    over_time = [{"time": hour, "status": status, "count": count} for (hour, status), count in sorted(moves.items())]
     weights, skips = [], Counter()
     recent = (
         Decision.objects.filter(plugin__in=("atlas_prod_job", "atlas_anal_job"), created__gte=now - timedelta(days=2))
@@ -386,13 +381,11 @@ def queue_detail(*, name: str, now: datetime, decisions: int = 40) -> dict[str, 
         .order_by("-created", "-pk")[:decisions]
     )
     for decision in recent:
-        trace = decision_trace(decision=decision)
-        for candidate in trace["candidates"]:
-            if candidate["name"] == name:
-                weights.append({"time": decision.created, "weight": candidate["weight"], "decision": decision.pk})
-        skip = trace["skipped"].get(name)
-        if skip is not None:
-            skips[skip["code"]] += 1
+        entry = decision_candidate(decision=decision, name=name)
+        if entry["weight"] is not None:
+            weights.append({"time": decision.created, "weight": entry["weight"], "decision": decision.pk})
+        if entry["skip_code"]:
+            skips[entry["skip_code"]] += 1
     from brokerage.engine import reason_title
 
     timeouts = list(

@@ -43,6 +43,7 @@ from brokerage.models import (
     Job,
     JobErrorHour,
     JobRetryHistory,
+    JobStateHour,
     JobStatusLog,
     JobSubmitterReport,
     TaskStatusLog,
@@ -62,7 +63,7 @@ from brokerage.partitions import (
 )
 from brokerage.services.bulk import rows_lock
 from brokerage.services.decisions import worker_name
-from brokerage.services.summaries import job_error_hours_rollup
+from brokerage.services.summaries import job_error_hours_rollup, job_state_hours_rollup
 
 logger = logging.getLogger(__name__)
 
@@ -163,6 +164,7 @@ RETENTION: tuple[Retention, ...] = (
     Retention(JobRetryHistory, "created", "JOB_DAYS"),
     Retention(GlobalShareSnapshot, "taken_at", "HISTORY_DAYS"),
     Retention(JobErrorHour, "hour", "HISTORY_DAYS"),
+    Retention(JobStateHour, "hour", "HISTORY_DAYS"),
     Retention(IntegrityCheck, "started", "HISTORY_DAYS"),
     Retention(
         HousekeepingRun,
@@ -345,6 +347,7 @@ def housekeeping_run(*, now: datetime, dry_run: bool = False, batch: int | None 
 
     def roll_up():
         note(JobErrorHour._meta.db_table, hours_rolled_up=job_error_hours_rollup(now=now, dry_run=dry_run))
+        note(JobStateHour._meta.db_table, hours_rolled_up=job_state_hours_rollup(now=now, dry_run=dry_run))
 
     steps.append(("roll up summaries", roll_up))
 

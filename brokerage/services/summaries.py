@@ -1,6 +1,7 @@
-"""Hourly summaries (issue 32): the jobs that ended badly, counted per hour, queue, status, main error and attempt
-(JobErrorHour), so that the overview's and the queue page's error summaries read a day of summaries and an hour
-or two of jobs, not every failed job of the day.
+"""Hourly summaries (issue 32), so that the overview's and the queue page's summaries read a day of summary rows
+and an hour or two of raw rows, not every failed job or status move of the day:
+- the jobs that ended badly, counted per hour, queue, status, main error and attempt (JobErrorHour);
+- the job status moves, counted per hour, queue and new status (JobStateHour).
 
 The housekeeping rolls up every whole hour since the last one rolled up (SummaryMark), once the hour has been
 over for ROLLUP_GRACE: a cycle stamps its jobs with its own `now`, which can lag the clock by the cycle's length.
@@ -13,25 +14,35 @@ from datetime import datetime, timedelta
 
 from django.db import transaction
 
-from brokerage.models import JobErrorHour, SummaryMark
-from brokerage.selectors.jobs import JOB_ERROR_HOURS, hour_start, job_error_rows
+from brokerage.models import JobErrorHour, JobStateHour, SummaryMark
+from brokerage.selectors.jobs import JOB_ERROR_HOURS, JOB_STATE_HOURS, hour_start, job_error_rows, job_state_rows
 
 ROLLUP_GRACE = timedelta(minutes=10)
 # the first rollup starts this far back: the summaries serve windows of a day
 FIRST_ROLLUP = timedelta(days=2)
 
 
-def job_error_hours_rollup(*, now: datetime, dry_run: bool = False) -> int:
-    """Rolls up the whole hours not rolled up yet; returns how many hours."""
-    mark = SummaryMark.objects.filter(name=JOB_ERROR_HOURS).values_list("until", flat=True).first()
+def _hours_rollup(*, mark_name: str, rollup, now: datetime, dry_run: bool) -> int:
+    """Calls `rollup(hour=…)` for each whole hour after the mark `mark_name`; returns how many hours."""
+    mark = SummaryMark.objects.filter(name=mark_name).values_list("until", flat=True).first()
     hour = mark if mark is not None else hour_start(now - FIRST_ROLLUP)
     hours = 0
     while hour + timedelta(hours=1) <= now - ROLLUP_GRACE:
         if not dry_run:
-            job_error_hour_rollup(hour=hour)
+            rollup(hour=hour)
         hour += timedelta(hours=1)
         hours += 1
     return hours
+
+
+def job_error_hours_rollup(*, now: datetime, dry_run: bool = False) -> int:
+    """Rolls up the whole hours of JobErrorHour not rolled up yet; returns how many hours."""
+    return _hours_rollup(mark_name=JOB_ERROR_HOURS, rollup=job_error_hour_rollup, now=now, dry_run=dry_run)
+
+
+def job_state_hours_rollup(*, now: datetime, dry_run: bool = False) -> int:
+    """Rolls up the whole hours of JobStateHour not rolled up yet; returns how many hours."""
+    return _hours_rollup(mark_name=JOB_STATE_HOURS, rollup=job_state_hour_rollup, now=now, dry_run=dry_run)
 
 
 @transaction.atomic
@@ -44,4 +55,17 @@ def job_error_hour_rollup(*, hour: datetime) -> list[JobErrorHour]:
         for row in job_error_rows(since=hour, until=end)
     )
     SummaryMark.objects.update_or_create(name=JOB_ERROR_HOURS, defaults={"until": end})
+    return rows
+
+
+@transaction.atomic
+def job_state_hour_rollup(*, hour: datetime) -> list[JobStateHour]:
+    """Replaces one hour's JobStateHour rows by a count of its status moves, and moves the mark past it."""
+    end = hour + timedelta(hours=1)
+    JobStateHour.objects.filter(hour=hour).delete()
+    rows = JobStateHour.objects.bulk_create(
+        JobStateHour(hour=hour, computingSite=row["computingSite"], new_status=row["new_status"], n=row["n"])
+        for row in job_state_rows(since=hour, until=end)
+    )
+    SummaryMark.objects.update_or_create(name=JOB_STATE_HOURS, defaults={"until": end})
     return rows

@@ -64,6 +64,9 @@ FACTORY_FOR = {
     models.JobErrorHour: lambda: models.JobErrorHour.objects.create(
         hour=timezone.now().replace(minute=0, second=0, microsecond=0), jobStatus="failed", n=2, example=1
     ),
+    models.JobStateHour: lambda: models.JobStateHour.objects.create(
+        hour=timezone.now().replace(minute=0, second=0, microsecond=0), new_status="running", n=3
+    ),
     models.SummaryMark: lambda: models.SummaryMark.objects.create(name="job_error_hours", until=timezone.now()),
     models.WorkerHeartbeat: lambda: models.WorkerHeartbeat.objects.create(name="host:1", beat=timezone.now()),
 }

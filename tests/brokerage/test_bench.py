@@ -224,3 +224,43 @@ def test_load_rows_and_nothing_left_behind():
     assert {row["params"]["page"] for row in rows[1:]} >= {"/", "/tasks/", "/api/v1/decisions/"}
     assert not Task.objects.exists()
     assert not BrokerageCycle.objects.exists()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not __import__("os").environ.get("DATABASE_URL", "").startswith("postgres"),
+    reason="the keeping-up benchmark runs two Celery workers on a shared database: PostgreSQL pass",
+)
+@pytest.mark.django_db(transaction=True)
+def test_keepup_rows_and_nothing_left_behind():
+    """A half-minute run at 20,000 jobs a day: the jobs made and ended, each cycle's distance behind its beat
+    (every cycle the beat sent in the window started, the job-generation cycles counted from their dispatch),
+    the rows and bytes per simulated day; the grid removed afterwards."""
+    import shutil
+
+    from brokerage.models import Job, Task
+
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server not installed (make test installs it as root)")
+    rows = json.loads(bench("keepup", "--json", "--quick"))
+    whole, *cycles = rows
+    assert whole["params"] == {
+        "measure": "jobs", "jobs_per_day": 20_000, "speed": 60.0, "workers": 2, "database": "postgresql"
+    }  # fmt: skip
+    assert whole["seconds"] >= 30
+    # 30 real seconds at 60×: half an hour of the grid, 1/48 of a day
+    assert whole["simulated_days"] == pytest.approx(whole["seconds"] * 60 / 86_400, abs=1e-4)
+    assert whole["jobs_ended"] > 0
+    assert whole["jobs_ended_per_simulated_day"] == round(whole["jobs_ended"] / (whole["seconds"] * 60 / 86_400))
+    # 20,000 jobs a day of 90 grid minutes each: 1,250 at once, over the queues the brokerage used
+    assert whole["slots_per_queue"] == -(-1250 // whole["queues_used"])
+    assert whole["rows_per_simulated_day"]["panda_job_status_log"] > 0
+    names = {row["params"]["cycle"] for row in cycles}
+    assert {"grid_simulate_task", "task_refine_task", "job_generation_cycle_task"} <= names
+    assert "job_generation_dispatch_task" not in names  # counted through its cycles
+    for row in cycles:
+        assert row["n"] > 0
+        assert row["max_behind_periods"] == pytest.approx(row["max_behind_s"] / row["params"]["period_s"], abs=0.02)
+    assert whole["max_behind_periods"] == max(row["max_behind_periods"] for row in cycles)
+    assert not Task.objects.exists()
+    assert not Job.objects.exists()

@@ -9,7 +9,13 @@ from brokerage.engine import parse_scenario, run
 from brokerage.engine.plugins.atlas_prod_task import AtlasProdTaskBroker
 from brokerage.engine.synthetic import task_brokerage_scenario
 from brokerage.models import BrokerageCycle, Decision
-from brokerage.selectors.decisions import decision_latest, decision_list, decision_trace, decision_why_not
+from brokerage.selectors.decisions import (
+    decision_candidate,
+    decision_latest,
+    decision_list,
+    decision_trace,
+    decision_why_not,
+)
 from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_store_many
 from tests import factories
 from tests.engine.builders import nucleus, task_scenario
@@ -58,6 +64,19 @@ def test_trace_answers_why_not_for_every_candidate():
     chosen = decision_why_not(decision=row, name=row.chosen)
     assert (chosen["status"], chosen["rank"] in (1, 2)) == ("chosen", True)
     assert decision_why_not(decision=row, name="NOWHERE") is None
+
+
+def test_one_candidate_of_a_decision_as_the_queue_page_reads_it():
+    from brokerage.models import DecisionTrace
+
+    row = factories.stored_decision()  # A and C kept, B skipped for its status
+    trace = decision_trace(decision=row)
+    weight_of_a = next(c["weight"] for c in trace["candidates"] if c["name"] == "A")
+    assert decision_candidate(decision=row, name="A") == {"weight": weight_of_a, "skip_code": ""}
+    assert decision_candidate(decision=row, name="B") == {"weight": None, "skip_code": "status"}
+    assert decision_candidate(decision=row, name="NOWHERE") == {"weight": None, "skip_code": ""}
+    DecisionTrace.objects.filter(decision_id=row.pk).delete()  # past DECISION_TRACE_DAYS
+    assert decision_candidate(decision=row, name="A") == {"weight": None, "skip_code": ""}
 
 
 def test_cycle_frame_keeps_traces_small_and_exact():

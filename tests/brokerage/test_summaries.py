@@ -1,5 +1,6 @@
-"""Hourly error summaries (issue 32): the overview's and the queue page's error counts read whole hours from the
-summaries and only the edges from the jobs, and come out the same as a count of the jobs."""
+"""Hourly summaries (issue 32): the overview's and the queue page's error counts, and the queue page's status moves
+per hour, read whole hours from the summaries and only the edges from the jobs and their logs, and come out the
+same as a count of the raw rows."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from brokerage.models import Job, JobErrorHour, SummaryMark
-from brokerage.selectors.jobs import job_error_rows_recent, job_error_summary
-from brokerage.services.summaries import job_error_hours_rollup
+from brokerage.models import Job, JobErrorHour, JobStateHour, JobStatusLog, SummaryMark
+from brokerage.selectors.jobs import JOB_STATE_HOURS, job_error_rows_recent, job_error_summary, job_state_rows_recent
+from brokerage.selectors.monitor import queue_detail
+from brokerage.services.summaries import job_error_hours_rollup, job_state_hours_rollup
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -87,3 +89,66 @@ def test_the_overview_reads_them(client, day_of_errors):
     page = client.get("/").content.decode()
     assert "Errors of the last day" in page
     assert "1099" in page
+
+
+@pytest.fixture
+def day_of_moves():
+    """Status moves at CERN-PROD and BNL over the last four hours, and one at CERN-PROD two days ago."""
+    factories.PandaQueueFactory(name="CERN-PROD")
+    job = factories.JobFactory(computingSite="CERN-PROD")
+    other = factories.JobFactory(computingSite="BNL")
+    hour = datetime(2027, 3, 10, 9, 0, tzinfo=UTC)
+    for at, status, on in [
+        (hour + timedelta(minutes=5), "activated", job),
+        (hour + timedelta(minutes=6), "starting", job),
+        (hour + timedelta(minutes=7), "running", job),
+        (hour + timedelta(minutes=8), "running", other),
+        (hour + timedelta(hours=2, minutes=30), "finished", job),
+        (NOW - timedelta(minutes=3), "activated", job),  # after the last whole hour (12:00)
+        (NOW - timedelta(days=2), "running", job),  # outside the day
+    ]:
+        factories.JobStatusLogFactory(job=on, computingSite=on.computingSite, timestamp=at, new_status=status)
+
+
+def moves(rows) -> dict:
+    counts: dict = {}
+    for row in rows:
+        key = (row["hour"].hour, row["computingSite"], row["new_status"])
+        counts[key] = counts.get(key, 0) + row["n"]
+    return counts
+
+
+def test_status_moves_per_hour_from_summaries_and_logs_agree(day_of_moves):
+    since = NOW - timedelta(days=1)
+    live = moves(job_state_rows_recent(since=since))
+    assert job_state_hours_rollup(now=NOW) == 48
+    assert SummaryMark.objects.get(name=JOB_STATE_HOURS).until == datetime(2027, 3, 10, 12, 0, tzinfo=UTC)
+    assert JobStateHour.objects.get(hour=datetime(2027, 3, 10, 9, 0, tzinfo=UTC), computingSite="BNL").n == 1
+    JobStatusLog.objects.filter(timestamp__lt=datetime(2027, 3, 10, 12, 0, tzinfo=UTC)).delete()  # dropped
+    summarised = moves(job_state_rows_recent(since=since))
+    assert (
+        summarised
+        == live
+        == {
+            (9, "CERN-PROD", "activated"): 1,
+            (9, "CERN-PROD", "starting"): 1,
+            (9, "CERN-PROD", "running"): 1,
+            (9, "BNL", "running"): 1,
+            (11, "CERN-PROD", "finished"): 1,
+            (12, "CERN-PROD", "activated"): 1,
+        }
+    )
+    assert moves(job_state_rows_recent(since=since, queue="BNL")) == {(9, "BNL", "running"): 1}
+
+
+def test_the_queue_page_charts_the_summarised_hours(day_of_moves):
+    job_state_hours_rollup(now=NOW)
+    JobStatusLog.objects.filter(timestamp__lt=datetime(2027, 3, 10, 12, 0, tzinfo=UTC)).delete()
+    detail = queue_detail(name="CERN-PROD", now=NOW)
+    assert [(row["time"].hour, row["status"], row["count"]) for row in detail["over_time"]] == [
+        (9, "activated", 1),
+        (9, "running", 1),
+        (9, "starting", 1),
+        (11, "finished", 1),
+        (12, "activated", 1),
+    ]

@@ -3,6 +3,7 @@ explorer show the last day unless asked for more; a task's own list shows all of
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -31,6 +32,22 @@ def test_the_job_list_shows_the_last_day_unless_asked(client):
     refused = client.get("/jobs/", {"window": "forever"})
     assert refused.status_code == 400
     assert "forever&#x27; is not a time window" in refused.content.decode()
+
+
+def test_the_job_list_counts_no_further_than_its_cap(client, monkeypatch):
+    from brokerage.selectors.paging import CappedPaginator
+
+    monkeypatch.setattr(CappedPaginator, "cap", 120)
+    now = timezone.now()
+    factories.JobFactory.create_batch(130, jobStatus="running", stateChangeTime=now - timedelta(minutes=5))
+    page = client.get("/jobs/").content.decode()
+    # 120 of 130 counted: 3 pages of 50, and a word that there are more
+    assert "page 1 of 3+ (the first 120 jobs: narrow the filters for the others)" in page
+    last = client.get("/jobs/", {"page": 3}).content.decode()
+    assert "older →" not in last
+    assert len(re.findall(r'href="/jobs/[0-9]+/"', last)) == 20  # the 101st to the 120th
+    few = client.get("/jobs/", {"status": "finished"}).content.decode()
+    assert "narrow the filters" not in few
 
 
 def test_the_decision_explorer_shows_the_last_day_unless_asked(client):
