@@ -74,6 +74,9 @@ PARTITIONED: dict[str, Partitioning] = {
         Partitioning("brokerage_cycle_frames", "started", "day", 3, key=("cycle_id", "started")),
         Partitioning("dirac_match_records", "at", "month", 1, key=("id", "at")),
         Partitioning("wmcore_jobsubmitter_reports", "at", "month", 1, key=("id", "at")),
+        Partitioning("job_timeout_summary", "taken_at", "day", 3, key=("id", "taken_at")),
+        Partitioning("panda_job_error_hours", "hour", "month", 1, key=("id", "hour")),
+        Partitioning("panda_job_state_hours", "hour", "month", 1, key=("id", "hour")),
     )
 }  # fmt: skip
 

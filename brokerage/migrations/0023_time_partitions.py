@@ -119,12 +119,13 @@ def _rebuild(cursor, table, aside, make_parent, make_children, *, indexes_from=N
     cursor.execute(f"DROP TABLE {q(aside)} CASCADE")
 
 
-def partition(apps, schema_editor):
+def partition(apps, schema_editor, layout=LAYOUT):
+    """Partitions each table of `layout` (later migrations partition more tables with it)."""
     if schema_editor.connection.vendor != "postgresql":
         return
     today = datetime.now(UTC).date()
     with schema_editor.connection.cursor() as cursor:
-        for table, column, period, key, unique, default_check, dated in LAYOUT:
+        for table, column, period, key, unique, default_check, dated in layout:
             aside = f"{table}_unpartitioned"
 
             def make_parent():
@@ -166,11 +167,11 @@ def partition(apps, schema_editor):
             _rebuild(cursor, table, aside, make_parent, make_children, indexes_to=to)
 
 
-def unpartition(apps, schema_editor):
+def unpartition(apps, schema_editor, layout=LAYOUT):
     if schema_editor.connection.vendor != "postgresql":
         return
     with schema_editor.connection.cursor() as cursor:
-        for table, column, period, key, unique, default_check, dated in reversed(LAYOUT):
+        for table, column, period, key, unique, default_check, dated in reversed(layout):
             aside = f"{table}_partitioned"
 
             def make_parent():

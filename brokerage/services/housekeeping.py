@@ -34,6 +34,7 @@ from brokerage.models import (
     DatasetStatusLog,
     Decision,
     DecisionTrace,
+    DiracJob,
     DiracJobStatusLog,
     DiracMatchRecord,
     GlobalShareSnapshot,
@@ -46,7 +47,9 @@ from brokerage.models import (
     JobStateHour,
     JobStatusLog,
     JobSubmitterReport,
+    JobTimeoutSummary,
     TaskStatusLog,
+    WMBSJob,
     WMCoreElementStatusLog,
     WMCoreRequestStatusLog,
     WorkerHeartbeat,
@@ -67,6 +70,9 @@ from brokerage.services.summaries import job_error_hours_rollup, job_state_hours
 
 logger = logging.getLogger(__name__)
 
+
+DIRAC_JOB_ENDED = ("Done", "Failed", "Killed", "Deleted")
+WMBS_JOB_ENDED = ("success", "exhausted", "killed", "cleanout")
 
 # How far back a kept row can need an older one: a cycle lasts less, and a WMCore pull is stored as the change
 # against a pull at most this old (services.wmcore.common refuses older bases).
@@ -165,6 +171,17 @@ RETENTION: tuple[Retention, ...] = (
     Retention(GlobalShareSnapshot, "taken_at", "HISTORY_DAYS"),
     Retention(JobErrorHour, "hour", "HISTORY_DAYS"),
     Retention(JobStateHour, "hour", "HISTORY_DAYS"),
+    Retention(JobTimeoutSummary, "taken_at", "TIMEOUT_SUMMARY_DAYS"),
+    # DIRAC purges the jobs that ended (their logs go with them); a job that may still move stays
+    Retention(DiracJob, "lastUpdateTime", "DIRAC_JOB_DAYS", keep=~Q(status__in=DIRAC_JOB_ENDED)),
+    # WMBS jobs that ended, once their subscription has finished: an open one still counts its jobs
+    # (services.wmcore.progress: an element is Done when all its jobs are over and one succeeded)
+    Retention(
+        WMBSJob,
+        "state_time",
+        "WMBS_JOB_DAYS",
+        keep=~Q(state__in=WMBS_JOB_ENDED) | Q(subscription__finished__isnull=True),
+    ),
     Retention(IntegrityCheck, "started", "HISTORY_DAYS"),
     Retention(
         HousekeepingRun,
@@ -200,12 +217,17 @@ def jobs_archive(*, now: datetime, batch: int, dry_run: bool = False) -> int:
                 since=span["first"].astimezone(UTC).date(),
                 until=span["last"].astimezone(UTC).date(),
             )
-    moved = 0
+    moved, last = 0, 0
     while True:
         with transaction.atomic():
-            ids = rows_lock(Job, due.order_by("pk").values_list("pk", flat=True)[:batch], skip_locked=True)
-            if not ids:
+            # a batch after the last one's PandaID (the active jobs' key index, walked from there), not the first
+            # `batch` of what is still due: that would read again every row the earlier batches left behind
+            due_ids = list(due.filter(pk__gt=last).order_by("pk").values_list("pk", flat=True)[:batch])
+            if not due_ids:
                 return moved
+            last = due_ids[-1]
+            # a job another transaction holds is left for the next run
+            ids = rows_lock(Job, due_ids, skip_locked=True)
             moved += Job.objects.filter(pk__in=ids, archiveDay__isnull=True).update(
                 archiveDay=TruncDate(Coalesce("endTime", "modificationTime"), tzinfo=UTC)
             )

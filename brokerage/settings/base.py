@@ -285,7 +285,10 @@ INTEGRITY_CHECK_MINUTES = int(os.environ.get("INTEGRITY_CHECK_MINUTES", "10"))
 # JOB_ARCHIVE_AFTER_DAYS (PanDA's jobsArchived4 keeps them 3 days) and leave it after JOB_DAYS (PanDA's archive: a
 # year). A decision's row is kept DECISION_DAYS, its full trace and its cycle's frame DECISION_TRACE_DAYS (most of
 # the bytes). Job status logs go after JOB_STATUS_LOG_DAYS (PanDA: 90), the other status logs after
-# STATUS_LOG_DAYS; share snapshots, integrity checks, housekeeping runs and heartbeats after HISTORY_DAYS.
+# STATUS_LOG_DAYS; share snapshots, integrity checks, housekeeping runs, heartbeats and the hourly summaries after
+# HISTORY_DAYS. The watchdog's per-pass counts (a row per queue and rule every pass) go after TIMEOUT_SUMMARY_DAYS.
+# DIRAC jobs that ended go after DIRAC_JOB_DAYS (DIRAC purges them after 7), with their status logs; WMBS jobs that
+# ended, of a subscription that finished, after WMBS_JOB_DAYS (WMCore's JobArchiver cleans them out).
 JOB_ARCHIVE_AFTER_DAYS = env_count("JOB_ARCHIVE_AFTER_DAYS", 3)
 JOB_DAYS = env_count("JOB_DAYS", 365)
 JOB_STATUS_LOG_DAYS = env_count("JOB_STATUS_LOG_DAYS", 90)
@@ -293,6 +296,9 @@ STATUS_LOG_DAYS = env_count("STATUS_LOG_DAYS", 400)
 DECISION_DAYS = env_count("DECISION_DAYS", 400)
 DECISION_TRACE_DAYS = env_count("DECISION_TRACE_DAYS", 30)
 HISTORY_DAYS = env_count("HISTORY_DAYS", 400)
+TIMEOUT_SUMMARY_DAYS = env_count("TIMEOUT_SUMMARY_DAYS", 30)
+DIRAC_JOB_DAYS = env_count("DIRAC_JOB_DAYS", 7)
+WMBS_JOB_DAYS = env_count("WMBS_JOB_DAYS", 7)
 if DECISION_TRACE_DAYS > DECISION_DAYS:
     raise ImproperlyConfigured("DECISION_TRACE_DAYS must not exceed DECISION_DAYS: a trace is part of its decision")
 if JOB_ARCHIVE_AFTER_DAYS >= JOB_DAYS:

@@ -115,6 +115,43 @@ class TestRetention:
         assert [log.timestamp for log in JobStatusLog.objects.filter(job=job)] == [NOW - timedelta(days=89)]
         assert [log.timestamp for log in TaskStatusLog.objects.filter(task=task)] == [NOW - timedelta(days=399)]
 
+    def test_the_watchdog_counts_go_after_30_days(self):
+        from brokerage.models import JobTimeoutSummary
+
+        for days in (31, 29):
+            JobTimeoutSummary.objects.create(taken_at=NOW - timedelta(days=days), computingSite="CERN", rule="running")
+        run = housekeeping_run(now=NOW)
+        assert list(JobTimeoutSummary.objects.values_list("taken_at", flat=True)) == [NOW - timedelta(days=29)]
+        assert run.tables["job_timeout_summary"]["dropped"] == 1
+        assert run.tables["job_timeout_summary"]["cutoff"] == (NOW - timedelta(days=30)).isoformat()
+
+    def test_dirac_jobs_that_ended_go_after_seven_days_with_their_logs(self):
+        from brokerage.models import DiracJob, DiracJobStatusLog
+
+        old = NOW - timedelta(days=8)
+        done = factories.DiracJobFactory(status="Done", lastUpdateTime=old)
+        factories.DiracJobStatusLogFactory(job=done, timestamp=old, new_status="Done")
+        waiting = factories.DiracJobFactory(status="Waiting", lastUpdateTime=old)  # may still be matched
+        recent = factories.DiracJobFactory(status="Failed", lastUpdateTime=NOW - timedelta(days=6))
+        run = housekeeping_run(now=NOW)
+        assert set(DiracJob.objects.values_list("pk", flat=True)) == {waiting.pk, recent.pk}
+        assert not DiracJobStatusLog.objects.filter(job_id=done.pk).exists()
+        assert run.tables["dirac_jobs"]["dropped"] == 1
+        assert run.tables["dirac_job_status_log"]["dropped"] == 1
+
+    def test_wmbs_jobs_that_ended_go_once_their_subscription_has_finished(self):
+        from brokerage.models import WMBSJob
+
+        old = NOW - timedelta(days=8)
+        finished = factories.WMBSSubscriptionFactory(finished=old)
+        open_one = factories.WMBSSubscriptionFactory()
+        gone = factories.WMBSJobFactory(subscription=finished, state="success", state_time=old)
+        counted = factories.WMBSJobFactory(subscription=open_one, state="success", state_time=old)
+        cooling = factories.WMBSJobFactory(subscription=finished, state="jobcooloff", state_time=old)
+        housekeeping_run(now=NOW)
+        assert set(WMBSJob.objects.values_list("pk", flat=True)) == {counted.pk, cooling.pk}
+        assert gone.pk not in set(WMBSJob.objects.values_list("pk", flat=True))
+
 
 def decision_at(when: datetime) -> Decision:
     decision = factories.stored_decision()
