@@ -118,6 +118,11 @@ def test_history_rows_and_nothing_left_behind():
     if summary["params"]["database"] == "postgresql":
         assert summary["drop_day_rows"] == 4000 * 7  # the oldest day of job status logs, dropped whole
         assert summary["bytes_per_day"]["panda_jobs"] > 0
+        # the year's jobs: a day of the archive per day kept, and the active partition once
+        assert summary["bytes_per_day"]["panda_jobs_archive"] > 0
+        assert summary["bytes_per_year_per_table_gb"]["panda_jobs"] >= round(
+            summary["bytes_per_day"]["panda_jobs_archive"] * 365 / 1e9, 2
+        )
     for model in (Task, Job, JobStatusLog, Decision, DecisionTrace, DiracMatchRecord):
         assert not model.objects.exists(), model
 

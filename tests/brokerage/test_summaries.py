@@ -152,3 +152,15 @@ def test_the_queue_page_charts_the_summarised_hours(day_of_moves):
         (11, "finished", 1),
         (12, "activated", 1),
     ]
+
+
+def test_the_overview_counts_jobs_that_ended_in_the_last_day_from_the_moves(client, day_of_moves):
+    from brokerage.selectors.overview import database_overview
+
+    job_state_hours_rollup(now=NOW)
+    JobStatusLog.objects.filter(timestamp__lt=datetime(2027, 3, 10, 12, 0, tzinfo=UTC)).delete()
+    overview = database_overview(now=NOW)
+    assert [(row.status, row.count) for row in overview["jobs_ended_last_day"]] == [("finished", 1)]
+    # the active ones by status, counted from the jobs (both are "defined" in the fixture)
+    assert [(row.status, row.count) for row in overview["jobs_by_status"]] == [("defined", 2)]
+    assert "Ended in the last day" in client.get("/").content.decode()
