@@ -17,12 +17,33 @@ LAYOUT = (
 )
 
 
+# A unique constraint (0023's tables had none) is taken off while the table is rebuilt and put back on the parent:
+# it holds the partition column, so PostgreSQL keeps it across the partitions.
+UNIQUE = {"job_timeout_summary": ("timeout_summary_unique", '("taken_at", "computingSite", "rule")')}
+
+
+def _unique(schema_editor, *, add: bool) -> None:
+    for table, (name, columns) in UNIQUE.items():
+        if add:
+            schema_editor.execute(f'ALTER TABLE "{table}" ADD CONSTRAINT "{name}" UNIQUE {columns}')
+        else:
+            schema_editor.execute(f'ALTER TABLE "{table}" DROP CONSTRAINT "{name}"')
+
+
 def partition(apps, schema_editor):
+    if schema_editor.connection.vendor != "postgresql":
+        return
+    _unique(schema_editor, add=False)
     PARTITIONING.partition(apps, schema_editor, layout=LAYOUT)
+    _unique(schema_editor, add=True)
 
 
 def unpartition(apps, schema_editor):
+    if schema_editor.connection.vendor != "postgresql":
+        return
+    _unique(schema_editor, add=False)
     PARTITIONING.unpartition(apps, schema_editor, layout=LAYOUT)
+    _unique(schema_editor, add=True)
 
 
 class Migration(migrations.Migration):
