@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import logging
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from brokerage.db_session import lock_timeout_error, statement_timeout_error
+from monitor.api.bodies import api_error
 
 logger = logging.getLogger(__name__)
 
@@ -38,10 +39,6 @@ BROKEN = (
     "Server error",
     "The request failed on our side; the error is in the server's log with the time of the request.",
 )
-
-
-def api_error(status: int, code: str, message: str) -> JsonResponse:
-    return JsonResponse({"error": {"status": status, "code": code, "message": message, "fields": {}}}, status=status)
 
 
 class DatabaseWaitMiddleware:

@@ -4,9 +4,10 @@ on 30 filter parameters) is a 400 naming the parameter, in the API's JSON shape 
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 
 from brokerage.params import refused_character
+from monitor.api.bodies import api_error
 
 
 def _problem(request: HttpRequest) -> tuple[str, str] | None:
@@ -31,6 +32,5 @@ class RequestGuardMiddleware:
             return self.get_response(request)
         field, message = problem
         if request.path.startswith("/api/"):
-            body = {"error": {"status": 400, "code": "invalid", "message": message, "fields": {field: [message]}}}
-            return JsonResponse(body, status=400)
+            return api_error(400, "invalid", message, {field: [message]})
         return HttpResponseBadRequest(f"{field}: {message}", content_type="text/plain; charset=utf-8")

@@ -13,12 +13,11 @@ import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from celery import Celery
-from django.db import connection
 
+from brokerage.bench.stack import production_env, redis_start
 from brokerage.models import ProcessLock
 from tests import factories
 
@@ -34,47 +33,18 @@ pytestmark = [
 
 @pytest.fixture
 def redis_socket(tmp_path):
-    server = shutil.which("redis-server")
-    if server is None:
+    if shutil.which("redis-server") is None:
         if os.environ.get("CI"):
             pytest.fail("redis-server missing in CI: scripts/ensure_redis.sh should have installed it")
         pytest.skip("redis-server not installed (make test installs it as root)")
-    socket_path = tmp_path / "redis.sock"
-    process = subprocess.Popen(
-        [server, "--port", "0", "--unixsocket", str(socket_path), "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 20
-    while not socket_path.exists():
-        assert time.monotonic() < deadline, "redis-server did not start"
-        time.sleep(0.1)
+    process, socket_path = redis_start(tmp_path)
     yield socket_path
     process.terminate()
     process.wait(timeout=10)
 
 
-def database_url_of_test_database() -> str:
-    """DATABASE_URL with the name of the database pytest-django created, so the workers see the test's rows."""
-    url = urlsplit(os.environ["DATABASE_URL"])
-    return urlunsplit(url._replace(path="/" + connection.settings_dict["NAME"]))
-
-
 def worker_environment(redis_socket, tmp_path) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_DEBUG",)}
-    env.update(
-        {
-            "DJANGO_SETTINGS_MODULE": "brokerage.settings.production",
-            "SECRET_KEY": "worker-test-" + "s" * 50,
-            "ALLOWED_HOSTS": "localhost",
-            "DATABASE_URL": database_url_of_test_database(),
-            "CELERY_BROKER_URL": f"redis+socket://{redis_socket}",
-            "CACHE_URL": "locmem://worker",
-            "VAR_DIR": str(tmp_path),
-            "PROCESS_LOCK_TIMEOUT_MINUTES": "30",
-        }
-    )
-    return env
+    return production_env(tmp_path, redis_socket, CACHE_URL="locmem://worker", PROCESS_LOCK_TIMEOUT_MINUTES="30")
 
 
 def start_workers(env, tmp_path, count=2, concurrency=None):

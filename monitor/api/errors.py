@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from django.core.exceptions import RequestDataTooBig
 from django.db import IntegrityError
-from django.http import JsonResponse
 from django.views.csrf import csrf_failure as django_csrf_failure
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -15,6 +14,7 @@ from brokerage.engine import ScenarioError
 from brokerage.engine.registry import UnknownPlugin
 from brokerage.gdpconfig import GdpConfigError
 from brokerage.services.gdpconfig import GdpConfigConflict
+from monitor.api.bodies import api_error, error_body
 
 from .parsers import RequestTooLarge
 
@@ -60,28 +60,18 @@ def exception_handler(exc, context):
     else:
         message = str(detail.get("detail", detail)) if isinstance(detail, dict) else str(detail)
         code = getattr(getattr(exc, "detail", None), "code", None) or getattr(exc, "default_code", "error")
-    response.data = {"error": {"status": response.status_code, "code": code, "message": message, "fields": fields}}
+    response.data = error_body(status=response.status_code, code=code, message=message, fields=fields)
     return response
 
 
 def error_response(message: str, *, status_code: int = status.HTTP_400_BAD_REQUEST, fields=None) -> Response:
-    return Response(
-        {
-            "error": {
-                "status": status_code,
-                "code": {404: "not_found", 409: "conflict"}.get(status_code, "invalid"),
-                "message": message,
-                "fields": fields or {},
-            }
-        },
-        status=status_code,
-    )
+    code = {404: "not_found", 409: "conflict"}.get(status_code, "invalid")
+    return Response(error_body(status=status_code, code=code, message=message, fields=fields), status=status_code)
 
 
 def csrf_failure(request, reason: str = ""):
     """CSRF refusals: the API's JSON error under /api/, Django's page elsewhere."""
     if request.path.startswith("/api/"):
         message = f"CSRF check failed: {reason}. Send the X-CSRFToken header with a session, or use a token."
-        body = {"error": {"status": 403, "code": "csrf_failed", "message": message, "fields": {}}}
-        return JsonResponse(body, status=403)
+        return api_error(403, "csrf_failed", message)
     return django_csrf_failure(request, reason=reason)

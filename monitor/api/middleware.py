@@ -3,7 +3,7 @@ would raise while the body is read, ending in an HTML 400 page)."""
 
 from __future__ import annotations
 
-from django.http import JsonResponse
+from monitor.api.bodies import api_error
 
 from .parsers import max_body_bytes
 
@@ -21,6 +21,5 @@ class ApiBodyLimitMiddleware:
             limit = max_body_bytes()
             if length > limit:
                 message = f"The request body has {length} bytes; at most {limit} are accepted."
-                body = {"error": {"status": 413, "code": "too_large", "message": message, "fields": {}}}
-                return JsonResponse(body, status=413)
+                return api_error(413, "too_large", message)
         return self.get_response(request)
