@@ -145,10 +145,13 @@ def _grid(*, jobs_per_day: int, minutes: float, speed: float, quick: bool) -> di
 
     from django.utils import timezone
 
-    from brokerage.models import DatasetFile, PandaQueue, StorageEndpoint
+    from brokerage.models import DatasetFile, NetworkLink, PandaQueue, StorageEndpoint
     from brokerage.services.demo_grid import demo_tasks_register
 
     call_command("demo_grid", size="small" if quick else "large", no_progress=True, stdout=open(os.devnull, "w"))  # noqa: SIM115
+    # the demo starts some network links full, to show the transfer-backlog rule clearing by itself (up to 400
+    # files a link, drained at 3 a grid minute): here that would hold most tasks pending for the first grid hours
+    NetworkLink.objects.update(queued=0)
     slots = _slots_spread(jobs_per_day=jobs_per_day, over=PandaQueue.objects.filter(status="online").count())
     # jobs made in the window at the goal's rate: a file makes about one job (files per job 1–5, events per job
     # below a file's): files for 1.5 times as many
