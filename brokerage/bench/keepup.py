@@ -3,11 +3,11 @@
 
 The real cycles and the grid simulator run in two Celery worker processes (production settings, PostgreSQL,
 Redis) over a grid sized for M jobs a day: the queues' slots add up to the jobs that run at once at that rate
-(M × the mean run time of 90 grid minutes ÷ a day's 1,440), and enough tasks are registered for the jobs the
-window needs. Time is compressed as the demo compresses it: S grid minutes pass per real minute (60, as `make
-run`), so each real second carries S seconds of the grid's work. A beat in this process sends every periodic
-task at the demo's pace (scripts/run.sh) and the workers' task events (Celery's `-E`, as Flower reads them)
-say when each started.
+(M × the mean run time of 90 grid minutes ÷ a day's 1,440), each work queue's NQUEUELIMIT lets a job-generation
+cycle make a cycle's worth of jobs at that rate, and enough tasks are registered for the jobs the window needs.
+Time is compressed as the demo compresses it: S grid minutes pass per real minute (60, as `make run`), so each
+real second carries S seconds of the grid's work. A beat in this process sends every periodic task at the demo's
+pace (scripts/run.sh) and the workers' task events (Celery's `-E`, as Flower reads them) say when each started.
 
 After a warm-up (the first jobs ended, and two minutes more; then the slots are spread over the queues the
 brokerage uses), it measures N real minutes and reports:
@@ -153,6 +153,7 @@ def _grid(*, jobs_per_day: int, minutes: float, speed: float, quick: bool) -> di
     # files a link, drained at 3 a grid minute): here that would hold most tasks pending for the first grid hours
     NetworkLink.objects.update(queued=0)
     slots = _slots_spread(jobs_per_day=jobs_per_day, over=PandaQueue.objects.filter(status="online").count())
+    limit = _throttle_open(jobs_per_day=jobs_per_day, speed=speed)
     # jobs made in the window at the goal's rate: a file makes about one job (files per job 1–5, events per job
     # below a file's): files for 1.5 times as many
     wanted_files = int(1.5 * jobs_per_day * minutes * speed / 1440)
@@ -165,7 +166,23 @@ def _grid(*, jobs_per_day: int, minutes: float, speed: float, quick: bool) -> di
         demo_tasks_register(count=batch, files=(200, 400), nuclei=nuclei, now=timezone.now(), rng=rng, first=first)
         first += batch
         files += batch * 300
-    return {"input_files": files, "slots_per_queue_first": slots}
+    return {"input_files": files, "slots_per_queue_first": slots, "work_queue_limit": limit}
+
+
+def _throttle_open(*, jobs_per_day: int, speed: float) -> int:
+    """Sizes each work queue's NQUEUELIMIT for the rate, as a grid's operators size theirs: the job throttler lets
+    a cycle make a twentieth of the limit while fewer are queued (services/throttle.py, JEDI's JobThrottlerBase),
+    else 250 to 300 jobs a resource type; ATLAS spreads its rate over a hundred work queues, the demo has six.
+    Each work queue's cycle may then make a whole cycle's jobs at the rate by itself. Returns the limit."""
+    from brokerage.models import WorkQueue
+    from brokerage.services.gdpconfig import gdpconfig_save
+
+    per_cycle = math.ceil(jobs_per_day * speed / 86_400 * PERIODS["brokerage.tasks.job_generation_dispatch_task"])
+    limit = 20 * per_cycle
+    queues = WorkQueue.objects.filter(queue_type__in=("production", "analysis"))
+    for name in queues.values_list("queue_name", flat=True):
+        gdpconfig_save(key=f"NQUEUELIMIT_{'_'.join(name.split(' '))}", value=limit, comment="bench keepup")
+    return limit
 
 
 def _slots_spread(*, jobs_per_day: int, over: int) -> int:

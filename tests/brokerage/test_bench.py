@@ -259,6 +259,8 @@ def test_keepup_rows_and_nothing_left_behind():
     assert whole["jobs_ended_per_simulated_day"] == round(whole["jobs_ended"] / (whole["seconds"] * 60 / 86_400))
     # 20,000 jobs a day of 90 grid minutes each: 1,250 at once, over the queues the brokerage used
     assert whole["slots_per_queue"] == -(-1250 // whole["queues_used"])
+    # 20,000 a day at 60×: 13.9 jobs a real second, 278 a 20-s generation cycle, a limit of 20 times that
+    assert whole["work_queue_limit"] == 20 * 278
     assert whole["rows_per_simulated_day"]["panda_job_status_log"] > 0
     names = {row["params"]["cycle"] for row in cycles}
     assert {"grid_simulate_task", "task_refine_task", "job_generation_cycle_task"} <= names
