@@ -62,7 +62,7 @@ PARTITIONED: dict[str, Partitioning] = {
     for p in (
         Partitioning("panda_jobs", "archiveDay", "month", 1, unique_per_partition="PandaID",
                      default_check='"archiveDay" IS NULL', dated=True, partition_sql=ARCHIVED_JOB_SQL),
-        Partitioning("panda_job_status_log", "timestamp", "day", 3, key=("id", "timestamp")),
+        Partitioning("panda_job_status_log", "timestamp", "day", 3),  # no key: migration 0029
         Partitioning("jedi_task_status_log", "timestamp", "month", 1, key=("id", "timestamp")),
         Partitioning("jedi_dataset_status_log", "timestamp", "month", 1, key=("id", "timestamp")),
         Partitioning("dirac_job_status_log", "timestamp", "month", 1, key=("id", "timestamp")),

@@ -63,6 +63,7 @@ class Decision(models.Model):
         on_delete=models.CASCADE,
         db_column="jediTaskID",
         related_name="decisions",
+        db_index=False,  # decision_task_created (task, -created) serves every read by task: a year of rows, no twin
     )
     jobsetID = models.BigIntegerField(null=True, blank=True)
     plugin = models.CharField(max_length=64)

@@ -20,16 +20,20 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.db import connection, models, transaction
+from django.db.models import QuerySet
 
 ROWS_PER_STATEMENT = 2000
 ROWS_PER_ARRAY_STATEMENT = 20000
 
 
-def rows_lock(model: type[models.Model], ids: Iterable[Any], *, skip_locked: bool = False) -> list[Any]:
+def rows_lock(
+    model: type[models.Model], ids: Iterable[Any], *, skip_locked: bool = False, within: QuerySet | None = None
+) -> list[Any]:
     """Locks the rows of `model` with these primary keys in ascending order (the one lock order) and returns the
     keys of those that exist and were locked, ascending. `skip_locked`: rows another transaction holds are left
-    out instead of waited for. Call it inside the transaction that writes them; SQLite takes the whole database
-    at BEGIN IMMEDIATE, so there it only filters and sorts."""
+    out instead of waited for. `within`: a queryset of `model` the rows are looked for in (its filter on a
+    partitioned table's time column keeps the lookup to the partitions it names). Call it inside the transaction
+    that writes them; SQLite takes the whole database at BEGIN IMMEDIATE, so there it only filters and sorts."""
     ids = sorted(set(ids))
     if not ids or not connection.features.has_select_for_update:
         return ids
@@ -37,9 +41,8 @@ def rows_lock(model: type[models.Model], ids: Iterable[Any], *, skip_locked: boo
     locked: list[Any] = []
     for start in range(0, len(ids), ROWS_PER_ARRAY_STATEMENT):  # ascending chunks keep the order whole
         chunk = ids[start : start + ROWS_PER_ARRAY_STATEMENT]
-        queryset = (
-            model._default_manager.filter(pk__in=chunk).order_by("pk").select_for_update(skip_locked=skip, no_key=True)
-        )
+        base = model._default_manager.all() if within is None else within
+        queryset = base.filter(pk__in=chunk).order_by("pk").select_for_update(skip_locked=skip, no_key=True)
         locked += queryset.values_list("pk", flat=True)
     return locked
 

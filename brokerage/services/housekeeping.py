@@ -256,10 +256,14 @@ def _drop(queryset, *, batch: int, dry_run: bool, model: type[models.Model]) -> 
         return dropped
     while True:
         with transaction.atomic():
-            ids = rows_lock(model, queryset.order_by("pk").values_list("pk", flat=True)[:batch], skip_locked=True)
+            # the rows looked for, locked and deleted within `queryset`: on a partitioned table its time filter keeps
+            # each statement to the partitions past the cutoff (the job status log has no key index to find an id by)
+            ids = rows_lock(
+                model, queryset.order_by("pk").values_list("pk", flat=True)[:batch], skip_locked=True, within=queryset
+            )
             if not ids:
                 return dropped
-            _, per_model = model.objects.filter(pk__in=ids).delete()
+            _, per_model = queryset.filter(pk__in=ids).delete()
             for label, count in per_model.items():
                 dropped[_table_of(label)] += count
 

@@ -129,3 +129,29 @@ def test_the_archive_keeps_a_slim_set_of_indexes_and_reads_of_active_jobs_skip_i
     plan = Job.objects.filter(jobStatus__in=("running", "activated")).explain()
     assert "panda_jobs_p202702" not in plan  # the archive's CHECK excludes it
     assert "panda_jobs_default" in plan
+
+
+def test_a_day_of_job_status_logs_keeps_two_btrees_and_a_brin():
+    """Seven rows a job kept 90 days: no primary key (nothing reads a row by its id), the PandaID index a job's
+    history is read by, a BRIN on the time, and stray rows of the default partition still dropped by time."""
+    job = factories.JobFactory(jobStatus="running")
+    now = datetime(2027, 3, 10, tzinfo=UTC)
+    housekeeping_run(now=now)  # makes the days ahead
+    factories.JobStatusLogFactory(job=job, timestamp=now + timedelta(hours=1))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indexdef FROM pg_indexes WHERE tablename = %s ORDER BY indexdef", ["panda_job_status_log_p20270310"]
+        )
+        indexes = [row[0] for row in cursor.fetchall()]
+        cursor.execute("SELECT count(*) FROM pg_constraint WHERE conrelid = 'panda_job_status_log'::regclass")
+        constraints = cursor.fetchone()[0]
+    assert len(indexes) == 2
+    assert any('USING brin ("timestamp")' in d for d in indexes)
+    assert any('USING btree ("PandaID")' in d for d in indexes)
+    assert constraints == 0
+    assert [log.new_status for log in JobStatusLog.objects.filter(job=job)] == ["assigned"]
+    # a row older than its partitions (a backfill) waits in the default partition: retention still finds it
+    factories.JobStatusLogFactory(job=job, timestamp=now - timedelta(days=400))
+    run = housekeeping_run(now=now)
+    assert run.tables["panda_job_status_log"]["dropped"] == 1
+    assert JobStatusLog.objects.filter(job=job).count() == 1
