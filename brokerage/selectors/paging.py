@@ -26,3 +26,15 @@ class CappedPaginator(Paginator):
     @cached_property
     def capped(self) -> bool:
         return self._bounded_count > self.cap
+
+
+class CountedPaginator(Paginator):
+    """A paginator given its count, when the caller has it already (a grouped count of the same rows)."""
+
+    def __init__(self, object_list, per_page, *, count: int, **kwargs) -> None:
+        super().__init__(object_list, per_page, **kwargs)
+        self._known_count = count
+
+    @cached_property
+    def count(self) -> int:
+        return self._known_count
