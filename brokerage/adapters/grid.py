@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Avg, Count, F, FloatField, Max, Q, Sum
+from django.db.models import Avg, Count, F, FloatField, OuterRef, Subquery, Sum
 from django.db.models.functions import NullIf
 
 from brokerage.engine import Scenario, parse_scenario
@@ -27,6 +27,7 @@ from brokerage.models import (
     SoftwareTags,
     StorageEndpoint,
 )
+from brokerage.models.jobs import job_archive_window
 
 # Queue columns we keep outside the CRIC record (the record itself is kept whole in PandaQueue.cric).
 QUEUE_COLUMNS = (
@@ -100,7 +101,7 @@ def queue_records() -> dict[str, dict[str, Any]]:
 def queue_statistics(*, now: datetime, queues: dict[str, dict]) -> dict[str, dict[str, Any]]:
     """Per queue: jobs by status, running cores and their average disk IO per core, pilots and batch jobs, hours
     since the last job start, jobs started per hour over the last 6 h (toRunningRate), users with analysis jobs
-    there (nUsers). Four queries."""
+    there (nUsers). Five queries."""
     stats: dict[str, dict[str, Any]] = {name: {status: 0 for status in STATS_STATUSES} for name in queues}
     stats_rows = (
         Job.objects.filter(jobStatus__in=STATS_STATUSES)
@@ -122,18 +123,28 @@ def queue_statistics(*, now: datetime, queues: dict[str, dict]) -> dict[str, dic
             entry["runningCores"] = row["cores"] or 0
             if row["disk_io"] is not None:
                 entry["avgDiskIOPerCore"] = row["disk_io"]
-    starts = (
-        Job.objects.filter(startTime__gte=now - START_WINDOW)
+    # jobs started in the last 6 hours: all still active (a job is archived a day or more after its end)
+    recent = (
+        Job.objects.filter(archiveDay__isnull=True, startTime__gte=now - TO_RUNNING_WINDOW)
         .exclude(computingSite="")
         .values("computingSite")
-        .annotate(last=Max("startTime"), recent=Count("pk", filter=Q(startTime__gte=now - TO_RUNNING_WINDOW)))
+        .annotate(n=Count("pk"))
     )
-    last_start = {}
-    for row in starts:
-        last_start[row["computingSite"]] = row["last"]
+    for row in recent:
         entry = stats.get(row["computingSite"])
-        if entry is not None and row["recent"]:
-            entry["toRunningRate"] = row["recent"] / (TO_RUNNING_WINDOW.total_seconds() / 3600)
+        if entry is not None:
+            entry["toRunningRate"] = row["n"] / (TO_RUNNING_WINDOW.total_seconds() / 3600)
+    # the last start per queue, from the end of its (computingSite, startTime) index in each partition of the
+    # window, not by grouping a week of jobs (issue 32: a week at a real grid's rate is seven million rows a cycle)
+    since = now - START_WINDOW
+    last = Job.objects.filter(job_archive_window(since), computingSite=OuterRef("name"), startTime__gte=since)
+    last_start = {
+        name: when
+        for name, when in PandaQueue.objects.filter(name__in=list(queues))
+        .annotate(last=Subquery(last.order_by("-startTime").values("startTime")[:1]))
+        .values_list("name", "last")
+        if when is not None
+    }
     users = (
         Job.objects.filter(prodSourceLabel__in=ANALYSIS_LABELS, jobStatus__in=USER_QUEUED + USER_RUNNING)
         .exclude(computingSite="")

@@ -160,6 +160,19 @@ def test_a_database_built_grid_fills_every_queue_statistic(live_grid, work_queue
     assert stats["hoursSinceLastStart"] == pytest.approx(1.0)
 
 
+def test_the_last_start_is_found_in_the_archive_and_the_rate_among_active_jobs(live_grid, work_queue):
+    """A queue whose last job started four days ago and has been archived since: its hours since the last start
+    come from the archive (the per-queue read of issue 32); no start in the last 6 h, so no toRunningRate."""
+    task = every_task_field_set(work_queue)
+    started = NOW - timedelta(days=4)
+    job(task, "finished", startTime=started, endTime=started + timedelta(hours=1))
+    Job.objects.update(archiveDay=(started + timedelta(hours=1)).date())
+    scenario = job_set_preview_scenario(task_id=task.pk, now=NOW, gdpconfig={}, seed=0)
+    stats = scenario.queue_stats["SAT_Q"]
+    assert stats["hoursSinceLastStart"] == pytest.approx(96.0)
+    assert not stats.get("toRunningRate")
+
+
 def test_the_job_set_fields_filled_live(live_grid, work_queue):
     task = every_task_field_set(work_queue)
     Task.objects.filter(pk=task.pk).update(status="ready")
