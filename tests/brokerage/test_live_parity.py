@@ -166,7 +166,9 @@ def test_the_last_start_is_found_in_the_archive_and_the_rate_among_active_jobs(l
     task = every_task_field_set(work_queue)
     started = NOW - timedelta(days=4)
     job(task, "finished", startTime=started, endTime=started + timedelta(hours=1))
-    Job.objects.update(archiveDay=(started + timedelta(hours=1)).date())
+    from brokerage.services.housekeeping import jobs_archive
+
+    assert jobs_archive(now=NOW, batch=100) == 1
     scenario = job_set_preview_scenario(task_id=task.pk, now=NOW, gdpconfig={}, seed=0)
     stats = scenario.queue_stats["SAT_Q"]
     assert stats["hoursSinceLastStart"] == pytest.approx(96.0)
