@@ -108,7 +108,12 @@ class _Schedule:
                 root_sent = self.sent.get(root)
                 if name in CHILDREN and root_sent is not None and since <= root_sent[1] < until:
                     lags.setdefault(name, []).append(max(self.started.get(task_id, until) - root_sent[1], 0.0))
-            for name in CHILDREN.values():  # a dispatch's own wait is its children's too
+            # a dispatch is counted through its cycles; one that never started stands for them, behind by its wait
+            dispatches = {parent: child for child, parent in CHILDREN.items()}
+            for task_id, (name, sent) in self.sent.items():
+                if name in dispatches and since <= sent < until and task_id not in self.started:
+                    lags.setdefault(dispatches[name], []).append(until - sent)
+            for name in dispatches:
                 lags.pop(name, None)
         return lags
 

@@ -271,3 +271,30 @@ def test_keepup_rows_and_nothing_left_behind():
     assert whole["max_behind_periods"] == max(row["max_behind_periods"] for row in cycles)
     assert not Task.objects.exists()
     assert not Job.objects.exists()
+
+
+def test_keepup_counts_each_cycle_behind_its_beat():
+    """Worked numbers for the keeping-up figures: a simulator step sent at 100.0 and started at 100.5 is 0.5 s
+    behind; one sent at 105.0 and never started is behind by its wait to the end (110.0), 5.0 s; a job-generation
+    cycle counts from its dispatch's beat (sent 101.0, cycle started 104.0: 3.0 s); a dispatch that never started
+    stands for its cycles (sent 108.0: 2.0 s); sends before the window are left out."""
+    from brokerage.bench.keepup import _Schedule
+
+    schedule = _Schedule()
+    sent = {
+        "a": ("brokerage.tasks.grid_simulate_task", 100.0),
+        "b": ("brokerage.tasks.grid_simulate_task", 105.0),
+        "d": ("brokerage.tasks.job_generation_dispatch_task", 101.0),
+        "e": ("brokerage.tasks.job_generation_dispatch_task", 108.0),
+        "old": ("brokerage.tasks.grid_simulate_task", 90.0),
+    }
+    schedule.sent.update(sent)
+    schedule.on_received({"uuid": "c", "root_id": "d", "name": "brokerage.tasks.job_generation_cycle_task"})
+    schedule.on_received({"uuid": "a", "root_id": "a", "name": "brokerage.tasks.grid_simulate_task"})
+    for uuid, at in (("a", 100.5), ("d", 101.2), ("c", 104.0), ("old", 90.1)):
+        schedule.on_started({"uuid": uuid, "timestamp": at})
+    lags = schedule.lags(since=95.0, until=110.0)
+    assert lags == {
+        "brokerage.tasks.grid_simulate_task": [0.5, 5.0],
+        "brokerage.tasks.job_generation_cycle_task": [3.0, 2.0],
+    }
