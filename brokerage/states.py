@@ -326,6 +326,10 @@ WMBS_JOB = _machine(
     },
 )
 WMBS_JOB_ACTIVE = ("new", "created", "executing", "complete", "jobcooloff", "submitcooloff", "createcooloff")
+# WMBS jobs that ended (retrydone only waits to become exhausted)
+WMBS_JOB_ENDED = ("success", "exhausted", "killed", "cleanout")
+# DIRAC jobs that ended: what DIRAC's own purge removes
+DIRAC_JOB_ENDED = ("Done", "Failed", "Killed", "Deleted")
 
 # Job statuses with a way out: the job is not over (scouting, finishing and the watchdog wait for them).
 JOB_ACTIVE = tuple(status for status in JOB.statuses if JOB.allowed_from(status))

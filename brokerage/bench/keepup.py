@@ -113,8 +113,6 @@ class _Schedule:
             for task_id, (name, sent) in self.sent.items():
                 if name in dispatches and since <= sent < until and task_id not in self.started:
                     lags.setdefault(dispatches[name], []).append(until - sent)
-            for name in dispatches:
-                lags.pop(name, None)
         return lags
 
 

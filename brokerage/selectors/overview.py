@@ -119,9 +119,7 @@ def database_overview(*, now=None) -> dict[str, Any]:
         "retention": {
             key: getattr(settings, key) for key in ("JOB_ARCHIVE_AFTER_DAYS", "DECISION_DAYS", "DECISION_TRACE_DAYS")
         },
-        "errors": job_error_summary(
-            rows=job_error_rows_recent(since=(now or timezone.now()) - timedelta(days=1)), limit=10
-        ),
+        "errors": job_error_summary(rows=job_error_rows_recent(since=now - timedelta(days=1)), limit=10),
         "recent_tasks": list(
             models.Task.objects.order_by("-modificationTime").values(
                 "jediTaskID", "taskName", "status", "currentPriority", "nucleus", "gshare", "modificationTime"

@@ -28,6 +28,7 @@ from django.db.models import Exists, Max, Min, OuterRef, Q, Value
 from django.db.models.functions import Coalesce, Greatest, TruncDate
 from django.utils import timezone
 
+from brokerage import states
 from brokerage.models import (
     BrokerageCycle,
     CycleFrame,
@@ -70,9 +71,6 @@ from brokerage.services.summaries import job_error_hours_rollup, job_state_hours
 
 logger = logging.getLogger(__name__)
 
-
-DIRAC_JOB_ENDED = ("Done", "Failed", "Killed", "Deleted")
-WMBS_JOB_ENDED = ("success", "exhausted", "killed", "cleanout")
 
 # How far back a kept row can need an older one: a cycle lasts less, and a WMCore pull is stored as the change
 # against a pull at most this old (services.wmcore.common refuses older bases).
@@ -173,14 +171,14 @@ RETENTION: tuple[Retention, ...] = (
     Retention(JobStateHour, "hour", "HISTORY_DAYS"),
     Retention(JobTimeoutSummary, "taken_at", "TIMEOUT_SUMMARY_DAYS"),
     # DIRAC purges the jobs that ended (their logs go with them); a job that may still move stays
-    Retention(DiracJob, "lastUpdateTime", "DIRAC_JOB_DAYS", keep=~Q(status__in=DIRAC_JOB_ENDED)),
+    Retention(DiracJob, "lastUpdateTime", "DIRAC_JOB_DAYS", keep=~Q(status__in=states.DIRAC_JOB_ENDED)),
     # WMBS jobs that ended, once their subscription has finished: an open one still counts its jobs
     # (services.wmcore.progress: an element is Done when all its jobs are over and one succeeded)
     Retention(
         WMBSJob,
         "state_time",
         "WMBS_JOB_DAYS",
-        keep=~Q(state__in=WMBS_JOB_ENDED) | Q(subscription__finished__isnull=True),
+        keep=~Q(state__in=states.WMBS_JOB_ENDED) | Q(subscription__finished__isnull=True),
     ),
     Retention(IntegrityCheck, "started", "HISTORY_DAYS"),
     Retention(

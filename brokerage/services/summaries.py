@@ -46,26 +46,37 @@ def job_state_hours_rollup(*, now: datetime, dry_run: bool = False) -> int:
 
 
 @transaction.atomic
-def job_error_hour_rollup(*, hour: datetime) -> list[JobErrorHour]:
-    """Replaces one hour's summary rows by a count of its jobs, and moves the mark past it."""
+def _hour_replace(*, model, mark_name: str, hour: datetime, summaries) -> list:
+    """Replaces one hour's rows of `model` by `summaries(end)` (the hour's counts, up to `end`) and moves the mark
+    `mark_name` past it, in one transaction."""
     end = hour + timedelta(hours=1)
-    JobErrorHour.objects.filter(hour=hour).delete()
-    rows = JobErrorHour.objects.bulk_create(
-        JobErrorHour(hour=hour, **{**row, "diag": (row["diag"] or "")[:500]})
-        for row in job_error_rows(since=hour, until=end)
-    )
-    SummaryMark.objects.update_or_create(name=JOB_ERROR_HOURS, defaults={"until": end})
+    model.objects.filter(hour=hour).delete()
+    rows = model.objects.bulk_create(summaries(end))
+    SummaryMark.objects.update_or_create(name=mark_name, defaults={"until": end})
     return rows
 
 
-@transaction.atomic
+def job_error_hour_rollup(*, hour: datetime) -> list[JobErrorHour]:
+    """Replaces one hour's JobErrorHour rows by a count of its jobs, and moves the mark past it."""
+    return _hour_replace(
+        model=JobErrorHour,
+        mark_name=JOB_ERROR_HOURS,
+        hour=hour,
+        summaries=lambda end: [
+            JobErrorHour(hour=hour, **{**row, "diag": (row["diag"] or "")[:500]})
+            for row in job_error_rows(since=hour, until=end)
+        ],
+    )
+
+
 def job_state_hour_rollup(*, hour: datetime) -> list[JobStateHour]:
     """Replaces one hour's JobStateHour rows by a count of its status moves, and moves the mark past it."""
-    end = hour + timedelta(hours=1)
-    JobStateHour.objects.filter(hour=hour).delete()
-    rows = JobStateHour.objects.bulk_create(
-        JobStateHour(hour=hour, computingSite=row["computingSite"], new_status=row["new_status"], n=row["n"])
-        for row in job_state_rows(since=hour, until=end)
+    return _hour_replace(
+        model=JobStateHour,
+        mark_name=JOB_STATE_HOURS,
+        hour=hour,
+        summaries=lambda end: [
+            JobStateHour(hour=hour, computingSite=row["computingSite"], new_status=row["new_status"], n=row["n"])
+            for row in job_state_rows(since=hour, until=end)
+        ],
     )
-    SummaryMark.objects.update_or_create(name=JOB_STATE_HOURS, defaults={"until": end})
-    return rows

@@ -2,10 +2,16 @@
 
 import io
 import json
+import os
 
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
+
+
+def postgres_only(reason: str):
+    """Skips a benchmark test outside the PostgreSQL pass of `make test`."""
+    return pytest.mark.skipif(not os.environ.get("DATABASE_URL", "").startswith("postgres"), reason=reason)
 
 
 def bench(*args) -> str:
@@ -158,10 +164,7 @@ def test_api_rows_and_nothing_left_behind():
     assert not BrokerageCycle.objects.exists()
 
 
-@pytest.mark.skipif(
-    not __import__("os").environ.get("DATABASE_URL", "").startswith("postgres"),
-    reason="the DIRAC benchmark forks requesters that need a shared database: PostgreSQL pass",
-)
+@postgres_only("the DIRAC benchmark forks requesters that need a shared database: PostgreSQL pass")
 @pytest.mark.django_db(transaction=True)
 def test_dirac_rows_and_nothing_left_behind():
     from brokerage.models import DiracJob, DiracMatchRecord, DiracTaskQueue
@@ -207,10 +210,7 @@ def test_wmcore_rows_and_nothing_left_behind():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    not __import__("os").environ.get("DATABASE_URL", "").startswith("postgres"),
-    reason="the load benchmark runs gunicorn and a Celery worker on a shared database: PostgreSQL pass",
-)
+@postgres_only("the load benchmark runs gunicorn and a Celery worker on a shared database: PostgreSQL pass")
 @pytest.mark.django_db(transaction=True)
 def test_load_rows_and_nothing_left_behind():
     import shutil
@@ -232,10 +232,7 @@ def test_load_rows_and_nothing_left_behind():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    not __import__("os").environ.get("DATABASE_URL", "").startswith("postgres"),
-    reason="the keeping-up benchmark runs two Celery workers on a shared database: PostgreSQL pass",
-)
+@postgres_only("the keeping-up benchmark runs two Celery workers on a shared database: PostgreSQL pass")
 @pytest.mark.django_db(transaction=True)
 def test_keepup_rows_and_nothing_left_behind():
     """A half-minute run at 20,000 jobs a day: the jobs made and ended, each cycle's distance behind its beat

@@ -23,7 +23,7 @@ def wmcore_progress_update(*, now: datetime) -> dict[str, int]:
     """Statuses that follow the jobs: an element whose WMBS jobs are all over is Done (Failed when none succeeded)
     everywhere; a request is running-closed once none of its elements waits to run, completed once all are over,
     and its inbox element then Done."""
-    finished = states.WMBS_JOB.final | {"success", "exhausted", "killed", "retrydone"}
+    finished = {*states.WMBS_JOB_ENDED, "retrydone"}
     subscriptions = (
         WMBSSubscription.objects.filter(finished__isnull=True)
         .annotate(total=Count("jobs"), over=Count("jobs", filter=models.Q(jobs__state__in=finished)))
