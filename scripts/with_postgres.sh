@@ -2,6 +2,8 @@
 # Runs a command against a throw-away PostgreSQL server: initdb in a temporary directory, a server listening
 # only on a Unix socket there, DATABASE_URL exported for the command, everything removed afterwards.
 # PostgreSQL refuses to run as root, so as root the server runs as the `postgres` system user.
+# PG_SERVER_OPTIONS adds server options, e.g. "-c shared_preload_libraries=pg_stat_statements" to see what a
+# benchmark's statements cost.
 set -euo pipefail
 
 find_pg_bin() {
@@ -48,7 +50,7 @@ trap cleanup EXIT INT TERM
   || { cat "$PGTMP/initdb.log" >&2; exit 2; }
 # Only the Unix socket: no TCP port is opened, so parallel runs never collide.
 "${as_db_user[@]}" "$PG_BIN/pg_ctl" -D "$PGDATA" -l "$PGTMP/server.log" -w -t 60 \
-  -o "-k $PGTMP -c listen_addresses='' -p $PGPORT -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
+  -o "-k $PGTMP -c listen_addresses='' -p $PGPORT -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 ${PG_SERVER_OPTIONS:-}" \
   start >/dev/null || { cat "$PGTMP/server.log" >&2; exit 2; }
 
 if [ -x "$PG_BIN/createdb" ]; then

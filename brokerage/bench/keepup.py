@@ -9,8 +9,8 @@ Time is compressed as the demo compresses it: S grid minutes pass per real minut
 real second carries S seconds of the grid's work. A beat in this process sends every periodic task at the demo's
 pace (scripts/run.sh) and the workers' task events (Celery's `-E`, as Flower reads them) say when each started.
 
-After a warm-up (the first jobs ended, and two minutes more; then the slots are spread over the queues the
-brokerage uses), it measures N real minutes and reports:
+After a warm-up (the first jobs ended, and two minutes more; then the rate's slots are shared out over the
+queues the brokerage used, in proportion to the jobs it gave each), it measures N real minutes and reports:
 - the jobs made and ended per real second, and what that is per simulated day (the goal: M);
 - for each periodic cycle, how far its runs started behind the beat that sent them (a job-generation cycle
   counts from its dispatch's beat), in seconds and in periods, with the sends never started by the end counted
@@ -189,16 +189,49 @@ def _throttle_open(*, jobs_per_day: int, speed: float) -> int:
 
 
 def _slots_spread(*, jobs_per_day: int, over: int) -> int:
-    """Gives every online queue the slots for `jobs_per_day` spread over `over` queues: the jobs that run at
-    once at that rate (its share of a day's 1,440 minutes at the mean run time); returns the slots a queue."""
+    """Gives every online queue the slots for `jobs_per_day` spread over `over` queues (the warm-up's grid):
+    the jobs that run at once at that rate (its share of a day's 1,440 minutes at the mean run time); returns the
+    slots a queue."""
     from brokerage.models import PandaQueue
 
     queues = list(PandaQueue.objects.filter(status="online"))
-    slots = max(math.ceil(jobs_per_day * MEAN_RUN_MINUTES / 1440 / max(over, 1)), 1)
+    slots = max(math.ceil(_slots_total(jobs_per_day) / max(over, 1)), 1)
     for queue in queues:
         queue.cric = {**(queue.cric or {}), "demo_slots": slots}
     PandaQueue.objects.bulk_update(queues, ["cric"], batch_size=500)
     return slots
+
+
+def _slots_total(jobs_per_day: int) -> int:
+    """The jobs that run at once at `jobs_per_day`, each for the mean run time."""
+    return math.ceil(jobs_per_day * MEAN_RUN_MINUTES / 1440)
+
+
+def slots_in_proportion(*, total: int, jobs_by_queue: dict[str, int]) -> dict[str, int]:
+    """`total` slots shared out over the queues in proportion to the jobs the brokerage gave each (rounded up, at
+    least one a queue). A real grid's capacity sits where its data and its software are, which is where the
+    brokerage sends the work; slots spread evenly leave the queues it prefers with a backlog of activated jobs
+    and the others idle (the first keeping-up runs: 30,000 activated jobs beside 48,000 empty slots)."""
+    jobs = sum(jobs_by_queue.values())
+    return {queue: max(math.ceil(total * count / jobs), 1) for queue, count in jobs_by_queue.items() if jobs}
+
+
+def _slots_follow_jobs(*, jobs_per_day: int) -> dict[str, int]:
+    """Gives the queues the brokerage used in the warm-up their share of the rate's slots (slots_in_proportion);
+    returns the slots by queue."""
+    from django.db.models import Count
+
+    from brokerage.models import Job, PandaQueue
+
+    jobs_by_queue = dict(
+        Job.objects.values_list("computingSite").annotate(n=Count("pk")).values_list("computingSite", "n")
+    )
+    slots = slots_in_proportion(total=_slots_total(jobs_per_day), jobs_by_queue=jobs_by_queue)
+    queues = list(PandaQueue.objects.filter(name__in=slots))
+    for queue in queues:
+        queue.cric = {**(queue.cric or {}), "demo_slots": slots[queue.name]}
+    PandaQueue.objects.bulk_update(queues, ["cric"], batch_size=500)
+    return {queue.name: slots[queue.name] for queue in queues}
 
 
 def _table_stats() -> dict[str, tuple[int, int]]:
@@ -256,8 +289,8 @@ def keepup(
         beat = threading.Thread(target=_beat, args=(app, schedule, stop), daemon=True)
         beat.start()
         # warm-up: the first jobs end, and the brokerage has shown which queues it uses (the demo's tasks fit
-        # some queues only: their software, storage and links); the slots are then spread over those, so that
-        # the grid's capacity is the rate asked for
+        # some queues only: their software, storage and links) and how much; the slots are then shared out over
+        # those in proportion, so that the grid's capacity is the rate asked for where the work goes
         warm_since = timezone.now()
         wait_until(
             lambda: Job.objects.filter(endTime__isnull=False).exists(),
@@ -265,9 +298,11 @@ def keepup(
             "the first job's end (warm-up)",
         )
         time.sleep(WARM_UP_SECONDS * (0.1 if quick else 1))
-        used = Job.objects.values("computingSite").distinct().count()
-        grid["queues_used"] = used
-        grid["slots_per_queue"] = _slots_spread(jobs_per_day=jobs_per_day, over=used)
+        slots = _slots_follow_jobs(jobs_per_day=jobs_per_day)
+        grid["queues_used"] = len(slots)
+        grid["slots"] = sum(slots.values())
+        grid["slots_per_queue_min"] = min(slots.values(), default=0)
+        grid["slots_per_queue_max"] = max(slots.values(), default=0)
         warm_up = (timezone.now() - warm_since).total_seconds()
         before = _table_stats()
         started_at, started = timezone.now(), time.time()

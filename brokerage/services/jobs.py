@@ -41,7 +41,7 @@ from brokerage.models import (
     WorkQueue,
 )
 from brokerage.plugins import plugin_registry
-from brokerage.services.bulk import bulk_update_values, rows_lock
+from brokerage.services.bulk import bulk_update_values, rows_insert, rows_lock
 from brokerage.services.counters import dataset_counters_refresh
 from brokerage.services.cycles import brokerage_pending_mark, cycle_gdpconfig, task_claim, task_claim_release
 from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_store_many, worker_name
@@ -398,32 +398,18 @@ def _apply(*, plans, queues, work_queue: WorkQueue, files: dict[int, dict], now:
             task_extra[task["jediTaskID"]] = {"errorDialog": ""}
     bulk_update_values(Task, fields=("errorDialog",), rows=throttled_dialogs)
     created = Job.objects.bulk_create(jobs, batch_size=1000)
-    JobStatusLog.objects.bulk_create(
-        [
-            entry
+    rows_insert(
+        JobStatusLog,
+        fields=("job_id", "timestamp", "old_status", "new_status", "actor", "reason", "computingSite"),
+        rows=(
+            row
             for job in created
-            for entry in (
-                JobStatusLog(
-                    job_id=job.pk,
-                    timestamp=now,
-                    old_status="",
-                    new_status="defined",
-                    actor=ACTOR,
-                    reason="generated",
-                    computingSite=job.computingSite,
-                ),
-                JobStatusLog(
-                    job_id=job.pk,
-                    timestamp=now,
-                    old_status="defined",
-                    new_status="assigned",
-                    actor=ACTOR,
-                    reason=f"job brokerage chose {job.computingSite}",
-                    computingSite=job.computingSite,
-                ),
+            for site in (job.computingSite,)
+            for row in (
+                (job.pk, now, "", "defined", ACTOR, "generated", site),
+                (job.pk, now, "defined", "assigned", ACTOR, f"job brokerage chose {site}", site),
             )
-        ],
-        batch_size=1000,
+        ),
     )
     Job.objects.filter(pk__in=[job.pk for job in created]).update(jobStatus="assigned")
     merge_outcomes_apply(chosen=[(merge, created[index].pk) for merge, index in merged], skipped=merge_skips, now=now)

@@ -57,7 +57,7 @@ TRANSFER_MINUTES = 5
 DEFAULT_SLOTS = 20
 DEFAULT_FAILURE_PERCENT = 8
 # What fails in the demo, with PanDA's codes and words (brokerage/job_errors.py), in proportion; one failure in
-# five becomes the payload running out of memory (_out_of_memory), which the retry module reads.
+# five becomes the payload running out of memory (_pilot_reports_apply), which the retry module reads.
 FAILURES = (
     (
         5,
@@ -176,9 +176,7 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0, inflow: bool = Fals
             job_ids=failed_ids,
             reason="payload failed",
         )
-        _failure_causes(failed_ids, crashed=crashed)
-        _measure(finished_ids + failed_ids)
-        _out_of_memory([pk for pk in failed_ids if pk not in crashed])
+        _pilot_reports_apply(finished=finished_ids, failed=failed_ids, crashed=crashed)
         job_inputs_after_end(finished=finished_ids, failed=failed_ids, now=now)
     _pilots_report(queues, now=now, minute=minute)
     _downtimes_end(queues, now=now)
@@ -352,55 +350,42 @@ def failure_cause(pk: int) -> dict:
     return FAILURES[-1][1]
 
 
-def _failure_causes(failed: list[int], *, crashed: set[int] = frozenset()) -> None:
-    """The error columns of failed jobs; a demo story's jobs (`crashed`) all fail the same way, their transform
-    crashing, as a bad release or configuration does."""
-    rows = []
-    for pk in failed:
-        cause = CRASH if pk in crashed else failure_cause(pk)
-        rows.append((pk, *(cause.get(column, None if column.endswith("Code") else "") for column in FAILURE_COLUMNS)))
-    bulk_update_values(Job, fields=FAILURE_COLUMNS, rows=rows)
+MEASURED_COLUMNS = ("cpuConsumptionTime", "maxPSS", "maxRSS", "outputFileBytes")
 
 
-def _out_of_memory(failed: list[int]) -> None:
-    """One failure in five is the payload running out of memory, above what the job asked for."""
-    rows = Job.objects.filter(pk__in=[pk for pk in failed if _draw(pk, 5) % 5 == 0]).values(
-        "pk", "coreCount", "minRamCount"
-    )
-    bulk_update_values(
-        Job,
-        fields=("pilotErrorCode", "pilotErrorDiag", "maxPSS"),
-        rows=[
-            (
-                row["pk"],
-                OUT_OF_MEMORY_CODES[0],
-                PILOT[OUT_OF_MEMORY_CODES[0]],
-                int((row["minRamCount"] or 2000) * (row["coreCount"] or 1) * 1024 * 1.2),
-            )
-            for row in rows
-        ],
-    )
-
-
-def _measure(job_ids: list[int]) -> None:
-    """What the pilot reports at the end: CPU time and memory (read by the scout rules of the watchdog)."""
-    rows = Job.objects.filter(pk__in=job_ids).values(
+def _pilot_reports_apply(*, finished: list[int], failed: list[int], crashed: set[int] = frozenset()) -> None:
+    """What the pilot reports at a job's end, written in one statement per kind of end:
+    - for every job, its CPU time and memory (read by the scout rules of the watchdog) and output bytes;
+    - for a failed job, its error columns drawn from FAILURES (`failure_cause`); a demo story's jobs (`crashed`)
+      all fail the same way, their transform crashing, as a bad release or configuration does;
+    - one other failure in five is the payload running out of memory, above what the job asked for."""
+    if not finished and not failed:
+        return
+    failed_set = set(failed)
+    measured, errors = [], []
+    rows = Job.objects.filter(pk__in=[*finished, *failed]).values_list(
         "pk", "coreCount", "minRamCount", "startTime", "endTime", "inputFileBytes"
     )
-    updates = []
-    for row in rows:
-        seconds = int((row["endTime"] - row["startTime"]).total_seconds()) if row["startTime"] and row["endTime"] else 0
-        ram = (row["minRamCount"] or 2000) * (row["coreCount"] or 1)
-        updates.append(
-            Job(
-                pk=row["pk"],
-                cpuConsumptionTime=seconds * (row["coreCount"] or 1) * 85 // 100,
-                maxPSS=ram * 1024 * (60 + _draw(row["pk"], 3) % 35) // 100,
-                maxRSS=ram * 1024 * (70 + _draw(row["pk"], 4) % 35) // 100,
-                outputFileBytes=(row["inputFileBytes"] or 0) * (10 + _draw(row["pk"], 6) % 30) // 100,
-            )
+    for pk, cores, ram_per_core, start, end, input_bytes in rows:
+        seconds = int((end - start).total_seconds()) if start and end else 0
+        ram = (ram_per_core or 2000) * (cores or 1)
+        values = (
+            seconds * (cores or 1) * 85 // 100,
+            ram * 1024 * (60 + _draw(pk, 3) % 35) // 100,
+            ram * 1024 * (70 + _draw(pk, 4) % 35) // 100,
+            (input_bytes or 0) * (10 + _draw(pk, 6) % 30) // 100,
         )
-    Job.objects.bulk_update(updates, ["cpuConsumptionTime", "maxPSS", "maxRSS", "outputFileBytes"], batch_size=1000)
+        if pk not in failed_set:
+            measured.append((pk, *values))
+            continue
+        cause = CRASH if pk in crashed else failure_cause(pk)
+        error = [cause.get(column, None if column.endswith("Code") else "") for column in FAILURE_COLUMNS]
+        if pk not in crashed and _draw(pk, 5) % 5 == 0:
+            error[:2] = OUT_OF_MEMORY_CODES[0], PILOT[OUT_OF_MEMORY_CODES[0]]
+            values = (values[0], int((ram_per_core or 2000) * (cores or 1) * 1024 * 1.2), *values[2:])
+        errors.append((pk, *values, *error))
+    bulk_update_values(Job, fields=MEASURED_COLUMNS, rows=measured)
+    bulk_update_values(Job, fields=(*MEASURED_COLUMNS, *FAILURE_COLUMNS), rows=errors)
 
 
 def _pilots_report(queues: dict[str, dict], *, now: datetime, minute: timedelta) -> None:
@@ -426,6 +411,8 @@ def _pilots_report(queues: dict[str, dict], *, now: datetime, minute: timedelta)
             )
         )
     QueuePilotStats.objects.bulk_create([row for row in rows if row.pk is None], batch_size=1000)
-    QueuePilotStats.objects.bulk_update(
-        [row for row in rows if row.pk is not None], ["pilotsLast3h", "nBatchJob", "updated"], batch_size=1000
+    bulk_update_values(
+        QueuePilotStats,
+        fields=("pilotsLast3h", "nBatchJob", "updated"),
+        rows=[(row.pk, row.pilotsLast3h, row.nBatchJob, row.updated) for row in rows if row.pk is not None],
     )

@@ -114,6 +114,7 @@ def job_status_transition_many(
     Returns the ids moved. Three statements whatever the number of jobs."""
     from brokerage.models import Job, JobStatusLog
     from brokerage.models.jobs import JOB_ENDED
+    from brokerage.services.bulk import rows_insert
     from brokerage.states import JOB
 
     now = now or timezone.now()
@@ -135,20 +136,13 @@ def job_status_transition_many(
         if to_status == "running":
             Job.objects.filter(pk__in=moved, startTime__isnull=True).update(startTime=now)
         site = (columns or {}).get("computingSite")
-        JobStatusLog.objects.bulk_create(
-            (
-                JobStatusLog(
-                    job_id=pk,
-                    timestamp=now,
-                    old_status=from_status,
-                    new_status=to_status,
-                    reason=reason[:250],
-                    actor=actor,
-                    computingSite=site if site is not None else computing_site,
-                )
+        rows_insert(
+            JobStatusLog,
+            fields=("job_id", "timestamp", "old_status", "new_status", "reason", "actor", "computingSite"),
+            rows=(
+                (pk, now, from_status, to_status, reason[:250], actor, site if site is not None else computing_site)
                 for pk, computing_site in rows
             ),
-            batch_size=1000,
         )
     return sorted(moved)
 

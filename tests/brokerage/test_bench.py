@@ -254,8 +254,10 @@ def test_keepup_rows_and_nothing_left_behind():
     assert whole["simulated_days"] == pytest.approx(whole["seconds"] * 60 / 86_400, abs=1e-4)
     assert whole["jobs_ended"] > 0
     assert whole["jobs_ended_per_simulated_day"] == round(whole["jobs_ended"] / (whole["seconds"] * 60 / 86_400))
-    # 20,000 jobs a day of 90 grid minutes each: 1,250 at once, over the queues the brokerage used
-    assert whole["slots_per_queue"] == -(-1250 // whole["queues_used"])
+    # 20,000 jobs a day of 90 grid minutes each: 1,250 at once, over the queues the brokerage used (each share
+    # rounded up)
+    assert 1250 <= whole["slots"] < 1250 + whole["queues_used"]
+    assert 1 <= whole["slots_per_queue_min"] <= whole["slots_per_queue_max"]
     # 20,000 a day at 60×: 13.9 jobs a real second, 278 a 20-s generation cycle, a limit of 20 times that
     assert whole["work_queue_limit"] == 20 * 278
     assert whole["rows_per_simulated_day"]["panda_job_status_log"] > 0
@@ -268,6 +270,17 @@ def test_keepup_rows_and_nothing_left_behind():
     assert whole["max_behind_periods"] == max(row["max_behind_periods"] for row in cycles)
     assert not Task.objects.exists()
     assert not Job.objects.exists()
+
+
+def test_keepup_shares_the_slots_out_where_the_brokerage_sent_the_jobs():
+    from brokerage.bench.keepup import slots_in_proportion
+
+    # 1,250 slots; 300, 100 and 100 jobs: 60 %, 20 % and 20 %; a queue with one job still gets a whole slot
+    assert slots_in_proportion(total=1250, jobs_by_queue={"A": 300, "B": 100, "C": 100}) == {
+        "A": 750, "B": 250, "C": 250
+    }  # fmt: skip
+    assert slots_in_proportion(total=10, jobs_by_queue={"A": 999, "B": 1}) == {"A": 10, "B": 1}
+    assert slots_in_proportion(total=10, jobs_by_queue={}) == {}
 
 
 def test_keepup_counts_each_cycle_behind_its_beat():
