@@ -145,9 +145,11 @@ def _decisions_of_day(*, start: datetime, count: int, template: Decision, trace:
         computed_params={"at": [start]},
         value_of=lambda field: {
             "site": "LCG.BENCH.ch",
+            "gridCE": "ce01.bench.ch",
             "setup": "Production",
             "cpuTime": 86_400,
-            "resource": {"Site": "LCG.BENCH.ch", "CPUTime": 86_400},
+            # what a pilot of the DIRAC demo sends beside the columns (services.dirac: match_resource_stored)
+            "resource": {"tags": ["MultiProcessor"], "platform": "x86_64-el9"},
         }.get(field.name, field.get_default()),
     )
 

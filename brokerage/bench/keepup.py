@@ -38,7 +38,13 @@ from .runner import Row, benchmark, percentile
 from .stack import processes_stop, production_env, redis_start, sender, wait_until, worker_start
 
 WORKERS = 2
+# Each worker's pool: a process a core, as Celery's default. With one process a worker, a 5-s simulator step
+# queued behind a 7-s WMCore agent cycle on one worker and a job-generation cycle on the other, while half of
+# the machine's CPU was idle.
+CONCURRENCY = 2
 WARM_UP_SECONDS = 120
+# The slots follow the work this often (real seconds), as pilot factories send pilots where activated jobs wait.
+RESHARE_SECONDS = 30
 MEAN_RUN_MINUTES = 90  # brokerage.services.simulator.job_run_minutes: 30 to 150 grid minutes
 # The demo's beat periods in seconds (scripts/run.sh); the housekeeping every minute, so that it runs in the window.
 PERIODS = {
@@ -217,21 +223,24 @@ def slots_in_proportion(*, total: int, jobs_by_queue: dict[str, int]) -> dict[st
 
 
 def _slots_follow_jobs(*, jobs_per_day: int) -> dict[str, int]:
-    """Gives the queues the brokerage used in the warm-up their share of the rate's slots (slots_in_proportion);
-    returns the slots by queue."""
+    """Gives the queues the brokerage sends work to their share of the rate's slots (slots_in_proportion), by
+    the jobs each holds that are activated (waiting for a pilot) or running; returns the slots by queue."""
     from django.db.models import Count
 
     from brokerage.models import Job, PandaQueue
 
     jobs_by_queue = dict(
-        Job.objects.values_list("computingSite").annotate(n=Count("pk")).values_list("computingSite", "n")
+        Job.objects.filter(jobStatus__in=("activated", "starting", "running"))
+        .values_list("computingSite")
+        .annotate(n=Count("pk"))
+        .values_list("computingSite", "n")
     )
     slots = slots_in_proportion(total=_slots_total(jobs_per_day), jobs_by_queue=jobs_by_queue)
-    queues = list(PandaQueue.objects.filter(name__in=slots))
-    for queue in queues:
-        queue.cric = {**(queue.cric or {}), "demo_slots": slots[queue.name]}
+    queues = list(PandaQueue.objects.filter(status="online"))
+    for queue in queues:  # a queue without work keeps a slot, for the first job sent there
+        queue.cric = {**(queue.cric or {}), "demo_slots": slots.get(queue.name, 1)}
     PandaQueue.objects.bulk_update(queues, ["cric"], batch_size=500)
-    return {queue.name: slots[queue.name] for queue in queues}
+    return {queue.name: slots[queue.name] for queue in queues if queue.name in slots}
 
 
 def _table_stats() -> dict[str, tuple[int, int]]:
@@ -282,7 +291,7 @@ def keepup(
         env = production_env(work, redis_socket, GRID_SIMULATOR="on", GRID_SIMULATOR_SPEED=str(speed))
         log = (work / "workers.log").open("w")
         for index in range(WORKERS):
-            processes.append(worker_start(env, name=f"keepup{index}", log=log, events=True))
+            processes.append(worker_start(env, name=f"keepup{index}", log=log, concurrency=CONCURRENCY, events=True))
         app = sender(redis_socket)
         listener = threading.Thread(target=_events, args=(app, schedule, stop), daemon=True)
         listener.start()
@@ -306,7 +315,10 @@ def keepup(
         warm_up = (timezone.now() - warm_since).total_seconds()
         before = _table_stats()
         started_at, started = timezone.now(), time.time()
-        time.sleep(minutes * 60)
+        while (left := started + minutes * 60 - time.time()) > 0:
+            time.sleep(min(RESHARE_SECONDS, left))
+            if left > RESHARE_SECONDS:
+                _slots_follow_jobs(jobs_per_day=jobs_per_day)
         ended_at = time.time()
         made, ended = _jobs(started_at)
         with connection.cursor() as cursor:
@@ -334,6 +346,7 @@ def keepup(
             "jobs_per_day": jobs_per_day,
             "speed": speed,
             "workers": WORKERS,
+            "concurrency": CONCURRENCY,
             "database": "postgresql",
         },
         "median_ms": 0.0,

@@ -5,60 +5,150 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('brokerage', '0001_initial'),
+        ("brokerage", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='BrokerageCycle',
+            name="BrokerageCycle",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('plugin', models.CharField(max_length=64)),
-                ('started', models.DateTimeField()),
-                ('finished', models.DateTimeField(blank=True, null=True)),
-                ('status', models.CharField(choices=[('running', 'Running'), ('succeeded', 'Succeeded'), ('failed', 'Failed')], default='running', max_length=16)),
-                ('error', models.TextField(blank=True, default='')),
-                ('worker', models.CharField(blank=True, default='', help_text='host and process that ran it', max_length=128)),
-                ('gdpconfig', models.JSONField(blank=True, default=dict, help_text='The effective parameters the cycle used.')),
-                ('frame', models.BinaryField(blank=True, help_text="Candidates and their attributes shared by the cycle's decision traces.", null=True)),
-                ('n_decisions', models.PositiveIntegerField(default=0)),
-                ('n_assigned', models.PositiveIntegerField(default=0)),
-                ('n_pending', models.PositiveIntegerField(default=0)),
-                ('n_throttled', models.PositiveIntegerField(default=0)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("plugin", models.CharField(max_length=64)),
+                ("started", models.DateTimeField()),
+                ("finished", models.DateTimeField(blank=True, null=True)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("running", "Running"), ("succeeded", "Succeeded"), ("failed", "Failed")],
+                        default="running",
+                        max_length=16,
+                    ),
+                ),
+                ("error", models.TextField(blank=True, default="")),
+                (
+                    "worker",
+                    models.CharField(blank=True, default="", help_text="host and process that ran it", max_length=128),
+                ),
+                (
+                    "gdpconfig",
+                    models.JSONField(blank=True, default=dict, help_text="The effective parameters the cycle used."),
+                ),
+                (
+                    "frame",
+                    models.BinaryField(
+                        blank=True,
+                        help_text="Candidates and their attributes shared by the cycle's decision traces.",
+                        null=True,
+                    ),
+                ),
+                ("n_decisions", models.PositiveIntegerField(default=0)),
+                ("n_assigned", models.PositiveIntegerField(default=0)),
+                ("n_pending", models.PositiveIntegerField(default=0)),
+                ("n_throttled", models.PositiveIntegerField(default=0)),
             ],
             options={
-                'db_table': 'brokerage_cycles',
-                'ordering': ['-started', '-id'],
-                'indexes': [models.Index(fields=['plugin', '-started'], name='cycle_plugin_started'), models.Index(fields=['status', '-started'], name='cycle_status_started')],
-                'constraints': [models.CheckConstraint(condition=models.Q(('finished__isnull', True), ('finished__gte', models.F('started')), _connector='OR'), name='cycle_ends_after_start'), models.CheckConstraint(condition=models.Q(models.Q(('finished__isnull', True), ('status', 'running')), models.Q(models.Q(('status', 'running'), _negated=True), ('finished__isnull', False)), _connector='OR'), name='cycle_finished_iff_not_running')],
+                "db_table": "brokerage_cycles",
+                "ordering": ["-started", "-id"],
+                "indexes": [
+                    models.Index(fields=["plugin", "-started"], name="cycle_plugin_started"),
+                    models.Index(fields=["status", "-started"], name="cycle_status_started"),
+                ],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            ("finished__isnull", True), ("finished__gte", models.F("started")), _connector="OR"
+                        ),
+                        name="cycle_ends_after_start",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(("finished__isnull", True), ("status", "running")),
+                            models.Q(models.Q(("status", "running"), _negated=True), ("finished__isnull", False)),
+                            _connector="OR",
+                        ),
+                        name="cycle_finished_iff_not_running",
+                    ),
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Decision',
+            name="Decision",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('jobsetID', models.BigIntegerField(blank=True, null=True)),
-                ('plugin', models.CharField(max_length=64)),
-                ('created', models.DateTimeField(help_text='The `now` of the decision.')),
-                ('outcome', models.CharField(choices=[('assigned', 'assigned'), ('pending', 'pending'), ('throttled', 'throttled'), ('matched', 'matched'), ('no_match', 'no_match')], max_length=16)),
-                ('chosen', models.CharField(blank=True, default='', max_length=128)),
-                ('n_candidates', models.PositiveIntegerField(help_text='Candidates considered.')),
-                ('n_passed', models.PositiveIntegerField(help_text='Candidates that passed every filter.')),
-                ('primary_reason', models.CharField(blank=True, default='', max_length=32)),
-                ('message', models.CharField(max_length=500)),
-                ('retry_after_minutes', models.PositiveIntegerField(blank=True, null=True)),
-                ('seed', models.BigIntegerField(default=0)),
-                ('trace', models.BinaryField()),
-                ('cycle', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='decisions', to='brokerage.brokeragecycle')),
-                ('task', models.ForeignKey(blank=True, db_column='jediTaskID', null=True, on_delete=django.db.models.deletion.CASCADE, related_name='decisions', to='brokerage.task')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("jobsetID", models.BigIntegerField(blank=True, null=True)),
+                ("plugin", models.CharField(max_length=64)),
+                ("created", models.DateTimeField(help_text="The `now` of the decision.")),
+                (
+                    "outcome",
+                    models.CharField(
+                        choices=[
+                            ("assigned", "assigned"),
+                            ("pending", "pending"),
+                            ("throttled", "throttled"),
+                            ("matched", "matched"),
+                            ("no_match", "no_match"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("chosen", models.CharField(blank=True, default="", max_length=128)),
+                ("n_candidates", models.PositiveIntegerField(help_text="Candidates considered.")),
+                ("n_passed", models.PositiveIntegerField(help_text="Candidates that passed every filter.")),
+                ("primary_reason", models.CharField(blank=True, default="", max_length=32)),
+                ("message", models.CharField(max_length=500)),
+                ("retry_after_minutes", models.PositiveIntegerField(blank=True, null=True)),
+                ("seed", models.BigIntegerField(default=0)),
+                ("trace", models.BinaryField()),
+                (
+                    "cycle",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="decisions",
+                        to="brokerage.brokeragecycle",
+                    ),
+                ),
+                (
+                    "task",
+                    models.ForeignKey(
+                        blank=True,
+                        db_column="jediTaskID",
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="decisions",
+                        to="brokerage.task",
+                    ),
+                ),
             ],
             options={
-                'db_table': 'brokerage_decisions',
-                'ordering': ['-created', '-id'],
-                'indexes': [models.Index(fields=['task', '-created'], name='decision_task_created'), models.Index(fields=['plugin', 'outcome', '-created'], name='decision_plugin_outcome'), models.Index(fields=['chosen', '-created'], name='decision_chosen'), models.Index(fields=['primary_reason', '-created'], name='decision_reason')],
-                'constraints': [models.CheckConstraint(condition=models.Q(('outcome__in', ('assigned', 'pending', 'throttled', 'matched', 'no_match'))), name='decision_outcome_known'), models.CheckConstraint(condition=models.Q(('n_passed__lte', models.F('n_candidates'))), name='decision_passed_within_considered'), models.CheckConstraint(condition=models.Q(models.Q(('chosen__gt', ''), ('outcome__in', ('assigned', 'matched'))), models.Q(models.Q(('outcome__in', ('assigned', 'matched')), _negated=True), ('chosen', '')), _connector='OR'), name='decision_chosen_iff_assigned')],
+                "db_table": "brokerage_decisions",
+                "ordering": ["-created", "-id"],
+                "indexes": [
+                    models.Index(fields=["task", "-created"], name="decision_task_created"),
+                    models.Index(fields=["plugin", "outcome", "-created"], name="decision_plugin_outcome"),
+                    models.Index(fields=["chosen", "-created"], name="decision_chosen"),
+                    models.Index(fields=["primary_reason", "-created"], name="decision_reason"),
+                ],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            ("outcome__in", ("assigned", "pending", "throttled", "matched", "no_match"))
+                        ),
+                        name="decision_outcome_known",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("n_passed__lte", models.F("n_candidates"))),
+                        name="decision_passed_within_considered",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(("chosen__gt", ""), ("outcome__in", ("assigned", "matched"))),
+                            models.Q(models.Q(("outcome__in", ("assigned", "matched")), _negated=True), ("chosen", "")),
+                            _connector="OR",
+                        ),
+                        name="decision_chosen_iff_assigned",
+                    ),
+                ],
             },
         ),
     ]

@@ -4,20 +4,31 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('brokerage', '0002_decisions'),
+        ("brokerage", "0002_decisions"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='pandaqueue',
-            name='siteClass',
-            field=models.CharField(blank=True, choices=[('', 'unclassified'), ('hi', 'Hi'), ('mid', 'Mid'), ('lo', 'Lo')], default='', help_text='Analysis appropriateness of the queue: hi, mid or lo (seed 000).', max_length=3),
+            model_name="pandaqueue",
+            name="siteClass",
+            field=models.CharField(
+                blank=True,
+                choices=[("", "unclassified"), ("hi", "Hi"), ("mid", "Mid"), ("lo", "Lo")],
+                default="",
+                help_text="Analysis appropriateness of the queue: hi, mid or lo (seed 000).",
+                max_length=3,
+            ),
         ),
         migrations.AddField(
-            model_name='task',
-            name='taskClass',
-            field=models.CharField(blank=True, choices=[('', 'unclassified'), ('S', 'S'), ('A', 'A'), ('B', 'B'), ('C', 'C')], default='', help_text='Analysis task class S/A/B/C (seed 000, site & task classification).', max_length=1),
+            model_name="task",
+            name="taskClass",
+            field=models.CharField(
+                blank=True,
+                choices=[("", "unclassified"), ("S", "S"), ("A", "A"), ("B", "B"), ("C", "C")],
+                default="",
+                help_text="Analysis task class S/A/B/C (seed 000, site & task classification).",
+                max_length=1,
+            ),
         ),
     ]

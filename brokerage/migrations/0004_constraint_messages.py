@@ -4,25 +4,36 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('brokerage', '0003_analysis_classes'),
+        ("brokerage", "0003_analysis_classes"),
     ]
 
     operations = [
         migrations.AlterConstraint(
-            model_name='pandaqueue',
-            name='queue_memory_range_ordered',
-            constraint=models.CheckConstraint(condition=models.Q(('maxrss', 0), ('minrss__lte', models.F('maxrss')), _connector='OR'), name='queue_memory_range_ordered', violation_error_message='minrss must not exceed maxrss (maxrss 0 means no limit)'),
+            model_name="pandaqueue",
+            name="queue_memory_range_ordered",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("maxrss", 0), ("minrss__lte", models.F("maxrss")), _connector="OR"),
+                name="queue_memory_range_ordered",
+                violation_error_message="minrss must not exceed maxrss (maxrss 0 means no limit)",
+            ),
         ),
         migrations.AlterConstraint(
-            model_name='pandaqueue',
-            name='queue_walltime_range_ordered',
-            constraint=models.CheckConstraint(condition=models.Q(('maxtime', 0), ('mintime__lte', models.F('maxtime')), _connector='OR'), name='queue_walltime_range_ordered', violation_error_message='mintime must not exceed maxtime (maxtime 0 means no limit)'),
+            model_name="pandaqueue",
+            name="queue_walltime_range_ordered",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("maxtime", 0), ("mintime__lte", models.F("maxtime")), _connector="OR"),
+                name="queue_walltime_range_ordered",
+                violation_error_message="mintime must not exceed maxtime (maxtime 0 means no limit)",
+            ),
         ),
         migrations.AlterConstraint(
-            model_name='pandaqueue',
-            name='queue_pledge_valid',
-            constraint=models.CheckConstraint(condition=models.Q(('pledgedcpu__isnull', True), ('pledgedcpu__gte', -1), _connector='OR'), name='queue_pledge_valid', violation_error_message='pledgedcpu must be -1 (opportunistic), 0 or more'),
+            model_name="pandaqueue",
+            name="queue_pledge_valid",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("pledgedcpu__isnull", True), ("pledgedcpu__gte", -1), _connector="OR"),
+                name="queue_pledge_valid",
+                violation_error_message="pledgedcpu must be -1 (opportunistic), 0 or more",
+            ),
         ),
     ]

@@ -5,29 +5,48 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('brokerage', '0004_constraint_messages'),
+        ("brokerage", "0004_constraint_messages"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='GlobalShareSnapshot',
+            name="GlobalShareSnapshot",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('taken_at', models.DateTimeField()),
-                ('normalised_value', models.FloatField()),
-                ('executing_hs06', models.FloatField(default=0)),
-                ('queued_hs06', models.FloatField(default=0)),
-                ('target_hs06', models.FloatField(default=0)),
-                ('usage', models.FloatField(blank=True, help_text='executing / target; empty when the target is 0', null=True)),
-                ('share', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='snapshots', to='brokerage.globalshare')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("taken_at", models.DateTimeField()),
+                ("normalised_value", models.FloatField()),
+                ("executing_hs06", models.FloatField(default=0)),
+                ("queued_hs06", models.FloatField(default=0)),
+                ("target_hs06", models.FloatField(default=0)),
+                (
+                    "usage",
+                    models.FloatField(
+                        blank=True, help_text="executing / target; empty when the target is 0", null=True
+                    ),
+                ),
+                (
+                    "share",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="snapshots",
+                        to="brokerage.globalshare",
+                    ),
+                ),
             ],
             options={
-                'db_table': 'global_share_snapshots',
-                'ordering': ['-taken_at', 'share'],
-                'indexes': [models.Index(fields=['share', '-taken_at'], name='share_snapshot_history')],
-                'constraints': [models.UniqueConstraint(fields=('share', 'taken_at'), name='share_snapshot_unique'), models.CheckConstraint(condition=models.Q(('executing_hs06__gte', 0), ('queued_hs06__gte', 0), ('target_hs06__gte', 0)), name='share_snapshot_not_negative')],
+                "db_table": "global_share_snapshots",
+                "ordering": ["-taken_at", "share"],
+                "indexes": [models.Index(fields=["share", "-taken_at"], name="share_snapshot_history")],
+                "constraints": [
+                    models.UniqueConstraint(fields=("share", "taken_at"), name="share_snapshot_unique"),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            ("executing_hs06__gte", 0), ("queued_hs06__gte", 0), ("target_hs06__gte", 0)
+                        ),
+                        name="share_snapshot_not_negative",
+                    ),
+                ],
             },
         ),
     ]

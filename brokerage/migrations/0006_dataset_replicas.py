@@ -6,27 +6,36 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('brokerage', '0005_global_share_snapshots'),
+        ("brokerage", "0005_global_share_snapshots"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='DatasetReplica',
+            name="DatasetReplica",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('datasetName', models.CharField(max_length=255)),
-                ('nFiles', models.PositiveIntegerField(default=0)),
-                ('sizeGB', models.FloatField(default=0)),
-                ('updated', models.DateTimeField(default=django.utils.timezone.now)),
-                ('endpoint', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='replicas', to='brokerage.storageendpoint')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("datasetName", models.CharField(max_length=255)),
+                ("nFiles", models.PositiveIntegerField(default=0)),
+                ("sizeGB", models.FloatField(default=0)),
+                ("updated", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "endpoint",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="replicas",
+                        to="brokerage.storageendpoint",
+                    ),
+                ),
             ],
             options={
-                'db_table': 'ddm_dataset_replicas',
-                'ordering': ['datasetName', 'endpoint'],
-                'indexes': [models.Index(fields=['datasetName'], name='replica_dataset')],
-                'constraints': [models.UniqueConstraint(fields=('datasetName', 'endpoint'), name='replica_unique'), models.CheckConstraint(condition=models.Q(('sizeGB__gte', 0)), name='replica_size_not_negative')],
+                "db_table": "ddm_dataset_replicas",
+                "ordering": ["datasetName", "endpoint"],
+                "indexes": [models.Index(fields=["datasetName"], name="replica_dataset")],
+                "constraints": [
+                    models.UniqueConstraint(fields=("datasetName", "endpoint"), name="replica_unique"),
+                    models.CheckConstraint(condition=models.Q(("sizeGB__gte", 0)), name="replica_size_not_negative"),
+                ],
             },
         ),
     ]

@@ -6,25 +6,34 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('brokerage', '0006_dataset_replicas'),
+        ("brokerage", "0006_dataset_replicas"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='QueuePilotStats',
+            name="QueuePilotStats",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('pilotsLast3h', models.PositiveIntegerField(default=0)),
-                ('nBatchJob', models.PositiveIntegerField(default=0, help_text='Pilots in the batch system now.')),
-                ('numSlots', models.IntegerField(blank=True, help_text='Slots granted by Harvester; empty: unknown.', null=True)),
-                ('updated', models.DateTimeField(default=django.utils.timezone.now)),
-                ('queue', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='pilot_stats', to='brokerage.pandaqueue')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("pilotsLast3h", models.PositiveIntegerField(default=0)),
+                ("nBatchJob", models.PositiveIntegerField(default=0, help_text="Pilots in the batch system now.")),
+                (
+                    "numSlots",
+                    models.IntegerField(blank=True, help_text="Slots granted by Harvester; empty: unknown.", null=True),
+                ),
+                ("updated", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "queue",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="pilot_stats",
+                        to="brokerage.pandaqueue",
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'queue pilot stats',
-                'db_table': 'queue_pilot_stats',
+                "verbose_name_plural": "queue pilot stats",
+                "db_table": "queue_pilot_stats",
             },
         ),
     ]

@@ -4,39 +4,56 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('brokerage', '0007_pilot_stats'),
+        ("brokerage", "0007_pilot_stats"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='datasetfile',
-            name='ramCount',
-            field=models.PositiveIntegerField(blank=True, help_text='Memory for the next job using the file (raised after out-of-memory failures).', null=True),
+            model_name="datasetfile",
+            name="ramCount",
+            field=models.PositiveIntegerField(
+                blank=True,
+                help_text="Memory for the next job using the file (raised after out-of-memory failures).",
+                null=True,
+            ),
         ),
         migrations.AddField(
-            model_name='task',
-            name='brokeragePendingSince',
-            field=models.DateTimeField(blank=True, help_text='Ours: when the brokerage first left the task pending without success since; cleared on success.', null=True),
+            model_name="task",
+            name="brokeragePendingSince",
+            field=models.DateTimeField(
+                blank=True,
+                help_text="Ours: when the brokerage first left the task pending without success since; cleared on success.",
+                null=True,
+            ),
         ),
         migrations.CreateModel(
-            name='JobTimeoutSummary',
+            name="JobTimeoutSummary",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('taken_at', models.DateTimeField()),
-                ('computingSite', models.CharField(max_length=128)),
-                ('rule', models.CharField(max_length=32)),
-                ('watched', models.PositiveIntegerField(default=0)),
-                ('approaching', models.PositiveIntegerField(default=0, help_text='Less than an hour left.')),
-                ('timed_out', models.PositiveIntegerField(default=0)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("taken_at", models.DateTimeField()),
+                ("computingSite", models.CharField(max_length=128)),
+                ("rule", models.CharField(max_length=32)),
+                ("watched", models.PositiveIntegerField(default=0)),
+                ("approaching", models.PositiveIntegerField(default=0, help_text="Less than an hour left.")),
+                ("timed_out", models.PositiveIntegerField(default=0)),
             ],
             options={
-                'verbose_name_plural': 'job timeout summaries',
-                'db_table': 'job_timeout_summary',
-                'ordering': ['-taken_at', 'computingSite', 'rule'],
-                'indexes': [models.Index(fields=['computingSite', 'taken_at'], name='timeout_summary_queue_time')],
-                'constraints': [models.UniqueConstraint(fields=('taken_at', 'computingSite', 'rule'), name='timeout_summary_unique'), models.CheckConstraint(condition=models.Q(('approaching__lte', models.F('watched')), ('timed_out__lte', models.F('watched'))), name='timeout_summary_within_watched')],
+                "verbose_name_plural": "job timeout summaries",
+                "db_table": "job_timeout_summary",
+                "ordering": ["-taken_at", "computingSite", "rule"],
+                "indexes": [models.Index(fields=["computingSite", "taken_at"], name="timeout_summary_queue_time")],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("taken_at", "computingSite", "rule"), name="timeout_summary_unique"
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            ("approaching__lte", models.F("watched")), ("timed_out__lte", models.F("watched"))
+                        ),
+                        name="timeout_summary_within_watched",
+                    ),
+                ],
             },
         ),
     ]

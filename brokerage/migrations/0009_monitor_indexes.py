@@ -4,18 +4,17 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('brokerage', '0008_watchdog'),
+        ("brokerage", "0008_watchdog"),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name='job',
-            index=models.Index(fields=['task', 'stateChangeTime'], name='job_task_changed'),
+            model_name="job",
+            index=models.Index(fields=["task", "stateChangeTime"], name="job_task_changed"),
         ),
         migrations.AddIndex(
-            model_name='job',
-            index=models.Index(fields=['computingSite', 'startTime'], name='job_site_started'),
+            model_name="job",
+            index=models.Index(fields=["computingSite", "startTime"], name="job_site_started"),
         ),
     ]

@@ -6,116 +6,183 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('brokerage', '0009_monitor_indexes'),
+        ("brokerage", "0009_monitor_indexes"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='DiracJob',
+            name="DiracJob",
             fields=[
-                ('jobID', models.BigAutoField(primary_key=True, serialize=False)),
-                ('status', models.CharField(default='Received', max_length=16)),
-                ('minorStatus', models.CharField(blank=True, default='', max_length=128)),
-                ('userPriority', models.PositiveSmallIntegerField(default=1)),
-                ('owner', models.CharField(blank=True, default='', max_length=255)),
-                ('ownerGroup', models.CharField(blank=True, default='', max_length=64)),
-                ('site', models.CharField(blank=True, default='', help_text='Where it was matched.', max_length=64)),
-                ('submissionTime', models.DateTimeField(default=django.utils.timezone.now)),
-                ('matchTime', models.DateTimeField(blank=True, null=True)),
-                ('lastUpdateTime', models.DateTimeField(default=django.utils.timezone.now)),
+                ("jobID", models.BigAutoField(primary_key=True, serialize=False)),
+                ("status", models.CharField(default="Received", max_length=16)),
+                ("minorStatus", models.CharField(blank=True, default="", max_length=128)),
+                ("userPriority", models.PositiveSmallIntegerField(default=1)),
+                ("owner", models.CharField(blank=True, default="", max_length=255)),
+                ("ownerGroup", models.CharField(blank=True, default="", max_length=64)),
+                ("site", models.CharField(blank=True, default="", help_text="Where it was matched.", max_length=64)),
+                ("submissionTime", models.DateTimeField(default=django.utils.timezone.now)),
+                ("matchTime", models.DateTimeField(blank=True, null=True)),
+                ("lastUpdateTime", models.DateTimeField(default=django.utils.timezone.now)),
             ],
             options={
-                'db_table': 'dirac_jobs',
+                "db_table": "dirac_jobs",
             },
         ),
         migrations.CreateModel(
-            name='DiracMatchRecord',
+            name="DiracMatchRecord",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('at', models.DateTimeField(db_index=True)),
-                ('site', models.CharField(blank=True, default='', max_length=64)),
-                ('setup', models.CharField(blank=True, default='', max_length=64)),
-                ('cpuTime', models.PositiveBigIntegerField(default=0)),
-                ('matched', models.BooleanField()),
-                ('job', models.BigIntegerField(blank=True, null=True)),
-                ('task_queue', models.BigIntegerField(blank=True, null=True)),
-                ('seed', models.BigIntegerField()),
-                ('reasons', models.JSONField(blank=True, default=list, help_text='Codes that kept the nearest task queues out.')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("at", models.DateTimeField(db_index=True)),
+                ("site", models.CharField(blank=True, default="", max_length=64)),
+                ("setup", models.CharField(blank=True, default="", max_length=64)),
+                ("cpuTime", models.PositiveBigIntegerField(default=0)),
+                ("matched", models.BooleanField()),
+                ("job", models.BigIntegerField(blank=True, null=True)),
+                ("task_queue", models.BigIntegerField(blank=True, null=True)),
+                ("seed", models.BigIntegerField()),
+                (
+                    "reasons",
+                    models.JSONField(
+                        blank=True, default=list, help_text="Codes that kept the nearest task queues out."
+                    ),
+                ),
             ],
             options={
-                'db_table': 'dirac_match_records',
-                'ordering': ['-at', '-id'],
+                "db_table": "dirac_match_records",
+                "ordering": ["-at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='DiracJobStatusLog',
+            name="DiracJobStatusLog",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('timestamp', models.DateTimeField(db_index=True)),
-                ('old_status', models.CharField(blank=True, help_text='Empty when the row was created.', max_length=64)),
-                ('new_status', models.CharField(max_length=64)),
-                ('reason', models.TextField(blank=True)),
-                ('actor', models.CharField(blank=True, max_length=128)),
-                ('job', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='status_log', to='brokerage.diracjob')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("timestamp", models.DateTimeField(db_index=True)),
+                (
+                    "old_status",
+                    models.CharField(blank=True, help_text="Empty when the row was created.", max_length=64),
+                ),
+                ("new_status", models.CharField(max_length=64)),
+                ("reason", models.TextField(blank=True)),
+                ("actor", models.CharField(blank=True, max_length=128)),
+                (
+                    "job",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="status_log", to="brokerage.diracjob"
+                    ),
+                ),
             ],
             options={
-                'db_table': 'dirac_job_status_log',
-                'ordering': ['timestamp', 'id'],
-                'abstract': False,
+                "db_table": "dirac_job_status_log",
+                "ordering": ["timestamp", "id"],
+                "abstract": False,
             },
         ),
         migrations.CreateModel(
-            name='DiracTaskQueue',
+            name="DiracTaskQueue",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('ownerDN', models.CharField(max_length=255)),
-                ('ownerGroup', models.CharField(max_length=64)),
-                ('setup', models.CharField(max_length=64)),
-                ('cpuTime', models.PositiveBigIntegerField(help_text='Seconds, a CPU segment.')),
-                ('priority', models.FloatField(default=1.0)),
-                ('enabled', models.BooleanField(default=True)),
-                ('requirementsKey', models.CharField(max_length=64, unique=True)),
-                ('created', models.DateTimeField(default=django.utils.timezone.now)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("ownerDN", models.CharField(max_length=255)),
+                ("ownerGroup", models.CharField(max_length=64)),
+                ("setup", models.CharField(max_length=64)),
+                ("cpuTime", models.PositiveBigIntegerField(help_text="Seconds, a CPU segment.")),
+                ("priority", models.FloatField(default=1.0)),
+                ("enabled", models.BooleanField(default=True)),
+                ("requirementsKey", models.CharField(max_length=64, unique=True)),
+                ("created", models.DateTimeField(default=django.utils.timezone.now)),
             ],
             options={
-                'db_table': 'dirac_task_queues',
-                'indexes': [models.Index(fields=['setup', 'cpuTime'], name='dirac_tq_setup_cpu')],
-                'constraints': [models.CheckConstraint(condition=models.Q(('priority__gt', 0)), name='dirac_tq_priority_positive')],
+                "db_table": "dirac_task_queues",
+                "indexes": [models.Index(fields=["setup", "cpuTime"], name="dirac_tq_setup_cpu")],
+                "constraints": [
+                    models.CheckConstraint(condition=models.Q(("priority__gt", 0)), name="dirac_tq_priority_positive")
+                ],
             },
         ),
         migrations.AddField(
-            model_name='diracjob',
-            name='task_queue',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='jobs', to='brokerage.diractaskqueue'),
+            model_name="diracjob",
+            name="task_queue",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="jobs",
+                to="brokerage.diractaskqueue",
+            ),
         ),
         migrations.CreateModel(
-            name='DiracTaskQueueValue',
+            name="DiracTaskQueueValue",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('field', models.CharField(choices=[('sites', 'Sites'), ('gridCEs', 'GridCEs'), ('bannedSites', 'BannedSites'), ('platforms', 'Platforms'), ('pilotTypes', 'PilotTypes'), ('jobTypes', 'JobTypes'), ('tags', 'Tags'), ('submitPools', 'SubmitPools')], max_length=16)),
-                ('value', models.CharField(max_length=255)),
-                ('task_queue', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='values', to='brokerage.diractaskqueue')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "field",
+                    models.CharField(
+                        choices=[
+                            ("sites", "Sites"),
+                            ("gridCEs", "GridCEs"),
+                            ("bannedSites", "BannedSites"),
+                            ("platforms", "Platforms"),
+                            ("pilotTypes", "PilotTypes"),
+                            ("jobTypes", "JobTypes"),
+                            ("tags", "Tags"),
+                            ("submitPools", "SubmitPools"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("value", models.CharField(max_length=255)),
+                (
+                    "task_queue",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="values",
+                        to="brokerage.diractaskqueue",
+                    ),
+                ),
             ],
             options={
-                'db_table': 'dirac_task_queue_values',
+                "db_table": "dirac_task_queue_values",
             },
         ),
         migrations.AddIndex(
-            model_name='diracjob',
-            index=models.Index(fields=['task_queue', 'status', 'userPriority', 'jobID'], name='dirac_job_pick'),
+            model_name="diracjob",
+            index=models.Index(fields=["task_queue", "status", "userPriority", "jobID"], name="dirac_job_pick"),
         ),
         migrations.AddConstraint(
-            model_name='diracjob',
-            constraint=models.CheckConstraint(condition=models.Q(('status__in', ('Submitting', 'Received', 'Checking', 'Staging', 'Scouting', 'Waiting', 'Matched', 'Running', 'Stalled', 'Completing', 'Completed', 'Rescheduled', 'Failed', 'Done', 'Killed', 'Deleted'))), name='dirac_job_status_known'),
+            model_name="diracjob",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    (
+                        "status__in",
+                        (
+                            "Submitting",
+                            "Received",
+                            "Checking",
+                            "Staging",
+                            "Scouting",
+                            "Waiting",
+                            "Matched",
+                            "Running",
+                            "Stalled",
+                            "Completing",
+                            "Completed",
+                            "Rescheduled",
+                            "Failed",
+                            "Done",
+                            "Killed",
+                            "Deleted",
+                        ),
+                    )
+                ),
+                name="dirac_job_status_known",
+            ),
         ),
         migrations.AddIndex(
-            model_name='diractaskqueuevalue',
-            index=models.Index(fields=['field', 'value'], name='dirac_value_lookup'),
+            model_name="diractaskqueuevalue",
+            index=models.Index(fields=["field", "value"], name="dirac_value_lookup"),
         ),
         migrations.AddConstraint(
-            model_name='diractaskqueuevalue',
-            constraint=models.UniqueConstraint(fields=('task_queue', 'field', 'value'), name='dirac_tq_value_unique'),
+            model_name="diractaskqueuevalue",
+            constraint=models.UniqueConstraint(fields=("task_queue", "field", "value"), name="dirac_tq_value_unique"),
         ),
     ]

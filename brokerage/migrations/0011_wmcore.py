@@ -6,316 +6,688 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('brokerage', '0010_dirac'),
+        ("brokerage", "0010_dirac"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='WMBSSubscription',
+            name="WMBSSubscription",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('task_type', models.CharField(choices=[('Processing', 'Processing'), ('Production', 'Production'), ('Merge', 'Merge'), ('Cleanup', 'Cleanup'), ('LogCollect', 'LogCollect'), ('Skim', 'Skim'), ('Harvesting', 'Harvesting')], max_length=16)),
-                ('site', models.CharField(help_text='The site getWork matched.', max_length=64)),
-                ('created', models.DateTimeField(default=django.utils.timezone.now)),
-                ('finished', models.DateTimeField(blank=True, null=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "task_type",
+                    models.CharField(
+                        choices=[
+                            ("Processing", "Processing"),
+                            ("Production", "Production"),
+                            ("Merge", "Merge"),
+                            ("Cleanup", "Cleanup"),
+                            ("LogCollect", "LogCollect"),
+                            ("Skim", "Skim"),
+                            ("Harvesting", "Harvesting"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("site", models.CharField(help_text="The site getWork matched.", max_length=64)),
+                ("created", models.DateTimeField(default=django.utils.timezone.now)),
+                ("finished", models.DateTimeField(blank=True, null=True)),
             ],
             options={
-                'db_table': 'wmbs_subscriptions',
+                "db_table": "wmbs_subscriptions",
             },
         ),
         migrations.CreateModel(
-            name='WMCoreBlock',
+            name="WMCoreBlock",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=255, unique=True)),
-                ('dataset', models.CharField(db_index=True, max_length=255)),
-                ('parent_dataset', models.CharField(blank=True, default='', max_length=255)),
-                ('files', models.PositiveIntegerField(default=1)),
-                ('sites', models.JSONField(blank=True, default=list)),
-                ('updated', models.DateTimeField(default=django.utils.timezone.now)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=255, unique=True)),
+                ("dataset", models.CharField(db_index=True, max_length=255)),
+                ("parent_dataset", models.CharField(blank=True, default="", max_length=255)),
+                ("files", models.PositiveIntegerField(default=1)),
+                ("sites", models.JSONField(blank=True, default=list)),
+                ("updated", models.DateTimeField(default=django.utils.timezone.now)),
             ],
             options={
-                'db_table': 'wmcore_blocks',
+                "db_table": "wmcore_blocks",
             },
         ),
         migrations.CreateModel(
-            name='WMCoreElement',
+            name="WMCoreElement",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('database', models.CharField(choices=[('inbox', 'Inbox'), ('queue', 'Queue')], max_length=8)),
-                ('element_id', models.CharField(max_length=64)),
-                ('Status', models.CharField(choices=[('Available', 'Available'), ('Negotiating', 'Negotiating'), ('Acquired', 'Acquired'), ('Running', 'Running'), ('Done', 'Done'), ('Failed', 'Failed'), ('CancelRequested', 'CancelRequested'), ('Canceled', 'Canceled')], default='Available', max_length=16)),
-                ('Priority', models.FloatField()),
-                ('Jobs', models.PositiveIntegerField(default=0)),
-                ('Inputs', models.JSONField(blank=True, default=dict, help_text='{block: [sites]}')),
-                ('ParentData', models.JSONField(blank=True, default=dict, help_text='{block: [sites]}')),
-                ('PileupData', models.JSONField(blank=True, default=dict, help_text='{dataset: [sites]}')),
-                ('SiteWhitelist', models.JSONField(blank=True, default=list)),
-                ('SiteBlacklist', models.JSONField(blank=True, default=list)),
-                ('NoInputUpdate', models.BooleanField(default=False, help_text='TrustSitelists: input location not checked.')),
-                ('NoPileupUpdate', models.BooleanField(default=False, help_text='TrustPUSitelists: pileup location not checked.')),
-                ('site', models.CharField(blank=True, default='', help_text='The site the last match chose.', max_length=64)),
-                ('CreationTime', models.DateTimeField(default=django.utils.timezone.now)),
-                ('UpdateTime', models.DateTimeField(default=django.utils.timezone.now)),
-                ('stuck_reason', models.CharField(blank=True, default='', max_length=32)),
-                ('stuck_detail', models.JSONField(blank=True, default=dict)),
-                ('stuck_digest', models.CharField(blank=True, default='', help_text='Digest of stuck_detail.', max_length=16)),
-                ('stuck_since', models.DateTimeField(blank=True, null=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("database", models.CharField(choices=[("inbox", "Inbox"), ("queue", "Queue")], max_length=8)),
+                ("element_id", models.CharField(max_length=64)),
+                (
+                    "Status",
+                    models.CharField(
+                        choices=[
+                            ("Available", "Available"),
+                            ("Negotiating", "Negotiating"),
+                            ("Acquired", "Acquired"),
+                            ("Running", "Running"),
+                            ("Done", "Done"),
+                            ("Failed", "Failed"),
+                            ("CancelRequested", "CancelRequested"),
+                            ("Canceled", "Canceled"),
+                        ],
+                        default="Available",
+                        max_length=16,
+                    ),
+                ),
+                ("Priority", models.FloatField()),
+                ("Jobs", models.PositiveIntegerField(default=0)),
+                ("Inputs", models.JSONField(blank=True, default=dict, help_text="{block: [sites]}")),
+                ("ParentData", models.JSONField(blank=True, default=dict, help_text="{block: [sites]}")),
+                ("PileupData", models.JSONField(blank=True, default=dict, help_text="{dataset: [sites]}")),
+                ("SiteWhitelist", models.JSONField(blank=True, default=list)),
+                ("SiteBlacklist", models.JSONField(blank=True, default=list)),
+                (
+                    "NoInputUpdate",
+                    models.BooleanField(default=False, help_text="TrustSitelists: input location not checked."),
+                ),
+                (
+                    "NoPileupUpdate",
+                    models.BooleanField(default=False, help_text="TrustPUSitelists: pileup location not checked."),
+                ),
+                (
+                    "site",
+                    models.CharField(blank=True, default="", help_text="The site the last match chose.", max_length=64),
+                ),
+                ("CreationTime", models.DateTimeField(default=django.utils.timezone.now)),
+                ("UpdateTime", models.DateTimeField(default=django.utils.timezone.now)),
+                ("stuck_reason", models.CharField(blank=True, default="", max_length=32)),
+                ("stuck_detail", models.JSONField(blank=True, default=dict)),
+                (
+                    "stuck_digest",
+                    models.CharField(blank=True, default="", help_text="Digest of stuck_detail.", max_length=16),
+                ),
+                ("stuck_since", models.DateTimeField(blank=True, null=True)),
             ],
             options={
-                'db_table': 'wmcore_elements',
+                "db_table": "wmcore_elements",
             },
         ),
         migrations.CreateModel(
-            name='WMBSJob',
+            name="WMBSJob",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('state', models.CharField(choices=[('new', 'new'), ('created', 'created'), ('executing', 'executing'), ('complete', 'complete'), ('success', 'success'), ('jobfailed', 'jobfailed'), ('submitfailed', 'submitfailed'), ('createfailed', 'createfailed'), ('jobcooloff', 'jobcooloff'), ('submitcooloff', 'submitcooloff'), ('createcooloff', 'createcooloff'), ('retrydone', 'retrydone'), ('exhausted', 'exhausted'), ('killed', 'killed'), ('cleanout', 'cleanout')], default='created', max_length=16)),
-                ('priority', models.FloatField()),
-                ('task_type', models.CharField(choices=[('Processing', 'Processing'), ('Production', 'Production'), ('Merge', 'Merge'), ('Cleanup', 'Cleanup'), ('LogCollect', 'LogCollect'), ('Skim', 'Skim'), ('Harvesting', 'Harvesting')], max_length=16)),
-                ('possible_sites', models.JSONField(blank=True, default=list)),
-                ('location', models.CharField(blank=True, default='', max_length=64)),
-                ('batch_status', models.CharField(blank=True, choices=[('Idle', 'Idle'), ('Running', 'Running')], default='', max_length=8)),
-                ('retry_count', models.PositiveSmallIntegerField(default=0)),
-                ('state_time', models.DateTimeField(default=django.utils.timezone.now)),
-                ('subscription', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='jobs', to='brokerage.wmbssubscription')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("new", "new"),
+                            ("created", "created"),
+                            ("executing", "executing"),
+                            ("complete", "complete"),
+                            ("success", "success"),
+                            ("jobfailed", "jobfailed"),
+                            ("submitfailed", "submitfailed"),
+                            ("createfailed", "createfailed"),
+                            ("jobcooloff", "jobcooloff"),
+                            ("submitcooloff", "submitcooloff"),
+                            ("createcooloff", "createcooloff"),
+                            ("retrydone", "retrydone"),
+                            ("exhausted", "exhausted"),
+                            ("killed", "killed"),
+                            ("cleanout", "cleanout"),
+                        ],
+                        default="created",
+                        max_length=16,
+                    ),
+                ),
+                ("priority", models.FloatField()),
+                (
+                    "task_type",
+                    models.CharField(
+                        choices=[
+                            ("Processing", "Processing"),
+                            ("Production", "Production"),
+                            ("Merge", "Merge"),
+                            ("Cleanup", "Cleanup"),
+                            ("LogCollect", "LogCollect"),
+                            ("Skim", "Skim"),
+                            ("Harvesting", "Harvesting"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("possible_sites", models.JSONField(blank=True, default=list)),
+                ("location", models.CharField(blank=True, default="", max_length=64)),
+                (
+                    "batch_status",
+                    models.CharField(
+                        blank=True, choices=[("Idle", "Idle"), ("Running", "Running")], default="", max_length=8
+                    ),
+                ),
+                ("retry_count", models.PositiveSmallIntegerField(default=0)),
+                ("state_time", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "subscription",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="jobs",
+                        to="brokerage.wmbssubscription",
+                    ),
+                ),
             ],
             options={
-                'db_table': 'wmbs_jobs',
+                "db_table": "wmbs_jobs",
             },
         ),
         migrations.AddField(
-            model_name='wmbssubscription',
-            name='element',
-            field=models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='subscription', to='brokerage.wmcoreelement'),
+            model_name="wmbssubscription",
+            name="element",
+            field=models.OneToOneField(
+                on_delete=django.db.models.deletion.CASCADE, related_name="subscription", to="brokerage.wmcoreelement"
+            ),
         ),
         migrations.CreateModel(
-            name='WMCoreElementStatusLog',
+            name="WMCoreElementStatusLog",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('timestamp', models.DateTimeField(db_index=True)),
-                ('old_status', models.CharField(blank=True, help_text='Empty when the row was created.', max_length=64)),
-                ('new_status', models.CharField(max_length=64)),
-                ('reason', models.TextField(blank=True)),
-                ('actor', models.CharField(blank=True, max_length=128)),
-                ('element', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='status_log', to='brokerage.wmcoreelement')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("timestamp", models.DateTimeField(db_index=True)),
+                (
+                    "old_status",
+                    models.CharField(blank=True, help_text="Empty when the row was created.", max_length=64),
+                ),
+                ("new_status", models.CharField(max_length=64)),
+                ("reason", models.TextField(blank=True)),
+                ("actor", models.CharField(blank=True, max_length=128)),
+                (
+                    "element",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="status_log",
+                        to="brokerage.wmcoreelement",
+                    ),
+                ),
             ],
             options={
-                'db_table': 'wmcore_element_status_log',
-                'ordering': ['timestamp', 'id'],
-                'abstract': False,
+                "db_table": "wmcore_element_status_log",
+                "ordering": ["timestamp", "id"],
+                "abstract": False,
             },
         ),
         migrations.CreateModel(
-            name='WMCoreQueue',
+            name="WMCoreQueue",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100, unique=True)),
-                ('kind', models.CharField(choices=[('global', 'Global'), ('local', 'Local')], max_length=8)),
-                ('team', models.CharField(blank=True, default='', help_text='The team whose requests it takes.', max_length=64)),
-                ('enabled', models.BooleanField(default=True, help_text='A drained agent pulls nothing.')),
-                ('cache_refreshed', models.DateTimeField(blank=True, help_text='Last JobSubmitter cache refresh.', null=True)),
-                ('locations_updated', models.DateTimeField(blank=True, help_text='Last location update of elements.', null=True)),
-                ('parent', models.ForeignKey(blank=True, help_text='Local: its GQ.', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='children', to='brokerage.wmcorequeue')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=100, unique=True)),
+                ("kind", models.CharField(choices=[("global", "Global"), ("local", "Local")], max_length=8)),
+                (
+                    "team",
+                    models.CharField(
+                        blank=True, default="", help_text="The team whose requests it takes.", max_length=64
+                    ),
+                ),
+                ("enabled", models.BooleanField(default=True, help_text="A drained agent pulls nothing.")),
+                (
+                    "cache_refreshed",
+                    models.DateTimeField(blank=True, help_text="Last JobSubmitter cache refresh.", null=True),
+                ),
+                (
+                    "locations_updated",
+                    models.DateTimeField(blank=True, help_text="Last location update of elements.", null=True),
+                ),
+                (
+                    "parent",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="Local: its GQ.",
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="children",
+                        to="brokerage.wmcorequeue",
+                    ),
+                ),
             ],
             options={
-                'db_table': 'wmcore_queues',
-            },
-        ),
-        migrations.AddField(
-            model_name='wmcoreelement',
-            name='ChildQueue',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='acquired_elements', to='brokerage.wmcorequeue'),
-        ),
-        migrations.AddField(
-            model_name='wmcoreelement',
-            name='queue',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='elements', to='brokerage.wmcorequeue'),
-        ),
-        migrations.AddField(
-            model_name='wmbssubscription',
-            name='queue',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='subscriptions', to='brokerage.wmcorequeue'),
-        ),
-        migrations.CreateModel(
-            name='JobSubmitterReport',
-            fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('at', models.DateTimeField(db_index=True)),
-                ('site', models.CharField(max_length=64)),
-                ('task_type', models.CharField(max_length=16)),
-                ('condition', models.CharField(max_length=32)),
-                ('count', models.PositiveIntegerField()),
-                ('queue', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='submit_reports', to='brokerage.wmcorequeue')),
-            ],
-            options={
-                'db_table': 'wmcore_jobsubmitter_reports',
-                'ordering': ['-at', 'site'],
-            },
-        ),
-        migrations.CreateModel(
-            name='JobSubmitterCacheEntry',
-            fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('priority', models.FloatField()),
-                ('task_type', models.CharField(choices=[('Processing', 'Processing'), ('Production', 'Production'), ('Merge', 'Merge'), ('Cleanup', 'Cleanup'), ('LogCollect', 'LogCollect'), ('Skim', 'Skim'), ('Harvesting', 'Harvesting')], max_length=16)),
-                ('possible_sites', models.JSONField(blank=True, default=list)),
-                ('cached', models.DateTimeField(default=django.utils.timezone.now)),
-                ('waiting_reason', models.CharField(blank=True, default='', help_text='Why the last pass left it.', max_length=32)),
-                ('job', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='cache_entry', to='brokerage.wmbsjob')),
-                ('queue', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='cache_entries', to='brokerage.wmcorequeue')),
-            ],
-            options={
-                'db_table': 'wmcore_jobsubmitter_cache',
-            },
-        ),
-        migrations.CreateModel(
-            name='WMCoreRequest',
-            fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('RequestName', models.CharField(max_length=200, unique=True)),
-                ('RequestStatus', models.CharField(choices=[('new', 'new'), ('assignment-approved', 'assignment-approved'), ('assigned', 'assigned'), ('staging', 'staging'), ('staged', 'staged'), ('acquired', 'acquired'), ('running-open', 'running-open'), ('running-closed', 'running-closed'), ('force-complete', 'force-complete'), ('completed', 'completed'), ('closed-out', 'closed-out'), ('announced', 'announced'), ('normal-archived', 'normal-archived'), ('aborted', 'aborted'), ('aborted-completed', 'aborted-completed'), ('aborted-archived', 'aborted-archived'), ('failed', 'failed'), ('rejected', 'rejected'), ('rejected-archived', 'rejected-archived')], default='new', max_length=24)),
-                ('RequestType', models.CharField(default='ReReco', max_length=32)),
-                ('RequestPriority', models.PositiveIntegerField(default=100000)),
-                ('Team', models.CharField(blank=True, default='', help_text='Empty: the global queue leaves it.', max_length=64)),
-                ('TaskType', models.CharField(choices=[('Processing', 'Processing'), ('Production', 'Production'), ('Merge', 'Merge'), ('Cleanup', 'Cleanup'), ('LogCollect', 'LogCollect'), ('Skim', 'Skim'), ('Harvesting', 'Harvesting')], default='Processing', max_length=16)),
-                ('InputDataset', models.CharField(blank=True, default='', max_length=255)),
-                ('IncludeParents', models.BooleanField(default=False)),
-                ('MCPileup', models.CharField(blank=True, default='', max_length=255)),
-                ('FilesPerJob', models.PositiveIntegerField(default=1, help_text='Input files per job (block splitting).')),
-                ('TotalJobs', models.PositiveIntegerField(default=0, help_text='Jobs of a request without input (Monte Carlo).')),
-                ('JobsPerElement', models.PositiveIntegerField(default=500, help_text='Element size for work without input.')),
-                ('SiteWhitelist', models.JSONField(blank=True, default=list)),
-                ('SiteBlacklist', models.JSONField(blank=True, default=list)),
-                ('TrustSitelists', models.BooleanField(default=False, help_text='Ignore input and parent location (xrootd).')),
-                ('TrustPUSitelists', models.BooleanField(default=False, help_text='Ignore pileup location (xrootd).')),
-                ('created', models.DateTimeField(default=django.utils.timezone.now)),
-                ('status_time', models.DateTimeField(default=django.utils.timezone.now)),
-            ],
-            options={
-                'db_table': 'wmcore_requests',
-                'indexes': [models.Index(fields=['RequestStatus', '-RequestPriority'], name='wmcore_request_status')],
-                'constraints': [models.CheckConstraint(condition=models.Q(('RequestStatus__in', ('new', 'assignment-approved', 'assigned', 'staging', 'staged', 'acquired', 'running-open', 'running-closed', 'force-complete', 'completed', 'closed-out', 'announced', 'normal-archived', 'aborted', 'aborted-completed', 'aborted-archived', 'failed', 'rejected', 'rejected-archived'))), name='wmcore_request_status_known'), models.CheckConstraint(condition=models.Q(('FilesPerJob__gt', 0)), name='wmcore_request_files_per_job_positive'), models.CheckConstraint(condition=models.Q(('JobsPerElement__gt', 0)), name='wmcore_request_slice_positive')],
+                "db_table": "wmcore_queues",
             },
         ),
         migrations.AddField(
-            model_name='wmcoreelement',
-            name='request',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='elements', to='brokerage.wmcorerequest'),
+            model_name="wmcoreelement",
+            name="ChildQueue",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="acquired_elements",
+                to="brokerage.wmcorequeue",
+            ),
         ),
         migrations.AddField(
-            model_name='wmbssubscription',
-            name='request',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='subscriptions', to='brokerage.wmcorerequest'),
+            model_name="wmcoreelement",
+            name="queue",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="elements", to="brokerage.wmcorequeue"
+            ),
+        ),
+        migrations.AddField(
+            model_name="wmbssubscription",
+            name="queue",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="subscriptions", to="brokerage.wmcorequeue"
+            ),
         ),
         migrations.CreateModel(
-            name='WMCoreRequestStatusLog',
+            name="JobSubmitterReport",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('timestamp', models.DateTimeField(db_index=True)),
-                ('old_status', models.CharField(blank=True, help_text='Empty when the row was created.', max_length=64)),
-                ('new_status', models.CharField(max_length=64)),
-                ('reason', models.TextField(blank=True)),
-                ('actor', models.CharField(blank=True, max_length=128)),
-                ('request', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='status_log', to='brokerage.wmcorerequest')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("at", models.DateTimeField(db_index=True)),
+                ("site", models.CharField(max_length=64)),
+                ("task_type", models.CharField(max_length=16)),
+                ("condition", models.CharField(max_length=32)),
+                ("count", models.PositiveIntegerField()),
+                (
+                    "queue",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="submit_reports",
+                        to="brokerage.wmcorequeue",
+                    ),
+                ),
             ],
             options={
-                'db_table': 'wmcore_request_status_log',
-                'ordering': ['timestamp', 'id'],
-                'abstract': False,
+                "db_table": "wmcore_jobsubmitter_reports",
+                "ordering": ["-at", "site"],
             },
         ),
         migrations.CreateModel(
-            name='WMCoreSite',
+            name="JobSubmitterCacheEntry",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=64)),
-                ('state', models.CharField(choices=[('Normal', 'Normal'), ('Draining', 'Draining'), ('Down', 'Down'), ('Aborted', 'Aborted')], default='Normal', max_length=8)),
-                ('pending_slots', models.PositiveIntegerField(default=0)),
-                ('running_slots', models.PositiveIntegerField(default=0)),
-                ('queue', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='sites', to='brokerage.wmcorequeue')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("priority", models.FloatField()),
+                (
+                    "task_type",
+                    models.CharField(
+                        choices=[
+                            ("Processing", "Processing"),
+                            ("Production", "Production"),
+                            ("Merge", "Merge"),
+                            ("Cleanup", "Cleanup"),
+                            ("LogCollect", "LogCollect"),
+                            ("Skim", "Skim"),
+                            ("Harvesting", "Harvesting"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("possible_sites", models.JSONField(blank=True, default=list)),
+                ("cached", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "waiting_reason",
+                    models.CharField(blank=True, default="", help_text="Why the last pass left it.", max_length=32),
+                ),
+                (
+                    "job",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="cache_entry", to="brokerage.wmbsjob"
+                    ),
+                ),
+                (
+                    "queue",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="cache_entries",
+                        to="brokerage.wmcorequeue",
+                    ),
+                ),
             ],
             options={
-                'db_table': 'wmcore_sites',
+                "db_table": "wmcore_jobsubmitter_cache",
             },
         ),
         migrations.CreateModel(
-            name='WMCoreSiteThreshold',
+            name="WMCoreRequest",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('task_type', models.CharField(choices=[('Processing', 'Processing'), ('Production', 'Production'), ('Merge', 'Merge'), ('Cleanup', 'Cleanup'), ('LogCollect', 'LogCollect'), ('Skim', 'Skim'), ('Harvesting', 'Harvesting')], max_length=16)),
-                ('pending_slots', models.PositiveIntegerField(default=0)),
-                ('max_slots', models.PositiveIntegerField(default=0)),
-                ('site', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='thresholds', to='brokerage.wmcoresite')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("RequestName", models.CharField(max_length=200, unique=True)),
+                (
+                    "RequestStatus",
+                    models.CharField(
+                        choices=[
+                            ("new", "new"),
+                            ("assignment-approved", "assignment-approved"),
+                            ("assigned", "assigned"),
+                            ("staging", "staging"),
+                            ("staged", "staged"),
+                            ("acquired", "acquired"),
+                            ("running-open", "running-open"),
+                            ("running-closed", "running-closed"),
+                            ("force-complete", "force-complete"),
+                            ("completed", "completed"),
+                            ("closed-out", "closed-out"),
+                            ("announced", "announced"),
+                            ("normal-archived", "normal-archived"),
+                            ("aborted", "aborted"),
+                            ("aborted-completed", "aborted-completed"),
+                            ("aborted-archived", "aborted-archived"),
+                            ("failed", "failed"),
+                            ("rejected", "rejected"),
+                            ("rejected-archived", "rejected-archived"),
+                        ],
+                        default="new",
+                        max_length=24,
+                    ),
+                ),
+                ("RequestType", models.CharField(default="ReReco", max_length=32)),
+                ("RequestPriority", models.PositiveIntegerField(default=100000)),
+                (
+                    "Team",
+                    models.CharField(
+                        blank=True, default="", help_text="Empty: the global queue leaves it.", max_length=64
+                    ),
+                ),
+                (
+                    "TaskType",
+                    models.CharField(
+                        choices=[
+                            ("Processing", "Processing"),
+                            ("Production", "Production"),
+                            ("Merge", "Merge"),
+                            ("Cleanup", "Cleanup"),
+                            ("LogCollect", "LogCollect"),
+                            ("Skim", "Skim"),
+                            ("Harvesting", "Harvesting"),
+                        ],
+                        default="Processing",
+                        max_length=16,
+                    ),
+                ),
+                ("InputDataset", models.CharField(blank=True, default="", max_length=255)),
+                ("IncludeParents", models.BooleanField(default=False)),
+                ("MCPileup", models.CharField(blank=True, default="", max_length=255)),
+                (
+                    "FilesPerJob",
+                    models.PositiveIntegerField(default=1, help_text="Input files per job (block splitting)."),
+                ),
+                (
+                    "TotalJobs",
+                    models.PositiveIntegerField(default=0, help_text="Jobs of a request without input (Monte Carlo)."),
+                ),
+                (
+                    "JobsPerElement",
+                    models.PositiveIntegerField(default=500, help_text="Element size for work without input."),
+                ),
+                ("SiteWhitelist", models.JSONField(blank=True, default=list)),
+                ("SiteBlacklist", models.JSONField(blank=True, default=list)),
+                (
+                    "TrustSitelists",
+                    models.BooleanField(default=False, help_text="Ignore input and parent location (xrootd)."),
+                ),
+                ("TrustPUSitelists", models.BooleanField(default=False, help_text="Ignore pileup location (xrootd).")),
+                ("created", models.DateTimeField(default=django.utils.timezone.now)),
+                ("status_time", models.DateTimeField(default=django.utils.timezone.now)),
             ],
             options={
-                'db_table': 'wmcore_site_thresholds',
+                "db_table": "wmcore_requests",
+                "indexes": [models.Index(fields=["RequestStatus", "-RequestPriority"], name="wmcore_request_status")],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            (
+                                "RequestStatus__in",
+                                (
+                                    "new",
+                                    "assignment-approved",
+                                    "assigned",
+                                    "staging",
+                                    "staged",
+                                    "acquired",
+                                    "running-open",
+                                    "running-closed",
+                                    "force-complete",
+                                    "completed",
+                                    "closed-out",
+                                    "announced",
+                                    "normal-archived",
+                                    "aborted",
+                                    "aborted-completed",
+                                    "aborted-archived",
+                                    "failed",
+                                    "rejected",
+                                    "rejected-archived",
+                                ),
+                            )
+                        ),
+                        name="wmcore_request_status_known",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("FilesPerJob__gt", 0)), name="wmcore_request_files_per_job_positive"
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("JobsPerElement__gt", 0)), name="wmcore_request_slice_positive"
+                    ),
+                ],
+            },
+        ),
+        migrations.AddField(
+            model_name="wmcoreelement",
+            name="request",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="elements", to="brokerage.wmcorerequest"
+            ),
+        ),
+        migrations.AddField(
+            model_name="wmbssubscription",
+            name="request",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="subscriptions", to="brokerage.wmcorerequest"
+            ),
+        ),
+        migrations.CreateModel(
+            name="WMCoreRequestStatusLog",
+            fields=[
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("timestamp", models.DateTimeField(db_index=True)),
+                (
+                    "old_status",
+                    models.CharField(blank=True, help_text="Empty when the row was created.", max_length=64),
+                ),
+                ("new_status", models.CharField(max_length=64)),
+                ("reason", models.TextField(blank=True)),
+                ("actor", models.CharField(blank=True, max_length=128)),
+                (
+                    "request",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="status_log",
+                        to="brokerage.wmcorerequest",
+                    ),
+                ),
+            ],
+            options={
+                "db_table": "wmcore_request_status_log",
+                "ordering": ["timestamp", "id"],
+                "abstract": False,
+            },
+        ),
+        migrations.CreateModel(
+            name="WMCoreSite",
+            fields=[
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=64)),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("Normal", "Normal"),
+                            ("Draining", "Draining"),
+                            ("Down", "Down"),
+                            ("Aborted", "Aborted"),
+                        ],
+                        default="Normal",
+                        max_length=8,
+                    ),
+                ),
+                ("pending_slots", models.PositiveIntegerField(default=0)),
+                ("running_slots", models.PositiveIntegerField(default=0)),
+                (
+                    "queue",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="sites", to="brokerage.wmcorequeue"
+                    ),
+                ),
+            ],
+            options={
+                "db_table": "wmcore_sites",
+            },
+        ),
+        migrations.CreateModel(
+            name="WMCoreSiteThreshold",
+            fields=[
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "task_type",
+                    models.CharField(
+                        choices=[
+                            ("Processing", "Processing"),
+                            ("Production", "Production"),
+                            ("Merge", "Merge"),
+                            ("Cleanup", "Cleanup"),
+                            ("LogCollect", "LogCollect"),
+                            ("Skim", "Skim"),
+                            ("Harvesting", "Harvesting"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("pending_slots", models.PositiveIntegerField(default=0)),
+                ("max_slots", models.PositiveIntegerField(default=0)),
+                (
+                    "site",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="thresholds",
+                        to="brokerage.wmcoresite",
+                    ),
+                ),
+            ],
+            options={
+                "db_table": "wmcore_site_thresholds",
             },
         ),
         migrations.AddIndex(
-            model_name='wmbsjob',
-            index=models.Index(fields=['state', 'location', 'batch_status'], name='wmbs_job_site_load'),
+            model_name="wmbsjob",
+            index=models.Index(fields=["state", "location", "batch_status"], name="wmbs_job_site_load"),
         ),
         migrations.AddIndex(
-            model_name='wmbsjob',
-            index=models.Index(fields=['subscription', 'state'], name='wmbs_job_subscription'),
+            model_name="wmbsjob",
+            index=models.Index(fields=["subscription", "state"], name="wmbs_job_subscription"),
         ),
         migrations.AddConstraint(
-            model_name='wmbsjob',
-            constraint=models.CheckConstraint(condition=models.Q(('state__in', ('new', 'created', 'executing', 'complete', 'success', 'jobfailed', 'submitfailed', 'createfailed', 'jobcooloff', 'submitcooloff', 'createcooloff', 'retrydone', 'exhausted', 'killed', 'cleanout'))), name='wmbs_job_state_known'),
+            model_name="wmbsjob",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    (
+                        "state__in",
+                        (
+                            "new",
+                            "created",
+                            "executing",
+                            "complete",
+                            "success",
+                            "jobfailed",
+                            "submitfailed",
+                            "createfailed",
+                            "jobcooloff",
+                            "submitcooloff",
+                            "createcooloff",
+                            "retrydone",
+                            "exhausted",
+                            "killed",
+                            "cleanout",
+                        ),
+                    )
+                ),
+                name="wmbs_job_state_known",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='wmcorequeue',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('kind', 'global'), ('parent__isnull', True)), models.Q(('kind', 'local'), ('parent__isnull', False)), _connector='OR'), name='wmcore_local_queue_has_parent'),
+            model_name="wmcorequeue",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("kind", "global"), ("parent__isnull", True)),
+                    models.Q(("kind", "local"), ("parent__isnull", False)),
+                    _connector="OR",
+                ),
+                name="wmcore_local_queue_has_parent",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='jobsubmitterreport',
-            constraint=models.CheckConstraint(condition=models.Q(('count__gt', 0)), name='wmcore_report_count_positive'),
+            model_name="jobsubmitterreport",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("count__gt", 0)), name="wmcore_report_count_positive"
+            ),
         ),
         migrations.AddIndex(
-            model_name='jobsubmittercacheentry',
-            index=models.Index(fields=['queue', '-priority', 'job'], name='wmcore_cache_order'),
+            model_name="jobsubmittercacheentry",
+            index=models.Index(fields=["queue", "-priority", "job"], name="wmcore_cache_order"),
         ),
         migrations.AddIndex(
-            model_name='wmcoreelement',
-            index=models.Index(fields=['queue', 'database', 'Status', '-Priority', 'CreationTime'], name='wmcore_element_pull'),
+            model_name="wmcoreelement",
+            index=models.Index(
+                fields=["queue", "database", "Status", "-Priority", "CreationTime"], name="wmcore_element_pull"
+            ),
         ),
         migrations.AddIndex(
-            model_name='wmcoreelement',
-            index=models.Index(fields=['request', 'Status'], name='wmcore_element_request'),
+            model_name="wmcoreelement",
+            index=models.Index(fields=["request", "Status"], name="wmcore_element_request"),
         ),
         migrations.AddIndex(
-            model_name='wmcoreelement',
-            index=models.Index(fields=['element_id'], name='wmcore_element_id'),
+            model_name="wmcoreelement",
+            index=models.Index(fields=["element_id"], name="wmcore_element_id"),
         ),
         migrations.AddIndex(
-            model_name='wmcoreelement',
-            index=models.Index(fields=['stuck_reason'], name='wmcore_element_stuck'),
+            model_name="wmcoreelement",
+            index=models.Index(fields=["stuck_reason"], name="wmcore_element_stuck"),
         ),
         migrations.AddIndex(
-            model_name='wmcoreelement',
-            index=models.Index(fields=['Status', '-Priority', 'CreationTime'], name='wmcore_element_waiting'),
+            model_name="wmcoreelement",
+            index=models.Index(fields=["Status", "-Priority", "CreationTime"], name="wmcore_element_waiting"),
         ),
         migrations.AddConstraint(
-            model_name='wmcoreelement',
-            constraint=models.UniqueConstraint(fields=('queue', 'database', 'element_id'), name='wmcore_element_unique'),
+            model_name="wmcoreelement",
+            constraint=models.UniqueConstraint(
+                fields=("queue", "database", "element_id"), name="wmcore_element_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='wmcoreelement',
-            constraint=models.CheckConstraint(condition=models.Q(('Status__in', ('Available', 'Negotiating', 'Acquired', 'Running', 'Done', 'Failed', 'CancelRequested', 'Canceled'))), name='wmcore_status_known'),
+            model_name="wmcoreelement",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    (
+                        "Status__in",
+                        (
+                            "Available",
+                            "Negotiating",
+                            "Acquired",
+                            "Running",
+                            "Done",
+                            "Failed",
+                            "CancelRequested",
+                            "Canceled",
+                        ),
+                    )
+                ),
+                name="wmcore_status_known",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='wmcoreelement',
-            constraint=models.CheckConstraint(condition=models.Q(('database__in', ['inbox', 'queue'])), name='wmcore_database_known'),
+            model_name="wmcoreelement",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("database__in", ["inbox", "queue"])), name="wmcore_database_known"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='wmcoresite',
-            constraint=models.UniqueConstraint(fields=('queue', 'name'), name='wmcore_site_unique'),
+            model_name="wmcoresite",
+            constraint=models.UniqueConstraint(fields=("queue", "name"), name="wmcore_site_unique"),
         ),
         migrations.AddConstraint(
-            model_name='wmcoresitethreshold',
-            constraint=models.UniqueConstraint(fields=('site', 'task_type'), name='wmcore_threshold_unique'),
+            model_name="wmcoresitethreshold",
+            constraint=models.UniqueConstraint(fields=("site", "task_type"), name="wmcore_threshold_unique"),
         ),
     ]

@@ -4,19 +4,25 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('brokerage', '0011_wmcore'),
+        ("brokerage", "0011_wmcore"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='job',
-            name='diskIO',
-            field=models.FloatField(blank=True, help_text="Disk IO the pilot measured, kB/s (the queue's average per core feeds the diskIO check).", null=True),
+            model_name="job",
+            name="diskIO",
+            field=models.FloatField(
+                blank=True,
+                help_text="Disk IO the pilot measured, kB/s (the queue's average per core feeds the diskIO check).",
+                null=True,
+            ),
         ),
         migrations.AddConstraint(
-            model_name='job',
-            constraint=models.CheckConstraint(condition=models.Q(('diskIO__isnull', True), ('diskIO__gte', 0), _connector='OR'), name='job_disk_io_not_negative'),
+            model_name="job",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("diskIO__isnull", True), ("diskIO__gte", 0), _connector="OR"),
+                name="job_disk_io_not_negative",
+            ),
         ),
     ]

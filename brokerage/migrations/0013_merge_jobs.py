@@ -5,29 +5,47 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('brokerage', '0012_job_disk_io'),
+        ("brokerage", "0012_job_disk_io"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='job',
-            name='mergeJob',
-            field=models.ForeignKey(blank=True, help_text="The merge job that took this job's pre-merged output (tasks with mergeOutput).", null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='merged_jobs', to='brokerage.job'),
+            model_name="job",
+            name="mergeJob",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="The merge job that took this job's pre-merged output (tasks with mergeOutput).",
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="merged_jobs",
+                to="brokerage.job",
+            ),
         ),
         migrations.CreateModel(
-            name='MergePreassignment',
+            name="MergePreassignment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('computingSite', models.CharField(help_text='The queue holding the pre-merged files.', max_length=128)),
-                ('skipped_since', models.DateTimeField()),
-                ('task', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='merge_preassignments', to='brokerage.task')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "computingSite",
+                    models.CharField(help_text="The queue holding the pre-merged files.", max_length=128),
+                ),
+                ("skipped_since", models.DateTimeField()),
+                (
+                    "task",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="merge_preassignments",
+                        to="brokerage.task",
+                    ),
+                ),
             ],
             options={
-                'db_table': 'merge_preassignment',
-                'ordering': ['task', 'computingSite'],
-                'constraints': [models.UniqueConstraint(fields=('task', 'computingSite'), name='merge_preassignment_unique')],
+                "db_table": "merge_preassignment",
+                "ordering": ["task", "computingSite"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("task", "computingSite"), name="merge_preassignment_unique")
+                ],
             },
         ),
     ]

@@ -4,38 +4,42 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('brokerage', '0013_merge_jobs'),
+        ("brokerage", "0013_merge_jobs"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='WorkerHeartbeat',
+            name="WorkerHeartbeat",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=128, unique=True)),
-                ('beat', models.DateTimeField(db_index=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=128, unique=True)),
+                ("beat", models.DateTimeField(db_index=True)),
             ],
             options={
-                'db_table': 'brokerage_worker_heartbeats',
-                'ordering': ['name'],
+                "db_table": "brokerage_worker_heartbeats",
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='IntegrityCheck',
+            name="IntegrityCheck",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('started', models.DateTimeField(db_index=True)),
-                ('finished', models.DateTimeField()),
-                ('worker', models.CharField(blank=True, default='', max_length=128)),
-                ('n_findings', models.PositiveIntegerField(default=0)),
-                ('findings', models.JSONField(blank=True, default=list)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("started", models.DateTimeField(db_index=True)),
+                ("finished", models.DateTimeField()),
+                ("worker", models.CharField(blank=True, default="", max_length=128)),
+                ("n_findings", models.PositiveIntegerField(default=0)),
+                ("findings", models.JSONField(blank=True, default=list)),
             ],
             options={
-                'db_table': 'brokerage_integrity_checks',
-                'ordering': ['-started', '-id'],
-                'constraints': [models.CheckConstraint(condition=models.Q(('finished__gte', models.F('started'))), name='integrity_check_ends_after_start')],
+                "db_table": "brokerage_integrity_checks",
+                "ordering": ["-started", "-id"],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("finished__gte", models.F("started"))),
+                        name="integrity_check_ends_after_start",
+                    )
+                ],
             },
         ),
     ]

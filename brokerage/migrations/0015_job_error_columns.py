@@ -4,54 +4,53 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('brokerage', '0014_integrity_checks_and_heartbeats'),
+        ("brokerage", "0014_integrity_checks_and_heartbeats"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='job',
-            name='ddmErrorCode',
+            model_name="job",
+            name="ddmErrorCode",
             field=models.IntegerField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='job',
-            name='ddmErrorDiag',
-            field=models.CharField(blank=True, default='', max_length=500),
+            model_name="job",
+            name="ddmErrorDiag",
+            field=models.CharField(blank=True, default="", max_length=500),
         ),
         migrations.AddField(
-            model_name='job',
-            name='exeErrorCode',
+            model_name="job",
+            name="exeErrorCode",
             field=models.IntegerField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='job',
-            name='exeErrorDiag',
-            field=models.CharField(blank=True, default='', max_length=500),
+            model_name="job",
+            name="exeErrorDiag",
+            field=models.CharField(blank=True, default="", max_length=500),
         ),
         migrations.AddField(
-            model_name='job',
-            name='jobDispatcherErrorCode',
+            model_name="job",
+            name="jobDispatcherErrorCode",
             field=models.IntegerField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='job',
-            name='jobDispatcherErrorDiag',
-            field=models.CharField(blank=True, default='', max_length=250),
+            model_name="job",
+            name="jobDispatcherErrorDiag",
+            field=models.CharField(blank=True, default="", max_length=250),
         ),
         migrations.AddField(
-            model_name='job',
-            name='supErrorCode',
+            model_name="job",
+            name="supErrorCode",
             field=models.IntegerField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='job',
-            name='supErrorDiag',
-            field=models.CharField(blank=True, default='', max_length=250),
+            model_name="job",
+            name="supErrorDiag",
+            field=models.CharField(blank=True, default="", max_length=250),
         ),
         migrations.AddIndex(
-            model_name='job',
-            index=models.Index(fields=['task', 'jobStatus', 'computingSite'], name='job_task_status_site'),
+            model_name="job",
+            index=models.Index(fields=["task", "jobStatus", "computingSite"], name="job_task_status_site"),
         ),
     ]

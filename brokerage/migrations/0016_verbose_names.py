@@ -4,98 +4,128 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('brokerage', '0015_job_error_columns'),
+        ("brokerage", "0015_job_error_columns"),
     ]
 
     operations = [
         migrations.AlterModelOptions(
-            name='diracjob',
-            options={'verbose_name': 'DIRAC job', 'verbose_name_plural': 'DIRAC jobs'},
+            name="diracjob",
+            options={"verbose_name": "DIRAC job", "verbose_name_plural": "DIRAC jobs"},
         ),
         migrations.AlterModelOptions(
-            name='diracjobstatuslog',
-            options={'ordering': ['timestamp', 'id'], 'verbose_name': 'DIRAC job status log', 'verbose_name_plural': 'DIRAC job status logs'},
+            name="diracjobstatuslog",
+            options={
+                "ordering": ["timestamp", "id"],
+                "verbose_name": "DIRAC job status log",
+                "verbose_name_plural": "DIRAC job status logs",
+            },
         ),
         migrations.AlterModelOptions(
-            name='diracmatchrecord',
-            options={'ordering': ['-at', '-id'], 'verbose_name': 'DIRAC matching request', 'verbose_name_plural': 'DIRAC matching requests'},
+            name="diracmatchrecord",
+            options={
+                "ordering": ["-at", "-id"],
+                "verbose_name": "DIRAC matching request",
+                "verbose_name_plural": "DIRAC matching requests",
+            },
         ),
         migrations.AlterModelOptions(
-            name='diractaskqueue',
-            options={'verbose_name': 'DIRAC task queue', 'verbose_name_plural': 'DIRAC task queues'},
+            name="diractaskqueue",
+            options={"verbose_name": "DIRAC task queue", "verbose_name_plural": "DIRAC task queues"},
         ),
         migrations.AlterModelOptions(
-            name='diractaskqueuevalue',
-            options={'verbose_name': 'DIRAC task-queue requirement', 'verbose_name_plural': 'DIRAC task-queue requirements'},
+            name="diractaskqueuevalue",
+            options={
+                "verbose_name": "DIRAC task-queue requirement",
+                "verbose_name_plural": "DIRAC task-queue requirements",
+            },
         ),
         migrations.AlterModelOptions(
-            name='event',
-            options={'ordering': ['id'], 'verbose_name': 'event range', 'verbose_name_plural': 'event ranges'},
+            name="event",
+            options={"ordering": ["id"], "verbose_name": "event range", "verbose_name_plural": "event ranges"},
         ),
         migrations.AlterModelOptions(
-            name='gdpconfig',
-            options={'ordering': ['component', 'key', 'vo'], 'verbose_name': 'gdpconfig parameter', 'verbose_name_plural': 'gdpconfig parameters'},
+            name="gdpconfig",
+            options={
+                "ordering": ["component", "key", "vo"],
+                "verbose_name": "gdpconfig parameter",
+                "verbose_name_plural": "gdpconfig parameters",
+            },
         ),
         migrations.AlterModelOptions(
-            name='gdpconfigchange',
-            options={'ordering': ['-changed_at', '-id'], 'verbose_name': 'gdpconfig change', 'verbose_name_plural': 'gdpconfig changes'},
+            name="gdpconfigchange",
+            options={
+                "ordering": ["-changed_at", "-id"],
+                "verbose_name": "gdpconfig change",
+                "verbose_name_plural": "gdpconfig changes",
+            },
         ),
         migrations.AlterModelOptions(
-            name='jobsubmittercacheentry',
-            options={'verbose_name': 'JobSubmitter cache entry', 'verbose_name_plural': 'JobSubmitter cache entries'},
+            name="jobsubmittercacheentry",
+            options={"verbose_name": "JobSubmitter cache entry", "verbose_name_plural": "JobSubmitter cache entries"},
         ),
         migrations.AlterModelOptions(
-            name='jobsubmitterreport',
-            options={'ordering': ['-at', 'site'], 'verbose_name': 'JobSubmitter report', 'verbose_name_plural': 'JobSubmitter reports'},
+            name="jobsubmitterreport",
+            options={
+                "ordering": ["-at", "site"],
+                "verbose_name": "JobSubmitter report",
+                "verbose_name_plural": "JobSubmitter reports",
+            },
         ),
         migrations.AlterModelOptions(
-            name='pandaqueue',
-            options={'ordering': ['name'], 'verbose_name': 'PanDA queue', 'verbose_name_plural': 'PanDA queues'},
+            name="pandaqueue",
+            options={"ordering": ["name"], "verbose_name": "PanDA queue", "verbose_name_plural": "PanDA queues"},
         ),
         migrations.AlterModelOptions(
-            name='queuepilotstats',
-            options={'verbose_name': 'queue pilot statistics', 'verbose_name_plural': 'queue pilot statistics'},
+            name="queuepilotstats",
+            options={"verbose_name": "queue pilot statistics", "verbose_name_plural": "queue pilot statistics"},
         ),
         migrations.AlterModelOptions(
-            name='wmbsjob',
-            options={'verbose_name': 'WMBS job', 'verbose_name_plural': 'WMBS jobs'},
+            name="wmbsjob",
+            options={"verbose_name": "WMBS job", "verbose_name_plural": "WMBS jobs"},
         ),
         migrations.AlterModelOptions(
-            name='wmbssubscription',
-            options={'verbose_name': 'WMBS subscription', 'verbose_name_plural': 'WMBS subscriptions'},
+            name="wmbssubscription",
+            options={"verbose_name": "WMBS subscription", "verbose_name_plural": "WMBS subscriptions"},
         ),
         migrations.AlterModelOptions(
-            name='wmcoreblock',
-            options={'verbose_name': 'WMCore block', 'verbose_name_plural': 'WMCore blocks'},
+            name="wmcoreblock",
+            options={"verbose_name": "WMCore block", "verbose_name_plural": "WMCore blocks"},
         ),
         migrations.AlterModelOptions(
-            name='wmcoreelement',
-            options={'verbose_name': 'WMCore work-queue element', 'verbose_name_plural': 'WMCore work-queue elements'},
+            name="wmcoreelement",
+            options={"verbose_name": "WMCore work-queue element", "verbose_name_plural": "WMCore work-queue elements"},
         ),
         migrations.AlterModelOptions(
-            name='wmcoreelementstatuslog',
-            options={'ordering': ['timestamp', 'id'], 'verbose_name': 'WMCore element status log', 'verbose_name_plural': 'WMCore element status logs'},
+            name="wmcoreelementstatuslog",
+            options={
+                "ordering": ["timestamp", "id"],
+                "verbose_name": "WMCore element status log",
+                "verbose_name_plural": "WMCore element status logs",
+            },
         ),
         migrations.AlterModelOptions(
-            name='wmcorequeue',
-            options={'verbose_name': 'WMCore work queue', 'verbose_name_plural': 'WMCore work queues'},
+            name="wmcorequeue",
+            options={"verbose_name": "WMCore work queue", "verbose_name_plural": "WMCore work queues"},
         ),
         migrations.AlterModelOptions(
-            name='wmcorerequest',
-            options={'verbose_name': 'WMCore request', 'verbose_name_plural': 'WMCore requests'},
+            name="wmcorerequest",
+            options={"verbose_name": "WMCore request", "verbose_name_plural": "WMCore requests"},
         ),
         migrations.AlterModelOptions(
-            name='wmcorerequeststatuslog',
-            options={'ordering': ['timestamp', 'id'], 'verbose_name': 'WMCore request status log', 'verbose_name_plural': 'WMCore request status logs'},
+            name="wmcorerequeststatuslog",
+            options={
+                "ordering": ["timestamp", "id"],
+                "verbose_name": "WMCore request status log",
+                "verbose_name_plural": "WMCore request status logs",
+            },
         ),
         migrations.AlterModelOptions(
-            name='wmcoresite',
-            options={'verbose_name': 'WMCore site', 'verbose_name_plural': 'WMCore sites'},
+            name="wmcoresite",
+            options={"verbose_name": "WMCore site", "verbose_name_plural": "WMCore sites"},
         ),
         migrations.AlterModelOptions(
-            name='wmcoresitethreshold',
-            options={'verbose_name': 'WMCore site threshold', 'verbose_name_plural': 'WMCore site thresholds'},
+            name="wmcoresitethreshold",
+            options={"verbose_name": "WMCore site threshold", "verbose_name_plural": "WMCore site thresholds"},
         ),
     ]

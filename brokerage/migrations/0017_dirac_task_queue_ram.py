@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('brokerage', '0016_verbose_names'),
+        ("brokerage", "0016_verbose_names"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='diractaskqueue',
-            name='maxRAM',
-            field=models.PositiveIntegerField(default=0, help_text='MB the jobs use at most (informational); 0: none.'),
+            model_name="diractaskqueue",
+            name="maxRAM",
+            field=models.PositiveIntegerField(default=0, help_text="MB the jobs use at most (informational); 0: none."),
         ),
         migrations.AddField(
-            model_name='diractaskqueue',
-            name='minRAM',
-            field=models.PositiveIntegerField(default=0, help_text='MB the jobs need at least; 0: no requirement.'),
+            model_name="diractaskqueue",
+            name="minRAM",
+            field=models.PositiveIntegerField(default=0, help_text="MB the jobs need at least; 0: no requirement."),
         ),
     ]

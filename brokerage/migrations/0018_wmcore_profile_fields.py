@@ -4,34 +4,43 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('brokerage', '0017_dirac_task_queue_ram'),
+        ("brokerage", "0017_dirac_task_queue_ram"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='wmbsjob',
-            name='exit_code',
-            field=models.PositiveIntegerField(blank=True, help_text="The exit code of its last failure (71101–71103: the JobSubmitter's).", null=True),
+            model_name="wmbsjob",
+            name="exit_code",
+            field=models.PositiveIntegerField(
+                blank=True, help_text="The exit code of its last failure (71101–71103: the JobSubmitter's).", null=True
+            ),
         ),
         migrations.AddField(
-            model_name='wmcoreelement',
-            name='ParentFlag',
-            field=models.BooleanField(blank=True, help_text='The element reads its parents; empty: not said (the seed checks listed ones).', null=True),
+            model_name="wmcoreelement",
+            name="ParentFlag",
+            field=models.BooleanField(
+                blank=True,
+                help_text="The element reads its parents; empty: not said (the seed checks listed ones).",
+                null=True,
+            ),
         ),
         migrations.AddField(
-            model_name='wmcoreelement',
-            name='blowupFactor',
-            field=models.FloatField(default=1.0, help_text='Each job counts this many times at its site.'),
+            model_name="wmcoreelement",
+            name="blowupFactor",
+            field=models.FloatField(default=1.0, help_text="Each job counts this many times at its site."),
         ),
         migrations.AddField(
-            model_name='wmcoresite',
-            name='state_time',
-            field=models.DateTimeField(blank=True, help_text="When the site entered its state (a draining site's grace period).", null=True),
+            model_name="wmcoresite",
+            name="state_time",
+            field=models.DateTimeField(
+                blank=True, help_text="When the site entered its state (a draining site's grace period).", null=True
+            ),
         ),
         migrations.AddConstraint(
-            model_name='wmcoreelement',
-            constraint=models.CheckConstraint(condition=models.Q(('blowupFactor__gte', 0)), name='wmcore_blowup_not_negative'),
+            model_name="wmcoreelement",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("blowupFactor__gte", 0)), name="wmcore_blowup_not_negative"
+            ),
         ),
     ]

@@ -4,24 +4,27 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('brokerage', '0018_wmcore_profile_fields'),
+        ("brokerage", "0018_wmcore_profile_fields"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='diracmatchrecord',
-            name='gridCE',
-            field=models.CharField(blank=True, default='', help_text='The CE the pilot came from.', max_length=255),
+            model_name="diracmatchrecord",
+            name="gridCE",
+            field=models.CharField(blank=True, default="", help_text="The CE the pilot came from.", max_length=255),
         ),
         migrations.AddField(
-            model_name='diracmatchrecord',
-            name='resource',
-            field=models.JSONField(blank=True, default=dict, help_text='Everything the resource sent, so any task queue can be tested against it.'),
+            model_name="diracmatchrecord",
+            name="resource",
+            field=models.JSONField(
+                blank=True,
+                default=dict,
+                help_text="Everything the resource sent, so any task queue can be tested against it.",
+            ),
         ),
         migrations.AddIndex(
-            model_name='diracmatchrecord',
-            index=models.Index(fields=['site', 'gridCE', 'at'], name='dirac_match_site_ce'),
+            model_name="diracmatchrecord",
+            index=models.Index(fields=["site", "gridCE", "at"], name="dirac_match_site_ce"),
         ),
     ]

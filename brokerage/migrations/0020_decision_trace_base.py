@@ -5,15 +5,21 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('brokerage', '0019_dirac_match_resource'),
+        ("brokerage", "0019_dirac_match_resource"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='decision',
-            name='trace_base',
-            field=models.ForeignKey(blank=True, help_text="The decision this trace is stored as the change against (a pull's previous pull); deleting it deletes the deltas built on it.", null=True, on_delete=django.db.models.deletion.CASCADE, related_name='trace_deltas', to='brokerage.decision'),
+            model_name="decision",
+            name="trace_base",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="The decision this trace is stored as the change against (a pull's previous pull); deleting it deletes the deltas built on it.",
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="trace_deltas",
+                to="brokerage.decision",
+            ),
         ),
     ]

@@ -16,6 +16,7 @@ COPY_FRAMES = (
     "SELECT id, started, frame FROM brokerage_cycles WHERE frame IS NOT NULL"
 )
 
+
 # unapplied: the traces and frames go back into their rows (the tables are dropped after); a trace the retention
 # dropped comes back empty
 def copy_back(apps, schema_editor):

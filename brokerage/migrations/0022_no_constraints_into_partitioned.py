@@ -5,25 +5,43 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('brokerage', '0021_history_archive_and_traces'),
+        ("brokerage", "0021_history_archive_and_traces"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='decision',
-            name='cycle',
-            field=models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.CASCADE, related_name='decisions', to='brokerage.brokeragecycle'),
+            model_name="decision",
+            name="cycle",
+            field=models.ForeignKey(
+                db_constraint=False,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="decisions",
+                to="brokerage.brokeragecycle",
+            ),
         ),
         migrations.AlterField(
-            model_name='job',
-            name='mergeJob',
-            field=models.ForeignKey(blank=True, db_constraint=False, help_text="The merge job that took this job's pre-merged output (tasks with mergeOutput).", null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='merged_jobs', to='brokerage.job'),
+            model_name="job",
+            name="mergeJob",
+            field=models.ForeignKey(
+                blank=True,
+                db_constraint=False,
+                help_text="The merge job that took this job's pre-merged output (tasks with mergeOutput).",
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="merged_jobs",
+                to="brokerage.job",
+            ),
         ),
         migrations.AlterField(
-            model_name='jobstatuslog',
-            name='job',
-            field=models.ForeignKey(db_column='PandaID', db_constraint=False, on_delete=django.db.models.deletion.CASCADE, related_name='status_log', to='brokerage.job'),
+            model_name="jobstatuslog",
+            name="job",
+            field=models.ForeignKey(
+                db_column="PandaID",
+                db_constraint=False,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="status_log",
+                to="brokerage.job",
+            ),
         ),
     ]

@@ -4,42 +4,54 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('brokerage', '0023_time_partitions'),
+        ("brokerage", "0023_time_partitions"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='SummaryMark',
+            name="SummaryMark",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=64, unique=True)),
-                ('until', models.DateTimeField()),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=64, unique=True)),
+                ("until", models.DateTimeField()),
             ],
             options={
-                'db_table': 'brokerage_summary_marks',
+                "db_table": "brokerage_summary_marks",
             },
         ),
         migrations.CreateModel(
-            name='JobErrorHour',
+            name="JobErrorHour",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('hour', models.DateTimeField(help_text="The hour's start (UTC); jobs whose stateChangeTime falls in it.")),
-                ('computingSite', models.CharField(blank=True, default='', max_length=128)),
-                ('jobStatus', models.CharField(max_length=15)),
-                ('error_component', models.CharField(blank=True, default='', max_length=32)),
-                ('error_code', models.IntegerField(blank=True, null=True)),
-                ('attemptNr', models.PositiveSmallIntegerField(default=1)),
-                ('n', models.PositiveIntegerField()),
-                ('diag', models.CharField(blank=True, default='', help_text='One diagnostic message of them.', max_length=500)),
-                ('example', models.BigIntegerField(help_text='The lowest PandaID among them.')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "hour",
+                    models.DateTimeField(help_text="The hour's start (UTC); jobs whose stateChangeTime falls in it."),
+                ),
+                ("computingSite", models.CharField(blank=True, default="", max_length=128)),
+                ("jobStatus", models.CharField(max_length=15)),
+                ("error_component", models.CharField(blank=True, default="", max_length=32)),
+                ("error_code", models.IntegerField(blank=True, null=True)),
+                ("attemptNr", models.PositiveSmallIntegerField(default=1)),
+                ("n", models.PositiveIntegerField()),
+                (
+                    "diag",
+                    models.CharField(
+                        blank=True, default="", help_text="One diagnostic message of them.", max_length=500
+                    ),
+                ),
+                ("example", models.BigIntegerField(help_text="The lowest PandaID among them.")),
             ],
             options={
-                'db_table': 'panda_job_error_hours',
-                'ordering': ['-hour'],
-                'indexes': [models.Index(fields=['hour'], name='job_error_hour'), models.Index(fields=['computingSite', 'hour'], name='job_error_hour_site')],
-                'constraints': [models.CheckConstraint(condition=models.Q(('n__gt', 0)), name='job_error_hour_counts_jobs')],
+                "db_table": "panda_job_error_hours",
+                "ordering": ["-hour"],
+                "indexes": [
+                    models.Index(fields=["hour"], name="job_error_hour"),
+                    models.Index(fields=["computingSite", "hour"], name="job_error_hour_site"),
+                ],
+                "constraints": [
+                    models.CheckConstraint(condition=models.Q(("n__gt", 0)), name="job_error_hour_counts_jobs")
+                ],
             },
         ),
     ]

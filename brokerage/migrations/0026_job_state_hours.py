@@ -4,26 +4,33 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('brokerage', '0025_job_list_index'),
+        ("brokerage", "0025_job_list_index"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='JobStateHour',
+            name="JobStateHour",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('hour', models.DateTimeField(help_text="The hour's start (UTC); status moves whose timestamp falls in it.")),
-                ('computingSite', models.CharField(blank=True, default='', max_length=128)),
-                ('new_status', models.CharField(max_length=64)),
-                ('n', models.PositiveIntegerField()),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "hour",
+                    models.DateTimeField(help_text="The hour's start (UTC); status moves whose timestamp falls in it."),
+                ),
+                ("computingSite", models.CharField(blank=True, default="", max_length=128)),
+                ("new_status", models.CharField(max_length=64)),
+                ("n", models.PositiveIntegerField()),
             ],
             options={
-                'db_table': 'panda_job_state_hours',
-                'ordering': ['-hour'],
-                'indexes': [models.Index(fields=['hour'], name='job_state_hour'), models.Index(fields=['computingSite', 'hour'], name='job_state_hour_site')],
-                'constraints': [models.CheckConstraint(condition=models.Q(('n__gt', 0)), name='job_state_hour_counts_moves')],
+                "db_table": "panda_job_state_hours",
+                "ordering": ["-hour"],
+                "indexes": [
+                    models.Index(fields=["hour"], name="job_state_hour"),
+                    models.Index(fields=["computingSite", "hour"], name="job_state_hour_site"),
+                ],
+                "constraints": [
+                    models.CheckConstraint(condition=models.Q(("n__gt", 0)), name="job_state_hour_counts_moves")
+                ],
             },
         ),
     ]

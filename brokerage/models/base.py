@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
+from django import forms
 from django.db import models
 
 from brokerage.states import StateMachine
@@ -24,6 +26,35 @@ def run_constraints(prefix: str) -> list[models.BaseConstraint]:
             name=f"{prefix}_finished_iff_not_running",
         ),
     ]
+
+
+class CompactJSONField(models.TextField):
+    """JSON kept as compact text (no spaces), for a value only ever read whole and kept for a year: a decision's
+    counts per reason. PostgreSQL's jsonb spends a header and an aligned number per entry (135 bytes for the job
+    brokerage's typical eight codes, against 75 as text); nothing queries inside it. Reads give back the
+    decoded value, as JSONField does."""
+
+    def from_db_value(self, value: Any, expression, connection) -> Any:
+        return self.to_python(value)
+
+    def to_python(self, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                return json.loads(value)
+            except json.JSONDecodeError as error:
+                raise models.ValidationError(f"not JSON: {error}") from error
+        return value
+
+    def get_prep_value(self, value: Any) -> Any:
+        if value is None:
+            return None
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+    def value_to_string(self, obj: models.Model) -> str:
+        return self.get_prep_value(self.value_from_object(obj))
+
+    def formfield(self, **kwargs: Any) -> forms.Field:
+        return forms.JSONField(**{"required": not self.blank, **kwargs})
 
 
 class StatusLogBase(models.Model):

@@ -7,7 +7,7 @@ from django.db.models import F, Q
 
 from brokerage.engine.decision import OUTCOMES
 
-from .base import run_constraints
+from .base import CompactJSONField, run_constraints
 
 
 class CycleStatus(models.TextChoices):
@@ -77,7 +77,7 @@ class Decision(models.Model):
     retry_after_minutes = models.PositiveIntegerField(null=True, blank=True)
     seed = models.BigIntegerField(default=0)
     profile = models.CharField(max_length=16, default="seed", help_text="The gdpconfig profile it ran under.")
-    reason_counts = models.JSONField(
+    reason_counts = CompactJSONField(
         default=dict,
         blank=True,
         help_text="How many candidates each reason code removed: the summary that outlives the full trace.",

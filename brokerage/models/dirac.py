@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from brokerage import states
 
-from .base import Stateful, StatusLogBase
+from .base import CompactJSONField, Stateful, StatusLogBase
 
 REQUIREMENT_FIELDS = [
     ("sites", "Sites"),
@@ -131,8 +131,14 @@ class DiracMatchRecord(models.Model):
     gridCE = models.CharField(max_length=255, blank=True, default="", help_text="The CE the pilot came from.")
     setup = models.CharField(max_length=64, blank=True, default="")
     cpuTime = models.PositiveBigIntegerField(default=0)
-    resource = models.JSONField(
-        default=dict, blank=True, help_text="Everything the resource sent, so any task queue can be tested against it."
+    # A year of requests at a grid's rate (issue 32): the resource is stored without what the columns above hold,
+    # as compact text; `sent()` puts it back together.
+    resource = CompactJSONField(
+        null=True,
+        blank=True,
+        default=dict,
+        help_text="What the resource sent besides site, CE, setup and whole seconds of CPU time, so any task queue "
+        "can be tested against it (`sent()`); null for requests stored before it was kept.",
     )
     matched = models.BooleanField()
     job = models.BigIntegerField(null=True, blank=True)
@@ -149,3 +155,32 @@ class DiracMatchRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%H:%M:%S} {self.site}: {'job ' + str(self.job) if self.matched else 'no match'}"
+
+    def sent(self) -> dict | None:
+        """Everything the resource sent (None for a request stored before the resource was kept)."""
+        return match_resource_sent(
+            {"resource": self.resource, "site": self.site, "gridCE": self.gridCE, "setup": self.setup,
+             "cpuTime": self.cpuTime}
+        )  # fmt: skip
+
+
+# What a match record's columns hold of the resource's data (brokerage.engine.plugins.dirac_match.resource_data).
+MATCH_RECORD_TEXTS = ("site", "gridCE", "setup")
+
+
+def match_resource_stored(data: dict) -> dict:
+    """The part of a resource's data a match record keeps beside its columns: all but the site, CE and setup, and
+    the CPU time unless it has a fraction (the column holds whole seconds)."""
+    stored = {key: value for key, value in data.items() if key not in MATCH_RECORD_TEXTS}
+    if float(stored.get("cpuTime", 0)) == int(stored.get("cpuTime", 0)):
+        stored.pop("cpuTime", None)
+    return stored
+
+
+def match_resource_sent(record: dict) -> dict | None:
+    """A match record's resource data put back together from its columns and its stored part (a row as
+    `values()` gives it, with resource, site, gridCE, setup and cpuTime); None when it was never kept."""
+    if record["resource"] is None:
+        return None
+    texts = {key: record[key] for key in MATCH_RECORD_TEXTS if record[key]}
+    return {"cpuTime": float(record["cpuTime"]), **texts, **record["resource"]}

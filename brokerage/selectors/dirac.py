@@ -21,6 +21,7 @@ from brokerage.engine.plugins.dirac_match import (
 )
 from brokerage.engine.scenario import ScenarioError
 from brokerage.models import DiracJob, DiracJobStatusLog, DiracMatchRecord, DiracTaskQueue, DiracTaskQueueValue
+from brokerage.models.dirac import match_resource_sent
 from brokerage.params import BIGGEST_ID
 from brokerage.services.dirac import dirac_groups, dirac_priority_rows, dirac_rules, engine_task_queues
 
@@ -149,8 +150,8 @@ def dirac_task_queue_priority(*, task_queue: DiracTaskQueue) -> dict[str, Any]:
 def _resource_of(record: dict[str, Any]) -> tuple[Resource, bool]:
     """The resource a stored request sent, and whether it is whole: requests stored before the resource was kept
     give back their site, setup and CPU time only."""
-    data = record["resource"] or {}
-    if data:
+    data = match_resource_sent(record)
+    if data is not None:
         try:
             return resource_from_data(data), True
         except ScenarioError:
@@ -308,6 +309,6 @@ def dirac_match_detail(*, record_id: int) -> dict[str, Any] | None:
         "reasons": [{"code": code, "title": reason_title(code)} for code in record.reasons or []],
         "sent": [
             (key, ", ".join(value) if isinstance(value, list) else value)
-            for key, value in sorted((record.resource or {}).items())
+            for key, value in sorted((record.sent() or {}).items())
         ],
     }

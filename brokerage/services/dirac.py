@@ -48,7 +48,7 @@ from brokerage.engine.plugins.dirac_match import (
 )
 from brokerage.engine.plugins.dirac_match import cpu_segment as cpu_segment
 from brokerage.models import DiracJob, DiracJobStatusLog, DiracMatchRecord, DiracTaskQueue, DiracTaskQueueValue
-from brokerage.models.dirac import REQUIREMENT_FIELDS
+from brokerage.models.dirac import REQUIREMENT_FIELDS, match_resource_stored
 from brokerage.services.bulk import bulk_update_values
 
 ACTOR = "dirac matcher"
@@ -290,7 +290,7 @@ def _claim_in_one_statement(task_queue_id, priority, rng, resource: Resource, no
         ), recorded AS (
             INSERT INTO dirac_match_records
                 (at, site, "gridCE", setup, "cpuTime", resource, matched, job, task_queue, seed, reasons)
-            SELECT %(now)s, %(site)s, %(ce)s, %(setup)s, %(cpu)s, %(resource)s::jsonb, true, "jobID", %(tq)s, %(seed)s,
+            SELECT %(now)s, %(site)s, %(ce)s, %(setup)s, %(cpu)s, %(resource)s, true, "jobID", %(tq)s, %(seed)s,
                 '[]'::jsonb FROM picked
         )
         SELECT (SELECT "jobID" FROM picked), (SELECT array_agg("jobID" ORDER BY "jobID") FROM first_ten)
@@ -312,7 +312,9 @@ def _claim_in_one_statement(task_queue_id, priority, rng, resource: Resource, no
                 "setup": resource.setup,
                 "cpu": int(resource.cpuTime),
                 "ce": resource.gridCE,
-                "resource": json.dumps(resource_data(resource)),
+                "resource": DiracMatchRecord._meta.get_field("resource").get_prep_value(
+                    match_resource_stored(resource_data(resource))
+                ),
                 "seed": seed,
             },
         )
@@ -475,7 +477,7 @@ def _record_fields(resource: Resource, now: datetime) -> dict[str, Any]:
         "gridCE": resource.gridCE,
         "setup": resource.setup,
         "cpuTime": int(resource.cpuTime),
-        "resource": resource_data(resource),
+        "resource": match_resource_stored(resource_data(resource)),
     }
 
 

@@ -247,7 +247,8 @@ def test_keepup_rows_and_nothing_left_behind():
     rows = json.loads(bench("keepup", "--json", "--quick"))
     whole, *cycles = rows
     assert whole["params"] == {
-        "measure": "jobs", "jobs_per_day": 20_000, "speed": 60.0, "workers": 2, "database": "postgresql"
+        "measure": "jobs", "jobs_per_day": 20_000, "speed": 60.0, "workers": 2, "concurrency": 2,
+        "database": "postgresql",
     }  # fmt: skip
     assert whole["seconds"] >= 30
     # 30 real seconds at 60×: half an hour of the grid, 1/48 of a day

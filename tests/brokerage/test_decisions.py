@@ -132,3 +132,23 @@ def test_decision_changelist_does_not_load_traces(admin_client_logged):
     row = response.context["cl"].result_list[0]
     assert "gdpconfig" in row.cycle.get_deferred_fields()
     assert not hasattr(row, "trace")  # the traces live in their own table (issue 32)
+
+
+def test_reason_counts_are_kept_as_compact_text_and_read_back_whole():
+    """A year of decision rows: the counts per reason are text without spaces (75 bytes where jsonb took 135 in
+    the keeping-up benchmark), read back as the dict they were, through the ORM and through a fixture."""
+    from django.core import serializers
+    from django.db import connection
+
+    decision = factories.stored_decision()
+    Decision.objects.filter(pk=decision.pk).update(reason_counts={"io": 293, "status": 53, "cpucore": 24})
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reason_counts FROM brokerage_decisions WHERE id = %s", [decision.pk])
+        assert cursor.fetchone()[0] == '{"io":293,"status":53,"cpucore":24}'
+    assert Decision.objects.get(pk=decision.pk).reason_counts == {"io": 293, "status": 53, "cpucore": 24}
+    assert Decision.objects.filter(pk=decision.pk).values_list("reason_counts", flat=True)[0]["status"] == 53
+    dumped = serializers.serialize("json", Decision.objects.filter(pk=decision.pk))
+    Decision.objects.filter(pk=decision.pk).delete()
+    for loaded in serializers.deserialize("json", dumped):
+        loaded.save()
+    assert Decision.objects.get(pk=decision.pk).reason_counts == {"io": 293, "status": 53, "cpucore": 24}

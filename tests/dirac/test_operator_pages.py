@@ -51,14 +51,31 @@ def grid():
 def test_a_match_record_keeps_the_whole_resource_and_its_ce(grid):
     record = DiracMatchRecord.objects.get(matched=True)
     assert (record.site, record.gridCE) == ("PIC", "ce01.pic.es")
-    assert record.resource == {
+    # kept beside the columns: only what they do not hold (issue 32: a year of requests), put back by sent()
+    assert record.resource == {"tags": ["MultiProcessor"]}
+    assert record.sent() == {
         "cpuTime": 86400.0,
         "setup": SETUP,
         "site": "PIC",
         "gridCE": "ce01.pic.es",
         "tags": ["MultiProcessor"],
     }
-    assert resource_from_data(record.resource) == resource_from(grid["pic"])
+    assert resource_from_data(record.sent()) == resource_from(grid["pic"])
+
+
+def test_a_match_record_keeps_a_fraction_of_a_second_and_tells_an_unkept_resource():
+    from brokerage.models.dirac import match_resource_sent, match_resource_stored
+
+    sent = {"cpuTime": 3600.5, "site": "PIC", "gridCE": "ce01.pic.es", "setup": SETUP, "platform": "x86_64-el9"}
+    stored = match_resource_stored(sent)
+    assert stored == {"cpuTime": 3600.5, "platform": "x86_64-el9"}  # the column holds 3,600
+    columns = {"site": "PIC", "gridCE": "ce01.pic.es", "setup": SETUP, "cpuTime": 3600}
+    assert match_resource_sent({**columns, "resource": stored}) == sent
+    # no CE sent: none put back
+    assert match_resource_sent({**columns, "gridCE": "", "resource": {}}) == {
+        "cpuTime": 3600.0, "site": "PIC", "setup": SETUP
+    }  # fmt: skip
+    assert match_resource_sent({**columns, "resource": None}) is None
 
 
 def test_resource_data_reads_back_to_the_same_resource():
