@@ -198,14 +198,19 @@ def _slots_spread(*, jobs_per_day: int, over: int) -> int:
     """Gives every online queue the slots for `jobs_per_day` spread over `over` queues (the warm-up's grid):
     the jobs that run at once at that rate (its share of a day's 1,440 minutes at the mean run time); returns the
     slots a queue."""
+    slots = max(math.ceil(_slots_total(jobs_per_day) / max(over, 1)), 1)
+    _slots_write({}, default=slots)
+    return slots
+
+
+def _slots_write(slots: dict[str, int], *, default: int) -> None:
+    """Sets every online queue's demo slots: its entry in `slots`, else `default`."""
     from brokerage.models import PandaQueue
 
     queues = list(PandaQueue.objects.filter(status="online"))
-    slots = max(math.ceil(_slots_total(jobs_per_day) / max(over, 1)), 1)
     for queue in queues:
-        queue.cric = {**(queue.cric or {}), "demo_slots": slots}
+        queue.cric = {**(queue.cric or {}), "demo_slots": slots.get(queue.name, default)}
     PandaQueue.objects.bulk_update(queues, ["cric"], batch_size=500)
-    return slots
 
 
 def _slots_total(jobs_per_day: int) -> int:
@@ -227,7 +232,7 @@ def _slots_follow_jobs(*, jobs_per_day: int) -> dict[str, int]:
     the jobs each holds that are activated (waiting for a pilot) or running; returns the slots by queue."""
     from django.db.models import Count
 
-    from brokerage.models import Job, PandaQueue
+    from brokerage.models import Job
 
     jobs_by_queue = dict(
         Job.objects.filter(jobStatus__in=("activated", "starting", "running"))
@@ -236,11 +241,8 @@ def _slots_follow_jobs(*, jobs_per_day: int) -> dict[str, int]:
         .values_list("computingSite", "n")
     )
     slots = slots_in_proportion(total=_slots_total(jobs_per_day), jobs_by_queue=jobs_by_queue)
-    queues = list(PandaQueue.objects.filter(status="online"))
-    for queue in queues:  # a queue without work keeps a slot, for the first job sent there
-        queue.cric = {**(queue.cric or {}), "demo_slots": slots.get(queue.name, 1)}
-    PandaQueue.objects.bulk_update(queues, ["cric"], batch_size=500)
-    return {queue.name: slots[queue.name] for queue in queues if queue.name in slots}
+    _slots_write(slots, default=1)  # a queue without work keeps a slot, for the first job sent there
+    return slots
 
 
 def _table_stats() -> dict[str, tuple[int, int]]:

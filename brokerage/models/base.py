@@ -30,9 +30,9 @@ def run_constraints(prefix: str) -> list[models.BaseConstraint]:
 
 class CompactJSONField(models.TextField):
     """JSON kept as compact text (no spaces), for a value only ever read whole and kept for a year: a decision's
-    counts per reason. PostgreSQL's jsonb spends a header and an aligned number per entry (135 bytes for the job
-    brokerage's typical eight codes, against 75 as text); nothing queries inside it. Reads give back the
-    decoded value, as JSONField does."""
+    counts per reason, what a DIRAC pilot sent. PostgreSQL's jsonb spends a header and an aligned number per entry
+    (135 bytes for the job brokerage's typical counts, against 75 as text); nothing queries inside them. Reads
+    give back the decoded value, as JSONField does."""
 
     def from_db_value(self, value: Any, expression, connection) -> Any:
         return self.to_python(value)

@@ -272,6 +272,7 @@ def _claim_in_one_statement(task_queue_id, priority, rng, resource: Resource, no
     each other's, ordered by the seeded permutation; the first one becomes Matched."""
     multiplier, offset = rng.randrange(1, SHUFFLE_PRIME), rng.randrange(SHUFFLE_PRIME)
     reason = f"matched to {resource.site or 'a resource'}"
+    record = _record_fields(resource, now)
     sql = """
         WITH first_ten AS (
             SELECT "jobID" FROM dirac_jobs
@@ -309,12 +310,10 @@ def _claim_in_one_statement(task_queue_id, priority, rng, resource: Resource, no
                 "p": SHUFFLE_PRIME,
                 "reason": reason,
                 "actor": ACTOR,
-                "setup": resource.setup,
-                "cpu": int(resource.cpuTime),
-                "ce": resource.gridCE,
-                "resource": DiracMatchRecord._meta.get_field("resource").get_prep_value(
-                    match_resource_stored(resource_data(resource))
-                ),
+                "setup": record["setup"],
+                "cpu": record["cpuTime"],
+                "ce": record["gridCE"],
+                "resource": DiracMatchRecord._meta.get_field("resource").get_prep_value(record["resource"]),
                 "seed": seed,
             },
         )

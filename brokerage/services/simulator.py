@@ -382,7 +382,7 @@ def _pilot_reports_apply(*, finished: list[int], failed: list[int], crashed: set
         error = [cause.get(column, None if column.endswith("Code") else "") for column in FAILURE_COLUMNS]
         if pk not in crashed and _draw(pk, 5) % 5 == 0:
             error[:2] = OUT_OF_MEMORY_CODES[0], PILOT[OUT_OF_MEMORY_CODES[0]]
-            values = (values[0], int((ram_per_core or 2000) * (cores or 1) * 1024 * 1.2), *values[2:])
+            values = (values[0], int(ram * 1024 * 1.2), *values[2:])
         errors.append((pk, *values, *error))
     bulk_update_values(Job, fields=MEASURED_COLUMNS, rows=measured)
     bulk_update_values(Job, fields=(*MEASURED_COLUMNS, *FAILURE_COLUMNS), rows=errors)
