@@ -77,6 +77,7 @@ PARTITIONED: dict[str, Partitioning] = {
         Partitioning("job_timeout_summary", "taken_at", "day", 3, key=("id", "taken_at")),
         Partitioning("panda_job_error_hours", "hour", "month", 1, key=("id", "hour")),
         Partitioning("panda_job_state_hours", "hour", "month", 1, key=("id", "hour")),
+        Partitioning("brokerage_decision_hours", "hour", "month", 1, key=("id", "hour")),
     )
 }  # fmt: skip
 

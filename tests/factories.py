@@ -226,6 +226,32 @@ class GdpConfigFactory(factory.django.DjangoModelFactory):
     type = "int"
 
 
+class BrokerageCycleFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.BrokerageCycle
+
+    plugin = "atlas_prod_job"
+    started = factory.LazyFunction(timezone.now)
+    status = "succeeded"
+    finished = factory.LazyAttribute(lambda c: None if c.status == "running" else c.started)
+
+
+class DecisionFactory(factory.django.DjangoModelFactory):
+    """A decision row alone (no trace): for counting and listing; stored_decision makes a real one."""
+
+    class Meta:
+        model = models.Decision
+
+    cycle = factory.SubFactory(BrokerageCycleFactory, started=factory.SelfAttribute("..created"))
+    plugin = "atlas_prod_job"
+    created = factory.LazyFunction(timezone.now)
+    outcome = "assigned"
+    chosen = factory.LazyAttribute(lambda d: "CERN-PROD" if d.outcome in ("assigned", "matched") else "")
+    n_candidates = 10
+    n_passed = 4
+    message = "decided"
+
+
 def stored_decision(*, task=None, scenario=None):
     """A real decision stored through the services: a small task brokerage over three nuclei."""
     from brokerage.engine import parse_scenario, run

@@ -588,8 +588,19 @@ class JobStateHourAdmin(ReadOnlyAdmin):
     show_full_result_count = False
 
 
+@admin.register(models.DecisionHour)
+class DecisionHourAdmin(ReadOnlyAdmin):
+    """Read-only: the hourly decision counts the housekeeping rolls up (the decision explorer reads them)."""
+
+    list_display = ["hour", "plugin", "outcome", "primary_reason", "n"]
+    list_filter = ["plugin", "outcome"]
+    search_fields = ["primary_reason"]
+    date_hierarchy = "hour"
+    show_full_result_count = False
+
+
 @admin.register(models.SummaryMark)
 class SummaryMarkAdmin(ReadOnlyAdmin):
     """Read-only: how far each summary has been rolled up."""
 
-    list_display = ["name", "until"]
+    list_display = ["name", "since", "until"]

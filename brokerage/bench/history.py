@@ -50,6 +50,7 @@ KEPT_DAYS = {
     "panda_jobs": "JOB_DAYS",
     "panda_job_status_log": "JOB_STATUS_LOG_DAYS",
     "brokerage_decisions": "DECISION_DAYS",
+    "brokerage_decision_hours": "DECISION_DAYS",
     "brokerage_decision_traces": "DECISION_TRACE_DAYS",
     "brokerage_cycle_frames": "DECISION_TRACE_DAYS",
     "brokerage_cycles": "DECISION_DAYS",

@@ -1,7 +1,7 @@
 """The domain model. Tables mirroring PanDA/JEDI/CRIC keep their column names; our own tables use snake_case."""
 
 from .config import GdpConfig, GdpConfigChange
-from .decisions import BrokerageCycle, CycleFrame, CycleStatus, Decision, DecisionTrace
+from .decisions import BrokerageCycle, CycleFrame, CycleStatus, Decision, DecisionHour, DecisionTrace
 from .dirac import DiracJob, DiracJobStatusLog, DiracMatchRecord, DiracTaskQueue, DiracTaskQueueValue
 from .grid import (
     DatasetReplica,
@@ -53,6 +53,7 @@ __all__ = [
     "DatasetReplica",
     "DatasetStatusLog",
     "Decision",
+    "DecisionHour",
     "DecisionTrace",
     "DiracJob",
     "DiracJobStatusLog",

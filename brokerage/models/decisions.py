@@ -109,6 +109,29 @@ class Decision(models.Model):
         return f"{self.plugin} {self.outcome} {self.chosen or '—'} ({self.created:%Y-%m-%d %H:%M})"
 
 
+class DecisionHour(models.Model):
+    """Decisions taken in one hour, per plugin, outcome and main reason (issue 32): what the decision explorer
+    counts for every whole hour of its window, so that its outcome and reason counts read a day of summary rows and
+    an hour or two of decisions, not the day's 100,000 at a real grid's rate. Rolled up by the housekeeping
+    (services.summaries) from the decisions; the hours after the last one rolled up are read from the decisions
+    themselves. Kept as long as the decisions (DECISION_DAYS)."""
+
+    hour = models.DateTimeField(help_text="The hour's start (UTC); decisions whose `created` falls in it.")
+    plugin = models.CharField(max_length=64)
+    outcome = models.CharField(max_length=16, choices=[(o, o) for o in OUTCOMES])
+    primary_reason = models.CharField(max_length=32, blank=True, default="")
+    n = models.PositiveIntegerField()
+
+    class Meta:
+        db_table = "brokerage_decision_hours"
+        ordering = ["-hour"]
+        constraints = [models.CheckConstraint(condition=Q(n__gt=0), name="decision_hour_counts_decisions")]
+        indexes = [models.Index(fields=["hour"], name="decision_hour")]
+
+    def __str__(self) -> str:
+        return f"{self.hour:%Y-%m-%d %H}h {self.plugin} {self.outcome} {self.primary_reason or '—'}: {self.n}"
+
+
 class CycleFrame(models.Model):
     """The candidates and their attributes that all of a cycle's decision traces share (engine.Frame), stored once
     per cycle and kept as long as the traces that need it (DECISION_TRACE_DAYS)."""

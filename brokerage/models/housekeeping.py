@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.db import models
+from django.db.models import F, Q
 
 from .base import run_constraints
 from .decisions import CycleStatus
@@ -46,14 +47,20 @@ class HousekeepingRun(models.Model):
 
 
 class SummaryMark(models.Model):
-    """How far a summary has been rolled up (issue 32): every whole hour before `until` is in it, including the
-    hours that had nothing to count. Readers take those hours from the summary and the rest from the rows."""
+    """How far a summary has been rolled up (issue 32): every whole hour from `since` to `until` is in it,
+    including the hours that had nothing to count. Readers take those hours from the summary and the rest from the
+    rows (selectors.hours)."""
 
     name = models.CharField(max_length=64, unique=True)
-    until = models.DateTimeField()
+    since = models.DateTimeField(null=True, blank=True, help_text="The first hour rolled up.")
+    until = models.DateTimeField(help_text="The end of the last hour rolled up.")
 
     class Meta:
         db_table = "brokerage_summary_marks"
+        constraints = [
+            models.CheckConstraint(condition=Q(since__isnull=True) | Q(since__lte=F("until")), name="summary_mark_span")
+        ]
 
     def __str__(self) -> str:
-        return f"{self.name} until {self.until:%Y-%m-%d %H:%M}"
+        since = f"{self.since:%Y-%m-%d %H:%M}" if self.since else "?"
+        return f"{self.name} {since} to {self.until:%Y-%m-%d %H:%M}"

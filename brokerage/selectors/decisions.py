@@ -7,10 +7,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet, Sum
 
 from brokerage.engine import Frame, explain, reason_title, trace_decode
-from brokerage.models import CycleFrame, Decision, DecisionTrace
+from brokerage.models import CycleFrame, Decision, DecisionHour, DecisionTrace
+from brokerage.selectors.hours import summarised_rows
 
 
 def decision_list(
@@ -35,6 +36,36 @@ def decision_list(
         "created__lt": until,
     }
     return queryset.filter(**{key: value for key, value in filters.items() if value is not None})
+
+
+DECISION_HOURS = "decision_hours"  # the SummaryMark of DecisionHour
+# what the hourly summary is kept per: the explorer's filters it can serve (the others count the decisions)
+DECISION_HOUR_FILTERS = ("plugin", "outcome", "primary_reason")
+
+
+def decision_count_rows(*, since: datetime, until: datetime | None = None, **filters: str) -> list[dict[str, Any]]:
+    """Decisions since `since` (and before `until`) counted per plugin, outcome and main reason, one query; filters
+    by DECISION_HOUR_FILTERS. What the explorer counts, and the housekeeping rolls up per hour (DecisionHour)."""
+    decisions = Decision.objects.filter(created__gte=since, **filters)
+    if until is not None:
+        decisions = decisions.filter(created__lt=until)
+    return list(decisions.values(*DECISION_HOUR_FILTERS).annotate(n=Count("*")).order_by())
+
+
+def decision_count_rows_recent(*, since: datetime, **filters: str) -> list[dict[str, Any]]:
+    """The rows of decision_count_rows for everything since `since`, from the hourly summaries (DecisionHour) and
+    the decisions of the edges (selectors.hours)."""
+
+    def summaries(first: datetime, until: datetime) -> list[dict[str, Any]]:
+        rows = DecisionHour.objects.filter(hour__gte=first, hour__lt=until, **filters)
+        return list(rows.values(*DECISION_HOUR_FILTERS).annotate(n=Sum("n")).order_by())
+
+    return summarised_rows(
+        mark_name=DECISION_HOURS,
+        since=since,
+        summaries=summaries,
+        live=lambda start, until: decision_count_rows(since=start, until=until, **filters),
+    )
 
 
 def decision_latest(*, task_id: int, plugin: str | None = None) -> Decision | None:

@@ -20,10 +20,10 @@ from brokerage.models import (
     JobRetryHistory,
     JobStateHour,
     JobStatusLog,
-    SummaryMark,
 )
 from brokerage.models.jobs import job_archive_window
 from brokerage.params import whole_number
+from brokerage.selectors.hours import summarised_rows
 from brokerage.selectors.paging import CappedPaginator
 from brokerage.selectors.timeouts import job_timeout_states
 
@@ -75,24 +75,8 @@ def job_error_rows(*, task_id: int | None = None, queue: str | None = None, sinc
     )
 
 
-def hour_start(moment: datetime) -> datetime:
-    """The start of the hour that holds `moment`."""
-    return moment.replace(minute=0, second=0, microsecond=0)
-
-
 JOB_ERROR_HOURS = "job_error_hours"  # the SummaryMark of JobErrorHour
 JOB_STATE_HOURS = "job_state_hours"  # the SummaryMark of JobStateHour
-
-
-def _summarised(*, mark_name: str, since: datetime, summaries, live) -> list[dict]:
-    """Rows for everything since `since`: `summaries(first, mark)` for the whole hours rolled up (up to the mark
-    SummaryMark `mark_name` keeps) and `live(since, until)` for the edges, the part hour after `since` and what
-    came after the mark. The cost stays that of an hour or two of raw rows, whatever lies behind."""
-    mark = SummaryMark.objects.filter(name=mark_name).values_list("until", flat=True).first()
-    first_whole = hour_start(since) + (timedelta(hours=1) if since != hour_start(since) else timedelta(0))
-    if mark is None or mark <= first_whole:  # nothing rolled up in the window: the raw rows themselves
-        return live(since, None)
-    return [*summaries(first_whole, mark), *live(since, first_whole), *live(mark, None)]
 
 
 def job_error_rows_recent(*, since: datetime, queue: str | None = None) -> list[dict]:
@@ -105,7 +89,7 @@ def job_error_rows_recent(*, since: datetime, queue: str | None = None) -> list[
             rows = rows.filter(computingSite=queue)
         return rows.values(*ERROR_ROW_FIELDS).annotate(n=Sum("n"), diag=Max("diag"), example=Min("example")).order_by()
 
-    return _summarised(
+    return summarised_rows(
         mark_name=JOB_ERROR_HOURS,
         since=since,
         summaries=summaries,
@@ -138,7 +122,7 @@ def job_state_rows_recent(*, since: datetime, queue: str | None = None) -> list[
             rows = rows.filter(computingSite=queue)
         return rows.values("hour", "computingSite", "new_status", "n")
 
-    return _summarised(
+    return summarised_rows(
         mark_name=JOB_STATE_HOURS,
         since=since,
         summaries=summaries,

@@ -34,6 +34,7 @@ from brokerage.models import (
     CycleFrame,
     DatasetStatusLog,
     Decision,
+    DecisionHour,
     DecisionTrace,
     DiracJob,
     DiracJobStatusLog,
@@ -67,7 +68,7 @@ from brokerage.partitions import (
 )
 from brokerage.services.bulk import rows_lock
 from brokerage.services.decisions import worker_name
-from brokerage.services.summaries import job_error_hours_rollup, job_state_hours_rollup
+from brokerage.services.summaries import decision_hours_rollup, job_error_hours_rollup, job_state_hours_rollup
 
 logger = logging.getLogger(__name__)
 
@@ -150,6 +151,7 @@ RETENTION: tuple[Retention, ...] = (
         keep=Q(Exists(DecisionTrace.objects.filter(decision__cycle_id=OuterRef("cycle_id")))),
     ),
     Retention(Decision, "created", "DECISION_DAYS"),
+    Retention(DecisionHour, "hour", "DECISION_DAYS"),
     Retention(
         BrokerageCycle,
         "started",
@@ -372,6 +374,7 @@ def housekeeping_run(*, now: datetime, dry_run: bool = False, batch: int | None 
     def roll_up():
         note(JobErrorHour._meta.db_table, hours_rolled_up=job_error_hours_rollup(now=now, dry_run=dry_run))
         note(JobStateHour._meta.db_table, hours_rolled_up=job_state_hours_rollup(now=now, dry_run=dry_run))
+        note(DecisionHour._meta.db_table, hours_rolled_up=decision_hours_rollup(now=now, dry_run=dry_run))
 
     steps.append(("roll up summaries", roll_up))
 

@@ -1,7 +1,8 @@
 """Hourly summaries (issue 32), so that the overview's and the queue page's summaries read a day of summary rows
 and an hour or two of raw rows, not every failed job or status move of the day:
 - the jobs that ended badly, counted per hour, queue, status, main error and attempt (JobErrorHour);
-- the job status moves, counted per hour, queue and new status (JobStateHour).
+- the job status moves, counted per hour, queue and new status (JobStateHour);
+- the decisions, counted per hour, plugin, outcome and main reason (DecisionHour), for the decision explorer.
 
 The housekeeping rolls up every whole hour since the last one rolled up (SummaryMark), once the hour has been
 over for ROLLUP_GRACE: a cycle stamps its jobs with its own `now`, which can lag the clock by the cycle's length.
@@ -14,25 +15,60 @@ from datetime import datetime, timedelta
 
 from django.db import transaction
 
-from brokerage.models import JobErrorHour, JobStateHour, SummaryMark
-from brokerage.selectors.jobs import JOB_ERROR_HOURS, JOB_STATE_HOURS, hour_start, job_error_rows, job_state_rows
+from brokerage.models import BrokerageCycle, CycleStatus, DecisionHour, JobErrorHour, JobStateHour, SummaryMark
+from brokerage.selectors.decisions import DECISION_HOURS, decision_count_rows
+from brokerage.selectors.hours import hour_start
+from brokerage.selectors.jobs import JOB_ERROR_HOURS, JOB_STATE_HOURS, job_error_rows, job_state_rows
 
 ROLLUP_GRACE = timedelta(minutes=10)
-# the first rollup starts this far back: the summaries serve windows of a day
+# the first rollup starts this far back: the job summaries serve windows of a day, the decision explorer's reach
+# back a week (selectors.monitor.WINDOWS)
 FIRST_ROLLUP = timedelta(days=2)
+FIRST_DECISION_ROLLUP = timedelta(days=8)
+ABANDONED_CYCLE = timedelta(days=1)
 
 
-def _hours_rollup(*, mark_name: str, rollup, now: datetime, dry_run: bool) -> int:
-    """Calls `rollup(hour=…)` for each whole hour after the mark `mark_name`; returns how many hours."""
+def _hours_rollup(
+    *,
+    mark_name: str,
+    rollup,
+    now: datetime,
+    dry_run: bool,
+    first: timedelta = FIRST_ROLLUP,
+    bound: datetime | None = None,
+) -> int:
+    """Calls `rollup(hour=…)` for each whole hour after the mark `mark_name` (the first time, from `first` back)
+    that is over ROLLUP_GRACE before `now` and ends by `bound`; returns how many hours."""
     mark = SummaryMark.objects.filter(name=mark_name).values_list("until", flat=True).first()
-    hour = mark if mark is not None else hour_start(now - FIRST_ROLLUP)
+    hour = mark if mark is not None else hour_start(now - first)
+    last_end = min(now - ROLLUP_GRACE, bound) if bound is not None else now - ROLLUP_GRACE
     hours = 0
-    while hour + timedelta(hours=1) <= now - ROLLUP_GRACE:
+    while hour + timedelta(hours=1) <= last_end:
         if not dry_run:
             rollup(hour=hour)
         hour += timedelta(hours=1)
         hours += 1
     return hours
+
+
+def decision_hours_rollup(*, now: datetime, dry_run: bool = False) -> int:
+    """Rolls up the whole hours of DecisionHour not rolled up yet; returns how many hours. A cycle stamps its
+    decisions with its start and writes them as it goes: an hour in which a cycle still running started waits for
+    it (a cycle running for over a day is taken as abandoned)."""
+    oldest_running = (
+        BrokerageCycle.objects.filter(status=CycleStatus.RUNNING, started__gte=now - ABANDONED_CYCLE)
+        .order_by("started")
+        .values_list("started", flat=True)
+        .first()
+    )
+    return _hours_rollup(
+        mark_name=DECISION_HOURS,
+        rollup=decision_hour_rollup,
+        now=now,
+        dry_run=dry_run,
+        first=FIRST_DECISION_ROLLUP,
+        bound=oldest_running,
+    )
 
 
 def job_error_hours_rollup(*, now: datetime, dry_run: bool = False) -> int:
@@ -52,7 +88,10 @@ def _hour_replace(*, model, mark_name: str, hour: datetime, summaries) -> list:
     end = hour + timedelta(hours=1)
     model.objects.filter(hour=hour).delete()
     rows = model.objects.bulk_create(summaries(end))
-    SummaryMark.objects.update_or_create(name=mark_name, defaults={"until": end})
+    # the first hour rolled up starts the summary: readers count the hours before it from the rows
+    SummaryMark.objects.update_or_create(
+        name=mark_name, defaults={"until": end}, create_defaults={"since": hour, "until": end}
+    )
     return rows
 
 
@@ -79,4 +118,14 @@ def job_state_hour_rollup(*, hour: datetime) -> list[JobStateHour]:
             JobStateHour(hour=hour, computingSite=row["computingSite"], new_status=row["new_status"], n=row["n"])
             for row in job_state_rows(since=hour, until=end)
         ],
+    )
+
+
+def decision_hour_rollup(*, hour: datetime) -> list[DecisionHour]:
+    """Replaces one hour's DecisionHour rows by a count of its decisions, and moves the mark past it."""
+    return _hour_replace(
+        model=DecisionHour,
+        mark_name=DECISION_HOURS,
+        hour=hour,
+        summaries=lambda end: [DecisionHour(hour=hour, **row) for row in decision_count_rows(since=hour, until=end)],
     )

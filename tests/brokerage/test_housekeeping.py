@@ -208,7 +208,8 @@ class TestRecord:
         old = ended_job(days_ago=5)
         run = housekeeping_run(now=NOW)
         assert run.status == "failed"
-        assert [error["step"] for error in run.errors] == ["drop brokerage_decisions", "drop brokerage_cycles",
+        assert [error["step"] for error in run.errors] == ["drop brokerage_decisions",
+                                                          "drop brokerage_decision_hours", "drop brokerage_cycles",
                                                           "drop dirac_match_records",
                                                           "drop wmcore_jobsubmitter_reports"]  # fmt: skip
         assert "ValueError" in run.errors[0]["error"]

@@ -1,6 +1,6 @@
-"""Hourly summaries (issue 32): the overview's and the queue page's error counts, and the queue page's status moves
-per hour, read whole hours from the summaries and only the edges from the jobs and their logs, and come out the
-same as a count of the raw rows."""
+"""Hourly summaries (issue 32): the overview's and the queue page's error counts, the queue page's status moves per
+hour and the decision explorer's counts read whole hours from the summaries and only the edges from the jobs, their
+logs and the decisions, and come out the same as a count of the raw rows."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from brokerage.models import Job, JobErrorHour, JobStateHour, JobStatusLog, SummaryMark
+from brokerage.models import Decision, DecisionHour, Job, JobErrorHour, JobStateHour, JobStatusLog, SummaryMark
+from brokerage.selectors.decisions import DECISION_HOURS, decision_count_rows, decision_count_rows_recent
 from brokerage.selectors.jobs import JOB_STATE_HOURS, job_error_rows_recent, job_error_summary, job_state_rows_recent
-from brokerage.selectors.monitor import queue_detail
-from brokerage.services.summaries import job_error_hours_rollup, job_state_hours_rollup
+from brokerage.selectors.monitor import decision_explorer, queue_detail
+from brokerage.services.summaries import decision_hours_rollup, job_error_hours_rollup, job_state_hours_rollup
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -164,3 +165,96 @@ def test_the_overview_counts_jobs_that_ended_in_the_last_day_from_the_moves(clie
     # the active ones by status, counted from the jobs (both are "defined" in the fixture)
     assert [(row.status, row.count) for row in overview["jobs_by_status"]] == [("defined", 2)]
     assert "Ended in the last day" in client.get("/").content.decode()
+
+
+@pytest.fixture
+def day_of_decisions():
+    """Decisions over the last day: whole hours, a part hour at the window's start, and some after the last hour
+    rolled up; and two outside the window (yesterday 11:00 is before NOW - 1 day = 12:30)."""
+    made = []
+    for at, plugin, outcome, reason in [
+        (datetime(2027, 3, 9, 12, 40, tzinfo=UTC), "atlas_prod_job", "pending", "nqueue_cap"),  # the part hour
+        (datetime(2027, 3, 9, 12, 20, tzinfo=UTC), "atlas_prod_job", "pending", "nqueue_cap"),  # before the window
+        (datetime(2027, 3, 9, 11, 0, tzinfo=UTC), "atlas_prod_job", "assigned", "status"),  # before the window
+        (datetime(2027, 3, 10, 9, 5, tzinfo=UTC), "atlas_prod_job", "assigned", "status"),
+        (datetime(2027, 3, 10, 9, 10, tzinfo=UTC), "atlas_prod_job", "assigned", "status"),
+        (datetime(2027, 3, 10, 9, 15, tzinfo=UTC), "atlas_prod_job", "pending", "nqueue_cap"),
+        (datetime(2027, 3, 10, 10, 30, tzinfo=UTC), "atlas_prod_task", "assigned", ""),
+        (datetime(2027, 3, 10, 11, 59, tzinfo=UTC), "atlas_anal_job", "throttled", "user_cap"),
+        (datetime(2027, 3, 10, 12, 10, tzinfo=UTC), "atlas_prod_job", "pending", "nqueue_cap"),  # after the mark
+    ]:
+        made.append(factories.DecisionFactory(created=at, plugin=plugin, outcome=outcome, primary_reason=reason))
+    return made
+
+
+def decision_counts(rows) -> dict:
+    counts: dict = {}
+    for row in rows:
+        key = (row["plugin"], row["outcome"], row["primary_reason"])
+        counts[key] = counts.get(key, 0) + row["n"]
+    return counts
+
+
+def test_decision_counts_from_summaries_and_decisions_agree(day_of_decisions):
+    since = NOW - timedelta(days=1)
+    live = decision_counts(decision_count_rows(since=since))
+    assert decision_hours_rollup(now=NOW) == 8 * 24  # from 12:00 eight days back to 12:00 (12:00-13:00 is not over)
+    mark = SummaryMark.objects.get(name=DECISION_HOURS)
+    assert (mark.since, mark.until) == (datetime(2027, 3, 2, 12, 0, tzinfo=UTC), datetime(2027, 3, 10, 12, tzinfo=UTC))
+    assert DecisionHour.objects.get(hour=datetime(2027, 3, 10, 9, 0, tzinfo=UTC), outcome="assigned").n == 2
+    Decision.objects.filter(created__lt=datetime(2027, 3, 10, 12, 0, tzinfo=UTC), created__gte=since).exclude(
+        created__lt=datetime(2027, 3, 9, 13, 0, tzinfo=UTC)
+    ).delete()  # the whole hours are read from the summaries: gone from the table, still counted
+    summarised = decision_counts(decision_count_rows_recent(since=since))
+    assert (
+        summarised
+        == live
+        == {
+            ("atlas_prod_job", "pending", "nqueue_cap"): 3,  # 12:40 yesterday (part hour), 09:15, 12:10 (after)
+            ("atlas_prod_job", "assigned", "status"): 2,
+            ("atlas_prod_task", "assigned", ""): 1,
+            ("atlas_anal_job", "throttled", "user_cap"): 1,
+        }
+    )
+    assert decision_counts(decision_count_rows_recent(since=since, plugin="atlas_prod_job", outcome="pending")) == {
+        ("atlas_prod_job", "pending", "nqueue_cap"): 3
+    }
+    assert decision_counts(decision_count_rows_recent(since=since, primary_reason="user_cap")) == {
+        ("atlas_anal_job", "throttled", "user_cap"): 1
+    }
+
+
+def test_a_window_reaching_back_before_the_first_hour_rolled_up_counts_those_hours_from_the_decisions(
+    day_of_decisions,
+):
+    SummaryMark.objects.create(
+        name=DECISION_HOURS,
+        since=datetime(2027, 3, 10, 9, 0, tzinfo=UTC),
+        until=datetime(2027, 3, 10, 9, 0, tzinfo=UTC),
+    )
+    decision_hours_rollup(now=NOW)  # from the mark on: 09:00, 10:00 and 11:00
+    assert sorted({hour.hour for hour in DecisionHour.objects.values_list("hour", flat=True)}) == [9, 10, 11]
+    summarised = decision_counts(decision_count_rows_recent(since=NOW - timedelta(days=1)))
+    assert sum(summarised.values()) == 7  # 12:40 yesterday is counted from the decisions, as any hour before 09:00
+    assert sum(decision_counts(decision_count_rows_recent(since=NOW - timedelta(days=2))).values()) == 9
+
+
+def test_an_hour_in_which_a_running_cycle_started_waits_for_it(day_of_decisions):
+    factories.BrokerageCycleFactory(status="running", started=datetime(2027, 3, 10, 10, 45, tzinfo=UTC))
+    factories.BrokerageCycleFactory(status="running", started=NOW - timedelta(days=3))  # abandoned: not waited for
+    decision_hours_rollup(now=NOW)
+    assert SummaryMark.objects.get(name=DECISION_HOURS).until == datetime(2027, 3, 10, 10, 0, tzinfo=UTC)
+
+
+def test_the_decision_explorer_counts_the_day_from_the_summaries(client, day_of_decisions):
+    decision_hours_rollup(now=NOW)
+    # an hour's summary row that disagrees with the decisions shows which source the page read
+    DecisionHour.objects.filter(hour=datetime(2027, 3, 10, 9, 0, tzinfo=UTC), outcome="assigned").update(n=5)
+    explorer = decision_explorer(filters={}, now=NOW)
+    assert dict(explorer["outcomes"]) == {"assigned": 6, "pending": 3, "throttled": 1}
+    assert explorer["page"].paginator.count == 10
+    assert [(r["code"], r["count"]) for r in explorer["reasons"]] == [("status", 5), ("nqueue_cap", 3), ("user_cap", 1)]
+    # a queue's decisions are counted from the decisions themselves: the listed rows and the count agree
+    by_queue = decision_explorer(filters={"queue": "CERN-PROD"}, now=NOW)
+    assert dict(by_queue["outcomes"]) == {"assigned": 3}
+    assert by_queue["page"].paginator.count == len(by_queue["page"].object_list) == 3
