@@ -253,7 +253,11 @@ def history(*, quick: bool = False, days: int = 7, jobs_per_day: int = 1_000_000
     frame = broker.frame(scenario)
     engine_decision = broker.decide(scenario)
     cycle = cycle_start(plugin=scenario.plugin, now=now - timedelta(days=days), frame=frame)
-    BrokerageCycle.objects.filter(pk=cycle.pk).update(worker="bench-history")
+    # the history's decisions share one cycle, closed at once: a cycle still running holds back the hourly roll-up
+    # of the decisions it may yet write (services.summaries)
+    BrokerageCycle.objects.filter(pk=cycle.pk).update(
+        worker="bench-history", status="succeeded", finished=cycle.started
+    )
     template = decision_row(cycle=cycle, item=DecisionToStore(engine_decision, task_id=first_task))
     trace = trace_encode(engine_decision, frame=frame)
     rows: list[Row] = []

@@ -43,8 +43,8 @@ def time_calls(function: Callable[[], Any], *, repeat: int, warmup: int = 3) -> 
 
 
 def time_pages(bench: str, urls, *, repeat: int, params: dict) -> list[Row]:
-    """Median and p95 of GET requests through Django's test client, one row per (name, url); a request that
-    does not answer 200 stops the benchmark."""
+    """Median and p95 of GET requests through Django's test client, one row per (name, url), with the number of
+    queries of one request and its three slowest; a request that does not answer 200 stops the benchmark."""
     from django.test import Client
 
     client = Client()
@@ -54,12 +54,26 @@ def time_pages(bench: str, urls, *, repeat: int, params: dict) -> list[Row]:
         if response.status_code != 200:
             raise RuntimeError(f"{url} answered {response.status_code}: {response.content[:200]!r}")
 
+    def queries_of(url: str) -> dict:
+        """One more request, its queries recorded: how many, and the slowest three (where a page's time goes)."""
+        from django.db import connection
+        from django.test.utils import CaptureQueriesContext
+
+        with CaptureQueriesContext(connection) as captured:
+            get(url)
+        slowest = sorted(captured.captured_queries, key=lambda query: -float(query["time"]))[:3]
+        return {
+            "queries": len(captured.captured_queries),
+            "slowest_queries": [f"{float(query['time']) * 1000:.1f} ms {query['sql'][:600]}" for query in slowest],
+        }
+
     return [
         {
             "bench": bench,
             "params": {**params_for(name), **params},
             "n": repeat,
             **time_calls(lambda url=url: get(url), repeat=repeat, warmup=2),
+            **queries_of(url),
         }
         for name, url, params_for in urls
     ]

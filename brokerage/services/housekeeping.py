@@ -59,6 +59,7 @@ from brokerage.models import (
 from brokerage.models.jobs import JOB_ENDED
 from brokerage.partitions import (
     PARTITIONED,
+    brin_ranges_summarize,
     partition_drop,
     partitioned,
     partitions_ahead,
@@ -372,6 +373,10 @@ def housekeeping_run(*, now: datetime, dry_run: bool = False, batch: int | None 
         steps.append((f"drop {retention.table}", drop))
 
     def roll_up():
+        if partitioned() and not dry_run:  # the hours just written are read through the log's BRIN index
+            since = (now - timedelta(days=2)).date()
+            ranges = brin_ranges_summarize(JobStatusLog._meta.db_table, since=since)
+            note(JobStatusLog._meta.db_table, brin_ranges_summarised=ranges)
         note(JobErrorHour._meta.db_table, hours_rolled_up=job_error_hours_rollup(now=now, dry_run=dry_run))
         note(JobStateHour._meta.db_table, hours_rolled_up=job_state_hours_rollup(now=now, dry_run=dry_run))
         note(DecisionHour._meta.db_table, hours_rolled_up=decision_hours_rollup(now=now, dry_run=dry_run))

@@ -11,7 +11,7 @@ import pytest
 from django.db import connection
 
 from brokerage.models import Decision, Job, JobStatusLog
-from brokerage.partitions import PARTITIONED, partitions_list
+from brokerage.partitions import PARTITIONED, brin_ranges_summarize, partitions_list
 from brokerage.services.housekeeping import housekeeping_run
 from tests import factories
 
@@ -155,3 +155,32 @@ def test_a_day_of_job_status_logs_keeps_two_btrees_and_a_brin():
     run = housekeeping_run(now=now)
     assert run.tables["panda_job_status_log"]["dropped"] == 1
     assert JobStatusLog.objects.filter(job=job).count() == 1
+
+
+def test_the_job_logs_time_index_summarises_new_ranges_as_it_goes_and_the_housekeeping_summarises_the_rest():
+    """A BRIN range not summarised is read whole by every read by time: the index asks autovacuum to summarise
+    each range once the next is begun, and the housekeeping summarises what is left before it rolls up hours."""
+    now = datetime(2031, 7, 15, 12, 0, tzinfo=UTC)  # a day no other test writes to: its partition is new
+    housekeeping_run(now=now)  # makes the day's partition
+    partition = "panda_job_status_log_p20310715"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.reloptions FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+            "WHERE i.inhparent = 'joblog_time'::regclass AND c.relname LIKE %s",
+            [f"{partition}%"],
+        )
+        assert cursor.fetchone()[0] == ["autosummarize=on"]
+        job = factories.JobFactory(jobStatus="running")
+        cursor.execute(  # 30,000 moves of the last hour: a few hundred pages, 128 to a BRIN range
+            'INSERT INTO panda_job_status_log ("PandaID", "computingSite", timestamp, old_status, new_status, reason, '
+            "actor) SELECT %s, 'CERN-PROD', %s + n * interval '100 ms', 'starting', 'running', '', 'pilot' "
+            "FROM generate_series(1, 30000) n",
+            [job.pk, now - timedelta(hours=1)],
+        )
+        cursor.execute("SELECT pg_relation_size(%s) / 8192", [partition])
+        pages = cursor.fetchone()[0]
+    assert pages > 128
+    run = housekeeping_run(now=now)
+    # every range but the first, which the index summarised when it was made and has kept up to date since
+    assert run.tables["panda_job_status_log"]["brin_ranges_summarised"] == (pages + 127) // 128 - 1
+    assert brin_ranges_summarize("panda_job_status_log", since=date(2031, 7, 14)) == 0  # nothing new since

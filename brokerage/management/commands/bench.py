@@ -64,7 +64,9 @@ class Command(BaseCommand):
         for row in rows:
             params = ", ".join(f"{k}={v}" for k, v in row["params"].items())
             extra = ", ".join(
-                f"{k}={v}" for k, v in row.items() if k not in ("bench", "params", "median_ms", "p95_ms", "n")
+                f"{k}={v}"
+                for k, v in row.items()
+                if k not in ("bench", "params", "median_ms", "p95_ms", "n", "slowest_queries")
             )
             self.stdout.write(
                 f"{row['bench']:<12} {params:<32} median {row['median_ms']:>9.3f} ms  p95 {row['p95_ms']:>9.3f} ms  "
