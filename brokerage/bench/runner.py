@@ -44,7 +44,8 @@ def time_calls(function: Callable[[], Any], *, repeat: int, warmup: int = 3) -> 
 
 def time_pages(bench: str, urls, *, repeat: int, params: dict) -> list[Row]:
     """Median and p95 of GET requests through Django's test client, one row per (name, url), with the number of
-    queries of one request and its three slowest; a request that does not answer 200 stops the benchmark."""
+    queries of one request, its three slowest and the plan of the slowest (PostgreSQL); a request that does not
+    answer 200 stops the benchmark."""
     from django.test import Client
 
     client = Client()
@@ -62,10 +63,15 @@ def time_pages(bench: str, urls, *, repeat: int, params: dict) -> list[Row]:
         with CaptureQueriesContext(connection) as captured:
             get(url)
         slowest = sorted(captured.captured_queries, key=lambda query: -float(query["time"]))[:3]
-        return {
+        found = {
             "queries": len(captured.captured_queries),
             "slowest_queries": [f"{float(query['time']) * 1000:.1f} ms {query['sql'][:600]}" for query in slowest],
         }
+        if slowest and connection.vendor == "postgresql" and slowest[0]["sql"].lstrip().upper().startswith("SELECT"):
+            with connection.cursor() as cursor:  # where the slowest one's time goes, read after the timing
+                cursor.execute(f"EXPLAIN (ANALYZE, BUFFERS) {slowest[0]['sql']}")
+                found["slowest_plan"] = [row[0] for row in cursor.fetchall()]
+        return found
 
     return [
         {

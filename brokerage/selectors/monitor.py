@@ -372,7 +372,7 @@ def queue_detail(*, name: str, now: datetime, decisions: int = 40) -> dict[str, 
     since = now - timedelta(days=1)
     # status moves per hour: the whole hours from their summaries (JobStateHour), the edges from the logs
     moves: Counter = Counter()
-    for row in job_state_rows_recent(since=since, queue=name):
+    for row in job_state_rows_recent(since=since, queue=name, now=now):
         moves[(row["hour"], row["new_status"])] += row["n"]
     over_time = [{"time": hour, "status": status, "count": count} for (hour, status), count in sorted(moves.items())]
     weights, skips = [], Counter()

@@ -92,7 +92,7 @@ def database_overview(*, now=None) -> dict[str, Any]:
     # the jobs that ended: those of the last day, from the hourly status moves (a day of ended jobs waits in the
     # active partition JOB_ARCHIVE_AFTER_DAYS, a million a day at a real grid's rate: too many to count each visit)
     ended: Counter = Counter()
-    for row in job_state_rows_recent(since=now - timedelta(days=1)):
+    for row in job_state_rows_recent(since=now - timedelta(days=1), now=now):
         if row["new_status"] in JOB_ENDED:
             ended[row["new_status"]] += row["n"]
     # tasks and jobs are the sums of their status counts (a second scan of the biggest table saved)

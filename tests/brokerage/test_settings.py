@@ -102,6 +102,15 @@ def test_postgres_url_is_parsed():
         "db.example.org",
         5433,
     )
+    assert config["OPTIONS"]["options"] == "-c jit=off"  # the monitor's reads are short: no compiling them
+
+
+def test_postgres_jit_can_be_turned_back_on_and_other_server_options_are_kept(monkeypatch):
+    monkeypatch.setenv("DB_JIT", "on")
+    assert "options" not in base.database_from_url("postgres://db.example.org/monitor").get("OPTIONS", {})
+    monkeypatch.setenv("DB_JIT", "off")
+    config = base.database_from_url("postgres://db.example.org/monitor?options=-c%20work_mem%3D64MB")
+    assert config["OPTIONS"]["options"] == "-c work_mem=64MB -c jit=off"
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,13 @@ import pytest
 
 from brokerage.models import Decision, DecisionHour, Job, JobErrorHour, JobStateHour, JobStatusLog, SummaryMark
 from brokerage.selectors.decisions import DECISION_HOURS, decision_count_rows, decision_count_rows_recent
-from brokerage.selectors.jobs import JOB_STATE_HOURS, job_error_rows_recent, job_error_summary, job_state_rows_recent
+from brokerage.selectors.jobs import (
+    JOB_STATE_HOURS,
+    job_error_rows_recent,
+    job_error_summary,
+    job_state_rows,
+    job_state_rows_recent,
+)
 from brokerage.selectors.monitor import decision_explorer, queue_detail
 from brokerage.services.summaries import decision_hours_rollup, job_error_hours_rollup, job_state_hours_rollup
 from tests import factories
@@ -140,6 +146,30 @@ def test_status_moves_per_hour_from_summaries_and_logs_agree(day_of_moves):
         }
     )
     assert moves(job_state_rows_recent(since=since, queue="BNL")) == {(9, "BNL", "running"): 1}
+
+
+def test_a_short_range_is_counted_an_hour_at_a_time_with_the_same_result(day_of_moves, django_assert_num_queries):
+    """Up to three hours are counted an hour at a time (each hour grouped without the hour: PostgreSQL then hashes
+    instead of sorting); the rows are those of one query grouped by hour."""
+    since = datetime(2027, 3, 10, 9, 6, 30, tzinfo=UTC)
+    with django_assert_num_queries(1):  # 09:06:30 to 12:30 is more than three hours from 09:00: one query
+        in_one_query = moves(job_state_rows(since=since, now=NOW))
+    with django_assert_num_queries(4):  # 09:06:30–10:00, 10:00–11:00, 11:00–12:00 and 12:00 on
+        by_hour = moves(job_state_rows(since=since, now=datetime(2027, 3, 10, 12, 0, tzinfo=UTC)))
+    assert (
+        by_hour
+        == in_one_query
+        == {
+            (9, "CERN-PROD", "running"): 1,  # 09:07; 09:05 and 09:06 are before `since`
+            (9, "BNL", "running"): 1,
+            (11, "CERN-PROD", "finished"): 1,
+            (12, "CERN-PROD", "activated"): 1,  # 12:27, after `now`: counted in the open last hour
+        }
+    )
+    # a closed range inside an hour, as the roll-up and the window's first part hour ask
+    with django_assert_num_queries(1):
+        inside = moves(job_state_rows(since=since, until=datetime(2027, 3, 10, 10, 0, tzinfo=UTC)))
+    assert inside == {(9, "CERN-PROD", "running"): 1, (9, "BNL", "running"): 1}
 
 
 def test_the_queue_page_charts_the_summarised_hours(day_of_moves):

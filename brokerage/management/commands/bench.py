@@ -66,7 +66,7 @@ class Command(BaseCommand):
             extra = ", ".join(
                 f"{k}={v}"
                 for k, v in row.items()
-                if k not in ("bench", "params", "median_ms", "p95_ms", "n", "slowest_queries")
+                if k not in ("bench", "params", "median_ms", "p95_ms", "n", "slowest_queries", "slowest_plan")
             )
             self.stdout.write(
                 f"{row['bench']:<12} {params:<32} median {row['median_ms']:>9.3f} ms  p95 {row['p95_ms']:>9.3f} ms  "
