@@ -50,7 +50,7 @@ ARCHIVED_JOB_SQL = (
     'CREATE UNIQUE INDEX ON {name} ("PandaID")',
     'CREATE INDEX ON {name} ("jediTaskID", "jobStatus", "computingSite")',
     'CREATE INDEX ON {name} ("jediTaskID", "stateChangeTime")',
-    'CREATE INDEX ON {name} ("stateChangeTime" DESC, "PandaID" DESC)',
+    'CREATE INDEX ON {name} ("stateChangeTime", "PandaID")',
     'CREATE INDEX ON {name} ("computingSite", "startTime")',
     'CREATE INDEX ON {name} ("mergeJob_id") WHERE "mergeJob_id" IS NOT NULL',
     "ALTER TABLE {name} ADD CHECK (\"jobStatus\" IN ('finished', 'failed', 'closed', 'cancelled'))",

@@ -167,8 +167,9 @@ def table_bytes() -> dict[str, int]:
     return sizes
 
 
-def _archive_bytes() -> dict[str, int] | None:
-    """Bytes of the active jobs' partition, and of the archive per day of jobs it holds (PostgreSQL only)."""
+def _archive_bytes(*, jobs_per_day: int) -> dict[str, int] | None:
+    """Bytes of the active jobs' partition, and of the archive per day of `jobs_per_day` jobs at the bytes a job it
+    takes now (PostgreSQL only)."""
     if not partitioned():
         return None
     with connection.cursor() as cursor:
@@ -178,9 +179,9 @@ def _archive_bytes() -> dict[str, int] | None:
             "FROM pg_partition_tree('panda_jobs')"
         )
         archived_bytes, active = cursor.fetchone()
-        cursor.execute('SELECT count(DISTINCT "archiveDay") FROM panda_jobs WHERE "archiveDay" IS NOT NULL')
-        archived_days = cursor.fetchone()[0]
-    return {"per_day": round(int(archived_bytes) / max(archived_days, 1)), "active": int(active)}
+        cursor.execute('SELECT count(*) FROM panda_jobs WHERE "archiveDay" IS NOT NULL')
+        archived = cursor.fetchone()[0]
+    return {"per_day": round(int(archived_bytes) / max(archived, 1) * jobs_per_day), "active": int(active)}
 
 
 def _explain(queryset) -> list[str]:
@@ -306,7 +307,7 @@ def history(*, quick: bool = False, days: int = 7, jobs_per_day: int = 1_000_000
                 # indexes grow at their right edge; the benchmark lays its days down newest first, so every day
                 # after the first one archived splits pages in the middle of those indexes: the archive's bytes
                 # a day are those of its first day, which arrives as a grid's days do
-                first_archive = first_archive or _archive_bytes()
+                first_archive = first_archive or _archive_bytes(jobs_per_day=jobs_per_day)
             began = time.perf_counter()
             run = housekeeping_run(now=now)
             housekeeping_seconds.append(time.perf_counter() - began)
@@ -331,7 +332,7 @@ def history(*, quick: bool = False, days: int = 7, jobs_per_day: int = 1_000_000
         year = {
             table: per_day[table] * int(getattr(settings, KEPT_DAYS.get(table, "HISTORY_DAYS"))) for table in per_day
         }
-        archive = first_archive and {**first_archive, "active": _archive_bytes()["active"]}
+        archive = first_archive and {**first_archive, "active": _archive_bytes(jobs_per_day=jobs_per_day)["active"]}
         if archive is not None:
             # the jobs: the active partition holds the last JOB_ARCHIVE_AFTER_DAYS of ended jobs (and the active
             # ones) under the model's twelve indexes, as big at day 7 as in a year; the archive grows by a day of

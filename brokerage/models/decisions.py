@@ -37,8 +37,8 @@ class BrokerageCycle(models.Model):
         ordering = ["-started", "-id"]
         constraints = run_constraints("cycle")
         indexes = [
-            models.Index(fields=["plugin", "-started"], name="cycle_plugin_started"),
-            models.Index(fields=["status", "-started"], name="cycle_status_started"),
+            models.Index(fields=["plugin", "started"], name="cycle_plugin_started"),
+            models.Index(fields=["status", "started"], name="cycle_status_started"),
         ]
 
     def __str__(self) -> str:
@@ -63,7 +63,7 @@ class Decision(models.Model):
         on_delete=models.CASCADE,
         db_column="jediTaskID",
         related_name="decisions",
-        db_index=False,  # decision_task_created (task, -created) serves every read by task: a year of rows, no twin
+        db_index=False,  # decision_task_created (task, created) serves every read by task: a year of rows, no twin
     )
     jobsetID = models.BigIntegerField(null=True, blank=True)
     plugin = models.CharField(max_length=64)
@@ -98,10 +98,10 @@ class Decision(models.Model):
             ),
         ]
         indexes = [
-            models.Index(fields=["task", "-created"], name="decision_task_created"),
-            models.Index(fields=["plugin", "outcome", "-created"], name="decision_plugin_outcome"),
-            models.Index(fields=["chosen", "-created"], name="decision_chosen"),
-            models.Index(fields=["primary_reason", "-created"], name="decision_reason"),
+            models.Index(fields=["task", "created"], name="decision_task_created"),
+            models.Index(fields=["plugin", "outcome", "created"], name="decision_plugin_outcome"),
+            models.Index(fields=["chosen", "created"], name="decision_chosen"),
+            models.Index(fields=["primary_reason", "created"], name="decision_reason"),
             models.Index(fields=["created"], name="decision_created"),  # the list, newest first; retention
         ]
 

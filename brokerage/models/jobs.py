@@ -150,7 +150,7 @@ class Job(Stateful):
             # the error summaries: failed and closed jobs of a task or a queue
             models.Index(fields=["task", "jobStatus", "computingSite"], name="job_task_status_site"),
             # the job list, most recently changed first, a day (or a window) at a time
-            models.Index(fields=["-stateChangeTime", "-PandaID"], name="job_changed"),
+            models.Index(fields=["stateChangeTime", "PandaID"], name="job_changed"),
             # the housekeeping's next batch to archive: ended jobs still active, oldest first
             models.Index(
                 fields=["jobStatus", "endTime"], condition=Q(archiveDay__isnull=True), name="job_active_ended"
