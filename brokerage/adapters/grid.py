@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Avg, Count, F, FloatField, OuterRef, Subquery, Sum
+from django.db.models import Avg, Count, F, FloatField, Sum
 from django.db.models.functions import NullIf
 
 from brokerage.engine import Scenario, parse_scenario
@@ -27,7 +27,7 @@ from brokerage.models import (
     SoftwareTags,
     StorageEndpoint,
 )
-from brokerage.models.jobs import job_archive_window
+from brokerage.selectors.timeouts import last_start_subquery, last_start_window
 
 # Queue columns we keep outside the CRIC record (the record itself is kept whole in PandaQueue.cric).
 QUEUE_COLUMNS = (
@@ -66,8 +66,6 @@ USER_QUEUED = ("defined", "assigned", "activated", "starting")
 ANALYSIS_LABELS = ("user", "panda")
 # toRunningRate: jobs started per hour over the last 6 hours (AtlasBrokerUtils.getSiteToRunRateStats' window)
 TO_RUNNING_WINDOW = timedelta(hours=6)
-# How far back job starts are looked for (bounded so the query never scans the whole history).
-START_WINDOW = timedelta(days=7)
 # The parts of a cycle's base scenario that every decision of the cycle shares (by reference, so the engine's
 # per-snapshot caches stay warm from one decision to the next).
 GRID_PARTS = (
@@ -134,14 +132,12 @@ def queue_statistics(*, now: datetime, queues: dict[str, dict]) -> dict[str, dic
         entry = stats.get(row["computingSite"])
         if entry is not None:
             entry["toRunningRate"] = row["n"] / (TO_RUNNING_WINDOW.total_seconds() / 3600)
-    # the last start per queue, from the end of its (computingSite, startTime) index in each partition of the
-    # window, not by grouping a week of jobs (issue 32: a week at a real grid's rate is seven million rows a cycle)
-    since = now - START_WINDOW
-    last = Job.objects.filter(job_archive_window(since), computingSite=OuterRef("name"), startTime__gte=since)
+    # the last start per queue, from the end of the active jobs' (computingSite, startTime) index, not by grouping
+    # a week of jobs (issue 32: a week at a real grid's rate is seven million rows a cycle)
     last_start = {
         name: when
         for name, when in PandaQueue.objects.filter(name__in=list(queues))
-        .annotate(last=Subquery(last.order_by("-startTime").values("startTime")[:1]))
+        .annotate(last=last_start_subquery(now=now))
         .values_list("name", "last")
         if when is not None
     }
@@ -159,7 +155,7 @@ def queue_statistics(*, now: datetime, queues: dict[str, dict]) -> dict[str, dic
         if name in last_start:
             entry["hoursSinceLastStart"] = max((now - last_start[name]).total_seconds() / 3600, 0.0)
         elif entry["activated"]:
-            entry["hoursSinceLastStart"] = START_WINDOW.total_seconds() / 3600
+            entry["hoursSinceLastStart"] = last_start_window().total_seconds() / 3600
     for row in QueuePilotStats.objects.values("queue__name", "pilotsLast3h", "nBatchJob", "numSlots"):
         entry = stats.get(row["queue__name"])
         if entry is not None:

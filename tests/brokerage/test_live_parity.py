@@ -160,19 +160,26 @@ def test_a_database_built_grid_fills_every_queue_statistic(live_grid, work_queue
     assert stats["hoursSinceLastStart"] == pytest.approx(1.0)
 
 
-def test_the_last_start_is_found_in_the_archive_and_the_rate_among_active_jobs(live_grid, work_queue):
-    """A queue whose last job started four days ago and has been archived since: its hours since the last start
-    come from the archive (the per-queue read of issue 32); no start in the last 6 h, so no toRunningRate."""
-    task = every_task_field_set(work_queue)
-    started = NOW - timedelta(days=4)
-    job(task, "finished", startTime=started, endTime=started + timedelta(hours=1))
+def test_the_last_start_is_read_from_the_active_jobs_within_the_archive_delay(live_grid, work_queue):
+    """A job is archived JOB_ARCHIVE_AFTER_DAYS (3) after it ended, so every job that started in the last three
+    days is active: the last start is looked for there, over three days. A job that started two days ago and ended
+    is still active (48 h since the last start); once only a job that started four days ago and has been archived
+    is left, no start is found in the three days: 72 h, far past the inactive rule's 2. No start in the last 6 h,
+    so no toRunningRate."""
     from brokerage.services.housekeeping import jobs_archive
 
-    assert jobs_archive(now=NOW, batch=100) == 1
-    scenario = job_set_preview_scenario(task_id=task.pk, now=NOW, gdpconfig={}, seed=0)
-    stats = scenario.queue_stats["SAT_Q"]
-    assert stats["hoursSinceLastStart"] == pytest.approx(96.0)
+    task = every_task_field_set(work_queue)
+    old = job(task, "finished", startTime=NOW - timedelta(days=4), endTime=NOW - timedelta(days=4) + timedelta(hours=1))
+    recent = job(task, "finished", startTime=NOW - timedelta(days=2), endTime=NOW - timedelta(days=2, hours=-1))
+    assert jobs_archive(now=NOW, batch=100) == 1  # the old one
+    stats = job_set_preview_scenario(task_id=task.pk, now=NOW, gdpconfig={}, seed=0).queue_stats["SAT_Q"]
+    assert stats["hoursSinceLastStart"] == pytest.approx(48.0)
     assert not stats.get("toRunningRate")
+    Job.objects.filter(pk=recent.pk).delete()
+    assert Job.objects.filter(pk=old.pk, archiveDay__isnull=False).exists()
+    job(task, "activated")  # a queue with work waiting and no start found: the window's hours
+    stats = job_set_preview_scenario(task_id=task.pk, now=NOW, gdpconfig={}, seed=0).queue_stats["SAT_Q"]
+    assert stats["hoursSinceLastStart"] == pytest.approx(72.0)
 
 
 def test_the_job_set_fields_filled_live(live_grid, work_queue):
@@ -392,7 +399,7 @@ class TestRulesFireLive:
         assert "ANALY_VP" in {c.name for c in decision.candidates}
 
     def test_pre_merged_jobs_avoid_inactive_queues(self, live_grid, work_queue):
-        # SAT_Q has 3 activated jobs and started none in the window (hoursSinceLastStart 168 > 2): a task whose
+        # SAT_Q has 3 activated jobs and started none in the window (hoursSinceLastStart 72 > 2): a task whose
         # outputs are merged afterwards (mergeOutput) sends pre-merged jobs, which skip it; the same task without
         # mergeOutput, at priority 500 and past scouting, does not
         merged = make_ready_task(work_queue, mergeOutput=True)
@@ -402,5 +409,5 @@ class TestRulesFireLive:
             job(plain, "activated")
         decision = self.decide_live(merged)
         assert decision.skipped["SAT_Q"].code == "inactive"
-        assert decision.skipped["SAT_Q"].detail["hoursSinceLastStart"] == pytest.approx(168.0)
+        assert decision.skipped["SAT_Q"].detail["hoursSinceLastStart"] == pytest.approx(72.0)
         assert "SAT_Q" not in self.decide_live(plain).skipped
