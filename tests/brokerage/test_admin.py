@@ -67,6 +67,9 @@ FACTORY_FOR = {
     models.JobStateHour: lambda: models.JobStateHour.objects.create(
         hour=timezone.now().replace(minute=0, second=0, microsecond=0), new_status="running", n=3
     ),
+    models.DecisionHour: lambda: models.DecisionHour.objects.create(
+        hour=timezone.now().replace(minute=0, second=0, microsecond=0), plugin="atlas_prod_job", outcome="pending", n=4
+    ),
     models.SummaryMark: lambda: models.SummaryMark.objects.create(name="job_error_hours", until=timezone.now()),
     models.WorkerHeartbeat: lambda: models.WorkerHeartbeat.objects.create(name="host:1", beat=timezone.now()),
 }
