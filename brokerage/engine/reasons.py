@@ -167,8 +167,13 @@ _JOB_NUMBERS = {
     "lowmemory": "The job needs {neededMB} MB; its maxrss is {maxrss} MB.",
     "highmemory": "The job needs {neededMB} MB; its minrss is {minrss} MB.",
     "remoteio": "The task reads input only by direct access and direct_access_lan is {direct_access_lan}.",
-    "disk": "The job needs {neededMB} MB of work directory and it offers {maxwdirPerCore} MB per core; its storage "
-    "has {storageFreeGB} GB free (more than {storageFloorGB} GB needed).",
+    "disk": (
+        "The job needs {neededMB} MB of work directory and it offers {maxwdirPerCore} MB per core; its storage "
+        "has {storageFreeGB} GB free (more than {storageFloorGB} GB needed).",
+        "The job needs {neededMB} MB of work directory and it offers {maxwdirPerCore} MB per core; its storage "
+        "has {storageUsableGB} GB free or expired ({storageFloorGB} GB or more needed).",
+        "Its storage has {storageUsableGB} GB free or expired ({storageFloorGB} GB or more needed).",
+    ),
     "read_lan_blacklist": "{endpoint}: {activity} is not {required} (or the endpoint is blacklisted).",
     "write_lan_blacklist": "{endpoint}: {activity} is not {required} (or the endpoint is blacklisted).",
     "read_wan_blacklist": "{endpoint}: {activity} is not {required} (or the endpoint is blacklisted).",

@@ -55,6 +55,7 @@ PROFILES: dict[str, Profile] = {
             "ANALYSIS_SKIP_CLOSED": True,
             "ANALYSIS_LOCALITY_RULE": "panda",
             "ANALYSIS_BAD_JOBS_STRICT": True,
+            "ANALYSIS_STORAGE_FLOOR_RULE": "panda",
             "ANALYSIS_OVERLOAD_RULE": "panda",
             "ANALYSIS_VP_RULE": "panda",
             # AtlasProdJobBroker (job brokerage)

@@ -575,6 +575,17 @@ REGISTRY = Registry(
             _S000_ANAL,
         ),
         _p(
+            "ANALYSIS_STORAGE_FLOOR_RULE",
+            "anal_jobbroker",
+            "str",
+            "seed",
+            "",
+            "The analysis queue's output storage floor of 200 GB. seed: more than 200 GB free (seed 000, analysis "
+            "disk). panda (AtlasAnalJobBroker 1202-1203): free plus expired space (space_usable), 200 GB or more.",
+            _S000_ANAL,
+            choices=("seed", "panda"),
+        ),
+        _p(
             "ANALYSIS_BAD_JOBS_STRICT",
             "anal_jobbroker",
             "bool",

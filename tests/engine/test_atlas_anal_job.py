@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from brokerage.engine import run
+from brokerage.engine import explain, run
 
 from .builders import anal_scenario, dataset, decide, queue
 
@@ -383,3 +383,36 @@ def test_the_panda_profile_keeps_the_analysis_filter_order():
         "included sites",
         "queue status",
     ]
+
+
+class TestStorageFloor:
+    """The analysis queue's output storage floor of 200 GB (issue 33 D10): the seed asks more than 200 GB free;
+    panda-server 1.0.4 (AtlasAnalJobBroker 1202-1203) skips below 200 GB of free plus expired space."""
+
+    def scenario(self, profile):
+        grid = [q(f"Q{i}", site=f"S{i}") for i in (1, 2, 3)]
+        space = {"S1": (150.0, 60.0), "S2": (200.0, 0.0), "S3": (150.0, 40.0)}
+        endpoints = {
+            f"{site}_DATADISK": {
+                "site": site,
+                "space_total": 1e5,
+                "space_free": free,
+                "space_expired": expired,
+                "detailed_status": {"read_lan": "ON", "write_lan": "ON", "read_wan": "ON", "write_wan": "ON"},
+            }
+            for site, (free, expired) in space.items()
+        }
+        sites = {site: {"role": "satellite", "state": "ACTIVE"} for site in space}
+        return anal_scenario(*grid, endpoints=endpoints, sites=sites, profile=profile)
+
+    def test_the_seed_asks_more_than_200_gb_free(self):
+        decision = decide(self.scenario("seed"))
+        assert codes(decision) == {"Q1": "disk", "Q2": "disk", "Q3": "disk"}  # 150, 200 and 150 free
+        assert decision.skipped["Q2"].detail["storageFreeGB"] == 200.0
+
+    def test_panda_counts_expired_space_and_takes_200_gb(self):
+        decision = decide(self.scenario("panda"))
+        assert codes(decision) == {"Q3": "disk"}  # 150 + 60 = 210 and 200 + 0 pass; 150 + 40 = 190 does not
+        assert decision.skipped["Q3"].detail["storageUsableGB"] == 190.0
+        sentence = explain("disk", decision.skipped["Q3"].detail)
+        assert "190 GB free or expired (200 GB or more needed)" in sentence

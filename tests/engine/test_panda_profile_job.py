@@ -368,3 +368,8 @@ class TestZeroShare:
         )
         assert codes(under("seed", scenario)) == {}
         assert codes(under("panda", scenario)) == {"A": "zeroshare"}
+        # a processingType that only contains the word is not urgent (issue 33 D2): the zero share applies
+        reco = job_scenario(
+            queue("A", fairsharepolicy="type=any:0%"), queue("N", site="NUC"), task={"processingType": "urgent_reco"}
+        )
+        assert codes(under("seed", reco)) == {"A": "zeroshare"}

@@ -538,18 +538,20 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
     @staticmethod
     def _disk(c: Context) -> Rejection:
         """seed 000 analysis disk: (0 with direct access, else input) + outDiskCount × input + workDiskCount
-        against maxwdir / corecount, and more than 200 GB free in the local storage."""
+        against maxwdir / corecount, and more than 200 GB free in the local storage. ANALYSIS_STORAGE_FLOOR_RULE
+        panda (issue 33 D10): free plus expired, 200 GB or more (AtlasAnalJobBroker 1202-1203: skipped below)."""
         task, jobs = c.task, c.scenario.jobs
         input_mb = np.where(c["direct_access_lan"], 0.0, jobs.inputSizeMB)
         needed = input_mb + (task.outDiskCount or 0.0) * jobs.inputSizeMB + (task.workDiskCount or 0.0)
         per_core = c["maxwdir_per_core"]
         too_small = (per_core > 0) & ~(per_core > needed)
+        panda = c.config.get("ANALYSIS_STORAGE_FLOOR_RULE") == "panda"
+        space = c["output_usable"] if panda else c["output_free"]
         with np.errstate(invalid="ignore"):
-            no_room = ~np.isnan(c["output_free"]) & ~(c["output_free"] > 200)
-        return Rejection(
-            too_small | no_room,
-            {"neededMB": needed, "maxwdirPerCore": per_core, "storageFreeGB": c["output_free"], "storageFloorGB": 200},
-        )
+            no_room = ~np.isnan(space) & ~(space >= 200 if panda else space > 200)
+        detail = {"neededMB": needed, "maxwdirPerCore": per_core, "storageFloorGB": 200}
+        detail["storageUsableGB" if panda else "storageFreeGB"] = space
+        return Rejection(too_small | no_room, detail)
 
     @staticmethod
     def _walltime(c: Context) -> Rejection:

@@ -172,9 +172,18 @@ def input_incomplete(scenario: Scenario) -> str:
     return ""
 
 
+URGENT = "urgent"
+
+
+def is_urgent(task) -> bool:
+    """processingType urgent (seeds 001, 002: "processingType=urgent"; seed 000's "*urgent*" is emphasis), compared
+    whole as panda-server 1.0.4 does (InputChunk.isExpress: `processingType == "urgent"`): `urgent_reco` is not."""
+    return task.processingType == URGENT
+
+
 def is_express(task, config) -> bool:
     """seed 000: processingType urgent or priority ≥ 1000; panda-server 1.0.4 InputChunk.isExpress: above 1000."""
-    return "urgent" in task.processingType or task.currentPriority >= config.get("EXPRESS_MIN_PRIORITY")
+    return is_urgent(task) or task.currentPriority >= config.get("EXPRESS_MIN_PRIORITY")
 
 
 def _urgent_or_scout(c: Context, *, merge_too: bool) -> bool:
@@ -831,7 +840,7 @@ class AtlasProdJobBroker(Plugin):
         1.0.4's hasZeroShare, which has no urgent exemption."""
         task = c.task
         panda = c.config.get("FAIRSHARE_RULE") == "panda"
-        if not panda and "urgent" in task.processingType:
+        if not panda and is_urgent(task):
             return Rejection(np.zeros(len(c.names), dtype=bool))
         policies, inverse = c["policy_values"], c["policy_index"]
         job = {
