@@ -278,6 +278,16 @@ def _gpu_entry_fits(spec: GpuSpec, gpu: dict[str, Any]) -> bool:
     return not (wanted_uarch and str(gpu.get("microarchitecture", "")).lower() not in wanted_uarch)
 
 
+def gpu_only(queue_architectures: list[dict]) -> bool:
+    """A queue whose GPU entry lists 'excl' takes GPU jobs only (issue 33 D1). seed 000: "with 'excl' only tasks
+    asking" for it; panda-server 1.0.4 AtlasBrokerUtils.JsonSoftwareCheck 979-988 skips the queue for a task
+    without a host GPU spec."""
+    return any(
+        entry.get("type") == "gpu" and any(isinstance(value, list) and "excl" in value for value in entry.values())
+        for entry in queue_architectures
+    )
+
+
 def gpu_check(queue_architectures: list[dict], summary: list[dict], spec: GpuSpec) -> tuple[bool, dict[str, Any]]:
     """seed 000 two-stage gate: CRIC must list a GPU (capability), then the pilots' GPU summary must show one
     card meeting every attribute; an excluded model anywhere at the queue rejects it. Without summary data a
@@ -450,4 +460,6 @@ def software_check(
         return ok, detail
     if architecture.gpu is not None:
         return gpu_check(architectures, gpus or [], architecture.gpu)
+    if gpu_only(architectures):
+        return False, {"check": "gpu", "needed": "no GPU", "queue": "GPU jobs only (excl)"}
     return True, {}

@@ -351,6 +351,15 @@ class TestWholeCheck:
         ok, detail = software_check(TaskSoftware(architecture="#&nvidia"), ["ANY"], None, None, None)
         assert (ok, detail["check"]) == (False, "gpu")
 
+    def test_a_gpu_only_queue_refuses_a_task_that_asks_no_gpu(self):
+        """issue 33 D1: 'excl' in the queue's GPU entry (as AGLT2's vendor list) keeps it for GPU tasks."""
+        cpu = {"type": "cpu", "arch": ["x86_64"]}
+        exclusive = {**AGLT2, "architectures": [cpu, {"type": "gpu", "vendor": ["nvidia", "excl"], "model": ["kt100"]}]}
+        ok, detail = software_check(TaskSoftware(transUses="Athena-21.0.38"), ["AUTO"], exclusive, None, None)
+        assert (ok, detail) == (False, {"check": "gpu", "needed": "no GPU", "queue": "GPU jobs only (excl)"})
+        shared = {**AGLT2, "architectures": [cpu, {"type": "gpu", "vendor": ["nvidia"], "model": ["kt100"]}]}
+        assert software_check(TaskSoftware(transUses="Athena-21.0.38"), ["AUTO"], shared, None, None)[0]
+
     def test_plain_release_list(self):
         assert software_check(TaskSoftware(transUses="Athena-21.0.38"), ["21.0.38", "22.0.1"], None, None, None)[0]
         _ok, detail = software_check(TaskSoftware(transUses="Athena-23.0.1"), ["21.0.38"], None, None, None)
@@ -361,15 +370,21 @@ class TestWholeCheck:
         assert (ok, detail["queue"]) == (False, "no software tags published")
 
     def test_auto_with_cpu_exclusivity(self):
-        # AGLT2's CPU entry is intel-exclusive: a task that names no vendor is refused
+        # AGLT2's CPU entry is intel-exclusive: a task that names no vendor is refused (its GPU entry, exclusive
+        # too, is left out here: it would refuse every task without a GPU, issue 33 D1)
+        cpu_only = {**AGLT2, "architectures": AGLT2["architectures"][:1]}
         ok, detail = software_check(
-            TaskSoftware(transUses="Athena-21.0.38", architecture="x86_64-slc6-gcc62-opt"), ["AUTO"], AGLT2, None, None
+            TaskSoftware(transUses="Athena-21.0.38", architecture="x86_64-slc6-gcc62-opt"),
+            ["AUTO"],
+            cpu_only,
+            None,
+            None,
         )
         assert (ok, detail["check"]) == (False, "cpu")
         assert software_check(
             TaskSoftware(transUses="Athena-21.0.38", architecture="x86_64-slc6-gcc62-opt#x86_64-intel"),
             ["AUTO"],
-            AGLT2,
+            cpu_only,
             None,
             None,
         )[0]
