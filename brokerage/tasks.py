@@ -8,15 +8,14 @@ from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 from kombu.exceptions import OperationalError as BrokerError
 
-from brokerage.models import WorkQueue
 from brokerage.services.cycles import task_brokerage_cycle_run
 from brokerage.services.housekeeping import housekeeping_run
-from brokerage.services.jobs import job_generation_cycle_run
+from brokerage.services.jobs import job_generation_cycle_run, job_generation_dispatch
 from brokerage.services.locks import process_lock_expire
 from brokerage.services.priority import task_priority_boost
-from brokerage.services.progress import task_completion_check, task_refine
+from brokerage.services.progress import task_refine
 from brokerage.services.shares import global_share_snapshot_take
-from brokerage.services.simulator import grid_simulate_step
+from brokerage.services.simulator import grid_simulate_turn
 from brokerage.services.watchdog import watchdog_cycle_run
 from brokerage.services.wmcore import element_locations_update, wmcore_agent_cycle_run, wmcore_global_cycle_run
 
@@ -26,6 +25,11 @@ from brokerage.services.wmcore import element_locations_update, wmcore_agent_cyc
 # periodic run also does the work of the runs missed meanwhile.
 RETRIED_ON = (OperationalError, InterfaceError, BrokerError)
 RETRY = {"autoretry_for": RETRIED_ON, "retry_backoff": True, "retry_backoff_max": 60, "max_retries": 8}
+# The cycles a dispatch fans out (one per work queue or agent, seconds each) wait behind the beat's short periodic
+# tasks: on Redis a free worker takes priority 0 before 6 (kombu's priority steps), so the simulator's step and
+# the lock sweep are not held up behind a round of cycles (issue 32: the step started 7.5 s after its 5-s beat).
+# The filesystem transport has no priorities, and RabbitMQ queues declared without x-max-priority ignore them.
+FANNED_OUT = {"priority": 6}
 
 
 @shared_task(name="brokerage.tasks.process_lock_expire_task", **RETRY)
@@ -60,24 +64,19 @@ def task_refine_task() -> int:
 
 @shared_task(name="brokerage.tasks.job_generation_dispatch_task", **RETRY)
 def job_generation_dispatch_task() -> int:
-    """Periodic (beat): queues one job-generation cycle per active production or analysis work queue; returns
-    how many. Partitions generate through their sub-queues."""
-    ids = list(
-        WorkQueue.objects.filter(
-            status="active", queue_type__in=("production", "analysis"), is_partition=False
-        ).values_list("pk", flat=True)
-    )
+    """Periodic (beat): closes the tasks whose inputs are all processed, then queues one job-generation cycle per
+    active production or analysis work queue; returns how many."""
+    ids = job_generation_dispatch(now=timezone.now())
     for work_queue_id in ids:
         job_generation_cycle_task.delay(work_queue_id)
     return len(ids)
 
 
-@shared_task(name="brokerage.tasks.job_generation_cycle_task", **RETRY)
+@shared_task(name="brokerage.tasks.job_generation_cycle_task", **RETRY, **FANNED_OUT)
 def job_generation_cycle_task(work_queue_id: int) -> int | None:
     """One job-generation and job-brokerage cycle for a work queue; the cycle id, None if another worker held
-    the work queue's process lock. Tasks whose inputs are all processed are closed first."""
+    the work queue's process lock."""
     now = timezone.now()
-    task_completion_check(now=now)
     cycle = job_generation_cycle_run(work_queue_id=work_queue_id, now=now, limit=settings.JOB_GENERATION_BATCH)
     return cycle.pk if cycle is not None else None
 
@@ -87,7 +86,8 @@ def grid_simulate_task() -> dict:
     """Periodic (beat, demo mode only): one step of the grid simulator."""
     if not settings.GRID_SIMULATOR:
         return {}
-    return grid_simulate_step(now=timezone.now(), speed=settings.GRID_SIMULATOR_SPEED, inflow=True).__dict__
+    report = grid_simulate_turn(now=timezone.now(), speed=settings.GRID_SIMULATOR_SPEED, inflow=True)
+    return report.__dict__ if report is not None else {"skipped": "the previous step is still running"}
 
 
 @shared_task(name="brokerage.tasks.watchdog_task", **RETRY)
@@ -105,7 +105,7 @@ def wmcore_dispatch_task() -> dict:
     return summary
 
 
-@shared_task(name="brokerage.tasks.wmcore_agent_cycle_task", **RETRY)
+@shared_task(name="brokerage.tasks.wmcore_agent_cycle_task", **RETRY, **FANNED_OUT)
 def wmcore_agent_cycle_task(queue_id: int) -> dict:
     """One WMCore agent's turn: pullWork, replication, getWork, JobSubmitter (the agent's row lock keeps two
     workers from running the same agent at once)."""

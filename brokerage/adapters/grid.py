@@ -8,10 +8,13 @@ its job check runs job brokerage over the nuclei's queues (AtlasProdTaskBroker, 
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
+from django.core.cache import cache
 from django.db.models import Avg, Count, F, FloatField, Sum
 from django.db.models.functions import NullIf
 
@@ -96,61 +99,84 @@ def queue_records() -> dict[str, dict[str, Any]]:
     return records
 
 
+def _job_counts(*, now: datetime, queues: dict[str, dict]) -> dict[str, Any]:
+    """What queue_statistics reads from the active jobs (four queries), as plain rows, kept for up to
+    JOB_STATISTICS_MAX_AGE_SECONDS in the shared cache: every cycle of a round (a job-generation cycle per work
+    queue, the task brokerage) reads the same counts, and at a million jobs a day these grouped counts over the
+    active jobs were the server's largest cost (issue 32). PanDA's brokers read theirs from a materialized view
+    that is refreshed now and then (panda-server 1.0.4 job_standalone_module, MV_JOBSACTIVE4_STATS)."""
+    max_age = float(getattr(settings, "JOB_STATISTICS_MAX_AGE_SECONDS", 0))
+    # the same key in every worker process (Python's own string hash differs from one process to the next)
+    key = "job-statistics:" + hashlib.blake2b("\n".join(sorted(queues)).encode(), digest_size=12).hexdigest()
+    if max_age > 0 and (held := cache.get(key)) is not None:
+        return held
+    counts = {
+        "by_status": list(
+            Job.objects.filter(jobStatus__in=STATS_STATUSES)
+            .exclude(computingSite="")
+            .values("computingSite", "jobStatus")
+            .annotate(
+                jobs=Count("pk"),
+                cores=Sum("coreCount"),
+                # JEDI getAvgDiskIO_JEDI: the running jobs' average disk IO per core
+                disk_io=Avg(F("diskIO") / NullIf(F("coreCount"), 0), output_field=FloatField()),
+            )
+            .values_list("computingSite", "jobStatus", "jobs", "cores", "disk_io")
+        ),
+        # jobs started in the last 6 hours: all still active (a job is archived a day or more after its end)
+        "started": dict(
+            Job.objects.filter(archiveDay__isnull=True, startTime__gte=now - TO_RUNNING_WINDOW)
+            .exclude(computingSite="")
+            .values("computingSite")
+            .annotate(n=Count("pk"))
+            .values_list("computingSite", "n")
+        ),
+        # the last start per queue, from the end of the active jobs' (computingSite, startTime) index, not by
+        # grouping a week of jobs (issue 32: a week at a real grid's rate is seven million rows a cycle)
+        "last_start": {
+            name: when
+            for name, when in PandaQueue.objects.filter(name__in=list(queues))
+            .annotate(last=last_start_subquery(now=now))
+            .values_list("name", "last")
+            if when is not None
+        },
+        "users": dict(
+            Job.objects.filter(prodSourceLabel__in=ANALYSIS_LABELS, jobStatus__in=USER_QUEUED + USER_RUNNING)
+            .exclude(computingSite="")
+            .values("computingSite")
+            .annotate(users=Count("prodUserName", distinct=True))
+            .values_list("computingSite", "users")
+        ),
+    }
+    if max_age > 0:
+        cache.set(key, counts, timeout=max_age)
+    return counts
+
+
 def queue_statistics(*, now: datetime, queues: dict[str, dict]) -> dict[str, dict[str, Any]]:
     """Per queue: jobs by status, running cores and their average disk IO per core, pilots and batch jobs, hours
     since the last job start, jobs started per hour over the last 6 h (toRunningRate), users with analysis jobs
-    there (nUsers). Five queries."""
+    there (nUsers). Five queries (one when the job counts are fresh in the cache, _job_counts)."""
     stats: dict[str, dict[str, Any]] = {name: {status: 0 for status in STATS_STATUSES} for name in queues}
-    stats_rows = (
-        Job.objects.filter(jobStatus__in=STATS_STATUSES)
-        .exclude(computingSite="")
-        .values("computingSite", "jobStatus")
-        .annotate(
-            jobs=Count("pk"),
-            cores=Sum("coreCount"),
-            # JEDI getAvgDiskIO_JEDI: the running jobs' average disk IO per core
-            disk_io=Avg(F("diskIO") / NullIf(F("coreCount"), 0), output_field=FloatField()),
-        )
-    )
-    for row in stats_rows:
-        entry = stats.get(row["computingSite"])
+    counts = _job_counts(now=now, queues=queues)
+    for site, status, jobs, cores, disk_io in counts["by_status"]:
+        entry = stats.get(site)
         if entry is None:
             continue
-        entry[row["jobStatus"]] = row["jobs"]
-        if row["jobStatus"] == "running":
-            entry["runningCores"] = row["cores"] or 0
-            if row["disk_io"] is not None:
-                entry["avgDiskIOPerCore"] = row["disk_io"]
-    # jobs started in the last 6 hours: all still active (a job is archived a day or more after its end)
-    recent = (
-        Job.objects.filter(archiveDay__isnull=True, startTime__gte=now - TO_RUNNING_WINDOW)
-        .exclude(computingSite="")
-        .values("computingSite")
-        .annotate(n=Count("pk"))
-    )
-    for row in recent:
-        entry = stats.get(row["computingSite"])
+        entry[status] = jobs
+        if status == "running":
+            entry["runningCores"] = cores or 0
+            if disk_io is not None:
+                entry["avgDiskIOPerCore"] = disk_io
+    for site, started in counts["started"].items():
+        entry = stats.get(site)
         if entry is not None:
-            entry["toRunningRate"] = row["n"] / (TO_RUNNING_WINDOW.total_seconds() / 3600)
-    # the last start per queue, from the end of the active jobs' (computingSite, startTime) index, not by grouping
-    # a week of jobs (issue 32: a week at a real grid's rate is seven million rows a cycle)
-    last_start = {
-        name: when
-        for name, when in PandaQueue.objects.filter(name__in=list(queues))
-        .annotate(last=last_start_subquery(now=now))
-        .values_list("name", "last")
-        if when is not None
-    }
-    users = (
-        Job.objects.filter(prodSourceLabel__in=ANALYSIS_LABELS, jobStatus__in=USER_QUEUED + USER_RUNNING)
-        .exclude(computingSite="")
-        .values("computingSite")
-        .annotate(users=Count("prodUserName", distinct=True))
-    )
-    for row in users:
-        entry = stats.get(row["computingSite"])
+            entry["toRunningRate"] = started / (TO_RUNNING_WINDOW.total_seconds() / 3600)
+    for site, users in counts["users"].items():
+        entry = stats.get(site)
         if entry is not None:
-            entry["nUsers"] = row["users"]
+            entry["nUsers"] = users
+    last_start = counts["last_start"]
     for name, entry in stats.items():
         if name in last_start:
             entry["hoursSinceLastStart"] = max((now - last_start[name]).total_seconds() / 3600, 0.0)

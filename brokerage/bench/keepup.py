@@ -87,6 +87,7 @@ class _Schedule:
         self.sent: dict[str, tuple[str, float]] = {}
         self.roots: dict[str, tuple[str, str]] = {}  # child id → (name, root id)
         self.started: dict[str, float] = {}
+        self.runtimes: dict[str, float] = {}  # task id → seconds the worker ran it (task-succeeded/failed)
 
     def send(self, app, name: str) -> None:
         result = app.send_task(name)
@@ -101,6 +102,22 @@ class _Schedule:
     def on_started(self, event: dict) -> None:
         with self.lock:
             self.started[event["uuid"]] = event["timestamp"]
+
+    def on_ended(self, event: dict) -> None:
+        with self.lock:
+            if event.get("runtime") is not None:
+                self.runtimes[event["uuid"]] = float(event["runtime"])
+
+    def runtimes_by_name(self, *, since: float, until: float) -> dict[str, list[float]]:
+        """Seconds each run took on its worker, by task name, for the runs started in [since, until)."""
+        names = {task_id: name for task_id, (name, _) in self.sent.items()}
+        names.update({task_id: name for task_id, (name, _) in self.roots.items()})
+        found: dict[str, list[float]] = {}
+        with self.lock:
+            for task_id, seconds in self.runtimes.items():
+                if task_id in names and since <= self.started.get(task_id, -1.0) < until:
+                    found.setdefault(names[task_id], []).append(seconds)
+        return found
 
     def lags(self, *, since: float, until: float) -> dict[str, list[float]]:
         """Seconds behind the beat of every run sent in [since, until), by task name; a send never started is
@@ -126,7 +143,13 @@ def _events(app, schedule: _Schedule, stop: threading.Event) -> None:
     """Listens to the workers' task events until `stop` (the receiver checks it between its one-second waits)."""
     with app.connection() as conn:
         receiver = app.events.Receiver(
-            conn, handlers={"task-received": schedule.on_received, "task-started": schedule.on_started}
+            conn,
+            handlers={
+                "task-received": schedule.on_received,
+                "task-started": schedule.on_started,
+                "task-succeeded": schedule.on_ended,
+                "task-failed": schedule.on_ended,
+            },
         )
         receiver.on_iteration = lambda: setattr(receiver, "should_stop", stop.is_set())
         try:
@@ -260,6 +283,35 @@ def _table_stats() -> dict[str, tuple[int, int]]:
     return stats
 
 
+def _statements_reset() -> None:
+    """Empties pg_stat_statements when the server loads it (PG_SERVER_OPTIONS="-c
+    shared_preload_libraries=pg_stat_statements"), so that the window's statements can be read afterwards."""
+    from django.db import DatabaseError, transaction
+
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            cursor.execute("SELECT pg_stat_statements_reset()")
+    except DatabaseError:
+        pass
+
+
+def _statements_top(limit: int = 12) -> list[dict] | None:
+    """The statements that took the server's time in the window (pg_stat_statements), or None without it."""
+    from django.db import DatabaseError, transaction
+
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT round(total_exec_time::numeric / 1000, 1), calls, rows, left(regexp_replace(query, "
+                "'\\s+', ' ', 'g'), 160) FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT %s",
+                [limit],
+            )
+            return [{"seconds": float(s), "calls": c, "rows": r, "query": q} for s, c, r, q in cursor.fetchall()]
+    except DatabaseError:
+        return None
+
+
 def _jobs(since) -> tuple[int, int]:
     from brokerage.models import Job
 
@@ -316,6 +368,7 @@ def keepup(
         grid["slots_per_queue_max"] = max(slots.values(), default=0)
         warm_up = (timezone.now() - warm_since).total_seconds()
         before = _table_stats()
+        _statements_reset()
         started_at, started = timezone.now(), time.time()
         while (left := started + minutes * 60 - time.time()) > 0:
             time.sleep(min(RESHARE_SECONDS, left))
@@ -334,6 +387,8 @@ def keepup(
         }
         stop.set()
         lags = schedule.lags(since=started, until=ended_at)
+        runtimes = schedule.runtimes_by_name(since=started, until=ended_at)
+        statements = _statements_top()
     finally:
         stop.set()
         processes_stop(processes)
@@ -368,11 +423,14 @@ def keepup(
         "rows_per_simulated_day": {t: round((after[t][0] - before[t][0]) / simulated_days) for t in TABLES},
         "bytes_per_simulated_day": {t: round((after[t][1] - before[t][1]) / simulated_days) for t in TABLES},
     }
+    if statements is not None:
+        whole["statements_top"] = statements
     rows = [whole]
     worst = 0.0
     for name, values in sorted(lags.items()):
         period = PERIODS.get(name) or PERIODS[CHILDREN[name]]
         worst = max(worst, max(values) / period)
+        ran = runtimes.get(name) or [0.0]
         rows.append(
             {
                 "bench": "keepup",
@@ -382,6 +440,10 @@ def keepup(
                 "n": len(values),
                 "max_behind_s": round(max(values), 1),
                 "max_behind_periods": round(max(values) / period, 2),
+                # how long its runs took on a worker, and the share of the workers' processes they kept busy
+                "run_median_s": round(statistics.median(ran), 2),
+                "run_max_s": round(max(ran), 2),
+                "busy_share": round(sum(ran) / (seconds * WORKERS * CONCURRENCY), 3),
             }
         )
     whole["max_behind_periods"] = round(worst, 2)

@@ -7,11 +7,15 @@ claims (services.cycles.task_claim), and the sweep marks the cycles a lost worke
 
 from __future__ import annotations
 
+import hashlib
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.core.cache import cache
+from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import F, Q, Value
 from django.db.models.functions import Greatest
 
@@ -134,3 +138,50 @@ def worker_leftovers_release(*, task_name: str, error: str = "", worker: str | N
     if cycles or claims or locks:
         logger.warning("%s left %d cycles running, %d claims and %d locks: released", why, cycles, len(claims), locks)
     return {"cycles": cycles, "claims": len(claims), "locks": locks}
+
+
+def _advisory_key(name: str) -> int:
+    """A stable signed 64-bit key for PostgreSQL's advisory locks."""
+    return int.from_bytes(hashlib.blake2b(f"brokerage:{name}".encode(), digest_size=8).digest(), "big", signed=True)
+
+
+@contextmanager
+def exclusive_run(name: str) -> Iterator[bool]:
+    """One run of `name` at a time over every worker: yields True to the one that may run now, False (at once,
+    never waiting) while another process runs it. For periodic work that must not overlap itself: a beat keeps
+    sending it every period whether or not the last run ended, and two runs at once would fight over the same
+    rows (two grid simulator steps moving the same jobs waited on each other's row locks for seconds, issue 32).
+
+    PostgreSQL: a session advisory lock, which the server frees when the holder's connection ends (a killed
+    worker holds nothing). Elsewhere (SQLite, one machine): an entry in the shared cache naming the holder, taken
+    over once the holder's heartbeat is stale, as process locks are."""
+    if connection.vendor == "postgresql":
+        key = _advisory_key(name)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_lock(%s)", [key])
+            held = bool(cursor.fetchone()[0])
+        try:
+            yield held
+        finally:
+            if held:
+                try:
+                    with connection.cursor() as cursor:
+                        cursor.execute("SELECT pg_advisory_unlock(%s)", [key])
+                except DatabaseError:  # the connection broke: the server has freed the lock with it
+                    logger.warning("exclusive run %s: unlock failed, the connection went with the lock", name)
+        return
+    from brokerage.services.decisions import worker_name
+
+    owner, cache_key = worker_name(), f"exclusive-run:{name}"
+    worker_heartbeat_start(name=owner)
+    held = cache.add(cache_key, owner, timeout=lock_timeout().total_seconds())
+    if not held:
+        holder = cache.get(cache_key)
+        if holder is None or holder in holders_gone([holder]):
+            cache.set(cache_key, owner, timeout=lock_timeout().total_seconds())
+            held = True
+    try:
+        yield held
+    finally:
+        if held and cache.get(cache_key) == owner:
+            cache.delete(cache_key)

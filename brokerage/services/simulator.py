@@ -48,6 +48,7 @@ from brokerage.services.demo_dirac import dirac_demo_jobs
 from brokerage.services.demo_grid import ARCHITECTURE, RELEASES, demo_tasks_register
 from brokerage.services.demo_stories import STORIES, demo_stories_build
 from brokerage.services.dirac import dirac_jobs_submit, dirac_match_request, resource_from
+from brokerage.services.locks import exclusive_run
 from brokerage.services.retries import OUT_OF_MEMORY_CODES, job_inputs_after_end, job_tasks_lock
 from brokerage.services.status import job_status_transition_many, status_transition_many
 from brokerage.services.wmcore import wmbs_job_transition_many
@@ -108,6 +109,13 @@ def _draw(pk: int, salt: int) -> int:
 def job_run_minutes(pk: int) -> int:
     """A job's run time in grid minutes: 30 to 150."""
     return 30 + _draw(pk, 1) % 121
+
+
+def grid_simulate_turn(*, now: datetime, speed: float = 1.0, inflow: bool = False) -> StepReport | None:
+    """The beat's turn of the simulator: a step, unless another worker's step is still running (None). A step
+    does what the grid did since the last one, so a turn left out loses nothing: the next step catches up."""
+    with exclusive_run("grid simulator") as mine:
+        return grid_simulate_step(now=now, speed=speed, inflow=inflow) if mine else None
 
 
 def grid_simulate_step(*, now: datetime, speed: float = 1.0, inflow: bool = False) -> StepReport:

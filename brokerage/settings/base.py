@@ -275,6 +275,9 @@ TASK_BROKERAGE_BATCH = int(os.environ.get("TASK_BROKERAGE_BATCH", "500"))
 
 # JEDI releases a process lock whose holder stopped refreshing it (seed 002, JEDI_Process_Lock); we expire
 # locks older than this many minutes so a killed worker never blocks a work queue for good.
+# The cycles' counts of active jobs per queue and status are shared through the cache for this long (0: read by
+# every cycle), as PanDA's brokers read a materialized view refreshed now and then (brokerage.adapters.grid).
+JOB_STATISTICS_MAX_AGE_SECONDS = float(os.environ.get("JOB_STATISTICS_MAX_AGE_SECONDS", "10"))
 PROCESS_LOCK_TIMEOUT_MINUTES = int(os.environ.get("PROCESS_LOCK_TIMEOUT_MINUTES", "30"))
 # Holders of locks and claims beat every HEARTBEAT_SECONDS; after HEARTBEAT_STALE_SECONDS without a beat they are
 # gone and what they held is free (the sweep runs every PROCESS_LOCK_EXPIRY_INTERVAL_SECONDS): a killed worker

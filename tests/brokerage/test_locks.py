@@ -1,5 +1,6 @@
 """JEDI process locks: one holder at a time, takeover after expiry, and the periodic expiry task."""
 
+import os
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -7,7 +8,14 @@ from django.utils import timezone
 
 from brokerage.models import BrokerageCycle, ProcessLock, Task, WorkerHeartbeat
 from brokerage.services.cycles import task_claim
-from brokerage.services.locks import process_lock_acquire, process_lock_expire, process_lock_release
+from brokerage.services.locks import (
+    _advisory_key,
+    exclusive_run,
+    process_lock_acquire,
+    process_lock_expire,
+    process_lock_release,
+)
+from brokerage.services.simulator import grid_simulate_turn
 from brokerage.tasks import process_lock_expire_task
 from tests import factories
 
@@ -157,3 +165,79 @@ def test_claims_are_released_even_when_closing_the_cycle_fails(monkeypatch):
     with pytest.raises(RuntimeError):
         cycles.task_brokerage_cycle_run(now=timezone.now())
     assert not Task.objects.filter(pk__in=[t.pk for t in tasks]).exclude(lockedBy="").exists()
+
+
+def _in_another_thread(function):
+    """`function()` run in a thread of its own (its own database connection, as another worker's), returned."""
+    import threading
+
+    from django.db import connection
+
+    result = {}
+
+    def run():
+        try:
+            result["value"] = function()
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(30)
+    return result.get("value")
+
+
+def _try_exclusive(name):
+    with exclusive_run(name) as mine:
+        return mine
+
+
+@pytest.mark.django_db(transaction=True)
+def test_exclusive_run_lets_one_in_and_never_waits():
+    with exclusive_run("grid simulator") as mine:
+        assert mine
+        assert _in_another_thread(lambda: _try_exclusive("grid simulator")) is False
+        # another name is another run
+        assert _in_another_thread(lambda: _try_exclusive("watchdog")) is True
+    assert _in_another_thread(lambda: _try_exclusive("grid simulator")) is True
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_simulator_turn_is_left_out_while_a_step_runs():
+    with exclusive_run("grid simulator"):
+        assert _in_another_thread(lambda: grid_simulate_turn(now=NOW, speed=60)) is None
+    report = _in_another_thread(lambda: grid_simulate_turn(now=NOW, speed=60))
+    assert report is not None
+    assert report.started == 0
+
+
+@pytest.mark.skipif(os.environ.get("DATABASE_URL", "").startswith("postgres"), reason="the cache's path: SQLite only")
+def test_without_postgresql_a_run_whose_holder_is_gone_is_taken_over(settings):
+    from django.core.cache import cache
+
+    cache.set("exclusive-run:grid simulator", "lost-host:4242", 600)
+    WorkerHeartbeat.objects.create(name="lost-host:4242", beat=timezone.now() - timedelta(seconds=31))
+    settings.HEARTBEAT_STALE_SECONDS = 30
+    with exclusive_run("grid simulator") as mine:
+        assert mine
+    assert cache.get("exclusive-run:grid simulator") is None  # released at the end
+    cache.set("exclusive-run:grid simulator", "alive-host:7", 600)
+    WorkerHeartbeat.objects.create(name="alive-host:7", beat=timezone.now())
+    with exclusive_run("grid simulator") as mine:
+        assert not mine
+    assert cache.get("exclusive-run:grid simulator") == "alive-host:7"  # not released by who did not hold it
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(not os.environ.get("DATABASE_URL", "").startswith("postgres"), reason="advisory locks")
+def test_on_postgresql_a_dead_holders_run_is_free_at_once():
+    from django.db import connection
+
+    def die_holding():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_lock(%s)", [_advisory_key("grid simulator")])
+            held = cursor.fetchone()[0]
+        return held  # the thread's connection closes without unlocking, as a killed worker's does
+
+    assert _in_another_thread(die_holding) is True
+    assert _try_exclusive("grid simulator") is True
