@@ -44,6 +44,7 @@ ACTIONS: dict[str, Action] = {
     # job brokerage (queues)
     "unknown_nucleus": Action(TASK, "Reassign the task to a nucleus that has queues."),
     "link_unusable": Action(SITE, "Report the blocked network link to the site and network experts."),
+    "dest_blacklisted": Action(DATA, "Ask data management when the nucleus's storage can receive over WAN again."),
     "links_full": Action(WAIT, "Wait: the link's transfer queue drains by itself."),
     "inactive": Action(SITE, "Report the queue to the site: activated jobs wait but none started for 2 hours."),
     "nopilot": Action(SITE, "Report the queues to the site: no pilot asked for a job for 3 hours."),

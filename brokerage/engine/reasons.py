@@ -88,6 +88,11 @@ _REASONS = [
         "No complete copy of the task's input can be read over the WAN anywhere, so no nucleus can be chosen.",
     ),
     Reason("link_unusable", "link blocked", "Its network link to the nucleus is blocked."),
+    Reason(
+        "dest_blacklisted",
+        "nucleus cannot receive",
+        "The nucleus's output storage cannot receive files over WAN, so satellites cannot send it their output.",
+    ),
     Reason("links_full", "link full", "Too many files are queued on its link to the nucleus."),
     Reason("inactive", "inactive", "No job started there in the last 2 hours although activated jobs waited."),
     Reason("opportunistic", "opportunistic", "It is opportunistic (pledgedcpu = −1) and the job is urgent or a scout."),
@@ -148,6 +153,7 @@ _JOB_NUMBERS = {
     "status": "Its status is {status}, not {required}.",
     "unknown_nucleus": "The task's nucleus {nucleus} is not the site of any queue.",
     "link_unusable": "Its link to the nucleus {nucleus} has closeness {closeness}: blocked.",
+    "dest_blacklisted": "{endpoint}: write_wan is {write_wan}, so the output cannot reach the nucleus.",
     "links_full": (
         "{linkQueued} files are queued on its link to the nucleus; the cap is {cap} ({capKey}).",
         "{nucleusQueued} files wait to be aggregated to the nucleus; the cap is {cap} ({capKey}).",
@@ -166,7 +172,8 @@ _JOB_NUMBERS = {
     "cache": "The {check} check failed: the task needs {needed}; the queue has {queue}.",
     "lowmemory": "The job needs {neededMB} MB; its maxrss is {maxrss} MB.",
     "highmemory": "The job needs {neededMB} MB; its minrss is {minrss} MB.",
-    "remoteio": "The task reads input only by direct access and direct_access_lan is {direct_access_lan}.",
+    "remoteio": "The task reads input only by direct access and direct_access_lan is {direct_access_lan} "
+    "(always direct: {directAlways}).",
     "disk": (
         "The job needs {neededMB} MB of work directory and it offers {maxwdirPerCore} MB per core; its storage "
         "has {storageFreeGB} GB free (more than {storageFloorGB} GB needed).",

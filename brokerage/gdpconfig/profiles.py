@@ -48,14 +48,17 @@ PROFILES: dict[str, Profile] = {
             "TASK_ENDPOINT_RULE": "panda",
             "TASK_LOCALITY_RULE": "panda",
             "TASK_WEIGHT_RULE": "panda",
+            "FULL_CHAIN_RULE": "panda",
             # AtlasAnalJobBroker (analysis job brokerage)
-            "ANALYSIS_SW_RULE": "panda",
             "USE_NEW_BASIC_WEIGHT": True,
             "ANALYSIS_WEIGHT_RULE": "panda",
             "ANALYSIS_SKIP_CLOSED": True,
             "ANALYSIS_LOCALITY_RULE": "panda",
             "ANALYSIS_BAD_JOBS_STRICT": True,
             "ANALYSIS_STORAGE_FLOOR_RULE": "panda",
+            "ANALYSIS_THROTTLE_RULE": "panda",
+            "ANALYSIS_SITES_RULE": "panda",
+            "ANALYSIS_STABILIZER_RULE": "panda",
             "ANALYSIS_OVERLOAD_RULE": "panda",
             "ANALYSIS_VP_RULE": "panda",
             # AtlasProdJobBroker (job brokerage)
@@ -64,11 +67,17 @@ PROFILES: dict[str, Profile] = {
             "NUCLEUS_NEEDS_QUEUE": True,
             "FAIRSHARE_RULE": "panda",
             "INPUT_COMPLETENESS_CHECK": True,
-            # "SW/HW check": ANY passes only without a CPU/GPU spec; a plain release list never passes; a CPU
-            # spec needs a published CPU architecture (AtlasBrokerUtils.JsonSoftwareCheck)
-            "RELEASES_ANY_SKIPS_HW_CHECK": False,
-            "RELEASES_LIST_ACCEPTED": False,
-            "CPU_CHECK_NEEDS_ARCHITECTURE": True,
+            # "SW/HW check": the real check, ported (engine/software_panda.py); it also covers what the seed
+            # check's switches RELEASES_ANY_SKIPS_HW_CHECK, RELEASES_LIST_ACCEPTED and CPU_CHECK_NEEDS_ARCHITECTURE
+            # and the analysis ANALYSIS_SW_RULE select, which the profile therefore leaves at the seed's values
+            "SOFTWARE_RULE": "panda",
+            # pre-assigned and pmerge job sets, direct input reading, connectivity (AtlasProdJobBroker 181-227,
+            # CoreUtils.use_direct_io_for_job, "network connectivity")
+            "PREASSIGNMENT_RULE": "panda",
+            "DIRECT_IO_RULE": "panda",
+            "CONNECTIVITY_RULE": "panda",
+            "JOB_ENDPOINT_RULE": "panda",
+            "DISK_IO_RULE": "panda",
             # "calculate weight": bootstrap figures up to priority 150, nBatchJob only with pilots at Harvester
             # queues, numSlots per core
             "MAX_PRIO_TO_BOOTSTRAP": 150,

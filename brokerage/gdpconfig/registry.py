@@ -575,6 +575,46 @@ REGISTRY = Registry(
             _S000_ANAL,
         ),
         _p(
+            "ANALYSIS_THROTTLE_RULE",
+            "anal_jobbroker",
+            "str",
+            "seed",
+            "",
+            "The analysis throttle before brokerage. seed (seed 000): the caps, the quota and the User Analysis share "
+            "for classes A, B and C. panda (AtlasAnalJobBroker 168-330, 1.0.4): the caps are not asked for merge job "
+            "sets (issue 33 D9); class S counts as A; class A is throttled when usage × the user's share of "
+            "USER_USAGE_THRESHOLD_A (½ without the user's evaluation) is above 100 % of target.",
+            _S000_ANAL,
+            choices=("seed", "panda"),
+        ),
+        _p(
+            "ANALYSIS_SITES_RULE",
+            "anal_jobbroker",
+            "str",
+            "seed",
+            "",
+            "Pre-assigned analysis tasks and queue status. seed (seed 000): a task's site is its only queue (none "
+            "when unknown), pre-assigned queues need not be online. panda (AtlasAnalJobBroker 95-143 and the status "
+            "check, 1.0.4): a site naming a storage endpoint means the queues reading it, naming nothing is ignored; "
+            "offline queues are always out, brokeroff and test ones stay when the task names includedSite or at its "
+            "site; a pre-assigned task skips the software and closed-jobs checks.",
+            _S000_ANAL,
+            choices=("seed", "panda"),
+        ),
+        _p(
+            "ANALYSIS_STABILIZER_RULE",
+            "anal_jobbroker",
+            "str",
+            "seed",
+            "",
+            "The Analysis Stabilizer and the bad-jobs rule. seed (seed 000): every queue. panda (AtlasAnalJobBroker "
+            "1606-1740, 1.0.4; issue 33 D13): not for merges; only where the user has jobs queued or running; the "
+            "start rate counts only while jobs run; the bad-jobs rule is asked only at queues the stabilizer's gates "
+            "let it throttle.",
+            _S000_ANAL,
+            choices=("seed", "panda"),
+        ),
+        _p(
             "ANALYSIS_STORAGE_FLOOR_RULE",
             "anal_jobbroker",
             "str",
@@ -742,6 +782,104 @@ REGISTRY = Registry(
             "IO_CHECK_RULE panda, queues holding the rest on tape are the IO check's second choice when no queue "
             "passes with disk alone (AtlasProdJobBroker siteSizeMap / siteSizeMapWT). The seed counts tape copies.",
             _S000_JOB,
+        ),
+        _p(
+            "PREASSIGNMENT_RULE",
+            "jobbroker",
+            "str",
+            "seed",
+            "",
+            "A pre-assigned job set. seed (seed 000): its queues only, whatever their status; merges drop it after "
+            "24 h of skips. panda (AtlasProdJobBroker 181-227, 1.0.4): a merge scans its queue and the online "
+            "production queues reading that queue's output storage; one pre-assigned queue leaves the status, "
+            "inactive, opportunistic, core count, scout walltime, connectivity, event service, work shortage, "
+            "pilot and IO checks out, several (or a merge's) the status, inactive, opportunistic and pilot checks.",
+            _PANDA_JOB,
+            choices=("seed", "panda"),
+        ),
+        _p(
+            "DIRECT_IO_RULE",
+            "jobbroker",
+            "str",
+            "seed",
+            "",
+            "When a job reads its input directly (no scratch room for it, and the direct-access-only rule). seed "
+            "(seed 000): at queues with direct_access_lan. panda (CoreUtils.use_direct_io_for_job, 1.0.4): never a "
+            "merge; always at a queue with maxinputsize -1; else only when the task allows input over LAN (issue 33 "
+            "D6).",
+            _PANDA_JOB,
+            choices=("seed", "panda"),
+        ),
+        _p(
+            "CONNECTIVITY_RULE",
+            "jobbroker",
+            "str",
+            "seed",
+            "",
+            "Matching a task's ipConnectivity with the queues' wnconnectivity. seed (seed 000): full takes any task, "
+            "http takes http or none, none takes none, an unset queue counts as full, an unset stack takes any. "
+            "panda (1.0.4): the task's value is full or http (none is dropped), a full queue takes any task, an "
+            "http one http tasks, a queue that says nothing takes none, and an IP stack must be the queue's.",
+            _PANDA_JOB,
+            choices=("seed", "panda"),
+        ),
+        _p(
+            "JOB_ENDPOINT_RULE",
+            "jobbroker",
+            "str",
+            "seed",
+            "",
+            "The job brokers' storage endpoint rules. seed (seed 000): the queue's first input and output endpoints "
+            "read and written over LAN, and for satellites received and sent over WAN, and the nucleus's storage "
+            "both. panda (AtlasBrokerUtils.check_endpoints_with_blacklist, 1.0.4): any of the queue's DATADISK "
+            "endpoints will do (an input one blacklisted for reading is not the queue's); a nucleus queue whose "
+            "input endpoint holds no complete copy of every dataset is checked for write_wan as a satellite (issue "
+            "33 D3); a satellite needs a complete copy readable over WAN somewhere (source_blacklist); satellites "
+            "are skipped while the nucleus's default output endpoint cannot receive over WAN (dest_blacklisted).",
+            _PANDA_JOB,
+            choices=("seed", "panda"),
+        ),
+        _p(
+            "DISK_IO_RULE",
+            "jobbroker",
+            "str",
+            "seed",
+            "",
+            "The disk IO rule's task side. seed (seed 000): the task's diskIO against the queue's limit. panda "
+            "(AtlasProdJobBroker 695-698, 1.0.4): a multi-core task's diskIO divided by the queue's cores (whole "
+            "kB/s).",
+            _PANDA_JOB,
+            choices=("seed", "panda"),
+        ),
+        _p(
+            "FULL_CHAIN_RULE",
+            "taskbrokerage",
+            "str",
+            "seed",
+            "",
+            "Full-chain tasks and bare nuclei in task brokerage. seed (seed 000): only needs bareNucleus=only, require "
+            "only or allow, capable follows a parent that went to a bare nucleus, and every other task avoids "
+            "bareNucleus=only. panda (AtlasProdTaskBroker 505-535, 1.0.4): only and require need only or allow, a "
+            "task with any fullChain value (capable too) may go to an only nucleus, and a full-chain task whose parent "
+            "ran at a bare nucleus follows it, whatever its value.",
+            "panda-server 1.0.4 AtlasProdTaskBroker",
+            choices=("seed", "panda"),
+        ),
+        _p(
+            "SOFTWARE_RULE",
+            "jobbroker",
+            "str",
+            "seed",
+            "",
+            "The software and hardware check of the job brokers. seed: seed 000's checks (with the three switches "
+            "below). panda: panda-server 1.0.4's own (AtlasBrokerUtils.JsonSoftwareCheck and the brokers' SW/HW "
+            "loops): the architecture read with JediTaskSpec's expressions, only ['AUTO'] queues read their "
+            "published software, no check at all for a production task without transHome, nightlies (rel_N or a "
+            "timestamp) need the nightlies repository, a base platform needs a container, analysis reads "
+            "AnalysisTransforms' release and checks a three-part one as AtlasOffline, GPU-only queues take GPU "
+            "tasks only, GPUs matched with every card meeting vram and versions (docs/decisions.md, issue 33).",
+            _PANDA_JOB,
+            choices=("seed", "panda"),
         ),
         _p(
             "RELEASES_ANY_SKIPS_HW_CHECK",

@@ -42,6 +42,7 @@ class Comparison:
     theirs: dict[str, float]
     note: str = ""
     peer_error: str = ""
+    refused: str = ""  # the driver could not hand the real code a field (panda_fields.refusal): not compared
     our_seconds: float = 0.0
     their_seconds: float = 0.0
 
@@ -118,7 +119,9 @@ def compare(
         for candidate in decision.candidates:  # pseudo-queues count as their unified queue, at their best
             queue = candidate.name.split("/")[0]
             ours[queue] = max(ours.get(queue, candidate.weight), candidate.weight)
-        if "error" in theirs:
+        if "refused" in theirs:
+            comparison = Comparison(seed, False, ours, {}, "refused by the driver", refused=theirs["refused"])
+        elif "error" in theirs:
             comparison = Comparison(seed, False, ours, {}, "the real code raised", peer_error=theirs["error"])
         else:
             comparison = compare_one(kind, seed, ours, theirs["candidates"], tolerance)

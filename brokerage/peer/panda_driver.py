@@ -24,6 +24,7 @@ import time
 import traceback
 import types
 
+from panda_fields import refusal  # brokerage/peer/panda_fields.py, on the driver's PYTHONPATH
 from pandajedi.jedibrokerage import AtlasAnalJobBroker as anal_broker_module
 from pandajedi.jedibrokerage import AtlasBrokerUtils
 from pandajedi.jedibrokerage import AtlasProdJobBroker as job_broker_module
@@ -33,6 +34,7 @@ from pandajedi.jedibrokerage.AtlasProdJobBroker import AtlasProdJobBroker
 from pandajedi.jedibrokerage.AtlasProdTaskBroker import AtlasProdTaskBroker
 from pandajedi.jedibrokerage.JobBrokerBase import JobBrokerBase
 from pandaserver.brokerage.SiteMapper import SiteMapper
+from pandaserver.taskbuffer import task_split_rules
 from pandaserver.taskbuffer.db_proxy_mods.entity_module import EntityModule
 from pandaserver.taskbuffer.InputChunk import InputChunk
 from pandaserver.taskbuffer.JediDatasetSpec import JediDatasetSpec
@@ -262,7 +264,12 @@ class TaskBuffer:
         return {}
 
     def get_worker_node_gpu_map(self):
-        return {}
+        # the pilots' GPU summary per queue, in the real monitoring's key names (hardware_matching.py)
+        renamed = {"microarchitecture": "architecture", "version": "framework_version"}
+        return {
+            queue: [{renamed.get(key, key): value for key, value in gpu.items()} for gpu in gpus]
+            for queue, gpus in (self.scenario.get("gpu_summary") or {}).items()
+        }
 
     def get_core_statistics(self, vo, label):
         return True, self.core_stats
@@ -409,7 +416,7 @@ def task_spec(scenario: dict) -> JediTaskSpec:
     spec.walltime = spec.walltimeUnit = None
     spec.architecture = task.get("architecture")
     spec.transUses = task.get("transUses")
-    spec.transHome = task.get("transHome") or task.get("transUses")
+    spec.transHome = task.get("transHome") or None  # as given: none means no software check in 1.0.4
     spec.container_name = task.get("container_name")
     spec.nucleus = task.get("nucleus")
     spec.workingGroup = task.get("workingGroup")
@@ -418,15 +425,24 @@ def task_spec(scenario: dict) -> JediTaskSpec:
     spec.cloud = "WORLD"
     spec.resource_type = resource_type_of(task)
     spec.frozenTime = spec.mergeCoreCount = spec.splitRule = None
-    spec.setSplitRule("nFilesPerJob", str(max(int(jobs.get("nFiles", 1) or 1), 1)))
+    spec.setSplitRule("nFilesPerJob", str(max(int(task.get("nFilesPerJob") or jobs.get("nFiles", 1) or 1), 1)))
+    if jobs.get("isMerge"):
+        # a merge job takes nFilesPerMergeJob files (InputChunk sizes merges by it: 1.0.4 InputChunk.py 326-337)
+        spec.setSplitRule("nFilesPerMergeJob", str(max(int(jobs.get("nFiles", 1) or 1), 1)))
+    if jobs.get("isPreMerged"):
+        spec.setSplitRule("mergeOutput", "1")
+    if task.get("fullChain"):
+        spec.setSplitRule("fullChain", {v: k for k, v in task_split_rules.enum_fullChain.items()}[task["fullChain"]])
+    if jobs.get("preassigned") and not jobs.get("isMerge"):
+        spec.site = ",".join(jobs["preassigned"])
     if task.get("t1Weight") is not None:
         spec.setSplitRule("t1Weight", str(int(task["t1Weight"])))
     if task.get("ipConnectivity"):
         spec.setIpConnectivity(task["ipConnectivity"])
     if task.get("maxCoreCount"):
         spec.setSplitRule("maxCoreCount", str(task["maxCoreCount"]))
-    if task.get("allowInputLAN") == "only":
-        spec.setSplitRule("allowInputLAN", {v: k for k, v in spec.enum_inputLAN.items()}["only"])
+    if task.get("allowInputLAN") in ("use", "only"):
+        spec.setSplitRule("allowInputLAN", {v: k for k, v in spec.enum_inputLAN.items()}[task["allowInputLAN"]])
     if task.get("onlyTagsForFC"):
         spec.setSplitRule("onlyTagsForFC", "1")
     if task.get("inputPreStaging"):
@@ -442,7 +458,8 @@ def input_chunk(
     that one job of `jobs.nFiles` files holds `jobs.inputSizeMB`, and secondary files weigh nothing."""
     jobs = scenario.get("jobs") or {}
     files_per_job = max(int(jobs.get("nFiles", 1) or 1), 1)
-    events = int(jobs.get("nEvents", 0) or 0)
+    task = scenario.get("task") or {}
+    events = int(jobs.get("nEvents") or 0) or int(task.get("nEventsPerJob") or 0)
     files_by_dataset: dict[str, list] = {}
     master, secondaries = None, []
     for index, dataset in enumerate(scenario.get("datasets") or []):
@@ -471,6 +488,36 @@ def input_chunk(
             master = ds
         else:
             secondaries.append(ds)
+    if master is None and not secondaries:
+        # a task without input (event generation) reads a pseudo dataset: a job's files carrying its events, for
+        # each of the job set's jobs (analysis counts its jobs from the files)
+        n_pseudo = files_per_job * max(int(jobs.get("nJobs", 1) or 1), 1)
+        master = JediDatasetSpec()
+        master.jediTaskID, master.datasetID, master.datasetName = spec.jediTaskID, 1, "pseudo_dataset"
+        master.type, master.masterID = "pseudo_input", None
+        master.nFiles = master.nFilesToBeUsed = n_pseudo
+        master.nFilesUsed, master.nEvents = 0, None
+        master.site = master.storageToken = master.creationTime = master.modificationTime = master.attributes = None
+        master.Files = []
+        for number in range(n_pseudo):
+            f = JediFileSpec()
+            f.jediTaskID, f.datasetID, f.fileID = spec.jediTaskID, 1, 1000 + number
+            f.lfn, f.fsize, f.scope, f.type = f"pseudo_file_{number}", 0, "pseudo", "pseudo_input"
+            f.nEvents = max(events // files_per_job, 1) if events else None
+            f.startEvent = f.endEvent = f.PandaID = f.boundaryID = f.lumiBlockNr = None
+            f.status, f.attemptNr, f.keepTrack = "ready", 0, 1
+            master.addFile(f)
+    preassigned = jobs.get("preassigned") or []
+    if jobs.get("isMerge") and preassigned and master is not None:
+        # pmerge: the master dataset names the queue holding the pre-merged outputs; the real code drops it once
+        # the dataset was last changed over 24 h ago and the task has been frozen over 6 h
+        master.site = preassigned[0]
+        hours = float(jobs.get("preassignedSkippedHours") or 0)
+        if hours >= 24:
+            now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+            master.modificationTime = now - datetime.timedelta(hours=hours)
+            master.creationTime = master.modificationTime - datetime.timedelta(hours=1)
+            spec.frozenTime = now - datetime.timedelta(hours=hours)
     chunk = InputChunk(spec, master, secondaries)
     chunk.isMerging = bool(jobs.get("isMerge"))
     chunk.setUseScout(bool(jobs.get("isScout")))
@@ -634,8 +681,15 @@ class TaskTaskBuffer(TaskBuffer):
         return True, found
 
     def getTaskWithID_JEDI(self, task_id, lock):
+        # the parent of a full-chain task is a full-chain task at parentNucleus (whose bare mode the real code reads
+        # from that nucleus's queues: panda_fields.refusal checks it agrees with parentBareNucleus)
+        task = self.scenario["task"]
         parent = JediTaskSpec()
-        parent.jediTaskID, parent.nucleus, parent.splitRule = task_id, self.scenario["task"].get("parentNucleus"), None
+        parent.jediTaskID, parent.nucleus, parent.splitRule = task_id, task.get("parentNucleus"), None
+        if task.get("fullChain"):
+            parent.setSplitRule(
+                "fullChain", {v: k for k, v in task_split_rules.enum_fullChain.items()}[task["fullChain"]]
+            )
         return True, parent
 
     def updateTask_JEDI(self, spec, criteria, **kwargs):
@@ -673,7 +727,8 @@ def run_task(scenario: dict, lines: Lines) -> dict:
     scenario = with_site_queues(scenario)
     buffer = TaskTaskBuffer(scenario)
     spec = task_spec(scenario)
-    spec.parent_tid = spec.jediTaskID
+    # a parent only when the scenario names its nucleus (the real code asks for it only then: parent_tid differs)
+    spec.parent_tid = spec.jediTaskID - 1 if scenario["task"].get("parentNucleus") else spec.jediTaskID
     spec.frozenTime = None
     chunk, files = input_chunk(scenario, spec, sized_by_jobs=True)
     broker = AtlasProdTaskBroker(buffer, TaskRucio(scenario, files))
@@ -798,7 +853,8 @@ class AnalysisTaskBuffer(TaskBuffer):
         for queue, stats in self.scenario.get("queue_stats", {}).items():
             users = {}
             mine = per_queue.get(queue) or {}
-            if mine.get("userQueued") is not None or mine.get("userRunning") is not None:
+            # the user is in the real statistics of a queue where they have jobs queued or running (as live)
+            if (mine.get("userQueued") or 0) + (mine.get("userRunning") or 0) > 0:
                 users[user] = {"nQueue": mine.get("userQueued", 0) or 0, "nRunning": mine.get("userRunning", 0) or 0}
             for number in range(int(stats.get("nUsers") or 1) - len(users)):
                 users[f"other{number}"] = {"nQueue": 0, "nRunning": 0}
@@ -853,16 +909,17 @@ def analysis_task_spec(scenario: dict) -> tuple[JediTaskSpec, dict]:
     spec.workingGroup = task.get("workingGroup")
     spec.site = task.get("site")
     spec.nucleus = None
-    # analysis tasks carry transHome as AnalysisTransforms-<project>_<release> (JEDI strips the prefix)
-    if not task.get("transHome") or not task["transHome"].startswith("AnalysisTransforms"):
-        uses = task.get("transUses") or ""
-        spec.transHome = "AnalysisTransforms-" + uses.replace("-", "_", 1) if "-" in uses else None
+    # transHome as given (analysis tasks carry AnalysisTransforms-<project>_<release>, or AnalysisTransforms alone)
     hours = (scenario.get("user_stats") or {}).get("hoursSinceLastSuccess")
     if hours is not None:
         spec.frozenTime = datetime.datetime.now(datetime.UTC).replace(tzinfo=None) - datetime.timedelta(hours=hours)
     parameters = {}
     if task.get("includedSite") or task.get("excludedSite"):
-        spec.setLimitedSites("incexc")
+        # the policies 1.0.4 knows (task_split_rules.enum_limitedSites; AtlasAnalTaskRefiner 243-248)
+        both = bool(task.get("includedSite")) and bool(task.get("excludedSite"))
+        spec.setLimitedSites(
+            "with_allow_and_denylist" if both else "with_allowlist" if task.get("includedSite") else "with_denylist"
+        )
         for key in ("includedSite", "excludedSite"):
             if task.get(key):
                 value = task[key]
@@ -926,6 +983,10 @@ def main() -> None:
     results = []
     for scenario in scenarios:
         lines.lines.clear()
+        refused = refusal(scenario)
+        if refused:  # the real code cannot be handed it: no comparison, and the reason says which field
+            results.append({"refused": refused})
+            continue
         try:
             results.append(runner(scenario, lines))
         except Exception as error:  # the real code raising is a result too (named in the comparison)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from .situations import anal_situations, job_situations, task_situations
+
 RELEASE = "24.0.30"
 PLATFORM = "x86_64-el9-gcc13-opt"
 ARCHITECTURES = (PLATFORM, PLATFORM, f"{PLATFORM}#x86_64")
@@ -26,46 +28,63 @@ FAIRSHARE_POLICIES = (
 )
 
 
-def _sw_tags(rng: random.Random) -> dict[str, Any]:
+def _pick(rng: random.Random, mild: bool, good: Any, options: list) -> Any:
+    """In a mild scenario the good value most of the time, else any of `options`: mild scenarios keep queues, so
+    that the weights and the rules of the weight loop are compared too, not only the filters that empty a grid."""
+    if mild and rng.random() < 0.85:
+        return good
+    return rng.choice(options)
+
+
+def _sw_tags(rng: random.Random, mild: bool = False) -> dict[str, Any]:
     roll = rng.random()
     tags = {"cmtconfigs": [PLATFORM], "containers": [], "cvmfs": ["atlas"], "architectures": [], "tags": []}
     if roll < 0.5:
         tags["containers"] = ["any"]
-    elif roll < 0.9:
-        tags["tags"] = [{"cmtconfig": PLATFORM, "project": "AthSimulation", "release": RELEASE, "container_name": ""}]
+    elif roll < (0.97 if mild else 0.9):
+        tags["tags"] = [
+            {"cmtconfig": PLATFORM, "project": "AthSimulation", "release": RELEASE, "container_name": "", "sources": []}
+        ]
         tags["cvmfs"] = []
     else:
         tags["cvmfs"] = []  # publishes nothing the task needs
     if rng.random() < 0.9:
-        arch = rng.choice(["x86_64"] * 5 + ["aarch64", "excl", "any"])
+        arch = _pick(rng, mild, "x86_64", ["x86_64"] * 5 + ["aarch64", "excl", "any"])
         tags["architectures"] = [{"type": "cpu", "arch": [arch] if arch != "excl" else ["x86_64", "excl"]}]
     return tags
 
 
 def _add_queue(
-    rng: random.Random, prefix: str, site: str, task_cores: int, queues: dict, sw_tags: dict, stats: dict
+    rng: random.Random,
+    prefix: str,
+    site: str,
+    task_cores: int,
+    queues: dict,
+    sw_tags: dict,
+    stats: dict,
+    mild: bool = False,
 ) -> str:
     """One random production or unified queue at `site` (its CRIC record, software tags, statistics); its name
-    is `prefix` with now and then a "test" suffix."""
+    is `prefix` with now and then a "test" suffix. A mild queue passes most rules (_pick)."""
     name = prefix + rng.choice(["", "", "", "", "_TEST", "_test"])
     unified = rng.random() < 0.3
-    cores = task_cores if rng.random() < 0.75 else rng.choice([1, 8])
+    cores = task_cores if rng.random() < (0.9 if mild else 0.75) else rng.choice([1, 8])
     if unified:
         cores = rng.choice([1, 8, 8])
-    releases = rng.choice([["AUTO"]] * 12 + [["ANY"], ["ANY"], [RELEASE], ["23.0.1"]])
+    releases = _pick(rng, mild, ["AUTO"], [["AUTO"]] * 12 + [["ANY"], ["ANY"], [RELEASE], ["23.0.1"]])
     queues[name] = {
         "atlas_site": site,
-        "status": rng.choice(["online"] * 12 + ["brokeroff", "offline", "test"]),
+        "status": _pick(rng, mild, "online", ["online"] * 12 + ["brokeroff", "offline", "test"]),
         "type": "unified" if unified else "production",
         "capability": "ucore" if unified else "",
         "corecount": cores,
-        "maxrss": rng.choice([0, 2000 * cores, 4000 * cores, 4000 * cores, 32000]),
+        "maxrss": _pick(rng, mild, 4000 * cores, [0, 2000 * cores, 4000 * cores, 4000 * cores, 32000]),
         "minrss": 0,
-        "maxwdir": rng.choice([0, 20000, 100000, 100000]),
-        "maxtime": rng.choice([0, 3600 * 12, 90000, 3600 * 48, 3600 * 96, 3600 * 96]),
+        "maxwdir": _pick(rng, mild, 100000, [0, 20000, 100000, 100000]),
+        "maxtime": _pick(rng, mild, 3600 * 96, [0, 3600 * 12, 90000, 3600 * 48, 3600 * 96, 3600 * 96]),
         "mintime": 0,
         "releases": releases,
-        "pledgedcpu": rng.choice([0] * 6 + [-1]),
+        "pledgedcpu": _pick(rng, mild, 0, [0] * 6 + [-1]),
         "wnconnectivity": "full#IPv4",
         "corepower": rng.choice([10.0, 10.0, 12.5]),
         "jobseed": "std",
@@ -73,11 +92,11 @@ def _add_queue(
         "direct_access_lan": False,
         "cloud": "WORLD",
         "astorages": {"read_lan": [f"{site}_DATADISK"], "write_lan": [f"{site}_DATADISK"]},
-        "fairsharepolicy": rng.choice([""] * 14 + list(FAIRSHARE_POLICIES)),
+        "fairsharepolicy": _pick(rng, mild, "", [""] * 14 + list(FAIRSHARE_POLICIES)),
     }
     if "AUTO" in releases:
-        sw_tags[name] = _sw_tags(rng)
-    if rng.random() < 0.9:
+        sw_tags[name] = _sw_tags(rng, mild)
+    if rng.random() < (0.97 if mild else 0.9):
         empty = rng.random() < 0.15
         running = 0 if empty else rng.choice([0, 3, 15, 40, 100, 400])
         queue_stats = {
@@ -87,7 +106,7 @@ def _add_queue(
             "starting": 0 if empty else rng.choice([0, 2, 20]),
             "defined": 0 if empty else rng.choice([0, 0, 5, 100]),
             "transferring": rng.choice([0, 0, 0, 0, 0, 50, 50, 3000]),
-            "pilotsLast3h": rng.choice([0, 5, 50, 50, 200, 200, 200, 200, 50, 50]),
+            "pilotsLast3h": _pick(rng, mild, 200, [0, 5, 50, 50, 200, 200, 200, 200, 50, 50]),
             "hoursSinceLastStart": rng.choice([0.5, 0.5, 0.5, 0.5, 3.0]),
         }
         if rng.random() < 0.3:
@@ -117,11 +136,13 @@ def job_scenario(seed: int) -> dict[str, Any]:
     queues: dict[str, Any] = {}
     stats: dict[str, Any] = {}
     sw_tags: dict[str, Any] = {}
-    # the nucleus usually has queues of its own (the real broker knows a nucleus only through them)
+    # the nucleus usually has queues of its own (the real broker knows a nucleus only through them); half the
+    # scenarios are mild, their queues passing most rules
     nucleus_has_queue = rng.random() < 0.9
-    for number in range(rng.randint(3, 18 if rng.random() < 0.3 else 12)):
+    mild = rng.random() < 0.5
+    for number in range(rng.randint(3, 24 if rng.random() < 0.3 else 14)):
         site = nucleus if number == 0 and nucleus_has_queue else rng.choice(list(sites))
-        _add_queue(rng, f"Q{number}_{site}", site, task_cores, queues, sw_tags, stats)
+        _add_queue(rng, f"Q{number}_{site}", site, task_cores, queues, sw_tags, stats, mild)
     network = []
     for site in sites:
         if site == nucleus or rng.random() < 0.15:
@@ -196,7 +217,7 @@ def job_scenario(seed: int) -> dict[str, Any]:
                     record["astorages"]["read_lan"].append(endpoint)
         if tape.random() < 0.6:
             task["ioIntensity"] = 800
-    return {
+    scenario = {
         "plugin": "atlas_prod_job",
         "now": NOW,
         "seed": seed,
@@ -218,6 +239,8 @@ def job_scenario(seed: int) -> dict[str, Any]:
         "network": network,
         "queue_stats": stats,
     }
+    job_situations(seed, scenario)
+    return scenario
 
 
 def task_scenario(seed: int) -> dict[str, Any]:
@@ -312,6 +335,7 @@ def task_scenario(seed: int) -> dict[str, Any]:
         "network": [],
     }
     _nucleus_queues(random.Random(f"peer-task-queues:{seed}"), scenario)
+    task_situations(seed, scenario)
     return scenario
 
 
@@ -427,8 +451,9 @@ def anal_scenario(seed: int) -> dict[str, Any]:
         "cpuEfficiency": 90,
         "baseWalltime": 0,
         "architecture": rng.choice(ARCHITECTURES),
-        "transUses": f"AthSimulation-{RELEASE}",
-        "transHome": f"AthSimulation-{RELEASE}",
+        "transUses": f"Atlas-{RELEASE}",
+        # as JEDI stores an analysis task's: the transform with the project and release, now and then bare
+        "transHome": rng.choice([f"AnalysisTransforms-AthAnalysis_{RELEASE}"] * 3 + ["AnalysisTransforms"]),
     }
     user_stats = {
         "user": {
@@ -451,7 +476,7 @@ def anal_scenario(seed: int) -> dict[str, Any]:
             queues[name]["use_vp"] = True
         if extra.random() < 0.4:
             task["avoidVP"] = True
-    return {
+    scenario = {
         "plugin": "atlas_anal_job",
         "now": NOW,
         "seed": seed,
@@ -475,3 +500,5 @@ def anal_scenario(seed: int) -> dict[str, Any]:
         "queue_stats": stats,
         "user_stats": user_stats,
     }
+    anal_situations(seed, scenario)
+    return scenario

@@ -95,10 +95,23 @@ class TestCandidates:
 
     def test_excluded_and_included_sites(self):
         grid = (q("ANALY_CERN", site="CERN-PROD"), q("ANALY_BNL", site="BNL-ATLAS"), q("ANALY_MWT2", site="MWT2"))
-        excluded = decide(anal_scenario(*grid, task={"excludedSite": "CERN-PROD"}))
+        excluded = decide(anal_scenario(*grid, task={"excludedSite": "ANALY_CERN"}))
         assert codes(excluded) == {"ANALY_CERN": "excluded"}
-        included = decide(anal_scenario(*grid, task={"includedSite": ["ANALY_B*", "MWT2"]}))
+        # a name with * is searched as a regular expression (AtlasBrokerUtils.isMatched): ANALY_B.* matches ANALY_BNL
+        included = decide(anal_scenario(*grid, task={"includedSite": ["ANALY_B*", "ANALY_MWT2"]}))
         assert codes(included) == {"ANALY_CERN": "notincluded"}
+        searched = decide(anal_scenario(*grid, task={"includedSite": ["*MWT*"]}))
+        assert set(codes(searched)) == {"ANALY_CERN", "ANALY_BNL"}
+
+    def test_the_lists_name_queues_never_their_sites(self):
+        # issue 33 D11: seed 000 ("the queues are included in the list") and AtlasBrokerUtils.isMatched compare
+        # queue names only, so a site's name excludes nothing and includes nothing
+        grid = (q("ANALY_CERN", site="CERN-PROD"), q("ANALY_BNL", site="BNL-ATLAS"))
+        for profile in ("seed", "panda"):
+            excluded = decide(anal_scenario(*grid, task={"excludedSite": "CERN-PROD"}, profile=profile))
+            assert codes(excluded) == {}
+            included = decide(anal_scenario(*grid, task={"includedSite": "BNL-ATLAS"}, profile=profile))
+            assert codes(included) == {"ANALY_CERN": "notincluded", "ANALY_BNL": "notincluded"}
 
     def test_preassigned_queues_skip_the_status_check(self):
         grid = (q("A", status="brokeroff"), q("B", status="brokeroff"))

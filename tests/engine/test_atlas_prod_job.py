@@ -556,7 +556,9 @@ def test_snapshot_work_is_done_once_and_redone_for_a_new_snapshot(monkeypatch):
 
     calls = []
     real = atlas_prod_job.software_check
-    monkeypatch.setattr(atlas_prod_job, "software_check", lambda *args: calls.append(args[0]) or real(*args))
+    monkeypatch.setattr(
+        atlas_prod_job, "software_check", lambda *args, **kwargs: calls.append(args[0]) or real(*args, **kwargs)
+    )
     data = job_scenario(queue("A", releases=["24.0.30"]), queue("B"), task={"transUses": "Athena-24.0.30"})
     scenario = parse_scenario(data)
     broker = AtlasProdJobBroker()

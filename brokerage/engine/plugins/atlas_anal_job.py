@@ -10,9 +10,9 @@ nothing: pending, retried after 20 minutes.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import replace
-from fnmatch import fnmatchcase
 from typing import Any
 
 import numpy as np
@@ -21,6 +21,7 @@ from ..decision import Decision
 from ..plugin import Context, Filter, Rejection
 from ..scenario import Scenario
 from ..software import TaskSoftware
+from ..software_panda import anal_gpu_queue_ok, anal_software_panda
 from .atlas_prod_job import AtlasProdJobBroker, _float, readable, readable_over_wan, walltime_rejection
 
 USER_ANALYSIS = "User Analysis"
@@ -45,15 +46,35 @@ PANDA_TASK_CLASS = {"S": 1, "A": 1, "B": 0, "C": -1}
 PANDA_SITE_CLASS = {"hi": 1, "mid": 0, "lo": -1}
 
 
-def _matches(names: tuple[str, ...], queue: str, site: str) -> bool:
-    """includedSite/excludedSite name queues or sites, with shell wildcards."""
-    return any(fnmatchcase(queue, pattern) or fnmatchcase(site, pattern) for pattern in names)
+def _matches(names: tuple[str, ...], queue: str, site: str = "") -> bool:
+    """includedSite/excludedSite name queues (seed 000: "the queues are included in the list"; issue 33 D11: never
+    their sites), as AtlasBrokerUtils.isMatched (1.0.4, 476-491) compares them: a name with * is a regular
+    expression searched in the queue's name (* as .*), any other must equal it."""
+    for pattern in names:
+        if not pattern:
+            continue
+        if "*" in pattern:
+            if _pattern(pattern).search(queue):
+                return True
+        elif pattern == queue:
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=1024)
+def _pattern(text: str) -> re.Pattern:
+    try:
+        return re.compile(text.replace("*", ".*"))
+    except re.error:
+        return re.compile(re.escape(text).replace(r"\*", ".*"))
 
 
 def throttle_reason(scenario: Scenario) -> tuple[str, dict[str, Any]] | None:
     """Why the task is throttled before brokerage (seed 000), or None. Caps come from gdpconfig; the user's
     counts from `user_stats.user`, or `user_stats.group` and the group caps when the task has a workingGroup."""
     task, config, stats = scenario.task, scenario.config, scenario.user_stats
+    if config.get("ANALYSIS_THROTTLE_RULE") == "panda":
+        return throttle_reason_panda(scenario)
     who, prefix = ("group", "CAP_RUNNING_GROUP") if task.workingGroup else ("user", "CAP_RUNNING_USER")
     counts = stats.get(who) or {}
     for measure, key in (("running", "JOBS"), ("runningCores", "CORES")):
@@ -92,17 +113,113 @@ def throttle_reason(scenario: Scenario) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
+def _sites_with_data(complete, partial, complete_disk, truly_complete: bool) -> np.ndarray:
+    """AtlasBrokerUtils.getAnalSitesWithDataDisk (1.0.4) for one dataset: the queues with a complete copy, with
+    the incomplete ones too when no readable disk copy anywhere is complete and none of the queues has one on
+    disk; the incomplete ones when no queue has a complete copy."""
+    if complete.any():
+        return complete if truly_complete or complete_disk.any() else complete | partial
+    return partial
+
+
+def _catchall_keys(text: str) -> set[str]:
+    return {item.strip().partition("=")[0] for item in text.split(",") if item.strip()}
+
+
+def _anal_software(task, releases, tags, all_entry, gpus, *, gpu_queue: bool = False, **_) -> tuple[bool, dict]:
+    """AtlasAnalJobBroker (1.0.4): a GPU queue (catchall gpu) needs the task's platform published there (its
+    "architecture check"), then the SW/HW check."""
+    if gpu_queue and not anal_gpu_queue_ok(task, tags, all_entry, gpus):
+        return False, {"check": "architecture", "needed": task.architecture or "a platform", "queue": "GPU queue"}
+    return anal_software_panda(task, releases, tags, all_entry, gpus)
+
+
+def _caps_exceeded(scenario: Scenario) -> tuple[str, dict[str, Any]] | None:
+    """The running and queued jobs and cores of the user (or working group) against the CAP_RUNNING_* caps."""
+    task, config, stats = scenario.task, scenario.config, scenario.user_stats
+    who, prefix = ("group", "CAP_RUNNING_GROUP") if task.workingGroup else ("user", "CAP_RUNNING_USER")
+    counts = stats.get(who) or {}
+    for measure, key in (("running", "JOBS"), ("runningCores", "CORES")):
+        cap = config.get(f"{prefix}_{key}")
+        if not cap:
+            continue
+        queued_measure = "queued" if key == "JOBS" else "queuedCores"
+        for what, value, limit in (
+            (measure, _float(counts.get(measure)), cap),
+            (queued_measure, _float(counts.get(queued_measure)), 2 * cap),
+        ):
+            if value > limit:
+                times = "2 × " if what == queued_measure else ""
+                return (
+                    f"{who} {what} {value:g} > {times}{prefix}_{key} {cap}",
+                    {"who": who, "measure": what, "value": value, "cap": limit, "key": f"{prefix}_{key}"},
+                )
+    return None
+
+
+def throttle_reason_panda(scenario: Scenario) -> tuple[str, dict[str, Any]] | None:
+    """ANALYSIS_THROTTLE_RULE panda (AtlasAnalJobBroker 168-330, 1.0.4; issue 33 D9): the caps are not asked for
+    merge job sets; the User Analysis share throttles classes S and A (class value 1) when usage × the user's
+    share of USER_USAGE_THRESHOLD_A (½ when the user's evaluation is unknown) is above 100 % of target, B above
+    95 %, C above 90 %, merge job sets included."""
+    task, config, stats = scenario.task, scenario.config, scenario.user_stats
+    if not scenario.jobs.isMerge:
+        capped = _caps_exceeded(scenario)
+        if capped is not None:
+            return capped
+    if (stats.get("user") or {}).get("diskQuotaExceeded"):
+        return "the user's global disk quota is exceeded", {"measure": "diskQuotaExceeded"}
+    usage = _float((stats.get("gshareUsage") or {}).get(USER_ANALYSIS), None)
+    if task.gshare != USER_ANALYSIS or task.taskClass not in PANDA_TASK_CLASS or not usage:
+        return None
+    percent = usage * 100
+    value = PANDA_TASK_CLASS[task.taskClass]
+    if (value == -1 and percent > 90) or (value == 0 and percent > 95):
+        limit = 90 if value == -1 else 95
+        return (
+            f"User Analysis usage {percent:.0f} % of target > {limit} % for class {task.taskClass}",
+            {"measure": "gshareUsage", "value": usage, "limit": limit / 100, "taskClass": task.taskClass},
+        )
+    if value == 1:
+        slots = (stats.get("user") or {}).get("runningSlotsHiSites")
+        threshold = config.get("USER_USAGE_THRESHOLD_A")
+        ratio = 0.5 if slots is None else 1.0 - max(threshold - _float(slots), 0.0) / threshold
+        if percent * ratio > 100:
+            return (
+                f"User Analysis usage {percent:.0f} % × {ratio:.3g} of USER_USAGE_THRESHOLD_A > 100 % for class "
+                f"{task.taskClass}",
+                {"measure": "gshareUsage", "value": usage, "ratio": ratio, "taskClass": task.taskClass},
+            )
+    return None
+
+
 class AtlasAnalJobBroker(AtlasProdJobBroker):
     name = "atlas_anal_job"
     retry_after_minutes = 20  # seed 000: "the task is pending for 20 min"
     max_candidates = 10
 
     @staticmethod
+    def software_checker(config):
+        """SOFTWARE_RULE panda: AtlasAnalJobBroker's own SW/HW loop (software_panda.anal_software_panda), after its
+        architecture check at GPU queues; the seed's check otherwise."""
+        if config.get("SOFTWARE_RULE") == "panda":
+            return "panda-analysis", _anal_software
+        rules, check = AtlasProdJobBroker.software_checker(config)
+        return rules, lambda *args, gpu_queue=False: check(*args)
+
+    @staticmethod
+    def software_extra(record: dict[str, Any]) -> dict[str, Any]:
+        return {"gpu_queue": "gpu" in _catchall_keys(record.get("catchall") or "")}
+
+    @staticmethod
     def task_software(task, config) -> TaskSoftware:
-        """ANALYSIS_SW_RULE panda (AtlasAnalJobBroker "SW/HW check", 1.0.4): a task whose transHome ends in a
+        """SOFTWARE_RULE panda reads the task's own fields (software_panda). ANALYSIS_SW_RULE panda
+        (AtlasAnalJobBroker "SW/HW check", 1.0.4): a task whose transHome ends in a
         three-part release (and whose transUses does not end in a two-part one) is checked as the AtlasOffline
         release of its transUses, not as its own project; other tasks as in production."""
         home, uses = task.transHome or "", task.transUses or ""
+        if config.get("SOFTWARE_RULE") == "panda":
+            return TaskSoftware(task.architecture, uses, home, task.container_name, task.onlyTagsForFC)
         if (
             config.get("ANALYSIS_SW_RULE") == "panda"
             and re.search(r"-\d+\.\d+\.\d+$", home)
@@ -116,10 +233,43 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         # IO_CHECK_RULE reorders the production job broker's filters; analysis keeps its own order
         return self.filters
 
+    def site_preassignment(self, scenario: Scenario) -> tuple[str, tuple[str, ...]]:
+        """ANALYSIS_SITES_RULE panda (AtlasAnalJobBroker 118-143, 1.0.4): the task's `site` naming a queue is a
+        pre-assignment ('site'); naming a storage endpoint, the analysis queues that read it are its included
+        queues ('endpoint'); naming neither, it is ignored ('')."""
+        site = scenario.task.site
+        if not site:
+            return "", ()
+        if site in scenario.queues:
+            return "site", (site,)
+        readers = tuple(
+            sorted(
+                name
+                for name, record in scenario.queues.items()
+                if record.get("type") in ("analysis", "unified")
+                and site in ((record.get("astorages") or {}).get("read_lan") or [])
+                and not getattr(scenario.ddm_endpoints.get(site), "blacklisted", False)
+            )
+        )
+        return ("endpoint", readers) if readers else ("", ())
+
+    @staticmethod
+    def sites_panda(c: Context) -> bool:
+        return c.config.get("ANALYSIS_SITES_RULE") == "panda"
+
+    @staticmethod
+    def site_mode(c: Context) -> bool:
+        """ANALYSIS_SITES_RULE panda and the task's site names a queue: the real broker keeps that queue to the end,
+        re-appended after the problematic queues are dropped (AtlasAnalJobBroker 2277-2278, 1.0.4)."""
+        return AtlasAnalJobBroker.sites_panda(c) and c.plugin.site_preassignment(c.scenario)[0] == "site"
+
     def initial_candidates(self, scenario: Scenario) -> list[str]:
         # unified queues are brokered as their pseudo-queues, as in production (seed 000; SiteMapper)
         records = self.queue_records(scenario)
         site = scenario.task.site
+        if site and scenario.config.get("ANALYSIS_SITES_RULE") == "panda":
+            mode, _ = self.site_preassignment(scenario)
+            site = site if mode == "site" else ""
         if site:
             # a task pre-assigned to a queue (its `site`) is brokered to that queue only (seed 000; AtlasAnalJobBroker
             # sitePreAssigned); an unknown queue leaves no candidate
@@ -190,6 +340,13 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         config = scenario.config
         base_length = config.get("BASE_QUEUE_LENGTH_PER_PQ")
         queued, running, trr = a["queued_all"], a["running_real"], a["trr"]
+        panda = config.get("ANALYSIS_STABILIZER_RULE") == "panda"
+        if panda:
+            # AtlasAnalJobBroker 1628-1635 (1.0.4): the share's start rate counts only while jobs run there
+            trr = np.where(running > 0, trr, 0.0)
+        # the user has jobs queued or running there (the real statistics list them only then)
+        a["user_listed"] = (a["user_queued"] + a["user_running"] > 0) | (not panda)
+        a["stabilizer_panda"] = panda
         a["throttleable"] = ~((queued < base_length) | (queued < config.get("BASE_EXPECTED_WAIT_HOUR_ON_PQ") * trr))
         a["nq_max"] = (
             np.maximum.reduce(
@@ -445,6 +602,10 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
     @staticmethod
     def _included(c: Context) -> Rejection:
         names = c.task.includedSite
+        if AtlasAnalJobBroker.sites_panda(c):
+            mode, readers = c.plugin.site_preassignment(c.scenario)
+            if mode == "endpoint":
+                names = readers  # the queues reading the named endpoint replace the task's includedSite
         if not names:
             return Rejection(np.zeros(len(c.names), dtype=bool))
         fails = np.array([not _matches(names, q, s) for q, s in zip(c["unified"], c["site"], strict=True)], dtype=bool)
@@ -452,7 +613,16 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
 
     @staticmethod
     def _status(c: Context) -> Rejection:
-        """Online, unless pre-assigned through includedSite or site (seed 000)."""
+        """Online, unless pre-assigned through includedSite or site (seed 000). ANALYSIS_SITES_RULE panda
+        (AtlasAnalJobBroker "selection for status", 1.0.4): offline queues are always out; brokeroff and test ones
+        stay when the task names includedSite, or when the queue is the one its `site` names; others stay."""
+        if AtlasAnalJobBroker.sites_panda(c):
+            status = c["status"]
+            mode, _ = c.plugin.site_preassignment(c.scenario)
+            lenient = bool(c.task.includedSite)
+            at_site = (c["unified"] == c.task.site) if mode == "site" else np.zeros(len(c.names), dtype=bool)
+            down = np.isin(status, ["brokeroff", "test"]) & ~(lenient | at_site)
+            return Rejection((status == "offline") | down, {"status": status, "required": "online"})
         offline = c["status"] != "online"
         chosen = tuple(c.task.includedSite) + ((c.task.site,) if c.task.site else ())
         if chosen:
@@ -488,11 +658,16 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
 
     @staticmethod
     def _locality_panda(c: Context) -> Rejection:
-        """AtlasAnalJobBroker "input data check" (1.0.4): a queue needs, for every dataset, a complete copy (disk
-        or tape) at a storage it reads; for a dataset with no truly complete readable disk copy anywhere, any
-        copy there will do (use_incomplete)."""
+        """AtlasAnalJobBroker "input data check" (1.0.4, 538-640) with AtlasBrokerUtils.getAnalSitesWithDataDisk:
+        per dataset, the queues reading a complete copy (disk or tape), or, when none does, those reading any copy
+        (and both when no readable disk copy anywhere is complete); a queue needs every dataset. Queues with the
+        data on disk go before those with it on tape only; when no queue has all of it, those with some of it
+        (union). A task pre-assigned to a queue (ANALYSIS_SITES_RULE panda) needs that queue among them. The
+        candidates the real check scans are all the analysis queues, before any other filter."""
         scenario, readers = c.scenario, c["readers"]
-        has_all = np.ones(len(c.names), dtype=bool)
+        n = len(c.names)
+        scan, disk = np.ones(n, dtype=bool), np.ones(n, dtype=bool)
+        union, disk_union = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
         for dataset in scenario.datasets:
             truly_complete = any(
                 replica.nFiles == dataset.nFiles
@@ -502,15 +677,35 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
                 and readable(endpoint)
                 for key, replica in dataset.replicas.items()
             )
-            has = np.zeros(len(c.names), dtype=bool)
+            complete, complete_disk = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+            partial, partial_disk = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
             for key, replica in dataset.replicas.items():
-                usable = replica.nFiles >= dataset.nFiles or (not truly_complete and replica.nFiles > 0)
                 positions = readers.get(key)
-                if usable and positions is not None:
-                    has[positions] = True
-            has_all &= has
+                endpoint = scenario.ddm_endpoints.get(key)
+                if positions is None or (endpoint is not None and endpoint.blacklisted):
+                    continue  # a queue does not read an endpoint blacklisted for reading (EntityModule.getSiteInfo)
+                tape = endpoint is not None and endpoint.is_tape
+                whole = replica.nFiles == dataset.nFiles
+                (complete if whole else partial)[positions] = True
+                if not tape:
+                    (complete_disk if whole else partial_disk)[positions] = True
+
+            on_any = _sites_with_data(complete, partial, complete_disk, truly_complete)
+            on_disk = _sites_with_data(complete_disk, partial_disk, complete_disk, truly_complete)
+            scan &= on_any
+            disk &= on_disk
+            union |= on_any
+            disk_union |= on_disk
+        if AtlasAnalJobBroker.site_mode(c):
+            has = scan | union
+        elif disk.any():
+            has = disk
+        elif not scan.any() and union.any():
+            has = disk_union if disk_union.any() else union
+        else:
+            has = scan
         return Rejection(
-            ~has_all,
+            ~has,
             {"missingFiles": c["missing_files"], "totalFiles": c["total_files"], "availableGB": c["local_size"]},
         )
 
@@ -570,6 +765,12 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         limit = np.maximum(2 * c["task_finished"], c.config.get("MIN_BAD_JOBS_TO_SKIP_PQ"))
         # ANALYSIS_BAD_JOBS_STRICT (panda-server 1.0.4): only more than the limit marks the queue problematic
         too_many = bad > limit if c.config.get("ANALYSIS_BAD_JOBS_STRICT") else bad >= limit
+        if c["stabilizer_panda"]:
+            # AtlasAnalJobBroker 1730-1737 (1.0.4; issue 33 D13): asked only at queues the Analysis Stabilizer's
+            # gates let it throttle, where the user has jobs, and never for merges
+            too_many = too_many & c["throttleable"] & c["user_listed"] & (not c.scenario.jobs.isMerge)
+        if AtlasAnalJobBroker.site_mode(c):
+            too_many = np.zeros(len(c.names), dtype=bool)  # problematic, but the pre-assigned queue stays
         return Rejection(
             too_many & ~c.scenario.jobs.isMerge if c.config.get("ANALYSIS_BAD_JOBS_STRICT") else too_many,
             {
@@ -585,7 +786,8 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         """ANALYSIS_SKIP_CLOSED (AtlasAnalJobBroker "selection for closed", 1.0.4): any of the task's jobs closed
         at a queue in the window skips it, unless the job set is pre-assigned or merges."""
         jobs = c.scenario.jobs
-        if not c.config.get("ANALYSIS_SKIP_CLOSED") or jobs.isMerge or jobs.preassigned:
+        site_mode = AtlasAnalJobBroker.sites_panda(c) and c.plugin.site_preassignment(c.scenario)[0] == "site"
+        if not c.config.get("ANALYSIS_SKIP_CLOSED") or jobs.isMerge or jobs.preassigned or site_mode:
             return Rejection(np.zeros(len(c.names), dtype=bool))
         return Rejection(c["task_closed"] > 0, {"closed": c["task_closed"]})
 
@@ -630,7 +832,8 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         if not np.any(c.alive & ~overloaded):
             # every queue overloaded: the check keeps them, but those running nothing are problematic and
             # dropped after ranking (AtlasBrokerUtils.skipProblematicSites), not by the first loop itself
-            overloaded = np.zeros_like(idle) if getattr(c.plugin, "first_loop_probe", False) else idle
+            probe = getattr(c.plugin, "first_loop_probe", False)
+            overloaded = np.zeros_like(idle) if probe or AtlasAnalJobBroker.site_mode(c) else idle
         return Rejection(
             overloaded,
             {"queued": queued, "running": running, "grandRatio": round(grand, 4), "ratioOffset": offset},
@@ -648,6 +851,11 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
     @staticmethod
     def _stabilizer(c: Context) -> Rejection:
         fails = c["throttleable"] & (c["user_queued"] > c["max_q_len"])
+        if c["stabilizer_panda"]:
+            # AtlasAnalJobBroker 1617-1725 (1.0.4): not for merges, and only where the user has jobs
+            fails = fails & c["user_listed"] & (not c.scenario.jobs.isMerge)
+        if AtlasAnalJobBroker.site_mode(c):
+            fails = np.zeros(len(c.names), dtype=bool)  # problematic, but the pre-assigned queue stays
         return Rejection(
             fails,
             {
@@ -661,6 +869,40 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             },
         )
 
+    @staticmethod
+    def endpoint_terms(c: Context, locations):
+        """The analysis broker's endpoint check (AtlasAnalJobBroker 1224, 1.0.4): every endpoint type; the queues
+        that passed the data locality check of this loop stand where production's nucleus queues do, and none
+        without it; no complete-copy exception."""
+        checked = (
+            "data locality" not in c.plugin.disabled_filters
+            and bool(c.scenario.datasets)
+            and (
+                c.config.get("ANALYSIS_LOCALITY_RULE") == "panda"
+                or not AtlasAnalJobBroker._locality_suppressed(c.scenario)
+            )
+        )
+        return None, np.full(len(c.names), checked, dtype=bool), None
+
+    @staticmethod
+    def _pilots(c: Context) -> Rejection:
+        """PILOT_RULE panda, analysis (AtlasAnalJobBroker "selection for nPilot", 1.0.4; issue 33 D12): no pilot
+        in the last 3 hours (no statistics counts as none) skips the queue unless the task is a test task; no
+        numSlots exemption, as production has. The seed's rule otherwise."""
+        if c.config.get("PILOT_RULE") != "panda":
+            return AtlasProdJobBroker._pilots(c)
+        if c.task.prodSourceLabel == "test":
+            return Rejection(np.zeros(len(c.names), dtype=bool))
+        return Rejection(np.nan_to_num(c["pilots"]) == 0, {"pilotsLast3h": c["pilots"]})
+
+    @staticmethod
+    def _software(c: Context) -> Rejection:
+        """The software check; ANALYSIS_SITES_RULE panda leaves it out for a task pre-assigned to a queue
+        (AtlasAnalJobBroker "selection for release" runs only when not sitePreAssigned)."""
+        if AtlasAnalJobBroker.sites_panda(c) and c.plugin.site_preassignment(c.scenario)[0] == "site":
+            return Rejection(np.zeros(len(c.names), dtype=bool))
+        return AtlasProdJobBroker._software(c)
+
     filters = (
         Filter("input complete", "input_missing", AtlasProdJobBroker._input_complete),
         Filter("excluded sites", "excluded", _excluded),
@@ -670,12 +912,12 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         Filter("disk IO", "diskIO", AtlasProdJobBroker._disk_io),
         Filter("core count", "cpucore", AtlasProdJobBroker._core_count),
         Filter("virtual placement", "overloaded_vp", _vp),
-        Filter("software", "cache", AtlasProdJobBroker._software),
+        Filter("software", "cache", _software),
         Filter("memory", "lowmemory", AtlasProdJobBroker._memory),
         Filter("disk", "disk", _disk),
         Filter("storage endpoints", "read_lan_blacklist", AtlasProdJobBroker._endpoints),
         Filter("walltime", "shortwalltime", _walltime),
-        Filter("pilots", "nopilot", AtlasProdJobBroker._pilots),
+        Filter("pilots", "nopilot", _pilots),
         Filter("closed jobs", "closed", _closed),
         # temporary issues
         Filter("bad jobs", "badsite", _bad_jobs),

@@ -9,7 +9,7 @@ to weight. All skipped: pending, retried after 60 minutes.
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -20,6 +20,7 @@ from ..network import network_weight
 from ..plugin import Context, Filter, Plugin, Rejection, SkipTable
 from ..scenario import Scenario
 from ..software import SoftwareRules, TaskSoftware, software_check
+from ..software_panda import prod_software_panda
 
 # seed 000
 MEMORY_COMPENSATION = 0.9
@@ -172,6 +173,29 @@ def input_incomplete(scenario: Scenario) -> str:
     return ""
 
 
+def complete_locations(scenario: Scenario) -> tuple[frozenset[str] | None, bool]:
+    """AtlasProdJobBroker "check dataset completeness" (1.0.4, 316-385) as the endpoint check reads it: the
+    endpoints holding a copy regarded as complete of every input dataset (None without input), and whether every
+    dataset not being pre-staged has such a copy readable over WAN (or none readable even over LAN)."""
+    config = scenario.config
+    locations: frozenset[str] | None = None
+    remote_ok = True
+    for dataset in scenario.datasets:
+        complete = [
+            endpoint
+            for endpoint, replica in dataset.replicas.items()
+            if _regarded_complete(replica.nFiles, dataset.nFiles, config) and dataset.nFiles > 0
+        ]
+        locations = frozenset(complete) if locations is None else locations & frozenset(complete)
+        if scenario.task.inputPreStaging or not complete:
+            continue
+        remote = any(readable(scenario.ddm_endpoints.get(e), ("read_wan",)) for e in complete)
+        local = any(readable(scenario.ddm_endpoints.get(e), ("read_lan",)) for e in complete)
+        if not remote and local:
+            remote_ok = False
+    return locations, remote_ok
+
+
 URGENT = "urgent"
 
 
@@ -257,7 +281,8 @@ def nucleus_weight(c: Context) -> float:
     elif weight < 0:
         weight = 1
     if config.get("T1_WEIGHT_HIGH_PRIO_SCOUTS"):
-        high = (task.currentPriority >= 900 or jobs.isScout) and not task.eventService and not jobs.preassigned
+        pre = AtlasProdJobBroker.preassign_mode(c) if config.get("PREASSIGNMENT_RULE") == "panda" else jobs.preassigned
+        high = (task.currentPriority >= 900 or jobs.isScout) and not task.eventService and not pre
     else:
         high = task.currentPriority >= 900
     return float(max(weight, 100 if high else 1))
@@ -336,7 +361,11 @@ class AtlasProdJobBroker(Plugin):
     def initial_candidates(self, scenario: Scenario) -> list[str]:
         jobs = scenario.jobs
         records = self.queue_records(scenario)
-        if jobs.preassigned and not self._preassignment_dropped(scenario):
+        if scenario.config.get("PREASSIGNMENT_RULE") == "panda":
+            mode, names = self.preassignment(scenario)
+            if mode:
+                return names
+        elif jobs.preassigned and not self._preassignment_dropped(scenario):
             wanted = set(jobs.preassigned)
             return [name for name in records if records[name][1] in wanted]
         exclude_test = scenario.config.get("EXCLUDE_TEST_QUEUES")
@@ -368,6 +397,78 @@ class AtlasProdJobBroker(Plugin):
                     plain[name] = (record, name)
             cache["records"] = {**plain, **pseudo}
         return cache["records"]
+
+    def preassignment(self, scenario: Scenario) -> tuple[str, list[str]]:
+        """PREASSIGNMENT_RULE panda (AtlasProdJobBroker.doBrokerage 181-227, 1.0.4): how the job set is pre-assigned
+        and the queues it scans. A merge job set (pmerge) scans the queue holding the pre-merged outputs and the
+        online production queues that read its output storage (DataServiceUtils.getSitesShareDDM), as a list;
+        past 24 h it scans every queue, as if not pre-assigned. Another pre-assigned job set (the task's `site`)
+        scans those queues (a unified one as its pseudo-queues): one queue is a "site" pre-assignment, which
+        leaves many checks out, several a "list". Returns ('' | 'site' | 'list', candidate names)."""
+        jobs = scenario.jobs
+        if not jobs.preassigned or self._preassignment_dropped(scenario):
+            return "", []
+        cache = self._snapshot_cache(scenario)
+        key = ("preassignment", jobs.preassigned, jobs.isMerge)
+        if key in cache:
+            return cache[key]
+        records = self.queue_records(scenario)
+        wanted = set(jobs.preassigned)
+        if jobs.isMerge:
+            wanted |= self._sharing_output(scenario, jobs.preassigned[0])
+        names = [name for name, (_, unified) in records.items() if unified in wanted]
+        # the real scan keeps a unified queue itself beside its pseudo-queues: only the status check, which a
+        # pre-assigned job set skips, drops it (AtlasProdJobBroker 395-397)
+        names += sorted(name for name in wanted if scenario.queues.get(name, {}).get("capability") == "ucore")
+        found = ("site" if len(names) == 1 and not jobs.isMerge else "list", names)
+        cache[key] = found
+        return found
+
+    def _sharing_output(self, scenario: Scenario, queue: str) -> set[str]:
+        """The online production queues whose input storage holds `queue`'s output storage (its first write_lan
+        endpoint), and that run what it runs (DataServiceUtils.getSitesShareDDM)."""
+        record = scenario.queues.get(queue)
+        if record is None:
+            return set()
+        output = ((record.get("astorages") or {}).get("write_lan") or [None])[0]
+        unified = record.get("type") == "unified"
+        found = set()
+        for name, other in scenario.queues.items():
+            if name == queue or other.get("status", "online") != "online" or output is None:
+                continue
+            if other.get("type") not in ("production", "unified") or (unified and other.get("type") != "unified"):
+                continue
+            if output in ((other.get("astorages") or {}).get("read_lan") or []):
+                found.add(name)
+        return found
+
+    def nucleus_default_out(self, scenario: Scenario, nucleus: str) -> str:
+        """The nucleus's default output endpoint as SiteMapper sets it: the first write endpoint of the first
+        production or unified queue at the nucleus."""
+        for record in scenario.queues.values():
+            if queue_site(record) == nucleus and record.get("type") in ("production", "unified"):
+                return ((record.get("astorages") or {}).get("write_lan") or [""])[0]
+        return ""
+
+    def nuclei_known(self, scenario: Scenario) -> frozenset[str]:
+        """The nucleus sites with a production or unified queue (SiteMapper.nuclei), once per snapshot."""
+        cache = self._snapshot_cache(scenario)
+        if "nuclei known" not in cache:
+            cache["nuclei known"] = frozenset(
+                queue_site(record)
+                for record in scenario.queues.values()
+                if record.get("type") in ("production", "unified")
+                and (site := scenario.sites.get(queue_site(record))) is not None
+                and site.role == "nucleus"
+            )
+        return cache["nuclei known"]
+
+    @staticmethod
+    def preassign_mode(c: Context) -> str:
+        """The pre-assignment in force for the checks PREASSIGNMENT_RULE panda leaves out ('' under seed)."""
+        if c.config.get("PREASSIGNMENT_RULE") != "panda":
+            return ""
+        return c.plugin.preassignment(c.scenario)[0]
 
     @staticmethod
     def _preassignment_dropped(scenario: Scenario) -> bool:
@@ -457,6 +558,8 @@ class AtlasProdJobBroker(Plugin):
             a["wnconnectivity"].astype(str), return_inverse=True
         )
         a["direct_access_lan"] = column(lambda r: bool(r.get("direct_access_lan")), bool)
+        # maxinputsize -1: the queue always reads its input directly (SiteSpec.always_use_direct_io)
+        a["always_direct"] = column(lambda r: _float(r.get("maxinputsize")) == -1, bool)
         a["corepower"] = column(lambda r: _float(r.get("corepower"), DEFAULT_COREPOWER) or DEFAULT_COREPOWER)
         a["allow_no_pilot"] = column(lambda r: "allow_no_pilot" in _catchall(r.get("catchall") or ""), bool)
         a["own_diskio_limit"] = column(lambda r: _float(r.get("maxdiskio"), np.nan))
@@ -640,6 +743,17 @@ class AtlasProdJobBroker(Plugin):
 
     def _prepare_job_estimates(self, task, jobs, a, config) -> None:
         queue_cores = a["corecount"]
+        if config.get("DIRECT_IO_RULE") == "panda":
+            # CoreUtils.use_direct_io_for_job (1.0.4): never for merges; always at a queue with maxinputsize -1;
+            # else when the task allows input over LAN (use or only) and the queue reads directly
+            allowed = bool(task.allowInputLAN)
+            a["direct_io"] = (
+                np.zeros(len(queue_cores), dtype=bool)
+                if jobs.isMerge
+                else a["always_direct"] | (a["direct_access_lan"] & allowed)
+            )
+        else:
+            a["direct_io"] = a["direct_access_lan"]
         # The job's cores at each queue: single-core tasks 1, multi-core ones the queue's, 0 = the queue's.
         if task.coreCount == 1:
             job_cores = np.ones_like(queue_cores)
@@ -674,11 +788,11 @@ class AtlasProdJobBroker(Plugin):
             scale = (n_events or 0) if "perevent" in unit else jobs.inputSizeMB * 1024**2
             output = max(out_bytes * scale, PANDA_DEFAULT_OUTPUT_MB * 1024**2)
             work = 0.0 if task.workDiskCount is None else task.workDiskCount * 1024**2 + DISK_WORK_FLOOR_MB * 1024**2
-            input_bytes = np.where(a["direct_access_lan"], 0.0, round(jobs.inputSizeMB * 1024**2))
+            input_bytes = np.where(a["direct_io"], 0.0, round(jobs.inputSizeMB * 1024**2))
             a["disk_needed"] = np.floor((output + work + input_bytes) / 1024**2)
         else:
             # Disk (MB): input + max(1.5 GB, output) + max(300 MB, work dir); input is 0 with direct access.
-            input_mb = np.where(a["direct_access_lan"], 0.0, jobs.inputSizeMB)
+            input_mb = np.where(a["direct_io"], 0.0, jobs.inputSizeMB)
             out_count = (task.outDiskCount or 0.0) / (1024.0 if unit.startswith("kb") else 1.0)
             output_mb = out_count * (n_events or 0) if unit.endswith("perevent") else out_count * jobs.inputSizeMB
             a["disk_needed"] = (
@@ -777,6 +891,8 @@ class AtlasProdJobBroker(Plugin):
     @staticmethod
     def _status(c: Context) -> Rejection:
         jobs = c.scenario.jobs
+        if AtlasProdJobBroker.preassign_mode(c):  # panda: no status check for a pre-assigned job set
+            return Rejection(np.zeros(len(c.names), dtype=bool))
         in_force = jobs.preassigned and not AtlasProdJobBroker._preassignment_dropped(c.scenario)
         offline = c["status"] != "online"
         if in_force:  # seed 000: pre-assigned queues are used whatever their status
@@ -790,8 +906,15 @@ class AtlasProdJobBroker(Plugin):
 
     @staticmethod
     def _unknown_nucleus(c: Context) -> Rejection:
+        """NUCLEUS_NEEDS_QUEUE (1.0.4 SiteMapper.collect_nuclei_and_satellites): a nucleus is known through any
+        production or unified queue at it, whichever queues the job set scans (issue 33 D5: a job set
+        pre-assigned away from the nucleus still knows it)."""
         nucleus = c["nucleus"]
-        unknown = bool(nucleus) and bool(c.config.get("NUCLEUS_NEEDS_QUEUE")) and nucleus not in c["queue_sites"]
+        unknown = (
+            bool(nucleus)
+            and bool(c.config.get("NUCLEUS_NEEDS_QUEUE"))
+            and nucleus not in c.plugin.nuclei_known(c.scenario)
+        )
         return Rejection(np.full(len(c.names), unknown, dtype=bool), {"nucleus": nucleus})
 
     @staticmethod
@@ -799,6 +922,20 @@ class AtlasProdJobBroker(Plugin):
         return Rejection(
             (c["closeness"] == -1) & ~c["at_nucleus"], {"closeness": c["closeness"], "nucleus": c["nucleus"]}
         )
+
+    @staticmethod
+    def _nucleus_storage(c: Context) -> Rejection:
+        """JOB_ENDPOINT_RULE panda (AtlasProdJobBroker "link check", 1.0.4 455-475): when the nucleus's default
+        output endpoint cannot receive over WAN, satellites are skipped (dest_blacklisted, a temporary problem).
+        The seed checks the nucleus's storage in the endpoint rules instead."""
+        nucleus = c["nucleus"]
+        if c.config.get("JOB_ENDPOINT_RULE") != "panda" or not nucleus:
+            return Rejection(np.zeros(len(c.names), dtype=bool))
+        endpoint = c.plugin.nucleus_default_out(c.scenario, nucleus)
+        info = c.scenario.ddm_endpoints.get(endpoint) if endpoint else None
+        status = info.activity("write_wan") if info is not None else "ON"
+        down = status in DOWNTIME_STATUSES
+        return Rejection(~c["at_nucleus"] & down, {"endpoint": f"{endpoint} (nucleus {nucleus})", "write_wan": status})
 
     @staticmethod
     def _satellite_link_full(c: Context) -> Rejection:
@@ -819,7 +956,7 @@ class AtlasProdJobBroker(Plugin):
 
     @staticmethod
     def _inactive(c: Context) -> Rejection:
-        if not _urgent_or_scout(c, merge_too=True):
+        if not _urgent_or_scout(c, merge_too=True) or AtlasProdJobBroker.preassign_mode(c):
             return Rejection(np.zeros(len(c.names), dtype=bool))
         hours = c["hours_since_start"]
         waiting = c["activated_real"]
@@ -830,7 +967,7 @@ class AtlasProdJobBroker(Plugin):
 
     @staticmethod
     def _opportunistic(c: Context) -> Rejection:
-        if not _urgent_or_scout(c, merge_too=False):
+        if not _urgent_or_scout(c, merge_too=False) or AtlasProdJobBroker.preassign_mode(c):
             return Rejection(np.zeros(len(c.names), dtype=bool))
         return Rejection(c["pledgedcpu"] == -1, {"pledgedcpu": c["pledgedcpu"], "priority": c.task.currentPriority})
 
@@ -897,6 +1034,7 @@ class AtlasProdJobBroker(Plugin):
             or c["total_size"] <= 0
             or jobs.isMerge
             or task.eventService
+            or AtlasProdJobBroker.preassign_mode(c) == "site"
         ):
             return Rejection(np.zeros(len(c.names), dtype=bool))
         size_cut, num_cut = config.get("SIZE_CUTOFF_TO_MOVE_INPUT"), config.get("NUM_CUTOFF_TO_MOVE_INPUT")
@@ -919,6 +1057,9 @@ class AtlasProdJobBroker(Plugin):
         task_io = c.task.diskIO
         if task_io is None:
             return Rejection(np.zeros(len(c.names), dtype=bool))
+        if c.config.get("DISK_IO_RULE") == "panda" and (c.task.coreCount or 0) > 1:
+            # AtlasProdJobBroker "diskIO check" (1.0.4, 695-698): a multi-core task's diskIO per core of the queue
+            task_io = np.floor(task_io / c["unified_corecount"])
         with np.errstate(invalid="ignore"):
             fails = ~np.isnan(limit) & (c["avg_diskio"] > limit) & (task_io > limit)
         return Rejection(fails, {"queueDiskIOLimit": limit, "avgDiskIOPerCore": c["avg_diskio"], "taskDiskIO": task_io})
@@ -926,8 +1067,12 @@ class AtlasProdJobBroker(Plugin):
     @staticmethod
     def _core_count(c: Context) -> Rejection:
         task = c.task
+        if AtlasProdJobBroker.preassign_mode(c) == "site":  # panda: "selection for MP" left out
+            return Rejection(np.zeros(len(c.names), dtype=bool))
         # a unified queue is brokered through its pseudo-queues, each with its own core count
         cores, ucore = c["corecount"], (c["capability"] == "ucore") & ~c["is_pseudo"]
+        if c.config.get("PREASSIGNMENT_RULE") == "panda":
+            ucore = np.zeros(len(c.names), dtype=bool)  # a unified queue itself is checked as it is (see above)
         if task.coreCount == 1:
             mismatch = (cores > 1) & ~ucore
         elif task.coreCount > 1:
@@ -956,17 +1101,30 @@ class AtlasProdJobBroker(Plugin):
         return TaskSoftware(task.architecture, task.transUses, task.transHome, task.container_name, task.onlyTagsForFC)
 
     @staticmethod
-    def _software(c: Context) -> Rejection:
-        """The `cache` check, once per (task software, candidate list) per snapshot: job sets of the same release
-        brokered over one snapshot reuse the verdicts."""
-        key = c.plugin.task_software(c.task, c.config)
-        cache = c.plugin._snapshot_cache(c.scenario)
-        config = c.config
+    def software_extra(record: dict[str, Any]) -> dict[str, Any]:
+        """What the check of one queue needs beyond the shared arguments (analysis: whether it is a GPU queue)."""
+        return {}
+
+    @staticmethod
+    def software_checker(config) -> tuple[Any, Callable[..., tuple[bool, dict[str, Any]]]]:
+        """(what identifies the rules, the check of one queue): the seed's check with its switches, or
+        SOFTWARE_RULE panda, panda-server 1.0.4's own (software_panda.py)."""
+        if config.get("SOFTWARE_RULE") == "panda":
+            return "panda", prod_software_panda
         rules = SoftwareRules(
             any_skips_hw_check=config.get("RELEASES_ANY_SKIPS_HW_CHECK"),
             list_accepted=config.get("RELEASES_LIST_ACCEPTED"),
             cpu_needs_architecture=config.get("CPU_CHECK_NEEDS_ARCHITECTURE"),
         )
+        return rules, functools.partial(software_check, rules=rules)
+
+    @staticmethod
+    def _software(c: Context) -> Rejection:
+        """The `cache` check, once per (task software, candidate list) per snapshot: job sets of the same release
+        brokered over one snapshot reuse the verdicts."""
+        key = c.plugin.task_software(c.task, c.config)
+        cache = c.plugin._snapshot_cache(c.scenario)
+        rules, check = c.plugin.software_checker(c.config)
         cache_key = ("software", key, rules, tuple(c.names))
         if cache_key not in cache:
             all_entry = c.scenario.sw_tags.get("ALL")
@@ -974,13 +1132,13 @@ class AtlasProdJobBroker(Plugin):
             known = c.plugin.queue_records(c.scenario)
             for name in c.names:
                 record, queue = known.get(name) or (c.scenario.queues[name], name)
-                ok, detail = software_check(
+                ok, detail = check(
                     key,
                     record.get("releases"),
                     c.scenario.sw_tags.get(queue),
                     all_entry,
                     c.scenario.gpu_summary.get(queue),
-                    rules,
+                    **c.plugin.software_extra(record),
                 )
                 fails.append(not ok)
                 details.append(detail)
@@ -992,6 +1150,10 @@ class AtlasProdJobBroker(Plugin):
 
     @staticmethod
     def _memory(c: Context) -> Rejection:
+        if c.config.get("MEMORY_RULE") == "panda" and c.scenario.jobs.isMerge:
+            # InputChunk.getMaxRamCount (1.0.4): a merge asks the task's mergeRamCount, which no scenario carries:
+            # no requirement, no check
+            return Rejection(np.zeros(len(c.names), dtype=bool))
         needed, maxrss, minrss = c["memory_needed"], c["maxrss"], c["minrss"]
         low = (maxrss > 0) & (needed > maxrss)
         high = (minrss > 0) & (needed < minrss)
@@ -1013,8 +1175,15 @@ class AtlasProdJobBroker(Plugin):
     def _direct_access(c: Context) -> Rejection:
         if c.task.allowInputLAN != "only":
             return Rejection(np.zeros(len(c.names), dtype=bool))
+        able = c["direct_access_lan"]
+        if c.config.get("DIRECT_IO_RULE") == "panda":
+            # AtlasProdJobBroker "disk check" (1.0.4): merges are not asked; maxinputsize -1 reads directly too
+            if c.scenario.jobs.isMerge:
+                return Rejection(np.zeros(len(c.names), dtype=bool))
+            able = able | c["always_direct"]
         return Rejection(
-            ~c["direct_access_lan"], {"allowInputLAN": "only", "direct_access_lan": c["direct_access_lan"]}
+            ~able,
+            {"allowInputLAN": "only", "direct_access_lan": c["direct_access_lan"], "directAlways": c["always_direct"]},
         )
 
     @staticmethod
@@ -1049,10 +1218,98 @@ class AtlasProdJobBroker(Plugin):
     @staticmethod
     def _endpoints(c: Context) -> Rejection:
         cache = c.plugin._snapshot_cache(c.scenario)
+        if c.config.get("JOB_ENDPOINT_RULE") == "panda":
+            locations, remote_ok = complete_locations(c.scenario)
+            storage_type, nucleus_queues, locations = c.plugin.endpoint_terms(c, locations)
+            key = ("endpoints panda", id(c["site"]), nucleus_queues.tobytes(), locations, remote_ok, storage_type)
+            if key not in cache:
+                cache[key] = AtlasProdJobBroker._endpoint_rules_panda(
+                    c, locations, remote_ok, storage_type, nucleus_queues
+                )
+            return cache[key]
         key = ("endpoints", id(c["site"]), c["nucleus"], c.scenario.task.outputEndpointType)
         if key not in cache:
             cache[key] = AtlasProdJobBroker._endpoint_rules(c)
         return cache[key]
+
+    @staticmethod
+    def endpoint_terms(c: Context, locations: frozenset[str] | None) -> tuple[str | None, np.ndarray, Any]:
+        """What the endpoint check compares (JOB_ENDPOINT_RULE panda): production looks at DATADISK endpoints, its
+        nucleus's queues are the ones excused from WAN, and a nucleus queue without a complete copy is not."""
+        return "DATADISK", c["at_nucleus"], locations
+
+    @staticmethod
+    def _endpoint_rules_panda(
+        c: Context,
+        locations: frozenset[str] | None,
+        remote_ok: bool,
+        storage_type: str | None,
+        nucleus_queues: np.ndarray,
+    ) -> Rejection:
+        """JOB_ENDPOINT_RULE panda: AtlasBrokerUtils.check_endpoints_with_blacklist (1.0.4, 1215-1285) over each
+        queue's DATADISK endpoints (an input one blacklisted for reading is not the queue's). Any input endpoint
+        readable over LAN, any output one writable over LAN; a satellite (or a nucleus queue whose input endpoint
+        holds no complete copy of every dataset, issue 33 D3) needs an input endpoint that receives over WAN and an
+        output one that sends; a satellite also needs a complete copy somewhere that can be read over WAN."""
+        scenario = c.scenario
+        endpoints = scenario.ddm_endpoints
+        known = c.plugin.queue_records(scenario)
+        n = len(c.names)
+        fails = np.zeros(n, dtype=bool)
+        code = np.full(n, "", dtype=object)
+        endpoint_names = np.full(n, "", dtype=object)
+        activity = np.full(n, "", dtype=object)
+
+        def up(name: str, what: str) -> bool:
+            info = endpoints.get(name)
+            return info is None or info.activity(what) not in DOWNTIME_STATUSES
+
+        def blacklisted(name: str) -> bool:
+            return bool(getattr(endpoints.get(name), "blacklisted", False))
+
+        def disk(name: str) -> bool:
+            if storage_type is None:
+                return True
+            info = endpoints.get(name)
+            return (info.type if info is not None else name.rsplit("_", 1)[-1]) == storage_type
+
+        at_nucleus = nucleus_queues
+        for i, name in enumerate(c.names):
+            record = (known.get(name) or (scenario.queues.get(name, {}), name))[0]
+            storages = record.get("astorages") or {}
+            inputs = [
+                e
+                for e in storages.get("read_lan") or []
+                if disk(e) and not getattr(endpoints.get(e), "blacklisted", False)
+            ]
+            outputs = [e for e in storages.get("write_lan") or [] if disk(e)]
+            nucleus_queue = bool(at_nucleus[i])
+            read_lan = any(up(e, "read_lan") for e in inputs)
+            receive = source = False
+            for e in inputs:
+                if not nucleus_queue or (locations and e not in locations):
+                    receive |= up(e, "write_wan")
+                else:
+                    receive = source = True
+            write_lan = any(up(e, "write_lan") for e in outputs)
+            send = False
+            for e in outputs:
+                if not nucleus_queue:
+                    send |= up(e, "read_wan")
+                else:
+                    send = source = True
+            source = source or remote_ok
+            for ok, rule, where, what in (
+                (read_lan, "read_lan_blacklist", ",".join(inputs) or "no input endpoint", "read_lan"),
+                (write_lan, "write_lan_blacklist", ",".join(outputs) or "no output endpoint", "write_lan"),
+                (receive, "write_wan_blacklist", ",".join(inputs), "write_wan"),
+                (send, "read_wan_blacklist", ",".join(outputs), "read_wan"),
+                (source, "source_blacklist", "no complete copy readable over WAN", "read_wan"),
+            ):
+                if not ok:
+                    fails[i], code[i], endpoint_names[i], activity[i] = True, rule, where, what
+                    break
+        return Rejection(fails, {"endpoint": endpoint_names, "activity": activity, "required": "ON"}, code=code)
 
     @staticmethod
     def _endpoint_rules(c: Context) -> Rejection:
@@ -1128,7 +1385,11 @@ class AtlasProdJobBroker(Plugin):
         with np.errstate(invalid="ignore"):
             short = (maxtime != 0) & (needed > 0) & (needed > max_hs06)
         undefined = task.cpuTime is None or task.cpuTime == 0
-        needs_a_day = (jobs.isScout and not jobs.preassigned) or jobs.isMerge or undefined
+        if c.config.get("PREASSIGNMENT_RULE") == "panda":
+            scout = jobs.isScout and AtlasProdJobBroker.preassign_mode(c) != "site"
+        else:
+            scout = jobs.isScout and not jobs.preassigned
+        needs_a_day = scout or jobs.isMerge or undefined
         day = np.full(len(c.names), False)
         if needs_a_day:
             day = (max_hs06 != 0) & (max_hs06 < DAY_OF_HS06 * c["corecount"]) & ~short
@@ -1147,16 +1408,29 @@ class AtlasProdJobBroker(Plugin):
 
     @staticmethod
     def _connectivity(c: Context) -> Rejection:
-        if not c.task.ipConnectivity:
+        if not c.task.ipConnectivity or AtlasProdJobBroker.preassign_mode(c) == "site":
             return Rejection(np.zeros(len(c.names), dtype=bool))
         task_network, task_stack = _split_connectivity(c.task.ipConnectivity)
         values, inverse = c["connectivity_values"], c["connectivity_index"]
+        panda = c.config.get("CONNECTIVITY_RULE") == "panda"
+        if panda:
+            # JediTaskSpec.setIpConnectivity (1.0.4) keeps only full or http, and IPv4 or IPv6
+            task_network = task_network if task_network in ("full", "http") else ""
+            task_stack = task_stack if task_stack in ("IPv4", "IPv6") else ""
+            if not task_network and not task_stack:
+                return Rejection(np.zeros(len(c.names), dtype=bool))
         verdicts = []
         for text in values.tolist():  # once per distinct wnconnectivity
             queue_network, queue_stack = _split_connectivity(text)
-            network_ok = task_network in NETWORK_ACCEPTS.get(queue_network or "full", set())
-            # A task without an IP stack runs anywhere; one that names it needs a queue with that stack.
-            stack_ok = not task_stack or queue_stack.lower() == task_stack.lower()
+            if panda:
+                # AtlasProdJobBroker "network connectivity" (1.0.4): a full queue takes any task, an http one http
+                # tasks; a queue that says nothing takes none; the IP stack must be the same
+                network_ok = not task_network or queue_network == "full" or queue_network == task_network == "http"
+                stack_ok = not task_stack or queue_stack == task_stack
+            else:
+                network_ok = task_network in NETWORK_ACCEPTS.get(queue_network or "full", set())
+                # A task without an IP stack runs anywhere; one that names it needs a queue with that stack.
+                stack_ok = not task_stack or queue_stack.lower() == task_stack.lower()
             verdicts.append(not (network_ok and stack_ok))
         fails = np.array(verdicts, dtype=bool)[inverse] if len(values) else np.zeros(0, dtype=bool)
         return Rejection(fails, {"ipConnectivity": c.task.ipConnectivity, "wnconnectivity": c["wnconnectivity"]})
@@ -1164,6 +1438,8 @@ class AtlasProdJobBroker(Plugin):
     @staticmethod
     def _event_service(c: Context) -> Rejection:
         """Event-service tasks need jobseed es, eshigh or all; normal ones avoid queues that take ES only."""
+        if AtlasProdJobBroker.preassign_mode(c) == "site":
+            return Rejection(np.zeros(len(c.names), dtype=bool))
         seeds = c["jobseed"]
         fails = ~np.isin(seeds, ["es", "eshigh", "all"]) if c.task.eventService else seeds == "es"
         return Rejection(fails, {"eventService": c.task.eventService, "jobseed": seeds})
@@ -1205,7 +1481,8 @@ class AtlasProdJobBroker(Plugin):
             # panda-server 1.0.4: no pilot seen (no statistics counts as none), unless numSlots is set for the
             # queue or the task is a test task that is not express; pre-assigned job sets are not checked
             jobs = c.scenario.jobs
-            if jobs.preassigned:
+            panda_rule = c.config.get("PREASSIGNMENT_RULE") == "panda"
+            if AtlasProdJobBroker.preassign_mode(c) if panda_rule else jobs.preassigned:
                 return Rejection(np.zeros(len(c.names), dtype=bool))
             label = c.task.prodSourceLabel
             if "test" in label and not is_express(c.task, c.config):
@@ -1226,7 +1503,7 @@ class AtlasProdJobBroker(Plugin):
 
     @staticmethod
     def _work_shortage(c: Context) -> Rejection:
-        if not c.config.get("WORK_SHORTAGE"):
+        if not c.config.get("WORK_SHORTAGE") or AtlasProdJobBroker.preassign_mode(c) == "site":
             return Rejection(np.zeros(len(c.names), dtype=bool))
         pledged = c["pledgedcpu"]
         opportunistic = pledged == -1
@@ -1321,6 +1598,7 @@ class AtlasProdJobBroker(Plugin):
         Filter("input complete", "input_missing", _input_complete),
         Filter("queue status", "status", _status),
         Filter("link blocked", "link_unusable", _link_blocked),
+        Filter("nucleus storage", "dest_blacklisted", _nucleus_storage),
         Filter("satellite link full", "links_full", _satellite_link_full),
         Filter("nucleus backlog", "links_full", _nucleus_full),
         Filter("inactive queue", "inactive", _inactive),
@@ -1353,6 +1631,7 @@ class AtlasProdJobBroker(Plugin):
     # (AtlasProdJobBroker "temporary problem check"), so with IO_CHECK_RULE panda they run after it.
     TEMPORARY = frozenset(
         {
+            "nucleus storage",
             "satellite link full",
             "nucleus backlog",
             "inactive queue",
@@ -1378,6 +1657,7 @@ class AtlasProdJobBroker(Plugin):
         {
             "unknown nucleus",
             "link blocked",
+            "nucleus storage",
             "satellite link full",
             "nucleus backlog",
             "t1 weight",

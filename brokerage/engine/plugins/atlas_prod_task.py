@@ -336,6 +336,8 @@ class AtlasProdTaskBroker(Plugin):
         bare = context["bare"]
         names = np.array(context.names, dtype=object)
         mode = task.fullChain
+        if context.config.get("FULL_CHAIN_RULE") == "panda":
+            return AtlasProdTaskBroker._full_chain_panda(context, bare, names)
         if mode == "only":
             fails, rule = bare != "only", "fullChain=only needs bareNucleus=only"
         elif mode == "require":
@@ -345,6 +347,30 @@ class AtlasProdTaskBroker(Plugin):
         else:
             fails, rule = bare == "only", "a bareNucleus=only nucleus accepts only full-chain tasks"
         return Rejection(fails, {"fullChain": mode, "bareNucleus": bare, "rule": rule})
+
+    @staticmethod
+    def _full_chain_panda(context: Context, bare: np.ndarray, names: np.ndarray) -> Rejection:
+        """FULL_CHAIN_RULE panda (AtlasProdTaskBroker "check for full chain", 1.0.4 505-535, issue 33 D8): a
+        bareNucleus=only nucleus takes tasks with any fullChain value; only and require need a bare nucleus (only
+        or allow); a full-chain task whose parent ran at a bare nucleus follows the parent there."""
+        task = context.task
+        mode = task.fullChain
+        parent_on_bare = bool(mode) and bool(task.parentNucleus) and task.parentBareNucleus in ("only", "allow")
+        normal_refused = (bare == "only") & (not mode)
+        bare_needed = ~np.isin(bare, ["only", "allow"]) & (mode in ("only", "require"))
+        elsewhere = (names != task.parentNucleus) & parent_on_bare
+        rule = np.where(
+            normal_refused,
+            "a bareNucleus=only nucleus accepts only full-chain tasks",
+            np.where(
+                bare_needed,
+                f"fullChain={mode} needs a bare nucleus (only or allow)",
+                f"the parent of the full chain ran at {task.parentNucleus}",
+            ),
+        )
+        return Rejection(
+            normal_refused | bare_needed | elsewhere, {"fullChain": mode, "bareNucleus": bare, "rule": rule}
+        )
 
     @staticmethod
     def _transfer_backlog(context: Context) -> Rejection:
@@ -551,3 +577,11 @@ class AtlasProdTaskBroker(Plugin):
         Filter("job check", "job", _job_check),
         Filter("data locality", "insize", _locality, fallback=_locality_fallback),
     )
+
+    # FULL_CHAIN_RULE panda: the real broker checks the full chain last, after the data check (AtlasProdTaskBroker
+    # 1.0.4: data check 434-499, full-chain check 505-534); the order matters, the data check's fallback reading
+    # whether any nucleus still in the running has the input
+    PANDA_ORDER = (*(f for f in filters if f.name != "full chain"), *(f for f in filters if f.name == "full chain"))
+
+    def filters_for(self, scenario: Scenario):
+        return self.PANDA_ORDER if scenario.config.get("FULL_CHAIN_RULE") == "panda" else self.filters
