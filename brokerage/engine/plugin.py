@@ -247,6 +247,10 @@ class Plugin:
             self._snapshot_held = held
         return held[1]
 
+    def late_skips(self, context: Context) -> list[tuple[str, np.ndarray, str, Detail]]:
+        """Candidates weighed with the others and dropped after (filter, mask, code, detail); none by default."""
+        return []
+
     def frame(self, scenario: Scenario) -> Frame:
         """The candidates and their own attributes, shared by every decision over the same snapshot."""
         names = list(self.initial_candidates(scenario))
@@ -273,6 +277,21 @@ class Plugin:
             order = sorted(range(len(survivors)), key=self.rank_key(context, survivors, weights))
             factor_rows = _rows(factors, np.arange(len(survivors)))
             candidates = [Candidate(names[survivors[i]], float(weights[i]), factor_rows[i]) for i in order]
+            late = [
+                (name, np.asarray(mask, dtype=bool) & context.alive, code, detail)
+                for name, mask, code, detail in self.late_skips(context)
+            ]
+            if any(mask.any() for _, mask, _, _ in late):
+                # weighed with the others, then dropped (AtlasAnalJobBroker's problematic queues, late_skips)
+                gone = np.zeros(len(names), dtype=bool)
+                for filter_name, mask, code, detail in late:
+                    positions = np.flatnonzero(mask & ~gone)
+                    if len(positions):
+                        skipped.add_group(filter_name, positions, [code] * len(positions), detail)
+                    gone |= mask
+                before = len(candidates)
+                candidates = [c for c in candidates if not gone[names.index(c.name)]]
+                stages.append(Stage("problematic", before, len(candidates)))
             if self.max_candidates is not None and len(candidates) > self.max_candidates:
                 for dropped in candidates[self.max_candidates :]:
                     skipped.add(

@@ -379,18 +379,20 @@ def _cache_detail(task: TaskSoftware, hardware: TaskHardware, releases, kind: st
     return {"check": kind, "needed": needed, "queue": ",".join(releases or ["AUTO"])}
 
 
-def anal_gpu_queue_ok(task: TaskSoftware, tags, all_entry, gpus) -> bool:
+def anal_gpu_queue_ok(task: TaskSoftware, releases, tags, all_entry, gpus) -> bool:
     """AtlasAnalJobBroker "architecture check" (1.0.4) at a GPU queue (catchall `gpu`): the task names a platform
     and the queue's published software has it (a cmtconfig-only JsonSoftwareCheck)."""
     hardware = task_hardware(task.architecture)
     if not hardware.sw_platform:
         return False
+    # the call hands JsonSoftwareCheck no CPU or GPU spec: a GPU-only (excl) queue refuses even a GPU task here
+    platform_only = TaskHardware(hardware.sw_platform, hardware.base_platform, None, None)
     return json_check(
-        ["AUTO"] if tags is not None else None,
+        releases,
         tags,
         all_entry,
         gpus or [],
-        hardware,
+        platform_only,
         cvmfs_tag=None,
         sw_project=None,
         sw_version=None,

@@ -78,6 +78,7 @@ PROFILES: dict[str, Profile] = {
             "CONNECTIVITY_RULE": "panda",
             "JOB_ENDPOINT_RULE": "panda",
             "DISK_IO_RULE": "panda",
+            "ES_RULE": "panda",
             # "calculate weight": bootstrap figures up to priority 150, nBatchJob only with pilots at Harvester
             # queues, numSlots per core
             "MAX_PRIO_TO_BOOTSTRAP": 150,

@@ -835,7 +835,9 @@ REGISTRY = Registry(
             "endpoints will do (an input one blacklisted for reading is not the queue's); a nucleus queue whose "
             "input endpoint holds no complete copy of every dataset is checked for write_wan as a satellite (issue "
             "33 D3); a satellite needs a complete copy readable over WAN somewhere (source_blacklist); satellites "
-            "are skipped while the nucleus's default output endpoint cannot receive over WAN (dest_blacklisted).",
+            "are skipped while the nucleus's default output endpoint cannot receive over WAN (dest_blacklisted), and "
+            "the nucleus backlog (NQUEUED_NUC_CAP_FOR_JOBS) skips satellites only: the link check passes the "
+            "nucleus's own queues first.",
             _PANDA_JOB,
             choices=("seed", "panda"),
         ),
@@ -863,6 +865,19 @@ REGISTRY = Registry(
             "task with any fullChain value (capable too) may go to an only nucleus, and a full-chain task whose parent "
             "ran at a bare nucleus follows it, whatever its value.",
             "panda-server 1.0.4 AtlasProdTaskBroker",
+            choices=("seed", "panda"),
+        ),
+        _p(
+            "ES_RULE",
+            "jobbroker",
+            "str",
+            "seed",
+            "",
+            "Event service against the queues' jobseed. seed (seed 000): an event-service task needs es, eshigh or "
+            "all; another avoids es. panda (AtlasProdJobBroker 1255-1290, 1.0.4): an event-service task avoids std, "
+            "eshigh unless urgent (priority 900 or more, or scouts) and the 1-core pseudo-queues of unified queues; "
+            "another avoids es.",
+            _PANDA_JOB,
             choices=("seed", "panda"),
         ),
         _p(

@@ -184,7 +184,7 @@ def job_scenario(seed: int) -> dict[str, Any]:
         "cpuTime": rng.choice([None, 0, 5, 5, 30, 30, 30, 300]),
         "cpuEfficiency": 90,
         "baseWalltime": 600,
-        "ioIntensity": rng.choice([None, None, 100, 400, 800]),
+        "ioIntensity": rng.choice([None, None, 100, 400, 500, 800]),
         "architecture": rng.choice(ARCHITECTURES),
         "transUses": f"AthSimulation-{RELEASE}",
         "transHome": f"AthSimulation-{RELEASE}",
@@ -376,20 +376,22 @@ def anal_scenario(seed: int) -> dict[str, Any]:
     stats: dict[str, Any] = {}
     sw_tags: dict[str, Any] = {}
     per_queue: dict[str, Any] = {}
-    for number in range(rng.randint(3, 10)):
+    # half the scenarios are mild: their queues pass most rules, so that weights and the temporary rules decide
+    mild = rng.random() < 0.5
+    for number in range(rng.randint(3, 14 if mild else 10)):
         site = rng.choice(list(sites))
         name = f"ANALY_{number}_{site}"
         unified = rng.random() < 0.3
         queues[name] = {
             "atlas_site": site,
-            "status": rng.choice(["online"] * 10 + ["brokeroff", "offline"]),
+            "status": _pick(rng, mild, "online", ["online"] * 10 + ["brokeroff", "offline"]),
             "type": "unified" if unified else "analysis",
             "capability": "ucore" if unified else "",
             "corecount": 8 if unified else 1,
-            "maxrss": rng.choice([0, 2000, 4000, 16000]) * (8 if unified else 1),
+            "maxrss": _pick(rng, mild, 4000, [0, 2000, 4000, 16000]) * (8 if unified else 1),
             "minrss": 0,
-            "maxwdir": rng.choice([0, 100000]),
-            "maxtime": rng.choice([0, 3600 * 48, 3600 * 96]),
+            "maxwdir": _pick(rng, mild, 100000, [0, 100000]),
+            "maxtime": _pick(rng, mild, 3600 * 96, [0, 3600 * 48, 3600 * 96]),
             "mintime": 0,
             "releases": ["AUTO"] if rng.random() < 0.5 else ["ANY"],
             "pledgedcpu": 0,
@@ -403,7 +405,9 @@ def anal_scenario(seed: int) -> dict[str, Any]:
         }
         queues[name] = {k: v for k, v in queues[name].items() if v is not None}
         if "AUTO" in queues[name]["releases"]:
-            sw_tags[name] = _sw_tags(rng)
+            sw_tags[name] = _sw_tags(rng, mild)
+            if mild and rng.random() < 0.7:
+                sw_tags[name]["containers"] = ["any"]
             if rng.random() < 0.8:  # analysis reads the AtlasOffline release (AtlasAnalJobBroker)
                 for tag in sw_tags[name]["tags"]:
                     tag["project"] = "AtlasOffline"
@@ -415,7 +419,7 @@ def anal_scenario(seed: int) -> dict[str, Any]:
             "starting": rng.choice([0, 2, 20]),
             "defined": rng.choice([0, 0, 5]),
             "transferring": 0,
-            "pilotsLast3h": rng.choice([0, 50, 50, 200]),
+            "pilotsLast3h": _pick(rng, mild, 200, [0, 50, 50, 200]),
             "hoursSinceLastStart": 0.5,
             "nUsers": rng.choice([1, 2, 5, 20]),
         }
@@ -432,7 +436,8 @@ def anal_scenario(seed: int) -> dict[str, Any]:
     n_files = rng.choice([2, 10])
     replicas = {}
     for endpoint in rng.sample(list(endpoints), rng.randint(0, len(endpoints))):
-        replicas[endpoint] = {"nFiles": n_files if rng.random() < 0.8 else n_files // 2, "sizeGB": n_files * 2.0}
+        found = n_files if rng.random() < 0.8 else n_files // 2
+        replicas[endpoint] = {"nFiles": found, "sizeGB": found * 2.0}
     task = {
         "jediTaskID": 3000 + seed,
         "taskPriority": rng.choice([1000, 1000, 2000]),

@@ -264,7 +264,7 @@ def _hardware_asks(rng: random.Random, scenario: dict[str, Any]) -> None:
         task["ipConnectivity"] = rng.choice(["full", "http", "none", "full#IPv6", "http#IPv4"])
         for record in scenario.get("queues", {}).values():
             record["wnconnectivity"] = rng.choice(["full#IPv4", "http#IPv4", "none", "full#IPv6", "full", ""])
-    if rng.random() < 0.5:
+    if rng.random() < 0.7:
         task["diskIO"] = rng.choice([50, 200, 1000])
         for name, record in scenario.get("queues", {}).items():
             if rng.random() < 0.5:
@@ -274,10 +274,76 @@ def _hardware_asks(rng: random.Random, scenario: dict[str, Any]) -> None:
                 stats["avgDiskIOPerCore"] = rng.choice([10.0, 150.0, 600.0])
 
 
+def _bootstrap(rng: random.Random, scenario: dict[str, Any]) -> None:
+    """Queues being brought up: a few running jobs, Harvester workers, with or without pilots and numSlots; a
+    low-priority task (the bootstrap figures count up to MAX_PRIO_TO_BOOTSTRAP, 150)."""
+    scenario["task"].update(currentPriority=rng.choice([100, 150]), taskPriority=150)
+    for stats in scenario.get("queue_stats", {}).values():
+        if rng.random() < 0.5:
+            stats.update(running=rng.choice([0, 3, 15]), nBatchJob=rng.choice([5, 30]))
+            stats["pilotsLast3h"] = rng.choice([0, 0, 50])
+            if rng.random() < 0.5:
+                stats["numSlots"] = rng.choice([0, 16])
+
+
+def _io_boundary(rng: random.Random, scenario: dict[str, Any]) -> None:
+    """An IO-intensive task at the boundary of the nucleus weight (ioIntensity 500 kB/s), at normal priority."""
+    task = scenario["task"]
+    task.update(ioIntensity=500, currentPriority=rng.choice([300, 500]), taskPriority=500)
+    task.pop("t1Weight", None)
+
+
+def _disk_io_per_core(rng: random.Random, scenario: dict[str, Any]) -> None:
+    """A multi-core task whose disk IO is over a queue's limit, but not per core of it."""
+    task = scenario["task"]
+    task.update(coreCount=8, diskIO=rng.choice([200, 400, 1000]))
+    for name, record in scenario.get("queues", {}).items():
+        record["maxdiskio"] = 100
+        stats = scenario.get("queue_stats", {}).get(name)
+        if stats is not None:
+            stats["avgDiskIOPerCore"] = rng.choice([50.0, 600.0])
+
+
+def _connectivity(rng: random.Random, scenario: dict[str, Any]) -> None:
+    """A task asking full or http connectivity, and queues that publish none (CRIC's wnconnectivity empty)."""
+    scenario["task"]["ipConnectivity"] = rng.choice(["full", "http", "http#IPv4"])
+    for record in scenario.get("queues", {}).values():
+        record["wnconnectivity"] = rng.choice(["", "", "full#IPv4", "http#IPv4"])
+
+
+def _nucleus_without_queues(rng: random.Random, scenario: dict[str, Any]) -> None:
+    """The task's nucleus is a site with storage and no queue of its own."""
+    scenario["sites"]["NUCX"] = {"role": "nucleus"}
+    scenario["ddm_endpoints"]["NUCX_DATADISK"] = {"site": "NUCX", "space_total": 1e5, "space_free": 5e4}
+    scenario["task"]["nucleus"] = "NUCX"
+
+
 def _nucleus_backlog(rng: random.Random, scenario: dict[str, Any]) -> None:
+    """Files waiting to be aggregated to the nucleus around NQUEUED_NUC_CAP_FOR_JOBS (10,000)."""
     nucleus = scenario["task"].get("nucleus")
     if nucleus:
-        scenario.setdefault("nucleus_stats", {})[nucleus] = {"rw": 0, "outputQueued": rng.choice([0, 1999, 2001, 8000])}
+        queued = rng.choice([0, 2001, 9999, 10000, 10001, 25000])
+        scenario.setdefault("nucleus_stats", {})[nucleus] = {"rw": 0, "outputQueued": queued}
+
+
+def _event_service(rng: random.Random, scenario: dict[str, Any]) -> None:
+    """Queues that take event-service jobs only (es), urgent ones only (eshigh) or both (all); now and then an
+    event-service task."""
+    for record in scenario.get("queues", {}).values():
+        record["jobseed"] = rng.choice(["std", "std", "es", "eshigh", "all"])
+    if rng.random() < 0.4:
+        scenario["task"]["eventService"] = True
+
+
+def _input_incomplete(rng: random.Random, scenario: dict[str, Any]) -> None:
+    """Every copy of the input partial: past MAX_MISSING_INPUT_FILES (10) and under MIN_INPUT_COMPLETENESS (90 %),
+    or just within one of them."""
+    for dataset in scenario.get("datasets", []):
+        total = dataset["nFiles"]
+        for replica in dataset.get("replicas", {}).values():
+            found = rng.choice([total // 4, max(total - 10, 0), int(total * 0.9), total - 11])
+            replica["nFiles"] = max(min(found, total - 1), 0)
+            replica["sizeGB"] = round(dataset["sizeGB"] * replica["nFiles"] / max(total, 1), 6)
 
 
 JOB_SITUATIONS: tuple[Situation, ...] = (
@@ -299,6 +365,13 @@ JOB_SITUATIONS: tuple[Situation, ...] = (
     ("no input", 0.06, _no_input),
     ("hardware asks", 0.15, _hardware_asks),
     ("nucleus backlog", 0.06, _nucleus_backlog),
+    ("event service", 0.08, _event_service),
+    ("input incomplete", 0.06, _input_incomplete),
+    ("bootstrap", 0.08, _bootstrap),
+    ("io boundary", 0.05, _io_boundary),
+    ("connectivity", 0.05, _connectivity),
+    ("nucleus without queues", 0.04, _nucleus_without_queues),
+    ("disk io per core", 0.05, _disk_io_per_core),
 )
 
 
@@ -390,9 +463,23 @@ def _include_exclude(rng: random.Random, scenario: dict[str, Any]) -> None:
 
 
 def _anal_preassigned(rng: random.Random, scenario: dict[str, Any]) -> None:
-    """A task whose `site` names a queue (or a queue that does not exist)."""
+    """A task whose `site` names a queue (often one in a state to take it), a storage endpoint its queues read, or
+    nothing known."""
     names = _queue_names(scenario, types=("analysis", "unified"))
-    scenario["task"]["site"] = rng.choice([*names, "ANALY_NOWHERE"]) if names else "ANALY_NOWHERE"
+    roll = rng.random()
+    if roll < 0.6 and names:
+        site = rng.choice(names)
+        if rng.random() < 0.7:
+            record = scenario["queues"][site]
+            record.update(status=rng.choice(["online", "online", "brokeroff"]), corecount=1, type="analysis")
+            record["capability"] = ""
+            record["releases"] = ["ANY"]
+            scenario.get("queue_stats", {}).get(site, {}).update(pilotsLast3h=50, running=50, activated=5)
+    elif roll < 0.85:
+        site = rng.choice(sorted(scenario.get("ddm_endpoints", {})))
+    else:
+        site = "ANALY_NOWHERE"
+    scenario["task"]["site"] = site
 
 
 def _anal_working_group(rng: random.Random, scenario: dict[str, Any]) -> None:
@@ -439,8 +526,16 @@ def _anal_merge(rng: random.Random, scenario: dict[str, Any]) -> None:
 
 
 def _stabilizer(rng: random.Random, scenario: dict[str, Any]) -> None:
-    """The Analysis Stabilizer's numbers around its limits: queue lengths, start rates, users, the user's queue."""
+    """The Analysis Stabilizer's numbers around its limits: queue lengths, start rates, users, the user's queue;
+    and the task's failed and closed jobs there (the bad-jobs rule is asked where the stabilizer's gates open)."""
     for name, stats in scenario.get("queue_stats", {}).items():
+        if rng.random() < 0.4:
+            per_queue = scenario["user_stats"].setdefault("queues", {}).setdefault(name, {})
+            per_queue.update(taskFailed=rng.choice([0, 5, 6, 12]), taskFinished=rng.choice([0, 2, 5]))
+            if rng.random() < 0.6:  # a queue the stabilizer may throttle, where the user has jobs
+                stats.update(activated=rng.choice([100, 400]), running=rng.choice([10, 50]), toRunningRate=5.0)
+                per_queue["userQueued"] = rng.choice([1, 4, 60, 200])
+            continue
         stats["activated"] = rng.choice([0, 50, 99, 100, 101, 400])
         stats["running"] = rng.choice([0, 10, 50, 200])
         stats["toRunningRate"] = rng.choice([0.0, 5.0, 12.5, 40.0])
@@ -479,6 +574,105 @@ def _anal_releases(rng: random.Random, scenario: dict[str, Any]) -> None:
         task["transHome"] = "AnalysisTransforms-" + task["transUses"].replace("-", "_", 1)
 
 
+def _anal_disk_io(rng: random.Random, scenario: dict[str, Any]) -> None:
+    """The task's disk IO against the queues' limits and their running jobs' average."""
+    scenario["task"]["diskIO"] = rng.choice([50, 200, 1000])
+    for name, record in scenario.get("queues", {}).items():
+        if rng.random() < 0.6:
+            record["maxdiskio"] = rng.choice([100, 500])
+        stats = scenario.get("queue_stats", {}).get(name)
+        if stats is not None and rng.random() < 0.8:
+            stats["avgDiskIOPerCore"] = rng.choice([10.0, 150.0, 600.0])
+
+
+def _anal_gpu(rng: random.Random, scenario: dict[str, Any]) -> None:
+    """GPU analysis: GPU-capable queues (catchall gpu, CRIC's gpu entry, pilots' cards) publishing the task's
+    release, and tasks asking for a GPU or not."""
+    _gpu(rng, scenario)
+    for name, record in scenario.get("queues", {}).items():
+        tags = scenario.get("sw_tags", {}).get(name)
+        if tags and any(entry.get("type") == "gpu" for entry in tags.get("architectures", [])):
+            if rng.random() < 0.6:
+                record["catchall"] = "gpu"
+            tags["containers"] = ["any"]
+            tags["cvmfs"] = ["atlas"]
+
+
+def _anal_tape_and_datasets(rng: random.Random, scenario: dict[str, Any]) -> None:
+    """Tape copies read by some queues, and now and then a second dataset held elsewhere: queues with the data on
+    disk go first, and when no queue has every dataset those with some of it are taken (union)."""
+    endpoints = scenario["ddm_endpoints"]
+    for site in sorted({e["site"] for e in endpoints.values()}):
+        if rng.random() < 0.5:
+            tape = f"{site}_DATATAPE"
+            endpoints[tape] = {"site": site, "is_tape": True, "space_total": 1e7, "space_free": 5e6}
+            for record in scenario.get("queues", {}).values():
+                if record.get("atlas_site") == site:
+                    record["astorages"]["read_lan"].append(tape)
+    datasets = scenario.get("datasets", [])
+    for dataset in datasets:
+        for endpoint in [e for e in endpoints if e.endswith("_DATATAPE")]:
+            if rng.random() < 0.5:
+                found = rng.choice([dataset["nFiles"], dataset["nFiles"] // 2])
+                per_file = dataset["sizeGB"] / max(dataset["nFiles"], 1)
+                dataset["replicas"][endpoint] = {"nFiles": found, "sizeGB": round(found * per_file, 6)}
+    if datasets and rng.random() < 0.5:
+        files = rng.choice([2, 4])
+        replicas = {}
+        for endpoint in rng.sample(sorted(endpoints), rng.randint(1, len(endpoints))):
+            found = rng.choice([files, files, files // 2])
+            replicas[endpoint] = {"nFiles": found, "sizeGB": found * 1.5}
+        datasets.append(
+            {"name": datasets[0]["name"] + ".sec", "master": False, "nFiles": files, "sizeGB": files * 1.5,
+             "replicas": replicas}
+        )  # fmt: skip
+
+
+def _anal_data_weight(rng: random.Random, scenario: dict[str, Any]) -> None:
+    """Two datasets placed so the data weight tells queues apart: each at a different site (no queue has both:
+    the union of sites, weighed by their GB on disk), or one site with the first on disk and the second on tape
+    beside a site with both on tape (no queue has both on disk: 1 a dataset on disk, 0.001 on tape)."""
+    queues = scenario.get("queues", {})
+    sites = sorted({record["atlas_site"] for record in queues.values()})
+    if len(sites) < 2 or not scenario.get("datasets"):
+        return
+    first, second = rng.sample(sites, 2)
+    endpoints = scenario["ddm_endpoints"]
+    for site in (first, second):
+        tape = f"{site}_DATATAPE"
+        endpoints.setdefault(tape, {"site": site, "is_tape": True, "space_total": 1e7, "space_free": 5e6})
+        endpoints[f"{site}_DATADISK"].pop("detailed_status", None)
+        for record in queues.values():
+            if record["atlas_site"] == site and tape not in record["astorages"]["read_lan"]:
+                record["astorages"]["read_lan"].append(tape)
+    # queues at both sites able to take the job set, a task nobody throttles: what is left is the data weight
+    scenario["task"]["taskClass"] = "A"
+    scenario["user_stats"]["gshareUsage"] = {"User Analysis": 0.5}
+    for name, record in queues.items():
+        if record["atlas_site"] in (first, second) and rng.random() < 0.7:
+            record.update(status="online", type="analysis", capability="", corecount=1, maxrss=4000, releases=["AUTO"])
+            record.update(maxwdir=100000, maxtime=3600 * 96)
+            scenario["sw_tags"][name] = {
+                "cmtconfigs": [PLATFORM], "containers": ["any"], "cvmfs": ["atlas"], "tags": [],
+                "architectures": [{"type": "cpu", "arch": ["x86_64"]}],
+            }  # fmt: skip
+            scenario["queue_stats"].setdefault(name, {}).update(pilotsLast3h=200)
+    master = scenario["datasets"][0]
+    files, size = master["nFiles"], master["sizeGB"]
+    whole = {"nFiles": files, "sizeGB": size}
+    if rng.random() < 0.5:
+        master["replicas"] = {f"{first}_DATADISK": dict(whole)}
+        other = {f"{second}_DATADISK": dict(whole, sizeGB=round(size / 3, 6))}
+    else:
+        master["replicas"] = {f"{first}_DATADISK": dict(whole), f"{second}_DATATAPE": dict(whole)}
+        other = {f"{first}_DATATAPE": dict(whole), f"{second}_DATATAPE": dict(whole)}
+    scenario["datasets"] = [
+        master,
+        {"name": master["name"] + ".two", "master": False, "nFiles": files, "sizeGB": size, "replicas": other},
+    ]
+    scenario["datasets"][1]["sizeGB"] = max(r["sizeGB"] for r in other.values())
+
+
 ANALYSIS_SITUATIONS: tuple[Situation, ...] = (
     ("include exclude", 0.2, _include_exclude),
     ("preassigned", 0.08, _anal_preassigned),
@@ -489,11 +683,14 @@ ANALYSIS_SITUATIONS: tuple[Situation, ...] = (
     ("storage floor", 0.15, _anal_storage),
     ("pilots", 0.15, _anal_pilots),
     ("releases", 0.2, _anal_releases),
-    ("gpu", 0.1, _gpu),
+    ("gpu", 0.12, _anal_gpu),
     ("base platform", 0.1, _base_platform),
     ("container", 0.12, _container),
     ("no input", 0.06, _no_input),
-    ("endpoints down", 0.1, _endpoints_down),
+    ("disk IO", 0.12, _anal_disk_io),
+    ("tape and datasets", 0.2, _anal_tape_and_datasets),
+    ("data weight", 0.1, _anal_data_weight),
+    ("endpoints down", 0.2, _endpoints_down),
     ("priority", 0.1, lambda rng, s: s["task"].update(taskPriority=rng.choice([1000, 2000, 3000]))),
 )
 

@@ -1,5 +1,5 @@
 """Our analysis broker under the `panda` profile against the real AtlasAnalJobBroker (panda-server 1.0.4), side by
-side on 250 generated scenarios: the same queues kept, each with the same share of the total weight (relative
+side on 500 generated scenarios: the same queues kept, each with the same share of the total weight (relative
 1e-6)."""
 
 import pytest
@@ -8,7 +8,7 @@ from brokerage.peer.compare import compare
 from tests.peer.conftest import disagreements, real_skip_codes
 
 pytestmark = pytest.mark.peer
-SCENARIOS = list(range(250))
+SCENARIOS = list(range(500))
 
 
 @pytest.fixture(scope="module")
@@ -41,3 +41,8 @@ def test_the_rules_the_profile_switches_decide_in_the_real_code_too(side_by_side
 def test_the_seed_profile_departs_from_the_real_code(real_panda):
     report, _ = compare(real_panda, "anal", SCENARIOS[:100], profile="seed")
     assert report.agreeing <= 60
+
+
+def test_no_generated_scenario_is_refused_by_the_driver(side_by_side):
+    report, _ = side_by_side
+    assert [c.refused for c in report.comparisons if c.refused] == []

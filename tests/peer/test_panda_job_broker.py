@@ -1,5 +1,5 @@
 """Our job broker under the `panda` profile against the real AtlasProdJobBroker (panda-server 1.0.4), side by side
-on 250 generated scenarios: the same queues kept, each with the same weight (relative 1e-6)."""
+on 500 generated scenarios: the same queues kept, each with the same weight (relative 1e-6)."""
 
 import pytest
 
@@ -7,7 +7,7 @@ from brokerage.peer.compare import compare
 from tests.peer.conftest import disagreements, real_skip_codes
 
 pytestmark = pytest.mark.peer
-SCENARIOS = list(range(250))
+SCENARIOS = list(range(500))
 
 
 @pytest.fixture(scope="module")
@@ -57,3 +57,9 @@ def test_the_seed_profile_departs_from_the_real_code(real_panda):
     # the comparison tells the two apart: under the seed's rules many of the same scenarios disagree
     report, _ = compare(real_panda, "job", SCENARIOS[:100], profile="seed")
     assert report.agreeing <= 80
+
+
+def test_no_generated_scenario_is_refused_by_the_driver(side_by_side):
+    # every field the scenarios set reaches the real code (brokerage/peer/panda_fields.py)
+    report, _ = side_by_side
+    assert [c.refused for c in report.comparisons if c.refused] == []

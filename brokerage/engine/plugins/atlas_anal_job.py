@@ -113,12 +113,12 @@ def throttle_reason(scenario: Scenario) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
-def _sites_with_data(complete, partial, complete_disk, truly_complete: bool) -> np.ndarray:
+def _sites_with_data(complete: set, partial: set, complete_disk: set, truly_complete: bool) -> set:
     """AtlasBrokerUtils.getAnalSitesWithDataDisk (1.0.4) for one dataset: the queues with a complete copy, with
     the incomplete ones too when no readable disk copy anywhere is complete and none of the queues has one on
     disk; the incomplete ones when no queue has a complete copy."""
-    if complete.any():
-        return complete if truly_complete or complete_disk.any() else complete | partial
+    if complete:
+        return complete if truly_complete or complete_disk else complete | partial
     return partial
 
 
@@ -129,7 +129,7 @@ def _catchall_keys(text: str) -> set[str]:
 def _anal_software(task, releases, tags, all_entry, gpus, *, gpu_queue: bool = False, **_) -> tuple[bool, dict]:
     """AtlasAnalJobBroker (1.0.4): a GPU queue (catchall gpu) needs the task's platform published there (its
     "architecture check"), then the SW/HW check."""
-    if gpu_queue and not anal_gpu_queue_ok(task, tags, all_entry, gpus):
+    if gpu_queue and not anal_gpu_queue_ok(task, releases, tags, all_entry, gpus):
         return False, {"check": "architecture", "needed": task.architecture or "a platform", "queue": "GPU queue"}
     return anal_software_panda(task, releases, tags, all_entry, gpus)
 
@@ -196,6 +196,7 @@ def throttle_reason_panda(scenario: Scenario) -> tuple[str, dict[str, Any]] | No
 class AtlasAnalJobBroker(AtlasProdJobBroker):
     name = "atlas_anal_job"
     retry_after_minutes = 20  # seed 000: "the task is pending for 20 min"
+    master_complete_only_when_io = False
     max_candidates = 10
 
     @staticmethod
@@ -481,13 +482,16 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         running = context["running_used"][survivors]
         queued = (context["activated"] + context["assigned"] + context["starting"] + context["defined"])[survivors]
         original = (running + 1) / (queued + 1)
+        data_factor = np.ones(len(survivors))
         if context.config.get("ANALYSIS_WEIGHT_RULE") == "panda":
             new, w_s, w_q = self._new_weight_panda(context, survivors)
+            data_factor = self._data_weight_panda(context, survivors)
         else:
             new, w_s, w_q = self._new_weight(context, survivors)
         use_new = bool(context.config.get("USE_NEW_BASIC_WEIGHT"))
-        return (new if use_new else original), {
+        return (new if use_new else original) * data_factor, {
             "used": "new" if use_new else "original",
+            "dataWeight": data_factor,
             "originalWeight": original,
             "newWeight": new,
             "Ws": w_s,
@@ -497,6 +501,32 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             "maxQueueLength": context["max_q_len"][survivors],
             "userQueued": context["user_queued"][survivors],
         }
+
+    @staticmethod
+    def _data_weight_panda(context: Context, survivors: np.ndarray) -> np.ndarray:
+        """ANALYSIS_WEIGHT_RULE panda, the data factor (AtlasAnalJobBroker 2197-2217, 1.0.4): with the data locality
+        check in this loop, 1 per dataset the queue has on disk and 0.001 per dataset on tape only; without it, or
+        when no queue had all the data (union), 1 + the whole GB of input on its disk / 10."""
+        scenario = context.scenario
+        n = len(survivors)
+        if not scenario.datasets:
+            return np.ones(n)
+        checked = "data locality" not in context.plugin.disabled_filters
+        scan, disk, union, _, per_dataset = context.plugin.data_sites(scenario)
+        if checked and (disk or scan or not union):
+            unified = context["unified"][survivors].tolist()
+            factor = np.zeros(n)
+            found = np.zeros(n, dtype=bool)
+            for on_any, on_disk in per_dataset:
+                for i, name in enumerate(unified):
+                    if name in on_any:
+                        factor[i] += 1.0 if name in on_disk else 0.001
+                        found[i] = True
+            return np.where(found, factor, 1.0)
+        total_gb = np.floor(sum(d.sizeGB for d in scenario.datasets))
+        if total_gb <= 0:
+            return np.ones(n)
+        return 1.0 + np.floor(context["local_size"][survivors]) / 10.0
 
     @staticmethod
     def _new_weight(context: Context, survivors: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -602,10 +632,12 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
     @staticmethod
     def _included(c: Context) -> Rejection:
         names = c.task.includedSite
-        if AtlasAnalJobBroker.sites_panda(c):
+        if AtlasAnalJobBroker.sites_panda(c) and c.task.site:
             mode, readers = c.plugin.site_preassignment(c.scenario)
             if mode == "endpoint":
                 names = readers  # the queues reading the named endpoint replace the task's includedSite
+            elif mode == "":
+                names = ()  # a site naming nothing known drops the includedSite list with it (1.0.4, 126-134)
         if not names:
             return Rejection(np.zeros(len(c.names), dtype=bool))
         fails = np.array([not _matches(names, q, s) for q, s in zip(c["unified"], c["site"], strict=True)], dtype=bool)
@@ -660,14 +692,46 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
     def _locality_panda(c: Context) -> Rejection:
         """AtlasAnalJobBroker "input data check" (1.0.4, 538-640) with AtlasBrokerUtils.getAnalSitesWithDataDisk:
         per dataset, the queues reading a complete copy (disk or tape), or, when none does, those reading any copy
-        (and both when no readable disk copy anywhere is complete); a queue needs every dataset. Queues with the
-        data on disk go before those with it on tape only; when no queue has all of it, those with some of it
-        (union). A task pre-assigned to a queue (ANALYSIS_SITES_RULE panda) needs that queue among them. The
-        candidates the real check scans are all the analysis queues, before any other filter."""
-        scenario, readers = c.scenario, c["readers"]
-        n = len(c.names)
-        scan, disk = np.ones(n, dtype=bool), np.ones(n, dtype=bool)
-        union, disk_union = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+        (and both when no readable disk copy anywhere is complete and no queue has a complete one on disk); a
+        queue needs every dataset. Queues with the data on disk go before those with it on tape only; when no
+        queue has all of it, those with some of it (union). A task pre-assigned to a queue (ANALYSIS_SITES_RULE
+        panda) needs that queue among them. The real check scans every analysis queue, before any other filter, so
+        the lists are made over all of them (a pre-assigned task's candidates are its queue alone)."""
+        scan, disk, union, disk_union, _ = c.plugin.data_sites(c.scenario)
+        unified = c["unified"].tolist()
+        if AtlasAnalJobBroker.site_mode(c):
+            chosen = scan | union
+        elif disk:
+            chosen = disk
+        elif not scan and union:
+            chosen = disk_union or union
+        else:
+            chosen = scan
+        has = np.array([name in chosen for name in unified], dtype=bool)
+        return Rejection(
+            ~has,
+            {"missingFiles": c["missing_files"], "totalFiles": c["total_files"], "availableGB": c["local_size"]},
+        )
+
+    def data_sites(self, scenario: Scenario) -> tuple:
+        """The analysis queues (unified names) with the input, as the real data check lists them: every dataset
+        (scan), every dataset on disk (disk), any dataset (union, disk union), and per dataset (anywhere, on
+        disk). Once per task and snapshot."""
+        cache = self._snapshot_cache(scenario)
+        key = ("data sites", id(scenario.datasets))
+        held = cache.get(key)
+        if held is not None and held[0] is scenario.datasets:
+            return held[1]
+        readers: dict[str, list[str]] = {}
+        queues = [name for name, record in scenario.queues.items() if record.get("type") in ("analysis", "unified")]
+        for name in queues:
+            for endpoint in (scenario.queues[name].get("astorages") or {}).get("read_lan") or []:
+                info = scenario.ddm_endpoints.get(endpoint)
+                if info is None or not info.blacklisted:  # a queue does not read an endpoint blacklisted for reading
+                    readers.setdefault(endpoint, []).append(name)
+        scan = disk = None
+        union, disk_union = set(), set()
+        per_dataset: list[tuple[frozenset, frozenset]] = []
         for dataset in scenario.datasets:
             truly_complete = any(
                 replica.nFiles == dataset.nFiles
@@ -677,37 +741,31 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
                 and readable(endpoint)
                 for key, replica in dataset.replicas.items()
             )
-            complete, complete_disk = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
-            partial, partial_disk = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+            complete, complete_disk, partial, partial_disk = set(), set(), set(), set()
             for key, replica in dataset.replicas.items():
-                positions = readers.get(key)
-                endpoint = scenario.ddm_endpoints.get(key)
-                if positions is None or (endpoint is not None and endpoint.blacklisted):
-                    continue  # a queue does not read an endpoint blacklisted for reading (EntityModule.getSiteInfo)
-                tape = endpoint is not None and endpoint.is_tape
+                info = scenario.ddm_endpoints.get(key)
+                tape = info is not None and info.is_tape
                 whole = replica.nFiles == dataset.nFiles
-                (complete if whole else partial)[positions] = True
-                if not tape:
-                    (complete_disk if whole else partial_disk)[positions] = True
-
+                for name in readers.get(key, ()):
+                    (complete if whole else partial).add(name)
+                    if not tape:
+                        (complete_disk if whole else partial_disk).add(name)
             on_any = _sites_with_data(complete, partial, complete_disk, truly_complete)
             on_disk = _sites_with_data(complete_disk, partial_disk, complete_disk, truly_complete)
-            scan &= on_any
-            disk &= on_disk
+            per_dataset.append((frozenset(on_any), frozenset(on_disk)))
+            scan = on_any if scan is None else scan & on_any
+            disk = on_disk if disk is None else disk & on_disk
             union |= on_any
             disk_union |= on_disk
-        if AtlasAnalJobBroker.site_mode(c):
-            has = scan | union
-        elif disk.any():
-            has = disk
-        elif not scan.any() and union.any():
-            has = disk_union if disk_union.any() else union
-        else:
-            has = scan
-        return Rejection(
-            ~has,
-            {"missingFiles": c["missing_files"], "totalFiles": c["total_files"], "availableGB": c["local_size"]},
+        found = (
+            frozenset(scan or ()),
+            frozenset(disk or ()),
+            frozenset(union),
+            frozenset(disk_union),
+            tuple(per_dataset),
         )
+        cache[key] = (scenario.datasets, found)  # the object is kept so its id cannot be reused meanwhile
+        return found
 
     @staticmethod
     def _vp(c: Context) -> Rejection:
@@ -719,9 +777,15 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             # AtlasAnalJobBroker "avoid VP queue check" (1.0.4); its -overloaded_vp needs data placed through VP
             # alone, which no input describes, so the queue-length rule judges VP queues like any other
             merging, no_locality = c.scenario.jobs.isMerge, "data locality" in c.plugin.disabled_filters
+            union = False
+            if not no_locality and c.scenario.datasets and not AtlasAnalJobBroker.site_mode(c):
+                # no queue has all the data: the union of sites is taken, and VP avoided, as it would transfer
+                # to VP (AtlasAnalJobBroker 629-639)
+                scan, disk, union_sites, _, _ = c.plugin.data_sites(c.scenario)
+                union = not disk and not scan and bool(union_sites)
             return Rejection(
-                c["vp"] & (avoid or merging or no_locality),
-                {"avoidVP": avoid, "merge": merging, "dataLocalityChecked": not no_locality},
+                c["vp"] & (avoid or merging or no_locality or union),
+                {"avoidVP": avoid, "merge": merging, "dataLocalityChecked": not no_locality, "unionLocality": union},
             )
         overloaded = np.where(c["vp_overloaded_given"], c["vp_overloaded"], AtlasAnalJobBroker._too_long(c))
         fails = c["vp"] & (avoid | overloaded)
@@ -771,15 +835,28 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             too_many = too_many & c["throttleable"] & c["user_listed"] & (not c.scenario.jobs.isMerge)
         if AtlasAnalJobBroker.site_mode(c):
             too_many = np.zeros(len(c.names), dtype=bool)  # problematic, but the pre-assigned queue stays
-        return Rejection(
-            too_many & ~c.scenario.jobs.isMerge if c.config.get("ANALYSIS_BAD_JOBS_STRICT") else too_many,
-            {
-                "failedPlusClosed": bad,
-                "limit": limit,
-                "finished": c["task_finished"],
-                "windowHours": c.config.get("TW_DONE_JOB_STAT"),
-            },
-        )
+        detail = {
+            "failedPlusClosed": bad,
+            "limit": limit,
+            "finished": c["task_finished"],
+            "windowHours": c.config.get("TW_DONE_JOB_STAT"),
+        }
+        merging = c.scenario.jobs.isMerge
+        fails = too_many & (not merging) if c.config.get("ANALYSIS_BAD_JOBS_STRICT") else too_many
+        return AtlasAnalJobBroker._problematic(c, "bad jobs", fails, "badsite", detail)
+
+    @staticmethod
+    def _problematic(c: Context, name: str, fails: np.ndarray, code: str, detail: dict) -> Rejection:
+        """ANALYSIS_STABILIZER_RULE panda: AtlasAnalJobBroker marks these queues problematic and weighs them with
+        the others before it drops them (AtlasBrokerUtils.skipProblematicSites), so they count in the class sums
+        of the new weight; the seed's rule skips them here."""
+        if not c["stabilizer_panda"]:
+            return Rejection(fails, detail)
+        c.arrays.setdefault("late", []).append((name, fails & c.alive, code, detail))
+        return Rejection(np.zeros(len(c.names), dtype=bool))
+
+    def late_skips(self, context: Context) -> list:
+        return context.arrays.get("late", [])
 
     @staticmethod
     def _closed(c: Context) -> Rejection:
@@ -833,7 +910,9 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             # every queue overloaded: the check keeps them, but those running nothing are problematic and
             # dropped after ranking (AtlasBrokerUtils.skipProblematicSites), not by the first loop itself
             probe = getattr(c.plugin, "first_loop_probe", False)
-            overloaded = np.zeros_like(idle) if probe or AtlasAnalJobBroker.site_mode(c) else idle
+            idle = np.zeros_like(idle) if probe or AtlasAnalJobBroker.site_mode(c) else idle
+            detail = {"queued": queued, "running": running, "grandRatio": round(grand, 4), "ratioOffset": offset}
+            return AtlasAnalJobBroker._problematic(c, "queue length", idle, "overloaded", detail)
         return Rejection(
             overloaded,
             {"queued": queued, "running": running, "grandRatio": round(grand, 4), "ratioOffset": offset},
@@ -856,18 +935,16 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             fails = fails & c["user_listed"] & (not c.scenario.jobs.isMerge)
         if AtlasAnalJobBroker.site_mode(c):
             fails = np.zeros(len(c.names), dtype=bool)  # problematic, but the pre-assigned queue stays
-        return Rejection(
-            fails,
-            {
-                "userQueued": c["user_queued"],
-                "maxQueueLength": c["max_q_len"],
-                "queued": c["queued_all"],
-                "nQmax": c["nq_max"],
-                "userPercentage": c["user_percentage"],
-                "running": c["running_real"],
-                "toRunningRate": c["trr"],
-            },
-        )
+        detail = {
+            "userQueued": c["user_queued"],
+            "maxQueueLength": c["max_q_len"],
+            "queued": c["queued_all"],
+            "nQmax": c["nq_max"],
+            "userPercentage": c["user_percentage"],
+            "running": c["running_real"],
+            "toRunningRate": c["trr"],
+        }
+        return AtlasAnalJobBroker._problematic(c, "analysis stabilizer", fails, "tmp_user_problem", detail)
 
     @staticmethod
     def endpoint_terms(c: Context, locations):
@@ -900,7 +977,28 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         """The software check; ANALYSIS_SITES_RULE panda leaves it out for a task pre-assigned to a queue
         (AtlasAnalJobBroker "selection for release" runs only when not sitePreAssigned)."""
         if AtlasAnalJobBroker.sites_panda(c) and c.plugin.site_preassignment(c.scenario)[0] == "site":
-            return Rejection(np.zeros(len(c.names), dtype=bool))
+            if c.config.get("SOFTWARE_RULE") != "panda":
+                return Rejection(np.zeros(len(c.names), dtype=bool))
+            # the architecture check at GPU queues comes before, and applies to a pre-assigned queue too
+            known = c.plugin.queue_records(c.scenario)
+            task = c.plugin.task_software(c.task, c.config)
+            fails = []
+            for name in c.names:
+                record, queue = known.get(name) or (c.scenario.queues[name], name)
+                gpu_queue = "gpu" in _catchall_keys(record.get("catchall") or "")
+                tags = c.scenario.sw_tags.get(queue)
+                fails.append(
+                    gpu_queue
+                    and not anal_gpu_queue_ok(
+                        task,
+                        record.get("releases"),
+                        tags,
+                        c.scenario.sw_tags.get("ALL"),
+                        c.scenario.gpu_summary.get(queue),
+                    )
+                )
+            fails = np.array(fails, dtype=bool)
+            return Rejection(fails, {"check": np.where(fails, "architecture", ""), "needed": c.task.architecture})
         return AtlasProdJobBroker._software(c)
 
     filters = (

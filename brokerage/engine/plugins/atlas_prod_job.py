@@ -325,6 +325,9 @@ class AtlasProdJobBroker(Plugin):
     name = "atlas_prod_job"
     candidate_kind = "queue"
     retry_after_minutes = 60  # seed 000: "the task is pending for 1 hour"
+    # DATA_COMPLETE_ONLY_RULE: production counts only complete copies of an IO-intensive task's master too
+    # (AtlasProdJobBroker "get available files"); analysis only of secondaries (AtlasAnalJobBroker 1798-1801)
+    master_complete_only_when_io = True
     max_candidates = 10  # seed 000: "the best 10 candidates are taken"
     frame_keys = {
         "status": "status",
@@ -710,7 +713,9 @@ class AtlasProdJobBroker(Plugin):
         for dataset in scenario.datasets:
             # panda-server 1.0.4 ("get available files"): only complete copies count for a secondary dataset
             # and for an IO-intensive task's master (getAvailableFiles complete_only)
-            complete_only = bool(config.get("DATA_COMPLETE_ONLY_RULE")) and (not dataset.master or io_intensive)
+            complete_only = bool(config.get("DATA_COMPLETE_ONLY_RULE")) and (
+                not dataset.master or (io_intensive and self.master_complete_only_when_io)
+            )
             best_size, best_files = np.zeros(n), np.zeros(n)
             tape_size, tape_files = np.zeros(n), np.zeros(n)
             for endpoint, replica in dataset.replicas.items():
@@ -949,8 +954,12 @@ class AtlasProdJobBroker(Plugin):
     def _nucleus_full(c: Context) -> Rejection:
         cap = c.config.get("NQUEUED_NUC_CAP_FOR_JOBS")
         full = bool(c["nucleus"]) and c["nucleus_queued"] >= cap
+        fails = np.full(len(c.names), full, dtype=bool)
+        if c.config.get("JOB_ENDPOINT_RULE") == "panda":
+            # AtlasProdJobBroker "link check" (1.0.4, 465-482): the nucleus's own queues pass before any link rule
+            fails &= ~c["at_nucleus"]
         return Rejection(
-            np.full(len(c.names), full, dtype=bool),
+            fails,
             {"nucleusQueued": c["nucleus_queued"], "cap": cap, "capKey": "NQUEUED_NUC_CAP_FOR_JOBS"},
         )
 
@@ -1441,6 +1450,16 @@ class AtlasProdJobBroker(Plugin):
         if AtlasProdJobBroker.preassign_mode(c) == "site":
             return Rejection(np.zeros(len(c.names), dtype=bool))
         seeds = c["jobseed"]
+        if c.config.get("ES_RULE") == "panda":
+            # AtlasProdJobBroker "selection for event service" (1.0.4, 1255-1290): an event-service task avoids std
+            # queues, and eshigh ones unless it is urgent (priority 900 or more, or scouts), and the 1-core
+            # pseudo-queues of unified queues; other tasks avoid es queues
+            if c.task.eventService:
+                high = c.task.currentPriority >= 900 or c.scenario.jobs.isScout
+                fails = (seeds == "std") | ((seeds == "eshigh") & (not high)) | (c["is_pseudo"] & (c["corecount"] == 1))
+            else:
+                fails = seeds == "es"
+            return Rejection(fails, {"eventService": c.task.eventService, "jobseed": seeds})
         fails = ~np.isin(seeds, ["es", "eshigh", "all"]) if c.task.eventService else seeds == "es"
         return Rejection(fails, {"eventService": c.task.eventService, "jobseed": seeds})
 
