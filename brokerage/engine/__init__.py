@@ -26,6 +26,8 @@ from .reasons import REASONS, explain, reason_title
 from .registry import DEFAULT_PLUGINS, PluginRegistry, UnknownPlugin, default_registry
 from .scenario import Scenario, ScenarioError, parse_scenario
 
+_DEFAULT = default_registry()  # built once: a registry per call imported every plugin module again
+
 
 def run(
     scenario: Scenario | Mapping[str, Any],
@@ -35,7 +37,7 @@ def run(
 ) -> Decision:
     """Runs the scenario's plugin. Raises ScenarioError for bad input and UnknownPlugin for an unknown name."""
     parsed = scenario if isinstance(scenario, Scenario) else parse_scenario(scenario)
-    plugin_class = (registry or default_registry()).get(parsed.plugin)
+    plugin_class = (registry or _DEFAULT).get(parsed.plugin)
     return plugin_class(disabled_filters=disabled_filters).decide(parsed)
 
 

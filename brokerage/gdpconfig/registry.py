@@ -2077,6 +2077,8 @@ class ConfigView:
         # The profile layer: its values apply where no row is stored (profiles.py).
         self.profile = profile
         self._profile_values = PROFILES[profile].values
+        # get() without a suffix, resolved once per key: a decision reads some sixty keys, many of them again
+        self._plain: dict[str, Any] = {}
 
     @classmethod
     def from_flat(
@@ -2102,6 +2104,12 @@ class ConfigView:
         self, key: str, *, gshare: str | None = None, workflow: str | None = None, workqueue: str | None = None
     ) -> Any:
         """The effective value of a registered key (UnknownParameter for any other)."""
+        if gshare is None and workflow is None and workqueue is None:
+            try:
+                return self._plain[key]
+            except KeyError:
+                value = self._plain[key] = self.explain(key)[0]
+                return value
         return self.explain(key, gshare=gshare, workflow=workflow, workqueue=workqueue)[0]
 
     def explain(
