@@ -455,26 +455,31 @@ _QUEUE_BOOLEANS = frozenset(("direct_access_lan", "direct_access_wan", "use_vp")
 def _queue_record_plain(record: dict) -> bool:
     """The common case at once: every key the brokers read has its JSON type (a scenario's queues are checked on
     every parse). False sends the record through the full check, which names what is wrong."""
-    for key, value in record.items():
-        if value is None:
-            continue
-        if key in _QUEUE_NUMBERS:
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    keys = record.keys()
+    for key in keys & _QUEUE_NUMBERS:
+        value = record[key]
+        kind = type(value)
+        if kind is float:
+            if not math.isfinite(value):
                 return False
-        elif key in _QUEUE_TEXTS:
-            if not isinstance(value, str):
-                return False
-        elif key in _QUEUE_BOOLEANS:
-            if not isinstance(value, bool):
-                return False
-        elif key == "releases":
-            if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
-                return False
-        elif key == "astorages" and not (
-            isinstance(value, dict)
-            and all(isinstance(v, list) and all(isinstance(x, str) for x in v) for v in value.values())
-        ):
+        elif kind is not int and value is not None:
+            return False  # bool included: its type is not int
+    for key in keys & _QUEUE_TEXTS:
+        value = record[key]
+        if type(value) is not str and value is not None:
             return False
+    for key in keys & _QUEUE_BOOLEANS:
+        value = record[key]
+        if type(value) is not bool and value is not None:
+            return False
+    releases = record.get("releases")
+    if releases is not None and not (type(releases) is list and all(type(x) is str for x in releases)):
+        return False
+    storages = record.get("astorages")
+    if storages is not None and not (
+        type(storages) is dict and all(type(v) is list and all(type(x) is str for x in v) for v in storages.values())
+    ):
+        return False
     status, site_class = record.get("status"), record.get("siteClass")
     return (status is None or status in QUEUE_STATUSES) and (site_class in (None, "", "hi", "mid", "lo"))
 
@@ -509,6 +514,7 @@ def _check_queues(data: dict) -> dict[str, dict]:
 
 USER_COUNT_KEYS = ("running", "queued", "runningCores", "queuedCores", "runningSlotsHiSites")
 USER_QUEUE_KEYS = ("userQueued", "userRunning", "taskFinished", "taskFailed", "taskClosed")
+_USER_QUEUE_KEY_SET = frozenset(USER_QUEUE_KEYS)
 
 
 def _check_user_stats(data: dict) -> dict[str, Any]:
@@ -524,10 +530,29 @@ def _check_user_stats(data: dict) -> dict[str, Any]:
             raise ScenarioError(_key_path("$.user_stats.gshareUsage", share), "a usage fraction ≥ 0", usage)
     r.number("hoursSinceLastSuccess", minimum=0)
     for queue_name, item in r.obj("queues").items():
+        if type(item) is dict and _counts_plain(item, _USER_QUEUE_KEY_SET):
+            continue
         q = _Reader(item, _key_path("$.user_stats.queues", queue_name))
         for key in USER_QUEUE_KEYS:
             q.number(key, minimum=0)
     return data
+
+
+def _counts_plain(item: dict, keys: frozenset[str]) -> bool:
+    """Every one of `keys` the object has is absent, null or a finite number ≥ 0 (the common case, at once; the
+    full check names what is wrong)."""
+    for key in item.keys() & keys:
+        value = item[key]
+        kind = type(value)
+        if kind is int:
+            if value < 0:
+                return False
+        elif kind is float:
+            if not (value >= 0 and math.isfinite(value)):
+                return False
+        elif value is not None:
+            return False
+    return True
 
 
 def _check_object_of_objects(data: dict, path: str) -> dict[str, dict]:

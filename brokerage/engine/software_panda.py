@@ -179,6 +179,9 @@ def _exclusive(entry: dict[str, Any]) -> bool:
 def _hardware_ok(tags: dict, hardware: TaskHardware, gpus: list[dict]) -> bool:
     """The hardware half of JsonSoftwareCheck.check for one AUTO queue (a key the queue does not publish where the
     real code indexes it is its exception: the queue fails)."""
+    if not tags.get("architectures"):
+        # nothing published: only a task asking for no CPU or GPU feature passes (the checks below, at once)
+        return not (hardware.cpu_specs or hardware.gpu_spec)
     architectures = _architecture_map(tags)
     if "cpu" in architectures and _exclusive(architectures["cpu"]) and hardware.cpu_specs is None:
         return False
@@ -312,6 +315,7 @@ def resolve_cmt_config(tags: dict[str, Any] | None, cmt_config: str, base_platfo
     return resolved + "@" + base_platform if base_platform else resolved
 
 
+@lru_cache(maxsize=1024)
 def _regexp(cmt_config: str | None) -> bool:
     if not cmt_config:
         return False
@@ -327,33 +331,36 @@ def _platform_resolved(tags, hardware: TaskHardware) -> bool:
     )
 
 
-def prod_software_panda(task: TaskSoftware, releases, tags, all_entry, gpus) -> tuple[bool, dict[str, Any]]:
-    """AtlasProdJobBroker "SW/HW check" (1.0.4) for one queue."""
-    if not task.transHome:
-        return True, {}  # no transHome: the real broker leaves the whole check out (D4)
+@lru_cache(maxsize=4096)
+def _prod_plan(task: TaskSoftware) -> tuple[TaskHardware, dict[str, Any], bool]:
+    """The task's side of the production SW/HW check, read once per task: its hardware, the JsonSoftwareCheck
+    arguments, and whether it asks for a release (else a nightly)."""
     hardware = task_hardware(task.architecture)
     home = task.transHome
     release = re.search(r"-\d+\.\d+\.\d+$", home) is not None or (
         re.search(r"rel_\d+(\n|$)", home) is None and re.search(r"\d{4}-\d{2}-\d{2}T\d{4}$", home) is None
     )
     parts = home.split("-")
-    ok = json_check(
-        releases,
-        tags,
-        all_entry,
-        gpus or [],
-        hardware,
-        cvmfs_tag="atlas" if release else "nightlies",
-        sw_project=parts[0] if release else None,
-        sw_version=(parts[1] if len(parts) > 1 else None) if release else None,
-        cmt_config=hardware.sw_platform,
-        need_cvmfs=False,
-        cmt_config_only=False,
-        need_container=hardware.base_platform is not None,
-        container_name=task.container_name or None,
-        only_tags_fc=task.onlyTagsForFC,
-    )
-    if ok:
+    arguments = {
+        "cvmfs_tag": "atlas" if release else "nightlies",
+        "sw_project": parts[0] if release else None,
+        "sw_version": (parts[1] if len(parts) > 1 else None) if release else None,
+        "cmt_config": hardware.sw_platform,
+        "need_cvmfs": False,
+        "cmt_config_only": False,
+        "need_container": hardware.base_platform is not None,
+        "container_name": task.container_name or None,
+        "only_tags_fc": task.onlyTagsForFC,
+    }
+    return hardware, arguments, release
+
+
+def prod_software_panda(task: TaskSoftware, releases, tags, all_entry, gpus) -> tuple[bool, dict[str, Any]]:
+    """AtlasProdJobBroker "SW/HW check" (1.0.4) for one queue."""
+    if not task.transHome:
+        return True, {}  # no transHome: the real broker leaves the whole check out (D4)
+    hardware, arguments, release = _prod_plan(task)
+    if json_check(releases, tags, all_entry, gpus or [], hardware, **arguments):
         if _platform_resolved(tags, hardware):
             return True, {}
         return False, {"check": "regexpcmtconfig", "needed": hardware.sw_platform, "queue": "not resolved"}
@@ -402,10 +409,10 @@ def anal_gpu_queue_ok(task: TaskSoftware, releases, tags, all_entry, gpus) -> bo
     )
 
 
-def anal_software_panda(
-    task: TaskSoftware, releases, tags, all_entry, gpus, *, queue_releases_any: bool | None = None
-) -> tuple[bool, dict[str, Any]]:
-    """AtlasAnalJobBroker "SW/HW check" (1.0.4) for one queue (the caller leaves it out for a pre-assigned task)."""
+@lru_cache(maxsize=4096)
+def _anal_plan(task: TaskSoftware) -> tuple[TaskHardware, tuple[dict[str, Any], ...]]:
+    """The task's side of the analysis SW/HW check, read once per task: its hardware and the JsonSoftwareCheck
+    calls the real code makes in turn (a queue passes with the first that keeps it)."""
     hardware = task_hardware(task.architecture)
     home = re.sub("^[^-]+-*", "", task.transHome or "").replace("_", "-")
     common = {
@@ -414,11 +421,8 @@ def anal_software_panda(
         "container_name": task.container_name or None,
         "only_tags_fc": task.onlyTagsForFC,
     }
-
-    def check(**kwargs) -> bool:
-        return json_check(releases, tags, all_entry, gpus or [], hardware, **{**common, **kwargs})
-
     three_part = re.search(r"-\d+\.\d+\.\d+$", home) is not None
+    calls: list[dict[str, Any]] = []
     if (
         re.search(r"rel_\d+(\n|$)", home) is None
         and task.transHome not in ("AnalysisTransforms", "")
@@ -426,30 +430,33 @@ def anal_software_panda(
         and not three_part
     ):
         parts = home.split("-")
-        ok = check(
-            cvmfs_tag="atlas",
-            sw_project=parts[0],
-            sw_version=parts[1] if len(parts) > 1 else None,
-            cmt_config_only=False,
-        )
+        version = parts[1] if len(parts) > 1 else None
+        calls.append({"cvmfs_tag": "atlas", "sw_project": parts[0], "sw_version": version, "cmt_config_only": False})
     elif (home == "" and task.transUses) or (three_part and not re.search(r"-\d+\.\d+$", task.transUses or "")):
-        ok = False
         if task.transUses:
-            ok = check(
-                cvmfs_tag="atlas",
-                sw_project="AtlasOffline",
-                sw_version=task.transUses.split("-")[-1],
-                cmt_config_only=False,
+            version = task.transUses.split("-")[-1]
+            calls.append(
+                {"cvmfs_tag": "atlas", "sw_project": "AtlasOffline", "sw_version": version, "cmt_config_only": False}
             )
-        if not ok and len(home.split("-")) == 2:
+        if len(home.split("-")) == 2:
             # the real code checks the sites the AtlasOffline check did not reach: the non-AUTO ones fail again
             project, version = home.split("-")
-            ok = check(cvmfs_tag="atlas", sw_project=project, sw_version=version, cmt_config_only=False)
+            calls.append({"cvmfs_tag": "atlas", "sw_project": project, "sw_version": version, "cmt_config_only": False})
     elif task.transHome:
-        ok = check(cvmfs_tag="nightlies", sw_project=None, sw_version=None, cmt_config_only=False, need_cvmfs=True)
+        calls.append({"cvmfs_tag": "nightlies", "sw_project": None, "sw_version": None, "cmt_config_only": False})
+        common["need_cvmfs"] = True
     else:
-        ok = check(cvmfs_tag=None, sw_project=None, sw_version=None, cmt_config_only=True)
-    if ok:
+        calls.append({"cvmfs_tag": None, "sw_project": None, "sw_version": None, "cmt_config_only": True})
+    return hardware, tuple({**common, **call} for call in calls)
+
+
+def anal_software_panda(
+    task: TaskSoftware, releases, tags, all_entry, gpus, *, queue_releases_any: bool | None = None
+) -> tuple[bool, dict[str, Any]]:
+    """AtlasAnalJobBroker "SW/HW check" (1.0.4) for one queue (the caller leaves it out for a pre-assigned task)."""
+    hardware, calls = _anal_plan(task)
+    gpus = gpus or []
+    if any(json_check(releases, tags, all_entry, gpus, hardware, **call) for call in calls):
         if _platform_resolved(tags, hardware):
             return True, {}
         return False, {"check": "regexpcmtconfig", "needed": hardware.sw_platform, "queue": "not resolved"}

@@ -790,8 +790,9 @@ REGISTRY = Registry(
             "seed",
             "",
             "A pre-assigned job set. seed (seed 000): its queues only, whatever their status; merges drop it after "
-            "24 h of skips. panda (AtlasProdJobBroker 181-227, 1.0.4): a merge scans its queue and the online "
-            "production queues reading that queue's output storage; one pre-assigned queue leaves the status, "
+            "24 h of skips. panda (AtlasProdJobBroker 181-227, 1.0.4): a merge scans the online production queues "
+            "reading its queue's output storage (unified ones as themselves, then the pseudo-queues) and its queue "
+            "last, which decides among equal weights past the ten kept; one pre-assigned queue leaves the status, "
             "inactive, opportunistic, core count, scout walltime, connectivity, event service, work shortage, "
             "pilot and IO checks out, several (or a merge's) the status, inactive, opportunistic and pilot checks.",
             _PANDA_JOB,

@@ -83,14 +83,15 @@ def compare_one(kind: str, seed: int, ours: dict[str, float], theirs: dict[str, 
     return Comparison(seed, same_set and not different, ours, theirs, note)
 
 
-def peer_decisions(peer: Peer, kind: str, scenarios: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The real broker's result for each scenario, from one peer process."""
+def peer_decisions(peer: Peer, kind: str, scenarios: list[dict[str, Any]], *, repeat: int = 1) -> list[dict[str, Any]]:
+    """The real broker's result for each scenario, from one peer process (each brokered `repeat` times, the
+    fastest run timed)."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(scenarios, handle)
         path = handle.name
     try:
         result = subprocess.run(
-            [str(peer.python), str(HERE / "panda_driver.py"), kind, path],
+            [str(peer.python), str(HERE / "panda_driver.py"), kind, path, str(repeat)],
             capture_output=True,
             text=True,
             env=peer.environment(),
@@ -104,17 +105,31 @@ def peer_decisions(peer: Peer, kind: str, scenarios: list[dict[str, Any]]) -> li
 
 
 def compare(
-    peer: Peer, kind: str, seeds: list[int], *, profile: str = "panda", tolerance: float = 1e-6
+    peer: Peer,
+    kind: str,
+    seeds: list[int],
+    *,
+    profile: str = "panda",
+    tolerance: float = 1e-6,
+    repeat: int = 1,
+    scenarios: list[dict[str, Any]] | None = None,
 ) -> tuple[Report, list[dict[str, Any]]]:
-    """Our decisions under `profile` against the real broker's on the generated scenarios of `seeds`."""
+    """Our decisions under `profile` against the real broker's on the generated scenarios of `seeds` (or the
+    `scenarios` given, one per seed). With `repeat` > 1 both sides broker each scenario that many times and the
+    fastest run of each is timed: ours with the parse of the scenario, theirs doBrokerage alone (the driver builds its
+    inputs before the clock starts)."""
     plugin, generate = BROKERS[kind]
-    scenarios = [generate(seed) for seed in seeds]
-    theirs_all = peer_decisions(peer, kind, scenarios)
+    if scenarios is None:
+        scenarios = [generate(seed) for seed in seeds]
+    theirs_all = peer_decisions(peer, kind, scenarios, repeat=repeat)
     report = Report(kind, profile)
     for seed, scenario, theirs in zip(seeds, scenarios, theirs_all, strict=True):
-        started = time.perf_counter()
-        decision = run({**scenario, "plugin": plugin, "profile": profile})
-        seconds = time.perf_counter() - started
+        data = {**scenario, "plugin": plugin, "profile": profile}
+        seconds = math.inf
+        for _ in range(max(repeat, 1)):
+            started = time.perf_counter()
+            decision = run(data)
+            seconds = min(seconds, time.perf_counter() - started)
         ours: dict[str, float] = {}
         for candidate in decision.candidates:  # pseudo-queues count as their unified queue, at their best
             queue = candidate.name.split("/")[0]

@@ -9,6 +9,7 @@ their throughput figures missing. Deterministic per seed; plain data in our scen
 
 from __future__ import annotations
 
+import copy
 import random
 from typing import Any
 
@@ -507,3 +508,29 @@ def anal_scenario(seed: int) -> dict[str, Any]:
     }
     anal_situations(seed, scenario)
     return scenario
+
+
+def widened(scenario: dict[str, Any], queues: int = 1000) -> dict[str, Any]:
+    """The scenario with its queues copied, each copy at the same site with its own statistics, software tags and
+    user numbers, until there are `queues` of them (the 1,000-queue comparison of `bench peer`): the same rules
+    decide, over a grid of a real one's size. Copy n runs n more jobs than its original: equal weights past the
+    ten candidates kept would leave the choice to the order of the scan, which the analysis broker shuffles."""
+    wide = copy.deepcopy(scenario)
+    originals = list(scenario.get("queues", {}))
+    per_queue = (scenario.get("user_stats") or {}).get("queues") or {}
+    number = 0
+    while originals and len(wide["queues"]) < queues:
+        number += 1
+        for name in originals:
+            if len(wide["queues"]) >= queues:
+                break
+            twin = f"{name}_C{number}"
+            wide["queues"][twin] = copy.deepcopy(scenario["queues"][name])
+            for key in ("sw_tags", "queue_stats"):
+                if name in scenario.get(key, {}):
+                    wide[key][twin] = copy.deepcopy(scenario[key][name])
+            if twin in wide.get("queue_stats", {}):
+                wide["queue_stats"][twin]["running"] = wide["queue_stats"][twin].get("running", 0) + number
+            if name in per_queue:
+                wide["user_stats"]["queues"][twin] = copy.deepcopy(per_queue[name])
+    return wide

@@ -12,6 +12,7 @@ unknown sections aside; the driver ignores it). Plain data, no Django.
 
 from __future__ import annotations
 
+import copy
 import random
 from collections.abc import Callable
 from typing import Any
@@ -346,6 +347,19 @@ def _input_incomplete(rng: random.Random, scenario: dict[str, Any]) -> None:
             replica["sizeGB"] = round(dataset["sizeGB"] * replica["nFiles"] / max(total, 1), 6)
 
 
+def _crowded(rng: random.Random, scenario: dict[str, Any]) -> None:
+    """Twins of every queue (same site, record, software and statistics): more equal weights than the 10
+    candidates the job broker keeps, so the order it scans queues in decides which stay."""
+    twins = rng.choice([3, 5, 8])
+    for name in list(scenario.get("queues", {})):
+        for number in range(1, twins + 1):
+            twin = f"{name}_T{number}"
+            scenario["queues"][twin] = copy.deepcopy(scenario["queues"][name])
+            for key in ("sw_tags", "queue_stats"):
+                if name in scenario.get(key, {}):
+                    scenario[key][twin] = copy.deepcopy(scenario[key][name])
+
+
 JOB_SITUATIONS: tuple[Situation, ...] = (
     ("preassigned", 0.14, _preassigned),
     ("merge", 0.06, _merge),
@@ -372,6 +386,7 @@ JOB_SITUATIONS: tuple[Situation, ...] = (
     ("connectivity", 0.05, _connectivity),
     ("nucleus without queues", 0.04, _nucleus_without_queues),
     ("disk io per core", 0.05, _disk_io_per_core),
+    ("crowded", 0.08, _crowded),  # last: it copies the queues as the others left them
 )
 
 

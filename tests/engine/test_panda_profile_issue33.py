@@ -165,6 +165,28 @@ def test_a_merge_scans_the_queues_reading_its_output_storage():
     assert set(decide(panda(scenario)).initial) == {"SAT_A", "SAT_B"}
 
 
+def test_a_merge_scans_the_sharing_queues_in_cric_order_and_its_own_queue_last():
+    # twelve queues of equal weight read SAT_DATADISK, SAT_00 holds the pre-merged outputs: the real scan lists the
+    # other eleven as SiteMapper does (CRIC order), SAT_00 last; the ten best of equal weight are the first ten
+    queues = [queue(f"SAT_{n:02d}") for n in range(12)]
+    scenario = job(*queues, jobs={"isMerge": True, "preassigned": ["SAT_00"]})
+    decision = decide(panda(scenario))
+    assert decision.initial == tuple(f"SAT_{n:02d}" for n in range(1, 12)) + ("SAT_00",)
+    assert len({c.weight for c in decision.candidates}) == 1
+    assert [c.name for c in decision.candidates] == [f"SAT_{n:02d}" for n in range(1, 11)]
+    assert codes(decision) == {"SAT_11": "low_weight", "SAT_00": "low_weight"}
+
+
+def test_a_merge_lists_a_unified_queue_as_itself_and_its_pseudo_queues_after():
+    # SAT_U (unified) shares SAT_A's storage: the scan has SAT_U itself among the plain queues, then SAT_U's
+    # pseudo-queues, then SAT_A (SiteMapper adds the pseudo-queues after every CRIC queue)
+    unified = queue("SAT_U", type="unified", capability="ucore")
+    scenario = job(queue("SAT_A"), unified, queue("SAT_B"), jobs={"isMerge": True, "preassigned": ["SAT_A"]})
+    initial = decide(panda(scenario)).initial
+    assert initial[:2] == ("SAT_U", "SAT_B") and initial[-1] == "SAT_A"
+    assert all(name.startswith("SAT_U/") for name in initial[2:-1]) and len(initial) > 3
+
+
 def test_connectivity_a_queue_that_says_nothing_takes_no_task_that_asks():
     scenario = job(queue("FULL_Q", wnconnectivity="full"), queue("BLANK_Q", wnconnectivity=""))
     asks = {**scenario, "task": {**scenario["task"], "ipConnectivity": "http"}}
@@ -235,6 +257,14 @@ def test_class_s_counts_as_a_and_without_the_users_evaluation_half_of_usage():
 def test_d12_analysis_asks_for_pilots_even_with_num_slots():
     q = aq("ANALY_Q", stats={"pilotsLast3h": 0, "numSlots": 16})
     assert codes(decide(panda(anal_scenario(q)))) == {"ANALY_Q": "nopilot"}
+
+
+def test_d12_a_queue_without_pilot_statistics_counts_as_having_none():
+    # no pilotsLast3h at all (the statistics list no pilot): skipped as 0 is; 3 pilots pass; a test task passes
+    silent, alive = aq("ANALY_SILENT"), aq("ANALY_ALIVE", stats={"pilotsLast3h": 3})
+    del silent["stats"]["pilotsLast3h"]
+    assert codes(decide(panda(anal_scenario(silent, alive)))) == {"ANALY_SILENT": "nopilot"}
+    assert codes(decide(panda(anal_scenario(silent, alive, task={"prodSourceLabel": "test"})))) == {}
 
 
 def test_d13_bad_jobs_count_only_where_the_stabilizer_can_throttle():

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..decision import Decision
-from ..plugin import Context, Filter, Rejection
+from ..plugin import Context, Filter, Rejection, among
 from ..scenario import Scenario
 from ..software import TaskSoftware
 from ..software_panda import anal_gpu_queue_ok, anal_software_panda
@@ -653,7 +653,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             mode, _ = c.plugin.site_preassignment(c.scenario)
             lenient = bool(c.task.includedSite)
             at_site = (c["unified"] == c.task.site) if mode == "site" else np.zeros(len(c.names), dtype=bool)
-            down = np.isin(status, ["brokeroff", "test"]) & ~(lenient | at_site)
+            down = among(status, ("brokeroff", "test")) & ~(lenient | at_site)
             return Rejection((status == "offline") | down, {"status": status, "required": "online"})
         offline = c["status"] != "online"
         chosen = tuple(c.task.includedSite) + ((c.task.site,) if c.task.site else ())
@@ -970,7 +970,8 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             return AtlasProdJobBroker._pilots(c)
         if c.task.prodSourceLabel == "test":
             return Rejection(np.zeros(len(c.names), dtype=bool))
-        return Rejection(np.nan_to_num(c["pilots"]) == 0, {"pilotsLast3h": c["pilots"]})
+        pilots = c["pilots"]
+        return Rejection((pilots == 0) | np.isnan(pilots), {"pilotsLast3h": pilots})  # no statistics: none
 
     @staticmethod
     def _software(c: Context) -> Rejection:

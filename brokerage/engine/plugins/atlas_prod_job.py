@@ -17,7 +17,7 @@ import numpy as np
 
 from ..fairshare import FairsharePolicyError, share_for, zero_share_panda
 from ..network import network_weight
-from ..plugin import Context, Filter, Plugin, Rejection, SkipTable
+from ..plugin import Context, Filter, Plugin, Rejection, SkipTable, among
 from ..scenario import Scenario
 from ..software import SoftwareRules, TaskSoftware, software_check
 from ..software_panda import prod_software_panda
@@ -66,6 +66,14 @@ def _float(value: Any, default: float | None = 0.0) -> float | None:
         return float(value) if value not in (None, "") else default
     except (TypeError, ValueError):
         return default
+
+
+def distinct(values: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct strings in sorted order and, per value, the position of its own (np.unique's answer with
+    return_inverse, without its sort of the whole column): rules over strings run once per distinct value."""
+    ordered = sorted(set(values))
+    position = {value: i for i, value in enumerate(ordered)}
+    return np.array(ordered, dtype=object), np.array([position[value] for value in values], dtype=np.intp)
 
 
 def _catchall(text: str) -> dict[str, str]:
@@ -246,7 +254,7 @@ def running_used(grid: dict[str, Any], task, config) -> np.ndarray:
     bootstrap_ok = (running < BOOTSTRAP_RUNNING) & (grid["nBatchJob"] > running) & allowed
     if config.get("BOOTSTRAP_NEEDS_PILOTS"):
         # a Harvester queue is one that reports batch workers
-        bootstrap_ok &= (grid["nBatchJob"] > 0) & (np.nan_to_num(grid["pilots"]) > 0)
+        bootstrap_ok &= (grid["nBatchJob"] > 0) & (grid["pilots"] > 0)
     if config.get("NUM_SLOTS_RULE") == "per_core":
         used = np.where(bootstrap_ok & (workers > running), workers, running)
         if not allowed:
@@ -416,20 +424,34 @@ class AtlasProdJobBroker(Plugin):
         if key in cache:
             return cache[key]
         records = self.queue_records(scenario)
-        wanted = set(jobs.preassigned)
         if jobs.isMerge:
-            wanted |= self._sharing_output(scenario, jobs.preassigned[0])
+            found = ("list", self._merge_scan(scenario, jobs.preassigned[0]))
+            cache[key] = found
+            return found
+        wanted = set(jobs.preassigned)
         names = [name for name, (_, unified) in records.items() if unified in wanted]
-        # the real scan keeps a unified queue itself beside its pseudo-queues: only the status check, which a
-        # pre-assigned job set skips, drops it (AtlasProdJobBroker 395-397)
+        # the real scan keeps a unified queue itself beside its pseudo-queues (get_pseudo_sites, in the order of a
+        # set): only the status check, which a pre-assigned job set skips, drops it (AtlasProdJobBroker 395-397)
         names += sorted(name for name in wanted if scenario.queues.get(name, {}).get("capability") == "ucore")
-        found = ("site" if len(names) == 1 and not jobs.isMerge else "list", names)
+        found = ("site" if len(names) == 1 else "list", names)
         cache[key] = found
         return found
 
-    def _sharing_output(self, scenario: Scenario, queue: str) -> set[str]:
+    def _merge_scan(self, scenario: Scenario, queue: str) -> list[str]:
+        """The queues a merge job set scans, in the real order (AtlasProdJobBroker 215-219, 1.0.4): those sharing the
+        pre-merged outputs' storage as SiteMapper lists them (plain and unified queues in CRIC order, a unified one
+        as itself, then the pseudo-queues), the pre-assigned queue last. The order decides among equal weights."""
+        sharing = self._sharing_output(scenario, queue, include_self=True)
+        top = [name for name in scenario.queues if name in sharing and name != queue]
+        children = [
+            name for name, (_, parent) in self.queue_records(scenario).items() if name != parent and parent in sharing
+        ]
+        return top + children + ([queue] if queue in scenario.queues else [])
+
+    def _sharing_output(self, scenario: Scenario, queue: str, *, include_self: bool = False) -> set[str]:
         """The online production queues whose input storage holds `queue`'s output storage (its first write_lan
-        endpoint), and that run what it runs (DataServiceUtils.getSitesShareDDM)."""
+        endpoint), and that run what it runs (DataServiceUtils.getSitesShareDDM); `queue` itself only with
+        include_self (its pseudo-queues are listed as others are)."""
         record = scenario.queues.get(queue)
         if record is None:
             return set()
@@ -437,7 +459,7 @@ class AtlasProdJobBroker(Plugin):
         unified = record.get("type") == "unified"
         found = set()
         for name, other in scenario.queues.items():
-            if name == queue or other.get("status", "online") != "online" or output is None:
+            if (name == queue and not include_self) or other.get("status", "online") != "online" or output is None:
                 continue
             if other.get("type") not in ("production", "unified") or (unified and other.get("type") != "unified"):
                 continue
@@ -495,6 +517,9 @@ class AtlasProdJobBroker(Plugin):
                 scenario, grid, task.nucleus, config.get("NQUEUED_SAT_CAP"), config.get("NW_THROUGHPUT_LOOKUP")
             )
         )
+        if config.get("PREASSIGNMENT_RULE") == "panda" and self.preassignment(scenario)[0]:
+            # a pre-assigned job set scans its queues in the order preassignment() gives
+            a["scan_order"] = np.arange(len(names), dtype=float)
         a["running_used"] = running_used(grid, task, config)
         self._prepare_data(scenario, grid, a)
         self._prepare_job_estimates(task, scenario.jobs, a, config)
@@ -518,6 +543,83 @@ class AtlasProdJobBroker(Plugin):
             cache[key] = self._build_grid(scenario, names)
         return cache[key]
 
+    # The grid's columns from the CRIC record (name, dtype), in the order _record_row gives them.
+    RECORD_COLUMNS = (
+        ("status", object),
+        ("site", object),
+        ("capability", object),
+        ("corecount", float),
+        ("maxrss", float),
+        ("minrss", float),
+        ("maxwdir", float),
+        ("unified_corecount", float),
+        ("maxtime", float),
+        ("mintime", float),
+        ("pledgedcpu", float),
+        ("wnconnectivity", object),
+        ("fairsharepolicy", object),
+        ("jobseed", object),
+        ("direct_access_lan", bool),
+        ("always_direct", bool),
+        ("corepower", float),
+        ("allow_no_pilot", bool),
+        ("own_diskio_limit", float),
+        ("transferring_limit", float),
+        ("input_endpoint", object),
+        ("output_endpoint", object),
+    )
+    # The grid's columns from the queue's statistics: (name, statistics key, default, conversion).
+    STAT_COLUMNS = (
+        ("running", "running", 0, _int),
+        ("activated", "activated", 0, _int),
+        ("assigned", "assigned", 0, _int),
+        ("starting", "starting", 0, _int),
+        ("defined", "defined", 0, _int),
+        ("transferring", "transferring", 0, _int),
+        ("nBatchJob", "nBatchJob", 0, _int),
+        ("runningCores", "runningCores", 0, _int),
+        ("num_slots", "numSlots", -1, _int),
+        ("pilots", "pilotsLast3h", np.nan, _float),
+        ("hours_since_start", "hoursSinceLastStart", np.nan, _float),
+        ("avg_diskio", "avgDiskIOPerCore", np.nan, _float),
+    )
+
+    @staticmethod
+    def _record_row(record: dict[str, Any]) -> tuple:
+        """One queue's values for RECORD_COLUMNS, read in one pass over its record. parse_scenario has checked that
+        every number read here is a number or null (check_queue_record), so they are taken as they are."""
+        get = record.get
+        corecount = get("corecount")
+        unified_corecount = get("unified_corecount", corecount)
+        pledged, diskio = get("pledgedcpu"), get("maxdiskio")
+        storages = get("astorages") or {}
+        catchall = get("catchall")
+        return (
+            get("status", "online"),
+            get("atlas_site") or get("site") or "",
+            get("capability") or "",
+            max(int(corecount), 1) if corecount is not None else 1,
+            get("maxrss") or 0.0,
+            get("minrss") or 0.0,
+            get("maxwdir") or 0.0,
+            max(int(unified_corecount), 1) if unified_corecount is not None else 1,
+            get("maxtime") or 0.0,
+            get("mintime") or 0.0,
+            np.nan if pledged is None else pledged,
+            get("wnconnectivity") or "",
+            get("fairsharepolicy") or "",
+            get("jobseed") or "std",
+            bool(get("direct_access_lan")),
+            # maxinputsize -1: the queue always reads its input directly (SiteSpec.always_use_direct_io)
+            get("maxinputsize") == -1,
+            get("corepower") or DEFAULT_COREPOWER,
+            bool(catchall) and "allow_no_pilot" in _catchall(catchall),
+            np.nan if diskio is None else diskio,
+            int(get("transferringlimit") or 0) or TRANSFERRING_DEFAULT_LIMIT,
+            (storages.get("read_lan") or [""])[0] or "",
+            (storages.get("write_lan") or [""])[0] or "",
+        )
+
     def _build_grid(self, scenario: Scenario, names: list[str]) -> dict[str, Any]:
         known = self.queue_records(scenario)
         # a pseudo-queue reads its unified queue's statistics, pilots and software (panda-server 1.0.4)
@@ -525,103 +627,84 @@ class AtlasProdJobBroker(Plugin):
         records = [record for record, _ in pairs]
         unified = [queue for _, queue in pairs]
         stats = [scenario.queue_stats.get(queue, {}) for queue in unified]
-        n = len(names)
-
-        def column(getter, dtype=float):
-            return np.array([getter(r) for r in records], dtype=dtype) if n else np.zeros(0, dtype=dtype)
-
-        def stat(key, default=0, convert=_int):
-            return np.array([convert(s.get(key), default) for s in stats], dtype=float) if n else np.zeros(0)
-
         a: dict[str, Any] = {}
+        rows = [self._record_row(record) for record in records]
+        columns = list(zip(*rows, strict=True)) if rows else [()] * len(self.RECORD_COLUMNS)
+        for (key, dtype), values in zip(self.RECORD_COLUMNS, columns, strict=True):
+            a[key] = np.array(values, dtype=dtype)
+        a.update(self._stat_columns(stats))
         a["unified"] = np.array(unified, dtype=object)
         a["is_pseudo"] = np.array([u != name for u, name in zip(unified, names, strict=True)], dtype=bool)
-        order = {name: position for position, name in enumerate(known)}
+        order = self._scan_positions(scenario)
         a["scan_order"] = np.array([order.get(name, len(order)) for name in names], dtype=float)
-        a["status"] = column(lambda r: r.get("status", "online"), object)
-        a["site"] = column(queue_site, object)
-        a["capability"] = column(lambda r: r.get("capability") or "", object)
-        a["corecount"] = np.maximum(column(lambda r: _int(r.get("corecount"), 1)), 1)
-        a["maxrss"] = column(lambda r: _float(r.get("maxrss")))
-        a["minrss"] = column(lambda r: _float(r.get("minrss")))
-        a["maxwdir"] = column(lambda r: _float(r.get("maxwdir")))
         a["maxwdir_per_core"] = a["maxwdir"] / a["corecount"]
-        a["unified_corecount"] = np.maximum(
-            column(lambda r: _int(r.get("unified_corecount", r.get("corecount")), 1)), 1
-        )
-        a["maxtime"] = column(lambda r: _float(r.get("maxtime")))
-        a["mintime"] = column(lambda r: _float(r.get("mintime")))
-        a["pledgedcpu"] = column(lambda r: _float(r.get("pledgedcpu"), np.nan))
-        a["wnconnectivity"] = column(lambda r: r.get("wnconnectivity") or "", object)
-        a["fairsharepolicy"] = column(lambda r: r.get("fairsharepolicy") or "", object)
-        a["jobseed"] = column(lambda r: r.get("jobseed") or "std", object)
         # rules read per distinct string: the distinct values and, per queue, which one it has
-        a["policy_values"], a["policy_index"] = np.unique(a["fairsharepolicy"].astype(str), return_inverse=True)
-        a["connectivity_values"], a["connectivity_index"] = np.unique(
-            a["wnconnectivity"].astype(str), return_inverse=True
-        )
-        a["direct_access_lan"] = column(lambda r: bool(r.get("direct_access_lan")), bool)
-        # maxinputsize -1: the queue always reads its input directly (SiteSpec.always_use_direct_io)
-        a["always_direct"] = column(lambda r: _float(r.get("maxinputsize")) == -1, bool)
-        a["corepower"] = column(lambda r: _float(r.get("corepower"), DEFAULT_COREPOWER) or DEFAULT_COREPOWER)
-        a["allow_no_pilot"] = column(lambda r: "allow_no_pilot" in _catchall(r.get("catchall") or ""), bool)
-        a["own_diskio_limit"] = column(lambda r: _float(r.get("maxdiskio"), np.nan))
-        a["transferring_limit"] = column(lambda r: _int(r.get("transferringlimit")) or TRANSFERRING_DEFAULT_LIMIT)
-        a["site_bare"] = np.array(
-            [scenario.sites[s].bareNucleus if s in scenario.sites else "" for s in a["site"]], dtype=object
-        )
-        for key in (
-            "running",
-            "activated",
-            "assigned",
-            "starting",
-            "defined",
-            "transferring",
-            "nBatchJob",
-            "runningCores",
-        ):
-            a[key] = stat(key)
+        a["policy_values"], a["policy_index"] = distinct(a["fairsharepolicy"].tolist())
+        a["connectivity_values"], a["connectivity_index"] = distinct(a["wnconnectivity"].tolist())
+        sites = scenario.sites
+        a["site_bare"] = np.array([sites[s].bareNucleus if s in sites else "" for s in a["site"]], dtype=object)
         a["running_real"] = a["running"]
         a["activated_real"] = a["activated"]
         a["running_cores"] = a["runningCores"]
-        a["num_slots"] = stat("numSlots", -1)
-        a["pilots"] = stat("pilotsLast3h", np.nan, _float)
-        a["hours_since_start"] = stat("hoursSinceLastStart", np.nan, _float)
-        a["avg_diskio"] = stat("avgDiskIOPerCore", np.nan, _float)
         a["has_stats"] = np.array([bool(st) for st in stats], dtype=bool)
         self._grid_storage(scenario, records, a)
         return a
 
+    @classmethod
+    def _stat_columns(cls, stats: list[dict[str, Any]]) -> dict[str, np.ndarray]:
+        """STAT_COLUMNS for the queues' statistics: one float matrix when every value is a number or null (a null
+        or absent one takes the column's default, counts are whole), else value by value."""
+        keys = [stat_key for _, stat_key, _, _ in cls.STAT_COLUMNS]
+        try:
+            matrix = np.array([[s.get(key) for key in keys] for s in stats], dtype=float).reshape(len(stats), len(keys))
+        except (TypeError, ValueError):  # text where a number belongs: _int and _float read what they can
+            return {
+                name: np.array([convert(s.get(key), default) for s in stats], dtype=float)
+                for name, key, default, convert in cls.STAT_COLUMNS
+            }
+        columns = {}
+        with np.errstate(invalid="ignore"):
+            for position, (name, _, default, convert) in enumerate(cls.STAT_COLUMNS):
+                column = matrix[:, position]
+                if convert is _int:
+                    column = np.trunc(column)
+                columns[name] = column if default is np.nan else np.where(np.isnan(column), default, column)
+        return columns
+
+    def _scan_positions(self, scenario: Scenario) -> dict[str, int]:
+        cache = self._snapshot_cache(scenario)
+        if "scan positions" not in cache:
+            cache["scan positions"] = {name: position for position, name in enumerate(self.queue_records(scenario))}
+        return cache["scan positions"]
+
+    # an endpoint's activities as the grid holds them: "" unknown, OFF when blacklisted
+    ENDPOINT_ACTIVITIES = ("read_lan", "write_lan", "read_wan", "write_wan")
+
     def _grid_storage(self, scenario: Scenario, records, a) -> None:
         endpoints = scenario.ddm_endpoints
-        inputs = [((r.get("astorages") or {}).get("read_lan") or [None])[0] for r in records]
-        outputs = [((r.get("astorages") or {}).get("write_lan") or [None])[0] for r in records]
-        a["input_endpoint"] = np.array([e or "" for e in inputs], dtype=object)
-        a["output_endpoint"] = np.array([e or "" for e in outputs], dtype=object)
+        unknown = ("",) * len(self.ENDPOINT_ACTIVITIES) + (np.nan, np.nan)
+        seen: dict[str, tuple] = {}
 
-        def activity(endpoint_names, name):
-            values = []
-            for endpoint in endpoint_names:
-                info = endpoints.get(endpoint) if endpoint else None
-                values.append("" if info is None else ("OFF" if info.blacklisted else info.activity(name)))
-            return np.array(values, dtype=object)
+        def endpoint_row(name: str) -> tuple:
+            row = seen.get(name)
+            if row is None:
+                info = endpoints.get(name) if name else None
+                if info is None:
+                    row = unknown
+                else:
+                    activities = ("OFF" if info.blacklisted else info.activity(x) for x in self.ENDPOINT_ACTIVITIES)
+                    row = (*activities, info.space_free, info.space_free + info.space_expired)
+                seen[name] = row
+            return row
 
-        for role, names in (("in", inputs), ("out", outputs)):
-            for name in ("read_lan", "write_lan", "read_wan", "write_wan"):
-                a[f"{role}_{name}"] = activity(names, name)
-        a["output_free"] = (
-            np.array([endpoints[e].space_free if e in endpoints else np.nan for e in outputs], dtype=float)
-            if records
-            else np.zeros(0)
-        )
-        a["output_usable"] = (
-            np.array(
-                [endpoints[e].space_free + endpoints[e].space_expired if e in endpoints else np.nan for e in outputs],
-                dtype=float,
-            )
-            if records
-            else np.zeros(0)
-        )
+        for role, key in (("in", "input_endpoint"), ("out", "output_endpoint")):
+            rows = [endpoint_row(name) for name in a[key].tolist()]
+            columns = list(zip(*rows, strict=True)) if rows else [()] * (len(self.ENDPOINT_ACTIVITIES) + 2)
+            for activity, values in zip(self.ENDPOINT_ACTIVITIES, columns, strict=False):
+                a[f"{role}_{activity}"] = np.array(values, dtype=object)
+            if role == "out":
+                a["output_free"] = np.array(columns[-2], dtype=float)
+                a["output_usable"] = np.array(columns[-1], dtype=float)
         # endpoint → the queues that read from it over LAN, for the data-availability sums
         readers: dict[str, list[int]] = {}
         for position, record in enumerate(records):
@@ -901,7 +984,7 @@ class AtlasProdJobBroker(Plugin):
         in_force = jobs.preassigned and not AtlasProdJobBroker._preassignment_dropped(c.scenario)
         offline = c["status"] != "online"
         if in_force:  # seed 000: pre-assigned queues are used whatever their status
-            offline = offline & ~np.isin(np.array(c.names, dtype=object), list(jobs.preassigned))
+            offline = offline & ~among(c.names, jobs.preassigned)
         return Rejection(offline, {"status": c["status"], "required": "online"})
 
     @staticmethod
@@ -1136,18 +1219,16 @@ class AtlasProdJobBroker(Plugin):
         rules, check = c.plugin.software_checker(c.config)
         cache_key = ("software", key, rules, tuple(c.names))
         if cache_key not in cache:
-            all_entry = c.scenario.sw_tags.get("ALL")
+            scenario = c.scenario
+            sw_tags, gpu_summary, queues = scenario.sw_tags, scenario.gpu_summary, scenario.queues
+            all_entry = sw_tags.get("ALL")
+            extra = c.plugin.software_extra
             fails, details = [], []
-            known = c.plugin.queue_records(c.scenario)
+            known = c.plugin.queue_records(scenario)
             for name in c.names:
-                record, queue = known.get(name) or (c.scenario.queues[name], name)
+                record, queue = known.get(name) or (queues[name], name)
                 ok, detail = check(
-                    key,
-                    record.get("releases"),
-                    c.scenario.sw_tags.get(queue),
-                    all_entry,
-                    c.scenario.gpu_summary.get(queue),
-                    **c.plugin.software_extra(record),
+                    key, record.get("releases"), sw_tags.get(queue), all_entry, gpu_summary.get(queue), **extra(record)
                 )
                 fails.append(not ok)
                 details.append(detail)
@@ -1460,7 +1541,7 @@ class AtlasProdJobBroker(Plugin):
             else:
                 fails = seeds == "es"
             return Rejection(fails, {"eventService": c.task.eventService, "jobseed": seeds})
-        fails = ~np.isin(seeds, ["es", "eshigh", "all"]) if c.task.eventService else seeds == "es"
+        fails = ~among(seeds, ("es", "eshigh", "all")) if c.task.eventService else seeds == "es"
         return Rejection(fails, {"eventService": c.task.eventService, "jobseed": seeds})
 
     @staticmethod
@@ -1506,7 +1587,7 @@ class AtlasProdJobBroker(Plugin):
             label = c.task.prodSourceLabel
             if "test" in label and not is_express(c.task, c.config):
                 return Rejection(np.zeros(len(c.names), dtype=bool))
-            none = np.nan_to_num(c["pilots"]) == 0
+            none = (c["pilots"] == 0) | np.isnan(c["pilots"])  # no statistics counts as none
             return Rejection(none & (c["num_slots"] < 0), {"pilotsLast3h": c["pilots"]})
         return Rejection((c["pilots"] == 0) & ~c["allow_no_pilot"], {"pilotsLast3h": c["pilots"]})
 

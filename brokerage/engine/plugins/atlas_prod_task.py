@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..plugin import Context, Filter, Plugin, Rejection
+from ..plugin import Context, Filter, Plugin, Rejection, among
 from ..reasons import reason_title
 from ..scenario import Scenario
 from .atlas_prod_job import DOWNTIME_STATUSES, AtlasProdJobBroker, input_incomplete, readable_over_wan
@@ -341,7 +341,7 @@ class AtlasProdTaskBroker(Plugin):
         if mode == "only":
             fails, rule = bare != "only", "fullChain=only needs bareNucleus=only"
         elif mode == "require":
-            fails, rule = ~np.isin(bare, ["only", "allow"]), "fullChain=require needs bareNucleus=only or allow"
+            fails, rule = ~among(bare, ("only", "allow")), "fullChain=require needs bareNucleus=only or allow"
         elif mode == "capable" and task.parentBareNucleus in ("only", "allow") and task.parentNucleus:
             fails, rule = names != task.parentNucleus, f"fullChain=capable follows the parent to {task.parentNucleus}"
         else:
@@ -357,7 +357,7 @@ class AtlasProdTaskBroker(Plugin):
         mode = task.fullChain
         parent_on_bare = bool(mode) and bool(task.parentNucleus) and task.parentBareNucleus in ("only", "allow")
         normal_refused = (bare == "only") & (not mode)
-        bare_needed = ~np.isin(bare, ["only", "allow"]) & (mode in ("only", "require"))
+        bare_needed = ~among(bare, ("only", "allow")) & (mode in ("only", "require"))
         elsewhere = (names != task.parentNucleus) & parent_on_bare
         rule = np.where(
             normal_refused,
@@ -431,8 +431,8 @@ class AtlasProdTaskBroker(Plugin):
     @staticmethod
     def _wan(context: Context) -> Rejection:
         if context.config.get("TASK_ENDPOINT_RULE") == "panda":
-            read_down = np.isin(context["first_read_wan"], DOWNTIME_STATUSES)
-            write_down = np.isin(context["first_write_wan"], DOWNTIME_STATUSES)
+            read_down = among(context["first_read_wan"], DOWNTIME_STATUSES)
+            write_down = among(context["first_write_wan"], DOWNTIME_STATUSES)
             return Rejection(
                 (read_down | write_down) & (context["first_endpoint"] != ""),
                 {
