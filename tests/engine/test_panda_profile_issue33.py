@@ -143,6 +143,21 @@ def test_satellites_wait_while_the_nucleus_cannot_receive():
     assert decision.skipped["SAT_Q"].detail["write_wan"] == "TEST"
 
 
+def test_a_full_nucleus_holds_back_only_the_satellites_under_the_real_link_check():
+    # 2,500 files queued towards NUC against NQUEUED_NUC_CAP_FOR_JOBS 2,000: seed 000 holds back every queue;
+    # AtlasProdJobBroker's link check (465-482) lets the nucleus's own queues pass before any link rule
+    grid = (queue("NUC_Q", site="NUC"), queue("SAT_Q"))
+    scenario = job_scenario(
+        *grid, nucleus_stats={"NUC": {"outputQueued": 2500}}, gdpconfig={"NQUEUED_NUC_CAP_FOR_JOBS": 2000}
+    )
+    assert codes(decide(panda(scenario))) == {"SAT_Q": "links_full"}
+    assert codes(decide(panda(scenario, JOB_ENDPOINT_RULE="seed"))) == {"NUC_Q": "links_full", "SAT_Q": "links_full"}
+    below = job_scenario(
+        *grid, nucleus_stats={"NUC": {"outputQueued": 1999}}, gdpconfig={"NQUEUED_NUC_CAP_FOR_JOBS": 2000}
+    )
+    assert codes(decide(panda(below))) == {}
+
+
 def test_d5_a_job_set_pre_assigned_away_from_the_nucleus_still_knows_it():
     scenario = job_scenario(queue("NUC_Q", site="NUC"), queue("SAT_Q"), jobs={"preassigned": ["SAT_Q"]})
     decision = decide(panda(scenario))
@@ -224,6 +239,38 @@ def test_a_full_chain_task_follows_a_parent_that_ran_at_a_bare_nucleus():
     assert kept(decide(panda(task_scenario(*nuclei, task=task, datasets=EVERYWHERE)))) == {"OTHER"}
 
 
+def test_es_rule_std_and_eshigh_queues_and_single_core_pseudo_queues():
+    grid = (
+        queue("STD_Q", jobseed="std"),
+        queue("ES_Q", jobseed="es"),
+        queue("HIGH_Q", jobseed="eshigh"),
+        queue("ALL_Q", jobseed="all"),
+    )
+    es_task = {"eventService": True, "currentPriority": 500}
+    scenario = job(*grid, task=es_task)
+    # seed: es, eshigh and all take event service; std does not
+    assert codes(decide(panda(scenario, ES_RULE="seed"))) == {"STD_Q": "es"}
+    # panda: eshigh only for urgent work (priority 500 < 900, not a scout)
+    assert codes(decide(panda(scenario))) == {"STD_Q": "es", "HIGH_Q": "es"}
+    urgent = job(*grid, task={**es_task, "currentPriority": 900})
+    assert codes(decide(panda(urgent))) == {"STD_Q": "es"}
+    scouts = job(*grid, task=es_task, jobs={"isScout": True})
+    assert codes(decide(panda(scouts))) == {"STD_Q": "es"}
+    # a task without event service avoids es queues under both values
+    assert codes(decide(panda(job(*grid)))) == {"ES_Q": "es"}
+    assert codes(decide(panda(job(*grid), ES_RULE="seed"))) == {"ES_Q": "es"}
+
+
+def test_es_rule_leaves_out_the_single_core_pseudo_queues_of_a_unified_queue():
+    # an 8-core unified queue taking any jobseed: a 1-core event-service task fits its SCORE pseudo-queue (the
+    # MCORE ones have 8 cores, SCORE_HIMEM asks more than 2,000 MB a core), which the real check leaves out
+    unified = queue("U_Q", type="unified", capability="ucore", corecount=8, jobseed="all")
+    scenario = job(unified, task={"eventService": True, "coreCount": 1})
+    assert codes(decide(panda(scenario)))["U_Q/SCORE"] == "es"
+    seed = decide(panda(scenario, ES_RULE="seed"))
+    assert kept(seed) == {"U_Q/SCORE"}
+
+
 # --- analysis job brokerage -------------------------------------------------------------------------------------
 
 
@@ -292,3 +339,89 @@ def test_offline_queues_are_out_whatever_the_task_names():
     scenario = anal_scenario(*grid, task={"includedSite": ["ANALY_OFF", "ANALY_TEST"]})
     assert codes(decide(panda(scenario, ANALYSIS_SITES_RULE="seed"))) == {}
     assert codes(decide(panda(scenario))) == {"ANALY_OFF": "status"}
+
+
+# --- the analysis data check and data weight (AtlasAnalJobBroker 538-640 and 2197-2217, 1.0.4) ---------------
+
+SITES = {"A": {"role": "satellite"}, "B": {"role": "satellite"}}
+TAPES = {
+    f"{site}_DATATAPE": {"site": site, "is_tape": True, "space_total": 1e7, "space_free": 5e6} for site in ("A", "B")
+}
+
+
+def reading_tape(name, site, **options):
+    """An analysis queue at `site` reading its DATADISK and its DATATAPE."""
+    q = aq(name, site=site, **options)
+    q["record"]["astorages"]["read_lan"].append(f"{site}_DATATAPE")
+    return q
+
+
+def data_scenario(*datasets, vp=False):
+    grid = (reading_tape("ANALY_A", "A"), reading_tape("ANALY_B", "B", use_vp=vp))
+    return anal_scenario(*grid, datasets=list(datasets), sites=SITES, endpoints=TAPES)
+
+
+def test_the_data_weight_counts_a_dataset_on_disk_as_1_and_on_tape_only_as_0_001():
+    # d1 on A's disk and B's tape, d2 on tape at both: no queue has everything on disk, both have everything
+    d1 = dataset("d1", size=4, files=2, replicas={"A_DATADISK": (2, 4), "B_DATATAPE": (2, 4)})
+    d2 = dataset("d2", size=8, files=4, replicas={"A_DATATAPE": (4, 8), "B_DATATAPE": (4, 8)})
+    decision = decide(panda(data_scenario(d1, d2)))
+    weights = {c.name: c.factors["dataWeight"] for c in decision.candidates}
+    assert weights == {"ANALY_A": 1.001, "ANALY_B": 0.002}  # A: 1 + 0.001; B: 0.001 + 0.001
+    # the seed's weight has no data factor
+    seed = decide(panda(data_scenario(d1, d2), ANALYSIS_WEIGHT_RULE="seed", ANALYSIS_LOCALITY_RULE="seed"))
+    assert {c.factors["dataWeight"] for c in seed.candidates} == {1.0}
+
+
+def test_a_queue_with_everything_on_disk_goes_before_those_with_some_on_tape():
+    d1 = dataset("d1", size=4, files=2, replicas={"A_DATADISK": (2, 4), "B_DATATAPE": (2, 4)})
+    decision = decide(panda(data_scenario(d1)))
+    assert kept(decision) == {"ANALY_A"}
+    assert codes(decision) == {"ANALY_B": "fileunavailable"}
+
+
+def test_when_no_queue_has_all_the_data_the_union_is_weighed_by_its_gigabytes_on_disk():
+    # A holds d1 (4 GB), B holds d2 (8 GB): the union of both, each weighed 1 + whole GB on disk / 10
+    d1 = dataset("d1", size=4, files=2, replicas={"A_DATADISK": (2, 4)})
+    d2 = dataset("d2", size=8, files=4, replicas={"B_DATADISK": (4, 8)})
+    decision = decide(panda(data_scenario(d1, d2)))
+    assert {c.name: c.factors["dataWeight"] for c in decision.candidates} == {"ANALY_A": 1.4, "ANALY_B": 1.8}
+    # a VP queue is avoided when the union is taken: the data would be transferred to it
+    with_vp = decide(panda(data_scenario(d1, d2, vp=True)))
+    assert codes(with_vp) == {"ANALY_B": "overloaded_vp"}
+    assert with_vp.skipped["ANALY_B"].detail["unionLocality"] is True
+
+
+def test_problematic_queues_are_weighed_with_the_others_and_dropped_after():
+    # ANALY_BAD: 6 failed, 0 finished over max(2 × 0, 5) at a queue the stabilizer can throttle (150 queued ≥ 100);
+    # the real code weighs it, then drops it: the stage "problematic" comes after the weights
+    bad = {"queues": {"ANALY_BAD": {"taskFailed": 6, "taskFinished": 0, "userQueued": 3}}}
+    busy = {"activated": 150, "starting": 0, "toRunningRate": 1.0}
+    grid = (aq("ANALY_BAD", stats=busy), aq("ANALY_OK", stats=busy))
+    decision = decide(panda(anal_scenario(*grid, user_stats=bad)))
+    assert kept(decision) == {"ANALY_OK"}
+    assert codes(decision) == {"ANALY_BAD": "badsite"}
+    assert decision.stages[-1].filter == "problematic"
+    assert (decision.stages[-1].before, decision.stages[-1].after) == (2, 1)
+    seed = decide(panda(anal_scenario(*grid, user_stats=bad), ANALYSIS_STABILIZER_RULE="seed"))
+    assert codes(seed) == {"ANALY_BAD": "badsite"}
+    assert all(stage.filter != "problematic" for stage in seed.stages)
+
+
+def test_a_gpu_analysis_queue_needs_the_task_platform_and_published_software():
+    # AtlasAnalJobBroker's architecture check at a queue whose catchall says gpu, before the SW/HW check: the task
+    # must name a platform and the queue publish its software (AUTO); a CPU queue is not asked
+    tags = sw_tags(containers=["any"])
+    task = {"architecture": "x86_64-el9-gcc13-opt", "transHome": "AnalysisTransforms-AthAnalysis_24.0.30"}
+    auto = (aq("ANALY_GPU", releases=("AUTO",), catchall="gpu"), aq("ANALY_CPU", releases=("AUTO",)))
+    auto_tags = {"ANALY_GPU": tags, "ANALY_CPU": tags}
+    assert codes(decide(panda(anal_scenario(*auto, task=task, sw_tags=auto_tags)))) == {}
+    no_platform = decide(panda(anal_scenario(*auto, task={**task, "architecture": ""}, sw_tags=auto_tags)))
+    assert no_platform.skipped["ANALY_GPU"].detail["check"] == "architecture"
+    assert "ANALY_CPU" not in no_platform.skipped
+    # releases ANY: no published software, so the GPU queue fails the architecture check first; the CPU one fails
+    # the SW/HW check (a platform implies a CPU, and ANY passes only a task asking for none)
+    anywhere = (aq("ANALY_GPU", releases=("ANY",), catchall="gpu"), aq("ANALY_CPU", releases=("ANY",)))
+    decision = decide(panda(anal_scenario(*anywhere, task=task)))
+    assert decision.skipped["ANALY_GPU"].detail["check"] == "architecture"
+    assert decision.skipped["ANALY_CPU"].detail["check"] == "release"
