@@ -123,6 +123,8 @@ def queue_site(record: dict[str, Any]) -> str:
 
 # panda-server 1.0.4 DdmSpec.DOWNTIME_STATUSES: endpoint activities that count as down
 DOWNTIME_STATUSES = ("OFF", "TEST")
+# the four activities of a DDM endpoint, in the order the rules read them
+ENDPOINT_ACTIVITIES = ("read_lan", "write_lan", "read_wan", "write_wan")
 
 
 def readable(endpoint, activities=("read_lan", "read_wan")) -> bool:
@@ -677,12 +679,9 @@ class AtlasProdJobBroker(Plugin):
             cache["scan positions"] = {name: position for position, name in enumerate(self.queue_records(scenario))}
         return cache["scan positions"]
 
-    # an endpoint's activities as the grid holds them: "" unknown, OFF when blacklisted
-    ENDPOINT_ACTIVITIES = ("read_lan", "write_lan", "read_wan", "write_wan")
-
     def _grid_storage(self, scenario: Scenario, records, a) -> None:
         endpoints = scenario.ddm_endpoints
-        unknown = ("",) * len(self.ENDPOINT_ACTIVITIES) + (np.nan, np.nan)
+        unknown = ("",) * len(ENDPOINT_ACTIVITIES) + (np.nan, np.nan)
         seen: dict[str, tuple] = {}
 
         def endpoint_row(name: str) -> tuple:
@@ -692,15 +691,15 @@ class AtlasProdJobBroker(Plugin):
                 if info is None:
                     row = unknown
                 else:
-                    activities = ("OFF" if info.blacklisted else info.activity(x) for x in self.ENDPOINT_ACTIVITIES)
+                    activities = ("OFF" if info.blacklisted else info.activity(x) for x in ENDPOINT_ACTIVITIES)
                     row = (*activities, info.space_free, info.space_free + info.space_expired)
                 seen[name] = row
             return row
 
         for role, key in (("in", "input_endpoint"), ("out", "output_endpoint")):
             rows = [endpoint_row(name) for name in a[key].tolist()]
-            columns = list(zip(*rows, strict=True)) if rows else [()] * (len(self.ENDPOINT_ACTIVITIES) + 2)
-            for activity, values in zip(self.ENDPOINT_ACTIVITIES, columns, strict=False):
+            columns = list(zip(*rows, strict=True)) if rows else [()] * (len(ENDPOINT_ACTIVITIES) + 2)
+            for activity, values in zip(ENDPOINT_ACTIVITIES, columns, strict=False):
                 a[f"{role}_{activity}"] = np.array(values, dtype=object)
             if role == "out":
                 a["output_free"] = np.array(columns[-2], dtype=float)
@@ -1225,11 +1224,21 @@ class AtlasProdJobBroker(Plugin):
             extra = c.plugin.software_extra
             fails, details = [], []
             known = c.plugin.queue_records(scenario)
+            # the pseudo-queues of a unified queue have its releases, software and GPUs: checked once for all
+            by_queue: dict[str, tuple[bool, dict]] = {}
             for name in c.names:
                 record, queue = known.get(name) or (queues[name], name)
-                ok, detail = check(
-                    key, record.get("releases"), sw_tags.get(queue), all_entry, gpu_summary.get(queue), **extra(record)
-                )
+                verdict = by_queue.get(queue)
+                if verdict is None:
+                    verdict = by_queue[queue] = check(
+                        key,
+                        record.get("releases"),
+                        sw_tags.get(queue),
+                        all_entry,
+                        gpu_summary.get(queue),
+                        **extra(record),
+                    )
+                ok, detail = verdict
                 fails.append(not ok)
                 details.append(detail)
             cache[cache_key] = Rejection(
@@ -1349,57 +1358,74 @@ class AtlasProdJobBroker(Plugin):
         code = np.full(n, "", dtype=object)
         endpoint_names = np.full(n, "", dtype=object)
         activity = np.full(n, "", dtype=object)
+        # per endpoint, once: (of the storage type asked, blacklisted, read_lan, write_lan, read_wan, write_wan up)
+        seen: dict[str, tuple[bool, bool, bool, bool, bool, bool]] = {}
 
-        def up(name: str, what: str) -> bool:
-            info = endpoints.get(name)
-            return info is None or info.activity(what) not in DOWNTIME_STATUSES
+        def state(name: str) -> tuple[bool, bool, bool, bool, bool, bool]:
+            found = seen.get(name)
+            if found is None:
+                info = endpoints.get(name)
+                kind = info.type if info is not None else name.rsplit("_", 1)[-1]
+                if info is None:
+                    found = (storage_type is None or kind == storage_type, False, True, True, True, True)
+                else:
+                    found = (
+                        storage_type is None or kind == storage_type,
+                        bool(info.blacklisted),
+                        *(info.activity(what) not in DOWNTIME_STATUSES for what in ENDPOINT_ACTIVITIES),
+                    )
+                seen[name] = found
+            return found
 
-        def blacklisted(name: str) -> bool:
-            return bool(getattr(endpoints.get(name), "blacklisted", False))
-
-        def disk(name: str) -> bool:
-            if storage_type is None:
-                return True
-            info = endpoints.get(name)
-            return (info.type if info is not None else name.rsplit("_", 1)[-1]) == storage_type
-
-        at_nucleus = nucleus_queues
+        # a queue's verdict depends on its storages and whether it is a nucleus queue: pseudo-queues share them
+        verdicts: dict[tuple[int, bool], tuple[str, str, str] | None] = {}
         for i, name in enumerate(c.names):
             record = (known.get(name) or (scenario.queues.get(name, {}), name))[0]
             storages = record.get("astorages") or {}
-            inputs = [
-                e
-                for e in storages.get("read_lan") or []
-                if disk(e) and not getattr(endpoints.get(e), "blacklisted", False)
-            ]
-            outputs = [e for e in storages.get("write_lan") or [] if disk(e)]
-            nucleus_queue = bool(at_nucleus[i])
-            read_lan = any(up(e, "read_lan") for e in inputs)
-            receive = source = False
-            for e in inputs:
-                if not nucleus_queue or (locations and e not in locations):
-                    receive |= up(e, "write_wan")
-                else:
-                    receive = source = True
-            write_lan = any(up(e, "write_lan") for e in outputs)
-            send = False
-            for e in outputs:
-                if not nucleus_queue:
-                    send |= up(e, "read_wan")
-                else:
-                    send = source = True
-            source = source or remote_ok
-            for ok, rule, where, what in (
-                (read_lan, "read_lan_blacklist", ",".join(inputs) or "no input endpoint", "read_lan"),
-                (write_lan, "write_lan_blacklist", ",".join(outputs) or "no output endpoint", "write_lan"),
-                (receive, "write_wan_blacklist", ",".join(inputs), "write_wan"),
-                (send, "read_wan_blacklist", ",".join(outputs), "read_wan"),
-                (source, "source_blacklist", "no complete copy readable over WAN", "read_wan"),
-            ):
-                if not ok:
-                    fails[i], code[i], endpoint_names[i], activity[i] = True, rule, where, what
-                    break
+            nucleus_queue = bool(nucleus_queues[i])
+            key = (id(storages), nucleus_queue)
+            if key not in verdicts:
+                verdicts[key] = AtlasProdJobBroker._endpoint_verdict(
+                    storages, nucleus_queue, state, locations, remote_ok
+                )
+            verdict = verdicts[key]
+            if verdict is not None:
+                fails[i] = True
+                code[i], endpoint_names[i], activity[i] = verdict
         return Rejection(fails, {"endpoint": endpoint_names, "activity": activity, "required": "ON"}, code=code)
+
+    @staticmethod
+    def _endpoint_verdict(
+        storages, nucleus_queue: bool, state, locations, remote_ok: bool
+    ) -> tuple[str, str, str] | None:
+        """One queue under JOB_ENDPOINT_RULE panda: None when it passes, else (rule, endpoints, activity)."""
+        inputs = [e for e in storages.get("read_lan") or [] if state(e)[0] and not state(e)[1]]
+        outputs = [e for e in storages.get("write_lan") or [] if state(e)[0]]
+        read_lan = any(state(e)[2] for e in inputs)
+        receive = source = False
+        for e in inputs:
+            if not nucleus_queue or (locations and e not in locations):
+                receive |= state(e)[5]
+            else:
+                receive = source = True
+        write_lan = any(state(e)[3] for e in outputs)
+        send = False
+        for e in outputs:
+            if not nucleus_queue:
+                send |= state(e)[4]
+            else:
+                send = source = True
+        source = source or remote_ok
+        for ok, rule, where, what in (
+            (read_lan, "read_lan_blacklist", ",".join(inputs) or "no input endpoint", "read_lan"),
+            (write_lan, "write_lan_blacklist", ",".join(outputs) or "no output endpoint", "write_lan"),
+            (receive, "write_wan_blacklist", ",".join(inputs), "write_wan"),
+            (send, "read_wan_blacklist", ",".join(outputs), "read_wan"),
+            (source, "source_blacklist", "no complete copy readable over WAN", "read_wan"),
+        ):
+            if not ok:
+                return rule, where, what
+        return None
 
     @staticmethod
     def _endpoint_rules(c: Context) -> Rejection:
