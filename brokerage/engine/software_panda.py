@@ -27,17 +27,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from .software import TaskSoftware, version_key
+from .software import SHORTHAND_KEYS, TaskSoftware, version_key
 
 OPERATOR = re.compile(r"([=><!]+)(.+)")
 ARCH_ALTERNATION = re.compile(r"^\(([A-Za-z0-9_.+-]+(?:\|[A-Za-z0-9_.+-]+)*)\)([A-Za-z0-9_.+-]+)$")
-SHORTHAND = {
-    "cuda": "version",
-    "uarch": "microarchitecture",
-    "driver": "driver_version",
-    "model": "model",
-    "vram": "vram",
-}
+# JediTaskSpec's GPU shorthand: seed 000's table without its "version" alias
+SHORTHAND = {key: spec for key, spec in SHORTHAND_KEYS.items() if key != "version"}
 
 
 @dataclass(frozen=True)
