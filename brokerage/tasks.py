@@ -29,7 +29,8 @@ RETRY = {"autoretry_for": RETRIED_ON, "retry_backoff": True, "retry_backoff_max"
 # tasks: on Redis a free worker takes priority 0 before 6 (kombu's priority steps), so the simulator's step and
 # the lock sweep are not held up behind a round of cycles (issue 32: the step started 7.5 s after its 5-s beat).
 # The filesystem transport has no priorities, and RabbitMQ queues declared without x-max-priority ignore them.
-FANNED_OUT = {"priority": 6}
+# Given per message (a task's own `priority` attribute is deprecated in Celery 5).
+FANNED_OUT_PRIORITY = 6
 
 
 @shared_task(name="brokerage.tasks.process_lock_expire_task", **RETRY)
@@ -68,11 +69,11 @@ def job_generation_dispatch_task() -> int:
     active production or analysis work queue; returns how many."""
     ids = job_generation_dispatch(now=timezone.now())
     for work_queue_id in ids:
-        job_generation_cycle_task.delay(work_queue_id)
+        job_generation_cycle_task.apply_async((work_queue_id,), priority=FANNED_OUT_PRIORITY)
     return len(ids)
 
 
-@shared_task(name="brokerage.tasks.job_generation_cycle_task", **RETRY, **FANNED_OUT)
+@shared_task(name="brokerage.tasks.job_generation_cycle_task", **RETRY)
 def job_generation_cycle_task(work_queue_id: int) -> int | None:
     """One job-generation and job-brokerage cycle for a work queue; the cycle id, None if another worker held
     the work queue's process lock."""
@@ -101,11 +102,11 @@ def wmcore_dispatch_task() -> dict:
     """Periodic (beat): the WMCore global queue's turn, then one agent cycle queued per enabled local queue."""
     summary = wmcore_global_cycle_run(now=timezone.now())
     for queue_id in summary["agents"]:
-        wmcore_agent_cycle_task.delay(queue_id)
+        wmcore_agent_cycle_task.apply_async((queue_id,), priority=FANNED_OUT_PRIORITY)
     return summary
 
 
-@shared_task(name="brokerage.tasks.wmcore_agent_cycle_task", **RETRY, **FANNED_OUT)
+@shared_task(name="brokerage.tasks.wmcore_agent_cycle_task", **RETRY)
 def wmcore_agent_cycle_task(queue_id: int) -> dict:
     """One WMCore agent's turn: pullWork, replication, getWork, JobSubmitter (the agent's row lock keeps two
     workers from running the same agent at once)."""

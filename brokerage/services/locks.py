@@ -145,6 +145,12 @@ def _advisory_key(name: str) -> int:
     return int.from_bytes(hashlib.blake2b(f"brokerage:{name}".encode(), digest_size=8).digest(), "big", signed=True)
 
 
+def exclusive_run_key(name: str) -> str:
+    """The shared-cache entry naming the holder of an exclusive run where there is no PostgreSQL (no spaces: a
+    memcached key may not have them)."""
+    return "exclusive-run:" + name.replace(" ", "-")
+
+
 @contextmanager
 def exclusive_run(name: str) -> Iterator[bool]:
     """One run of `name` at a time over every worker: yields True to the one that may run now, False (at once,
@@ -172,7 +178,7 @@ def exclusive_run(name: str) -> Iterator[bool]:
         return
     from brokerage.services.decisions import worker_name
 
-    owner, cache_key = worker_name(), f"exclusive-run:{name}"
+    owner, cache_key = worker_name(), exclusive_run_key(name)
     worker_heartbeat_start(name=owner)
     held = cache.add(cache_key, owner, timeout=lock_timeout().total_seconds())
     if not held:

@@ -68,6 +68,8 @@ def test_the_lists_name_every_field_the_job_brokers_read():
     job_fields = {f.name for f in fields(JobSet)}
     assert reads(r"\bjobs\.([A-Za-z_][A-Za-z0-9_]*)", job_fields) == JOB_SET_READS
     stat_keys = reads(r'(?:\bstat|\bs\.get)\("([A-Za-z0-9]+)"', QUEUE_STATS_READS)
+    # the grid's STAT_COLUMNS: (array, statistics key, default, conversion)
+    stat_keys |= reads(r'\("[A-Za-z_]+", "([A-Za-z0-9]+)", [-\w.]+, _(?:int|float)\)', QUEUE_STATS_READS)
     # the counts by status are read in a loop over their names
     assert (
         stat_keys

@@ -11,6 +11,7 @@ from brokerage.services.cycles import task_claim
 from brokerage.services.locks import (
     _advisory_key,
     exclusive_run,
+    exclusive_run_key,
     process_lock_acquire,
     process_lock_expire,
     process_lock_release,
@@ -215,17 +216,17 @@ def test_a_simulator_turn_is_left_out_while_a_step_runs():
 def test_without_postgresql_a_run_whose_holder_is_gone_is_taken_over(settings):
     from django.core.cache import cache
 
-    cache.set("exclusive-run:grid simulator", "lost-host:4242", 600)
+    cache.set(exclusive_run_key("grid simulator"), "lost-host:4242", 600)
     WorkerHeartbeat.objects.create(name="lost-host:4242", beat=timezone.now() - timedelta(seconds=31))
     settings.HEARTBEAT_STALE_SECONDS = 30
     with exclusive_run("grid simulator") as mine:
         assert mine
-    assert cache.get("exclusive-run:grid simulator") is None  # released at the end
-    cache.set("exclusive-run:grid simulator", "alive-host:7", 600)
+    assert cache.get(exclusive_run_key("grid simulator")) is None  # released at the end
+    cache.set(exclusive_run_key("grid simulator"), "alive-host:7", 600)
     WorkerHeartbeat.objects.create(name="alive-host:7", beat=timezone.now())
     with exclusive_run("grid simulator") as mine:
         assert not mine
-    assert cache.get("exclusive-run:grid simulator") == "alive-host:7"  # not released by who did not hold it
+    assert cache.get(exclusive_run_key("grid simulator")) == "alive-host:7"  # not released by who did not hold it
 
 
 @pytest.mark.django_db(transaction=True)

@@ -428,7 +428,8 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             or not readable_over_wan(scenario, scenario.datasets, nearly_complete=True)
         ):
             return decision
-        if not self._locality_to_ignore(scenario):
+        if not self._locality_to_ignore(scenario) and self._problematic_dropped_any(decision):
+            # (when the problematic rules dropped nothing, the first loop without them is the decision itself)
             probe = type(self)(disabled_filters=self.disabled_filters | PROBLEMATIC)
             probe._snapshot_held = getattr(self, "_snapshot_held", None)
             probe.first_loop_probe = True
@@ -440,6 +441,15 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         second = retry.decide(scenario)
         note = "no queue kept with the data locality check: tried again without it"
         return replace(second, message=f"{second.message} ({note})", extra={**second.extra, "retry": note})
+
+    @staticmethod
+    def _problematic_dropped_any(decision: Decision) -> bool:
+        """Whether the bad-jobs or stabilizer rule removed a queue, or problematic queues were dropped after the
+        weights (the stages say so)."""
+        return any(
+            stage.filter == "problematic" or (stage.filter in PROBLEMATIC and stage.after < stage.before)
+            for stage in decision.stages
+        )
 
     @staticmethod
     def _locality_to_ignore(scenario: Scenario) -> bool:
