@@ -9,17 +9,24 @@ from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
-from django.utils.html import escape, format_html
+from django.utils.html import escape, format_html, format_html_join
 
 from brokerage.gdpconfig import REGISTRY, GdpConfigError
 from brokerage.gdpconfig.profiles import PROFILES
-from brokerage.models import GdpConfig, GdpConfigChange
-from brokerage.selectors.gdpconfig import gdpconfig_parameter_rows, gdpconfig_profile_effect, gdpconfig_view
+from brokerage.models import GdpConfig, GdpConfigChange, GdpConfigRevision
+from brokerage.selectors.gdpconfig import (
+    gdpconfig_parameter_rows,
+    gdpconfig_profile_effect,
+    gdpconfig_revision_diff,
+    gdpconfig_revision_previous,
+    gdpconfig_view,
+)
 from brokerage.selectors.preview import gdpconfig_change_effect
 from brokerage.services.gdpconfig import (
     GdpConfigInputError,
     gdpconfig_delete,
     gdpconfig_profile_apply,
+    gdpconfig_revision_restore,
     gdpconfig_save,
     gdpconfig_validate,
 )
@@ -291,3 +298,64 @@ class GdpConfigChangeAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+@admin.register(GdpConfigRevision)
+class GdpConfigRevisionAdmin(admin.ModelAdmin):
+    """Revisions are made by the services, never edited: each shows its difference from the one before and can be
+    restored (after its what-if on the monitor's revision page) by an admin who may change gdpconfig."""
+
+    list_display = ["id", "created", "action", "summary", "username", "comment"]
+    list_filter = ["action"]
+    search_fields = ["summary", "comment", "username"]
+    readonly_fields = ["created", "action", "summary", "comment", "username", "digest", "difference"]
+    exclude = ["rows", "user"]
+    actions = ["restore_revision"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="difference from the revision before")
+    def difference(self, obj: GdpConfigRevision) -> str:
+        previous = gdpconfig_revision_previous(revision=obj)
+        if previous is None:
+            return f"the first revision: {len(obj.rows)} rows"
+        rows = gdpconfig_revision_diff(old=previous, new=obj)
+        if not rows:
+            return "no difference"
+        return format_html(
+            "<table><tr><th>key</th><th>VO</th><th>before</th><th>after</th></tr>{}</table>",
+            format_html_join(
+                "",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                (
+                    (row["key"], row["vo"] or "all", "—" if row["before"] is None else row["before"],
+                     "—" if row["after"] is None else row["after"])
+                    for row in rows
+                ),
+            ),
+        )  # fmt: skip
+
+    @admin.action(description="Restore the selected revision", permissions=["restore"])
+    def restore_revision(self, request, queryset):
+        if queryset.count() != 1:
+            self.message_user(request, "Select exactly one revision to restore.", messages.ERROR)
+            return
+        revision = queryset.get()
+        try:
+            made = gdpconfig_revision_restore(
+                revision_id=revision.pk, user=request.user, comment="restored in the admin"
+            )
+        except GdpConfigInputError as error:
+            self.message_user(request, str(error), messages.WARNING)
+            return
+        self.message_user(request, f"Revision {revision.pk} restored as revision {made.pk}.", messages.SUCCESS)
+
+    def has_restore_permission(self, request) -> bool:
+        return request.user.has_perm("brokerage.change_gdpconfig")

@@ -1,6 +1,6 @@
 """The domain model. Tables mirroring PanDA/JEDI/CRIC keep their column names; our own tables use snake_case."""
 
-from .config import GdpConfig, GdpConfigChange
+from .config import GdpConfig, GdpConfigChange, GdpConfigRevision
 from .decisions import BrokerageCycle, CycleFrame, CycleStatus, Decision, DecisionHour, DecisionTrace
 from .dirac import DiracJob, DiracJobStatusLog, DiracMatchRecord, DiracTaskQueue, DiracTaskQueueValue
 from .grid import (
@@ -16,6 +16,7 @@ from .grid import (
 )
 from .heartbeat import WorkerHeartbeat
 from .housekeeping import HousekeepingRun, HousekeepingStatus, SummaryMark
+from .inputs import CycleInputs, ScenarioPart
 from .integrity import IntegrityCheck
 from .jobs import (
     Job,
@@ -47,6 +48,7 @@ from .wmcore import (
 __all__ = [
     "BrokerageCycle",
     "CycleFrame",
+    "CycleInputs",
     "CycleStatus",
     "Dataset",
     "DatasetFile",
@@ -63,6 +65,7 @@ __all__ = [
     "Event",
     "GdpConfig",
     "GdpConfigChange",
+    "GdpConfigRevision",
     "GlobalShare",
     "GlobalShareSnapshot",
     "GpuSummary",
@@ -83,6 +86,7 @@ __all__ = [
     "ProcessLock",
     "QueuePilotStats",
     "QueueStorage",
+    "ScenarioPart",
     "Site",
     "SoftwareTags",
     "StorageEndpoint",

@@ -148,6 +148,16 @@ class GdpConfigAction(models.TextChoices):
     DELETE = "delete"
 
 
+class GdpConfigRevisionAction(models.TextChoices):
+    """What made a gdpconfig revision."""
+
+    FIRST = "first", "first revision (the rows as found)"
+    SAVE = "save", "a row saved"
+    DELETE = "delete", "a row deleted"
+    PROFILE = "profile", "a profile applied"
+    RESTORE = "restore", "an earlier revision restored"
+
+
 # --- CMS WMCore (seed 004) ---
 WMCORE_SITE_STATE = [(name, name) for name in wmcore.SITE_STATES]
 WMCORE_JOB_TYPE = [(name, name) for name in wmcore.JOB_TYPES]

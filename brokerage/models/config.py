@@ -74,6 +74,14 @@ class GdpConfigChange(models.Model):
     username = models.CharField(max_length=150, blank=True, default="", help_text="Kept if the user is deleted.")
     comment = models.CharField(max_length=256, blank=True, default="")
     changed_at = models.DateTimeField(default=timezone.now, db_index=True)
+    revision = models.ForeignKey(
+        "brokerage.GdpConfigRevision",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="changes",
+        help_text="The revision this change made (none for changes made before revisions were kept).",
+    )
 
     class Meta:
         verbose_name = "gdpconfig change"
@@ -84,3 +92,35 @@ class GdpConfigChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.key}: {self.old_value!r} → {self.new_value!r} by {self.username or '?'}"
+
+
+class GdpConfigRevision(models.Model):
+    """The whole stored gdpconfig as it stood after one change (NetBox's ConfigRevision): every save, delete or
+    applied profile makes one, with who, when and why. A cycle points at the revision it ran under; any two can be
+    compared and any one restored (services.gdpconfig). `rows` holds every stored row as
+    [app, component, key, vo, value, type, is_custom], sorted."""
+
+    created = models.DateTimeField(default=timezone.now, db_index=True)
+    action = models.CharField(max_length=16, choices=choices.GdpConfigRevisionAction.choices)
+    summary = models.CharField(max_length=256, blank=True, default="", help_text="What changed, in a line.")
+    comment = models.CharField(max_length=256, blank=True, default="")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="gdpconfig_revisions"
+    )
+    username = models.CharField(max_length=150, blank=True, default="", help_text="Kept if the user is deleted.")
+    rows = models.JSONField(default=list, help_text="Every stored row after the change.")
+    digest = models.CharField(max_length=32, help_text="BLAKE2b-128 of the rows: equal configurations, equal digests.")
+
+    class Meta:
+        verbose_name = "gdpconfig revision"
+        verbose_name_plural = "gdpconfig revisions"
+        db_table = "gdpconfig_revisions"
+        ordering = ["-created", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(action__in=choices.GdpConfigRevisionAction.values), name="gdpconfig_revision_action_known"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"revision {self.pk} ({self.action}, {self.username or '?'}, {self.created:%Y-%m-%d %H:%M})"

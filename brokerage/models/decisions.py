@@ -27,6 +27,15 @@ class BrokerageCycle(models.Model):
     error = models.TextField(blank=True, default="")
     worker = models.CharField(max_length=128, blank=True, default="", help_text="host and process that ran it")
     gdpconfig = models.JSONField(default=dict, blank=True, help_text="The effective parameters the cycle used.")
+    revision = models.ForeignKey(
+        "brokerage.GdpConfigRevision",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        db_constraint=False,  # cycles are partitioned on PostgreSQL
+        related_name="cycles",
+        help_text="The gdpconfig revision the cycle ran under (none before revisions were kept).",
+    )
     n_decisions = models.PositiveIntegerField(default=0)
     n_assigned = models.PositiveIntegerField(default=0)
     n_pending = models.PositiveIntegerField(default=0)
@@ -172,6 +181,12 @@ class DecisionTrace(models.Model):
         db_constraint=False,
         db_column="base_decision_id",
         related_name="deltas",
+    )
+    inputs = models.BinaryField(
+        null=True,
+        blank=True,
+        help_text="The decision's own side of its scenario (task, job set, datasets; zlib JSON): with its cycle's "
+        "inputs (CycleInputs), what replay runs it again on. Empty for decisions stored before inputs were kept.",
     )
 
     class Meta:

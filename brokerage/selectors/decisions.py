@@ -78,7 +78,7 @@ _FRAMES: OrderedDict[tuple, Frame | None] = OrderedDict()
 FRAMES_KEPT = 32
 
 
-def _cycle_frame(cycle_id: int) -> Frame | None:
+def cycle_frame(cycle_id: int) -> Frame | None:
     blob = CycleFrame.objects.filter(cycle_id=cycle_id).values_list("frame", flat=True).first()
     if blob is None:
         return None
@@ -113,7 +113,7 @@ def _decoded(decision: Decision) -> dict[str, Any]:
         raise TraceExpired(decision.pk)
     blob, base_id = stored
     base = _base_trace(base_id) if base_id else None
-    return trace_decode(blob, frame=_cycle_frame(decision.cycle_id), base=base)
+    return trace_decode(blob, frame=cycle_frame(decision.cycle_id), base=base)
 
 
 def _base_trace(pk: int) -> dict[str, Any]:

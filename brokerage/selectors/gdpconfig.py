@@ -111,3 +111,48 @@ def gdpconfig_parameter_rows(*, vo: str = "") -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def gdpconfig_revision_list(*, limit: int = 50) -> list:
+    """The newest revisions first, each with its changes and how many cycles ran under it."""
+    from django.db.models import Count, Prefetch
+
+    from brokerage.models import GdpConfigChange, GdpConfigRevision
+
+    return list(
+        GdpConfigRevision.objects.annotate(n_cycles=Count("cycles"))
+        .prefetch_related(Prefetch("changes", queryset=GdpConfigChange.objects.order_by("pk")))
+        .order_by("-pk")[:limit]
+    )
+
+
+def gdpconfig_revision_diff(*, old, new) -> list[dict]:
+    """What differs between two revisions, row by row (app, component, key, VO): the value before and after, None
+    where the row is absent; sorted by key."""
+    before = {tuple(row[:4]): row for row in old.rows}
+    after = {tuple(row[:4]): row for row in new.rows}
+    rows = []
+    for identity in sorted(set(before) | set(after), key=lambda item: (item[2], item[3], item[0], item[1])):
+        was, now = before.get(identity), after.get(identity)
+        if was is not None and now is not None and was[4:] == now[4:]:
+            continue
+        app, component, key, vo = identity
+        rows.append(
+            {
+                "app": app,
+                "component": component,
+                "key": key,
+                "vo": vo,
+                "before": was[4] if was is not None else None,
+                "after": now[4] if now is not None else None,
+                "change": "added" if was is None else "removed" if now is None else "changed",
+            }
+        )
+    return rows
+
+
+def gdpconfig_revision_previous(*, revision):
+    """The revision before `revision`, None for the first."""
+    from brokerage.models import GdpConfigRevision
+
+    return GdpConfigRevision.objects.filter(pk__lt=revision.pk).order_by("-pk").first()

@@ -124,7 +124,7 @@ def task_brokerage_cycle_run(*, now: datetime, limit: int = 500) -> BrokerageCyc
     gdpconfig = cycle_gdpconfig()
     base = grid_base(now=now, gdpconfig=gdpconfig)
     broker = plugin_registry().get(PLUGIN)()
-    cycle = cycle_start(plugin=PLUGIN, now=now, gdpconfig=gdpconfig, frame=broker.frame(base))
+    cycle = cycle_start(plugin=PLUGIN, now=now, gdpconfig=gdpconfig, frame=broker.frame(base), inputs=base.raw)
     claimed = task_claim(
         candidates=Task.objects.filter(status=WAITING_FOR_NUCLEUS).order_by("-currentPriority", "jediTaskID"),
         now=now,
@@ -138,7 +138,7 @@ def task_brokerage_cycle_run(*, now: datetime, limit: int = 500) -> BrokerageCyc
         decisions = {task_id: broker.decide(scenario) for task_id, scenario in scenarios.items()}
         decision_store_many(
             cycle=cycle,
-            items=[DecisionToStore(d, task_id=t) for t, d in decisions.items()],
+            items=[DecisionToStore(d, task_id=t, inputs=scenarios[t].raw) for t, d in decisions.items()],
             frame=broker.frame(base),
         )
         moves, extra = {}, {}

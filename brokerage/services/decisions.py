@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import socket
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -15,7 +15,8 @@ from django.db.models import Count, Q
 
 from brokerage.engine import Decision as EngineDecision
 from brokerage.engine import Frame, TraceBase, trace_encode
-from brokerage.models import BrokerageCycle, CycleFrame, CycleStatus, Decision, DecisionTrace
+from brokerage.models import BrokerageCycle, CycleFrame, CycleStatus, Decision, DecisionTrace, GdpConfigRevision
+from brokerage.services.inputs import cycle_inputs_store, inputs_encode
 
 
 def worker_name() -> str:
@@ -25,15 +26,28 @@ def worker_name() -> str:
 
 
 def cycle_start(
-    *, plugin: str, now: datetime, gdpconfig: dict[str, Any] | None = None, frame: Frame | None = None
+    *,
+    plugin: str,
+    now: datetime,
+    gdpconfig: dict[str, Any] | None = None,
+    frame: Frame | None = None,
+    inputs: Mapping[str, Any] | None = None,
 ) -> BrokerageCycle:
-    """Opens a cycle. `gdpconfig` is the resolved set of parameters the cycle uses; `frame` the candidates and
-    their attributes that all its decisions share (stored once, left out of every trace)."""
+    """Opens a cycle under the current gdpconfig revision. `gdpconfig` is the resolved set of parameters the cycle
+    uses; `frame` the candidates and their attributes that all its decisions share (stored once, left out of every
+    trace); `inputs` the grid side of its scenario (the base scenario's raw object), stored in parts for replay."""
     cycle = BrokerageCycle.objects.create(
-        plugin=plugin, started=now, worker=worker_name(), gdpconfig=gdpconfig or {}, status=CycleStatus.RUNNING
+        plugin=plugin,
+        started=now,
+        worker=worker_name(),
+        gdpconfig=gdpconfig or {},
+        status=CycleStatus.RUNNING,
+        revision_id=GdpConfigRevision.objects.order_by("-pk").values_list("pk", flat=True).first(),
     )
     if frame is not None:
         CycleFrame.objects.create(cycle=cycle, started=now, frame=frame.encode())
+    if inputs is not None:
+        cycle_inputs_store(cycle=cycle, raw=inputs)
     cycle.wall_clock_start = time.monotonic()
     return cycle
 
@@ -66,6 +80,8 @@ class DecisionToStore:
     jobset_id: int | None = None
     # a stored decision this one's trace is written against (engine.TraceBase): its trace keeps only the change
     trace_base: TraceBase | None = None
+    # the decision's own side of its scenario (the parsed scenario's raw object), stored for replay
+    inputs: Mapping[str, Any] | None = None
 
 
 def decision_row(*, cycle: BrokerageCycle, item: DecisionToStore) -> Decision:
@@ -106,6 +122,7 @@ def decision_store_many(
                 created=row.created,
                 trace=trace_encode(item.decision, frame=frame, base=item.trace_base),
                 base_id=item.trace_base.pk if item.trace_base is not None else None,
+                inputs=inputs_encode(item.inputs) if item.inputs is not None else None,
             )
             for row, item in zip(rows, items, strict=True)
         ],

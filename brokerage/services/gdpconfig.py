@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -11,7 +14,7 @@ from django.utils import timezone
 from brokerage.gdpconfig import REGISTRY, VALUE_TYPES, GdpConfigError, format_value, parse_value
 from brokerage.gdpconfig.profiles import PROFILES
 from brokerage.gdpconfig.registry import KEY_PATTERN
-from brokerage.models import GdpConfig, GdpConfigChange
+from brokerage.models import GdpConfig, GdpConfigChange, GdpConfigRevision
 
 
 class GdpConfigInputError(GdpConfigError):
@@ -119,12 +122,17 @@ def gdpconfig_save(
     user: AbstractBaseUser | None = None,
     comment: str = "",
     instance: GdpConfig | None = None,
+    revision_action: str = "save",
 ) -> GdpConfig:
     """Creates or updates one row (the one given, else the one with the same app/component/key/vo) and
-    records the change with its author. Saving the same value again records nothing."""
+    records the change with its author, and the whole configuration after it as a revision (`revision_action`
+    says what made it; empty: no revision, the caller makes one for several changes). Saving the same value again
+    records nothing."""
     data = gdpconfig_validate(
         key=key, value=value, vo=vo, value_type=value_type, app=app, component=component, is_custom=is_custom
     )
+    if revision_action:
+        _revision_baseline()
     now = timezone.now()
     if instance is None or instance.pk is None:
         instance = (
@@ -159,7 +167,7 @@ def gdpconfig_save(
         instance.modified = now
     instance.save()
     if changed:
-        GdpConfigChange.objects.create(
+        change = GdpConfigChange.objects.create(
             parameter=instance,
             app=data.app,
             component=data.component,
@@ -173,13 +181,24 @@ def gdpconfig_save(
             comment=comment,
             changed_at=now,
         )
+        if revision_action:
+            summary = f"{data.key}{f' [{data.vo}]' if data.vo else ''}: {old_value or '—'} → {data.value}"
+            revision = gdpconfig_revision_make(
+                action=revision_action, summary=summary, user=user, comment=comment, now=now
+            )
+            GdpConfigChange.objects.filter(pk=change.pk).update(revision=revision)
     return instance
 
 
 @transaction.atomic
-def gdpconfig_delete(*, instance: GdpConfig, user: AbstractBaseUser | None = None, comment: str = "") -> None:
-    """Deletes a row (its parameter falls back to the VO-less row or the default) and records who did it."""
-    GdpConfigChange.objects.create(
+def gdpconfig_delete(
+    *, instance: GdpConfig, user: AbstractBaseUser | None = None, comment: str = "", revision: bool = True
+) -> None:
+    """Deletes a row (its parameter falls back to the VO-less row or the default) and records who did it, and the
+    configuration after it as a revision (unless `revision` is false: the caller makes one for several changes)."""
+    if revision:
+        _revision_baseline()
+    change = GdpConfigChange.objects.create(
         parameter=None,
         app=instance.app,
         component=instance.component,
@@ -194,6 +213,15 @@ def gdpconfig_delete(*, instance: GdpConfig, user: AbstractBaseUser | None = Non
         changed_at=timezone.now(),
     )
     instance.delete()
+    if revision:
+        made = gdpconfig_revision_make(
+            action="delete",
+            summary=f"{instance.key}{f' [{instance.vo}]' if instance.vo else ''} deleted (was {instance.value})",
+            user=user,
+            comment=comment,
+            now=change.changed_at,
+        )
+        GdpConfigChange.objects.filter(pk=change.pk).update(revision=made)
 
 
 def _registry_description(key: str) -> str:
@@ -214,4 +242,88 @@ def gdpconfig_profile_apply(
         vo=vo,
         user=user,
         comment=comment or f"profile {profile} applied ({PROFILES[profile].title})",
+        revision_action="profile",
     )
+
+
+REVISION_FIELDS = ("app", "component", "key", "vo", "value", "type", "is_custom")
+
+
+def gdpconfig_rows_snapshot() -> list[list]:
+    """Every stored row as [app, component, key, vo, value, type, is_custom], sorted: a revision's content."""
+    return sorted(list(row) for row in GdpConfig.objects.values_list(*REVISION_FIELDS))
+
+
+def rows_digest(rows: list[list]) -> str:
+    return hashlib.blake2b(json.dumps(rows, separators=(",", ":")).encode(), digest_size=16).hexdigest()
+
+
+def _revision_baseline() -> None:
+    """Before the first change ever recorded as a revision: the rows as they stand, so that it can be restored."""
+    if not GdpConfigRevision.objects.exists():
+        gdpconfig_revision_make(action="first", summary="the rows as found", user=None)
+
+
+def gdpconfig_revision_make(
+    *, action: str, summary: str, user: AbstractBaseUser | None, comment: str = "", now: datetime | None = None
+) -> GdpConfigRevision:
+    """Records the stored gdpconfig as it stands now as a revision (after a change, in the change's transaction)."""
+    rows = gdpconfig_rows_snapshot()
+    return GdpConfigRevision.objects.create(
+        created=now or timezone.now(),
+        action=action,
+        summary=summary[:256],
+        comment=comment[:256],
+        user=user if user is not None and user.is_authenticated else None,
+        username=_username(user),
+        rows=rows,
+        digest=rows_digest(rows),
+    )
+
+
+class GdpConfigNothingToRestore(GdpConfigInputError):
+    """The stored gdpconfig already is the revision asked for."""
+
+    def __init__(self, revision: int):
+        super().__init__("revision", f"the stored gdpconfig already is revision {revision}: nothing to restore")
+
+
+@transaction.atomic
+def gdpconfig_revision_restore(
+    *, revision_id: int, user: AbstractBaseUser | None = None, comment: str = ""
+) -> GdpConfigRevision:
+    """Makes the stored gdpconfig what it was at revision `revision_id`: rows it did not have are deleted, rows it
+    had are saved with its values, each change recorded, and the result recorded as one new revision."""
+    try:
+        target = GdpConfigRevision.objects.get(pk=revision_id)
+    except GdpConfigRevision.DoesNotExist:
+        raise GdpConfigInputError("revision", f"no gdpconfig revision {revision_id}") from None
+    wanted = {tuple(row[:4]): row for row in target.rows}
+    current = {(row.app, row.component, row.key, row.vo): row for row in GdpConfig.objects.select_for_update()}
+    if rows_digest(gdpconfig_rows_snapshot()) == target.digest:
+        raise GdpConfigNothingToRestore(revision_id)
+    why = comment or f"restore of revision {revision_id}"
+    last_change = GdpConfigChange.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+    for identity, row in sorted(current.items()):
+        if identity not in wanted:
+            gdpconfig_delete(instance=row, user=user, comment=why, revision=False)
+    for identity, (app, component, key, vo, value, value_type, is_custom) in sorted(wanted.items()):
+        gdpconfig_save(
+            key=key,
+            value=value,
+            vo=vo,
+            value_type=value_type,
+            app=app,
+            component=component,
+            is_custom=is_custom,
+            user=user,
+            comment=why,
+            instance=current.get(identity),
+            revision_action="",
+        )
+    now = timezone.now()
+    made = gdpconfig_revision_make(
+        action="restore", summary=f"revision {revision_id} restored", user=user, comment=comment, now=now
+    )
+    GdpConfigChange.objects.filter(pk__gt=last_change, revision__isnull=True).update(revision=made)
+    return made

@@ -32,6 +32,7 @@ from brokerage import states
 from brokerage.models import (
     BrokerageCycle,
     CycleFrame,
+    CycleInputs,
     DatasetStatusLog,
     Decision,
     DecisionHour,
@@ -50,6 +51,7 @@ from brokerage.models import (
     JobStatusLog,
     JobSubmitterReport,
     JobTimeoutSummary,
+    ScenarioPart,
     TaskStatusLog,
     WMBSJob,
     WMCoreElementStatusLog,
@@ -124,6 +126,22 @@ def _oldest_cycle_of_kept_traces(cutoff: datetime) -> datetime | None:
     )["m"]
 
 
+def _oldest_inputs_of_kept_traces(cutoff: datetime) -> datetime | None:
+    kept = DecisionTrace.objects.filter(created__gte=cutoff, created__lt=cutoff + NEEDED_WITHIN)
+    return CycleInputs.objects.filter(cycle_id__in=kept.values("decision__cycle_id"), started__lt=cutoff).aggregate(
+        m=Min("started")
+    )["m"]
+
+
+def _oldest_day_of_kept_inputs(cutoff: datetime) -> datetime | None:
+    """A cycle reads the parts of its own day (ScenarioPart.day): the day of the oldest cycle inputs left (they are
+    dropped first, so every one left is kept) must stay whole."""
+    first = CycleInputs.objects.aggregate(m=Min("started"))["m"]
+    if first is None:
+        return None
+    return datetime.combine(first.astimezone(UTC).date(), datetime.min.time(), tzinfo=UTC)
+
+
 def _oldest_cycle_of_kept_decisions(cutoff: datetime) -> datetime | None:
     kept = Decision.objects.filter(created__gte=cutoff, created__lt=cutoff + NEEDED_WITHIN)
     return BrokerageCycle.objects.filter(pk__in=kept.values("cycle_id"), started__lt=cutoff).aggregate(
@@ -151,6 +169,14 @@ RETENTION: tuple[Retention, ...] = (
         oldest_needed=_oldest_cycle_of_kept_traces,
         keep=Q(Exists(DecisionTrace.objects.filter(decision__cycle_id=OuterRef("cycle_id")))),
     ),
+    Retention(
+        CycleInputs,
+        "started",
+        "DECISION_TRACE_DAYS",
+        oldest_needed=_oldest_inputs_of_kept_traces,
+        keep=Q(Exists(DecisionTrace.objects.filter(decision__cycle_id=OuterRef("cycle_id")))),
+    ),
+    Retention(ScenarioPart, "day", "DECISION_TRACE_DAYS", oldest_needed=_oldest_day_of_kept_inputs),
     Retention(Decision, "created", "DECISION_DAYS"),
     Retention(DecisionHour, "hour", "DECISION_DAYS"),
     Retention(

@@ -238,7 +238,7 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
     plugin = ANALYSIS_PLUGIN if analysis else PLUGIN
     broker = plugin_registry().get(plugin)()
     frame = broker.frame(base)
-    cycle = cycle_start(plugin=plugin, now=now, gdpconfig=gdpconfig, frame=frame)
+    cycle = cycle_start(plugin=plugin, now=now, gdpconfig=gdpconfig, frame=frame, inputs=base.raw)
     claimed = _claim(work_queue_id=work_queue_id, now=now, owner=owner, limit=limit)
     try:
         tasks = _task_rows(claimed)
@@ -292,7 +292,9 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
                 user_stats=user_stats.get(task["jediTaskID"]),
             )
             decision = broker.decide(scenario)
-            items.append(DecisionToStore(decision, task_id=task["jediTaskID"], jobset_id=jobset_id))
+            items.append(
+                DecisionToStore(decision, task_id=task["jediTaskID"], jobset_id=jobset_id, inputs=scenario.raw)
+            )
             if decision.chosen is not None:
                 budget[task["resource_type"]] -= len(chunks)
             plans.append((task, chunks, jobset_id, decision, None))
@@ -311,7 +313,9 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
                 user_stats=user_stats.get(task["jediTaskID"]),
             )
             decision = broker.decide(scenario)
-            items.append(DecisionToStore(decision, task_id=task["jediTaskID"], jobset_id=jobset_id))
+            items.append(
+                DecisionToStore(decision, task_id=task["jediTaskID"], jobset_id=jobset_id, inputs=scenario.raw)
+            )
             plans.append((task, [JobChunk((), merge.input_bytes, None)], jobset_id, decision, merge))
         with transaction.atomic():
             # every task this transaction writes, locked at once in the one lock order (services.bulk): the

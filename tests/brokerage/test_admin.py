@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from brokerage import models
 from brokerage.models import GdpConfig, GdpConfigChange, Task, TaskStatusLog
-from brokerage.services.gdpconfig import gdpconfig_save
+from brokerage.services.gdpconfig import gdpconfig_revision_make, gdpconfig_save
 from brokerage.services.housekeeping import housekeeping_run
 from brokerage.services.integrity import integrity_check_run
 from tests import factories
@@ -57,6 +57,7 @@ FACTORY_FOR = {
     models.JobSubmitterReport: factories.JobSubmitterReportFactory,
     models.GdpConfig: lambda: gdpconfig_save(key="NQUEUED_SAT_CAP", value="300"),
     models.GdpConfigChange: lambda: gdpconfig_save(key="NW_THRESHOLD", value="2").changes.get(),
+    models.GdpConfigRevision: lambda: gdpconfig_revision_make(action="save", summary="NW_THRESHOLD: 2 → 3", user=None),
     models.Decision: factories.stored_decision,
     models.BrokerageCycle: lambda: factories.stored_decision().cycle,
     models.IntegrityCheck: lambda: integrity_check_run(now=timezone.now())[0],
@@ -82,7 +83,13 @@ def test_every_domain_model_has_an_admin_page():
 
     # Dataset status history is shown inline on the dataset page instead of a page of its own; a decision's full
     # trace and its cycle's frame on the decision's page.
-    shown_elsewhere = {models.DatasetStatusLog, models.DecisionTrace, models.CycleFrame}
+    shown_elsewhere = {
+        models.DatasetStatusLog,
+        models.DecisionTrace,
+        models.CycleFrame,
+        models.CycleInputs,  # a decision's page: Replay, Download scenario
+        models.ScenarioPart,
+    }
     expected = set(apps.get_app_config("brokerage").get_models()) - shown_elsewhere
     assert set(REGISTERED) == expected
     assert set(FACTORY_FOR) == expected

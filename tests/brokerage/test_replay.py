@@ -1,0 +1,142 @@
+"""Every decision reproducible (issue 34): stored inputs, replay bit for bit, the scenario as a file, changes."""
+
+import json
+from datetime import UTC, datetime, timedelta
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.db import models
+
+from brokerage.models import BrokerageCycle, CycleInputs, Decision, DecisionTrace, ScenarioPart, WorkQueue
+from brokerage.selectors.inputs import REPLAYABLE, InputsUnavailable, decision_scenario
+from brokerage.selectors.preview import broker_preview_scenario
+from brokerage.selectors.replay import decision_replay
+from brokerage.selectors.whatif import cycles_what_if
+from brokerage.services.cycles import task_brokerage_cycle_run
+from brokerage.services.demo_grid import demo_grid_build
+from brokerage.services.jobs import job_generation_cycle_run
+from brokerage.services.progress import task_completion_check, task_refine
+from brokerage.services.simulator import grid_simulate_step
+
+pytestmark = pytest.mark.django_db
+
+NOW = datetime(2026, 11, 1, 12, tzinfo=UTC)
+
+
+def demo_run(*, minutes: int) -> None:
+    """make run's cadence on a fake clock (as tests/jobs/test_demo_life.py) for a few minutes."""
+    demo_grid_build(size="small", now=NOW, seed=2026)
+    work_queues = list(WorkQueue.objects.filter(is_partition=False).values_list("pk", flat=True))
+    for tick in range(0, minutes * 60 + 1, 5):
+        now = NOW + timedelta(seconds=tick)
+        grid_simulate_step(now=now, speed=60, inflow=True)
+        if tick % 10 == 0:
+            task_refine(now=now)
+            task_completion_check(now=now)
+        if tick % 15 == 0:
+            task_brokerage_cycle_run(now=now)
+        if tick % 20 == 0:
+            for work_queue in work_queues:
+                job_generation_cycle_run(work_queue_id=work_queue, now=now)
+
+
+@pytest.fixture
+def demo(settings):
+    settings.GRID_SIMULATOR = True
+    settings.GRID_SIMULATOR_SPEED = 60
+    demo_run(minutes=3)
+
+
+def test_every_decision_of_a_demo_run_replays_identically(demo):
+    decisions = list(Decision.objects.filter(plugin__in=REPLAYABLE).order_by("pk"))
+    assert {d.plugin for d in decisions} == set(REPLAYABLE)
+    differing = []
+    for decision in decisions:
+        result = decision_replay(decision=decision)
+        if not result["identical"] or not result["same_trace"]:
+            differing.append((decision.pk, decision.plugin, result["difference"]))
+    assert differing == []
+    # every replayable decision carries its own side; every cycle of theirs its grid side
+    assert DecisionTrace.objects.filter(decision__in=decisions, inputs__isnull=True).count() == 0
+    cycles = {d.cycle_id for d in decisions}
+    assert CycleInputs.objects.filter(cycle_id__in=cycles).count() == len(cycles)
+
+
+def test_cycles_share_the_parts_that_did_not_change(demo):
+    cycles = CycleInputs.objects.count()
+    kinds = dict(ScenarioPart.objects.values_list("kind").annotate(n=models.Count("pk")).values_list("kind", "n"))
+    # the queues, their software and storage did not change over the run: one part each for every cycle of the day
+    assert kinds["queues"] == kinds["software"] == kinds["config"] == 1
+    # the statistics move with the jobs: at most one part per cycle
+    assert 1 < kinds["queue_stats"] <= cycles
+    assert sum(kinds.values()) < 3 * cycles
+
+
+def test_the_downloaded_scenario_runs_offline_to_the_same_decision(demo, tmp_path):
+    for plugin in REPLAYABLE:
+        decision = Decision.objects.filter(plugin=plugin).order_by("-n_candidates", "pk").first()
+        path = tmp_path / f"{plugin}.json"
+        path.write_text(json.dumps(decision_scenario(decision=decision)))
+        out = StringIO()
+        call_command("broker", str(path), "--json", stdout=out)
+        offline = json.loads(out.getvalue())
+        replayed = json.loads(json.dumps(decision_replay(decision=decision)["replayed"], default=str))
+        assert offline == replayed
+        assert offline["outcome"] == decision.outcome
+        assert (offline["chosen"] or "") == decision.chosen
+
+
+def test_a_replay_with_a_change_is_what_the_preview_gives_for_the_same_scenario_and_config(demo):
+    cycles = list(BrokerageCycle.objects.filter(plugin__in=REPLAYABLE).values_list("pk", flat=True))
+    effect = cycles_what_if(cycle_ids=cycles, overrides={"NQUEUED_SAT_CAP": 1})
+    assert effect["changed_candidates"] > 0
+    decision = Decision.objects.get(pk=effect["changed"][0]["decision"])
+    replay = decision_replay(decision=decision, overrides={"NQUEUED_SAT_CAP": 1})
+    assert not replay["identical"]
+    scenario = decision_scenario(decision=decision)
+    scenario["gdpconfig"] = {**scenario["gdpconfig"], "NQUEUED_SAT_CAP": 1}
+    preview = broker_preview_scenario(scenario=scenario)["decision"]
+    assert json.loads(json.dumps(preview, default=str)) == json.loads(json.dumps(replay["replayed"], default=str))
+
+
+def test_the_replay_command_exits_0_identical_1_different_2_impossible(demo):
+    cycles = list(BrokerageCycle.objects.filter(plugin__in=REPLAYABLE).values_list("pk", flat=True))
+    changed = cycles_what_if(cycle_ids=cycles, overrides={"NQUEUED_SAT_CAP": 1})["changed"][0]["decision"]
+    out = StringIO()
+    call_command("replay", str(changed), stdout=out)
+    assert "identical" in out.getvalue()
+    with pytest.raises(CommandError) as different:
+        call_command("replay", str(changed), "--set", "NQUEUED_SAT_CAP=1", stdout=StringIO())
+    assert different.value.returncode == 1
+    with pytest.raises(CommandError) as bad_key:
+        call_command("replay", str(changed), "--set", "NO_SUCH_KEY=1", stdout=StringIO())
+    assert bad_key.value.returncode == 2
+    assert "NO_SUCH_KEY" in str(bad_key.value)
+    DecisionTrace.objects.filter(decision_id=changed).delete()
+    with pytest.raises(CommandError) as expired:
+        call_command("replay", str(changed), stdout=StringIO())
+    assert expired.value.returncode == 2
+    assert "expired" in str(expired.value)
+    throttle = Decision.objects.exclude(plugin__in=REPLAYABLE).exclude(plugin__in=("wmcore_pull",)).first()
+    if throttle is not None:
+        with pytest.raises(InputsUnavailable) as why:
+            decision_replay(decision=throttle)
+        assert why.value.code == "not_brokerage"
+
+
+def test_what_if_counts_candidate_changes_outcomes_and_assignments(demo):
+    cycles = list(BrokerageCycle.objects.filter(plugin__in=REPLAYABLE).values_list("pk", flat=True))
+    effect = cycles_what_if(cycle_ids=cycles, overrides={"NQUEUED_SAT_CAP": 100000})
+    assert effect["looked_at"] == Decision.objects.filter(cycle__in=cycles, plugin__in=REPLAYABLE).count()
+    assert effect["replayed"] == effect["looked_at"]
+    assert effect["not_replayed"] == []
+    # candidates come back although few outcomes change: the old form's "0 would be decided differently"
+    assert effect["changed_candidates"] > effect["changed_outcome"]
+    assert effect["unchanged"] + effect["changed_candidates"] == effect["replayed"]
+    before = sum(row["before"] for row in effect["assignments"])
+    assert before == sum(row["after"] for row in effect["assignments"]) == effect["replayed"]
+    bounded = cycles_what_if(cycle_ids=cycles, overrides={"NQUEUED_SAT_CAP": 100000}, limit=5)
+    assert bounded["looked_at"] == 5
+    assert bounded["truncated"]
