@@ -58,7 +58,9 @@ def test_two_revisions_compare_row_by_row():
     gdpconfig_delete(instance=GdpConfig.objects.get(key="NQUEUED_SAT_CAP"))
     last = GdpConfigRevision.objects.order_by("-pk").first()
     rows = gdpconfig_revision_diff(old=first_change, new=last)
-    assert [(r["key"], r["before"], r["after"], r["change"]) for r in rows] == [("NW_THRESHOLD", "2.0", "4.0", "changed")]
+    assert [(r["key"], r["before"], r["after"], r["change"]) for r in rows] == [
+        ("NW_THRESHOLD", "2.0", "4.0", "changed")
+    ]
     middle = gdpconfig_revision_previous(revision=last)
     rows = gdpconfig_revision_diff(old=middle, new=last)
     assert [(r["key"], r["before"], r["after"], r["change"]) for r in rows] == [
