@@ -116,10 +116,15 @@ SCENARIO_SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "scenario.schem
 # request bodies whose serializers refuse unknown keys (StrictKeys)
 STRICT_REQUEST_COMPONENTS = (
     "PreviewRequestRequest",
+    "ReplayRequestRequest",
+    "WhatIfRequestRequest",
     "DiracResourceRequest",
     "GdpConfigRequest",
     "PatchedGdpConfigRequest",
 )
+
+# strict bodies that may be left out: a replay or a what-if with nothing changed
+OPTIONAL_BODIES = ("ReplayRequestRequest", "WhatIfRequestRequest")
 
 
 def _scenario_components() -> tuple[dict, dict]:
@@ -284,6 +289,9 @@ def strict_bodies(result, generator, request, public):
         }
         preview["properties"]["gdpconfig"] = overrides_ref
         preview["oneOf"] = [{"required": ["scenario"]}, {"required": ["task"]}]
+    for name in ("ReplayRequestRequest", "WhatIfRequestRequest"):
+        if name in schemas:
+            schemas[name]["properties"]["gdpconfig"] = overrides_ref
     for name, schema in schemas.items():
         if name.endswith("Request"):
             _no_nul(schema)
@@ -292,6 +300,7 @@ def strict_bodies(result, generator, request, public):
         for operation in operations.values():
             body = operation.get("requestBody") if isinstance(operation, dict) else None
             reference = (body or {}).get("content", {}).get("application/json", {}).get("schema", {}).get("$ref", "")
-            if reference.rsplit("/", 1)[-1] in STRICT_REQUEST_COMPONENTS and "Patched" not in reference:
+            name = reference.rsplit("/", 1)[-1]
+            if name in STRICT_REQUEST_COMPONENTS and "Patched" not in name and name not in OPTIONAL_BODIES:
                 body["required"] = True
     return result

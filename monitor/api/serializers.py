@@ -462,6 +462,39 @@ def native_overrides(overrides: dict) -> dict:
     return overrides
 
 
+class ReplayRequestSerializer(StrictKeys, serializers.Serializer):
+    """A stored decision run again (issue 34): as it was, or with changes."""
+
+    cycle = serializers.IntegerField(
+        required=False, min_value=1, help_text="Decide over this cycle's grid side instead of the decision's own."
+    )
+    profile = serializers.ChoiceField(
+        choices=list(PROFILE_NAMES), required=False, help_text="Another gdpconfig profile than the cycle's."
+    )
+    gdpconfig = serializers.DictField(
+        required=False, default=dict, help_text="KEY → value over the cycle's resolved parameters."
+    )
+
+    def validate_gdpconfig(self, overrides: dict) -> dict:
+        return native_overrides(overrides)
+
+
+class WhatIfRequestSerializer(ReplayRequestSerializer):
+    """Past decisions run again with changes (issue 34): a cycle's (in the path), or a time window's."""
+
+    cycle = None
+    limit = serializers.IntegerField(
+        required=False, min_value=1, max_value=20000, default=2000, help_text="At most this many decisions."
+    )
+    since = serializers.DateTimeField(required=False, help_text="Window what-if: cycles started from this time.")
+    until = serializers.DateTimeField(required=False, help_text="Window what-if: cycles started before this time.")
+    plugin = serializers.ChoiceField(
+        choices=["atlas_prod_task", "atlas_prod_job", "atlas_anal_job"],
+        required=False,
+        help_text="Window what-if: only this plugin's cycles.",
+    )
+
+
 class PreviewRequestSerializer(StrictKeys, serializers.Serializer):
     """Either a whole scenario, or a task whose current snapshot is used, with gdpconfig overrides."""
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.db import transaction
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404
@@ -34,9 +36,12 @@ from brokerage.models import (
 from brokerage.selectors.decisions import decision_trace
 from brokerage.selectors.dirac import dirac_job_explained, dirac_task_queues
 from brokerage.selectors.gdpconfig import gdpconfig_parameter_rows
+from brokerage.selectors.inputs import InputsUnavailable, decision_scenario
 from brokerage.selectors.preview import PreviewUnavailable, broker_preview_scenario, broker_preview_task
+from brokerage.selectors.replay import decision_replay
 from brokerage.selectors.shares import global_share_usage
 from brokerage.selectors.timeouts import job_timeout_states
+from brokerage.selectors.whatif import cycles_what_if, what_if_cycles
 from brokerage.services.dirac import dirac_match_request, resource_from
 from brokerage.services.gdpconfig import gdpconfig_delete, gdpconfig_save
 
@@ -133,10 +138,63 @@ class GlobalShareViewSet(ReadOnly):
         return {**super().get_serializer_context(), "usage": usage}
 
 
+def _inputs_unavailable(why: InputsUnavailable) -> Response:
+    code = status.HTTP_404_NOT_FOUND if why.code == "cycle_unknown" else status.HTTP_409_CONFLICT
+    return error_response(str(why), status_code=code, fields={"decision": [f"{why.code}: {why}"]})
+
+
+def _what_if_response(request, cycle_ids: list[int], **window) -> Response:
+    serializer = serializers.WhatIfRequestSerializer(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    data = serializer.validated_data
+    try:
+        result = cycles_what_if(
+            cycle_ids=cycle_ids,
+            profile=data.get("profile"),
+            overrides=data.get("gdpconfig") or {},
+            limit=data["limit"],
+        )
+    except GdpConfigError as why:
+        return error_response(str(why), fields={"gdpconfig": [str(why)]})
+    return Response({**result, **window})
+
+
 class CycleViewSet(ReadOnly):
+    """Brokerage cycles. A cycle's (or a time window's) decisions can be run again with other parameters: what-if."""
+
     queryset = BrokerageCycle.objects.order_by("-pk")
     serializer_class = serializers.CycleSerializer
     filterset_class = filters.CycleFilter
+
+    @extend_schema(
+        request=serializers.WhatIfRequestSerializer,
+        responses={200: OpenApiResponse(description="decisions that would change, and how"), 400: OpenApiResponse()},
+    )
+    @action(detail=True, methods=["post"], url_path="what-if", permission_classes=[ReadAccess], filter_backends=[])
+    def what_if(self, request, pk=None):
+        """The cycle's decisions run again on their stored inputs with `gdpconfig` changes or another `profile`:
+        how many change outcome, choice or candidates, each changed decision, assignments before and after."""
+        cycle = get_object_or_404(BrokerageCycle, pk=pk)
+        return _what_if_response(request, [cycle.pk])
+
+    @extend_schema(
+        request=serializers.WhatIfRequestSerializer,
+        responses={200: OpenApiResponse(description="decisions that would change, and how"), 400: OpenApiResponse()},
+    )
+    @action(detail=False, methods=["post"], url_path="what-if", permission_classes=[ReadAccess], filter_backends=[])
+    def window_what_if(self, request):
+        """The decisions of the cycles started within `since`–`until` (the last hour by default), newest first, up
+        to `limit`, run again with changes. A window that ends before it starts holds no cycle."""
+        serializer = serializers.WhatIfRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        until = serializer.validated_data.get("until") or timezone.now()
+        since = serializer.validated_data.get("since") or until - timedelta(hours=1)
+        return _what_if_response(
+            request,
+            what_if_cycles(since=since, until=until, plugin=serializer.validated_data.get("plugin")),
+            since=since,
+            until=until,
+        )
 
 
 class DecisionViewSet(ReadOnly):
@@ -153,6 +211,47 @@ class DecisionViewSet(ReadOnly):
         decision = get_object_or_404(Decision.objects.select_related("cycle"), pk=kwargs["pk"])
         trace = decision_trace(decision=decision)
         return Response(serializers.DecisionDetailSerializer(decision, context={"trace": trace}).data)
+
+    @extend_schema(
+        request=serializers.ReplayRequestSerializer,
+        responses={
+            200: OpenApiResponse(description="the replayed decision and its difference from the stored one"),
+            400: OpenApiResponse(),
+        },
+    )
+    @action(detail=True, methods=["post"], permission_classes=[ReadAccess], filter_backends=[])
+    def replay(self, request, pk=None):
+        """The decision run again on its stored inputs: `identical` when nothing changed (same outcome, choice,
+        candidates, weights, and the trace byte for byte); with `gdpconfig`, `profile` or `cycle`, what changed.
+        409 when it cannot be replayed (inputs expired, not a brokerage decision, …), naming why."""
+        decision = get_object_or_404(Decision, pk=pk)
+        serializer = serializers.ReplayRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            result = decision_replay(
+                decision=decision,
+                cycle_id=data.get("cycle"),
+                profile=data.get("profile"),
+                overrides=data.get("gdpconfig") or {},
+            )
+        except InputsUnavailable as why:
+            return _inputs_unavailable(why)
+        return Response(result)
+
+    @extend_schema(responses={200: OpenApiResponse(description="a scenario file (docs/scenario.md)")})
+    @action(detail=True, methods=["get"], filter_backends=[])
+    def scenario(self, request, pk=None):
+        """The scenario the decision was decided on, as a file `manage.py broker` runs offline to the same decision.
+        409 when its inputs are not kept (expired, or not a brokerage decision)."""
+        decision = get_object_or_404(Decision, pk=pk)
+        try:
+            scenario = decision_scenario(decision=decision)
+        except InputsUnavailable as why:
+            return _inputs_unavailable(why)
+        response = Response(scenario)
+        response["Content-Disposition"] = f'attachment; filename="decision-{decision.pk}-scenario.json"'
+        return response
 
 
 COMMENT_LENGTH = GdpConfigChange._meta.get_field("comment").max_length
