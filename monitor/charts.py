@@ -239,6 +239,26 @@ def status_bar_chart(rows: Sequence[Mapping[str, Any]], *, title: str, unit: str
     return figure
 
 
+def assignments_chart(rows: Sequence[Mapping[str, Any]], *, limit: int = 25):
+    """Decisions per queue or nucleus chosen before and after a what-if (rows: target, before, after), the
+    targets that moved most first; "(none)" counts the decisions that chose nothing."""
+    rows = sorted(rows, key=lambda r: (-abs(r["after"] - r["before"]), -max(r["before"], r["after"]), r["target"]))
+    rows = rows[:limit]
+    figure = _figure("Chosen before and after the change", barmode="group")
+    names = [r["target"] for r in rows]
+    for label, key in (("stored", "before"), ("with the change", "after")):
+        figure.add_trace(
+            "bar",
+            name=label,
+            x=names,
+            y=[r[key] for r in rows],
+            hovertemplate="%{x}: %{y:,d}<extra>" + label + "</extra>",
+        )
+    figure.update_xaxes(_category_axis("queue or nucleus chosen"))
+    figure.update_yaxes(count_axis("decisions", [max(r["before"], r["after"]) for r in rows]))
+    return figure
+
+
 def timeline_chart(
     rows: Sequence[Mapping[str, Any]],
     *,

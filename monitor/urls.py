@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import replay_views, views
 
 app_name = "monitor"
 
@@ -21,7 +21,17 @@ urlpatterns = [
     path("timeouts/", views.timeouts, name="timeouts"),
     path("decisions/", views.decisions, name="decisions"),
     path("decisions/<int:decision_id>/", views.decision, name="decision"),
+    path("decisions/<int:decision_id>/replay/", replay_views.decision_replay_page, name="decision-replay"),
+    path("cycles/<int:cycle_id>/what-if/", replay_views.cycle_what_if, name="cycle-what-if"),
+    path("what-if/", replay_views.window_what_if, name="what-if"),
     path("gdpconfig/", views.gdpconfig, name="gdpconfig"),
+    path("gdpconfig/revisions/", replay_views.gdpconfig_revisions, name="gdpconfig-revisions"),
+    path("gdpconfig/revisions/<int:revision_id>/", replay_views.gdpconfig_revision, name="gdpconfig-revision"),
+    path(
+        "gdpconfig/revisions/<int:revision_id>/restore/",
+        replay_views.gdpconfig_revision_restore_page,
+        name="gdpconfig-revision-restore",
+    ),
     path("dirac/", views.dirac, name="dirac"),
     path("dirac/matches/<int:record_id>/", views.dirac_match, name="dirac-match"),
     path("dirac/jobs/<int:job_id>/", views.dirac_job, name="dirac-job"),

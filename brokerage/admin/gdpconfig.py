@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
@@ -12,8 +14,10 @@ from django.utils import timezone
 from django.utils.html import escape, format_html, format_html_join
 
 from brokerage.gdpconfig import REGISTRY, GdpConfigError
+from brokerage.gdpconfig.assignments import assignments_parse
 from brokerage.gdpconfig.profiles import PROFILES
 from brokerage.models import GdpConfig, GdpConfigChange, GdpConfigRevision
+from brokerage.params import whole_number
 from brokerage.selectors.gdpconfig import (
     gdpconfig_parameter_rows,
     gdpconfig_profile_effect,
@@ -21,7 +25,7 @@ from brokerage.selectors.gdpconfig import (
     gdpconfig_revision_previous,
     gdpconfig_view,
 )
-from brokerage.selectors.preview import gdpconfig_change_effect
+from brokerage.selectors.whatif import cycles_what_if, what_if_cycles
 from brokerage.services.gdpconfig import (
     GdpConfigInputError,
     gdpconfig_delete,
@@ -30,6 +34,9 @@ from brokerage.services.gdpconfig import (
     gdpconfig_save,
     gdpconfig_validate,
 )
+
+# the what-if of the change form looks back this far at most
+MAX_WHAT_IF_HOURS = 24 * 7
 
 
 class GdpConfigForm(forms.ModelForm):
@@ -237,27 +244,42 @@ class GdpConfigAdmin(admin.ModelAdmin):
         return TemplateResponse(request, "admin/brokerage/gdpconfig/profile.html", context)
 
     def what_if_view(self, request):
-        """Before saving: what the key and value of the change form would do to the tasks pending in brokerage
-        (which would change and how). Reads only."""
+        """Before saving: the key and value of the change form run over the decisions of the last hour's cycles
+        (or more hours), each replayed on its stored inputs: how many would change in outcome, choice or
+        candidates, which, and every decision that could not be replayed with why. A POST (the form's own token in
+        its body, never in a URL), answered in a new tab or, from the change form's script, as a fragment shown
+        under the form being edited. Reads only."""
         if not self.has_view_permission(request):
             raise PermissionDenied
-        key, value = request.GET.get("key", "").strip(), request.GET.get("value", "")
+        key = request.POST.get("key", "").strip() if request.method == "POST" else ""
+        value = request.POST.get("value", "") if request.method == "POST" else ""
+        hours = whole_number(request.POST.get("what_if_hours", ""), maximum=MAX_WHAT_IF_HOURS) or 1
         effect, error = None, ""
         if key:
             try:
-                effect = gdpconfig_change_effect(key=key, value=value, now=timezone.now())
+                overrides = assignments_parse([f"{key}={value}"])
             except GdpConfigError as problem:
                 error = str(problem)
+            else:
+                now = timezone.now()
+                cycles = what_if_cycles(since=now - timedelta(hours=hours), until=now)
+                effect = cycles_what_if(cycle_ids=cycles, overrides=overrides)
+                effect["n_cycles"] = len(cycles)
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
             "title": "What if this value were saved?",
             "key": key,
             "value": value,
+            "hours": hours,
             "effect": effect,
             "error": error,
         }
-        return TemplateResponse(request, "admin/brokerage/gdpconfig/what_if.html", context)
+        fragment = request.headers.get("X-Requested-With") == "fetch"
+        template = (
+            "admin/brokerage/gdpconfig/_what_if_result.html" if fragment else "admin/brokerage/gdpconfig/what_if.html"
+        )
+        return TemplateResponse(request, template, context)
 
     def parameters_view(self, request):
         """Every registered parameter with its unit, default, effective value and the row it comes from."""

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.cache import cache
+from django.db.models import Count, Prefetch
 
 from brokerage.gdpconfig import REGISTRY, ConfigView, GdpConfigError, Parameter
 from brokerage.gdpconfig.profiles import PROFILES
-from brokerage.models import GdpConfig
+from brokerage.models import GdpConfig, GdpConfigChange, GdpConfigRevision
 
 CACHE_KEY = "gdpconfig:rows:v1"
 # A safety net only: every write through the service (or the admin) clears the cache at once.
@@ -115,10 +116,6 @@ def gdpconfig_parameter_rows(*, vo: str = "") -> list[dict[str, Any]]:
 
 def gdpconfig_revision_list(*, limit: int = 50) -> list:
     """The newest revisions first, each with its changes and how many cycles ran under it."""
-    from django.db.models import Count, Prefetch
-
-    from brokerage.models import GdpConfigChange, GdpConfigRevision
-
     return list(
         GdpConfigRevision.objects.annotate(n_cycles=Count("cycles"))
         .prefetch_related(Prefetch("changes", queryset=GdpConfigChange.objects.order_by("pk")))
@@ -153,6 +150,39 @@ def gdpconfig_revision_diff(*, old, new) -> list[dict]:
 
 def gdpconfig_revision_previous(*, revision):
     """The revision before `revision`, None for the first."""
-    from brokerage.models import GdpConfigRevision
-
     return GdpConfigRevision.objects.filter(pk__lt=revision.pk).order_by("-pk").first()
+
+
+def gdpconfig_revision_detail(*, revision_id: int, against_id: int | None = None) -> dict | None:
+    """One revision: its rows, its difference from `against_id` (else the revision before it), and what restoring
+    it would change in the stored configuration now, as gdpconfig overrides a what-if can run (a row it lacks
+    comes back to its default under the live profile; per-gshare and per-workflow variants cannot be expressed
+    that way and are listed apart). None when there is no such revision."""
+    revision = GdpConfigRevision.objects.filter(pk=revision_id).first()
+    if revision is None:
+        return None
+    against = (
+        GdpConfigRevision.objects.filter(pk=against_id).first()
+        if against_id
+        else gdpconfig_revision_previous(revision=revision)
+    )
+    latest = GdpConfigRevision.objects.order_by("-pk").first()
+    to_restore = gdpconfig_revision_diff(old=latest, new=revision) if latest.pk != revision.pk else []
+    live = ConfigView.from_flat({}, profile=gdpconfig_view().profile)
+    overrides, not_expressible = {}, []
+    for row in to_restore:
+        found = REGISTRY.find(row["key"])
+        if found is None or found[1] or row["vo"] not in ("", "atlas"):
+            not_expressible.append(row["key"])
+            continue
+        value = row["after"] if row["after"] is not None else live.get(row["key"])
+        overrides[row["key"]] = found[0].parse(value, row["key"]) if isinstance(value, str) else value
+    return {
+        "revision": revision,
+        "against": against,
+        "difference": gdpconfig_revision_diff(old=against, new=revision) if against else [],
+        "latest": latest,
+        "to_restore": to_restore,
+        "restore_overrides": overrides,
+        "not_expressible": not_expressible,
+    }

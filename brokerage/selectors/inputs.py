@@ -168,3 +168,13 @@ def parsed_scenario(
         _BASES.move_to_end(key)
     parsed = parse_scenario({**own, "now": grid.head.get("now", own.get("now"))})
     return over_base(parsed, base, SHARED_PARTS)
+
+
+def decision_replay_why_not(*, decision: Decision) -> str:
+    """Empty when the decision can be replayed (its inputs are stored), else why not in a sentence (one query)."""
+    try:
+        if not DecisionTrace.objects.filter(decision_id=decision.pk, inputs__isnull=False).exists():
+            decision_inputs(decision=decision)  # raises with the reason
+    except InputsUnavailable as why:
+        return f"It cannot be run again: {why}."
+    return ""

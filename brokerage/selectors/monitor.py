@@ -20,7 +20,6 @@ from brokerage.models import (
     BrokerageCycle,
     Dataset,
     Decision,
-    GdpConfigChange,
     GlobalShare,
     GlobalShareSnapshot,
     Job,
@@ -581,10 +580,10 @@ def decision_explorer(*, filters: dict[str, str], now: datetime, page: int = 1) 
 
 
 def gdpconfig_overview(*, vo: str = "atlas") -> dict[str, Any]:
-    """Effective parameters with their defaults and origin, and the recent changes."""
-    from brokerage.selectors.gdpconfig import gdpconfig_parameter_rows
+    """Effective parameters with their defaults and origin, and the recent revisions with their changes."""
+    from brokerage.selectors.gdpconfig import gdpconfig_parameter_rows, gdpconfig_revision_list
 
     return {
         "parameters": gdpconfig_parameter_rows(vo=vo),
-        "changes": list(GdpConfigChange.objects.order_by("-pk")[:30]),
+        "revisions": gdpconfig_revision_list(limit=30),
     }

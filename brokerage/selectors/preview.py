@@ -103,38 +103,3 @@ def broker_preview_task(
         "overrides": overrides,
         "profile": preview["profile"],
     }
-
-
-def gdpconfig_change_effect(*, key: str, value: Any, now: datetime, limit: int = 40) -> dict[str, Any]:
-    """What a gdpconfig change would do to the tasks pending in brokerage now, before it is saved: for each (the
-    most recently changed first, up to `limit`), its decision with the new value beside its last stored one.
-    Bad keys or values raise GdpConfigError naming them."""
-    ConfigView.from_flat({key: value})
-    pending = list(
-        Task.objects.filter(status="pending").order_by("-modificationTime", "-pk").values_list("pk", flat=True)[:limit]
-    )
-    changed, unchanged, failed = [], 0, []
-    for task_id in pending:
-        try:
-            result = broker_preview_task(task_id=task_id, now=now, overrides={key: value})
-        except PreviewUnavailable as why:
-            failed.append({"task": task_id, "why": str(why)})
-            continue
-        difference = result["difference"]
-        if difference and (
-            difference["gained"]
-            or difference["lost"]
-            or difference["choice_changed"]
-            or difference["outcome_before"] != difference["outcome_now"]
-        ):
-            changed.append({"task": task_id, **difference})
-        else:
-            unchanged += 1
-    total = Task.objects.filter(status="pending").count()
-    return {
-        "changed": changed,
-        "unchanged": unchanged,
-        "not_previewed": failed,
-        "looked_at": len(pending),
-        "pending": total,
-    }

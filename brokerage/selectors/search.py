@@ -85,7 +85,17 @@ def decision_detail(*, decision_id: int) -> dict[str, Any] | None:
     decision = Decision.objects.select_related("cycle").filter(pk=decision_id).first()
     if decision is None:
         return None
-    return {"decision": decision, "trace": decision_trace(decision=decision)}
+    from brokerage.gdpconfig.profiles import PROFILE_NAMES
+    from brokerage.selectors.inputs import decision_replay_why_not
+
+    why_not = decision_replay_why_not(decision=decision)
+    return {
+        "decision": decision,
+        "trace": decision_trace(decision=decision),
+        "replayable": not why_not,
+        "replay_why": why_not,
+        "profiles": PROFILE_NAMES,
+    }
 
 
 def site_detail(*, name: str) -> dict[str, Any] | None:

@@ -107,6 +107,7 @@ def test_every_page_holds_its_layout_at_1440_and_1024_pixels(live_server, browse
     queue = Job.objects.exclude(computingSite="").values_list("computingSite", flat=True).first()
     job = Job.objects.values_list("pk", flat=True).first()
     decision = Decision.objects.values_list("pk", flat=True).first()
+    replayable = Decision.objects.filter(plugin="atlas_prod_job").values_list("pk", "cycle_id").first()
     pages = {
         "/": 0,
         "/tasks/": 1,
@@ -124,6 +125,11 @@ def test_every_page_holds_its_layout_at_1440_and_1024_pixels(live_server, browse
         "/dirac/": 0,
         "/wmcore/": 2,
         "/search/?q=Q": 0,
+        # issue 34: a replay with a change, what-if over a cycle and over the last hour, the revisions
+        f"/decisions/{replayable[0]}/replay/?set=NQUEUED_SAT_CAP%3D1": 0,
+        f"/cycles/{replayable[1]}/what-if/?set=NQUEUED_SAT_CAP%3D1&run=1": 0,
+        "/what-if/?set=NQUEUED_SAT_CAP%3D1&run=1": 0,
+        "/gdpconfig/revisions/": 0,
     }
     # the demo's other pages when the living grid has them: a task with failed jobs, a pending one, a site, a
     # DIRAC match, a WMCore request
@@ -259,4 +265,35 @@ def test_an_operator_asks_why_a_dirac_job_and_a_wmcore_request_wait(live_server,
     assert page.locator("#request-element-table tbody tr").count() >= 1
     assert page.locator("#request-slot-table").count() + page.locator("#request-slots .empty").count() == 1
     assert page.evaluate(LAYOUT_PROBLEMS) == []
+    assert errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_admin_what_if_answers_under_the_form_being_edited(live_server, browser, monkeypatch):
+    """Issue 34: the change form's what-if posts the form (its token in the body, never in the address), replays
+    the last hour's decisions and shows the answer under the form, which keeps what was typed."""
+    from django.contrib.auth.models import User
+
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    grid_live()
+    User.objects.create_superuser("root", "root@example.org", "pw-for-the-test")
+    errors: list[str] = []
+    page = open_page(browser, live_server.url + "/admin/login/", errors)
+    page.fill("input[name=username]", "root")
+    page.fill("input[name=password]", "pw-for-the-test")
+    page.click("input[type=submit]")
+    page.wait_for_load_state("load")
+    page.goto(live_server.url + "/admin/brokerage/gdpconfig/add/?key=NQUEUED_SAT_CAP", wait_until="load")
+    form_url = page.url
+    page.fill("textarea[name=value]", "1")
+    page.fill("input[name=comment]", "not saved yet")
+    page.click("#what-if-run")
+    page.wait_for_selector("#what-if-summary", timeout=60000)
+    summary = page.inner_text("#what-if-summary")
+    assert "replayed with NQUEUED_SAT_CAP = 1" in summary
+    assert "would change" in summary
+    assert page.url == form_url  # still the form, nothing in the address
+    assert "csrf" not in page.url
+    assert page.input_value("textarea[name=value]") == "1"
+    assert page.input_value("input[name=comment]") == "not saved yet"
     assert errors == []

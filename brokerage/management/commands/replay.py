@@ -5,23 +5,12 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from brokerage.gdpconfig import REGISTRY, GdpConfigError
+from brokerage.gdpconfig import GdpConfigError
+from brokerage.gdpconfig.assignments import assignments_parse
 from brokerage.gdpconfig.profiles import PROFILE_NAMES
 from brokerage.models import Decision
 from brokerage.selectors.inputs import InputsUnavailable
 from brokerage.selectors.replay import decision_replay
-
-
-def parse_setting(text: str) -> tuple[str, object]:
-    """KEY=VALUE, the value read as the registered parameter's type (GdpConfigError names a bad one)."""
-    key, sep, value = text.partition("=")
-    key = key.strip()
-    if not sep or not key:
-        raise GdpConfigError(f"--set {text!r}: expected KEY=VALUE")
-    found = REGISTRY.find(key)
-    if found is None:
-        raise GdpConfigError(f"--set {key}: unknown gdpconfig parameter")
-    return key, found[0].parse(value, key)
 
 
 class Command(BaseCommand):
@@ -41,9 +30,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, decision: int, cycle, profile, changes, as_json: bool, **options):
         try:
-            overrides = dict(parse_setting(text) for text in changes)
+            overrides = assignments_parse(changes)
         except GdpConfigError as error:
-            self.fail(str(error))
+            self.fail(f"--set {error}")
         stored = Decision.objects.filter(pk=decision).first()
         if stored is None:
             self.fail(f"decision {decision}: no such decision")

@@ -1,0 +1,192 @@
+"""Pages of issue 34: a decision replayed, what-if over a cycle or a time window, gdpconfig revisions. Replay and
+what-if only read, so their forms are GET forms (no token travels in them); restoring a revision is a POST."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+from django.views.decorators.http import require_POST, require_safe
+
+from brokerage.gdpconfig import GdpConfigError
+from brokerage.gdpconfig.assignments import assignments_parse
+from brokerage.gdpconfig.profiles import PROFILE_NAMES
+from brokerage.models import BrokerageCycle, Decision
+from brokerage.params import whole_number
+from brokerage.selectors.gdpconfig import gdpconfig_revision_detail, gdpconfig_revision_list
+from brokerage.selectors.inputs import REPLAYABLE, InputsUnavailable
+from brokerage.selectors.replay import decision_replay
+from brokerage.selectors.whatif import DEFAULT_LIMIT, MAX_LIMIT, cycles_what_if, what_if_cycles
+from brokerage.services.gdpconfig import GdpConfigInputError, gdpconfig_revision_restore
+
+from . import charts
+
+WINDOW_HOURS = 1
+MAX_WINDOW_HOURS = 24 * 7
+
+
+def _changes(request: HttpRequest) -> dict:
+    """The what-if form's fields: KEY=VALUE lines, a profile, a bound on decisions; `error` names a bad one."""
+    text = request.GET.get("set", "")
+    profile = request.GET.get("profile", "")
+    limit = whole_number(request.GET.get("limit", ""), maximum=MAX_LIMIT) or DEFAULT_LIMIT
+    form = {"set": text, "profile": profile, "limit": limit, "profiles": PROFILE_NAMES, "error": ""}
+    if profile and profile not in PROFILE_NAMES:
+        form["error"] = f"profile: unknown profile '{profile}' (known: {', '.join(PROFILE_NAMES)})"
+    try:
+        form["overrides"] = assignments_parse(text.splitlines())
+    except GdpConfigError as error:
+        form["overrides"], form["error"] = {}, f"changes: {error}"
+    return form
+
+
+def _what_if_figure(result: dict, key: str) -> str:
+    rows = [row for row in result["assignments"] if row["before"] or row["after"]]
+    if not any(row["before"] != row["after"] for row in rows):
+        return charts.empty_chart_html("Every queue and nucleus is chosen as often as before.")
+    return charts.figure_html(charts.assignments_chart(rows), element_id=f"assignments-{key}")
+
+
+@require_safe
+def decision_replay_page(request: HttpRequest, decision_id: int) -> HttpResponse:
+    """A decision run again on its stored inputs, as it was or with the form's changes, beside the stored one."""
+    decision = Decision.objects.select_related("cycle").filter(pk=decision_id).first()
+    if decision is None:
+        raise Http404(f"No decision {decision_id}.")
+    form = _changes(request)
+    cycle = whole_number(request.GET.get("cycle", ""), maximum=10**18)
+    result, unavailable = None, ""
+    if not form["error"]:
+        try:
+            result = decision_replay(
+                decision=decision, cycle_id=cycle, profile=form["profile"] or None, overrides=form["overrides"]
+            )
+        except InputsUnavailable as why:
+            unavailable = str(why)
+    return render(
+        request,
+        "monitor/replay.html",
+        {
+            "decision": decision,
+            "form": form,
+            "hidden": [("cycle", cycle)] if cycle else [],
+            "result": result,
+            "unavailable": unavailable,
+        },
+    )
+
+
+def _what_if_page(request: HttpRequest, *, cycle_ids: list[int], context: dict, key: str) -> HttpResponse:
+    form = _changes(request)
+    result = figure = None
+    if request.GET.get("run") and not form["error"]:
+        try:
+            result = cycles_what_if(
+                cycle_ids=cycle_ids, profile=form["profile"] or None, overrides=form["overrides"], limit=form["limit"]
+            )
+        except GdpConfigError as error:
+            form["error"] = f"changes: {error}"
+        else:
+            figure = _what_if_figure(result, key)
+    replay_query = urlencode({k: form[k] for k in ("set", "profile") if form[k]})
+    return render(
+        request,
+        "monitor/what_if.html",
+        {**context, "form": form, "result": result, "figure": figure, "replay_query": replay_query},
+    )
+
+
+@require_safe
+def cycle_what_if(request: HttpRequest, cycle_id: int) -> HttpResponse:
+    """One cycle's decisions run again with the form's changes."""
+    cycle = BrokerageCycle.objects.filter(pk=cycle_id).first()
+    if cycle is None:
+        raise Http404(f"No cycle {cycle_id}.")
+    return _what_if_page(request, cycle_ids=[cycle.pk], context={"cycle": cycle}, key=f"cycle-{cycle.pk}")
+
+
+class BadMoment(ValueError):
+    pass
+
+
+def _moment(text: str, field: str) -> datetime | None:
+    """An ISO time (UTC unless it says otherwise); None when empty; BadMoment naming the field otherwise."""
+    if not text or not text.strip():
+        return None
+    try:
+        moment = parse_datetime(text.strip())
+    except ValueError:
+        moment = None
+    if moment is None:
+        raise BadMoment(f"{field}: {text!r} is not a time such as 2026-11-27T14:00")
+    return timezone.make_aware(moment, UTC) if timezone.is_naive(moment) else moment
+
+
+@require_safe
+def window_what_if(request: HttpRequest) -> HttpResponse:
+    """The decisions of the cycles of a time window (the last hour by default) run again with the form's changes."""
+    problem = ""
+    try:
+        until = _moment(request.GET.get("until", ""), "until") or timezone.now()
+        hours = whole_number(request.GET.get("hours", ""), maximum=MAX_WINDOW_HOURS) or WINDOW_HOURS
+        since = _moment(request.GET.get("since", ""), "since") or until - timedelta(hours=hours)
+    except BadMoment as error:
+        problem, until = str(error), timezone.now()
+        since = until - timedelta(hours=WINDOW_HOURS)
+    plugin = request.GET.get("plugin", "")
+    plugin = plugin if plugin in REPLAYABLE else ""
+    cycles = what_if_cycles(since=since, until=until, plugin=plugin or None)
+    context = {
+        "window": {"since": since, "until": until, "plugin": plugin, "plugins": REPLAYABLE, "problem": problem},
+        "n_cycles": len(cycles),
+    }
+    return _what_if_page(request, cycle_ids=cycles, context=context, key="window")
+
+
+@require_safe
+def gdpconfig_revisions(request: HttpRequest) -> HttpResponse:
+    """Every gdpconfig revision, newest first, with its changes and the cycles that ran under it."""
+    return render(request, "monitor/gdpconfig_revisions.html", {"revisions": gdpconfig_revision_list(limit=200)})
+
+
+@require_safe
+def gdpconfig_revision(request: HttpRequest, revision_id: int) -> HttpResponse:
+    """One revision: its difference from another (the one before by default), what restoring it would change, the
+    what-if of that over the last hour, and (for those who may change gdpconfig) the restore button."""
+    against = whole_number(request.GET.get("against", ""), maximum=10**18)
+    detail = gdpconfig_revision_detail(revision_id=revision_id, against_id=against)
+    if detail is None:
+        raise Http404(f"No gdpconfig revision {revision_id}.")
+    what_if = ""
+    if detail["restore_overrides"]:
+        lines = "\n".join(f"{key}={value}" for key, value in detail["restore_overrides"].items())
+        what_if = reverse("monitor:what-if") + "?" + urlencode({"set": lines, "run": 1})
+    can_restore = request.user.is_authenticated and request.user.has_perm("brokerage.change_gdpconfig")
+    return render(
+        request, "monitor/gdpconfig_revision.html", {**detail, "what_if": what_if, "can_restore": can_restore}
+    )
+
+
+@require_POST
+def gdpconfig_revision_restore_page(request: HttpRequest, revision_id: int) -> HttpResponse:
+    """Restores a revision (signed in, with the permission to change gdpconfig); the result shows on its page."""
+    if not request.user.is_authenticated:
+        return redirect(f"{reverse('login')}?next={reverse('monitor:gdpconfig-revision', args=[revision_id])}")
+    if not request.user.has_perm("brokerage.change_gdpconfig"):
+        raise PermissionDenied("restoring gdpconfig needs the permission brokerage.change_gdpconfig")
+    try:
+        made = gdpconfig_revision_restore(
+            revision_id=revision_id, user=request.user, comment=request.POST.get("comment", "")[:256]
+        )
+    except GdpConfigInputError as error:
+        messages.error(request, str(error))
+        return redirect(reverse("monitor:gdpconfig-revision", args=[revision_id]))
+    messages.success(request, f"Revision {revision_id} restored: the stored gdpconfig is now revision {made.pk}.")
+    return redirect(reverse("monitor:gdpconfig-revision", args=[made.pk]))

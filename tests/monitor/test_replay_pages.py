@@ -1,0 +1,90 @@
+"""The pages of issue 34 on the `brokered` grid of test_api (SAT2_Q skipped as links_full: 200 files queued on its
+link > NQUEUED_SAT_CAP 150; the job set went to SAT_Q): replay, what-if over a cycle and a window, revisions."""
+
+import pytest
+from django.contrib.auth.models import Permission, User
+from django.urls import reverse
+
+from brokerage.models import Decision, GdpConfig, GdpConfigRevision
+from brokerage.services.gdpconfig import gdpconfig_save
+from tests.monitor.test_api import brokered  # noqa: F401 (the fixture)
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_decision_page_offers_replay_and_the_scenario(client, brokered):  # noqa: F811
+    decision = Decision.objects.get()
+    html = client.get(reverse("monitor:decision", args=[decision.pk])).content.decode()
+    assert reverse("monitor:decision-replay", args=[decision.pk]) in html
+    assert reverse("api:decision-scenario", args=[decision.pk]) in html
+    assert 'method="get"' in html.split('id="replay"')[1].split("</section>")[0]
+
+
+def test_the_replay_page_says_identical_then_shows_what_a_change_brings_back(client, brokered):  # noqa: F811
+    decision = Decision.objects.get()
+    url = reverse("monitor:decision-replay", args=[decision.pk])
+    same = client.get(url)
+    assert same.status_code == 200
+    assert same.context["result"]["identical"] is True
+    assert "Identical" in same.content.decode()
+    raised = client.get(url, {"set": "NQUEUED_SAT_CAP=300"})
+    assert raised.context["result"]["difference"]["gained"] == [{"name": "SAT2_Q", "was": "links_full"}]
+    html = raised.content.decode()
+    assert "Come back (1)" in html
+    assert "links_full" in html
+    bad = client.get(url, {"set": "NQUEUED_SAT_CAP=lots"})
+    assert bad.status_code == 200
+    assert "NQUEUED_SAT_CAP" in bad.context["form"]["error"]
+    assert bad.context["result"] is None
+
+
+def test_what_if_over_the_cycle_and_the_window_count_candidate_changes(client, brokered):  # noqa: F811
+    decision = Decision.objects.get()
+    page = client.get(
+        reverse("monitor:cycle-what-if", args=[decision.cycle_id]), {"set": "NQUEUED_SAT_CAP=300", "run": "1"}
+    )
+    assert page.status_code == 200
+    result = page.context["result"]
+    assert (result["changed_candidates"], result["changed_choice"], result["unchanged"]) == (1, 0, 0)
+    html = page.content.decode()
+    assert 'id="what-if-changed"' in html
+    assert reverse("monitor:decision-replay", args=[decision.pk]) + "?set=NQUEUED_SAT_CAP%3D300" in html
+    window = client.get(
+        reverse("monitor:what-if"),
+        {"since": "2026-11-01T00:00", "until": "2026-11-02T00:00", "set": "NQUEUED_SAT_CAP=5", "run": "1"},
+    )
+    assert window.context["n_cycles"] == 1
+    assert window.context["result"]["changed_choice"] == 1
+    assert 'id="assignments-window"' in window.content.decode()  # SAT_Q 1 → 0: the chart is drawn
+    unrun = client.get(reverse("monitor:what-if"))
+    assert unrun.status_code == 200
+    assert unrun.context["result"] is None
+
+
+def test_revisions_list_compare_and_restore_with_permission(client, brokered):  # noqa: F811
+    gdpconfig_save(key="NQUEUED_SAT_CAP", value="300")
+    wanted = GdpConfigRevision.objects.order_by("-pk").first()
+    gdpconfig_save(key="NQUEUED_SAT_CAP", value="5", comment="tighter")
+    listing = client.get(reverse("monitor:gdpconfig-revisions")).content.decode()
+    assert "tighter" in listing
+    assert client.get(reverse("monitor:gdpconfig")).context["revisions"][0].comment == "tighter"
+    page = client.get(reverse("monitor:gdpconfig-revision", args=[wanted.pk]))
+    assert page.context["restore_overrides"] == {"NQUEUED_SAT_CAP": 300}
+    assert "NQUEUED_SAT_CAP%3D300" in page.context["what_if"]
+    restore = reverse("monitor:gdpconfig-revision-restore", args=[wanted.pk])
+    assert client.post(restore).status_code == 302  # to the sign-in page
+    assert GdpConfig.objects.get(key="NQUEUED_SAT_CAP").value == "5"
+    reader = User.objects.create_user("reader", password="pw")
+    client.force_login(reader)
+    assert client.post(restore).status_code == 403
+    reader.user_permissions.add(Permission.objects.get(codename="change_gdpconfig"))
+    client.force_login(User.objects.get(pk=reader.pk))
+    assert client.post(restore, {"comment": "back to 300"}).status_code == 302
+    assert GdpConfig.objects.get(key="NQUEUED_SAT_CAP").value == "300"
+    assert GdpConfigRevision.objects.order_by("-pk").first().action == "restore"
+
+
+def test_a_window_that_is_not_a_time_is_named_and_the_last_hour_shown(client, brokered):  # noqa: F811
+    page = client.get(reverse("monitor:what-if"), {"since": "yesterday", "run": "1"})
+    assert page.status_code == 200
+    assert page.context["window"]["problem"].startswith("since: 'yesterday'")
