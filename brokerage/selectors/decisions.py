@@ -129,6 +129,12 @@ def _base_trace(pk: int) -> dict[str, Any]:
     return trace
 
 
+def decision_trace_plain(*, decision: Decision) -> dict[str, Any]:
+    """The decision's trace as stored, decoded (its base's first for a delta), without sentences; TraceExpired when
+    the retention has dropped it. Read it, do not change it."""
+    return _decoded(decision)
+
+
 def decision_trace(*, decision: Decision) -> dict[str, Any]:
     """The full trace of one decision: candidates with weights and factors, every skipped candidate with its
     code, filter, numbers and the sentence for it, skips grouped by reason, and the stages. `expired` says whether

@@ -13,13 +13,13 @@ from typing import Any
 from brokerage.adapters.grid import GRID_PARTS as SHARED_PARTS
 from brokerage.adapters.grid import over_base
 from brokerage.engine import Frame, Scenario, parse_scenario
+from brokerage.engine.scenario import PLUGIN_SECTIONS
 from brokerage.models import CycleInputs, Decision, DecisionTrace, ScenarioPart
 from brokerage.selectors.decisions import cycle_frame, trace_expiry
 from brokerage.services.inputs import day_of, inputs_decode
 
-# Plugins whose cycles keep their inputs (the WMCore pull and the DIRAC matcher keep theirs elsewhere: issue 34's
-# closing note); a decision of another kind (a work queue's throttle verdict) has no scenario.
-REPLAYABLE = ("atlas_prod_task", "atlas_prod_job", "atlas_anal_job")
+# Plugins whose decisions keep their inputs; a decision of another kind (a work queue's throttle verdict) has none.
+REPLAYABLE = ("atlas_prod_task", "atlas_prod_job", "atlas_anal_job", "wmcore_pull")
 
 
 class InputsUnavailable(LookupError):
@@ -156,6 +156,11 @@ def parsed_scenario(
     and overrides (kept, so that the engine's per-snapshot caches stay warm over a cycle's decisions) and the
     decision's side over it (adapters.grid.over_base)."""
     plugin = own.get("plugin") or grid.head.get("plugin")
+    if plugin in PLUGIN_SECTIONS:  # sections of its own shape (a WMCore pull's elements): parsed whole, per decision
+        raw = scenario_object(own=own, grid=grid)
+        if profile or overrides:
+            raw["gdpconfig"] = gdpconfig_with(raw.get("gdpconfig", {}), profile=profile, overrides=overrides or {})
+        return parse_scenario(raw)
     changes = json.dumps(overrides or {}, sort_keys=True, default=str)
     key = (plugin, grid.cycle_id, grid.digests, grid.head.get("now"), profile or "", changes)
     base = _BASES.get(key)

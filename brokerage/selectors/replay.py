@@ -3,13 +3,16 @@ gdpconfig values or another cycle's grid side, and what changed. Read-only: noth
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from brokerage.engine import Decision as EngineDecision
 from brokerage.engine import trace_decode, trace_encode
+from brokerage.engine.decision import trace_base_pk
 from brokerage.gdpconfig import ConfigView
 from brokerage.models import Decision, DecisionTrace
 from brokerage.plugins import plugin_registry
+from brokerage.selectors.decisions import decision_trace_plain
 from brokerage.selectors.inputs import GridInputs, InputsUnavailable, decision_inputs, grid_inputs, parsed_scenario
 
 
@@ -49,6 +52,11 @@ def decision_difference(*, before: dict[str, Any], after: dict[str, Any]) -> dic
     }
 
 
+def _comparable(trace: dict[str, Any]) -> dict[str, Any]:
+    keys = ("initial", "candidate_kind", "candidates", "skipped", "stages", "extra", "profile")
+    return json.loads(json.dumps({key: trace.get(key) for key in keys}, sort_keys=True, default=str))
+
+
 def candidates_changed(difference: dict[str, Any]) -> bool:
     return bool(
         difference["outcome_changed"]
@@ -77,11 +85,15 @@ def replay_one(
         stored_blob = DecisionTrace.objects.filter(decision_id=decision.pk).values_list("trace", flat=True).first()
     if stored_blob is None:
         raise InputsUnavailable("expired", f"the trace of decision {decision.pk} is no longer stored")
-    stored_trace = trace_decode(bytes(stored_blob), frame=grid.frame)
+    delta = trace_base_pk(bytes(stored_blob)) is not None
+    if delta:  # stored as the change against an earlier pull's: compared decoded, as a reader sees it
+        stored_trace = decision_trace_plain(decision=decision)
+    else:
+        stored_trace = trace_decode(bytes(stored_blob), frame=grid.frame)
     before = {**stored_trace, "outcome": decision.outcome, "chosen": decision.chosen or None}
     after = {**trace_decode(blob, frame=grid.frame), "outcome": replayed.outcome, "chosen": replayed.chosen}
     difference = decision_difference(before=before, after=after)
-    same_trace = bytes(stored_blob) == blob
+    same_trace = _comparable(stored_trace) == _comparable(after) if delta else bytes(stored_blob) == blob
     return {
         "decision": decision.pk,
         "plugin": decision.plugin,

@@ -1374,3 +1374,51 @@ class WMCorePull(Plugin):
 
     def frame(self, scenario: Scenario):
         return None
+
+
+# --- the other way: what a live pull decided on, as a scenario file (issue 34: replay) ---------------------------
+
+
+def _locations_data(locations: Mapping[str, tuple[str, ...]]) -> dict[str, list[str]]:
+    return {block: list(sites) for block, sites in locations.items()}
+
+
+def element_data(element: Element) -> dict[str, Any]:
+    """An element in WMCore's keys, as parse_element reads it back to the same Element."""
+    data: dict[str, Any] = {
+        "id": element.id,
+        "RequestName": element.request,
+        "Priority": element.priority,
+        "CreationTime": element.created,
+        "Jobs": element.jobs,
+        "Inputs": _locations_data(element.inputs),
+        "ParentData": _locations_data(element.parents),
+        "PileupData": _locations_data(element.pileup),
+        "SiteWhitelist": list(element.whitelist),
+        "SiteBlacklist": list(element.blacklist),
+        "NoInputUpdate": element.trust_sitelists,
+        "NoPileupUpdate": element.trust_pileup_sitelists,
+        "blowupFactor": element.blowup,
+        "TeamName": element.team,
+    }
+    if element.parent_flag is not None:
+        data["ParentFlag"] = element.parent_flag
+    return data
+
+
+def site_resources_data(sites: Iterable[SiteResources]) -> dict[str, dict[str, Any]]:
+    """`site_thresholds` as parse_site_resources reads it back."""
+    return {
+        site.name: {
+            "state": site.state,
+            "pendingSlots": site.pending_slots,
+            "runningSlots": site.running_slots,
+            "runningJobs": site.running_jobs,
+        }
+        for site in sites
+    }
+
+
+def site_jobs_data(site_jobs: Mapping[str, Mapping[float, int]]) -> dict[str, dict[str, int]]:
+    """`site_jobs` as parse_site_jobs reads it back (priorities as keys: repr keeps every digit of a float)."""
+    return {site: {repr(float(priority)): jobs for priority, jobs in by.items()} for site, by in site_jobs.items()}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
@@ -269,13 +270,55 @@ def _pull_base(queue: WMCoreQueue, step: str, now: datetime) -> tuple[TraceBase 
     return base, depth + 1
 
 
-def pull_store(*, queue: WMCoreQueue, pull, elements, slots, step: str, now, seed: int, config) -> int:
+def pull_inputs(
+    *,
+    elements,
+    sites,
+    site_jobs,
+    schedd_free_slots: int | None,
+    team: str,
+    exclude_workflows=(),
+    step: str,
+    seed: int,
+    now,
+    config: Mapping[str, Any],
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What a pull decided on as a wmcore_pull scenario (issue 34): the shared side (its gdpconfig, the elements,
+    the sites' slots and jobs: stored by content, consecutive pulls share what did not change) and its own (seed,
+    step, schedd room as the jobs in it, team, closed requests)."""
+    shared = {
+        "plugin": "wmcore_pull",
+        "now": now.isoformat(),
+        "gdpconfig": {key: config[key] for key in CONFIG_KEYS if config.get(key) is not None},
+        "elements": [engine.element_data(element) for element in elements],
+        "site_thresholds": engine.site_resources_data(sites),
+        "site_jobs": engine.site_jobs_data(site_jobs),
+    }
+    own: dict[str, Any] = {
+        "plugin": "wmcore_pull",
+        "now": now.isoformat(),
+        "seed": seed,
+        "step": step,
+        "team": team,
+        "excludeWorkflows": list(exclude_workflows),
+    }
+    if schedd_free_slots is not None:  # the scenario gives the jobs in the schedd; the room follows from gdpconfig
+        limit = math.floor(int(config["WMCORE_MAX_JOBS_PER_OWNER"]) * float(config["WMCORE_PULL_SCHEDD_FRACTION"]))
+        own["schedd"] = {"jobs": limit - schedd_free_slots}
+    return shared, own
+
+
+def pull_store(*, queue: WMCoreQueue, pull, elements, slots, step: str, now, seed: int, config, inputs=None) -> int:
+    """Stores a pull as a decision of its own cycle; `inputs` (pull_inputs) what it decided on, for replay."""
     decision = engine.pull_decision(
         pull=pull, elements=elements, slots=slots, step=step, now=now, seed=seed, queue=queue.name
     )
     base, depth = _pull_base(queue, step, now)
-    cycle = cycle_start(plugin="wmcore_pull", now=now, gdpconfig={**config, "queue": queue.name, "step": step})
-    stored = decision_store_many(cycle=cycle, items=[DecisionToStore(decision, trace_base=base)])
+    shared, own = inputs if inputs is not None else (None, None)
+    cycle = cycle_start(
+        plugin="wmcore_pull", now=now, gdpconfig={**config, "queue": queue.name, "step": step}, inputs=shared
+    )
+    stored = decision_store_many(cycle=cycle, items=[DecisionToStore(decision, trace_base=base, inputs=own)])
     cycle_finish(cycle=cycle, now=now)
     _PULL_BASES[(queue.pk, step)] = (TraceBase(stored[0].pk, decision), depth)
     return stored[0].pk

@@ -30,6 +30,7 @@ from .common import (
     elements_take,
     job_sites,
     propagate,
+    pull_inputs,
     pull_seed,
     pull_store,
     stuck_record,
@@ -52,14 +53,16 @@ def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[s
         elements = [entry.element for entry in entries.values()]
         resources = wmcore_site_resources(queue=queue)
         slots = engine.free_slots(resources, step=engine.GET_WORK, rules=rules)
+        site_jobs = wmcore_site_jobs(queue=queue, step=engine.GET_WORK)
+        closed = wmcore_requests_closed()
         pull = engine.match_work(
             elements,
             slots,
-            wmcore_site_jobs(queue=queue, step=engine.GET_WORK),
+            site_jobs,
             seed=seed,
             rules=rules,
             team=queue.team,
-            exclude_workflows=wmcore_requests_closed(),
+            exclude_workflows=closed,
             memo=snapshot.memo(engine.GET_WORK),
         )
         reason = f"WMBS subscription at {queue.name}"
@@ -134,7 +137,27 @@ def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[s
         actor=ACTOR_LOCAL,
         now=now,
     )
+    inputs = pull_inputs(
+        elements=elements,
+        sites=resources,
+        site_jobs=site_jobs,
+        schedd_free_slots=None,
+        team=queue.team,
+        exclude_workflows=closed,
+        step=engine.GET_WORK,
+        seed=seed,
+        now=now,
+        config=config,
+    )
     decision_id = pull_store(
-        queue=queue, pull=pull, elements=elements, slots=slots, step=engine.GET_WORK, now=now, seed=seed, config=config
+        queue=queue,
+        pull=pull,
+        elements=elements,
+        slots=slots,
+        step=engine.GET_WORK,
+        now=now,
+        seed=seed,
+        config=config,
+        inputs=inputs,
     )
     return {"subscriptions": len(subscriptions), "jobs": len(jobs), "left": len(pull.rejected), "decision": decision_id}

@@ -19,6 +19,7 @@ from brokerage.selectors.wmcore import (
 from .common import (
     config_snapshot,
     elements_take,
+    pull_inputs,
     pull_seed,
     pull_store,
     schedd_free,
@@ -42,7 +43,8 @@ def work_pull(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[
     snapshot = element_snapshot(queue_id=queue.parent_id)
     with snapshot.held() as entries:
         elements = [entry.element for entry in entries.values()]
-        slots = engine.free_slots(wmcore_site_resources(queue=queue), step=engine.PULL_WORK, rules=rules)
+        sites = wmcore_site_resources(queue=queue)
+        slots = engine.free_slots(sites, step=engine.PULL_WORK, rules=rules)
         free = schedd_free(queue=queue, config=config, for_pull=True) if queue.enabled else 0
         if config["WMCORE_PULL_COUNTS"] == "wmcore":
             site_jobs = _local_available_counts(queue=queue, slots=slots, rules=rules, seed=seed)
@@ -72,6 +74,17 @@ def work_pull(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[
             now=now,
             seed=seed,
             config=config,
+            inputs=pull_inputs(
+                elements=elements,
+                sites=sites,
+                site_jobs=site_jobs,
+                schedd_free_slots=free,
+                team=queue.team,
+                step=engine.PULL_WORK,
+                seed=seed,
+                now=now,
+                config=config,
+            ),
         )
     return {
         "pulled": len(moved),
