@@ -6,8 +6,18 @@ from django.core.cache import cache
 
 @pytest.fixture(autouse=True)
 def _clear_cache():
-    """Each test starts with an empty cache, so a cached gdpconfig never leaks between tests."""
+    """Each test starts with an empty cache, so a cached gdpconfig never leaks between tests; and with none of the
+    process's own memories of stored rows (decoded traces and frames, parsed inputs, the pulls later ones are
+    stored against): a test database starts again with the same ids and other contents, which a live one never
+    does."""
+    from brokerage.selectors.decisions import decoded_caches_clear
+    from brokerage.selectors.inputs import inputs_caches_clear
+    from brokerage.services.wmcore.common import pull_bases_forget
+
     cache.clear()
+    decoded_caches_clear()
+    inputs_caches_clear()
+    pull_bases_forget()
     yield
     cache.clear()
 

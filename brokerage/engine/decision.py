@@ -298,7 +298,7 @@ def trace_encode(decision: Decision, *, frame: Frame | None = None, base: TraceB
         # Weights to 6 significant digits: the draw is already made and recorded, the trace is for reading.
         "cand": {
             "i": ranked,
-            "w": [float(f"{c.weight:.6g}") for c in decision.candidates],
+            "w": [stored_weight(c.weight) for c in decision.candidates],
             "k": common,
             "v": columns,
             "fk": from_frame,
@@ -386,6 +386,37 @@ def trace_decode(blob: bytes, *, frame: Frame | None = None, base: Mapping[str, 
         # traces stored before profiles existed ran under the seeds' behaviour
         "profile": payload.get("profile", "seed"),
     }
+
+
+def trace_outline(blob: bytes, *, frame: Frame | None = None) -> dict[str, Any] | None:
+    """What a stored trace says of each candidate without the numbers: kept ones with their weight, skipped ones
+    with their code (a replay compares these; decoding every detail costs ten times more at 1,000 queues). None
+    for a trace stored as a change against another (trace_decode with its base reads those)."""
+    payload = _unpack(blob)
+    if payload.get("v") != TRACE_FORMAT:
+        raise ValueError(f"unknown trace format {payload.get('v')!r}")
+    if payload.get("base") is not None:
+        return None
+    if payload.get("frame") and (frame is None or frame.fingerprint != payload["frame"]):
+        raise FrameMissing(f"this trace needs the frame {payload['frame']} of its cycle")
+    initial = payload["initial"] if payload["initial"] is not None else list(frame.names)
+    skip_codes: dict[str, str] = {}
+    for group in payload["skip"]:
+        position = 0
+        for number, gap in enumerate(group["i"]):
+            position = gap if number == 0 else position + gap
+            skip_codes[initial[position]] = group["c"]
+    block = payload["cand"]
+    weights = {
+        (initial[position] if position >= 0 else "?"): weight
+        for position, weight in zip(block["i"], block["w"], strict=True)
+    }
+    return {"initial": initial, "weights": weights, "skip_codes": skip_codes}
+
+
+def stored_weight(weight: float) -> float:
+    """A weight as a trace stores it (6 significant digits)."""
+    return float(f"{weight:.6g}")
 
 
 def _carry_skips(initial, changed, before, unskipped, candidates) -> dict[str, Any]:

@@ -144,6 +144,15 @@ class SkipTable(Mapping[str, Skip]):
             counts[skip.code] = counts.get(skip.code, 0) + 1
         return counts
 
+    def skip_codes(self) -> dict[str, str]:
+        """Each skipped candidate's code, without building its details (a replay compares these)."""
+        codes_by_name: dict[str, str] = {}
+        for _, positions, codes, _ in self._groups:
+            for position, code in zip(positions.tolist(), codes, strict=True):
+                codes_by_name[self._names[position]] = str(code)
+        codes_by_name.update((name, skip.code) for name, skip in self._single.items())
+        return codes_by_name
+
     def columnar(self):
         """(filter, code, sorted positions, {key: values}) per group, straight from the filters' columns: what
         the trace encoder stores, without a dictionary per skipped candidate."""
@@ -238,12 +247,14 @@ class Plugin:
         return default_message(decision_parts)
 
     def _snapshot_cache(self, scenario: Scenario) -> dict:
-        """Results that depend only on the snapshot, kept while the same snapshot objects are in use (a cycle
-        brokers many job sets over one snapshot; a new snapshot drops them)."""
+        """Results that depend only on the snapshot and its configuration, kept while the same snapshot objects and
+        configuration are in use (a cycle brokers many job sets over one snapshot; a new snapshot drops them). The
+        configuration counts: a replay decides over the same stored snapshot objects under other values."""
         held = getattr(self, "_snapshot_held", None)
         if held is not None and held[2] is scenario:  # the scenario asked about last: the same snapshot
             return held[1]
         identity = (
+            scenario.config,
             scenario.queues,
             scenario.queue_stats,
             scenario.ddm_endpoints,

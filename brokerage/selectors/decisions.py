@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections import OrderedDict, defaultdict
 from datetime import datetime, timedelta
 from typing import Any
@@ -78,11 +79,24 @@ _FRAMES: OrderedDict[tuple, Frame | None] = OrderedDict()
 FRAMES_KEPT = 32
 
 
+# Plugins whose cycles store no frame (their decisions share no candidate list): no frame is looked for.
+FRAMELESS_PLUGINS = frozenset({"wmcore_pull"})
+
+
 def cycle_frame(cycle_id: int) -> Frame | None:
     blob = CycleFrame.objects.filter(cycle_id=cycle_id).values_list("frame", flat=True).first()
-    if blob is None:
-        return None
-    blob = bytes(blob)
+    return None if blob is None else _frame_of(cycle_id, bytes(blob))
+
+
+def cycle_frames(cycle_ids: list[int]) -> dict[int, Frame]:
+    """The frames of many cycles (one query); a cycle without one is left out."""
+    return {
+        cycle_id: _frame_of(cycle_id, bytes(blob))
+        for cycle_id, blob in CycleFrame.objects.filter(cycle_id__in=cycle_ids).values_list("cycle_id", "frame")
+    }
+
+
+def _frame_of(cycle_id: int, blob: bytes) -> Frame:
     key = (cycle_id, len(blob), hash(blob))  # hashing is far cheaper than decoding, and ids can be reused
     if key in _FRAMES:
         _FRAMES.move_to_end(key)
@@ -98,7 +112,7 @@ def cycle_frame(cycle_id: int) -> Frame | None:
 # reading a chain decodes each link once. Traces never change once stored; the bound keeps a few chains. The key
 # names the row by more than its id, as SQLite may give a rolled-back row's id to a new one.
 _BASES: OrderedDict[tuple, dict[str, Any]] = OrderedDict()
-BASES_KEPT = 4
+BASES_KEPT = 64  # a what-if reads many pulls' chains at once: each link decoded once
 
 
 class TraceExpired(LookupError):
@@ -111,22 +125,36 @@ def _decoded(decision: Decision) -> dict[str, Any]:
     stored = DecisionTrace.objects.filter(decision_id=decision.pk).values_list("trace", "base_id").first()
     if stored is None:
         raise TraceExpired(decision.pk)
-    blob, base_id = stored
-    base = _base_trace(base_id) if base_id else None
-    return trace_decode(blob, frame=cycle_frame(decision.cycle_id), base=base)
+    base = _base_trace(stored[1])[0] if stored[1] else None
+    frame = None if decision.plugin in FRAMELESS_PLUGINS else cycle_frame(decision.cycle_id)
+    return trace_decode(bytes(stored[0]), frame=frame, base=base)
 
 
-def _base_trace(pk: int) -> dict[str, Any]:
-    stored = Decision.objects.get(pk=pk)
-    key = (pk, stored.created, stored.message, stored.n_candidates)
+def _base_trace(pk: int) -> tuple[dict[str, Any], tuple]:
+    """A base trace decoded, kept by its id, its stored bytes and its own base (a row id can come back with other
+    contents: SQLite reuses the ids of rolled-back rows)."""
+    stored = DecisionTrace.objects.filter(decision_id=pk).values_list("trace", "base_id").first()
+    if stored is None:
+        raise TraceExpired(pk)
+    blob, base_id = bytes(stored[0]), stored[1]
+    key = (pk, base_id, len(blob), hashlib.blake2b(blob, digest_size=16).digest())
     if key in _BASES:
         _BASES.move_to_end(key)
-        return _BASES[key]
-    trace = _decoded(stored)
+        return _BASES[key], key
+    base = _base_trace(base_id)[0] if base_id else None
+    decision = Decision.objects.get(pk=pk)
+    frame = None if decision.plugin in FRAMELESS_PLUGINS else cycle_frame(decision.cycle_id)
+    trace = trace_decode(blob, frame=frame, base=base)
     _BASES[key] = trace
     if len(_BASES) > BASES_KEPT:
         _BASES.popitem(last=False)
-    return trace
+    return trace, key
+
+
+def decoded_caches_clear() -> None:
+    """Forgets every decoded frame and base trace (a test whose database starts again with the same ids)."""
+    _FRAMES.clear()
+    _BASES.clear()
 
 
 def decision_trace_plain(*, decision: Decision) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from brokerage.adapters.grid import over_base
 from brokerage.engine import Frame, Scenario, parse_scenario
 from brokerage.engine.scenario import PLUGIN_SECTIONS
 from brokerage.models import CycleInputs, Decision, DecisionTrace, ScenarioPart
-from brokerage.selectors.decisions import cycle_frame, trace_expiry
+from brokerage.selectors.decisions import FRAMELESS_PLUGINS, cycle_frame, cycle_frames, trace_expiry
 from brokerage.services.inputs import day_of, inputs_decode
 
 # Plugins whose decisions keep their inputs; a decision of another kind (a work queue's throttle verdict) has none.
@@ -71,31 +71,73 @@ def _expired_message(decision: Decision) -> str:
     )
 
 
-def grid_inputs(*, cycle_id: int, decision: Decision | None = None) -> GridInputs:
-    """The stored grid side of a cycle (two queries; one when its parts are decoded already)."""
-    stored = CycleInputs.objects.filter(cycle_id=cycle_id).values("started", "head", "parts").first()
-    if stored is None:
-        if decision is not None and decision.cycle_id == cycle_id:
-            raise InputsUnavailable("expired", _expired_message(decision))
-        raise InputsUnavailable("cycle_unknown", f"cycle {cycle_id} has no stored inputs (unknown, or expired)")
+def _grid_from(cycle_id: int, stored: dict[str, Any], frame: Frame | None, decoded: dict) -> GridInputs:
     day = day_of(stored["started"])
-    wanted = {digest for digest in stored["parts"].values() if (day, digest) not in _PARTS}
-    if wanted:
-        for digest, data in ScenarioPart.objects.filter(day=day, digest__in=wanted).values_list("digest", "data"):
-            _remember(_PARTS, (day, digest), json.loads(zlib.decompress(bytes(data))), PARTS_KEPT)
     parts = {}
     for name, digest in stored["parts"].items():
-        if (day, digest) not in _PARTS:
+        if (day, digest) not in decoded:
             raise InputsUnavailable("expired", f"part {name} of cycle {cycle_id}'s inputs is no longer stored")
-        _PARTS.move_to_end((day, digest))
-        parts[name] = _PARTS[(day, digest)]
+        parts[name] = decoded[(day, digest)]
     return GridInputs(
         cycle_id=cycle_id,
         head=dict(stored["head"]),
         parts=parts,
         digests=tuple(sorted(stored["parts"].values())),
-        frame=cycle_frame(cycle_id),
+        frame=frame,
     )
+
+
+def _parts_read(stored: list[dict[str, Any]]) -> dict[tuple[datetime, str], dict[str, Any]]:
+    """The parts these cycles name (one query per day for those not decoded already), by (day, digest)."""
+    found: dict[tuple[datetime, str], dict[str, Any]] = {}
+    wanted: dict[datetime, set[str]] = {}
+    for row in stored:
+        day = day_of(row["started"])
+        for digest in row["parts"].values():
+            if (day, digest) in _PARTS:
+                found[(day, digest)] = _PARTS[(day, digest)]
+            else:
+                wanted.setdefault(day, set()).add(digest)
+    for day, digests in wanted.items():
+        for digest, data in ScenarioPart.objects.filter(day=day, digest__in=digests).values_list("digest", "data"):
+            found[(day, digest)] = _remember(
+                _PARTS, (day, digest), json.loads(zlib.decompress(bytes(data))), PARTS_KEPT
+            )
+    return found
+
+
+def grid_inputs(*, cycle_id: int, decision: Decision | None = None) -> GridInputs:
+    """The stored grid side of a cycle (three queries: its list of parts, the parts not decoded yet, its frame)."""
+    stored = CycleInputs.objects.filter(cycle_id=cycle_id).values("started", "head", "parts").first()
+    if stored is None:
+        if decision is not None and decision.cycle_id == cycle_id:
+            raise InputsUnavailable("expired", _expired_message(decision))
+        raise InputsUnavailable("cycle_unknown", f"cycle {cycle_id} has no stored inputs (unknown, or expired)")
+    decoded = _parts_read([stored])
+    frame = None if stored["head"].get("plugin") in FRAMELESS_PLUGINS else cycle_frame(cycle_id)
+    return _grid_from(cycle_id, stored, frame, decoded)
+
+
+def grid_inputs_many(*, cycle_ids: list[int]) -> dict[int, GridInputs | InputsUnavailable]:
+    """The stored grid sides of a few cycles (a what-if takes them fifty at a time), or why each cannot be had:
+    two queries, and one per day of parts not decoded yet."""
+    stored = {
+        row.pop("cycle_id"): row
+        for row in CycleInputs.objects.filter(cycle_id__in=cycle_ids).values("cycle_id", "started", "head", "parts")
+    }
+    frames = cycle_frames([c for c, row in stored.items() if row["head"].get("plugin") not in FRAMELESS_PLUGINS])
+    decoded = _parts_read(list(stored.values()))
+    found: dict[int, GridInputs | InputsUnavailable] = {}
+    for cycle_id in cycle_ids:
+        row = stored.get(cycle_id)
+        if row is None:
+            found[cycle_id] = InputsUnavailable("expired", f"cycle {cycle_id}'s inputs have expired")
+            continue
+        try:
+            found[cycle_id] = _grid_from(cycle_id, row, frames.get(cycle_id), decoded)
+        except InputsUnavailable as why:
+            found[cycle_id] = why
+    return found
 
 
 def decision_inputs(*, decision: Decision) -> dict[str, Any]:
@@ -183,3 +225,9 @@ def decision_replay_why_not(*, decision: Decision) -> str:
     except InputsUnavailable as why:
         return f"It cannot be run again: {why}."
     return ""
+
+
+def inputs_caches_clear() -> None:
+    """Forgets every decoded part and parsed grid side (a test whose database starts again)."""
+    _PARTS.clear()
+    _BASES.clear()

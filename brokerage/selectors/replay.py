@@ -4,11 +4,12 @@ gdpconfig values or another cycle's grid side, and what changed. Read-only: noth
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 from brokerage.engine import Decision as EngineDecision
 from brokerage.engine import trace_decode, trace_encode
-from brokerage.engine.decision import trace_base_pk
+from brokerage.engine.decision import stored_weight, trace_outline
 from brokerage.gdpconfig import ConfigView
 from brokerage.models import Decision, DecisionTrace
 from brokerage.plugins import plugin_registry
@@ -16,33 +17,53 @@ from brokerage.selectors.decisions import decision_trace_plain
 from brokerage.selectors.inputs import GridInputs, InputsUnavailable, decision_inputs, grid_inputs, parsed_scenario
 
 
-def _weights(trace: dict[str, Any]) -> dict[str, float]:
-    return {candidate["name"]: candidate["weight"] for candidate in trace["candidates"]}
-
-
-def decision_difference(*, before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
-    """What changed between two decoded traces of the same decision (with their outcome and chosen): candidates
-    gained and lost, each with the reason it was skipped before or is now, and weight shifts of those kept by both."""
-    weights_before, weights_after = _weights(before), _weights(after)
-    gained = sorted(set(weights_after) - set(weights_before))
-    lost = sorted(set(weights_before) - set(weights_after))
+def _outline_from(decision: EngineDecision, *, details: bool = True) -> dict[str, Any]:
+    """A fresh engine decision as trace_outline gives a stored one (weights as stored), with the skips (whose
+    details a lost candidate shows) when `details`."""
     return {
-        "outcome_before": before["outcome"],
-        "outcome_now": after["outcome"],
-        "chosen_before": before["chosen"],
-        "chosen_now": after["chosen"],
-        "outcome_changed": before["outcome"] != after["outcome"],
-        "choice_changed": before["chosen"] != after["chosen"],
+        "weights": {c.name: stored_weight(c.weight) for c in decision.candidates},
+        "skip_codes": decision.skipped.skip_codes()
+        if hasattr(decision.skipped, "skip_codes")
+        else {name: skip.code for name, skip in decision.skipped.items()},
+        "skips": decision.skipped if details else {},
+    }
+
+
+def _outline_of_trace(trace: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "weights": {c["name"]: c["weight"] for c in trace["candidates"]},
+        "skip_codes": {name: skip["code"] for name, skip in trace["skipped"].items()},
+    }
+
+
+def decision_difference(
+    *, before: dict[str, Any], after: dict[str, Any], outcomes: tuple[str, str], chosen: tuple[str | None, str | None]
+) -> dict[str, Any]:
+    """What changed between two outlines of the same decision (trace_outline, _outline_from): candidates gained
+    and lost, each with the reason it was skipped before or is now (and the numbers compared now), and the weight
+    shifts of those kept by both; with the outcome and choice before and after."""
+    weights_before, weights_after = before["weights"], after["weights"]
+    skips_now = after.get("skips", {})
+
+    def now_detail(name: str) -> dict[str, Any]:
+        # the numbers build every skip's details at once: asked for only where they are shown (`skips` given)
+        skip = skips_now.get(name) if skips_now else None
+        return dict(skip.detail) if skip is not None else {}
+
+    return {
+        "outcome_before": outcomes[0],
+        "outcome_now": outcomes[1],
+        "chosen_before": chosen[0],
+        "chosen_now": chosen[1],
+        "outcome_changed": outcomes[0] != outcomes[1],
+        "choice_changed": chosen[0] != chosen[1],
         "gained": [
-            {"name": name, "was": before["skipped"].get(name, {}).get("code", "not considered")} for name in gained
+            {"name": name, "was": before["skip_codes"].get(name, "not considered")}
+            for name in sorted(set(weights_after) - set(weights_before))
         ],
         "lost": [
-            {
-                "name": name,
-                "code": after["skipped"].get(name, {}).get("code", "not considered"),
-                "detail": after["skipped"].get(name, {}).get("detail", {}),
-            }
-            for name in lost
+            {"name": name, "code": after["skip_codes"].get(name, "not considered"), "detail": now_detail(name)}
+            for name in sorted(set(weights_before) - set(weights_after))
         ],
         "weight_shifts": [
             {"name": name, "before": weights_before[name], "now": weights_after[name]}
@@ -67,6 +88,20 @@ def candidates_changed(difference: dict[str, Any]) -> bool:
     )
 
 
+# One broker per plugin and thread, as a cycle keeps one for all its decisions: the engine's per-snapshot caches
+# then stay warm from one replay of a cycle's decisions to the next.
+_brokers = threading.local()
+
+
+def _broker(plugin: str):
+    held = getattr(_brokers, "by_plugin", None)
+    if held is None:
+        held = _brokers.by_plugin = {}
+    if plugin not in held:
+        held[plugin] = plugin_registry().get(plugin)()
+    return held[plugin]
+
+
 def replay_one(
     *,
     decision: Decision,
@@ -75,26 +110,31 @@ def replay_one(
     profile: str | None = None,
     overrides: dict[str, Any] | None = None,
     stored_blob: bytes | None = None,
+    full: bool = True,
 ) -> dict[str, Any]:
-    """Runs one decision again over `grid` (its own side `own`) and compares it with the stored one: the replayed
-    trace is encoded against the stored frame, so with nothing changed it is the stored trace byte for byte."""
+    """Runs one decision again over `grid` (its own side `own`) and compares it with the stored one. With `full`
+    (a single replay) the replayed trace is encoded against the stored frame and compared byte for byte, and the
+    replayed decision comes back whole; without (a what-if over many) only what changed is worked out."""
     scenario = parsed_scenario(own=own, grid=grid, profile=profile, overrides=overrides)
-    replayed: EngineDecision = plugin_registry().get(scenario.plugin)().decide(scenario)
-    blob = trace_encode(replayed, frame=grid.frame)
+    replayed: EngineDecision = _broker(scenario.plugin).decide(scenario)
     if stored_blob is None:
         stored_blob = DecisionTrace.objects.filter(decision_id=decision.pk).values_list("trace", flat=True).first()
     if stored_blob is None:
         raise InputsUnavailable("expired", f"the trace of decision {decision.pk} is no longer stored")
-    delta = trace_base_pk(bytes(stored_blob)) is not None
-    if delta:  # stored as the change against an earlier pull's: compared decoded, as a reader sees it
+    stored_blob = bytes(stored_blob)
+    before = trace_outline(stored_blob, frame=grid.frame)
+    delta = before is None
+    if delta:  # stored as the change against an earlier pull's: read with its base, compared decoded
         stored_trace = decision_trace_plain(decision=decision)
-    else:
-        stored_trace = trace_decode(bytes(stored_blob), frame=grid.frame)
-    before = {**stored_trace, "outcome": decision.outcome, "chosen": decision.chosen or None}
-    after = {**trace_decode(blob, frame=grid.frame), "outcome": replayed.outcome, "chosen": replayed.chosen}
-    difference = decision_difference(before=before, after=after)
-    same_trace = _comparable(stored_trace) == _comparable(after) if delta else bytes(stored_blob) == blob
-    return {
+        before = _outline_of_trace(stored_trace)
+    after = _outline_from(replayed, details=full)
+    difference = decision_difference(
+        before=before,
+        after=after,
+        outcomes=(decision.outcome, replayed.outcome),
+        chosen=(decision.chosen or None, replayed.chosen),
+    )
+    result = {
         "decision": decision.pk,
         "plugin": decision.plugin,
         "task": decision.task_id,
@@ -102,12 +142,23 @@ def replay_one(
         "own_cycle": grid.cycle_id == decision.cycle_id,
         "profile": replayed.profile,
         "overrides": dict(overrides or {}),
-        "identical": same_trace and not candidates_changed(difference),
-        "same_trace": same_trace,
         "difference": difference,
-        "replayed": replayed.to_dict(),
         "message_before": decision.message,
     }
+    if full:
+        blob = trace_encode(replayed, frame=grid.frame)
+        if delta:
+            same_trace = _comparable(stored_trace) == _comparable(trace_decode(blob, frame=grid.frame))
+        else:
+            same_trace = stored_blob == blob
+        result.update(
+            identical=same_trace and not candidates_changed(difference),
+            same_trace=same_trace,
+            replayed=replayed.to_dict(),
+        )
+    else:
+        result["identical"] = not candidates_changed(difference)
+    return result
 
 
 def decision_replay(

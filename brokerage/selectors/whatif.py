@@ -9,13 +9,15 @@ from typing import Any
 
 from brokerage.gdpconfig import ConfigView
 from brokerage.models import BrokerageCycle, Decision, DecisionTrace
-from brokerage.selectors.inputs import REPLAYABLE, InputsUnavailable, grid_inputs
+from brokerage.selectors.inputs import REPLAYABLE, InputsUnavailable, grid_inputs_many
 from brokerage.selectors.replay import candidates_changed, replay_one
 from brokerage.services.inputs import inputs_decode
 
 # At most this many decisions per what-if unless the caller says otherwise: a what-if answers within seconds.
 DEFAULT_LIMIT = 2000
 MAX_LIMIT = 20000
+# cycles whose inputs and traces are read together (bounds the decoded parts held at once)
+CYCLES_AT_ONCE = 50
 
 
 def what_if_cycles(*, since: datetime, until: datetime, plugin: str | None = None) -> list[int]:
@@ -44,63 +46,70 @@ def cycles_what_if(
     not_replayed: list[dict[str, Any]] = []
     before, after = Counter(), Counter()
     counts = Counter()
-    looked_at = 0
-    truncated = False
-    for cycle_id in cycle_ids:
-        if looked_at >= limit:
-            truncated = True
-            break
-        decisions = list(
-            Decision.objects.filter(cycle_id=cycle_id, plugin__in=REPLAYABLE).order_by("pk")[: limit - looked_at]
-        )
-        if not decisions:
-            continue
+    rank = {cycle_id: position for position, cycle_id in enumerate(cycle_ids)}
+    decisions = sorted(
+        Decision.objects.filter(cycle_id__in=cycle_ids, plugin__in=REPLAYABLE).order_by("-cycle_id", "pk")[: limit + 1],
+        key=lambda d: (rank[d.cycle_id], d.pk),
+    )
+    truncated = len(decisions) > limit
+    decisions = decisions[:limit]
+    by_cycle: dict[int, list[Decision]] = {}
+    for decision in decisions:
+        by_cycle.setdefault(decision.cycle_id, []).append(decision)
+    ordered = list(by_cycle)
+    for first in range(0, len(ordered), CYCLES_AT_ONCE):
+        chunk = ordered[first : first + CYCLES_AT_ONCE]
+        grids = grid_inputs_many(cycle_ids=chunk)
+        ids = [d.pk for cycle_id in chunk for d in by_cycle[cycle_id]]
         stored = {
             pk: (trace, own)
-            for pk, trace, own in DecisionTrace.objects.filter(decision_id__in=[d.pk for d in decisions]).values_list(
+            for pk, trace, own in DecisionTrace.objects.filter(decision_id__in=ids).values_list(
                 "decision_id", "trace", "inputs"
             )
         }
-        try:
-            grid = grid_inputs(cycle_id=cycle_id)
-        except InputsUnavailable as why:
-            not_replayed += [{"decision": d.pk, "task": d.task_id, "why": str(why)} for d in decisions]
-            looked_at += len(decisions)
-            continue
-        for decision in decisions:
-            looked_at += 1
-            trace, own = stored.get(decision.pk, (None, None))
-            if trace is None or own is None:
-                why = "its trace and inputs have expired" if trace is None else "stored before inputs were kept"
-                not_replayed.append({"decision": decision.pk, "task": decision.task_id, "why": why})
-                continue
-            result = replay_one(
-                decision=decision,
-                own=inputs_decode(own),
-                grid=grid,
-                profile=profile,
-                overrides=overrides,
-                stored_blob=trace,
-            )
-            difference = result["difference"]
-            before[difference["chosen_before"] or "(none)"] += 1
-            after[difference["chosen_now"] or "(none)"] += 1
-            if not candidates_changed(difference):
-                counts["unchanged"] += 1
-                continue
-            counts["outcome"] += difference["outcome_changed"]
-            counts["choice"] += difference["choice_changed"]
-            counts["candidates"] += 1
-            changed.append(
-                {
-                    "decision": decision.pk,
-                    "task": decision.task_id,
-                    "plugin": decision.plugin,
-                    "cycle": cycle_id,
-                    "created": decision.created,
-                    **difference,
-                }
-            )
+        for cycle_id in chunk:
+            grid = grids[cycle_id]
+            for decision in by_cycle[cycle_id]:
+                trace, own = stored.get(decision.pk, (None, None))
+                if isinstance(grid, InputsUnavailable) or trace is None or own is None:
+                    why = (
+                        str(grid)
+                        if isinstance(grid, InputsUnavailable)
+                        else "its trace and inputs have expired"
+                        if trace is None
+                        else "stored before inputs were kept"
+                    )
+                    not_replayed.append({"decision": decision.pk, "task": decision.task_id, "why": why})
+                    continue
+                result = replay_one(
+                    decision=decision,
+                    own=inputs_decode(own),
+                    grid=grid,
+                    profile=profile,
+                    overrides=overrides,
+                    stored_blob=trace,
+                    full=False,
+                )
+                difference = result["difference"]
+                before[difference["chosen_before"] or "(none)"] += 1
+                after[difference["chosen_now"] or "(none)"] += 1
+                if not candidates_changed(difference):
+                    counts["unchanged"] += 1
+                    continue
+                counts["outcome"] += difference["outcome_changed"]
+                counts["choice"] += difference["choice_changed"]
+                counts["candidates"] += 1
+                changed.append(
+                    {
+                        "decision": decision.pk,
+                        "task": decision.task_id,
+                        "plugin": decision.plugin,
+                        "cycle": cycle_id,
+                        "created": decision.created,
+                        **difference,
+                    }
+                )
+    looked_at = len(decisions)
     return {
         "cycles": list(cycle_ids),
         "profile": profile or "",

@@ -115,17 +115,18 @@ def decision_store_many(
     cycle_start), in another."""
     items = list(items)
     rows = Decision.objects.bulk_create([decision_row(cycle=cycle, item=item) for item in items], batch_size=500)
-    DecisionTrace.objects.bulk_create(
-        [
+    traces = []
+    for row, item in zip(rows, items, strict=True):
+        # the stored bytes, kept on the row for the caller (a WMCore pull checks its next base by them)
+        row.trace_blob = trace_encode(item.decision, frame=frame, base=item.trace_base)
+        traces.append(
             DecisionTrace(
                 decision_id=row.pk,
                 created=row.created,
-                trace=trace_encode(item.decision, frame=frame, base=item.trace_base),
+                trace=row.trace_blob,
                 base_id=item.trace_base.pk if item.trace_base is not None else None,
                 inputs=inputs_encode(item.inputs) if item.inputs is not None else None,
             )
-            for row, item in zip(rows, items, strict=True)
-        ],
-        batch_size=500,
-    )
+        )
+    DecisionTrace.objects.bulk_create(traces, batch_size=500)
     return rows

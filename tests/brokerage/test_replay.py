@@ -1,7 +1,7 @@
 """Every decision reproducible (issue 34): stored inputs, replay bit for bit, the scenario as a file, changes."""
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from io import StringIO
 
 import pytest
@@ -9,17 +9,13 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import models
 
-from brokerage.models import BrokerageCycle, CycleInputs, Decision, DecisionTrace, ScenarioPart, WorkQueue
+from brokerage.models import BrokerageCycle, CycleInputs, Decision, DecisionTrace, ScenarioPart
 from brokerage.selectors.inputs import REPLAYABLE, InputsUnavailable, decision_scenario
 from brokerage.selectors.preview import broker_preview_scenario
 from brokerage.selectors.replay import decision_replay
 from brokerage.selectors.whatif import cycles_what_if
-from brokerage.services.cycles import task_brokerage_cycle_run
+from brokerage.services.demo_cadence import demo_cadence_run
 from brokerage.services.demo_grid import demo_grid_build
-from brokerage.services.jobs import job_generation_cycle_run
-from brokerage.services.progress import task_completion_check, task_refine
-from brokerage.services.simulator import grid_simulate_step
-from brokerage.services.wmcore import wmcore_cycle_run
 
 pytestmark = pytest.mark.django_db
 
@@ -27,21 +23,9 @@ NOW = datetime(2026, 11, 1, 12, tzinfo=UTC)
 
 
 def demo_run(*, minutes: int) -> None:
-    """make run's cadence on a fake clock (as tests/jobs/test_demo_life.py) for a few minutes."""
+    """make run's cadence on a fake clock for a few minutes."""
     demo_grid_build(size="small", now=NOW, seed=2026)
-    work_queues = list(WorkQueue.objects.filter(is_partition=False).values_list("pk", flat=True))
-    for tick in range(0, minutes * 60 + 1, 5):
-        now = NOW + timedelta(seconds=tick)
-        grid_simulate_step(now=now, speed=60, inflow=True)
-        if tick % 10 == 0:
-            task_refine(now=now)
-            task_completion_check(now=now)
-        if tick % 15 == 0:
-            task_brokerage_cycle_run(now=now)
-        if tick % 20 == 0:
-            for work_queue in work_queues:
-                job_generation_cycle_run(work_queue_id=work_queue, now=now)
-            wmcore_cycle_run(now=now)
+    demo_cadence_run(start=NOW, seconds=minutes * 60)
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from brokerage.bench import (  # noqa: F401  (registers the benchmarks)
     load,
     pages,
     peer,
+    replay,
     wmcore,
 )
 from brokerage.bench.runner import BENCHMARKS

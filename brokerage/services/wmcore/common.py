@@ -17,7 +17,7 @@ from django.db.models.functions import Cast
 from brokerage.engine import TraceBase
 from brokerage.engine.plugins import wmcore_pull as engine
 from brokerage.models import (
-    Decision,
+    DecisionTrace,
     WMBSJob,
     WMCoreElement,
     WMCoreQueue,
@@ -245,7 +245,7 @@ def elements_take(
 # none (another worker, a restart), a whole trace. A reader decodes the chain from its whole trace (at most
 # KEYFRAME_EVERY − 1 deltas).
 KEYFRAME_EVERY = 20
-_PULL_BASES: dict[tuple[int, str], tuple[TraceBase, int]] = {}
+_PULL_BASES: dict[tuple[int, str], tuple[TraceBase, int, bytes]] = {}
 
 
 # A pull is stored against a base at most this old (a whole trace otherwise): the housekeeping keeps a base as long
@@ -257,17 +257,28 @@ def _pull_base(queue: WMCoreQueue, step: str, now: datetime) -> tuple[TraceBase 
     found = _PULL_BASES.get((queue.pk, step))
     if found is None:
         return None, 0
-    base, depth = found
-    if not timedelta(0) <= now - base.decision.now <= BASE_AT_MOST:
+    base, depth, digest = found
+    if not timedelta(0) <= now - base.decision.now <= BASE_AT_MOST or depth + 1 >= KEYFRAME_EVERY:
         return None, 0
     # the decision must still be stored as this process made it: a rolled-back pull leaves a key that another
-    # decision may take (SQLite reuses them), so its time and message are checked too
-    stored = Decision.objects.filter(
-        pk=base.pk, plugin="wmcore_pull", created=base.decision.now, message=base.decision.message[:500]
+    # decision may take (SQLite reuses them, a test database starts again), so its stored trace is compared too
+    stored = DecisionTrace.objects.filter(decision_id=base.pk, decision__plugin="wmcore_pull").values_list(
+        "trace", flat=True
     )
-    if depth + 1 >= KEYFRAME_EVERY or not stored.exists():
+    blob = stored.first()
+    if blob is None or _trace_digest(bytes(blob)) != digest:
         return None, 0
     return base, depth + 1
+
+
+def pull_bases_forget() -> None:
+    """Forgets the pulls later ones would be stored against (a test whose database starts again with the same ids:
+    a delta's bytes alone cannot tell its base's names apart)."""
+    _PULL_BASES.clear()
+
+
+def _trace_digest(blob: bytes) -> bytes:
+    return hashlib.blake2b(blob, digest_size=16).digest()
 
 
 def pull_inputs(
@@ -320,7 +331,7 @@ def pull_store(*, queue: WMCoreQueue, pull, elements, slots, step: str, now, see
     )
     stored = decision_store_many(cycle=cycle, items=[DecisionToStore(decision, trace_base=base, inputs=own)])
     cycle_finish(cycle=cycle, now=now)
-    _PULL_BASES[(queue.pk, step)] = (TraceBase(stored[0].pk, decision), depth)
+    _PULL_BASES[(queue.pk, step)] = (TraceBase(stored[0].pk, decision), depth, _trace_digest(stored[0].trace_blob))
     return stored[0].pk
 
 
