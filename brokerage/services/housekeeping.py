@@ -119,18 +119,17 @@ def _oldest_base_of_kept_traces(cutoff: datetime) -> datetime | None:
     return DecisionTrace.objects.filter(decision_id__in=bases, created__lt=cutoff).aggregate(m=Min("created"))["m"]
 
 
-def _oldest_cycle_of_kept_traces(cutoff: datetime) -> datetime | None:
-    kept = DecisionTrace.objects.filter(created__gte=cutoff, created__lt=cutoff + NEEDED_WITHIN)
-    return CycleFrame.objects.filter(cycle_id__in=kept.values("decision__cycle_id"), started__lt=cutoff).aggregate(
-        m=Min("started")
-    )["m"]
+def _oldest_cycle_row_of_kept_traces(model: type[models.Model]) -> Callable[[datetime], datetime | None]:
+    """For a table of one row per cycle that traces need (its frame, its inputs): the start of the oldest such row
+    before the cutoff whose cycle has a kept trace."""
 
+    def oldest(cutoff: datetime) -> datetime | None:
+        kept = DecisionTrace.objects.filter(created__gte=cutoff, created__lt=cutoff + NEEDED_WITHIN)
+        return model.objects.filter(cycle_id__in=kept.values("decision__cycle_id"), started__lt=cutoff).aggregate(
+            m=Min("started")
+        )["m"]
 
-def _oldest_inputs_of_kept_traces(cutoff: datetime) -> datetime | None:
-    kept = DecisionTrace.objects.filter(created__gte=cutoff, created__lt=cutoff + NEEDED_WITHIN)
-    return CycleInputs.objects.filter(cycle_id__in=kept.values("decision__cycle_id"), started__lt=cutoff).aggregate(
-        m=Min("started")
-    )["m"]
+    return oldest
 
 
 def _oldest_day_of_kept_inputs(cutoff: datetime) -> datetime | None:
@@ -166,14 +165,14 @@ RETENTION: tuple[Retention, ...] = (
         CycleFrame,
         "started",
         "DECISION_TRACE_DAYS",
-        oldest_needed=_oldest_cycle_of_kept_traces,
+        oldest_needed=_oldest_cycle_row_of_kept_traces(CycleFrame),
         keep=Q(Exists(DecisionTrace.objects.filter(decision__cycle_id=OuterRef("cycle_id")))),
     ),
     Retention(
         CycleInputs,
         "started",
         "DECISION_TRACE_DAYS",
-        oldest_needed=_oldest_inputs_of_kept_traces,
+        oldest_needed=_oldest_cycle_row_of_kept_traces(CycleInputs),
         keep=Q(Exists(DecisionTrace.objects.filter(decision__cycle_id=OuterRef("cycle_id")))),
     ),
     Retention(ScenarioPart, "day", "DECISION_TRACE_DAYS", oldest_needed=_oldest_day_of_kept_inputs),

@@ -35,3 +35,11 @@ class CanClaimDiracJobs(BasePermission):
     def has_permission(self, request, view):
         user = request.user
         return bool(user and user.is_authenticated and user.has_perm("brokerage.change_diracjob"))
+
+
+class CanChangeGdpConfig(BasePermission):
+    """Restoring a gdpconfig revision writes gdpconfig: an authenticated client with the permission to change it."""
+
+    def has_permission(self, request, view):
+        user = request.user
+        return bool(user and user.is_authenticated and user.has_perm("brokerage.change_gdpconfig"))

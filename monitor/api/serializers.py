@@ -21,6 +21,7 @@ from brokerage.models import (
     Decision,
     GdpConfig,
     GdpConfigChange,
+    GdpConfigRevision,
     GlobalShare,
     Job,
     PandaQueue,
@@ -460,6 +461,37 @@ def native_overrides(overrides: dict) -> dict:
     if errors:
         raise serializers.ValidationError(errors)
     return overrides
+
+
+class GdpConfigRevisionSerializer(serializers.ModelSerializer):
+    """A gdpconfig revision: the whole stored configuration after one change, with who, when and why."""
+
+    changes = serializers.SerializerMethodField()
+
+    class Meta:
+        model = GdpConfigRevision
+        fields = ["id", "created", "action", "summary", "comment", "username", "digest", "changes"]
+
+    def get_changes(self, revision) -> list[dict]:
+        return [
+            {"key": c.key, "vo": c.vo, "action": c.action, "old_value": c.old_value, "new_value": c.new_value}
+            for c in revision.changes.all()
+        ]
+
+
+class GdpConfigRevisionDetailSerializer(GdpConfigRevisionSerializer):
+    """One revision with its rows and its difference from another (`against`, else the revision before it)."""
+
+    rows = serializers.ListField(child=serializers.DictField(), read_only=True)
+    against = serializers.IntegerField(read_only=True, allow_null=True)
+    difference = serializers.ListField(child=serializers.DictField(), read_only=True)
+
+    class Meta(GdpConfigRevisionSerializer.Meta):
+        fields = [*GdpConfigRevisionSerializer.Meta.fields, "rows", "against", "difference"]
+
+
+class RestoreRequestSerializer(StrictKeys, serializers.Serializer):
+    comment = serializers.CharField(required=False, allow_blank=True, max_length=256, default="")
 
 
 class ReplayRequestSerializer(StrictKeys, serializers.Serializer):

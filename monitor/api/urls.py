@@ -14,6 +14,7 @@ router.register("global-shares", views.GlobalShareViewSet)
 router.register("cycles", views.CycleViewSet)
 router.register("decisions", views.DecisionViewSet)
 router.register("gdpconfig", views.GdpConfigViewSet)
+router.register("gdpconfig-revisions", views.GdpConfigRevisionViewSet)
 router.register("wmcore/requests", views.WMCoreRequestViewSet)
 router.register("wmcore/elements", views.WMCoreElementViewSet)
 

@@ -24,6 +24,7 @@ from brokerage.models import (
     DiracJob,
     GdpConfig,
     GdpConfigChange,
+    GdpConfigRevision,
     GlobalShare,
     Job,
     PandaQueue,
@@ -33,9 +34,10 @@ from brokerage.models import (
     WMCoreRequest,
     WorkQueue,
 )
+from brokerage.params import whole_number
 from brokerage.selectors.decisions import decision_trace
 from brokerage.selectors.dirac import dirac_job_explained, dirac_task_queues
-from brokerage.selectors.gdpconfig import gdpconfig_parameter_rows
+from brokerage.selectors.gdpconfig import gdpconfig_parameter_rows, gdpconfig_revision_detail
 from brokerage.selectors.inputs import InputsUnavailable, decision_scenario
 from brokerage.selectors.preview import PreviewUnavailable, broker_preview_scenario, broker_preview_task
 from brokerage.selectors.replay import decision_replay
@@ -43,12 +45,17 @@ from brokerage.selectors.shares import global_share_usage
 from brokerage.selectors.timeouts import job_timeout_states
 from brokerage.selectors.whatif import cycles_what_if, what_if_cycles
 from brokerage.services.dirac import dirac_match_request, resource_from
-from brokerage.services.gdpconfig import gdpconfig_delete, gdpconfig_save
+from brokerage.services.gdpconfig import (
+    GdpConfigInputError,
+    gdpconfig_delete,
+    gdpconfig_revision_restore,
+    gdpconfig_save,
+)
 
 from . import filters, serializers
 from .errors import error_response
 from .pagination import NewestFirst
-from .permissions import CanClaimDiracJobs, ReadAccess, ReadOrModelPermission
+from .permissions import CanChangeGdpConfig, CanClaimDiracJobs, ReadAccess, ReadOrModelPermission
 
 
 class ReadOnly(viewsets.ReadOnlyModelViewSet):
@@ -252,6 +259,55 @@ class DecisionViewSet(ReadOnly):
         response = Response(scenario)
         response["Content-Disposition"] = f'attachment; filename="decision-{decision.pk}-scenario.json"'
         return response
+
+
+class GdpConfigRevisionViewSet(ReadOnly):
+    """gdpconfig revisions, newest first: every save, delete, applied profile or restore. One revision comes with its
+    rows and its difference from `?against=ID` (else the revision before it); POST …/restore makes it the stored
+    gdpconfig again (the permission to change gdpconfig)."""
+
+    queryset = GdpConfigRevision.objects.prefetch_related("changes").order_by("-pk")
+    serializer_class = serializers.GdpConfigRevisionSerializer
+    filterset_fields = ["action"]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("against", int, description="Compare with this revision.")],
+        responses=serializers.GdpConfigRevisionDetailSerializer,
+    )
+    def retrieve(self, request, *args, **kwargs):
+        revision = get_object_or_404(self.get_queryset(), pk=kwargs["pk"])
+        against_text = request.query_params.get("against", "")
+        against = whole_number(against_text, maximum=10**18) if against_text else None
+        if against_text and against is None:
+            return error_response("against: give a revision id", fields={"against": ["a revision id"]})
+        detail = gdpconfig_revision_detail(revision_id=revision.pk, against_id=against)
+        if against and (detail["against"] is None or detail["against"].pk != against):
+            return error_response(f"no gdpconfig revision {against}", status_code=404, fields={"against": ["unknown"]})
+        data = serializers.GdpConfigRevisionSerializer(revision).data
+        keys = ("app", "component", "key", "vo", "value", "type", "is_custom")
+        data["rows"] = [dict(zip(keys, row, strict=True)) for row in revision.rows]
+        data["against"] = detail["against"].pk if detail["against"] else None
+        data["difference"] = detail["difference"]
+        return Response(data)
+
+    @extend_schema(
+        request=serializers.RestoreRequestSerializer,
+        responses={200: serializers.GdpConfigRevisionSerializer, 400: OpenApiResponse()},
+    )
+    @action(detail=True, methods=["post"], permission_classes=[CanChangeGdpConfig], filter_backends=[])
+    def restore(self, request, pk=None):
+        """Makes the stored gdpconfig what it was at this revision; the result is a new revision (returned). 400
+        when the stored gdpconfig already is this revision."""
+        revision = get_object_or_404(GdpConfigRevision, pk=pk)
+        serializer = serializers.RestoreRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            made = gdpconfig_revision_restore(
+                revision_id=revision.pk, user=request.user, comment=serializer.validated_data["comment"]
+            )
+        except GdpConfigInputError as why:
+            return error_response(str(why), fields={why.field: [str(why)]})
+        return Response(serializers.GdpConfigRevisionSerializer(made).data)
 
 
 COMMENT_LENGTH = GdpConfigChange._meta.get_field("comment").max_length

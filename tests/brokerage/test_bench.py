@@ -309,3 +309,26 @@ def test_keepup_counts_each_cycle_behind_its_beat():
         "brokerage.tasks.grid_simulate_task": [0.5, 5.0],
         "brokerage.tasks.job_generation_cycle_task": [3.0, 2.0],
     }
+
+
+def test_replay_rows_and_nothing_left_behind():
+    from brokerage.models import BrokerageCycle, CycleInputs, Decision, ScenarioPart
+
+    rows = {
+        (row["bench"], row["params"].get("caches", "")): row for row in json.loads(bench("replay", "--json", "--quick"))
+    }
+    storage = rows[("replay-storage", "")]
+    assert storage["bytes_per_decision"] == pytest.approx(
+        storage["inputs_bytes_per_decision"]
+        + storage["trace_bytes_per_decision"]
+        + storage["frame_bytes_per_decision"],
+        abs=0.2,
+    )
+    assert storage["own_inputs_bytes_per_decision"] > 0
+    assert rows[("replay-one", "parts read before")]["n"] == 20  # each asserted identical inside the benchmark
+    what_if = rows[("replay-what-if-cycle", "")]
+    assert what_if["replayed"] == 100
+    assert not Decision.objects.exists()
+    assert not BrokerageCycle.objects.exists()
+    assert not CycleInputs.objects.exists()
+    assert not ScenarioPart.objects.exists()

@@ -13,11 +13,13 @@ from django.db import connection
 from brokerage.models import (
     BrokerageCycle,
     CycleFrame,
+    CycleInputs,
     Decision,
     DecisionTrace,
     HousekeepingRun,
     Job,
     JobStatusLog,
+    ScenarioPart,
     TaskStatusLog,
 )
 from brokerage.selectors.integrity import integrity_findings
@@ -200,6 +202,26 @@ class TestTieredDecisions:
         assert CycleFrame.objects.filter(cycle_id=base.cycle_id).exists()  # its frame too
         housekeeping_run(now=NOW + timedelta(days=2))  # the delta expired: both go
         assert not DecisionTrace.objects.exists()
+
+    def test_inputs_expire_with_the_traces_and_a_kept_cycles_day_of_parts_stays_whole(self):
+        from brokerage.services.inputs import cycle_inputs_store, day_of
+
+        def with_inputs(when: datetime, stats: int) -> Decision:
+            decision = decision_at(when)
+            cycle = BrokerageCycle.objects.get(pk=decision.cycle_id)
+            cycle_inputs_store(cycle=cycle, raw={"plugin": "atlas_prod_task", "queue_stats": {"Q": {"running": stats}}})
+            return decision
+
+        old = with_inputs(NOW - timedelta(days=31), stats=1)
+        # kept: 29 days and 23 hours back, a day whose first hour is past the cutoff (its parts are kept whole)
+        kept = with_inputs(NOW - timedelta(days=29, hours=23), stats=2)
+        assert ScenarioPart.objects.count() == 2
+        run = housekeeping_run(now=NOW)
+        assert set(CycleInputs.objects.values_list("cycle_id", flat=True)) == {kept.cycle_id}
+        assert set(ScenarioPart.objects.values_list("day", flat=True)) == {day_of(kept.created)}
+        assert run.tables["brokerage_cycle_inputs"]["dropped"] == 1
+        assert run.tables["brokerage_scenario_parts"]["dropped"] == 1
+        assert old.pk in set(Decision.objects.values_list("pk", flat=True))  # the row stays (DECISION_DAYS)
 
 
 class TestRecord:

@@ -17,16 +17,15 @@ from brokerage.models import (
     PandaQueue,
     Task,
     TaskStatusLog,
-    WorkQueue,
 )
 from brokerage.selectors.monitor import task_headline
-from brokerage.services.cycles import task_brokerage_cycle_run, task_pending_retry
+from brokerage.services.cycles import task_pending_retry
+from brokerage.services.demo_cadence import demo_cadence_run
 from brokerage.services.demo_dirac import PILOTS, dirac_demo_jobs
 from brokerage.services.demo_grid import demo_grid_build
 from brokerage.services.demo_stories import STORIES
 from brokerage.services.dirac import dirac_jobs_submit
 from brokerage.services.jobs import job_generation_cycle_run
-from brokerage.services.progress import task_completion_check, task_refine
 from brokerage.services.simulator import (
     CRASH,
     DIRAC_BACKLOG,
@@ -37,7 +36,6 @@ from brokerage.services.simulator import (
     grid_simulate_step,
 )
 from brokerage.services.task_commands import task_watch
-from brokerage.services.watchdog import watchdog_cycle_run
 from tests import factories
 from tests.engine.builders import nucleus, task_scenario
 
@@ -241,22 +239,13 @@ def test_within_minutes_the_stories_reach_their_states_and_pending_tasks_come_ba
     generation 20 s, watchdog 30 s) for six minutes at 60 grid minutes per real minute."""
     start = NOW
     demo_grid_build(size="small", now=start, seed=2026)
-    work_queues = list(WorkQueue.objects.filter(is_partition=False).values_list("pk", flat=True))
-    throttled_seen = False
-    for tick in range(0, 6 * 60 + 1, 5):
-        now = start + timedelta(seconds=tick)
-        grid_simulate_step(now=now, speed=60, inflow=True)
-        if tick % 10 == 0:
-            task_refine(now=now)
-            task_completion_check(now=now)
-        if tick % 15 == 0:
-            task_brokerage_cycle_run(now=now)
-        if tick % 20 == 0:
-            for work_queue in work_queues:
-                job_generation_cycle_run(work_queue_id=work_queue, now=now)
-        if tick % 30 == 0:
-            watchdog_cycle_run(now=now)
-        throttled_seen |= Task.objects.filter(status="throttled").exists()
+    seen = {"throttled": False}
+
+    def watch(now):
+        seen["throttled"] |= Task.objects.filter(status="throttled").exists()
+
+    demo_cadence_run(start=start, seconds=6 * 60, after_beat=watch)
+    throttled_seen = seen["throttled"]
     statuses = dict(Task.objects.filter(taskName__in=[s.name for s in STORIES]).values_list("taskName", "status"))
     expected = {story.name: story.ends_as for story in STORIES if story.ends_as != "throttled"}
     assert {name: statuses[name] for name in expected} == expected

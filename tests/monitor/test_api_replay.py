@@ -95,3 +95,40 @@ def test_what_if_over_a_cycle_and_over_a_window(client, brokered):  # noqa: F811
     assert reversed_window.status_code == 200
     assert reversed_window.json()["cycles"] == []
     assert reversed_window.json()["looked_at"] == 0
+
+
+def test_revisions_through_the_api_list_compare_and_restore_with_permission(client, brokered):  # noqa: F811
+    from django.contrib.auth.models import Permission, User
+
+    from brokerage.models import GdpConfig, GdpConfigRevision
+    from brokerage.services.gdpconfig import gdpconfig_save
+
+    gdpconfig_save(key="NQUEUED_SAT_CAP", value="300", comment="wider")
+    wanted = GdpConfigRevision.objects.order_by("-pk").first()
+    gdpconfig_save(key="NQUEUED_SAT_CAP", value="5")
+    listing = client.get("/api/v1/gdpconfig-revisions/").json()["results"]
+    assert [r["action"] for r in listing][:2] == ["save", "save"]
+    assert listing[1]["comment"] == "wider"
+    assert listing[0]["changes"] == [
+        {"key": "NQUEUED_SAT_CAP", "vo": "", "action": "update", "old_value": "300", "new_value": "5"}
+    ]
+    latest = listing[0]["id"]
+    detail = client.get(f"/api/v1/gdpconfig-revisions/{latest}/", {"against": wanted.pk}).json()
+    assert detail["against"] == wanted.pk
+    assert [(d["key"], d["before"], d["after"]) for d in detail["difference"]] == [("NQUEUED_SAT_CAP", "300", "5")]
+    assert client.get(f"/api/v1/gdpconfig-revisions/{latest}/", {"against": "x"}).status_code == 400
+    assert client.get(f"/api/v1/gdpconfig-revisions/{latest}/", {"against": 10**9}).status_code == 404
+    url = f"/api/v1/gdpconfig-revisions/{wanted.pk}/restore/"
+    assert post(client, url, {}).status_code in (401, 403)
+    reader = User.objects.create_user("reader", password="pw")
+    client.force_login(reader)
+    assert post(client, url, {}).status_code == 403
+    reader.user_permissions.add(Permission.objects.get(codename="change_gdpconfig"))
+    client.force_login(User.objects.get(pk=reader.pk))
+    restored = post(client, url, {"comment": "back"})
+    assert restored.status_code == 200
+    assert restored.json()["action"] == "restore"
+    assert GdpConfig.objects.get(key="NQUEUED_SAT_CAP").value == "300"
+    again = post(client, url, {})
+    assert again.status_code == 400
+    assert "nothing to restore" in again.json()["error"]["fields"]["revision"][0]
