@@ -89,9 +89,19 @@ def _rebuild(cursor, table, aside, make_parent, make_children, *, indexes_from=N
     drops `aside`."""
     cursor.execute(f"ALTER TABLE {q(table)} RENAME TO {q(aside)}")
     primary, indexes, foreign = _definitions(cursor, aside)
+    # unique constraints (issue 34's parts, unique on day and digest: they hold the partition key) move as
+    # constraints; the indexes behind them are theirs
+    cursor.execute(
+        "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = %s::regclass AND contype = 'u'",
+        [aside],
+    )
+    uniques = cursor.fetchall()
+    indexes = [(name, d) for name, d in indexes if name not in {u for u, _ in uniques}]
     if indexes_from is not None:
         indexes = [(name, d) for name, d in _definitions(cursor, indexes_from)[1] if "UNIQUE" not in d]
     for name in primary:
+        cursor.execute(f"ALTER TABLE {q(aside)} DROP CONSTRAINT {q(name)}")
+    for name, _ in uniques:
         cursor.execute(f"ALTER TABLE {q(aside)} DROP CONSTRAINT {q(name)}")
     for name, _ in foreign:
         cursor.execute(f"ALTER TABLE {q(aside)} DROP CONSTRAINT {q(name)}")
@@ -114,7 +124,7 @@ def _rebuild(cursor, table, aside, make_parent, make_children, *, indexes_from=N
                 definition = definition.replace(f" ON {only}public.{q(source)} ", f" ON public.{q(target)} ")
                 definition = definition.replace(f" ON {only}public.{source} ", f" ON public.{q(target)} ")
         cursor.execute(definition)
-    for name, definition in foreign:
+    for name, definition in [*uniques, *foreign]:
         cursor.execute(f"ALTER TABLE {q(table)} ADD CONSTRAINT {q(name)} {definition}")
     cursor.execute(f"DROP TABLE {q(aside)} CASCADE")
 

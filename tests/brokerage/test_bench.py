@@ -311,6 +311,7 @@ def test_keepup_counts_each_cycle_behind_its_beat():
     }
 
 
+@pytest.mark.django_db(transaction=True)
 def test_replay_rows_and_nothing_left_behind():
     from brokerage.models import BrokerageCycle, CycleInputs, Decision, ScenarioPart
 
