@@ -386,6 +386,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # 3.1: JSON Schema 2020-12, the dialect of docs/scenario.schema.json, which the preview's body embeds
     "OAS_VERSION": "3.1.0",
+    "PREPROCESSING_HOOKS": ["monitor.api.schema.without_bare_twins"],
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "monitor.api.schema.strict_bodies"],
 }
 CSRF_FAILURE_VIEW = "monitor.api.errors.csrf_failure"

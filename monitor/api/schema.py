@@ -304,3 +304,14 @@ def strict_bodies(result, generator, request, public):
             if name in STRICT_REQUEST_COMPONENTS and "Patched" not in name and name not in OPTIONAL_BODIES:
                 body["required"] = True
     return result
+
+
+def without_bare_twins(endpoints):
+    """Preprocessing: the paths issue 34 names without the router's trailing slash (`…/replay`, `…/what-if`) answer
+    like their twins with it; the schema lists each operation once, under the router's path."""
+    paths = {path for path, *_ in endpoints}
+    return [
+        (path, pattern, method, view)
+        for path, pattern, method, view in endpoints
+        if path.endswith("/") or f"{path}/" not in paths
+    ]

@@ -174,6 +174,7 @@ class CycleViewSet(ReadOnly):
     filterset_class = filters.CycleFilter
 
     @extend_schema(
+        operation_id="v1_cycles_what_if_create",
         request=serializers.WhatIfRequestSerializer,
         responses={200: OpenApiResponse(description="decisions that would change, and how"), 400: OpenApiResponse()},
     )
@@ -185,6 +186,7 @@ class CycleViewSet(ReadOnly):
         return _what_if_response(request, [cycle.pk])
 
     @extend_schema(
+        operation_id="v1_cycles_window_what_if_create",
         request=serializers.WhatIfRequestSerializer,
         responses={200: OpenApiResponse(description="decisions that would change, and how"), 400: OpenApiResponse()},
     )

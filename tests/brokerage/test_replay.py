@@ -8,6 +8,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import models
+from django.test import override_settings
 
 from brokerage.models import BrokerageCycle, CycleInputs, Decision, DecisionTrace, ScenarioPart
 from brokerage.selectors.inputs import REPLAYABLE, InputsUnavailable, decision_scenario
@@ -28,11 +29,14 @@ def demo_run(*, minutes: int) -> None:
     demo_cadence_run(start=NOW, seconds=minutes * 60)
 
 
-@pytest.fixture
-def demo(settings):
-    settings.GRID_SIMULATOR = True
-    settings.GRID_SIMULATOR_SPEED = 60
-    demo_run(minutes=3)
+@pytest.fixture(scope="module")
+def demo(django_db_setup, django_db_blocker):
+    """One demo run for the module (the tests read it; a test's own changes are rolled back with it)."""
+    with django_db_blocker.unblock(), override_settings(GRID_SIMULATOR=True, GRID_SIMULATOR_SPEED=60):
+        demo_run(minutes=3)
+    yield
+    with django_db_blocker.unblock():
+        call_command("flush", interactive=False, verbosity=0)
 
 
 def test_every_decision_of_a_demo_run_replays_identically(demo):

@@ -215,7 +215,7 @@ def test_gdpconfig_page_lists_every_parameter_and_changes(client, living_grid):
     response, html = page(client, reverse("monitor:gdpconfig"))
     assert len(response.context["parameters"]) == len(REGISTRY)
     assert "DISK_THRESHOLD" in html
-    assert response.context["changes"]  # the demo grid set DISK_THRESHOLD_Express
+    assert response.context["revisions"]  # the demo grid set DISK_THRESHOLD_Express: a revision with its change
     assert reverse("admin:brokerage_gdpconfig_changelist") in html
 
 
