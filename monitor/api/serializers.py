@@ -31,6 +31,7 @@ from brokerage.models import (
     WMCoreRequest,
     WorkQueue,
 )
+from brokerage.params import BIGGEST_ID
 from brokerage.selectors.decisions import trace_expiry
 from monitor.api.schema import SCENARIO_SCHEMA
 
@@ -498,7 +499,10 @@ class ReplayRequestSerializer(StrictKeys, serializers.Serializer):
     """A stored decision run again (issue 34): as it was, or with changes."""
 
     cycle = serializers.IntegerField(
-        required=False, min_value=1, help_text="Decide over this cycle's grid side instead of the decision's own."
+        required=False,
+        min_value=1,
+        max_value=BIGGEST_ID,
+        help_text="Decide over this cycle's grid side instead of the decision's own.",
     )
     profile = serializers.ChoiceField(
         choices=list(PROFILE_NAMES), required=False, help_text="Another gdpconfig profile than the cycle's."

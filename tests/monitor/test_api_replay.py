@@ -132,3 +132,13 @@ def test_revisions_through_the_api_list_compare_and_restore_with_permission(clie
     again = post(client, url, {})
     assert again.status_code == 400
     assert "nothing to restore" in again.json()["error"]["fields"]["revision"][0]
+
+
+def test_a_cycle_beyond_any_id_is_a_field_error_not_a_server_error(client, brokered):  # noqa: F811
+    decision = Decision.objects.get()
+    body = post(client, f"/api/v1/decisions/{decision.pk}/replay/", {"cycle": 2**70})
+    assert body.status_code == 400
+    assert "cycle" in body.json()["error"]["fields"]
+    unknown = post(client, f"/api/v1/decisions/{decision.pk}/replay/", {"cycle": 987654321})
+    assert unknown.status_code == 404
+    assert "cycle 987654321 has no stored inputs" in unknown.json()["error"]["message"]
