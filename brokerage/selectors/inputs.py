@@ -147,10 +147,10 @@ def decision_inputs(*, decision: Decision) -> dict[str, Any]:
             "not_brokerage",
             f"decision {decision.pk} is a {decision.plugin} decision: its inputs are not kept for replay",
         )
-    row = DecisionTrace.objects.filter(decision_id=decision.pk).values_list("inputs", flat=True)
-    if not row.exists():
+    found = list(DecisionTrace.objects.filter(decision_id=decision.pk).values_list("inputs", flat=True)[:1])
+    if not found:
         raise InputsUnavailable("expired", _expired_message(decision))
-    blob = row.first()
+    blob = found[0]
     if blob is None:
         raise InputsUnavailable("not_kept", f"decision {decision.pk} was stored before inputs were kept (issue 34)")
     return inputs_decode(blob)
