@@ -45,7 +45,8 @@ def test_what_if_over_the_cycle_and_the_window_count_candidate_changes(client, b
     )
     assert page.status_code == 200
     result = page.context["result"]
-    assert (result["changed_candidates"], result["changed_choice"], result["unchanged"]) == (1, 0, 0)
+    # SAT2_Q came back: a candidate change (the draw between the two queues may move the choice or not)
+    assert (result["changed_candidates"], result["changed_outcome"], result["unchanged"]) == (1, 0, 0)
     html = page.content.decode()
     assert 'id="what-if-changed"' in html
     assert reverse("monitor:decision-replay", args=[decision.pk]) + "?set=NQUEUED_SAT_CAP%3D300" in html
