@@ -153,7 +153,11 @@ def window_what_if(request: HttpRequest) -> HttpResponse:
 @require_safe
 def gdpconfig_revisions(request: HttpRequest) -> HttpResponse:
     """Every gdpconfig revision, newest first, with its changes and the cycles that ran under it."""
-    return render(request, "monitor/gdpconfig_revisions.html", {"revisions": gdpconfig_revision_list(limit=200)})
+    return render(
+        request,
+        "monitor/gdpconfig_revisions.html",
+        {"revisions": gdpconfig_revision_list(limit=200, with_cycle_counts=True)},
+    )
 
 
 @require_safe

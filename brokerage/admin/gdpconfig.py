@@ -13,6 +13,7 @@ from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import escape, format_html, format_html_join
 
+from brokerage.admin.decisions import ReadOnlyAdmin
 from brokerage.gdpconfig import REGISTRY, GdpConfigError
 from brokerage.gdpconfig.assignments import assignments_parse
 from brokerage.gdpconfig.profiles import PROFILES
@@ -323,7 +324,7 @@ class GdpConfigChangeAdmin(admin.ModelAdmin):
 
 
 @admin.register(GdpConfigRevision)
-class GdpConfigRevisionAdmin(admin.ModelAdmin):
+class GdpConfigRevisionAdmin(ReadOnlyAdmin):
     """Revisions are made by the services, never edited: each shows its difference from the one before and can be
     restored (after its what-if on the monitor's revision page) by an admin who may change gdpconfig."""
 
@@ -333,12 +334,6 @@ class GdpConfigRevisionAdmin(admin.ModelAdmin):
     readonly_fields = ["created", "action", "summary", "comment", "username", "digest", "difference"]
     exclude = ["rows", "user"]
     actions = ["restore_revision"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
     def has_delete_permission(self, request, obj=None):
         return False

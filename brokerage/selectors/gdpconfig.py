@@ -114,13 +114,15 @@ def gdpconfig_parameter_rows(*, vo: str = "") -> list[dict[str, Any]]:
     return rows
 
 
-def gdpconfig_revision_list(*, limit: int = 50) -> list:
-    """The newest revisions first, each with its changes and how many cycles ran under it."""
-    return list(
-        GdpConfigRevision.objects.annotate(n_cycles=Count("cycles"))
-        .prefetch_related(Prefetch("changes", queryset=GdpConfigChange.objects.order_by("pk")))
-        .order_by("-pk")[:limit]
+def gdpconfig_revision_list(*, limit: int = 50, with_cycle_counts: bool = False) -> list:
+    """The newest revisions first, each with its changes; with `with_cycle_counts`, how many cycles ran under each
+    (a count over the cycles' revision index: only the revisions page shows it, /gdpconfig/ does not pay for it)."""
+    revisions = GdpConfigRevision.objects.prefetch_related(
+        Prefetch("changes", queryset=GdpConfigChange.objects.order_by("pk"))
     )
+    if with_cycle_counts:
+        revisions = revisions.annotate(n_cycles=Count("cycles"))
+    return list(revisions.order_by("-pk")[:limit])
 
 
 def gdpconfig_revision_diff(*, old, new) -> list[dict]:
