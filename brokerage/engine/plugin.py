@@ -66,6 +66,87 @@ class Context:
         return self.arrays[key]
 
 
+class _Group:
+    """Keys made together by one producer from the arrays as prepared (`origin`), once, into `made`."""
+
+    __slots__ = ("made", "origin", "producer")
+
+    def __init__(self, producer: Callable[[Mapping[str, Any]], dict], origin: Mapping[str, Any]):
+        self.producer, self.origin, self.made = producer, origin, None
+
+    def value(self, key: str) -> Any:
+        if self.made is None:
+            self.made = self.producer(self.origin)
+        return self.made[key]
+
+
+class PreparedArrays(dict):
+    """prepare()'s arrays, some of them made only when a rule first reads them: a decision whose candidates are all
+    gone after the first filters never pays for the numbers only later rules and the weight read (on a small grid,
+    making every array up front was half of a decision's time).
+
+    A group of keys (`lazily`) is made once, by a producer reading the arrays as they were prepared, never a
+    decision's own writes, so what a key holds does not depend on which rule read it first; it is shared by every
+    copy (`for_decision`, `derived`), and a key a decision set itself is never replaced by a group made later."""
+
+    __slots__ = ("_groups",)
+
+    def __init__(self, values: Mapping[str, Any] = ()):
+        super().__init__(values)
+        self._groups: dict[str, _Group] = {}
+
+    def lazily(self, keys: Sequence[str], producer: Callable[[Mapping[str, Any]], dict]) -> None:
+        """Registers a producer for `keys` (each it may make; one it does not make stays missing), reading these
+        arrays as they are once prepared."""
+        group = _Group(producer, self)
+        for key in keys:
+            self.pop(key, None)
+            self._groups[key] = group
+
+    def for_decision(self) -> PreparedArrays:
+        """A copy a decision may write into, sharing the prepared arrays and the groups, made or not."""
+        copy = PreparedArrays(self)
+        copy._groups = self._groups
+        return copy
+
+    def derived(self) -> PreparedArrays:
+        """A copy to prepare more arrays in (its own groups added to these), e.g. per decision over a grid's."""
+        copy = PreparedArrays(self)
+        copy._groups = dict(self._groups)
+        return copy
+
+    def __missing__(self, key: str) -> Any:
+        group = self._groups.get(key)
+        if group is None:
+            raise KeyError(key)
+        value = self[key] = group.value(key)
+        return value
+
+
+class _Overlay(dict):
+    """Writes land here, reads fall through to `base`: a producer written as if it filled the arrays in place."""
+
+    __slots__ = ("_base",)
+
+    def __init__(self, base: Mapping[str, Any]):
+        super().__init__()
+        self._base = base
+
+    def __missing__(self, key: str) -> Any:
+        return self._base[key]
+
+
+def overlay_producer(fill: Callable[[dict], None]) -> Callable[[PreparedArrays], dict]:
+    """A producer from a function that writes its keys into the arrays it reads."""
+
+    def produce(arrays: PreparedArrays) -> dict:
+        target = _Overlay(arrays)
+        fill(target)
+        return dict(target)
+
+    return produce
+
+
 def among(values: np.ndarray | Sequence[Any], options: Sequence[Any] | frozenset | set) -> np.ndarray:
     """Which values are among the options (np.isin for a column of strings, by set lookup: np.isin sorts both
     sides, a tenth of a small decision's time)."""
@@ -276,11 +357,10 @@ class Plugin:
         of their own, so each decision gets its own dict over the same arrays."""
         cache = self._snapshot_cache(scenario)
         held = cache.get("prepared")
-        if held is not None and held[0] is scenario and held[1] == names:
-            return dict(held[2])
-        arrays = self.prepare(scenario, names)
-        cache["prepared"] = (scenario, list(names), dict(arrays))
-        return arrays
+        if held is None or held[0] is not scenario or held[1] != names:
+            held = cache["prepared"] = (scenario, list(names), self.prepare(scenario, names))
+        arrays = held[2]
+        return arrays.for_decision() if isinstance(arrays, PreparedArrays) else dict(arrays)
 
     def late_skips(self, context: Context) -> list[tuple[str, np.ndarray, str, Detail]]:
         """Candidates weighed with the others and dropped after (filter, mask, code, detail); none by default."""
@@ -290,6 +370,8 @@ class Plugin:
         """The candidates and their own attributes, shared by every decision over the same snapshot."""
         names = list(self.initial_candidates(scenario))
         arrays = self.prepare(scenario, names)
+        if isinstance(arrays, PreparedArrays):
+            arrays = arrays.for_decision()
         # The same conversion as the skips' details, so that equal values compare equal.
         rows = _rows({key: np.asarray(arrays[array]) for key, array in self.frame_keys.items()}, np.arange(len(names)))
         return Frame(tuple(names), {key: [row[key] for row in rows] for key in self.frame_keys})
@@ -300,10 +382,13 @@ class Plugin:
         context = Context(scenario, names, self._prepared(scenario, names), np.ones(len(names), dtype=bool), self)
         skipped = SkipTable(names)
         stages: list[Stage] = []
+        left = len(names)
         for rule in self.filters_for(scenario):
             if rule.name in self.disabled_filters:
                 continue
-            stages.append(self._apply(rule, context, skipped))
+            stage = self._apply(rule, context, skipped, left)
+            left = stage.after
+            stages.append(stage)
         survivors = np.flatnonzero(context.alive)
         candidates: list[Candidate] = []
         if len(survivors):
@@ -367,17 +452,19 @@ class Plugin:
             profile=scenario.profile,
         )
 
-    def _apply(self, rule: Filter, context: Context, skipped: SkipTable) -> Stage:
+    def _apply(self, rule: Filter, context: Context, skipped: SkipTable, before: int | None = None) -> Stage:
+        """One filter over the candidates still alive (`before` of them, counted when not given)."""
         alive = context.alive
-        before = int(np.count_nonzero(alive))
+        if before is None:
+            before = int(np.count_nonzero(alive))
         if before == 0:
-            return Stage(rule.name, 0, 0)
+            return _stage(rule.name, 0, 0)
         verdict = rule.check(context)
         fails = verdict.fails
         removed = alive & (fails if isinstance(fails, np.ndarray) and fails.dtype == bool else np.asarray(fails, bool))
         gone = int(np.count_nonzero(removed))
         if gone == 0:
-            return Stage(rule.name, before, before)
+            return _stage(rule.name, before, before)
         if rule.fallback is not None and gone == before:
             note = rule.fallback(context)
             if note:
@@ -386,7 +473,21 @@ class Plugin:
         codes = [rule.code] * gone if verdict.code is None else verdict.code[positions].tolist()
         skipped.add_group(rule.name, positions, codes, verdict.detail)
         alive[positions] = False
-        return Stage(rule.name, before, before - gone)
+        return _stage(rule.name, before, before - gone)
+
+
+_STAGES: dict[tuple[str, int, int], Stage] = {}
+
+
+def _stage(name: str, before: int, after: int) -> Stage:
+    """A Stage without a note, shared: most filters keep or leave the same few counts in every decision."""
+    key = (name, before, after)
+    stage = _STAGES.get(key)
+    if stage is None:
+        if len(_STAGES) > 10_000:
+            _STAGES.clear()
+        stage = _STAGES[key] = Stage(name, before, after)
+    return stage
 
 
 def weighted_choice(candidates: Sequence[Candidate], seed: int) -> str | None:

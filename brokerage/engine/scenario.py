@@ -65,7 +65,10 @@ class _Reader:
         value = self.data.get(key, default)
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        kind = type(value)  # bool is not int here: True is no number
+        if not ((kind is int or kind is float) and math.isfinite(value)) and (
+            isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value)
+        ):
             raise ScenarioError(self.at(key), "a number", value)
         if minimum is not None and value < minimum:
             raise ScenarioError(self.at(key), f"a number ≥ {minimum:g}", value)
@@ -87,7 +90,7 @@ class _Reader:
         value = self.data.get(key, default)
         if value is None:
             value = ""
-        if not isinstance(value, str):
+        elif type(value) is not str and not isinstance(value, str):
             raise ScenarioError(self.at(key), "text", value)
         if choices is not None and value not in choices:
             raise ScenarioError(self.at(key), "one of " + ", ".join(repr(c) for c in choices), value)
@@ -454,23 +457,19 @@ _QUEUE_BOOLEANS = frozenset(("direct_access_lan", "direct_access_wan", "use_vp")
 
 def _queue_record_plain(record: dict) -> bool:
     """The common case at once: every key the brokers read has its JSON type (a scenario's queues are checked on
-    every parse). False sends the record through the full check, which names what is wrong."""
-    keys = record.keys()
-    for key in keys & _QUEUE_NUMBERS:
-        value = record[key]
-        kind = type(value)
-        if kind is float:
-            if not math.isfinite(value):
-                return False
-        elif kind is not int and value is not None:
-            return False  # bool included: its type is not int
-    for key in keys & _QUEUE_TEXTS:
-        value = record[key]
-        if type(value) is not str and value is not None:
-            return False
-    for key in keys & _QUEUE_BOOLEANS:
-        value = record[key]
-        if type(value) is not bool and value is not None:
+    every parse). False sends the record through the full check, which names what is wrong. The types are judged
+    once per shape (the record's keys and the types of their values: a grid's records share a few shapes); the
+    values are still read for what a type does not settle (a float's finiteness, the statuses, the lists)."""
+    shape = (tuple(record), tuple(map(type, record.values())))
+    floats = _SHAPES.get(shape)
+    if floats is None:
+        if len(_SHAPES) >= 4096:  # bounded: shapes are few, but a process may parse scenarios of any origin
+            _SHAPES.clear()
+        floats = _SHAPES[shape] = _shape_floats(shape)
+    if floats is False:
+        return False
+    for key in floats:
+        if not math.isfinite(record[key]):
             return False
     releases = record.get("releases")
     if releases is not None and not (type(releases) is list and all(type(x) is str for x in releases)):
@@ -482,6 +481,28 @@ def _queue_record_plain(record: dict) -> bool:
         return False
     status, site_class = record.get("status"), record.get("siteClass")
     return (status is None or status in QUEUE_STATUSES) and (site_class in (None, "", "hi", "mid", "lo"))
+
+
+# a queue record's shape → False when a key has the wrong type, else the number keys holding floats
+_SHAPES: dict[tuple, tuple[str, ...] | bool] = {}
+
+
+def _shape_floats(shape: tuple[tuple[str, ...], tuple[type, ...]]) -> tuple[str, ...] | bool:
+    floats = []
+    for key, kind in zip(*shape, strict=True):
+        if kind is type(None):
+            continue
+        if key in _QUEUE_NUMBERS:
+            if kind is float:
+                floats.append(key)
+            elif kind is not int:
+                return False  # bool included: its type is not int
+        elif key in _QUEUE_TEXTS:
+            if kind is not str:
+                return False
+        elif key in _QUEUE_BOOLEANS and kind is not bool:
+            return False
+    return tuple(floats)
 
 
 def check_queue_record(name: str, record: object, *, path: str = "$.queues") -> None:

@@ -2052,6 +2052,22 @@ REGISTRY = Registry(
 )
 
 
+# Resolved plain values per (registry, vo, profile, rows): the resolution is a pure function of these. Bounded: a
+# process that sees many distinct configurations (what-if sweeps) starts over rather than growing.
+_RESOLUTIONS: dict[tuple, dict[str, Any]] = {}
+_RESOLUTIONS_MAX = 256
+
+
+def _shared_resolutions(registry: Registry, vo: str, profile: str, rows: dict[tuple[str, str], Any]) -> dict[str, Any]:
+    key = (registry, vo, profile, repr(sorted(rows.items())) if rows else "")
+    found = _RESOLUTIONS.get(key)
+    if found is None:
+        if len(_RESOLUTIONS) >= _RESOLUTIONS_MAX:
+            _RESOLUTIONS.clear()
+        found = _RESOLUTIONS[key] = {}
+    return found
+
+
 class ConfigView:
     """Resolves parameters over stored rows: a VO row over a VO-less row, KEY_<gshare|workflow> over KEY,
     a stored value over the default.
@@ -2078,8 +2094,9 @@ class ConfigView:
         # The profile layer: its values apply where no row is stored (profiles.py).
         self.profile = profile
         self._profile_values = PROFILES[profile].values
-        # get() without a suffix, resolved once per key: a decision reads some sixty keys, many of them again
-        self._plain: dict[str, Any] = {}
+        # get() without a suffix, resolved once per key and shared by every view over the same rows and profile:
+        # a decision reads some sixty keys, and each scenario parsed builds its own view over the same few rows
+        self._plain: dict[str, Any] = _shared_resolutions(registry, vo, profile, self._rows)
 
     @classmethod
     def from_flat(

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..decision import Decision
-from ..plugin import Context, Filter, Rejection, among
+from ..plugin import Context, Filter, Rejection, among, overlay_producer
 from ..scenario import Scenario
 from ..software import TaskSoftware
 from ..software_panda import anal_gpu_queue_ok, anal_software_panda
@@ -300,10 +300,29 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
                 "n_users": np.array([max(_float(s.get("nUsers")), 1.0) for s in stats], dtype=float),
             }
         a.update(cache[key])
+        a.lazily(self.USER_KEYS, overlay_producer(lambda target: self._prepare_user(scenario, names, target)))
+        return a
+
+    # the user's numbers per queue and the Analysis Stabilizer's: made when a rule first reads them
+    USER_KEYS = (
+        "user_queued",
+        "user_running",
+        "task_finished",
+        "task_failed",
+        "task_closed",
+        "queued_all",
+        "user_listed",
+        "stabilizer_panda",
+        "throttleable",
+        "nq_max",
+        "user_percentage",
+        "max_q_len",
+    )
+
+    def _prepare_user(self, scenario: Scenario, names: list[str], a: dict[str, Any]) -> None:
         a.update(self._user_arrays(scenario, names))
         a["queued_all"] = a["defined"] + a["activated"] + a["assigned"] + a["starting"]
         self._stabilizer_numbers(scenario, a)
-        return a
 
     USER_FIELDS = (
         ("userQueued", "user_queued"),
@@ -326,12 +345,16 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         positions: dict[str, list[int]] = {}
         for i, name in enumerate(names):  # a unified queue's numbers go to each of its pseudo-queues
             positions.setdefault(known[name][1] if name in known else name, []).append(i)
-        arrays = {array: np.zeros(len(names)) for _, array in self.USER_FIELDS}
+        columns = {array: [0.0] * len(names) for _, array in self.USER_FIELDS}
         for queue_name, numbers in per_queue.items():
-            if queue_name not in positions or not numbers:
+            where = positions.get(queue_name)
+            if where is None or not numbers:
                 continue
             for field, array in self.USER_FIELDS:
-                arrays[array][positions[queue_name]] = _float(numbers.get(field))
+                value, column = _float(numbers.get(field)), columns[array]
+                for position in where:
+                    column[position] = value
+        arrays = {array: np.array(column, dtype=float) for array, column in columns.items()}
         cache[key] = (per_queue, arrays)  # the object is kept so its id cannot be reused meanwhile
         return arrays
 
@@ -349,33 +372,22 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         a["user_listed"] = (a["user_queued"] + a["user_running"] > 0) | (not panda)
         a["stabilizer_panda"] = panda
         a["throttleable"] = ~((queued < base_length) | (queued < config.get("BASE_EXPECTED_WAIT_HOUR_ON_PQ") * trr))
-        a["nq_max"] = (
-            np.maximum.reduce(
-                [
-                    np.full(len(queued), float(base_length)),
-                    config.get("STATIC_MAX_QUEUE_RUNNING_RATIO") * running,
-                    config.get("MAX_EXPECTED_WAIT_HOUR") * trr,
-                ]
-            )
-            if len(queued)
-            else np.zeros(0)
+        a["nq_max"] = np.maximum(
+            np.maximum(
+                config.get("STATIC_MAX_QUEUE_RUNNING_RATIO") * running, config.get("MAX_EXPECTED_WAIT_HOUR") * trr
+            ),
+            float(base_length),
         )
+        running_some = running > 0
         with np.errstate(divide="ignore", invalid="ignore"):
-            share = np.where(running > 0, a["user_running"] / np.where(running > 0, running, 1), 0.0)
+            share = np.where(running_some, a["user_running"] / np.where(running_some, running, 1), 0.0)
         # ANALYSIS_WEIGHT_RULE panda: AtlasAnalJobBroker counts the users of a queue with len() of a map that
         # also holds the "_total" entry, one more than there are
         users = a["n_users"] + (1.0 if config.get("ANALYSIS_WEIGHT_RULE") == "panda" else 0.0)
         a["user_percentage"] = np.maximum(share, 1.0 / users)
-        a["max_q_len"] = (
-            np.maximum.reduce(
-                [
-                    np.full(len(queued), float(config.get("BASE_DEFAULT_QUEUE_LENGTH_PER_PQ_USER"))),
-                    config.get("BASE_QUEUE_RATIO_ON_PQ") * running,
-                    a["nq_max"] * a["user_percentage"],
-                ]
-            )
-            if len(queued)
-            else np.zeros(0)
+        a["max_q_len"] = np.maximum(
+            np.maximum(config.get("BASE_QUEUE_RATIO_ON_PQ") * running, a["nq_max"] * a["user_percentage"]),
+            float(config.get("BASE_DEFAULT_QUEUE_LENGTH_PER_PQ_USER")),
         )
 
     # --- the flow: throttle, persistent filters (retry without locality), temporary filters, weight ---

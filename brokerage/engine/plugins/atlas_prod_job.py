@@ -17,7 +17,7 @@ import numpy as np
 
 from ..fairshare import FairsharePolicyError, share_for, zero_share_panda
 from ..network import network_weight
-from ..plugin import Context, Filter, Plugin, Rejection, SkipTable, among
+from ..plugin import Context, Filter, Plugin, PreparedArrays, Rejection, SkipTable, among, overlay_producer
 from ..scenario import Scenario
 from ..software import SoftwareRules, TaskSoftware, software_check
 from ..software_panda import prod_software_panda
@@ -503,29 +503,79 @@ class AtlasProdJobBroker(Plugin):
         jobs = scenario.jobs
         return jobs.isMerge and jobs.preassignedSkippedHours >= PREASSIGNMENT_PATIENCE_HOURS
 
-    def prepare(self, scenario: Scenario, names: list[str]) -> dict[str, Any]:
+    # prepare()'s groups made only when a rule first reads one of their keys (PreparedArrays)
+    NETWORK_KEYS = (
+        "at_nucleus",
+        "queue_sites",
+        "closeness",
+        "link_queued",
+        "network_weight",
+        "queued_weight",
+        "throughput_weight",
+        "network_source",
+        "nucleus_queued",
+        "nucleus_read_wan",
+        "nucleus_write_wan",
+    )
+    DATA_KEYS = (
+        "total_size",
+        "total_files",
+        "local_size",
+        "local_files",
+        "missing_size",
+        "missing_files",
+        "missing_size_with_tape",
+        "missing_files_with_tape",
+        "assigned_used",
+    )
+    ESTIMATE_KEYS = (
+        "direct_io",
+        "job_cores",
+        "memory_needed",
+        "maxwdir_per_core",
+        "disk_needed",
+        "walltime_undefined",
+        "walltime",
+        "hs06_needed",
+        "maxtime_hs06",
+        "mintime_hs06",
+    )
+    RUNNING_KEYS = ("running_used", "bootstrap_empty")
+
+    def prepare(self, scenario: Scenario, names: list[str]) -> PreparedArrays:
         """Per-queue arrays. What depends only on the snapshot (CRIC, statistics, storage) is computed once per
         snapshot and candidate list and reused by every job set brokered over it; per decision only the
-        nucleus-, task- and configuration-dependent arrays are computed, as whole-array operations."""
+        nucleus-, task- and configuration-dependent arrays are computed, as whole-array operations, each group
+        when a rule first reads it."""
         grid = self._grid(scenario, names)
-        a: dict[str, Any] = dict(grid)
+        a = grid.derived()
         task, config = scenario.task, scenario.config
         limit = config.get("MAX_DISKIO_DEFAULT")
         a["diskio_limit"] = np.where(
             np.isnan(grid["own_diskio_limit"]), np.nan if limit is None else limit, grid["own_diskio_limit"]
         )
-        a.update(
-            self._network(
-                scenario, grid, task.nucleus, config.get("NQUEUED_SAT_CAP"), config.get("NW_THROUGHPUT_LOOKUP")
-            )
-        )
+        a["nucleus"] = task.nucleus
         if config.get("PREASSIGNMENT_RULE") == "panda" and self.preassignment(scenario)[0]:
             # a pre-assigned job set scans its queues in the order preassignment() gives
             a["scan_order"] = np.arange(len(names), dtype=float)
+        a.lazily(
+            self.NETWORK_KEYS,
+            lambda _: self._network(
+                scenario, grid, task.nucleus, config.get("NQUEUED_SAT_CAP"), config.get("NW_THROUGHPUT_LOOKUP")
+            ),
+        )
+        a.lazily(self.DATA_KEYS, overlay_producer(lambda target: self._prepare_data(scenario, grid, target)))
+        a.lazily(
+            self.ESTIMATE_KEYS,
+            overlay_producer(lambda target: self._prepare_job_estimates(task, scenario.jobs, target, config)),
+        )
+        a.lazily(self.RUNNING_KEYS, overlay_producer(lambda target: self._prepare_running(scenario, grid, target)))
+        return a
+
+    @staticmethod
+    def _prepare_running(scenario: Scenario, grid: dict[str, Any], a: dict[str, Any]) -> None:
+        task, config = scenario.task, scenario.config
         a["running_used"] = running_used(grid, task, config)
-        self._prepare_data(scenario, grid, a)
-        self._prepare_job_estimates(task, scenario.jobs, a, config)
-        a["assigned_used"] = np.where(a["missing_files"] == 0, 0.0, a["assigned"])
         # panda (BOOTSTRAP_EMPTY_QUEUES): a queue without any running or queued job gets weight 0 and goes first
         max_prio = config.get("MAX_PRIO_TO_BOOTSTRAP")
         queued = a["activated"] + a["assigned"] + a["starting"] + a["defined"]
@@ -536,9 +586,8 @@ class AtlasProdJobBroker(Plugin):
             & (not scenario.jobs.isMerge)
             & (not is_express(task, config))
         )
-        return a
 
-    def _grid(self, scenario: Scenario, names: list[str]) -> dict[str, Any]:
+    def _grid(self, scenario: Scenario, names: list[str]) -> PreparedArrays:
         cache = self._snapshot_cache(scenario)
         key = ("grid", tuple(names))
         if key not in cache:
@@ -622,14 +671,14 @@ class AtlasProdJobBroker(Plugin):
             (storages.get("write_lan") or [""])[0] or "",
         )
 
-    def _build_grid(self, scenario: Scenario, names: list[str]) -> dict[str, Any]:
+    def _build_grid(self, scenario: Scenario, names: list[str]) -> PreparedArrays:
         known = self.queue_records(scenario)
         # a pseudo-queue reads its unified queue's statistics, pilots and software (panda-server 1.0.4)
         pairs = [known.get(name) or (scenario.queues[name], name) for name in names]
         records = [record for record, _ in pairs]
         unified = [queue for _, queue in pairs]
         stats = [scenario.queue_stats.get(queue, {}) for queue in unified]
-        a: dict[str, Any] = {}
+        a = PreparedArrays()
         rows = [self._record_row(record) for record in records]
         columns = list(zip(*rows, strict=True)) if rows else [()] * len(self.RECORD_COLUMNS)
         for (key, dtype), values in zip(self.RECORD_COLUMNS, columns, strict=True):
@@ -639,7 +688,6 @@ class AtlasProdJobBroker(Plugin):
         a["is_pseudo"] = np.array([u != name for u, name in zip(unified, names, strict=True)], dtype=bool)
         order = self._scan_positions(scenario)
         a["scan_order"] = np.array([order.get(name, len(order)) for name in names], dtype=float)
-        a["maxwdir_per_core"] = a["maxwdir"] / a["corecount"]
         # rules read per distinct string: the distinct values and, per queue, which one it has
         a["policy_values"], a["policy_index"] = distinct(a["fairsharepolicy"].tolist())
         a["connectivity_values"], a["connectivity_index"] = distinct(a["wnconnectivity"].tolist())
@@ -649,14 +697,22 @@ class AtlasProdJobBroker(Plugin):
         a["activated_real"] = a["activated"]
         a["running_cores"] = a["runningCores"]
         a["has_stats"] = np.array([bool(st) for st in stats], dtype=bool)
-        self._grid_storage(scenario, records, a)
+        a.lazily(self.STORAGE_KEYS, overlay_producer(lambda target: self._grid_storage(scenario, records, target)))
         return a
+
+    # the queues' storage endpoints, made when a rule first reads them
+    STORAGE_KEYS = (
+        *(f"{role}_{activity}" for role in ("in", "out") for activity in ENDPOINT_ACTIVITIES),
+        "output_free",
+        "output_usable",
+        "readers",
+    )
 
     @classmethod
     def _stat_columns(cls, stats: list[dict[str, Any]]) -> dict[str, np.ndarray]:
         """STAT_COLUMNS for the queues' statistics: one float matrix when every value is a number or null (a null
-        or absent one takes the column's default, counts are whole), else value by value."""
-        keys = [stat_key for _, stat_key, _, _ in cls.STAT_COLUMNS]
+        or absent one takes the column's default, counts are whole), converted as a whole, else value by value."""
+        keys, whole, defaults = _STAT_LAYOUT
         try:
             matrix = np.array([[s.get(key) for key in keys] for s in stats], dtype=float).reshape(len(stats), len(keys))
         except (TypeError, ValueError):  # text where a number belongs: _int and _float read what they can
@@ -664,14 +720,11 @@ class AtlasProdJobBroker(Plugin):
                 name: np.array([convert(s.get(key), default) for s in stats], dtype=float)
                 for name, key, default, convert in cls.STAT_COLUMNS
             }
-        columns = {}
         with np.errstate(invalid="ignore"):
-            for position, (name, _, default, convert) in enumerate(cls.STAT_COLUMNS):
-                column = matrix[:, position]
-                if convert is _int:
-                    column = np.trunc(column)
-                columns[name] = column if default is np.nan else np.where(np.isnan(column), default, column)
-        return columns
+            matrix = np.where(whole, np.trunc(matrix), matrix)
+            matrix = np.where(np.isnan(matrix), defaults, matrix)
+        columns = matrix.T.copy()  # a contiguous row per column
+        return {name: columns[position] for position, (name, _, _, _) in enumerate(cls.STAT_COLUMNS)}
 
     def _scan_positions(self, scenario: Scenario) -> dict[str, int]:
         cache = self._snapshot_cache(scenario)
@@ -720,7 +773,7 @@ class AtlasProdJobBroker(Plugin):
         if key in cache:
             return cache[key]
         links = {link.src: link for link in scenario.network if link.dst == nucleus}
-        result: dict[str, Any] = {"nucleus": nucleus}
+        result: dict[str, Any] = {}  # the nucleus itself is prepared up front (prepare)
         result["at_nucleus"] = (grid["site"] == nucleus) & bool(nucleus)
         result["queue_sites"] = frozenset(grid["site"].tolist())
         closeness, queued, weights, queued_w, throughput_w, sources = [], [], [], [], [], []
@@ -827,6 +880,7 @@ class AtlasProdJobBroker(Plugin):
         a["missing_files"] = np.maximum(total_files - local_files, 0.0)
         a["missing_size_with_tape"] = np.maximum(total_size - with_tape_size, 0.0)
         a["missing_files_with_tape"] = np.maximum(total_files - with_tape_files, 0.0)
+        a["assigned_used"] = np.where(a["missing_files"] == 0, 0.0, a["assigned"])
 
     def _prepare_job_estimates(self, task, jobs, a, config) -> None:
         queue_cores = a["corecount"]
@@ -866,6 +920,8 @@ class AtlasProdJobBroker(Plugin):
             # (get_unified_sites), so a pseudo-queue divides by its unified queue's cores.
             single = task.coreCount in (0, 1) and not task.eventService
             a["maxwdir_per_core"] = a["maxwdir"] / np.where(single, a["unified_corecount"], 1.0)
+        else:
+            a["maxwdir_per_core"] = a["maxwdir"] / a["corecount"]
         if config.get("JOB_DISK_RULE") == "panda":
             # AtlasProdJobBroker "disk check", in bytes then whole MB: max(output, InputChunk.defaultOutputSize
             # 1500 MB) + work dir (+ 300 MB safety margin, only when the task sets one) + the input unless read
@@ -1798,7 +1854,7 @@ class AtlasProdJobBroker(Plugin):
         the task scenario's `jobs` as the job set (AtlasProdTaskBroker passes the task's first input chunk)."""
         hint = replace(scenario, task=replace(scenario.task, nucleus=""), jobs=replace(scenario.jobs, preassigned=()))
         names = self._nucleus_queues(hint)
-        arrays = self.prepare(hint, names)
+        arrays = self.prepare(hint, names).for_decision()
         arrays["at_nucleus"] = np.ones(len(names), dtype=bool)
         wanted = set(sites)
         site_of = arrays["site"].tolist()
@@ -1841,3 +1897,11 @@ class AtlasProdJobBroker(Plugin):
         permanent = [f for f in cls.filters if f.name not in moved]
         temporary = [f for f in cls.filters if f.name in cls.TEMPORARY]
         return (*permanent, by_name["input transfer"], *temporary, *(by_name[name] for name in cls.LAST))
+
+
+# _stat_columns' layout: the statistics keys in column order, which columns are whole counts, each column's default
+_STAT_LAYOUT = (
+    tuple(key for _, key, _, _ in AtlasProdJobBroker.STAT_COLUMNS),
+    np.array([convert is _int for _, _, _, convert in AtlasProdJobBroker.STAT_COLUMNS]),
+    np.array([default for _, _, default, _ in AtlasProdJobBroker.STAT_COLUMNS], dtype=float),
+)

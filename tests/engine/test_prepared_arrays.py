@@ -1,0 +1,120 @@
+"""PreparedArrays: prepare()'s arrays made when a rule first reads them, decided exactly as if made up front."""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import pytest
+
+from brokerage.engine import run, trace_encode
+from brokerage.engine.plugin import PreparedArrays, overlay_producer
+from brokerage.engine.plugins.atlas_anal_job import AtlasAnalJobBroker
+from brokerage.engine.plugins.atlas_prod_job import AtlasProdJobBroker
+from brokerage.engine.registry import PluginRegistry
+from brokerage.engine.scenario import parse_scenario
+from brokerage.peer.scenarios import anal_scenario, job_scenario
+
+
+def test_a_group_is_made_once_on_first_read_and_shared_by_every_copy():
+    calls = []
+
+    def produce(arrays):
+        calls.append(1)
+        return {"doubled": arrays["running"] * 2, "tripled": arrays["running"] * 3}
+
+    prepared = PreparedArrays({"running": np.array([1.0, 4.0])})
+    prepared.lazily(("doubled", "tripled"), produce)
+    first, second = prepared.for_decision(), prepared.for_decision()
+    assert "doubled" not in first
+    assert calls == []
+    assert first["doubled"].tolist() == [2.0, 8.0]
+    assert second["tripled"].tolist() == [3.0, 12.0]
+    assert calls == [1]  # made once for both decisions
+
+
+def test_a_producer_reads_the_prepared_arrays_never_a_decisions_writes():
+    prepared = PreparedArrays({"running": np.array([10.0])})
+    prepared.lazily(("share",), lambda arrays: {"share": arrays["running"] / 5})
+    decision = prepared.for_decision()
+    decision["running"] = np.array([99.0])  # a rule's own override
+    assert decision["share"].tolist() == [2.0]  # 10 / 5, not 99 / 5
+
+
+def test_a_key_a_decision_set_itself_is_not_replaced_by_its_group():
+    prepared = PreparedArrays({"site": np.array(["A", "B"], dtype=object)})
+    prepared.lazily(("at_nucleus", "closeness"), lambda a: {"at_nucleus": a["site"] == "A", "closeness": np.ones(2)})
+    decision = prepared.for_decision()
+    decision["at_nucleus"] = np.array([True, True])  # as the task broker's job check does
+    assert decision["closeness"].tolist() == [1.0, 1.0]
+    assert decision["at_nucleus"].tolist() == [True, True]
+
+
+def test_a_key_its_group_does_not_make_stays_missing():
+    prepared = PreparedArrays({})
+    prepared.lazily(("hs06_needed", "walltime"), lambda _: {"walltime": np.zeros(1)})  # hs06 only under panda
+    decision = prepared.for_decision()
+    assert decision["walltime"].tolist() == [0.0]
+    with pytest.raises(KeyError):
+        decision["hs06_needed"]
+    with pytest.raises(KeyError):
+        decision["never_registered"]
+
+
+def test_an_overlay_producer_writes_its_own_keys_only():
+    prepared = PreparedArrays({"activated": np.array([2.0]), "assigned": np.array([3.0])})
+
+    def fill(target):
+        target["queued"] = target["activated"] + target["assigned"]
+
+    prepared.lazily(("queued",), overlay_producer(fill))
+    assert prepared.for_decision()["queued"].tolist() == [5.0]
+    assert set(prepared) == {"activated", "assigned"}
+
+
+def _made_up_front(broker_class):
+    """The broker with every lazy group made before the first filter runs: the old, eager order."""
+
+    class Eager(broker_class):
+        def _prepared(self, scenario, names):
+            arrays = super()._prepared(scenario, names)
+            for key in list(getattr(arrays, "_groups", {})):
+                with contextlib.suppress(KeyError):  # a key its group does not make under this configuration
+                    arrays[key]
+            return arrays
+
+    return Eager
+
+
+@pytest.mark.parametrize(
+    ("plugin", "broker_class", "generate"),
+    [("atlas_prod_job", AtlasProdJobBroker, job_scenario), ("atlas_anal_job", AtlasAnalJobBroker, anal_scenario)],
+)
+@pytest.mark.parametrize("profile", ["seed", "panda"])
+def test_lazy_groups_decide_exactly_as_groups_made_up_front(plugin, broker_class, generate, profile):
+    eager = PluginRegistry()
+    eager.register(_made_up_front(broker_class))
+    for seed in range(120):
+        data = {**generate(seed), "plugin": plugin, "profile": profile}
+        lazy_decision, eager_decision = run(data), run(data, registry=eager)
+        assert trace_encode(lazy_decision) == trace_encode(eager_decision), seed
+        assert lazy_decision.message == eager_decision.message
+
+
+@pytest.mark.parametrize(
+    ("plugin", "broker_class", "generate"),
+    [("atlas_prod_job", AtlasProdJobBroker, job_scenario), ("atlas_anal_job", AtlasAnalJobBroker, anal_scenario)],
+)
+def test_every_key_a_group_makes_is_declared(plugin, broker_class, generate):
+    """A key a producer writes without declaring it could never be read: each group makes only declared keys."""
+    for seed in range(60):
+        scenario = parse_scenario({**generate(seed), "plugin": plugin, "profile": "panda"})
+        broker = broker_class()
+        names = list(broker.initial_candidates(scenario))
+        arrays = broker.prepare(scenario, names)
+        groups: dict[int, tuple] = {}
+        for key, group in arrays._groups.items():
+            groups.setdefault(id(group), (group, set()))[1].add(key)
+        for group, declared in groups.values():
+            made = group.producer(group.origin)
+            assert set(made) <= declared, sorted(set(made) - declared)
