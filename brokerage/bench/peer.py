@@ -70,9 +70,11 @@ WIDE_REPEAT = 6
 
 def _speed_row(report, params: dict) -> Row:
     ours = [c.our_seconds * 1000.0 for c in report.comparisons]
+    decide = [c.our_decide_seconds * 1000.0 for c in report.comparisons if c.our_decide_seconds]
     theirs = [c.their_seconds * 1000.0 for c in report.comparisons if c.their_seconds]
     ours_median = statistics.median(ours)
     theirs_median = statistics.median(theirs) if theirs else float("nan")
+    decide_median = statistics.median(decide) if decide else None
     return {
         "bench": "peer",
         "params": params,
@@ -82,6 +84,9 @@ def _speed_row(report, params: dict) -> Row:
         "agree": f"{report.agreeing}/{len(report.comparisons)}",
         "theirs_median_ms": round(theirs_median, 4),
         "ratio_ours_to_theirs": round(ours_median / theirs_median, 3) if theirs else None,
+        # the decision alone, over a scenario parsed before the clock (theirs: doBrokerage over inputs built before)
+        "decide_median_ms": None if decide_median is None else round(decide_median, 4),
+        "decide_ratio": round(decide_median / theirs_median, 3) if theirs and decide_median is not None else None,
     }
 
 

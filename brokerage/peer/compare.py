@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from brokerage.engine import run
+from brokerage.engine import default_registry, parse_scenario, run
 
 from .scenarios import anal_scenario, job_scenario, task_scenario
 from .setup import HERE, Peer
@@ -43,7 +43,8 @@ class Comparison:
     note: str = ""
     peer_error: str = ""
     refused: str = ""  # the driver could not hand the real code a field (panda_fields.refusal): not compared
-    our_seconds: float = 0.0
+    our_seconds: float = 0.0  # parse and decision
+    our_decide_seconds: float = 0.0  # the decision alone, over the parsed scenario (timed runs only)
     their_seconds: float = 0.0
 
 
@@ -123,13 +124,20 @@ def compare(
         scenarios = [generate(seed) for seed in seeds]
     theirs_all = peer_decisions(peer, kind, scenarios, repeat=repeat)
     report = Report(kind, profile)
+    registry = default_registry()
     for seed, scenario, theirs in zip(seeds, scenarios, theirs_all, strict=True):
         data = {**scenario, "plugin": plugin, "profile": profile}
-        seconds = math.inf
+        seconds = decide_seconds = math.inf
         for _ in range(max(repeat, 1)):
             started = time.perf_counter()
             decision = run(data)
             seconds = min(seconds, time.perf_counter() - started)
+        if repeat > 1:  # the decision alone, over a scenario parsed before the clock starts (as theirs is timed)
+            parsed, plugin_class = parse_scenario(data), registry.get(plugin)
+            for _ in range(repeat):
+                started = time.perf_counter()
+                plugin_class().decide(parsed)
+                decide_seconds = min(decide_seconds, time.perf_counter() - started)
         ours: dict[str, float] = {}
         for candidate in decision.candidates:  # pseudo-queues count as their unified queue, at their best
             queue = candidate.name.split("/")[0]
@@ -142,5 +150,6 @@ def compare(
             comparison = compare_one(kind, seed, ours, theirs["candidates"], tolerance)
             comparison.their_seconds = theirs.get("seconds", 0.0)
         comparison.our_seconds = seconds
+        comparison.our_decide_seconds = decide_seconds if repeat > 1 else 0.0
         report.comparisons.append(comparison)
     return report, theirs_all

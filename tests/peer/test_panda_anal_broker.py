@@ -46,3 +46,16 @@ def test_the_seed_profile_departs_from_the_real_code(real_panda):
 def test_no_generated_scenario_is_refused_by_the_driver(side_by_side):
     report, _ = side_by_side
     assert [c.refused for c in report.comparisons if c.refused] == []
+
+
+def test_a_timed_comparison_times_both_sides_and_our_decision_alone(real_panda):
+    # what `bench peer` reports: ours with the parse, ours over the parsed scenario, theirs doBrokerage alone
+    from brokerage.bench.peer import _speed_row
+
+    report, _ = compare(real_panda, "anal", list(range(12)), profile="panda", repeat=2)
+    assert all(c.our_seconds > 0 and c.our_decide_seconds > 0 for c in report.comparisons)
+    assert all(c.their_seconds > 0 for c in report.comparisons if not c.peer_error and not c.refused)
+    row = _speed_row(report, {"broker": "anal"})
+    assert row["agree"] == f"{report.agreeing}/12"
+    assert row["decide_median_ms"] < row["median_ms"]  # parse left out
+    assert row["decide_ratio"] == pytest.approx(row["decide_median_ms"] / row["theirs_median_ms"], rel=0.01)
