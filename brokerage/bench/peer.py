@@ -1,9 +1,9 @@
 """Our brokers beside the real panda-server 1.0.4 and DIRAC 9.1.22 on the same generated inputs: agreement and time
 per decision.
 
-PanDA: each side is timed on the decision alone (ours: `run` on the scenario, its parse included; theirs:
-`doBrokerage` inside the peer process, without building its SiteMapper), the fastest of SCENARIO_REPEAT runs of
-each of 500 generated scenarios; then one scenario widened to 1,000 queues per broker, both sides warm. DIRAC: our
+PanDA: each side is timed on the decision alone (ours: `run` on the scenario, its parse included, and again over
+the parsed scenario; theirs: `doBrokerage` inside the peer process, without building its SiteMapper), the fastest of
+SCENARIO_REPEAT runs of each of 500 generated scenarios; then one scenario widened to 1,000 queues per broker, both sides warm. DIRAC: our
 `dirac_match` scenario (parse and match) against TaskQueueDB's match query on its private MariaDB
 (brokerage/peer/dirac_compare.py), then our Matcher under the `dirac` profile against the real matchAndGetJob on
 the million-job `bench dirac` set. WMCore: agreement per aspect and the matching loop against the real
