@@ -28,7 +28,14 @@ run: install
 ## make test: lint, the whole suite on SQLite and again on a PostgreSQL server started for the run, then the
 ## differential tests against the real PanDA, DIRAC and WMCore code (fetched from the package index into var/peer on first
 ## use; DIRAC's TaskQueueDB runs on a private MariaDB server the test starts, WMCore's list function under node).
+## Tests run in TEST_WORKERS processes (pytest-xdist, a test file per process at a time, each with its own test
+## database); those marked slow start workers, servers or a browser and time what they do, so they run one at a
+## time after the others.
 test: install-dev lint test-sqlite test-postgres test-peer
+
+TEST_WORKERS ?= 2
+PYTEST := $(BIN)/python -m pytest -q
+PARALLEL := -n $(TEST_WORKERS) --dist loadfile
 
 lint: install-dev
 	$(BIN)/ruff check .
@@ -36,15 +43,16 @@ lint: install-dev
 
 test-sqlite: install-dev
 	bash scripts/ensure_chromium.sh
-	env -u DATABASE_URL $(BIN)/python -m pytest -q -m "not peer"
+	env -u DATABASE_URL $(PYTEST) -m "not peer and not slow" $(PARALLEL)
+	env -u DATABASE_URL $(PYTEST) -m "slow and not peer"
 
 test-postgres: install-dev
 	bash scripts/ensure_redis.sh
-	bash scripts/with_postgres.sh $(BIN)/python -m pytest -q -m "not peer"
+	bash scripts/with_postgres.sh sh -c '$(PYTEST) -m "not peer and not slow" $(PARALLEL) && $(PYTEST) -m "slow and not peer"'
 
 test-peer: install-dev
 	bash scripts/ensure_mariadb.sh
-	env -u DATABASE_URL $(BIN)/python -m pytest -q -m peer
+	env -u DATABASE_URL $(PYTEST) -m peer $(PARALLEL)
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache .hypothesis

@@ -3,12 +3,12 @@ per decision.
 
 PanDA: each side is timed on the decision alone (ours: `run` on the scenario, its parse included, and again over
 the parsed scenario; theirs: `doBrokerage` inside the peer process, without building its SiteMapper), the fastest of
-SCENARIO_REPEAT runs of each of 500 generated scenarios; then one scenario widened to 1,000 queues per broker, both sides warm. DIRAC: our
-`dirac_match` scenario (parse and match) against TaskQueueDB's match query on its private MariaDB
-(brokerage/peer/dirac_compare.py), then our Matcher under the `dirac` profile against the real matchAndGetJob on
-the million-job `bench dirac` set. WMCore: agreement per aspect and the matching loop against the real
-_evalAvailableWork. Needs the package index the first time
-(brokerage/peer/setup.py, dirac_setup.py, wmcore_setup.py).
+SCENARIO_REPEAT runs of each of 500 generated scenarios; then one scenario widened to 1,000 queues per broker,
+both sides warm. DIRAC: our `dirac_match` scenario (parse and match) against TaskQueueDB's match query on its
+private MariaDB (brokerage/peer/dirac_compare.py), then our Matcher under the `dirac` profile against the real
+matchAndGetJob on the million-job `bench dirac` set. WMCore: agreement per aspect and the matching loop against the
+real _evalAvailableWork. Needs the package index the first time (brokerage/peer/setup.py, dirac_setup.py,
+wmcore_setup.py).
 """
 
 from __future__ import annotations
