@@ -29,7 +29,9 @@ class PlotlyFinder(BaseFinder):
         if path in SERVED:
             found = str(PACKAGE_DATA / SERVED[path])
             return [found] if find_all else found
-        return [] if find_all else None
+        # nothing, as Django's own finders say it: an empty list (staticfiles.finders.find turns a None into a
+        # match, and every missing file under /static/ then answered 500 instead of 404)
+        return []
 
     def list(self, ignore_patterns):
         for name in SERVED.values():
