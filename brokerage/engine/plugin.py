@@ -87,7 +87,7 @@ class PreparedArrays(dict):
 
     A group of keys (`lazily`) is made once, by a producer reading the arrays as they were prepared, never a
     decision's own writes, so what a key holds does not depend on which rule read it first; it is shared by every
-    copy (`for_decision`, `derived`), and a key a decision set itself is never replaced by a group made later."""
+    copy (`copy`), and a key a decision set itself is never replaced by a group made later."""
 
     __slots__ = ("_groups",)
 
@@ -103,14 +103,9 @@ class PreparedArrays(dict):
             self.pop(key, None)
             self._groups[key] = group
 
-    def for_decision(self) -> PreparedArrays:
-        """A copy a decision may write into, sharing the prepared arrays and the groups, made or not."""
-        copy = PreparedArrays(self)
-        copy._groups = self._groups
-        return copy
-
-    def derived(self) -> PreparedArrays:
-        """A copy to prepare more arrays in (its own groups added to these), e.g. per decision over a grid's."""
+    def copy(self) -> PreparedArrays:
+        """A copy to write into (a decision's own keys, or more prepared groups over a grid's), sharing the arrays
+        and the groups registered so far, made or not."""
         copy = PreparedArrays(self)
         copy._groups = dict(self._groups)
         return copy
@@ -360,7 +355,7 @@ class Plugin:
         if held is None or held[0] is not scenario or held[1] != names:
             held = cache["prepared"] = (scenario, list(names), self.prepare(scenario, names))
         arrays = held[2]
-        return arrays.for_decision() if isinstance(arrays, PreparedArrays) else dict(arrays)
+        return arrays.copy() if isinstance(arrays, PreparedArrays) else dict(arrays)
 
     def late_skips(self, context: Context) -> list[tuple[str, np.ndarray, str, Detail]]:
         """Candidates weighed with the others and dropped after (filter, mask, code, detail); none by default."""
@@ -371,7 +366,7 @@ class Plugin:
         names = list(self.initial_candidates(scenario))
         arrays = self.prepare(scenario, names)
         if isinstance(arrays, PreparedArrays):
-            arrays = arrays.for_decision()
+            arrays = arrays.copy()
         # The same conversion as the skips' details, so that equal values compare equal.
         rows = _rows({key: np.asarray(arrays[array]) for key, array in self.frame_keys.items()}, np.arange(len(names)))
         return Frame(tuple(names), {key: [row[key] for row in rows] for key in self.frame_keys})

@@ -65,10 +65,7 @@ class _Reader:
         value = self.data.get(key, default)
         if value is None:
             return None
-        kind = type(value)  # bool is not int here: True is no number
-        if not ((kind is int or kind is float) and math.isfinite(value)) and (
-            isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value)
-        ):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
             raise ScenarioError(self.at(key), "a number", value)
         if minimum is not None and value < minimum:
             raise ScenarioError(self.at(key), f"a number ≥ {minimum:g}", value)
@@ -90,7 +87,7 @@ class _Reader:
         value = self.data.get(key, default)
         if value is None:
             value = ""
-        elif type(value) is not str and not isinstance(value, str):
+        elif not isinstance(value, str):
             raise ScenarioError(self.at(key), "text", value)
         if choices is not None and value not in choices:
             raise ScenarioError(self.at(key), "one of " + ", ".join(repr(c) for c in choices), value)

@@ -25,7 +25,7 @@ def test_a_group_is_made_once_on_first_read_and_shared_by_every_copy():
 
     prepared = PreparedArrays({"running": np.array([1.0, 4.0])})
     prepared.lazily(("doubled", "tripled"), produce)
-    first, second = prepared.for_decision(), prepared.for_decision()
+    first, second = prepared.copy(), prepared.copy()
     assert "doubled" not in first
     assert calls == []
     assert first["doubled"].tolist() == [2.0, 8.0]
@@ -36,7 +36,7 @@ def test_a_group_is_made_once_on_first_read_and_shared_by_every_copy():
 def test_a_producer_reads_the_prepared_arrays_never_a_decisions_writes():
     prepared = PreparedArrays({"running": np.array([10.0])})
     prepared.lazily(("share",), lambda arrays: {"share": arrays["running"] / 5})
-    decision = prepared.for_decision()
+    decision = prepared.copy()
     decision["running"] = np.array([99.0])  # a rule's own override
     assert decision["share"].tolist() == [2.0]  # 10 / 5, not 99 / 5
 
@@ -44,7 +44,7 @@ def test_a_producer_reads_the_prepared_arrays_never_a_decisions_writes():
 def test_a_key_a_decision_set_itself_is_not_replaced_by_its_group():
     prepared = PreparedArrays({"site": np.array(["A", "B"], dtype=object)})
     prepared.lazily(("at_nucleus", "closeness"), lambda a: {"at_nucleus": a["site"] == "A", "closeness": np.ones(2)})
-    decision = prepared.for_decision()
+    decision = prepared.copy()
     decision["at_nucleus"] = np.array([True, True])  # as the task broker's job check does
     assert decision["closeness"].tolist() == [1.0, 1.0]
     assert decision["at_nucleus"].tolist() == [True, True]
@@ -53,7 +53,7 @@ def test_a_key_a_decision_set_itself_is_not_replaced_by_its_group():
 def test_a_key_its_group_does_not_make_stays_missing():
     prepared = PreparedArrays({})
     prepared.lazily(("hs06_needed", "walltime"), lambda _: {"walltime": np.zeros(1)})  # hs06 only under panda
-    decision = prepared.for_decision()
+    decision = prepared.copy()
     assert decision["walltime"].tolist() == [0.0]
     with pytest.raises(KeyError):
         decision["hs06_needed"]
@@ -68,7 +68,7 @@ def test_an_overlay_producer_writes_its_own_keys_only():
         target["queued"] = target["activated"] + target["assigned"]
 
     prepared.lazily(("queued",), overlay_producer(fill))
-    assert prepared.for_decision()["queued"].tolist() == [5.0]
+    assert prepared.copy()["queued"].tolist() == [5.0]
     assert set(prepared) == {"activated", "assigned"}
 
 

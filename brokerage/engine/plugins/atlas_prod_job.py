@@ -548,7 +548,7 @@ class AtlasProdJobBroker(Plugin):
         nucleus-, task- and configuration-dependent arrays are computed, as whole-array operations, each group
         when a rule first reads it."""
         grid = self._grid(scenario, names)
-        a = grid.derived()
+        a = grid.copy()
         task, config = scenario.task, scenario.config
         limit = config.get("MAX_DISKIO_DEFAULT")
         a["diskio_limit"] = np.where(
@@ -1854,7 +1854,7 @@ class AtlasProdJobBroker(Plugin):
         the task scenario's `jobs` as the job set (AtlasProdTaskBroker passes the task's first input chunk)."""
         hint = replace(scenario, task=replace(scenario.task, nucleus=""), jobs=replace(scenario.jobs, preassigned=()))
         names = self._nucleus_queues(hint)
-        arrays = self.prepare(hint, names).for_decision()
+        arrays = self.prepare(hint, names).copy()
         arrays["at_nucleus"] = np.ones(len(names), dtype=bool)
         wanted = set(sites)
         site_of = arrays["site"].tolist()
