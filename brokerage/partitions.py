@@ -74,6 +74,7 @@ PARTITIONED: dict[str, Partitioning] = {
         Partitioning("brokerage_cycle_frames", "started", "day", 3, key=("cycle_id", "started")),
         Partitioning("brokerage_scenario_parts", "day", "day", 3, key=("id", "day")),
         Partitioning("brokerage_cycle_inputs", "started", "day", 3, key=("cycle_id", "started")),
+        Partitioning("dirac_match_inputs", "at", "day", 3, key=("record_id", "at")),
         Partitioning("dirac_match_records", "at", "month", 1, key=("id", "at")),
         Partitioning("wmcore_jobsubmitter_reports", "at", "month", 1, key=("id", "at")),
         Partitioning("job_timeout_summary", "taken_at", "day", 3, key=("id", "taken_at")),

@@ -18,8 +18,9 @@ from django.views.decorators.http import require_POST, require_safe
 from brokerage.gdpconfig import GdpConfigError
 from brokerage.gdpconfig.assignments import assignments_parse
 from brokerage.gdpconfig.profiles import PROFILE_NAMES
-from brokerage.models import BrokerageCycle, Decision
+from brokerage.models import BrokerageCycle, Decision, DiracMatchRecord
 from brokerage.params import whole_number
+from brokerage.selectors.dirac_replay import dirac_match_replay
 from brokerage.selectors.gdpconfig import gdpconfig_revision_detail, gdpconfig_revision_list
 from brokerage.selectors.inputs import REPLAYABLE, InputsUnavailable
 from brokerage.selectors.replay import decision_replay
@@ -80,6 +81,28 @@ def decision_replay_page(request: HttpRequest, decision_id: int) -> HttpResponse
             "result": result,
             "unavailable": unavailable,
         },
+    )
+
+
+@require_safe
+def dirac_match_replay_page(request: HttpRequest, record_id: int) -> HttpResponse:
+    """A DIRAC matching request run again from what it drew from, as it was or with the form's changes."""
+    record = DiracMatchRecord.objects.filter(pk=record_id).first()
+    if record is None:
+        raise Http404(f"No DIRAC matching request {record_id}.")
+    form = _changes(request)
+    result, unavailable = None, ""
+    if not form["error"]:
+        try:
+            result = dirac_match_replay(record=record, profile=form["profile"] or None, overrides=form["overrides"])
+        except InputsUnavailable as why:
+            unavailable = str(why)
+        except GdpConfigError as error:
+            form["error"] = f"changes: {error}"
+    return render(
+        request,
+        "monitor/dirac_match_replay.html",
+        {"record": record, "form": form, "hidden": [], "result": result, "unavailable": unavailable},
     )
 
 

@@ -651,7 +651,7 @@ KNOWN_SECTIONS = {
 
 # Sections a plugin reads in its own shape (docs/scenario.md): kept raw in `extra`, not parsed as the generic ones.
 PLUGIN_SECTIONS = {
-    "dirac_match": frozenset({"task_queues", "jobs", "resource"}),
+    "dirac_match": frozenset({"task_queues", "jobs", "resource", "matcher"}),
     "wmcore_pull": frozenset(
         {"elements", "site_thresholds", "site_jobs", "step", "schedd", "team", "excludeWorkflows"}
     ),

@@ -16,7 +16,7 @@ from .grid import (
 )
 from .heartbeat import WorkerHeartbeat
 from .housekeeping import HousekeepingRun, HousekeepingStatus, SummaryMark
-from .inputs import CycleInputs, ScenarioPart
+from .inputs import CycleInputs, DiracMatchInputs, ScenarioPart
 from .integrity import IntegrityCheck
 from .jobs import (
     Job,
@@ -59,6 +59,7 @@ __all__ = [
     "DecisionTrace",
     "DiracJob",
     "DiracJobStatusLog",
+    "DiracMatchInputs",
     "DiracMatchRecord",
     "DiracTaskQueue",
     "DiracTaskQueueValue",

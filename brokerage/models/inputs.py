@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from django.db import models
 
+from .base import CompactJSONField
 from .decisions import BrokerageCycle
+from .dirac import DiracMatchRecord
 
 
 class ScenarioPart(models.Model):
@@ -51,3 +53,32 @@ class CycleInputs(models.Model):
 
     def __str__(self) -> str:
         return f"inputs of cycle {self.cycle_id}"
+
+
+class DiracMatchInputs(models.Model):
+    """What a DIRAC matching request drew from, so that it can be run again (issue 34): its configuration (a
+    ScenarioPart: the matching parameters and the groups), and its trail (engine.plugins.dirac_matcher.MatcherTrail):
+    per try the task-queue index it read (a ScenarioPart of its day, by digest: the index changes only when task
+    queues come, go or are re-prioritised, so requests share it), per task queue drawn its waiting jobs by user
+    priority, per claim its first jobs and those taken meanwhile. Kept as long as the traces
+    (DECISION_TRACE_DAYS); the request's record stays DECISION_DAYS."""
+
+    record = models.OneToOneField(
+        DiracMatchRecord,
+        primary_key=True,
+        on_delete=models.DO_NOTHING,  # dropped by day before the records are, never one by one
+        db_constraint=False,
+        related_name="stored_inputs",
+    )
+    at = models.DateTimeField(help_text="The request's time: what retention goes by.")
+    config = models.CharField(max_length=32, help_text="Digest of the ScenarioPart holding the configuration.")
+    trail = CompactJSONField(help_text="The tries, the task queues drawn and the claims, in order.")
+
+    class Meta:
+        db_table = "dirac_match_inputs"
+        verbose_name = "DIRAC matching request's inputs"
+        verbose_name_plural = "DIRAC matching requests' inputs"
+        indexes = [models.Index(fields=["at"], name="dirac_match_inputs_at")]
+
+    def __str__(self) -> str:
+        return f"inputs of DIRAC matching request {self.record_id}"

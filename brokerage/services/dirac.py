@@ -20,7 +20,6 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-import numpy as np
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection, transaction
@@ -29,17 +28,12 @@ from django.db.models.functions import Cast
 
 from brokerage.engine.plugins.dirac_match import (
     DEFAULT_CPU_SEGMENTS,
-    MATCH_RETRIES,
-    MIN_TQ_PRIORITY,
-    QUEUES_PER_TRY,
-    RESOURCE_BANS,
+    MATCH_RULE_KEYS,
     Group,
     MatchRules,
     Resource,
     TaskQueue,
     groups_from,
-    is_any,
-    is_sent,
     no_match_reasons,
     real_priority,
     resource_data,
@@ -47,14 +41,31 @@ from brokerage.engine.plugins.dirac_match import (
     task_queue_priorities,
 )
 from brokerage.engine.plugins.dirac_match import cpu_segment as cpu_segment
-from brokerage.models import DiracJob, DiracJobStatusLog, DiracMatchRecord, DiracTaskQueue, DiracTaskQueueValue
+from brokerage.engine.plugins.dirac_matcher import (
+    CLAIM_PERMUTATION,
+    CLAIM_SHUFFLE,
+    SHUFFLE_PRIME,
+    MatcherTrail,
+    TaskQueueIndex,
+    claim_order,
+    matcher_run,
+    permutation_keys,
+)
+from brokerage.models import (
+    DiracJob,
+    DiracJobStatusLog,
+    DiracMatchInputs,
+    DiracMatchRecord,
+    DiracTaskQueue,
+    DiracTaskQueueValue,
+)
 from brokerage.models.dirac import REQUIREMENT_FIELDS, match_resource_stored
+from brokerage.selectors.gdpconfig import gdpconfig_view
 from brokerage.services.bulk import bulk_update_values
+from brokerage.services.inputs import canonical_json, day_of, part_digest, parts_store
 
 ACTOR = "dirac matcher"
 FIELDS = [name for name, _ in REQUIREMENT_FIELDS]
-# Task queues tried per request when the chosen one turns out empty (emptied by other matchers meanwhile).
-CLAIM_ATTEMPTS = 20
 
 
 def cpu_segments() -> tuple[float, ...]:
@@ -220,23 +231,20 @@ def dirac_priorities_update(*, groups: Iterable[str] | None = None) -> int:
     return len(changed)
 
 
-def _pick_priority(task_queue_id: int, rng: random.Random) -> float | None:
-    """The user priority of the job with the smallest RAND()/RealPriority: the minimum of n uniforms is
-    1 − U^(1/n), so one draw per priority group gives the same law as one per job."""
-    groups = list(
+def _waiting_groups(task_queue_id: int) -> list[tuple[float, int]]:
+    """(user priority, number of waiting jobs) of a task queue, by priority: what the user priority is drawn from
+    (dirac_matcher.user_priority_draw), so no job list is read."""
+    return list(
         DiracJob.objects.filter(task_queue_id=task_queue_id, status="Waiting")
         .values_list("userPriority")
         .annotate(n=Count("pk"))
         .order_by("userPriority")
     )
-    if not groups:
-        return None
-    return min(groups, key=lambda g: ((1 - rng.random() ** (1 / g[1])) / real_priority(g[0]), g[0]))[0]
 
 
 def _claim(task_queue_id: int, priority: float, rng: random.Random, resource: Resource, now: datetime, first_jobs: int):
     """The first `first_jobs` waiting jobs of that priority by id, shuffled; the first one still Waiting becomes
-    Matched."""
+    Matched. Returns the job (None: every one taken meanwhile), the first jobs by id and those passed over."""
     with transaction.atomic():
         first = DiracJob.objects.filter(task_queue_id=task_queue_id, status="Waiting", userPriority=priority).order_by(
             "jobID"
@@ -244,8 +252,8 @@ def _claim(task_queue_id: int, priority: float, rng: random.Random, resource: Re
         if connection.features.has_select_for_update_skip_locked:
             first = first.select_for_update(skip_locked=True, no_key=True)
         ids = list(first.values_list("jobID", flat=True)[:first_jobs])
-        rng.shuffle(ids)
-        for job_id in ids:
+        order = claim_order(ids, rng, CLAIM_SHUFFLE)
+        for tried, job_id in enumerate(order):
             if DiracJob.objects.filter(jobID=job_id, status="Waiting").update(
                 status="Matched", site=resource.site, matchTime=now, lastUpdateTime=now, minorStatus="Assigned"
             ):
@@ -257,20 +265,16 @@ def _claim(task_queue_id: int, priority: float, rng: random.Random, resource: Re
                     actor=ACTOR,
                     reason=f"matched to {resource.site or 'a resource'}",
                 )
-                return job_id, ids
-    return None, ids
-
-
-# A permutation of job ids fixed by the request's seed: (id × a + b) mod p, p prime; orders the first ten "in
-# random order" inside the database, reproducibly.
-SHUFFLE_PRIME = 2_147_483_647
+                return job_id, ids, order[:tried]
+    return None, ids, ids
 
 
 def _claim_in_one_statement(task_queue_id, priority, rng, resource: Resource, now, seed, first_jobs: int):
     """PostgreSQL: the claim, its status-log row and the match record in one statement (one round trip, atomic):
     the first `first_jobs` Waiting jobs of the priority by id, locked with SKIP LOCKED so concurrent matchers pass over
-    each other's, ordered by the seeded permutation; the first one becomes Matched."""
-    multiplier, offset = rng.randrange(1, SHUFFLE_PRIME), rng.randrange(SHUFFLE_PRIME)
+    each other's, ordered by the seeded permutation (dirac_matcher.claim_order); the first one becomes Matched.
+    Returns the job, the first jobs by id and the match record's id."""
+    multiplier, offset = permutation_keys(rng)
     reason = f"matched to {resource.site or 'a resource'}"
     record = _record_fields(resource, now)
     sql = """
@@ -293,8 +297,10 @@ def _claim_in_one_statement(task_queue_id, priority, rng, resource: Resource, no
                 (at, site, "gridCE", setup, "cpuTime", resource, matched, job, task_queue, seed, reasons)
             SELECT %(now)s, %(site)s, %(ce)s, %(setup)s, %(cpu)s, %(resource)s, true, "jobID", %(tq)s, %(seed)s,
                 '[]'::jsonb FROM picked
+            RETURNING id
         )
-        SELECT (SELECT "jobID" FROM picked), (SELECT array_agg("jobID" ORDER BY "jobID") FROM first_ten)
+        SELECT (SELECT "jobID" FROM picked), (SELECT array_agg("jobID" ORDER BY "jobID") FROM first_ten),
+            (SELECT id FROM recorded)
     """
     with connection.cursor() as cursor:
         cursor.execute(
@@ -317,104 +323,19 @@ def _claim_in_one_statement(task_queue_id, priority, rng, resource: Resource, no
                 "seed": seed,
             },
         )
-        job, first = cursor.fetchone()
-    return job, list(first or [])
+        job, first, record_id = cursor.fetchone()
+    return job, list(first or []), record_id
 
 
-class TaskQueueIndex:
-    """The enabled task queues of one moment as numpy columns, for matching without a database round trip per
-    rule: codes for setup, group and owner, CPU time, priority, and one boolean column per requirement value.
-    Built in two queries; rebuilt when the task-queue version (bumped whenever task queues are created,
-    re-enabled or re-prioritised) changes. Task queues found empty are disabled, here and in the database."""
-
-    def __init__(self, version: str):
-        self.version = version
-        rows = list(
-            DiracTaskQueue.objects.filter(enabled=True)
-            .order_by("pk")
-            .values_list("pk", "setup", "ownerGroup", "ownerDN", "cpuTime", "priority", "minRAM")
-        )
-        self.ids = np.array([row[0] for row in rows], dtype=np.int64)
-        self.position = {tq_id: i for i, tq_id in enumerate(self.ids.tolist())}
-        self.codes: dict[str, dict[str, int]] = {"setup": {}, "group": {}, "owner": {}}
-
-        def encode(kind: str, values: list[str]) -> np.ndarray:
-            table = self.codes[kind]
-            return np.array([table.setdefault(value, len(table)) for value in values], dtype=np.int64)
-
-        self.setup = encode("setup", [row[1] for row in rows])
-        self.group = encode("group", [row[2] for row in rows])
-        self.owner = encode("owner", [row[3] for row in rows])
-        self.cpu = np.array([row[4] for row in rows], dtype=float)
-        self.priority = np.array([row[5] for row in rows], dtype=float)
-        self.min_ram = np.array([row[6] for row in rows], dtype=np.int64)
-        self.enabled = np.ones(len(rows), dtype=bool)
-        n = len(rows)
-        self.has: dict[str, np.ndarray] = {field: np.zeros(n, dtype=bool) for field in FIELDS}
-        self.value: dict[tuple[str, str], np.ndarray] = {}
-        for tq_id, field, value in DiracTaskQueueValue.objects.filter(task_queue__enabled=True).values_list(
-            "task_queue_id", "field", "value"
-        ):
-            i = self.position.get(tq_id)
-            if i is None:
-                continue
-            self.has[field][i] = True
-            self.value.setdefault((field, value), np.zeros(n, dtype=bool))[i] = True
-        self.tag_values = {value for field, value in self.value if field == "tags"}
-
-    def _code(self, kind: str, value: str) -> int:
-        return self.codes[kind].get(value, -1)
-
-    def _offered(self, field: str, value: str) -> np.ndarray:
-        found = self.value.get((field, value))
-        return found if found is not None else np.zeros(len(self.ids), dtype=bool)
-
-    def _any_of(self, field: str, values: Iterable[str]) -> np.ndarray:
-        found = np.zeros(len(self.ids), dtype=bool)
-        for value in values:
-            found |= self._offered(field, value)
-        return found
-
-    def matching(self, resource: Resource, rules: MatchRules, groups: Mapping[str, Group]) -> np.ndarray:
-        """The rules of engine.plugins.dirac_match.no_match_reasons over every task queue at once (the two are
-        checked against each other in tests/dirac/test_matcher_db.py)."""
-        mask = self.enabled & (self.cpu <= resource.cpuTime)
-        if rules.legacy_fields:
-            mask &= self.setup == self._code("setup", resource.setup)
-            mask &= ~self.has["pilotTypes"] | self._offered("pilotTypes", resource.pilotType)
-        if resource.ownerGroup:
-            mask &= self.group == self._code("group", resource.ownerGroup)
-        if resource.ownerDN and not (resource.ownerGroup and resource.shares_jobs(groups)):
-            mask &= self.owner == self._code("owner", resource.ownerDN)
-        if not resource.private and rules.generic_pilot_vo and resource.vo:
-            vo_groups = [self._code("group", name) for name, spec in groups.items() if spec.vo == resource.vo]
-            mask &= np.isin(self.group, vo_groups)
-        if resource.maxRAM is not None:
-            mask &= self.min_ram <= resource.maxRAM
-        if is_sent(resource.site):
-            mask &= ~self.has["sites"] | self._offered("sites", resource.site)
-            mask &= ~self._offered("bannedSites", resource.site)
-        for field, offered in (("gridCEs", resource.gridCE), ("platforms", resource.platform)):
-            if is_sent(offered) or (not offered and rules.absent_ce_platform == "seed"):
-                mask &= ~self.has[field] | self._offered(field, offered)
-        job_type = resource.effective_job_type
-        if is_sent(job_type):
-            mask &= ~self.has["jobTypes"] | self._offered("jobTypes", job_type)
-        if not any(is_any(tag) for tag in resource.tags):
-            mask &= ~self._any_of("tags", self.tag_values - set(resource.tags))
-        if resource.requiredTags and not any(is_any(tag) for tag in resource.requiredTags):
-            for tag in resource.requiredTags:
-                mask &= self._offered("tags", tag)
-        for ban, field in RESOURCE_BANS:
-            banned = getattr(resource, ban)
-            if banned and not any(is_any(value) for value in banned):
-                mask &= ~self._any_of(field, banned)
-        return mask
-
-    def disable(self, tq_id: int) -> None:
-        i = self.position.get(tq_id)
-        if i is not None:
-            self.enabled[i] = False
+def task_queue_index_read(*, version: str) -> TaskQueueIndex:
+    """The enabled task queues as the matcher's index (two queries)."""
+    rows = (
+        DiracTaskQueue.objects.filter(enabled=True)
+        .order_by("pk")
+        .values_list("pk", "setup", "ownerGroup", "ownerDN", "cpuTime", "priority", "minRAM")
+    )
+    values = DiracTaskQueueValue.objects.filter(task_queue__enabled=True).values_list("task_queue_id", "field", "value")
+    return TaskQueueIndex(version, list(rows), values)
 
 
 _INDEX: TaskQueueIndex | None = None
@@ -435,7 +356,7 @@ def task_queue_index() -> TaskQueueIndex:
         version = cache.get(VERSION_KEY)
     # no version (the cache is unreachable): other processes' changes cannot be seen, so the index is read anew
     if _INDEX is None or version is None or _INDEX.version != version:
-        _INDEX = TaskQueueIndex(version)
+        _INDEX = task_queue_index_read(version=version)
     return _INDEX
 
 
@@ -453,21 +374,6 @@ def _disable_if_empty(index: TaskQueueIndex, tq_id: int) -> None:
         dirac_priorities_update(groups=[group])
 
 
-def _queues_to_try(index: TaskQueueIndex, mask: np.ndarray, rules: MatchRules, rng: random.Random) -> list[int]:
-    """Index positions in the order one try visits them, RAND()/priority drawn at once from the request's seed:
-    seed 003, the smallest key among the highest CPU time; DIRAC v9, the ten smallest keys of every matching queue
-    (TaskQueueDB.__generateTQMatchSQL: ORDER BY RAND()/Priority LIMIT 10)."""
-    if rules.tq_order == "dirac":
-        eligible = np.flatnonzero(mask)
-    else:
-        eligible = np.flatnonzero(mask & (index.cpu == index.cpu[mask].max()))
-    draws = np.random.default_rng(rng.getrandbits(64)).random(len(eligible))
-    keys = draws / np.maximum(index.priority[eligible], MIN_TQ_PRIORITY)
-    if rules.tq_order == "dirac":
-        return [int(i) for i in eligible[np.argsort(keys, kind="stable")[:QUEUES_PER_TRY]]]
-    return [int(eligible[int(np.argmin(keys))])]
-
-
 def _record_fields(resource: Resource, now: datetime) -> dict[str, Any]:
     """What a match record keeps of the request (the PostgreSQL claim writes the same columns in its SQL)."""
     return {
@@ -483,62 +389,101 @@ def _record_fields(resource: Resource, now: datetime) -> dict[str, Any]:
 def dirac_match_request(
     *, resource: Resource, now: datetime, seed: int | None = None, dry_run: bool = False
 ) -> dict[str, Any]:
-    """One Matcher request under the profile's rules: the job claimed (or None) and how it was chosen; a no-match
-    lists the nearest task queues with the rules they fail. Recorded as a DiracMatchRecord with the seed of its
-    draws. A dry run claims and records nothing: it tells which task queue and user priority the request would
-    draw from."""
-    rules, groups = dirac_rules(), dirac_groups()
+    """One Matcher request under the profile's rules (engine.plugins.dirac_matcher.matcher_run over the database):
+    the job claimed (or None) and how it was chosen; a no-match lists the nearest task queues with the rules they
+    fail. Recorded as a DiracMatchRecord with the seed of its draws, and what it drew from (DiracMatchInputs) so
+    that it can be run again. A dry run claims and records nothing: it tells which task queue and user priority
+    the request would draw from."""
+    view = gdpconfig_view()
+    rules, groups = MatchRules.from_config(view), dirac_groups()
     seed = random.SystemRandom().randrange(2**31) if seed is None else seed
-    rng = random.Random(seed)
-    tries = 0
-    for _ in range(CLAIM_ATTEMPTS):
+    trail = MatcherTrail()
+    record_ids: list[int] = []
+
+    def index_now() -> TaskQueueIndex:
         index = task_queue_index()
-        mask = index.matching(resource, rules, groups)
-        tries += 1
-        if not mask.any() or (rules.tq_order == "dirac" and tries > MATCH_RETRIES):
-            break
-        for position in _queues_to_try(index, mask, rules, rng):
-            chosen = int(index.ids[position])
-            priority = _pick_priority(chosen, rng)
-            if priority is None:
-                _disable_if_empty(index, chosen)
-                continue
-            found = {
-                "matched": True,
-                "task_queue": chosen,
-                "user_priority": priority,
-                "matching_task_queues": int(mask.sum()),
-                "highest_cpu_time": float(index.cpu[mask].max()) if rules.tq_order == "seed" else None,
-                "task_queue_order": rules.tq_order,
-                "seed": seed,
-            }
-            if dry_run:
-                return {**found, "dry_run": True, "job": None}
-            if connection.vendor == "postgresql":
-                job, first = _claim_in_one_statement(chosen, priority, rng, resource, now, seed, rules.jobs_per_try)
-            else:
-                with transaction.atomic():  # claim, log and record: one commit
-                    job, first = _claim(chosen, priority, rng, resource, now, rules.jobs_per_try)
-                    if job is not None:
-                        DiracMatchRecord.objects.create(
-                            **_record_fields(resource, now),
-                            matched=True,
-                            job=job,
-                            task_queue=chosen,
-                            seed=seed,
-                        )
-            if job is not None:
-                return {**found, "job": job, "first_jobs": sorted(first)}
+        trail.index_read(index)
+        return index
+
+    def waiting(tq_id: int) -> list[tuple[float, int]]:
+        found = _waiting_groups(tq_id)
+        trail.waiting_read(tq_id, found)
+        return found
+
+    def claim(tq_id: int, priority: float, generator: random.Random) -> tuple[int | None, list[int]]:
+        if connection.vendor == "postgresql":
+            job, first, record_id = _claim_in_one_statement(
+                tq_id, priority, generator, resource, now, seed, rules.jobs_per_try
+            )
+            trail.claimed(CLAIM_PERMUTATION, first, [], job)
+        else:
+            with transaction.atomic():  # claim, log and record: one commit
+                job, first, passed = _claim(tq_id, priority, generator, resource, now, rules.jobs_per_try)
+                record_id = None
+                if job is not None:
+                    record_id = DiracMatchRecord.objects.create(
+                        **_record_fields(resource, now), matched=True, job=job, task_queue=tq_id, seed=seed
+                    ).pk
+            trail.claimed(CLAIM_SHUFFLE, first, passed, job)
+        if record_id is not None:
+            record_ids.append(record_id)
+        return job, first
+
+    outcome = matcher_run(
+        resource=resource,
+        rules=rules,
+        groups=groups,
+        rng=random.Random(seed),
+        index_now=index_now,
+        waiting=waiting,
+        emptied=_disable_if_empty,
+        claim=None if dry_run else claim,
+    )
+    if outcome.found:
+        found = {
+            "matched": True,
+            "task_queue": outcome.task_queue,
+            "user_priority": outcome.user_priority,
+            "matching_task_queues": outcome.matching,
+            "highest_cpu_time": outcome.highest_cpu_time,
+            "task_queue_order": rules.tq_order,
+            "seed": seed,
+        }
+        if dry_run:
+            return {**found, "dry_run": True, "job": None}
+        dirac_match_inputs_store(record_id=record_ids[-1], at=now, trail=trail, view=view)
+        return {**found, "job": outcome.job, "first_jobs": outcome.first_jobs}
     nearest = dirac_no_match_explanation(resource=resource, rules=rules, groups=groups)
     if dry_run:
         return {"matched": False, "dry_run": True, "job": None, "nearest": nearest, "seed": seed}
-    DiracMatchRecord.objects.create(
+    record = DiracMatchRecord.objects.create(
         **_record_fields(resource, now),
         matched=False,
         seed=seed,
         reasons=sorted({code for item in nearest for code in item["failed"]}),
     )
+    dirac_match_inputs_store(record_id=record.pk, at=now, trail=trail, view=view)
     return {"matched": False, "job": None, "nearest": nearest, "seed": seed}
+
+
+def dirac_match_config(*, view) -> dict[str, Any]:
+    """The configuration a matching request ran under, as kept with it: the matching parameters (and the profile)
+    and the installation's groups with their shares."""
+    return {
+        "gdpconfig": {key: view.get(key) for key in ("PROFILE", *MATCH_RULE_KEYS)},
+        "groups": dirac_groups_data(),
+    }
+
+
+def dirac_match_inputs_store(*, record_id: int, at: datetime, trail: MatcherTrail, view) -> None:
+    """Keeps what a request drew from (models.DiracMatchInputs): its configuration and every task-queue index it
+    read as ScenarioParts of its day, each once by content (one query when all are known, two otherwise), and
+    its trail."""
+    config_text = canonical_json(dirac_match_config(view=view))
+    texts = {part_digest(config_text): ("dirac_config", config_text)}
+    texts.update({digest: ("task_queues", text) for digest, text in trail.snapshots.items()})
+    parts_store(day=day_of(at), texts=texts)
+    DiracMatchInputs.objects.create(record_id=record_id, at=at, config=part_digest(config_text), trail=trail.as_data())
 
 
 def engine_task_queues(*, queues) -> list[TaskQueue]:

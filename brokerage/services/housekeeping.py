@@ -39,6 +39,7 @@ from brokerage.models import (
     DecisionTrace,
     DiracJob,
     DiracJobStatusLog,
+    DiracMatchInputs,
     DiracMatchRecord,
     GlobalShareSnapshot,
     HousekeepingRun,
@@ -133,9 +134,13 @@ def _oldest_cycle_row_of_kept_traces(model: type[models.Model]) -> Callable[[dat
 
 
 def _oldest_day_of_kept_inputs(cutoff: datetime) -> datetime | None:
-    """A cycle reads the parts of its own day (ScenarioPart.day): the day of the oldest cycle inputs left (they are
-    dropped first, so every one left is kept) must stay whole."""
-    first = CycleInputs.objects.aggregate(m=Min("started"))["m"]
+    """A cycle or a DIRAC matching request reads the parts of its own day (ScenarioPart.day): the day of the oldest
+    cycle or request inputs left (they are dropped first, so every one left is kept) must stay whole."""
+    firsts = [
+        CycleInputs.objects.aggregate(m=Min("started"))["m"],
+        DiracMatchInputs.objects.aggregate(m=Min("at"))["m"],
+    ]
+    first = min((moment for moment in firsts if moment is not None), default=None)
     if first is None:
         return None
     return datetime.combine(first.astimezone(UTC).date(), datetime.min.time(), tzinfo=UTC)
@@ -175,6 +180,7 @@ RETENTION: tuple[Retention, ...] = (
         oldest_needed=_oldest_cycle_row_of_kept_traces(CycleInputs),
         keep=Q(Exists(DecisionTrace.objects.filter(decision__cycle_id=OuterRef("cycle_id")))),
     ),
+    Retention(DiracMatchInputs, "at", "DECISION_TRACE_DAYS"),
     Retention(ScenarioPart, "day", "DECISION_TRACE_DAYS", oldest_needed=_oldest_day_of_kept_inputs),
     Retention(Decision, "created", "DECISION_DAYS"),
     Retention(DecisionHour, "hour", "DECISION_DAYS"),

@@ -65,28 +65,38 @@ def day_of(moment: datetime) -> datetime:
     return datetime.combine(moment.astimezone(UTC).date(), datetime.min.time(), tzinfo=UTC)
 
 
+def canonical_json(value: Any) -> bytes:
+    return _canonical(value)
+
+
+def part_digest(text: bytes) -> str:
+    """A part's name: BLAKE2b-128 of its canonical JSON."""
+    return hashlib.blake2b(text, digest_size=16).hexdigest()
+
+
+def parts_store(*, day: datetime, texts: Mapping[str, tuple[str, bytes]]) -> None:
+    """Stores the parts (digest → (kind, canonical JSON)) of `day` not stored yet, compressed: one query when all
+    are known, two otherwise. Two workers storing the same new part at once both succeed: the second insert is
+    ignored."""
+    known = set(ScenarioPart.objects.filter(day=day, digest__in=list(texts)).values_list("digest", flat=True))
+    new = [
+        ScenarioPart(day=day, kind=kind, digest=digest, size=len(text), data=zlib.compress(text, LEVEL))
+        for digest, (kind, text) in texts.items()
+        if digest not in known
+    ]
+    if new:
+        ScenarioPart.objects.bulk_create(new, ignore_conflicts=True)
+
+
 def cycle_inputs_store(*, cycle: BrokerageCycle, raw: Mapping[str, Any]) -> CycleInputs:
     """Stores the grid side of `cycle`'s scenario: each part once a day by its content (two queries when every part
-    is known already, three otherwise), and the cycle's list of them. Two workers storing the same new part at once
-    both succeed: the second insert is ignored."""
+    is known already, three otherwise), and the cycle's list of them."""
     head, parts = grid_split(raw)
-    day = day_of(cycle.started)
     encoded = {}
     for name, value in parts.items():
         text = _canonical(value)
-        encoded[name] = (hashlib.blake2b(text, digest_size=16).hexdigest(), text)
-    known = set(
-        ScenarioPart.objects.filter(day=day, digest__in=[digest for digest, _ in encoded.values()]).values_list(
-            "digest", flat=True
-        )
-    )
-    new = {
-        digest: ScenarioPart(day=day, kind=name, digest=digest, size=len(text), data=zlib.compress(text, LEVEL))
-        for name, (digest, text) in encoded.items()
-        if digest not in known
-    }
-    if new:
-        ScenarioPart.objects.bulk_create(list(new.values()), ignore_conflicts=True)
+        encoded[name] = (part_digest(text), text)
+    parts_store(day=day_of(cycle.started), texts={digest: (name, text) for name, (digest, text) in encoded.items()})
     return CycleInputs.objects.create(
         cycle=cycle,
         started=cycle.started,

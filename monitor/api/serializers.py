@@ -515,6 +515,13 @@ class ReplayRequestSerializer(StrictKeys, serializers.Serializer):
         return native_overrides(overrides)
 
 
+class DiracReplayRequestSerializer(ReplayRequestSerializer):
+    """A stored DIRAC matching request run again (issue 34): as it was, or under another profile or matching
+    parameters (a request is not part of a cycle)."""
+
+    cycle = None
+
+
 class WhatIfRequestSerializer(ReplayRequestSerializer):
     """Past decisions run again with changes (issue 34): a cycle's (in the path), or a time window's."""
 

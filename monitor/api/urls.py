@@ -21,6 +21,8 @@ router.register("wmcore/elements", views.WMCoreElementViewSet)
 urlpatterns = [
     path("broker/preview", views.PreviewView.as_view(), name="broker-preview"),
     path("dirac/match", views.DiracMatchView.as_view(), name="dirac-match"),
+    path("dirac/matches/<int:record_id>/replay", views.DiracMatchReplayView.as_view(), name="dirac-match-replay"),
+    path("dirac/matches/<int:record_id>/scenario", views.DiracMatchScenarioView.as_view(), name="dirac-match-scenario"),
     path("dirac/task-queues", views.DiracTaskQueueView.as_view(), name="dirac-task-queues"),
     path("dirac/jobs/<int:job_id>", views.DiracJobExplainedView.as_view(), name="dirac-job"),
     # issue 34's paths as written, without the router's trailing slash (a POST is not redirected)

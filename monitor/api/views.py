@@ -22,6 +22,7 @@ from brokerage.models import (
     Dataset,
     Decision,
     DiracJob,
+    DiracMatchRecord,
     GdpConfig,
     GdpConfigChange,
     GdpConfigRevision,
@@ -37,6 +38,7 @@ from brokerage.models import (
 from brokerage.params import whole_number
 from brokerage.selectors.decisions import decision_trace
 from brokerage.selectors.dirac import dirac_job_explained, dirac_task_queues
+from brokerage.selectors.dirac_replay import dirac_match_replay, dirac_match_scenario
 from brokerage.selectors.gdpconfig import gdpconfig_parameter_rows, gdpconfig_revision_detail
 from brokerage.selectors.inputs import InputsUnavailable, decision_scenario
 from brokerage.selectors.preview import PreviewUnavailable, broker_preview_scenario, broker_preview_task
@@ -460,6 +462,56 @@ class DiracMatchView(GenericAPIView):
                 resource=resource_from(data), now=timezone.now(), seed=data.get("seed"), dry_run=data["dry_run"]
             )
         )
+
+
+class DiracMatchReplayView(GenericAPIView):
+    """A stored DIRAC matching request run again from what it drew from (issue 34): `identical` when it gets the
+    same job from the same task queue in the same steps; with `profile` or `gdpconfig` (the DIRAC_* parameters),
+    the task queues gained and lost and the new match, or `undetermined` when the new draw reaches a task queue
+    whose waiting jobs the request never read. 409 when its inputs are not kept (expired, or stored before)."""
+
+    filter_backends = []
+    permission_classes = [ReadAccess]
+    serializer_class = serializers.DiracReplayRequestSerializer
+
+    def get_queryset(self):
+        return DiracMatchRecord.objects.none()
+
+    @extend_schema(responses={200: OpenApiResponse(description="the replayed match and what changed"), 409: None})
+    def post(self, request, record_id: int):
+        record = get_object_or_404(DiracMatchRecord, pk=record_id)
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            result = dirac_match_replay(
+                record=record, profile=data.get("profile"), overrides=data.get("gdpconfig") or {}
+            )
+        except InputsUnavailable as why:
+            return _inputs_unavailable(why)
+        return Response(result)
+
+
+class DiracMatchScenarioView(GenericAPIView):
+    """A stored DIRAC matching request as a scenario file (`dirac_match` with a `matcher` section) that `manage.py
+    broker` runs offline to the same match. 409 when its inputs are not kept."""
+
+    filter_backends = []
+    permission_classes = [ReadAccess]
+
+    def get_queryset(self):
+        return DiracMatchRecord.objects.none()
+
+    @extend_schema(responses={200: OpenApiResponse(description="a scenario file (docs/scenario.md)"), 409: None})
+    def get(self, request, record_id: int):
+        record = get_object_or_404(DiracMatchRecord, pk=record_id)
+        try:
+            scenario = dirac_match_scenario(record=record)
+        except InputsUnavailable as why:
+            return _inputs_unavailable(why)
+        response = Response(scenario)
+        response["Content-Disposition"] = f'attachment; filename="dirac-match-{record.pk}-scenario.json"'
+        return response
 
 
 class DiracTaskQueueView(GenericAPIView):

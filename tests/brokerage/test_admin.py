@@ -88,6 +88,7 @@ def test_every_domain_model_has_an_admin_page():
         models.DecisionTrace,
         models.CycleFrame,
         models.CycleInputs,  # a decision's page: Replay, Download scenario
+        models.DiracMatchInputs,  # a DIRAC matching request's page: Replay, Download scenario
         models.ScenarioPart,
     }
     expected = set(apps.get_app_config("brokerage").get_models()) - shown_elsewhere

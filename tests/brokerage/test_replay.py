@@ -10,11 +10,22 @@ from django.core.management.base import CommandError
 from django.db import models
 from django.test import override_settings
 
-from brokerage.models import BrokerageCycle, CycleInputs, Decision, DecisionTrace, ScenarioPart
+from brokerage.models import (
+    BrokerageCycle,
+    CycleInputs,
+    Decision,
+    DecisionTrace,
+    DiracMatchInputs,
+    DiracMatchRecord,
+    ScenarioPart,
+)
+from brokerage.selectors.dirac_replay import dirac_match_replay, dirac_match_scenario
 from brokerage.selectors.inputs import REPLAYABLE, InputsUnavailable, decision_scenario
 from brokerage.selectors.preview import broker_preview_scenario
 from brokerage.selectors.replay import decision_replay
 from brokerage.selectors.whatif import cycles_what_if
+from brokerage.engine.plugins.dirac_match import Resource
+from brokerage.services.dirac import dirac_match_request
 from brokerage.services.demo_cadence import demo_cadence_run
 from brokerage.services.demo_grid import demo_grid_build
 
@@ -132,3 +143,78 @@ def test_what_if_counts_candidate_changes_outcomes_and_assignments(demo):
     bounded = cycles_what_if(cycle_ids=cycles, overrides={"NQUEUED_SAT_CAP": 100000}, limit=5)
     assert bounded["looked_at"] == 5
     assert bounded["truncated"]
+
+
+def no_match_requests() -> None:
+    """Requests no task queue fits: 10 s of CPU, below the first segment (500 s)."""
+    for seed in (1, 2):
+        dirac_match_request(resource=Resource(setup="LHCb-Production", cpuTime=10), now=NOW, seed=seed)
+
+
+def test_every_dirac_matching_request_of_a_demo_run_replays_identically(demo):
+    no_match_requests()
+    records = list(DiracMatchRecord.objects.order_by("pk"))
+    assert {record.matched for record in records} == {True, False}
+    assert DiracMatchInputs.objects.count() == len(records)
+    differing = []
+    for record in records:
+        result = dirac_match_replay(record=record)
+        if not result["identical"] or not result["same_trace"]:
+            differing.append((record.pk, result["difference"], result["undetermined"]))
+    assert differing == []
+    # the index is stored once per state, not per request
+    assert ScenarioPart.objects.filter(kind="task_queues").count() < len(records) / 2
+
+
+def test_a_dirac_request_downloaded_runs_offline_to_the_same_match(demo, tmp_path):
+    no_match_requests()
+    for matched in (True, False):
+        record = DiracMatchRecord.objects.filter(matched=matched).order_by("pk").first()
+        path = tmp_path / f"dirac-{record.pk}.json"
+        path.write_text(json.dumps(dirac_match_scenario(record=record)))
+        out = StringIO()
+        call_command("broker", str(path), "--json", stdout=out)
+        offline = json.loads(out.getvalue())
+        assert offline["outcome"] == ("matched" if matched else "no_match")
+        assert offline["chosen"] == (str(record.job) if matched else None)
+        assert offline["extra"]["taskQueue"] == record.task_queue
+        replayed = json.loads(json.dumps(dirac_match_replay(record=record)["replayed"], default=str))
+        assert offline == replayed
+
+
+def test_a_dirac_request_replays_through_the_command_the_api_and_the_page(demo, client):
+    no_match_requests()
+    record = DiracMatchRecord.objects.filter(matched=True).order_by("pk").first()
+    out = StringIO()
+    call_command("replay", str(record.pk), "--dirac-match", stdout=out)
+    assert "identical: same job, task queue" in out.getvalue()
+    # DIRAC v9's order draws over every matching queue: other steps, told from what was read, or said undetermined
+    changed = [
+        dirac_match_replay(record=other, profile="dirac")
+        for other in DiracMatchRecord.objects.filter(matched=True).order_by("pk")[:20]
+    ]
+    assert all(result["profile"] == "dirac" for result in changed)
+    assert any(not result["identical"] for result in changed)
+    assert all(result["undetermined"] or result["difference"]["outcome_now"] == "matched" for result in changed)
+    with pytest.raises(CommandError) as bad:
+        call_command("replay", str(record.pk), "--dirac-match", "--cycle", "1", stdout=StringIO())
+    assert bad.value.returncode == 2
+    api = client.post(f"/api/v1/dirac/matches/{record.pk}/replay", {}, content_type="application/json")
+    assert api.status_code == 200 and api.json()["identical"] is True
+    wrong = client.post(
+        f"/api/v1/dirac/matches/{record.pk}/replay", {"gdpconfig": {"NO_SUCH_KEY": 1}}, content_type="application/json"
+    )
+    assert wrong.status_code == 400 and "NO_SUCH_KEY" in wrong.json()["error"]["fields"]["gdpconfig"]
+    assert client.post("/api/v1/dirac/matches/999999999/replay", {}, content_type="application/json").status_code == 404
+    download = client.get(f"/api/v1/dirac/matches/{record.pk}/scenario")
+    assert download.status_code == 200 and "attachment" in download["Content-Disposition"]
+    assert download.json()["matcher"]["tries"]
+    page = client.get(f"/dirac/matches/{record.pk}/replay/")
+    assert page.status_code == 200 and b"Identical" in page.content
+    assert f"/dirac/matches/{record.pk}/replay/".encode() in client.get(f"/dirac/matches/{record.pk}/").content
+    DiracMatchInputs.objects.filter(record_id=record.pk).delete()
+    gone = client.post(f"/api/v1/dirac/matches/{record.pk}/replay", {}, content_type="application/json")
+    assert gone.status_code == 409 and "not_kept" in json.dumps(gone.json())
+    with pytest.raises(CommandError) as expired:
+        call_command("replay", str(record.pk), "--dirac-match", stdout=StringIO())
+    assert expired.value.returncode == 2

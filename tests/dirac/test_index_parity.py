@@ -10,7 +10,7 @@ import pytest
 from brokerage.engine.plugins.dirac_match import Group, MatchRules, Resource, no_match_reasons
 from brokerage.gdpconfig import ConfigView
 from brokerage.models import DiracTaskQueue
-from brokerage.services.dirac import TaskQueueIndex, dirac_jobs_submit, engine_task_queues
+from brokerage.services.dirac import dirac_jobs_submit, engine_task_queues, task_queue_index_read
 
 pytestmark = pytest.mark.django_db
 
@@ -77,7 +77,7 @@ def test_index_and_rules_agree_on_random_queues_and_resources(profile):
     rng = random.Random(19)
     dirac_jobs_submit(jobs=[random_job(rng) for _ in range(300)], now=NOW)
     rules = MatchRules.from_config(ConfigView({}, profile=profile))
-    index = TaskQueueIndex("test")
+    index = task_queue_index_read(version="test")
     queues = engine_task_queues(queues=DiracTaskQueue.objects.all())
     assert len(queues) > 150  # enough distinct requirement sets to exercise every rule
     failed_codes = set()

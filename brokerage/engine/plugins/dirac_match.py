@@ -114,6 +114,17 @@ class MatchRules:
 
 
 SEED_RULES = MatchRules()
+# the gdpconfig parameters MatchRules reads (kept with a stored matching request, so that a replay can change them)
+MATCH_RULE_KEYS = (
+    "DIRAC_TQ_ORDER",
+    "DIRAC_JOBS_PER_TRY",
+    "DIRAC_MATCH_SETUP_PILOT_TYPE",
+    "DIRAC_ABSENT_CE_PLATFORM",
+    "DIRAC_GENERIC_PILOT_VO",
+    "DIRAC_PRIORITY_AVERAGE",
+    "DIRAC_SPLIT_JOB_SHARING",
+    "DIRAC_PRIORITY_GROUPING",
+)
 
 
 @dataclass(frozen=True)
@@ -748,6 +759,10 @@ class DiracMatcher(Plugin):
 
     def decide(self, scenario: Scenario) -> Decision:
         rules = MatchRules.from_config(scenario.config)
+        if "matcher" in scenario.extra:  # a stored request of the live matcher (issue 34: replay)
+            from .dirac_matcher import matcher_decision
+
+            return matcher_decision(scenario, rules)
         parsed = parse_dirac_scenario(scenario.extra, rules)
         return match_decision(
             queues=parsed.queues,
