@@ -12,11 +12,13 @@ def _clear_cache():
     does."""
     from brokerage.selectors.decisions import decoded_caches_clear
     from brokerage.selectors.inputs import inputs_caches_clear
+    from brokerage.services.inputs import parts_known_forget
     from brokerage.services.wmcore.common import pull_bases_forget
 
     cache.clear()
     decoded_caches_clear()
     inputs_caches_clear()
+    parts_known_forget()
     pull_bases_forget()
     yield
     cache.clear()

@@ -6,9 +6,12 @@ from __future__ import annotations
 import hashlib
 import json
 import zlib
+from collections import OrderedDict
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
+
+from django.db import transaction
 
 from brokerage.models import BrokerageCycle, CycleInputs, ScenarioPart
 
@@ -74,10 +77,25 @@ def part_digest(text: bytes) -> str:
     return hashlib.blake2b(text, digest_size=16).hexdigest()
 
 
+# The parts this process stored or found, by day and digest: a DIRAC matching request reads the same index and
+# configuration as the hundreds before it, and must not ask the database each time (bounded; parts are dropped only
+# with their whole day, which no new request belongs to).
+_KNOWN: OrderedDict[tuple[datetime, str], None] = OrderedDict()
+KNOWN_KEPT = 4096
+
+
+def parts_known_forget() -> None:
+    """Forgets which parts this process knows to be stored (a test database that starts again)."""
+    _KNOWN.clear()
+
+
 def parts_store(*, day: datetime, texts: Mapping[str, tuple[str, bytes]]) -> None:
-    """Stores the parts (digest → (kind, canonical JSON)) of `day` not stored yet, compressed: one query when all
-    are known, two otherwise. Two workers storing the same new part at once both succeed: the second insert is
-    ignored."""
+    """Stores the parts (digest → (kind, canonical JSON)) of `day` not stored yet, compressed: no query when this
+    process knows them all, one when they are stored already, two otherwise. Two workers storing the same new part
+    at once both succeed: the second insert is ignored."""
+    texts = {digest: item for digest, item in texts.items() if (day, digest) not in _KNOWN}
+    if not texts:
+        return
     known = set(ScenarioPart.objects.filter(day=day, digest__in=list(texts)).values_list("digest", flat=True))
     new = [
         ScenarioPart(day=day, kind=kind, digest=digest, size=len(text), data=zlib.compress(text, LEVEL))
@@ -86,6 +104,14 @@ def parts_store(*, day: datetime, texts: Mapping[str, tuple[str, bytes]]) -> Non
     ]
     if new:
         ScenarioPart.objects.bulk_create(new, ignore_conflicts=True)
+
+    def remember() -> None:  # only once committed: a part of a rolled-back transaction is not stored
+        for digest in texts:
+            _KNOWN[(day, digest)] = None
+        while len(_KNOWN) > KNOWN_KEPT:
+            _KNOWN.popitem(last=False)
+
+    transaction.on_commit(remember)
 
 
 def cycle_inputs_store(*, cycle: BrokerageCycle, raw: Mapping[str, Any]) -> CycleInputs:
