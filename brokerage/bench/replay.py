@@ -14,8 +14,9 @@ from brokerage.adapters.grid import over_base
 from brokerage.engine import parse_scenario
 from brokerage.engine.plugins.atlas_prod_job import AtlasProdJobBroker
 from brokerage.engine.synthetic import job_brokerage_scenario
-from brokerage.models import CycleFrame, Decision, DecisionTrace, ScenarioPart
+from brokerage.models import CycleFrame, Decision, DecisionTrace, DiracMatchRecord, ScenarioPart
 from brokerage.selectors import inputs as inputs_selectors
+from brokerage.selectors.dirac_replay import dirac_match_replay
 from brokerage.selectors.inputs import REPLAYABLE
 from brokerage.selectors.replay import decision_replay
 from brokerage.selectors.whatif import MAX_LIMIT, cycles_what_if, what_if_cycles
@@ -202,5 +203,20 @@ def replay_demo(*, quick: bool = False) -> list[Row]:
                         "n": len(samples),
                     }
                 )
+        samples = []
+        for record in DiracMatchRecord.objects.order_by("-pk")[:50]:
+            begin = time.perf_counter()
+            assert dirac_match_replay(record=record)["identical"], record.pk
+            samples.append((time.perf_counter() - begin) * 1000.0)
+        if samples:
+            rows.append(
+                {
+                    "bench": "replay-demo-one",
+                    "params": {"plugin": "dirac_match"},
+                    "median_ms": round(statistics.median(samples), 2),
+                    "p95_ms": round(percentile(samples, 0.95), 2),
+                    "n": len(samples),
+                }
+            )
         transaction.set_rollback(True)
     return rows
