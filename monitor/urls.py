@@ -34,9 +34,7 @@ urlpatterns = [
     ),
     path("dirac/", views.dirac, name="dirac"),
     path("dirac/matches/<int:record_id>/", views.dirac_match, name="dirac-match"),
-    path(
-        "dirac/matches/<int:record_id>/replay/", replay_views.dirac_match_replay_page, name="dirac-match-replay"
-    ),
+    path("dirac/matches/<int:record_id>/replay/", replay_views.dirac_match_replay_page, name="dirac-match-replay"),
     path("dirac/jobs/<int:job_id>/", views.dirac_job, name="dirac-job"),
     path("dirac/task-queues/<int:task_queue_id>/", views.dirac_task_queue, name="dirac-task-queue"),
     path("wmcore/", views.wmcore, name="wmcore"),

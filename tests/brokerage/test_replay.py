@@ -10,6 +10,7 @@ from django.core.management.base import CommandError
 from django.db import models
 from django.test import override_settings
 
+from brokerage.engine.plugins.dirac_match import Resource
 from brokerage.models import (
     BrokerageCycle,
     CycleInputs,
@@ -24,10 +25,9 @@ from brokerage.selectors.inputs import REPLAYABLE, InputsUnavailable, decision_s
 from brokerage.selectors.preview import broker_preview_scenario
 from brokerage.selectors.replay import decision_replay
 from brokerage.selectors.whatif import cycles_what_if
-from brokerage.engine.plugins.dirac_match import Resource
-from brokerage.services.dirac import dirac_match_request
 from brokerage.services.demo_cadence import demo_cadence_run
 from brokerage.services.demo_grid import demo_grid_build
+from brokerage.services.dirac import dirac_match_request
 
 pytestmark = pytest.mark.django_db
 
@@ -200,21 +200,26 @@ def test_a_dirac_request_replays_through_the_command_the_api_and_the_page(demo, 
         call_command("replay", str(record.pk), "--dirac-match", "--cycle", "1", stdout=StringIO())
     assert bad.value.returncode == 2
     api = client.post(f"/api/v1/dirac/matches/{record.pk}/replay", {}, content_type="application/json")
-    assert api.status_code == 200 and api.json()["identical"] is True
+    assert api.status_code == 200
+    assert api.json()["identical"] is True
     wrong = client.post(
         f"/api/v1/dirac/matches/{record.pk}/replay", {"gdpconfig": {"NO_SUCH_KEY": 1}}, content_type="application/json"
     )
-    assert wrong.status_code == 400 and "NO_SUCH_KEY" in wrong.json()["error"]["fields"]["gdpconfig"]
+    assert wrong.status_code == 400
+    assert "NO_SUCH_KEY" in wrong.json()["error"]["fields"]["gdpconfig"]
     assert client.post("/api/v1/dirac/matches/999999999/replay", {}, content_type="application/json").status_code == 404
     download = client.get(f"/api/v1/dirac/matches/{record.pk}/scenario")
-    assert download.status_code == 200 and "attachment" in download["Content-Disposition"]
+    assert download.status_code == 200
+    assert "attachment" in download["Content-Disposition"]
     assert download.json()["matcher"]["tries"]
     page = client.get(f"/dirac/matches/{record.pk}/replay/")
-    assert page.status_code == 200 and b"Identical" in page.content
+    assert page.status_code == 200
+    assert b"Identical" in page.content
     assert f"/dirac/matches/{record.pk}/replay/".encode() in client.get(f"/dirac/matches/{record.pk}/").content
     DiracMatchInputs.objects.filter(record_id=record.pk).delete()
     gone = client.post(f"/api/v1/dirac/matches/{record.pk}/replay", {}, content_type="application/json")
-    assert gone.status_code == 409 and "not_kept" in json.dumps(gone.json())
+    assert gone.status_code == 409
+    assert "not_kept" in json.dumps(gone.json())
     with pytest.raises(CommandError) as expired:
         call_command("replay", str(record.pk), "--dirac-match", stdout=StringIO())
     assert expired.value.returncode == 2

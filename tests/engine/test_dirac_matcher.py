@@ -64,7 +64,8 @@ def test_the_task_queue_is_drawn_by_rand_over_priority_among_the_highest_cpu_tim
     assert [int(index.ids[i]) for i in queues_to_try(index, mask, SEED_RULES, random.Random(7))] == [2]
     # DIRAC v9: every matching queue, ten smallest keys in order
     order = [int(index.ids[i]) for i in queues_to_try(index, mask, DIRAC_RULES, random.Random(7))]
-    assert sorted(order) == [1, 2, 3, 4] and order[0] in (2, 4)
+    assert sorted(order) == [1, 2, 3, 4]
+    assert order[0] in (2, 4)
 
 
 def live_like(index, waiting_jobs, taken=()):
@@ -111,7 +112,9 @@ def test_an_empty_task_queue_leaves_the_index_and_the_request_draws_again_and_re
     trail, run = live_like(index, {1: {1: 3}, 3: {2: 2}})
     outcome = run(random.Random(7))
     assert outcome.drawn[0] == (2, None)
-    assert outcome.tries == 2 and outcome.job is not None and outcome.task_queue in (1, 3)
+    assert outcome.tries == 2
+    assert outcome.job is not None
+    assert outcome.task_queue in (1, 3)
     assert not index.enabled[index.position[2]]
     # the second try read another index (TQ2 gone): two snapshots, each stored once
     assert len({step["index"] for step in trail.tries}) == 2 == len(trail.snapshots)
@@ -192,7 +195,8 @@ def test_the_matcher_section_of_a_scenario_decides_and_names_a_bad_path():
         "matcher": {"indexes": snapshot, "tries": trail.as_data()["tries"]},
     }
     decision = matcher_decision(parse_scenario(raw), SEED_RULES)
-    assert decision.outcome == "matched" and decision.chosen == str(outcome.job)
+    assert decision.outcome == "matched"
+    assert decision.chosen == str(outcome.job)
     assert [c.name for c in decision.candidates] == ["TQ1"]
     assert decision.skipped["TQ2"].code == "setup"
     assert decision.extra["drawn"] == [[1, 1]]
@@ -200,5 +204,6 @@ def test_the_matcher_section_of_a_scenario_decides_and_names_a_bad_path():
     with pytest.raises(ScenarioError, match=r"\$\.matcher\.indexes\."):
         matcher_decision(parse_scenario(bad), SEED_RULES)
     rules_only = matcher_decision(parse_scenario(raw), SEED_RULES, draw=False)
-    assert rules_only.outcome == "undetermined" and rules_only.chosen is None
+    assert rules_only.outcome == "undetermined"
+    assert rules_only.chosen is None
     assert np.array_equal(index.enabled, [True, True])
