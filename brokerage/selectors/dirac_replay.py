@@ -4,14 +4,16 @@ as it was or under another profile or other matching parameters. Read-only."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from datetime import datetime
 from typing import Any
 
 from brokerage.engine import parse_scenario
 from brokerage.engine.plugins.dirac_match import MatchRules
-from brokerage.engine.plugins.dirac_matcher import matcher_decision
+from brokerage.engine.plugins.dirac_matcher import index_part_digests, index_snapshot, matcher_decision
 from brokerage.engine.scenario import ScenarioError
 from brokerage.models import DiracMatchInputs, DiracMatchRecord, ScenarioPart
-from brokerage.selectors.inputs import InputsUnavailable, gdpconfig_with
+from brokerage.selectors.inputs import InputsUnavailable, _remember, gdpconfig_with
 from brokerage.selectors.replay import _outline_from, candidates_changed, decision_difference
 from brokerage.services.inputs import day_of, inputs_decode
 
@@ -37,20 +39,44 @@ def _inputs(record: DiracMatchRecord) -> DiracMatchInputs:
     )
 
 
+# Decoded parts of requests' indexes, by day and digest: consecutive requests share their index, its blocks and
+# its priorities (bounded: a 10,000-queue index is some forty blocks).
+_DECODED: OrderedDict[tuple[datetime, str], Any] = OrderedDict()
+DECODED_KEPT = 512
+
+
+def _parts_of_day(day: datetime, digests: set[str]) -> dict[str, Any]:
+    """The parts of `day` with these digests, decoded (one query for those not decoded already)."""
+    found = {digest: _DECODED[(day, digest)] for digest in digests if (day, digest) in _DECODED}
+    wanted = digests - set(found)
+    if wanted:
+        for digest, blob in ScenarioPart.objects.filter(day=day, digest__in=list(wanted)).values_list("digest", "data"):
+            found[digest] = _remember(_DECODED, (day, digest), inputs_decode(blob), DECODED_KEPT)
+    return found
+
+
 def dirac_match_scenario(*, record: DiracMatchRecord) -> dict[str, Any]:
     """The request as a scenario file `manage.py broker` runs to the same match: the resource as sent, the seed,
-    the matching parameters and groups it ran under, and in `matcher` every task-queue index it read (by digest)
-    and its trail. InputsUnavailable says why it cannot be rebuilt (two queries)."""
+    the matching parameters and groups it ran under, and in `matcher` every task-queue index it read (by digest,
+    put together from its stored parts) and its trail. InputsUnavailable says why it cannot be rebuilt (four
+    queries at most: its inputs, then the parts of its day in three rounds — indexes, their blocks and
+    priorities, the priorities' bases)."""
     inputs = _inputs(record)
+    day = day_of(inputs.at)
     trail = inputs.trail
-    digests = {inputs.config} | {step["index"] for step in trail.get("tries", ())}
-    stored = dict(
-        ScenarioPart.objects.filter(day=day_of(inputs.at), digest__in=list(digests)).values_list("digest", "data")
-    )
-    missing = sorted(digests - set(stored))
-    if missing:
-        raise InputsUnavailable("expired", f"part {missing[0]} of DIRAC matching request {record.pk}'s inputs is gone")
-    config = inputs_decode(stored[inputs.config])
+    index_digests = {step["index"] for step in trail.get("tries", ())}
+    parts = _parts_of_day(day, {inputs.config} | index_digests)
+    try:
+        named = {digest for index in index_digests for digest in index_part_digests(parts[index])}
+        parts.update(_parts_of_day(day, named))
+        bases = {parts[digest]["base"] for digest in named if "base" in parts[digest]}
+        parts.update(_parts_of_day(day, bases))
+        config = parts[inputs.config]
+        indexes = {digest: index_snapshot(parts[digest], parts) for digest in sorted(index_digests)}
+    except KeyError as missing:
+        raise InputsUnavailable(
+            "expired", f"part {missing.args[0]} of DIRAC matching request {record.pk}'s inputs is no longer stored"
+        ) from None
     return {
         "plugin": PLUGIN,
         "now": record.at.isoformat(),
@@ -58,10 +84,7 @@ def dirac_match_scenario(*, record: DiracMatchRecord) -> dict[str, Any]:
         "gdpconfig": config["gdpconfig"],
         "groups": config["groups"],
         "resource": record.sent() or {},
-        "matcher": {
-            "indexes": {digest: inputs_decode(blob) for digest, blob in stored.items() if digest != inputs.config},
-            "tries": trail.get("tries", []),
-        },
+        "matcher": {"indexes": indexes, "tries": trail.get("tries", [])},
     }
 
 

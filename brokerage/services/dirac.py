@@ -45,6 +45,7 @@ from brokerage.engine.plugins.dirac_matcher import (
     CLAIM_PERMUTATION,
     CLAIM_SHUFFLE,
     SHUFFLE_PRIME,
+    IndexParts,
     MatcherTrail,
     TaskQueueIndex,
     claim_order,
@@ -339,6 +340,8 @@ def task_queue_index_read(*, version: str) -> TaskQueueIndex:
 
 
 _INDEX: TaskQueueIndex | None = None
+# what this process's indexes are stored as (requirement blocks, priorities whole or as a difference)
+_INDEX_PARTS = IndexParts()
 VERSION_KEY = "dirac:task-queue-version"
 
 
@@ -397,7 +400,7 @@ def dirac_match_request(
     view = gdpconfig_view()
     rules, groups = MatchRules.from_config(view), dirac_groups()
     seed = random.SystemRandom().randrange(2**31) if seed is None else seed
-    trail = MatcherTrail()
+    trail = MatcherTrail(writer=_INDEX_PARTS)
     record_ids: list[int] = []
 
     def index_now() -> TaskQueueIndex:
@@ -481,7 +484,7 @@ def dirac_match_inputs_store(*, record_id: int, at: datetime, trail: MatcherTrai
     its trail."""
     config_text = canonical_json(dirac_match_config(view=view))
     texts = {part_digest(config_text): ("dirac_config", config_text)}
-    texts.update({digest: ("task_queues", text) for digest, text in trail.snapshots.items()})
+    texts.update(trail.parts)
     parts_store(day=day_of(at), texts=texts)
     DiracMatchInputs.objects.create(record_id=record_id, at=at, config=part_digest(config_text), trail=trail.as_data())
 

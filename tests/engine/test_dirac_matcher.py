@@ -11,10 +11,12 @@ from brokerage.engine.plugins.dirac_match import MatchRules, Resource
 from brokerage.engine.plugins.dirac_matcher import (
     CLAIM_PERMUTATION,
     CLAIM_SHUFFLE,
+    IndexParts,
     MatcherTrail,
     TaskQueueIndex,
     TrailEnds,
     claim_order,
+    index_snapshot,
     matcher_decision,
     matcher_run,
     queues_to_try,
@@ -68,9 +70,15 @@ def test_the_task_queue_is_drawn_by_rand_over_priority_among_the_highest_cpu_tim
     assert order[0] in (2, 4)
 
 
+def stored(trail):
+    """The trail's parts as stored and read back: digest → decoded JSON, and an index builder over them."""
+    parts = {digest: json.loads(text) for digest, (_, text) in trail.parts.items()}
+    return parts, lambda digest: TaskQueueIndex.from_snapshot(index_snapshot(parts[digest], parts))
+
+
 def live_like(index, waiting_jobs, taken=()):
     """A matcher_run over plain data, recording its trail as the live matcher does."""
-    trail = MatcherTrail()
+    trail = MatcherTrail(writer=IndexParts())
     jobs = {tq: dict(groups) for tq, groups in waiting_jobs.items()}
 
     def index_now():
@@ -116,12 +124,15 @@ def test_an_empty_task_queue_leaves_the_index_and_the_request_draws_again_and_re
     assert outcome.job is not None
     assert outcome.task_queue in (1, 3)
     assert not index.enabled[index.position[2]]
-    # the second try read another index (TQ2 gone): two snapshots, each stored once
-    assert len({step["index"] for step in trail.tries}) == 2 == len(trail.snapshots)
-    stored = {digest: json.loads(text) for digest, text in trail.snapshots.items()}
+    # the second try read another index (TQ2 gone): two index parts, two requirement blocks, one priorities state
+    # (TQ2 dropped is a difference of one from the first, whole one)
+    assert len({step["index"] for step in trail.tries}) == 2
+    kinds = sorted(kind for kind, _ in trail.parts.values())
+    assert kinds == ["task_queue_block"] * 2 + ["task_queue_state"] * 2 + ["task_queues"] * 2
+    _, index_from = stored(trail)
     replayed = trail_replay(
         trail=json.loads(json.dumps(trail.as_data())),
-        index_of=lambda digest: TaskQueueIndex.from_snapshot(stored[digest]),
+        index_of=index_from,
         resource=RESOURCE,
         rules=SEED_RULES,
         groups={},
@@ -145,10 +156,10 @@ def test_a_job_taken_by_another_matcher_is_passed_over_in_the_replay_too():
     trail, run = live_like(index, {1: {1: 3}}, taken={order[0]})
     outcome = run(random.Random(0))
     assert outcome.job == order[1]
-    snapshot = {digest: json.loads(text) for digest, text in trail.snapshots.items()}
+    _, index_from = stored(trail)
     replayed = trail_replay(
         trail=trail.as_data(),
-        index_of=lambda digest: TaskQueueIndex.from_snapshot(snapshot[digest]),
+        index_of=index_from,
         resource=RESOURCE,
         rules=SEED_RULES,
         groups={},
@@ -165,11 +176,11 @@ def test_a_replay_that_draws_a_queue_never_read_says_so():
     )
     trail, run = live_like(index, {1: {1: 1}, 2: {1: 1}})
     outcome = run(random.Random(7))
-    snapshot = {digest: json.loads(text) for digest, text in trail.snapshots.items()}
+    _, index_from = stored(trail)
     with pytest.raises(TrailEnds, match=f"where the request drew TQ{outcome.drawn[0][0]}"):
         trail_replay(
             trail=trail.as_data(),
-            index_of=lambda digest: TaskQueueIndex.from_snapshot(snapshot[digest]),
+            index_of=index_from,
             resource=RESOURCE,
             rules=SEED_RULES,
             groups={},
@@ -187,7 +198,8 @@ def test_the_matcher_section_of_a_scenario_decides_and_names_a_bad_path():
     )
     trail, run = live_like(index, {1: {1: 2}})
     outcome = run(random.Random(5))
-    snapshot = {digest: json.loads(text) for digest, text in trail.snapshots.items()}
+    parts, _ = stored(trail)
+    snapshot = {step["index"]: index_snapshot(parts[step["index"]], parts) for step in trail.tries}
     raw = {
         "plugin": "dirac_match",
         "seed": 5,
@@ -207,3 +219,43 @@ def test_the_matcher_section_of_a_scenario_decides_and_names_a_bad_path():
     assert rules_only.outcome == "undetermined"
     assert rules_only.chosen is None
     assert np.array_equal(index.enabled, [True, True])
+
+
+def test_an_index_is_stored_as_blocks_and_priorities_that_change_apart():
+    rows = [(tq_id, "LHCb-Production", "lhcb_user", "/CN=a", 50_000, 1.0, 0) for tq_id in range(1, 601)]
+    values = [(tq_id, "sites", f"LCG.Site{tq_id % 7}.org") for tq_id in range(1, 601)]
+    writer = IndexParts()
+    first_digest, first = writer.parts(index_of(*rows, values=values))
+    # ids 1–255, 256–511, 512–600: three blocks of BLOCK = 256 ids; the priorities whole; the index naming them
+    assert sorted(kind for kind, _ in first.values()) == ["task_queue_block"] * 3 + ["task_queue_state", "task_queues"]
+    # one priority moves: the same blocks, the priorities as a difference of one from the whole state
+    moved = [(*row[:5], 7.5, row[6]) if row[0] == 300 else row for row in rows]
+    index = index_of(*moved, values=values)
+    second_digest, second = writer.parts(index)
+    assert {d for d, (k, _) in second.items() if k == "task_queue_block"} == {
+        d for d, (k, _) in first.items() if k == "task_queue_block"
+    }
+    states = [json.loads(text) for kind, text in second.values() if kind == "task_queue_state"]
+    delta = next(state for state in states if "base" in state)
+    assert delta["set"] == [[300, 7.5]]
+    assert delta["drop"] == []
+    # a task queue leaves: only its block is new
+    index.disable(5)
+    third_digest, third = writer.parts(index)
+    new_blocks = {d for d, (k, _) in third.items() if k == "task_queue_block"} - set(second)
+    assert len(new_blocks) == 1
+    # read back, each state is the index it was
+    for digest, parts in ((first_digest, first), (second_digest, second), (third_digest, third)):
+        decoded = {d: json.loads(text) for d, (_, text) in parts.items()}
+        snapshot = index_snapshot(decoded[digest], decoded)
+        assert len(snapshot["task_queues"]) == (599 if digest == third_digest else 600)
+    decoded = {d: json.loads(text) for d, (_, text) in third.items()}
+    rebuilt = TaskQueueIndex.from_snapshot(index_snapshot(decoded[third_digest], decoded))
+    assert rebuilt.rows == index.kept_rows()
+    assert sorted(rebuilt.values_of[300]) == [("sites", "LCG.Site6.org")]
+    # past a tenth of the task queues moving (and 64), the priorities are written whole again
+    many = [(*row[:5], 2.0, row[6]) if row[0] <= 100 else row for row in moved]
+    _, fourth = writer.parts(index_of(*many, values=values))
+    states = [json.loads(text) for kind, text in fourth.values() if kind == "task_queue_state"]
+    assert len(states) == 1
+    assert "priorities" in states[0]

@@ -60,8 +60,8 @@ class TaskQueueIndex:
     """The enabled task queues of one moment as numpy columns, for matching without a round trip per rule: codes
     for setup, group and owner, CPU time, priority, and one boolean column per requirement value. `rows` are
     (id, setup, ownerGroup, ownerDN, cpuTime, priority, minRAM) by id, `values` (task queue, field, value). A task
-    queue found empty is disabled in the index (`disable`). `snapshot()` is what the index holds now, as stored
-    for a replay; `from_snapshot` builds it again."""
+    queue found empty is disabled in the index (`disable`). IndexParts stores what the index holds for a replay;
+    `from_snapshot` builds it again."""
 
     def __init__(self, version: str, rows: Sequence[Sequence[Any]], values: Iterable[tuple[int, str, str]]):
         self.version = version
@@ -93,7 +93,8 @@ class TaskQueueIndex:
             self.value.setdefault((name, value), np.zeros(n, dtype=bool))[i] = True
             self.values_of.setdefault(tq_id, []).append((name, value))
         self.tag_values = {value for name, value in self.value if name == "tags"}
-        self._snapshot: tuple[str, bytes] | None = None
+        # (digest, parts) of this state as IndexParts wrote it; forgotten when a queue is disabled
+        self.stored: tuple[str, dict[str, tuple[str, bytes]]] | None = None
 
     def _code(self, kind: str, value: str) -> int:
         return self.codes[kind].get(value, -1)
@@ -148,26 +149,17 @@ class TaskQueueIndex:
         i = self.position.get(tq_id)
         if i is not None and self.enabled[i]:
             self.enabled[i] = False
-            self._snapshot = None
+            self.stored = None
 
-    def snapshot(self) -> tuple[str, bytes]:
-        """The enabled task queues and their requirement values as canonical JSON, and its digest (BLAKE2b-128,
-        as the brokerage's stored parts): made once per state of the index. Disabled queues are left out — the
-        rules never keep them — so a rebuilt index draws over the same positions."""
-        if self._snapshot is None:
-            kept = [row for row, enabled in zip(self.rows, self.enabled.tolist(), strict=True) if enabled]
-            data = {
-                "task_queues": [list(row) for row in kept],
-                "values": [
-                    [row[0], name, value] for row in kept for name, value in sorted(self.values_of.get(row[0], ()))
-                ],
-            }
-            text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
-            self._snapshot = (hashlib.blake2b(text, digest_size=16).hexdigest(), text)
-        return self._snapshot
+    def kept_rows(self) -> list[tuple]:
+        """The rows of the enabled task queues, by id: what a snapshot holds. Disabled queues are left out — the
+        rules never keep them — so a rebuilt index draws over the same task queues in the same order."""
+        return [row for row, enabled in zip(self.rows, self.enabled.tolist(), strict=True) if enabled]
 
     @classmethod
     def from_snapshot(cls, data: Mapping[str, Any], version: str = "stored") -> TaskQueueIndex:
+        """From {task_queues: [[id, setup, ownerGroup, ownerDN, cpuTime, priority, minRAM]], values: [[id, field,
+        value]]} (index_snapshot)."""
         return cls(version, data["task_queues"], [tuple(item) for item in data["values"]])
 
     def task_queue(self, tq_id: int) -> dict[str, Any]:
@@ -219,19 +211,142 @@ def claim_order(first: Sequence[int], rng: random.Random, mode: str) -> list[int
     return order
 
 
+def _json(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+
+
+def _digest(text: bytes) -> str:
+    return hashlib.blake2b(text, digest_size=16).hexdigest()  # as the brokerage's stored parts
+
+
+# Task queues per requirements block: a block's text changes only when one of its task queues comes or goes.
+BLOCK = 256
+# A priorities state is written whole when more than this share of the task queues (and at least DELTA_FLOOR)
+# differ from the last whole one; otherwise as the difference from it.
+WHOLE_SHARE, DELTA_FLOOR = 0.1, 64
+# the kinds of the parts an index is stored as
+INDEX_KIND, BLOCK_KIND, STATE_KIND = "task_queues", "task_queue_block", "task_queue_state"
+
+
+class IndexParts:
+    """Writes a task-queue index as parts stored by content, so that the states of a large installation's index
+    (10,000 task queues: 1.7 MB of JSON whole) cost what changed between them: requirement blocks of BLOCK task
+    queues by id (a task queue's requirements never change: a block changes when a queue of it comes or goes), the
+    priorities (whole, or as the difference from the last whole state this writer wrote), and the index itself
+    naming them. One writer per process; a block's text is kept while its set of task queues is (bounded)."""
+
+    BLOCKS_KEPT = 4096
+
+    def __init__(self) -> None:
+        self._blocks: dict[tuple[int, ...], tuple[str, bytes]] = {}
+        self._whole: tuple[str, bytes, dict[int, float]] | None = None
+
+    def _block(self, index: TaskQueueIndex, rows: list[tuple]) -> tuple[str, bytes]:
+        key = tuple(row[0] for row in rows)
+        found = self._blocks.get(key)
+        if found is None:
+            text = _json(
+                {
+                    "task_queues": [[row[0], row[1], row[2], row[3], row[4], row[6]] for row in rows],
+                    "values": [
+                        [row[0], name, value] for row in rows for name, value in sorted(index.values_of.get(row[0], ()))
+                    ],
+                }
+            )
+            if len(self._blocks) >= self.BLOCKS_KEPT:
+                self._blocks.pop(next(iter(self._blocks)))
+            found = self._blocks[key] = (_digest(text), text)
+        return found
+
+    def parts(self, index: TaskQueueIndex) -> tuple[str, dict[str, tuple[str, bytes]]]:
+        """The index's digest and every part it is stored as (digest → (kind, canonical JSON)), made once per state
+        of the index."""
+        if index.stored is not None:
+            return index.stored
+        kept = index.kept_rows()
+        parts: dict[str, tuple[str, bytes]] = {}
+        blocks: list[str] = []
+        start = 0
+        while start < len(kept):
+            block = kept[start][0] // BLOCK
+            end = start
+            while end < len(kept) and kept[end][0] // BLOCK == block:
+                end += 1
+            digest, text = self._block(index, kept[start:end])
+            parts[digest] = (BLOCK_KIND, text)
+            blocks.append(digest)
+            start = end
+        priorities = {row[0]: row[5] for row in kept}
+        state = self._state(priorities, parts)
+        text = _json({"blocks": blocks, "state": state})
+        digest = _digest(text)
+        parts[digest] = (INDEX_KIND, text)
+        index.stored = (digest, parts)
+        return index.stored
+
+    def _state(self, priorities: dict[int, float], parts: dict[str, tuple[str, bytes]]) -> str:
+        whole = self._whole
+        if whole is not None:
+            base = whole[2]
+            changed = [[tq_id, p] for tq_id, p in priorities.items() if base.get(tq_id) != p]
+            dropped = [tq_id for tq_id in base if tq_id not in priorities]
+            if len(changed) + len(dropped) <= max(DELTA_FLOOR, WHOLE_SHARE * len(priorities)):
+                parts[whole[0]] = (STATE_KIND, whole[1])  # the base goes with every delta: parts are per day
+                text = _json({"base": whole[0], "set": changed, "drop": dropped})
+                digest = _digest(text)
+                parts[digest] = (STATE_KIND, text)
+                return digest
+        text = _json({"priorities": [[tq_id, p] for tq_id, p in priorities.items()]})
+        digest = _digest(text)
+        self._whole = (digest, text, dict(priorities))
+        parts[digest] = (STATE_KIND, text)
+        return digest
+
+
+def index_part_digests(data: Mapping[str, Any]) -> list[str]:
+    """The parts an index part names: its blocks and its state."""
+    return [*data["blocks"], data["state"]]
+
+
+def index_snapshot(index_part: Mapping[str, Any], parts: Mapping[str, Any]) -> dict[str, Any]:
+    """An index as TaskQueueIndex.from_snapshot reads it, put together from its stored parts (digest → decoded
+    JSON; a delta state's base among them). KeyError names a missing part."""
+    rows, values = [], []
+    for digest in index_part["blocks"]:
+        block = parts[digest]
+        rows.extend(block["task_queues"])
+        values.extend(block["values"])
+    state = parts[index_part["state"]]
+    if "base" in state:
+        priorities = {tq_id: p for tq_id, p in parts[state["base"]]["priorities"]}
+        for tq_id in state["drop"]:
+            priorities.pop(tq_id, None)
+        priorities.update({tq_id: p for tq_id, p in state["set"]})
+    else:
+        priorities = {tq_id: p for tq_id, p in state["priorities"]}
+    return {
+        "task_queues": [
+            [tq_id, setup, group, owner, cpu, priorities[tq_id], ram] for tq_id, setup, group, owner, cpu, ram in rows
+        ],
+        "values": values,
+    }
+
+
 @dataclass
 class MatcherTrail:
-    """What one request read, in order: per try the index's snapshot digest, per drawn task queue its waiting
+    """What one request read, in order: per try the digest of the index it read (`parts`: what the index is stored
+    as, through the process's IndexParts), per drawn task queue its waiting
     jobs by user priority, per claim its first jobs (by id), the jobs passed over (taken by other matchers
     meanwhile) and the job it got. Stored with the request (models.DiracMatchInputs) and replayed by
     `trail_replay`."""
 
+    writer: IndexParts
     tries: list[dict[str, Any]] = field(default_factory=list)
-    snapshots: dict[str, bytes] = field(default_factory=dict)
+    parts: dict[str, tuple[str, bytes]] = field(default_factory=dict)
 
     def index_read(self, index: TaskQueueIndex) -> None:
-        digest, text = index.snapshot()
-        self.snapshots.setdefault(digest, text)
+        digest, parts = self.writer.parts(index)
+        self.parts.update(parts)
         self.tries.append({"index": digest, "visits": []})
 
     def waiting_read(self, tq_id: int, groups: Sequence[Sequence[float]]) -> None:
