@@ -418,7 +418,7 @@ def dirac_match_request(
             job, first, record_id = _claim_in_one_statement(
                 tq_id, priority, generator, resource, now, seed, rules.jobs_per_try
             )
-            trail.claimed(CLAIM_PERMUTATION, first, [], job)
+            trail.claimed(CLAIM_PERMUTATION, rules.jobs_per_try, first, [], job)
         else:
             with transaction.atomic():  # claim, log and record: one commit
                 job, first, passed = _claim(tq_id, priority, generator, resource, now, rules.jobs_per_try)
@@ -427,7 +427,7 @@ def dirac_match_request(
                     record_id = DiracMatchRecord.objects.create(
                         **_record_fields(resource, now), matched=True, job=job, task_queue=tq_id, seed=seed
                     ).pk
-            trail.claimed(CLAIM_SHUFFLE, first, passed, job)
+            trail.claimed(CLAIM_SHUFFLE, rules.jobs_per_try, first, passed, job)
         if record_id is not None:
             record_ids.append(record_id)
         return job, first

@@ -223,3 +223,34 @@ def test_a_dirac_request_replays_through_the_command_the_api_and_the_page(demo, 
     with pytest.raises(CommandError) as expired:
         call_command("replay", str(record.pk), "--dirac-match", stdout=StringIO())
     assert expired.value.returncode == 2
+
+
+def test_a_dirac_replay_with_a_change_is_what_the_preview_gives_for_the_same_scenario_and_config(demo):
+    record = DiracMatchRecord.objects.filter(matched=True).order_by("pk").first()
+    # one first job instead of ten: the claim takes the first waiting job of the priority by id
+    replay = dirac_match_replay(record=record, overrides={"DIRAC_JOBS_PER_TRY": 1})
+    assert replay["undetermined"] == ""
+    claim = next(
+        visit["claim"]
+        for step in DiracMatchInputs.objects.get(pk=record.pk).trail["tries"]
+        for visit in step["visits"]
+        if "claim" in visit
+    )
+    expected = min(job for job in claim["first"] if job not in claim["passed"])
+    assert replay["replayed"]["chosen"] == str(expected)
+    assert replay["identical"] == (expected == record.job)
+    scenario = dirac_match_scenario(record=record)
+    scenario["gdpconfig"] = {**scenario["gdpconfig"], "DIRAC_JOBS_PER_TRY": 1}
+    preview = broker_preview_scenario(scenario=scenario)["decision"]
+    assert json.loads(json.dumps(preview, default=str)) == json.loads(json.dumps(replay["replayed"], default=str))
+    # more first jobs than a request read (when it read a full ten) cannot be told
+    full = next(
+        inputs.record_id
+        for inputs in DiracMatchInputs.objects.order_by("pk")
+        for step in inputs.trail["tries"]
+        for visit in step["visits"]
+        if len(visit.get("claim", {}).get("first", ())) == 10
+    )
+    wider = dirac_match_replay(record=DiracMatchRecord.objects.get(pk=full), overrides={"DIRAC_JOBS_PER_TRY": 50})
+    assert "where the request read 10" in wider["undetermined"]
+    assert wider["difference"]["outcome_now"] == "undetermined"

@@ -95,7 +95,7 @@ def live_like(index, waiting_jobs, taken=()):
         order = claim_order(first, rng, CLAIM_SHUFFLE)
         passed = [job for job in order if job in taken]
         job = next((job for job in order if job not in taken), None)
-        trail.claimed(CLAIM_SHUFFLE, first, passed[: order.index(job)] if job else order, job)
+        trail.claimed(CLAIM_SHUFFLE, 10, first, passed[: order.index(job)] if job else order, job)
         return job, first
 
     return trail, lambda rng: matcher_run(

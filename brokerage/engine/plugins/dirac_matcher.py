@@ -352,8 +352,16 @@ class MatcherTrail:
     def waiting_read(self, tq_id: int, groups: Sequence[Sequence[float]]) -> None:
         self.tries[-1]["visits"].append({"tq": tq_id, "waiting": [[p, int(n)] for p, n in groups]})
 
-    def claimed(self, mode: str, first: Sequence[int], passed: Sequence[int], job: int | None) -> None:
-        self.tries[-1]["visits"][-1]["claim"] = {"mode": mode, "first": list(first), "passed": list(passed), "job": job}
+    def claimed(self, mode: str, limit: int, first: Sequence[int], passed: Sequence[int], job: int | None) -> None:
+        """A claim over the first `limit` waiting jobs of the priority: `first` (by id; fewer when there were
+        fewer), `passed` those found taken, `job` the one got."""
+        self.tries[-1]["visits"][-1]["claim"] = {
+            "mode": mode,
+            "limit": limit,
+            "first": list(first),
+            "passed": list(passed),
+            "job": job,
+        }
 
     def as_data(self) -> dict[str, Any]:
         return {"tries": self.tries}
@@ -465,9 +473,18 @@ def trail_replay(
             raise TrailEnds(
                 f"the replay claims a job of TQ{tq_id} where the request did not: its first jobs were not read"
             )
+        # another DIRAC_JOBS_PER_TRY: fewer first jobs are the stored ones' first by id; more are known only when
+        # the request read every job of the priority (fewer than its limit)
+        first, limit = list(stored["first"]), stored["limit"]
+        if rules.jobs_per_try < limit:
+            first = first[: rules.jobs_per_try]
+        elif rules.jobs_per_try > limit and len(first) == limit:
+            raise TrailEnds(
+                f"the claim reads the first {rules.jobs_per_try} jobs of TQ{tq_id} where the request read {limit}"
+            )
         passed = set(stored["passed"])
-        order = claim_order(stored["first"], generator, stored["mode"])
-        return next((job_id for job_id in order if job_id not in passed), None), list(stored["first"])
+        order = claim_order(first, generator, stored["mode"])
+        return next((job_id for job_id in order if job_id not in passed), None), first
 
     return matcher_run(
         resource=resource,
