@@ -29,7 +29,7 @@ from brokerage.models import (
     TaskStatusLog,
 )
 from brokerage.params import whole_number
-from brokerage.plugins import plugin_registry
+from brokerage.plugins import decision_plugins, plugin_registry
 from brokerage.selectors.decisions import decision_candidate, decision_count_rows_recent, decision_trace
 from brokerage.selectors.jobs import job_error_rows_recent, job_error_summary, job_state_rows_recent
 from brokerage.selectors.paging import CountedPaginator
@@ -509,6 +509,9 @@ def decision_explorer(*, filters: dict[str, str], now: datetime, page: int = 1) 
     outcome = (filters.get("outcome") or "").strip()
     if outcome and outcome not in DECISION_OUTCOMES:
         problems["outcome"] = f"{outcome!r} is not an outcome; one of {', '.join(DECISION_OUTCOMES)}"
+    plugin = (filters.get("plugin") or "").strip()
+    if plugin and plugin not in decision_plugins():
+        problems["plugin"] = f"{plugin!r} is not a plugin; one of {', '.join(decision_plugins())}"
     task = (filters.get("task") or "").strip()
     if task and whole_number(task) is None:
         problems["task"] = f"{task!r} is not a task ID (a whole number)"

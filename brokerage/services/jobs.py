@@ -40,7 +40,7 @@ from brokerage.models import (
     Task,
     WorkQueue,
 )
-from brokerage.plugins import plugin_registry
+from brokerage.plugins import THROTTLER_PLUGIN, plugin_registry
 from brokerage.services.bulk import bulk_update_values, rows_insert, rows_lock
 from brokerage.services.counters import dataset_counters_refresh
 from brokerage.services.cycles import brokerage_pending_mark, cycle_gdpconfig, task_claim, task_claim_release
@@ -57,7 +57,6 @@ from brokerage.throttle import JobCounts, ThrottleLimits, ThrottleVerdict, job_t
 logger = logging.getLogger(__name__)
 
 ACTOR = "job generator"
-THROTTLER_PLUGIN = "prod_job_throttler"
 # Task statuses whose tasks get new jobs; scouting tasks wait for their scouts (seed 002 task statuses).
 GENERATING = ("ready", "scouted", "running")
 # JEDI's default: 10 scout jobs (task parameter nScoutJobs); brokerage.services.scouting ends the scouting.

@@ -18,6 +18,17 @@ from monitor.api.bodies import api_error, error_body
 
 from .parsers import RequestTooLarge
 
+# one code per kind of error, whichever layer raised it (issue 35)
+CODE_OF_STATUS = {
+    401: "not_authenticated",
+    403: "permission_denied",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "too_large",
+    429: "throttled",
+}
+
 
 class Conflict(exceptions.ValidationError):
     """A write that another row is in the way of (409), with the field named like a validation error."""
@@ -59,13 +70,18 @@ def exception_handler(exc, context):
         code = "invalid" if response.status_code == 400 else "conflict"
     else:
         message = str(detail.get("detail", detail)) if isinstance(detail, dict) else str(detail)
-        code = getattr(getattr(exc, "detail", None), "code", None) or getattr(exc, "default_code", "error")
+        # Django's Http404 and PermissionDenied carry no code: the status names them as DRF's own would
+        code = (
+            getattr(getattr(exc, "detail", None), "code", None)
+            or getattr(exc, "default_code", None)
+            or CODE_OF_STATUS.get(response.status_code, "error")
+        )
     response.data = error_body(status=response.status_code, code=code, message=message, fields=fields)
     return response
 
 
 def error_response(message: str, *, status_code: int = status.HTTP_400_BAD_REQUEST, fields=None) -> Response:
-    code = {404: "not_found", 409: "conflict"}.get(status_code, "invalid")
+    code = CODE_OF_STATUS.get(status_code, "invalid")
     return Response(error_body(status=status_code, code=code, message=message, fields=fields), status=status_code)
 
 

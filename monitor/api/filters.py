@@ -12,6 +12,7 @@ from django_filters.rest_framework import DjangoFilterBackend
 from rest_framework.exceptions import ValidationError
 
 from brokerage.models import BrokerageCycle, Dataset, Decision, Job, PandaQueue, Task, WMCoreElement
+from brokerage.plugins import decision_plugins
 
 BIGINT = {"min_value": -(2**63), "max_value": 2**63 - 1}
 
@@ -143,7 +144,17 @@ class QueueFilter(FilterSet):
         fields = ["status", "type", "cloud"]
 
 
-class CycleFilter(FilterSet):
+class PluginChoice(FilterSet):
+    """A `plugin` filter that accepts only the plugins decisions and cycles are made by (a 400 names the others)."""
+
+    # the installation's plugins (settings are read before the URLs, and so this module, are imported); a list,
+    # so that the schema names them
+    plugin = filters.ChoiceFilter(
+        choices=[(name, name) for name in decision_plugins()], label="The plugin (or the job throttler)"
+    )
+
+
+class CycleFilter(PluginChoice):
     started_after = UtcDateTimeFilter(field_name="started", lookup_expr="gte")
     started_before = UtcDateTimeFilter(field_name="started", lookup_expr="lt")
 
@@ -161,7 +172,7 @@ SKIPPED_SCAN_LIMIT = 200
 SKIPPED_WINDOW = timedelta(days=1)
 
 
-class DecisionFilter(FilterSet):
+class DecisionFilter(PluginChoice):
     jediTaskID = id_filter("task_id")
     reason = filters.CharFilter(field_name="primary_reason", label="Main reason code (PanDA's skip codes)")
     chosen = filters.CharFilter(field_name="chosen", label="The queue or nucleus chosen")

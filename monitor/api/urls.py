@@ -25,13 +25,7 @@ urlpatterns = [
     path("dirac/matches/<int:record_id>/scenario", views.DiracMatchScenarioView.as_view(), name="dirac-match-scenario"),
     path("dirac/task-queues", views.DiracTaskQueueView.as_view(), name="dirac-task-queues"),
     path("dirac/jobs/<int:job_id>", views.DiracJobExplainedView.as_view(), name="dirac-job"),
-    # issue 34's paths as written, without the router's trailing slash (a POST is not redirected)
-    path("decisions/<int:pk>/replay", views.DecisionViewSet.as_view({"post": "replay"}), name="decision-replay-bare"),
-    path(
-        "decisions/<int:pk>/scenario", views.DecisionViewSet.as_view({"get": "scenario"}), name="decision-scenario-bare"
-    ),
-    path("cycles/<int:pk>/what-if", views.CycleViewSet.as_view({"post": "what_if"}), name="cycle-what-if-bare"),
-    path("cycles/what-if", views.CycleViewSet.as_view({"post": "window_what_if"}), name="cycles-what-if-bare"),
     *router.urls,
+    # the rest: the same path with or without its final slash (one rule for every path: both answer), else a 404
     re_path(r"^(?P<unmatched>[\s\S]*)$", views.not_found, name="not-found"),
 ]

@@ -7,6 +7,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404
+from django.urls import Resolver404, resolve
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -393,7 +394,8 @@ class GdpConfigViewSet(
 
 
 class PreviewView(GenericAPIView):
-    """What-if: brokers a posted scenario, or a task's current snapshot with gdpconfig overrides, stores nothing,
+    """What-if: brokers a posted scenario (bare, as a scenario file is, or as `{"scenario": …}` with `gdpconfig`
+    and `profile` over it), or a task's current snapshot with gdpconfig overrides, stores nothing,
     and returns the decision with its difference from the task's last stored decision (queues gained, queues
     lost with their codes, change of choice)."""
 
@@ -409,7 +411,17 @@ class PreviewView(GenericAPIView):
         responses={200: OpenApiResponse(description="decision and difference"), 400: OpenApiResponse()},
     )
     def post(self, request):
-        serializer = self.get_serializer(data=request.data)
+        body = request.data
+        # a bare scenario (a file of docs/examples as it is) is a scenario: it names its plugin, and a task, when
+        # it has one, as an object — where a task preview names the task by its id
+        if (
+            isinstance(body, dict)
+            and "scenario" not in body
+            and "plugin" in body
+            and not isinstance(body.get("task"), int | str)
+        ):
+            body = {"scenario": body}
+        serializer = self.get_serializer(data=body)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         if "scenario" in data:
@@ -570,8 +582,17 @@ class WMCoreElementViewSet(ReadOnly):
     filterset_class = filters.WMCoreElementFilter
 
 
-@csrf_exempt  # a DELETE to a wrong path is a 404, not a CSRF refusal
+@csrf_exempt  # a DELETE to a wrong path is a 404, not a CSRF refusal (an operation checks CSRF itself)
 def not_found(request, unmatched: str = ""):
-    """Any /api/ path that names no operation: the API's JSON 404, not an HTML page."""
+    """Any /api/ path that names no operation: the operation at the same path with or without its final slash
+    (one rule for every path, no redirect, so a POST works either way), else the API's JSON 404."""
+    path = request.path_info
+    other = path[:-1] if path.endswith("/") else path + "/"
+    try:
+        match = None if path.endswith("//") else resolve(other)
+    except Resolver404:
+        match = None
+    if match is not None and match.func is not not_found:
+        return match.func(request, *match.args, **match.kwargs)
     message = f"No API operation at {request.path}."
     return JsonResponse({"error": {"status": 404, "code": "not_found", "message": message, "fields": {}}}, status=404)
