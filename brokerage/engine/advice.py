@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .reasons import reason_title
+from .reasons import reason_order, reason_title
 
 # Who acts: the shifter waits, reports to a site, asks data management, changes the task, or asks an expert to
 # tune gdpconfig.
@@ -146,7 +146,8 @@ def advise(
         )
         done.add("nopilot")
 
-    for code, members in sorted(by_code.items(), key=lambda item: (-len(item[1]), item[0])):
+    for code in reason_order({code: len(members) for code, members in by_code.items()}):
+        members = by_code[code]
         if code in done:
             continue
         action = ACTIONS.get(code)

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from .reasons import reason_order
+
 OUTCOMES = ("assigned", "pending", "throttled", "matched", "no_match")
 TRACE_FORMAT = 1
 
@@ -83,9 +85,10 @@ class Decision:
 
     @property
     def primary_reason(self) -> str:
-        """The reason code that removed the most candidates ('' when nothing was skipped)."""
+        """The reason code that removed the most candidates, expected ones (a queue of another kind) only when
+        nothing else removed any ('' when nothing was skipped; reasons.reason_order)."""
         counts = self.code_counts()
-        return max(sorted(counts), key=lambda code: counts[code]) if counts else ""
+        return reason_order(counts)[0] if counts else ""
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form of SCENARIO.md's output, plus the seed, time and initial count used."""

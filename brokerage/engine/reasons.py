@@ -472,6 +472,19 @@ _REASONS += [
 REASONS: dict[str, Reason] = {reason.code: _with_job_numbers(reason) for reason in _REASONS}
 
 
+# Skips that only say a candidate is of another kind than the work — a queue of another core count or
+# event-service set-up — are expected: a single-core task passes over every multi-core queue, and nobody can or
+# should act on that. They rank after every other reason, so they are never the headline, the main reason or the
+# first advice while another reason removed something (issue 35); alone, they are the reason.
+EXPECTED_CODES = frozenset({"cpucore", "es"})
+
+
+def reason_order(counts: Mapping[str, int]) -> list[str]:
+    """Reason codes by how much a shifter can act on them: those someone can act on first, then the expected ones;
+    each by how many candidates it removed (most first), then by code."""
+    return sorted(counts, key=lambda code: (code in EXPECTED_CODES, -counts[code], code))
+
+
 def reason_title(code: str) -> str:
     reason = REASONS.get(code)
     return reason.title if reason else code

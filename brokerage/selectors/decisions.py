@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db.models import Count, QuerySet, Sum
 
 from brokerage.engine import Frame, explain, reason_title, trace_decode
+from brokerage.engine.reasons import reason_order
 from brokerage.models import CycleFrame, Decision, DecisionHour, DecisionTrace
 from brokerage.selectors.hours import summarised_rows
 
@@ -185,7 +186,9 @@ def decision_trace(*, decision: Decision) -> dict[str, Any]:
             "count": len(members),
             "skipped": sorted(members, key=lambda m: m["name"]),
         }
-        for code, members in sorted(by_reason.items(), key=lambda item: (-len(item[1]), item[0]))
+        for code, members in (
+            (code, by_reason[code]) for code in reason_order({c: len(m) for c, m in by_reason.items()})
+        )
     ]
     trace["expired"] = False
     return trace
@@ -210,7 +213,8 @@ def trace_expiry(*, decision: Decision) -> datetime:
 
 
 def _expired_trace(decision: Decision) -> dict[str, Any]:
-    counts = sorted((decision.reason_counts or {}).items(), key=lambda item: (-item[1], item[0]))
+    reason_counts = decision.reason_counts or {}
+    counts = [(code, reason_counts[code]) for code in reason_order(reason_counts)]
     return {
         "expired": True,
         "expired_on": trace_expiry(decision=decision),

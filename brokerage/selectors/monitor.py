@@ -15,6 +15,7 @@ from django.db.models import Count, F, Q, QuerySet, Sum
 from brokerage import states
 from brokerage.engine.advice import Advice, advise
 from brokerage.engine.decision import OUTCOMES
+from brokerage.engine.reasons import EXPECTED_CODES
 from brokerage.grid_clock import grid_minutes, throttled_until
 from brokerage.models import (
     BrokerageCycle,
@@ -162,7 +163,12 @@ def why_pending(task: Task, panels: list[dict[str, Any]]) -> list[str]:
         considered = len(trace.get("initial") or []) or decision.n_candidates
         line = f"{PLUGIN_NAMES.get(decision.plugin, decision.plugin)} was {decision.outcome}"
         if trace["by_reason"]:
-            parts = [f"{group['count']} {group['title']}" for group in trace["by_reason"]]
+            # expected skips (queues of another kind) come last and say so: nobody is to act on them
+            parts = [
+                f"{group['count']} {group['title']}"
+                + (" (expected: another kind)" if group["code"] in EXPECTED_CODES else "")
+                for group in trace["by_reason"]
+            ]
             line += f": of {considered} candidates, " + ", ".join(parts) + "."
         elif decision.message:
             line += f": {decision.message}"
