@@ -32,7 +32,10 @@ def task_actions_available(task: Task) -> list[str]:
         available.append("retry")
     if task.status == "pending" and task.oldStatus in ("assigning", "ready", "scouted", "running"):
         available.append("broker_now")
-    if task.status in ("pending", "ready", "scouting", "scouted", "running", "assigning"):
+    # only production tasks have a nucleus: an analysis task's jobs go wherever its input and the user's queues are
+    if task.status in ("pending", "ready", "scouting", "scouted", "running", "assigning") and (
+        task.prodSourceLabel != "user"
+    ):
         available.append("reassign")
     if live:
         available.append("priority")

@@ -23,6 +23,20 @@ REQUIREMENT_FIELDS = [
 ]
 
 
+# A DIRAC job's minor status after a move, by (old, new) status or ("*", new) — DIRAC's JobMinorStatus constants
+# (dirac 9.1.22, WorkloadManagementSystem/Client/JobMinorStatus.py); a move not named keeps the minor status.
+MINOR_STATUS_AFTER = {
+    ("*", "Waiting"): "Pilot Agent Submission",
+    ("*", "Matched"): "Assigned",
+    ("*", "Running"): "Application",
+    ("*", "Done"): "Execution Complete",
+    ("Running", "Failed"): "Application Finished With Errors",
+    ("*", "Stalled"): "Job stalled: pilot not running",
+    ("*", "Rescheduled"): "Job Rescheduled",
+    ("*", "Killed"): "Marked for termination",
+}
+
+
 class DiracTaskQueue(models.Model):
     """tq_TaskQueues: the single-valued requirements (owner, group, setup, CPU time rounded up to a segment) and
     the priority from the group shares. `requirementsKey` is a digest of every requirement, so jobs with the
@@ -102,7 +116,10 @@ class DiracJob(Stateful):
         return states.DIRAC_JOB
 
     def transition_updates(self, old_status, new_status, now):
-        return {"lastUpdateTime": now}
+        """The minor status follows the major one, in DIRAC's words (JobMinorStatus, dirac 9.1.22): a Done job
+        is never left "Assigned"."""
+        minor = MINOR_STATUS_AFTER.get((old_status, new_status)) or MINOR_STATUS_AFTER.get(("*", new_status))
+        return {"lastUpdateTime": now, **({"minorStatus": minor} if minor else {})}
 
     def status_log_entry(self, old_status, new_status, reason, actor, now):
         return DiracJobStatusLog(

@@ -67,6 +67,16 @@ GB = 1024**3
 GRID_MINUTE_SECONDS = 60
 
 Progress = Callable[[str, int, int], None]
+# what users call their analyses (a task name user.<nickname>.<what>.<version>, as panda-client users write them)
+ANALYSES = ["ttbar_xsec", "hmumu_fit", "dijet_scan", "susy_1lep", "wz_polar", "jet_calib"]
+
+
+def _task_name(index: int, processing_type: str, user: str, analysis: bool) -> str:
+    """A production task is named after its dataset (mc23_13p6TeV.<DSID>.<step>…); an analysis task as users name
+    theirs: user.<nickname>.<analysis>.<DSID>.v<n>."""
+    if analysis:
+        return f"user.{user}.{ANALYSES[index % len(ANALYSES)]}.{801000 + index}.v{index % 4 + 1}"
+    return f"mc23_13p6TeV.{801000 + index}.{processing_type}.demo"
 
 
 def _quiet(step: str, done: int, total: int) -> None:
@@ -270,8 +280,10 @@ def _wmcore(now: datetime, rng: random.Random) -> None:
 
 def _sites(spec: GridSize, rng: random.Random) -> list[models.Site]:
     rows = []
+    # CERN-PROD, the Tier-0, is in Switzerland in cloud CERN; the Tier-1s follow the other clouds
+    others = [item for item in CLOUDS if item[0] != "CERN"]
     for index in range(spec.nuclei):
-        cloud, country = CLOUDS[index % len(CLOUDS)]
+        cloud, country = ("CERN", "Switzerland") if index == 0 else others[(index - 1) % len(others)]
         rows.append(
             models.Site(
                 name=f"{cloud}-T1-{index:02d}" if index else "CERN-PROD",
@@ -480,7 +492,7 @@ def demo_tasks_register(
         priority = 1000 if processing_type == "urgent" else rng.choice([300, 450, 500, 600, 700, 900])
         tasks.append(
             models.Task(
-                taskName=f"mc23_13p6TeV.{801000 + index}.{processing_type}.demo",
+                taskName=_task_name(index, processing_type, user, analysis),
                 status="registered",
                 processingType=processing_type,
                 prodSourceLabel="user" if analysis else "managed",

@@ -155,6 +155,8 @@ def task_reassign(*, task_id: int, nucleus: str, actor: str, now: datetime) -> s
     task = Task.objects.select_for_update(no_key=True).get(pk=task_id)
     if task.status not in ("pending", "ready", "scouting", "scouted", "running", "assigning"):
         raise TaskCommandRefused(f"task {task_id} is {task.status}: only a live task can be reassigned")
+    if task.prodSourceLabel == "user":
+        raise TaskCommandRefused(f"task {task_id} is an analysis task: it has no nucleus to reassign")
     if not Site.objects.filter(name=nucleus, role="nucleus").exists():
         raise TaskCommandRefused(f"{nucleus!r} is not a nucleus")
     Task.objects.filter(pk=task_id).update(nucleus=nucleus, modificationTime=now)
