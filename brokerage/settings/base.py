@@ -158,6 +158,8 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 LANGUAGE_CODE = "en-us"
+# ISO dates and 24-hour times everywhere, the admin included (brokerage/formats/en/formats.py)
+FORMAT_MODULE_PATH = ["brokerage.formats"]
 # Grid operations run on UTC; every stored time is UTC and shown as such.
 TIME_ZONE = os.environ.get("TIME_ZONE", "UTC")
 USE_I18N = False
