@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make run`: migrate, demo data into an empty database, then web server + Celery worker + beat.
-# Ctrl-C (or any one of the three stopping) stops all of them.
+# Ctrl-C or SIGTERM (or any one of the three stopping) stops all of them, within 10 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -25,9 +25,30 @@ $PY manage.py demo_grid --size "${DEMO_GRID_SIZE:-small}" --if-empty
 $PY manage.py dev_admin
 
 pids=()
+alive() {
+  local pid
+  for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && return 0; done
+  return 1
+}
+# Everything stops within 10 s: a polite TERM (the worker finishes its task: a warm shutdown), after 7 s a QUIT
+# (Celery's cold shutdown: the task is abandoned, its claims expire as a dead worker's do), after 9 s a KILL of
+# what is left, the worker's pool processes included.
 stop_all() {
   trap - INT TERM EXIT
-  [ ${#pids[@]} -gt 0 ] && kill "${pids[@]}" 2>/dev/null || true
+  [ ${#pids[@]} -gt 0 ] || return 0
+  kill -TERM "${pids[@]}" 2>/dev/null || true
+  local waited=0
+  while alive && [ $waited -lt 70 ]; do sleep 0.1; waited=$((waited + 1)); done
+  if alive; then
+    echo "run.sh: still stopping after 7 s; cold shutdown" >&2
+    kill -QUIT "${pids[@]}" 2>/dev/null || true
+    while alive && [ $waited -lt 90 ]; do sleep 0.1; waited=$((waited + 1)); done
+  fi
+  if alive; then
+    local pid
+    for pid in "${pids[@]}"; do pkill -KILL -P "$pid" 2>/dev/null || true; done
+    kill -KILL "${pids[@]}" 2>/dev/null || true
+  fi
   wait 2>/dev/null || true
 }
 trap stop_all INT TERM EXIT
