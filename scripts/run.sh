@@ -30,21 +30,17 @@ alive() {
   for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && return 0; done
   return 1
 }
-# Everything stops within 10 s: a polite TERM (the worker finishes its task: a warm shutdown), after 7 s a QUIT
-# (Celery's cold shutdown: the task is abandoned, its claims expire as a dead worker's do), after 9 s a KILL of
-# what is left, the worker's pool processes included.
+# Everything stops within 10 s: a polite TERM (the worker finishes its task: a warm shutdown); after 6 s by the
+# clock a KILL of what is left, the worker's pool processes first (the task running is abandoned: its claims
+# expire as a dead worker's do). Not Celery's QUIT: a background job of a script starts with SIGQUIT ignored.
 stop_all() {
   trap - INT TERM EXIT
   [ ${#pids[@]} -gt 0 ] || return 0
   kill -TERM "${pids[@]}" 2>/dev/null || true
-  local waited=0
-  while alive && [ $waited -lt 70 ]; do sleep 0.1; waited=$((waited + 1)); done
+  local until=$(($(date +%s) + 6))
+  while alive && [ "$(date +%s)" -lt "$until" ]; do sleep 0.2; done
   if alive; then
-    echo "run.sh: still stopping after 7 s; cold shutdown" >&2
-    kill -QUIT "${pids[@]}" 2>/dev/null || true
-    while alive && [ $waited -lt 90 ]; do sleep 0.1; waited=$((waited + 1)); done
-  fi
-  if alive; then
+    echo "run.sh: still stopping after 6 s; killing what is left" >&2
     local pid
     for pid in "${pids[@]}"; do pkill -KILL -P "$pid" 2>/dev/null || true; done
     kill -KILL "${pids[@]}" 2>/dev/null || true
