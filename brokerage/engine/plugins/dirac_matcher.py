@@ -29,6 +29,7 @@ from .dirac_match import (
     MATCH_RETRIES,
     MIN_TQ_PRIORITY,
     QUEUES_PER_TRY,
+    REQUIREMENT_SETS,
     RESOURCE_BANS,
     Group,
     MatchRules,
@@ -42,8 +43,8 @@ from .dirac_match import (
     resource_from_data,
 )
 
-# tq_TaskQueueToSites and the like: the multi-valued requirements, in models.dirac.REQUIREMENT_FIELDS' order
-FIELDS = ("sites", "gridCEs", "bannedSites", "platforms", "pilotTypes", "jobTypes", "tags", "submitPools")
+# tq_TaskQueueToSites and the like: the multi-valued requirements, as a scenario file names them
+FIELDS = REQUIREMENT_SETS
 # Task queues tried per request when the chosen one turns out empty (emptied by other matchers meanwhile).
 CLAIM_ATTEMPTS = 20
 # A permutation of job ids fixed by the request's seed: (id × a + b) mod p, p prime; orders the first jobs "in
