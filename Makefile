@@ -30,8 +30,8 @@ run: install
 ## use; DIRAC's TaskQueueDB runs on a private MariaDB server the test starts, WMCore's list function under node).
 ## Tests run in TEST_WORKERS processes (pytest-xdist, a test file per process at a time, each with its own test
 ## database); those marked slow start workers, servers or a browser and time what they do, so they run one at a
-## time after the others. The differential tests run in one process: each real code is unpacked under var/peer on
-## first use, and two processes unpacking it at once collide.
+## time after the others. The differential tests run in TEST_WORKERS processes too: each real code is unpacked under
+## var/peer on first use by one of them while the others wait on a file lock (brokerage/peer/setup.py).
 test: install-dev lint test-sqlite test-postgres test-peer
 
 TEST_WORKERS ?= 2
@@ -53,7 +53,7 @@ test-postgres: install-dev
 
 test-peer: install-dev
 	bash scripts/ensure_mariadb.sh
-	env -u DATABASE_URL $(PYTEST) -m peer
+	env -u DATABASE_URL $(PYTEST) -m peer $(PARALLEL)
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .ruff_cache .hypothesis

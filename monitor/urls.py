@@ -16,6 +16,7 @@ urlpatterns = [
     path("queues/", views.queues, name="queues"),
     # queue, site and request names may hold "/" (pseudo-queues such as CERN/MCORE), spaces or any letters
     path("queues/<path:name>/", views.queue, name="queue"),
+    path("sites/", views.sites, name="sites"),
     path("sites/<path:name>/", views.site, name="site"),
     path("shares/", views.shares, name="shares"),
     path("timeouts/", views.timeouts, name="timeouts"),

@@ -44,6 +44,7 @@ from brokerage.selectors.search import (
     queue_list,
     search_everything,
     site_detail,
+    site_list,
 )
 from brokerage.selectors.wmcore import wmcore_overview
 from brokerage.selectors.wmcore_request import wmcore_request_detail
@@ -364,7 +365,11 @@ def dirac_task_queue(request: HttpRequest, task_queue_id: int) -> HttpResponse:
 
 @require_safe
 def wmcore(request: HttpRequest) -> HttpResponse:
-    detail = wmcore_overview(now=timezone.now(), request_query=request.GET.get("request", "").strip()[:200])
+    detail = wmcore_overview(
+        now=timezone.now(),
+        request_query=request.GET.get("request", "").strip()[:200],
+        site=request.GET.get("site", "").strip()[:64],
+    )
     stuck = detail["stuck"]["reasons"]
     figures = {
         "requests": _chart(
@@ -438,14 +443,26 @@ def task_errors(request: HttpRequest, task_id: int) -> HttpResponse:
     )
 
 
+def _search_url(thing: dict) -> str:
+    """The page of one thing the search found (brokerage.selectors.search)."""
+    kind, key = thing["kind"], thing["key"]
+    if kind == "jobset":
+        return reverse("monitor:jobs") + "?" + urlencode({"task": thing["task"], "jobset": key, "window": "all"})
+    if kind == "cms-site":
+        return reverse("monitor:wmcore") + "?" + urlencode({"site": key}) + "#slots"
+    return reverse(f"monitor:{'task' if kind == 'dataset' else kind}", args=[key])
+
+
 @require_safe
 def search(request: HttpRequest) -> HttpResponse:
-    """The search box: straight to the one thing an ID or exact name names, otherwise the matches by kind."""
-    query = request.GET.get("q", "").strip()
+    """The search box: straight to the one thing an ID or exact name names; a choice when it names several; else
+    what holds it, closest first."""
+    query = request.GET.get("q", "").strip()[:255]
     found = search_everything(query=query)
     if found["exact"] is not None:
-        kind, key = found["exact"]
-        return redirect(reverse(f"monitor:{kind}", args=[key]))
+        return redirect(_search_url(found["exact"]))
+    for thing in found["choices"]:
+        thing["url"] = _search_url(thing)
     return render(request, "monitor/search.html", {**found, "search_query": query})
 
 
@@ -514,6 +531,17 @@ def queues(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "monitor/queues.html",
+        {**listing, "refresh": _refresh(request)},
+        status=400 if listing["problems"] else 200,
+    )
+
+
+@require_safe
+def sites(request: HttpRequest) -> HttpResponse:
+    listing = site_list(role=request.GET.get("role", "").strip())
+    return render(
+        request,
+        "monitor/sites.html",
         {**listing, "refresh": _refresh(request)},
         status=400 if listing["problems"] else 200,
     )

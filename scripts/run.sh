@@ -6,7 +6,9 @@ cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 PORT=${PORT:-8000}
 HOST=${HOST:-127.0.0.1}
-export DJANGO_SETTINGS_MODULE=${DJANGO_SETTINGS_MODULE:-brokerage.settings.development}
+# the demo runs as the product does (DEBUG off: the site's own 404 and 500 pages, static files compressed and cached);
+# DJANGO_SETTINGS_MODULE=brokerage.settings.development gives Django's debug pages instead
+export DJANGO_SETTINGS_MODULE=${DJANGO_SETTINGS_MODULE:-brokerage.settings.demo}
 # the demo grid moves fast enough to watch: cycles every 10-20 s, the grid simulator on, one grid minute
 # per real second (jobs run 30-150 grid minutes; a task pending "30 minutes" comes back after 30 s), unless told
 # otherwise
@@ -21,6 +23,7 @@ export GRID_SIMULATOR_SPEED=${GRID_SIMULATOR_SPEED:-60}
 export GRID_SIMULATOR_INTERVAL_SECONDS=${GRID_SIMULATOR_INTERVAL_SECONDS:-5}
 
 $PY manage.py migrate --noinput
+$PY manage.py collectstatic --noinput --verbosity 0
 $PY manage.py demo_grid --size "${DEMO_GRID_SIZE:-small}" --if-empty
 $PY manage.py dev_admin
 

@@ -3,11 +3,13 @@ defaults (SQLite + filesystem broker). Beat schedules the lock-expiry task, the 
 shared SQLite file, and SIGTERM (or Ctrl-C) to the process group stops everything within 10 s."""
 
 import os
+import re
 import signal
 import socket
 import sqlite3
 import subprocess
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -53,10 +55,11 @@ def http_status(url: str) -> int | None:
 
 def test_web_worker_and_beat_run_together_and_stop_within_10_s(tmp_path):
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CACHE_URL", "CELERY_BROKER_URL")}
+    # make run's own settings (scripts/run.sh: brokerage.settings.demo), nothing from the test process
+    skipped = ("DATABASE_URL", "CACHE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE", "STATIC_ROOT")
+    env = {k: v for k, v in os.environ.items() if k not in skipped}
     env.update(
         {
-            "DJANGO_SETTINGS_MODULE": "brokerage.settings.development",
             "VAR_DIR": str(tmp_path),
             "PORT": str(port),
             "PROCESS_LOCK_EXPIRY_INTERVAL_SECONDS": "1",
@@ -76,6 +79,23 @@ def test_web_worker_and_beat_run_together_and_stop_within_10_s(tmp_path):
         page = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).read().decode().replace("<wbr>", "")
         assert "PanDA queues" in page
         assert "mc23_13p6TeV" in page
+        # DEBUG off as in production (issue 35, finding 8): the site's own 404, never Django's debug page; the
+        # secret key made on first start, readable by its owner only
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/no-such-page/", timeout=5)
+        body = missing.value.read().decode()
+        assert missing.value.code == 404
+        assert "Brokerage monitor" in body
+        assert "URLconf" not in body  # Django's debug 404 lists the URL patterns
+        assert (tmp_path / "secret-key").stat().st_mode & 0o077 == 0
+        # static files collected, named by their hash, compressed and cached a year
+        script = re.search(r'data-plotly="([^"]+)"', page).group(1)
+        assert script != "/static/plotly/plotly.min.js"
+        fetched = urllib.request.urlopen(
+            urllib.request.Request(f"http://127.0.0.1:{port}{script}", headers={"Accept-Encoding": "gzip"}), timeout=10
+        )
+        assert fetched.headers["Content-Encoding"] == "gzip"
+        assert "immutable" in fetched.headers["Cache-Control"]
 
         # a lock left by a worker that died long ago: beat + worker must expire it
         database = sqlite3.connect(tmp_path / "brokerage.sqlite3", timeout=30)

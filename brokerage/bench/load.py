@@ -113,6 +113,11 @@ def run(*, quick: bool = False) -> list[Row]:
         )
         log = (work / "stack.log").open("w")
         processes.append(worker_start(env, name="bench", log=log, concurrency=2))
+        # as a deployment does: the pages name the collected, hashed files (brokerage/settings/base.py STORAGES)
+        subprocess.run(
+            [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, check=True, timeout=300,
+        )  # fmt: skip
         processes.append(
             subprocess.Popen(
                 [sys.executable, "-m", "gunicorn", "brokerage.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "4",

@@ -144,6 +144,7 @@ class Job(Stateful):
             models.Index(fields=["gshare", "jobStatus"], name="job_gshare_status"),
             models.Index(fields=["prodUserName", "jobStatus"], name="job_user_status"),
             models.Index(fields=["task", "jobsetID"], name="job_task_jobset"),
+            models.Index(fields=["jobsetID"], name="job_jobset"),  # the search box (migration 0039)
             # the task page's oldest active jobs, and the last job start per queue (timeouts, job brokerage)
             models.Index(fields=["task", "stateChangeTime"], name="job_task_changed"),
             models.Index(fields=["computingSite", "startTime"], name="job_site_started"),

@@ -7,11 +7,13 @@ PeerUnavailable saying why (no package index, no source archive). Nothing here i
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
 import sys
 import tarfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +55,20 @@ def peer_dir() -> Path:
     return Path(os.environ.get("PEER_DIR") or Path(__file__).resolve().parents[2] / "var" / "peer")
 
 
+@contextmanager
+def setup_lock(path: Path):
+    """One process at a time sets up what lives at `path` (tests run in several processes, and two unpacking or
+    installing the same tree at once leave it broken); the others wait, then find it ready. The lock is the kernel's
+    (flock), so a killed process never leaves it held."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.parent / f".{path.name}.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def _run(command: list[str], what: str) -> None:
     result = subprocess.run(command, capture_output=True, text=True, timeout=600)
     if result.returncode != 0:
@@ -65,6 +81,13 @@ def venv_ready(
 ) -> Path:
     """A virtual environment holding `no_deps` (installed without their dependencies) and `requirements`, built on
     first use and rebuilt when the list changes (a marker file keeps it). Returns its python."""
+    with setup_lock(venv):
+        return _venv_build(venv, who=who, installing=installing, requirements=requirements, no_deps=no_deps)
+
+
+def _venv_build(
+    venv: Path, *, who: str, installing: str, requirements: tuple[str, ...], no_deps: tuple[str, ...]
+) -> Path:
     python = venv / "bin" / "python"
     marker = venv / ".installed"
     wanted = "\n".join((*no_deps, *requirements))
@@ -105,7 +128,9 @@ def _fetch_source(root: Path) -> Path:
             "    response.raise_for_status()\n"
             "    open(sys.argv[1], 'wb').write(response.content)\n"
         )
-        _run([sys.executable, "-c", script, str(archive)], f"fetching panda-server {PANDA_SERVER_VERSION}")
+        partial = archive.with_name(archive.name + ".part")  # a download cut short is never taken for the archive
+        _run([sys.executable, "-c", script, str(partial)], f"fetching panda-server {PANDA_SERVER_VERSION}")
+        partial.replace(archive)
     with tarfile.open(archive) as tar:
         tar.extractall(root, filter="data")
     if not (source / "pandajedi").is_dir():
@@ -138,6 +163,7 @@ def peer_ready() -> Peer:
     root = peer_dir()
     root.mkdir(parents=True, exist_ok=True)
     python = venv_ready(root / "venv", who="the peer", installing="the peer's packages", requirements=PEER_REQUIREMENTS)
-    source = _fetch_source(root)
-    home = _write_home(root, source, python)
+    with setup_lock(root / "source"):
+        source = _fetch_source(root)
+        home = _write_home(root, source, python)
     return Peer(root=root, python=python, source=source, home=home)

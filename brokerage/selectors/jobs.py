@@ -263,7 +263,7 @@ def job_detail(*, job_id: int, now: datetime) -> dict[str, Any] | None:
     }
 
 
-JOB_FILTERS = ("status", "queue", "task")
+JOB_FILTERS = ("status", "queue", "task", "jobset")
 # the job list's windows of last change; without a task it shows the last day unless asked for more (issue 32: a
 # year of archive behind would make it slower each day; BigPanDA's job list shows the last 12 hours by default)
 JOB_WINDOWS = {"1h": timedelta(hours=1), "6h": timedelta(hours=6), "1d": timedelta(days=1), "7d": timedelta(days=7)}
@@ -279,6 +279,9 @@ def job_list_problems(filters: dict[str, str]) -> dict[str, str]:
     task = (filters.get("task") or "").strip()
     if task and whole_number(task) is None:
         problems["task"] = f"{task!r} is not a task ID (a whole number)"
+    jobset = (filters.get("jobset") or "").strip()
+    if jobset and whole_number(jobset) is None:
+        problems["jobset"] = f"{jobset!r} is not a job set ID (a whole number)"
     window = (filters.get("window") or "").strip()
     if window and window != "all" and window not in JOB_WINDOWS:
         problems["window"] = f"{window!r} is not a time window; one of {', '.join(JOB_WINDOWS)}, all"
@@ -288,9 +291,9 @@ def job_list_problems(filters: dict[str, str]) -> dict[str, str]:
 def job_list(
     *, filters: dict[str, str], page: int = 1, page_size: int = 50, now: datetime | None = None
 ) -> dict[str, Any]:
-    """Jobs filtered by status, queue, task and window of last change (the last day by default, unless a task is
-    asked for; `all` for everything), most recently changed first, a page at a time; filters that are not valid
-    are left out and named in `problems`."""
+    """Jobs filtered by status, queue, task, job set and window of last change (the last day by default, unless a
+    task is asked for; `all` for everything), most recently changed first, a page at a time; filters that are not
+    valid are left out and named in `problems`."""
     problems = job_list_problems(filters)
     queryset = Job.objects.all()
     applied = {}
@@ -299,7 +302,8 @@ def job_list(
         if not value or key in problems:
             continue
         applied[key] = value
-        queryset = queryset.filter(**{{"status": "jobStatus", "queue": "computingSite", "task": "task_id"}[key]: value})
+        column = {"status": "jobStatus", "queue": "computingSite", "task": "task_id", "jobset": "jobsetID"}[key]
+        queryset = queryset.filter(**{column: value})
     window = "" if "window" in problems else (filters.get("window") or "").strip()
     if window == "" and "task" not in applied:
         window = DEFAULT_JOB_WINDOW

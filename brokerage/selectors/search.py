@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, Q
+from django.db.models import Count
+from django.db.models.functions import Length
 
 from brokerage.models import (
+    Dataset,
     Decision,
     DiracJob,
     Job,
@@ -15,6 +17,7 @@ from brokerage.models import (
     Site,
     Task,
     WMCoreRequest,
+    WMCoreSite,
 )
 from brokerage.params import whole_number
 from brokerage.selectors.decisions import decision_trace
@@ -35,49 +38,195 @@ def jobs_by_queue(names: list[str]) -> dict[str, list[tuple[str, int]]]:
     return {name: sorted(counts.get(name, {}).items()) for name in names}
 
 
+def _ranked(names: list[dict[str, Any]], field: str, query: str) -> list[dict[str, Any]]:
+    """The closest first: the name itself, then names starting with the query, then the rest; shorter before
+    longer (fewer characters besides the query), then alphabetical."""
+    lowered = query.lower()
+
+    def rank(row: dict[str, Any]) -> tuple:
+        name = str(row[field]).lower()
+        return (name != lowered, not name.startswith(lowered), len(name), name)
+
+    return sorted(names, key=rank)[:SEARCH_LIMIT]
+
+
+def _contains(queryset, field: str, query: str, *values: str) -> list[dict[str, Any]]:
+    """Up to a few pages of rows whose `field` holds the query, shortest names first (one query), ranked."""
+    rows = list(
+        queryset.filter(**{f"{field}__icontains": query})
+        .annotate(name_length=Length(field))
+        .order_by("name_length", field)
+        .values(field, *values)[: SEARCH_LIMIT * 5]
+    )
+    return _ranked(rows, field, query)
+
+
+def _thing(*, kind: str, key: Any, label: str, detail: str = "", status: str = "", **more: Any) -> dict[str, Any]:
+    """One thing the search found: what it is, its page's key, how it is named and what tells it apart."""
+    return {"kind": kind, "key": key, "label": label, "detail": detail, "status": status, **more}
+
+
+def _things_a_number_names(number: int) -> list[dict[str, Any]]:
+    """Everything this ID is: a task, a PanDA job, a DIRAC job, a job set (of one or more tasks, among the jobs
+    not yet archived: an archived job set is found through its task). Four indexed queries."""
+    things: list[dict[str, Any]] = []
+    task = Task.objects.filter(pk=number).values("taskName", "status").first()
+    if task:
+        things.append(
+            _thing(kind="task", key=number, label=f"Task {number}", detail=task["taskName"], status=task["status"])
+        )
+    job = Job.objects.filter(pk=number).values("jobStatus", "computingSite", "task_id").first()
+    if job:
+        where = f"at {job['computingSite']}, " if job["computingSite"] else ""
+        things.append(
+            _thing(
+                kind="job",
+                key=number,
+                label=f"PanDA job {number}",
+                detail=f"{where}task {job['task_id']}",
+                status=job["jobStatus"],
+            )
+        )
+    dirac = DiracJob.objects.filter(pk=number).values("status", "owner", "task_queue_id").first()
+    if dirac:
+        things.append(
+            _thing(
+                kind="dirac-job",
+                key=number,
+                label=f"DIRAC job {number}",
+                detail=f"owner {dirac['owner']}",
+                status=dirac["status"],
+            )
+        )
+    for row in (
+        Job.objects.filter(jobsetID=number, archiveDay__isnull=True)
+        .values("task_id")
+        .annotate(n=Count("pk"))
+        .order_by("task_id")[:SEARCH_LIMIT]
+    ):
+        things.append(
+            _thing(
+                kind="jobset",
+                key=number,
+                task=row["task_id"],
+                label=f"Job set {number}",
+                detail=f"task {row['task_id']}, {row['n']} job{'s' if row['n'] != 1 else ''}",
+                status="",
+            )
+        )
+    return things
+
+
+def _things_a_name_names(name: str) -> list[dict[str, Any]]:
+    """Everything called exactly this: a queue, a site, a CMS site, a WMCore request, a task, a dataset (of each
+    task that reads or writes it). A fixed number of indexed queries."""
+    things: list[dict[str, Any]] = []
+    queue = PandaQueue.objects.filter(name=name).values("status", "site__name").first()
+    if queue:
+        things.append(
+            _thing(
+                kind="queue",
+                key=name,
+                label=f"PanDA queue {name}",
+                detail=f"at site {queue['site__name']}",
+                status=queue["status"],
+            )
+        )
+    site = Site.objects.filter(name=name).values("role", "cloud", "country").first()
+    if site:
+        where = ", ".join(part for part in (site["cloud"] and f"cloud {site['cloud']}", site["country"]) if part)
+        things.append(
+            _thing(
+                kind="site",
+                key=name,
+                label=f"Site {name}",
+                detail=f"{site['role']}{', ' + where if where else ''}",
+                status="",
+            )
+        )
+    agents = list(WMCoreSite.objects.filter(name=name).values_list("queue__name", flat=True).order_by("queue__name"))
+    if agents:
+        things.append(
+            _thing(
+                kind="cms-site",
+                key=name,
+                label=f"CMS site {name}",
+                detail=f"in the resource control of {', '.join(agents)}",
+                status="",
+            )
+        )
+    request = WMCoreRequest.objects.filter(RequestName=name).values("RequestStatus").first()
+    if request:
+        things.append(
+            _thing(
+                kind="wmcore-request",
+                key=name,
+                label=f"WMCore request {name}",
+                detail="",
+                status=request["RequestStatus"],
+            )
+        )
+    tasks = Task.objects.filter(taskName=name).values("jediTaskID", "status").order_by("-jediTaskID")
+    for task in tasks[:SEARCH_LIMIT]:
+        things.append(
+            _thing(
+                kind="task",
+                key=task["jediTaskID"],
+                label=f"Task {task['jediTaskID']}",
+                detail=name,
+                status=task["status"],
+            )
+        )
+    for dataset in (
+        Dataset.objects.filter(datasetName=name).values("task_id", "type", "status").order_by("-task_id")[:SEARCH_LIMIT]
+    ):
+        things.append(
+            _thing(
+                kind="dataset",
+                key=dataset["task_id"],
+                label=f"Dataset ({dataset['type']})",
+                detail=f"of task {dataset['task_id']}",
+                status=dataset["status"],
+            )
+        )
+    return things
+
+
 def search_everything(*, query: str) -> dict[str, Any]:
-    """`exact`: (page, key) when the query is a task, job or DIRAC job ID, or exactly the name of a queue, site
-    or WMCore request (a task ID wins over a job ID, a PanDA job over a DIRAC one: tasks are what shifters look
-    for); otherwise the matches of each kind whose name contains the query. A fixed number of queries."""
-    result: dict[str, Any] = {"exact": None, "query": query, "tasks": [], "queues": [], "sites": [], "requests": []}
+    """What the search box finds. `exact`: the thing (kind and key) when the query names exactly one, so the box
+    opens it; `choices`: every thing it names when it names several (547 as a task, a PanDA job, a DIRAC job and a
+    job set; CERN-PROD as a queue and a site); otherwise the things of each kind whose name holds the query, closest
+    first (`_ranked`). A fixed number of queries."""
+    result: dict[str, Any] = {
+        "exact": None,
+        "choices": [],
+        "query": query,
+        **{kind: [] for kind, *_ in SEARCH_KINDS},
+    }
     if not query:
         return result
     number = whole_number(query)
-    if number is not None:
-        if Task.objects.filter(pk=number).exists():
-            result["exact"] = ("task", number)
-            return result
-        if Job.objects.filter(pk=number).exists():
-            result["exact"] = ("job", number)
-            return result
-        if DiracJob.objects.filter(pk=number).exists():
-            result["exact"] = ("dirac-job", number)
-            return result
-    for kind, model, field in (
-        ("queue", PandaQueue, "name"),
-        ("site", Site, "name"),
-        ("wmcore-request", WMCoreRequest, "RequestName"),
-    ):
-        if model.objects.filter(**{field: query}).exists():
-            result["exact"] = (kind, query)
-            return result
-    result["tasks"] = list(
-        Task.objects.filter(Q(taskName__icontains=query) | Q(userName__icontains=query))
-        .order_by("-modificationTime")
-        .values("jediTaskID", "taskName", "status", "userName")[:SEARCH_LIMIT]
-    )
-    result["queues"] = list(
-        PandaQueue.objects.filter(name__icontains=query).order_by("name").values("name", "status")[:SEARCH_LIMIT]
-    )
-    result["sites"] = list(
-        Site.objects.filter(name__icontains=query).order_by("name").values("name", "role")[:SEARCH_LIMIT]
-    )
-    result["requests"] = list(
-        WMCoreRequest.objects.filter(RequestName__icontains=query)
-        .order_by("RequestName")
-        .values("RequestName", "RequestStatus")[:SEARCH_LIMIT]
-    )
+    things = _things_a_number_names(number) if number is not None else _things_a_name_names(query)
+    if len(things) == 1:
+        result["exact"] = things[0]
+        return result
+    if things:
+        result["choices"] = things
+        return result
+    for kind, queryset, field, values in SEARCH_KINDS:
+        result[kind] = _contains(queryset(), field, query, *values)
     return result
+
+
+# what a name is looked for in when it is no exact name: the result's key, the rows, the name field, what else shows
+SEARCH_KINDS = (
+    ("tasks", lambda: Task.objects.all(), "taskName", ("jediTaskID", "status", "userName")),
+    ("queues", lambda: PandaQueue.objects.all(), "name", ("status", "site__name")),
+    ("sites", lambda: Site.objects.all(), "name", ("role", "cloud")),
+    ("cms_sites", lambda: WMCoreSite.objects.values("name").distinct(), "name", ()),
+    ("datasets", lambda: Dataset.objects.all(), "datasetName", ("task_id", "type")),
+    ("requests", lambda: WMCoreRequest.objects.all(), "RequestName", ("RequestStatus",)),
+)
 
 
 def decision_detail(*, decision_id: int) -> dict[str, Any] | None:
@@ -129,4 +278,36 @@ def queue_list(*, status: str = "") -> dict[str, Any]:
         "problems": problems,
         "status": "" if problems else status,
         "statuses": choices.QueueStatus.values,
+    }
+
+
+def site_list(*, role: str = "") -> dict[str, Any]:
+    """CRIC sites, nuclei first, with their cloud, country, tier, queues and their queues' jobs by status, optionally
+    of one role (three queries)."""
+    from brokerage.models import choices
+
+    problems = {}
+    sites = Site.objects.annotate(n_queues=Count("queues")).order_by("role", "name")
+    if role and role not in choices.SiteRole.values:
+        problems["role"] = f"{role!r} is not a site role; one of {', '.join(choices.SiteRole.values)}"
+    elif role:
+        sites = sites.filter(role=role)
+    rows = list(sites.values("name", "role", "state", "tier_level", "cloud", "country", "n_queues"))
+    queues_of: dict[str, list[str]] = {}
+    for queue, site in PandaQueue.objects.filter(site__name__in=[r["name"] for r in rows]).values_list(
+        "name", "site__name"
+    ):
+        queues_of.setdefault(site, []).append(queue)
+    jobs = jobs_by_queue([queue for names in queues_of.values() for queue in names])
+    for row in rows:
+        totals: dict[str, int] = {}
+        for queue in queues_of.get(row["name"], []):
+            for status, n in jobs[queue]:
+                totals[status] = totals.get(status, 0) + n
+        row["jobs"] = sorted(totals.items())
+    return {
+        "sites": rows,
+        "problems": problems,
+        "role": "" if problems else role,
+        "roles": choices.SiteRole.values,
     }

@@ -242,8 +242,9 @@ def wmcore_stuck(*, limit: int = STUCK_SHOWN) -> dict[str, Any]:
     return {"reasons": reasons, "elements": elements, "total": sum(r["count"] for r in reasons)}
 
 
-def wmcore_overview(*, now: datetime, request_query: str = "") -> dict[str, Any]:
-    """Everything the WMCore page shows; `request_query` narrows the latest requests to names holding it."""
+def wmcore_overview(*, now: datetime, request_query: str = "", site: str = "") -> dict[str, Any]:
+    """Everything the WMCore page shows; `request_query` narrows the latest requests to names holding it, `site`
+    the slot use to one CMS site (every agent's view of it)."""
     request_counts = dict(WMCoreRequest.objects.values_list("RequestStatus").annotate(n=Count("pk")))
     pulls = list(
         Decision.objects.filter(plugin="wmcore_pull", created__gte=now - timedelta(days=1))
@@ -270,7 +271,8 @@ def wmcore_overview(*, now: datetime, request_query: str = "") -> dict[str, Any]
         "requests": wmcore_request_rows(name_contains=request_query),
         "request_query": request_query,
         "elements": wmcore_element_counts(),
-        "slots": wmcore_slot_use(),
+        "slots": [row for row in wmcore_slot_use(limit_sites=0) if row["site"] == site] if site else wmcore_slot_use(),
+        "site": site,
         "stuck": wmcore_stuck(),
         "pulls": pulls,
         "cache": sorted(cache.items()),

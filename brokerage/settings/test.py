@@ -10,6 +10,11 @@ os.environ.setdefault("VAR_DIR", tempfile.mkdtemp(prefix="brokerage-test-var-"))
 from .base import *  # noqa: F403
 
 ALLOWED_HOSTS = ["testserver", "127.0.0.1", "localhost"]
+# Pages are rendered without a collectstatic; WhiteNoise finds the files in the source tree (tests of the compressed,
+# hashed files collect them into a directory of their own: tests/monitor/test_staticfiles.py)
+STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405
+WHITENOISE_USE_FINDERS = True
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405  (WhiteNoise warns of a missing one; nothing is collected)
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "tests"}}
 CELERY_TASK_ALWAYS_EAGER = False

@@ -1,10 +1,28 @@
 /* Brokerage monitor: draws the charts once the page is laid out, at the width of their box, and again when the
-   box changes size; refreshes the parts of a page that change without reloading it, never while a form holds
+   box changes size (plotly.js is fetched only when a page has a chart); refreshes the parts of a page that change without reloading it, never while a form holds
    input; asks before a task action is sent. No framework, no external asset. */
 (function () {
   "use strict";
 
   var CONFIG = { displaylogo: false, responsive: true };
+  var PLOTLY_SRC = document.currentScript ? document.currentScript.dataset.plotly : null;
+  var plotlyLoading = null;
+
+  // plotly.js on first need: the overview and the lists without charts never download it
+  function withPlotly(then) {
+    if (window.Plotly) return then();
+    if (!PLOTLY_SRC) return;
+    if (!plotlyLoading) {
+      plotlyLoading = new Promise(function (resolve, reject) {
+        var script = document.createElement("script");
+        script.src = PLOTLY_SRC;
+        script.onload = resolve;
+        script.onerror = function () { reject(new Error("could not load " + PLOTLY_SRC)); };
+        document.head.appendChild(script);
+      });
+    }
+    plotlyLoading.then(then, function (error) { console.error(error.message); });
+  }
   var observer = window.ResizeObserver
     ? new ResizeObserver(function (entries) {
         entries.forEach(function (entry) {
@@ -27,9 +45,13 @@
   }
 
   function drawAll(root) {
-    root.querySelectorAll(".chart[data-figure]").forEach(function (box) {
-      draw(box);
-      if (observer) observer.observe(box);
+    var boxes = root.querySelectorAll(".chart[data-figure]");
+    if (!boxes.length) return;
+    withPlotly(function () {
+      boxes.forEach(function (box) {
+        draw(box);
+        if (observer) observer.observe(box);
+      });
     });
   }
 
@@ -92,7 +114,7 @@
           var adopted = document.importNode(replacement, true);
           part.querySelectorAll(".chart[data-drawn]").forEach(function (box) {
             if (observer) observer.unobserve(box);
-            window.Plotly.purge(box);
+            if (window.Plotly) window.Plotly.purge(box);
           });
           part.replaceWith(adopted);
           drawAll(adopted);

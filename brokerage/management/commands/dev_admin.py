@@ -1,4 +1,5 @@
-"""Creates an `admin` superuser with a generated password for a development setup (DEBUG only)."""
+"""Creates an `admin` superuser with a generated password for make run's demo or a development setup (the
+DEV_ADMIN setting: brokerage.settings.demo and .development, never production)."""
 
 import secrets
 
@@ -8,11 +9,14 @@ from django.core.management.base import BaseCommand, CommandError
 
 
 class Command(BaseCommand):
-    help = "In DEBUG, create the superuser 'admin' with a random password (written to var/admin-password)."
+    help = "For the demo, create the superuser 'admin' with a random password (written to var/admin-password)."
 
     def handle(self, *args, **options):
-        if not settings.DEBUG:
-            raise CommandError("dev_admin runs only with DEBUG on; use createsuperuser in production", returncode=2)
+        if not settings.DEV_ADMIN:
+            raise CommandError(
+                "dev_admin runs only under the demo or development settings; use createsuperuser in production",
+                returncode=2,
+            )
         user_model = get_user_model()
         password_file = settings.VAR_DIR / "admin-password"
         if user_model.objects.filter(is_superuser=True).exists():
