@@ -71,6 +71,46 @@ ACTIONS: dict[str, Action] = {
     "tmp_user_problem": Action(WAIT, "Wait: the user's queued jobs there start first."),
     "fileunavailable": Action(DATA, "Ask data management to recover the input files."),
     "low_weight": Action(WAIT, "Nothing to do: it can be chosen, others weigh more."),
+    # a task's state (engine/task_states.py)
+    "state_throttled": Action(
+        WAIT,
+        "Wait: the watchdog releases the task by itself. If the main error below repeats, clear it first or abort "
+        "the task: every fifth attempt throttles it longer.",
+    ),
+    "state_exhausted": Action(TASK, "Find the cause in the error summary, clear it, then retry the task."),
+    "state_exhausted_attempts": Action(
+        TASK, "Clear the cause of the failures (error summary), then retry: the failed inputs get new attempts."
+    ),
+    "state_exhausted_scout_cpu": Action(
+        TASK, "Check the task's cpuTime against the scouts' figures; correct the definition, then retry."
+    ),
+    "state_exhausted_short_jobs": Action(
+        TASK, "Ask the owner to make longer jobs (raise nFilesPerJob or nEventsPerJob), then retry the task."
+    ),
+    "state_exhausted_pending": Action(
+        TASK,
+        "Read why brokerage left it pending (its last decisions, below); once a nucleus or queue can take it, retry.",
+    ),
+    "state_failed": Action(TASK, "Nothing runs any more: if the cause is cleared, resubmit the work as a new task."),
+    "state_broken": Action(TASK, "Fix the task's definition or release and submit it again: retrying repeats it."),
+    "state_finished_failures": Action(
+        TASK, "If the lost inputs matter, clear the cause (error summary) and retry: only the failed inputs run."
+    ),
+    "state_running_failing": Action(
+        SITE, "Look at the error summary now, before the inputs run out of attempts and the task is throttled."
+    ),
+    "state_scouting": Action(WAIT, "Wait for the scouts: the rest of the jobs follow once they end."),
+    "state_paused": Action(TASK, "Resume the task when the reason it was paused for is gone."),
+    # whose fault the main error is
+    "fault_task": Action(
+        TASK,
+        "Tell the task's owner: the task itself fails (release, configuration, memory or time requests); "
+        "retrying as it is repeats the failure.",
+    ),
+    "fault_site": Action(
+        SITE, "Report the error to the site of the queues named, with a failed job as an example (GGUS ticket)."
+    ),
+    "fault_data": Action(DATA, "Ask data management about the inputs: a replica that cannot be read or transferred."),
 }
 
 

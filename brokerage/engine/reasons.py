@@ -469,7 +469,114 @@ _REASONS += [
     ),
 ]
 
-REASONS: dict[str, Reason] = {reason.code: _with_job_numbers(reason) for reason in _REASONS}
+# --- a task's state (engine/task_states.py): why it is there, for every state but pending ---
+_STATES = [
+    Reason(
+        "state_throttled",
+        "throttled",
+        "An input reached a fifth attempt: the watchdog holds the task back for a while.",
+        (
+            "Input {file} reached attempt {attempt}, a multiple of 5: the watchdog throttled the task (level {level}) "
+            "until {until}; then it goes back to {back}.",
+            "An input reached attempt {attempt}, a multiple of 5: the watchdog throttled the task (level {level}) "
+            "until {until}; then it goes back to {back}.",
+        ),
+    ),
+    Reason(
+        "state_exhausted",
+        "exhausted",
+        "The task stopped for a shifter to look at it.",
+        "The task stopped for a shifter to look at it: {reason}.",
+    ),
+    Reason(
+        "state_exhausted_attempts",
+        "exhausted: attempts used up",
+        "Every input had all its attempts and some still failed; the task is set to wait for a shifter "
+        "instead of finishing.",
+        "Every input had all its attempts and some still failed ({reason}); the task is set to wait for a shifter "
+        "instead of finishing.",
+    ),
+    Reason(
+        "state_exhausted_scout_cpu",
+        "exhausted: scouts' CPU time",
+        "Its scout jobs needed more than twice the CPU time the task defines per event.",
+        "Its scout jobs needed more than twice the CPU time the task defines per event ({reason}).",
+    ),
+    Reason(
+        "state_exhausted_short_jobs",
+        "exhausted: jobs too short",
+        "More than 5 scout jobs ran under 4 minutes while over 1,000 jobs are to come: too many, too short jobs.",
+        "{reason}.",
+    ),
+    Reason(
+        "state_exhausted_pending",
+        "exhausted: pending too long",
+        "It waited in the brokerage for longer than TASK_PENDING_TIMEOUT without a nucleus or queue.",
+        "It {reason} (TASK_PENDING_TIMEOUT) without a nucleus or queue that passed.",
+    ),
+    Reason(
+        "state_failed",
+        "failed",
+        "Its jobs kept failing until the inputs had no attempt left.",
+        "Its jobs kept failing until the inputs had no attempt left ({reason}).",
+    ),
+    Reason(
+        "state_broken",
+        "broken",
+        "It cannot run as defined: its scouts or its definition failed.",
+        "It cannot run as defined: {reason}.",
+    ),
+    Reason(
+        "state_finished_failures",
+        "finished with failures",
+        "It finished, but some inputs were not processed: their jobs failed.",
+        "It finished, but {failed} of its {total} jobs failed, closed or were cancelled: some inputs were not "
+        "processed.",
+    ),
+    Reason(
+        "state_running_failing",
+        "running, failing often",
+        "It runs, but many of its jobs fail.",
+        "It runs, but {rate} % of its jobs that ended in the last {hours} h failed ({failed} of {ended}).",
+    ),
+    Reason(
+        "state_scouting",
+        "scouting",
+        "A few scout jobs run first; the rest are made once their memory, CPU and output figures are known.",
+        "{wanted} scout jobs run first ({done} finished, {failed} failed); the rest are made once their memory, CPU "
+        "and output figures are known.",
+    ),
+    Reason(
+        "state_paused",
+        "paused",
+        "Someone paused it: nothing is brokered or generated until it is resumed.",
+        "{by} paused it at {at}: nothing is brokered or generated until it is resumed.",
+    ),
+    # whose fault the main error is (engine/task_states.py FAULT_OF_ERROR)
+    Reason(
+        "fault_task",
+        "the task's fault",
+        "The main error is the task's own: its release, configuration or resource requests.",
+        "The main error, {error}, is the task's own (its release, configuration or resource requests): {count} of "
+        "{ended} jobs, at {where}.",
+    ),
+    Reason(
+        "fault_site",
+        "the site's fault",
+        "The main error is a site's: its storage, worker nodes or services.",
+        "The main error, {error}, is a site's (its storage, worker nodes or services): {count} of {ended} jobs, at "
+        "{where}.",
+    ),
+    Reason(
+        "fault_data",
+        "the data's fault",
+        "The main error is the data's: inputs that could not be read or transferred.",
+        "The main error, {error}, is the data's (inputs that could not be read or transferred): {count} of {ended} "
+        "jobs, at {where}.",
+    ),
+]
+
+REASONS: dict[str, Reason] = {reason.code: _with_job_numbers(reason) for reason in (*_REASONS, *_STATES)}
 
 
 # Skips that only say a candidate is of another kind than the work — a queue of another core count or

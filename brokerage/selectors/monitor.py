@@ -16,10 +16,12 @@ from brokerage import states
 from brokerage.engine.advice import Advice, advise
 from brokerage.engine.decision import OUTCOMES
 from brokerage.engine.reasons import EXPECTED_CODES
+from brokerage.engine.task_states import MainError, TaskFacts, task_state_explain
 from brokerage.grid_clock import grid_minutes, throttled_until
 from brokerage.models import (
     BrokerageCycle,
     Dataset,
+    DatasetFile,
     Decision,
     GlobalShare,
     GlobalShareSnapshot,
@@ -154,7 +156,7 @@ def why_pending(task: Task, panels: list[dict[str, Any]]) -> list[str]:
     panels = _still_holding(task, panels)
     messages = {panel["decision"].message for panel in panels if panel["decision"].message}
     said = any(task.errorDialog in message or message in task.errorDialog for message in messages)
-    if task.errorDialog and task.status in ("pending", "throttled", "exhausted", "broken", "failed") and not said:
+    if task.errorDialog and task.status == "pending" and not said:
         lines.append(task.errorDialog)
     for panel in panels:
         decision, trace = panel["decision"], panel["trace"]
@@ -173,8 +175,8 @@ def why_pending(task: Task, panels: list[dict[str, Any]]) -> list[str]:
         elif decision.message:
             line += f": {decision.message}"
         lines.append(line)
-    if not lines and task.status in ("pending", "throttled", "exhausted", "broken"):
-        lines.append(f"The task is {task.status}; its status history below says why.")
+    if not lines and task.status == "pending":
+        lines.append("The task is pending; its status history below says why.")
     return lines
 
 
@@ -222,9 +224,12 @@ def task_headline(task: Task, panels: list[dict[str, Any]], *, now: datetime) ->
     return {"since": since, "for": (now - since) if since else None, "next_try": retry, "release": release}
 
 
-def task_advice(task: Task, panels: list[dict[str, Any]], *, jobs_failed: int, jobs_total: int) -> list[Advice]:
-    """What a shifter can do, from the latest decisions (engine/advice.py) and the task's own state."""
-    result: list[Advice] = []
+def task_advice(
+    task: Task, panels: list[dict[str, Any]], *, jobs_failed: int, jobs_total: int, state_advice: list[Advice]
+) -> list[Advice]:
+    """What a shifter can do: the advice of the task's state (engine/task_states.py), then of its latest
+    decisions while pending (engine/advice.py)."""
+    result: list[Advice] = list(state_advice)
     for panel in _still_holding(task, panels):
         decision, trace = panel["decision"], panel["trace"]
         considered = len(trace.get("initial") or []) or decision.n_candidates
@@ -235,33 +240,12 @@ def task_advice(task: Task, panels: list[dict[str, Any]], *, jobs_failed: int, j
             n_candidates=considered,
             nucleus=task.nucleus,
         )
-    if jobs_failed:
+    if jobs_failed and not result:
         result.append(
             Advice(
                 "site",
                 "Read the error summary: the commonest error tells whether the site, the data or the task is at fault.",
                 f"{jobs_failed} of {jobs_total} jobs failed, were closed or cancelled.",
-                (),
-            )
-        )
-    if task.status == "exhausted":
-        result.append(
-            Advice(
-                "task",
-                "Find the cause in the error summary, fix it, then retry the task.",
-                f"The task is exhausted: {task.errorDialog or 'too many of its jobs failed'}.",
-                (),
-            )
-        )
-    elif task.status == "throttled":
-        result.append(
-            Advice(
-                "wait",
-                "Wait: the watchdog releases the task by itself. Its jobs keep failing, though: read the error "
-                "summary, or abort the task if the cause cannot be fixed.",
-                task.errorDialog
-                or f"An input reached its {5 * max(task.numThrottled, 1)}th attempt, a multiple of 5: the task is "
-                "throttled.",
                 (),
             )
         )
@@ -271,6 +255,83 @@ def task_advice(task: Task, panels: list[dict[str, Any]], *, jobs_failed: int, j
             seen.add(item.action)
             unique.append(item)
     return unique
+
+
+RECENT_HOURS = 6  # a running task's failure rate: over its jobs that ended in the last hours
+
+
+def task_state_facts(task: Task, *, errors: dict | None, ended_badly: int, jobs_total: int, now: datetime) -> TaskFacts:
+    """What engine/task_states.py needs of the task, gathered from the database: the move into its status (its
+    reason, who, when), and only what its state asks for (at most two more queries)."""
+    entered = (
+        TaskStatusLog.objects.filter(task_id=task.pk, new_status=task.status)
+        .order_by("-pk")
+        .values("reason", "actor", "timestamp")
+        .first()
+    ) or {}
+    facts: dict[str, Any] = {}
+    if task.status == "throttled":
+        top = (
+            DatasetFile.objects.filter(task_id=task.pk, dataset__type__in=states.INPUT_TYPES)
+            .order_by("-attemptNr", "pk")
+            .values("lfn", "attemptNr")
+            .first()
+        )
+        if top:
+            facts.update(top_attempt=top["attemptNr"], top_attempt_file=top["lfn"])
+        if task.throttledTime is not None:
+            facts["release_at"] = throttled_until(since=task.throttledTime, level=task.numThrottled)
+    elif task.status == "running":
+        ended = Counter(
+            dict(
+                Job.objects.filter(
+                    task_id=task.pk,
+                    stateChangeTime__gte=now - timedelta(hours=RECENT_HOURS),
+                    jobStatus__in=("finished", "failed", "closed", "cancelled"),
+                )
+                .values_list("jobStatus")
+                .annotate(n=Count("pk"))
+                .order_by()
+            )
+        )
+        facts.update(recent_finished=ended["finished"], recent_failed=ended.total() - ended["finished"])
+    elif task.status == "scouting":
+        scouts = Counter(
+            dict(
+                Job.objects.filter(task_id=task.pk, isScout=True)
+                .values_list("jobStatus")
+                .annotate(n=Count("pk"))
+                .order_by()
+            )
+        )
+        facts.update(
+            scouts_wanted=int((task.taskParams or {}).get("nScoutJobs") or scouts.total()),
+            scouts_done=scouts["finished"],
+            scouts_failed=scouts["failed"] + scouts["closed"] + scouts["cancelled"],
+        )
+    main = (errors or {}).get("errors") or []
+    if main:
+        top_error = main[0]
+        facts["main_error"] = MainError(
+            label=top_error["label"],
+            component=top_error["component"],
+            code=top_error["code"],
+            count=top_error["count"],
+            queues=tuple(top_error["queues"]),
+        )
+    return TaskFacts(
+        status=task.status,
+        entered_reason=entered.get("reason", ""),
+        entered_by=entered.get("actor", ""),
+        entered_at=entered.get("timestamp"),
+        error_dialog=task.errorDialog,
+        old_status=task.oldStatus or "",
+        throttle_level=task.numThrottled or 0,
+        jobs_total=jobs_total,
+        jobs_ended_badly=ended_badly,
+        recent_hours=RECENT_HOURS,
+        **facts,
+    )
 
 
 def task_detail(*, task_id: int, now: datetime, decision_id: int | None = None) -> dict[str, Any] | None:
@@ -323,6 +384,11 @@ def task_detail(*, task_id: int, now: datetime, decision_id: int | None = None) 
     )
 
     timeout_states = job_timeout_states(job_ids=oldest_active, now=now) if oldest_active else {}
+    jobs_failed = sum(by_status[s] for s in ended_badly)
+    errors = job_error_summary(task_id=task_id, limit=10) if jobs_failed else None
+    state_why, state_advice = task_state_explain(
+        task_state_facts(task, errors=errors, ended_badly=jobs_failed, jobs_total=sum(by_status.values()), now=now)
+    )
     return {
         "task": task,
         "timeline": list(TaskStatusLog.objects.filter(task_id=task_id).order_by("pk")),
@@ -333,20 +399,17 @@ def task_detail(*, task_id: int, now: datetime, decision_id: int | None = None) 
         "panels": panels,
         "selected": selected,
         "history": history,
-        "why": why_pending(task, panels),
+        "why": why_pending(task, panels) + state_why,
         "headline": task_headline(task, panels, now=now),
         "advice": task_advice(
-            task,
-            panels,
-            jobs_failed=sum(by_status[s] for s in ended_badly),
-            jobs_total=sum(by_status.values()),
+            task, panels, jobs_failed=jobs_failed, jobs_total=sum(by_status.values()), state_advice=state_advice
         ),
         "timeouts": [
             {"PandaID": pk, "state": state}
             for pk, state in sorted(timeout_states.items(), key=lambda item: item[1].left or timedelta.max)
         ],
         "children": list(Task.objects.filter(parent_id=task_id).values("jediTaskID", "taskName", "status")[:20]),
-        "errors": job_error_summary(task_id=task_id, limit=10) if any(by_status[s] for s in ended_badly) else None,
+        "errors": errors,
         "recent_jobs": list(
             jobs.order_by("-stateChangeTime", "-pk").values(
                 "pk",

@@ -255,7 +255,7 @@ def test_a_throttled_task_says_when_it_is_released_and_why(client):
     assert "(in 1 h 40 min)" in html or "(in 1 h 39 min)" in html
     advice = [a for a in response.context["advice"] if a.kind == "wait"]
     assert advice
-    assert "An input reached its 5th attempt" in advice[0].evidence
+    assert "An input reached attempt 5, a multiple of 5" in advice[0].evidence
 
 
 def test_a_time_chart_with_one_point_spans_two_hours_and_never_repeats_a_label():
@@ -269,3 +269,27 @@ def test_a_time_chart_with_one_point_spans_two_hours_and_never_repeats_a_label()
     assert axis["range"] == [(at - timedelta(hours=1)).isoformat(), (at + timedelta(hours=1)).isoformat()]
     assert axis["tickformatstops"][0] == {"dtickrange": [None, 60_000], "value": "%H:%M:%S"}
     assert axis["title"]["text"] == "time (UTC)"
+
+
+def test_a_failed_task_says_why_and_that_the_fault_is_its_own(client):
+    # issue 35, finding 1: a failed task had no Why box and only generic advice tagged SITE
+    task = factories.TaskFactory(status="failed")
+    factories.TaskStatusLogFactory(task=task, old_status="running", new_status="failed", reason="3 inputs failed")
+    factories.JobFactory.create_batch(
+        3,
+        task=task,
+        jobStatus="failed",
+        computingSite="CERN-PROD_UCORE",
+        pilotErrorCode=1305,
+        pilotErrorDiag="Failed to execute payload",
+        exeErrorCode=65,
+    )
+    response = client.get(reverse("monitor:task", args=[task.pk]))
+    html = response.content.decode()
+    assert "Why is this task failed?" in html
+    assert response.context["why"] == [
+        "Its jobs kept failing until the inputs had no attempt left (3 inputs failed).",
+        "The main error, pilot:1305 Failed to execute payload, is the task's own (its release, configuration or "
+        "resource requests): 3 of 3 jobs, at CERN-PROD_UCORE (3).",
+    ]
+    assert [a.kind for a in response.context["advice"]] == ["task", "task"]

@@ -1,0 +1,152 @@
+"""A Why and a What-to-do for every state (issue 35, finding 1), worked numbers: the sentence of each state with
+the figures it names, whose fault the main error is, and the action for it (engine/task_states.py)."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from brokerage.engine.advice import ACTIONS, DATA, SITE, TASK, WAIT
+from brokerage.engine.task_states import MainError, TaskFacts, error_fault, task_state_explain
+
+AT = datetime(2026, 11, 27, 14, 0, tzinfo=UTC)
+# the demo's bad release: the transform crashes (pilot 1305, exe 65) at two queues
+CRASH = MainError(
+    label="pilot:1305 Failed to execute payload",
+    component="pilot",
+    code=1305,
+    count=6,
+    queues=(("CERN-PROD_UCORE", 4), ("BNL_PROD", 2)),
+)
+
+
+@pytest.mark.parametrize(
+    ("component", "code", "fault"),
+    [
+        ("pilot", 1305, "task"),
+        ("pilot", 1212, "task"),
+        ("pilot", 1099, "data"),
+        ("pilot", 1361, "data"),
+        ("pilot", 1137, "site"),
+        ("pilot", 1377, "site"),
+        ("taskbuffer", 102, "site"),
+        ("exe", 65, "task"),  # the payload's own codes
+        ("ddm", 200, "data"),
+        ("sup", 9000, "site"),  # unknown: the site's until someone knows better
+        ("pilot", None, "site"),
+    ],
+)
+def test_whose_fault_an_error_is(component, code, fault):
+    assert error_fault(component, code) == fault
+
+
+def test_a_failed_task_blames_its_own_crash_not_the_site():
+    why, advice = task_state_explain(
+        TaskFacts(status="failed", entered_reason="2 inputs failed", jobs_total=6, jobs_ended_badly=6, main_error=CRASH)
+    )
+    assert why == [
+        "Its jobs kept failing until the inputs had no attempt left (2 inputs failed).",
+        "The main error, pilot:1305 Failed to execute payload, is the task's own (its release, configuration or "
+        "resource requests): 6 of 6 jobs, at CERN-PROD_UCORE (4), BNL_PROD (2).",
+    ]
+    assert [(a.kind, a.codes) for a in advice] == [(TASK, ("fault_task",)), (TASK, ("state_failed",))]
+    assert advice[0].evidence == (
+        "6 of the 6 jobs that ended badly: pilot:1305 Failed to execute payload, at CERN-PROD_UCORE (4), BNL_PROD (2)."
+    )
+
+
+def test_a_throttled_task_names_the_input_the_level_and_when_it_comes_back():
+    facts = TaskFacts(
+        status="throttled",
+        old_status="running",
+        throttle_level=2,
+        top_attempt=10,
+        top_attempt_file="EVNT.01234._000003.pool.root.1",
+        release_at=datetime(2026, 11, 27, 22, 0, tzinfo=UTC),
+        jobs_total=20,
+        jobs_ended_badly=10,
+        main_error=MainError("pilot:1099 Failed to stage-in file", "pilot", 1099, 10, (("RAL_MCORE", 10),)),
+    )
+    why, advice = task_state_explain(facts)
+    assert why[0] == (
+        "Input EVNT.01234._000003.pool.root.1 reached attempt 10, a multiple of 5: the watchdog throttled the task "
+        "(level 2) until 2026-11-27 22:00 UTC; then it goes back to running."
+    )
+    assert why[1].startswith("The main error, pilot:1099 Failed to stage-in file, is the data's")
+    assert [a.kind for a in advice] == [DATA, WAIT]
+    assert advice[1].action == ACTIONS["state_throttled"].text
+
+
+@pytest.mark.parametrize(
+    ("reason", "code", "sentence"),
+    [
+        (
+            "timed out while pending in the brokerage for 72 h",
+            "state_exhausted_pending",
+            "It timed out while pending in the brokerage for 72 h (TASK_PENDING_TIMEOUT) without a nucleus or queue "
+            "that passed.",
+        ),
+        (
+            "scouts' cpuTime 5200 > 2 × the defined 2400",
+            "state_exhausted_scout_cpu",
+            "Its scout jobs needed more than twice the CPU time the task defines per event (scouts' cpuTime 5200 > 2 × "
+            "the defined 2400).",
+        ),
+        (
+            "7 scout jobs ran less than 4 minutes and 1800 jobs are expected: change nFilesPerJob or similar for "
+            "longer jobs",
+            "state_exhausted_short_jobs",
+            "7 scout jobs ran less than 4 minutes and 1800 jobs are expected: change nFilesPerJob or similar for "
+            "longer jobs.",
+        ),
+        (
+            "all reattempts done, some inputs unsuccessful",
+            "state_exhausted_attempts",
+            "Every input had all its attempts and some still failed (all reattempts done, some inputs unsuccessful); "
+            "the task is set to wait for a shifter instead of finishing.",
+        ),
+    ],
+)
+def test_an_exhausted_task_says_which_rule(reason, code, sentence):
+    why, advice = task_state_explain(TaskFacts(status="exhausted", entered_reason=reason))
+    assert why == [sentence]
+    assert advice[0].codes == (code,)
+    assert advice[0].kind == TASK
+
+
+def test_a_running_task_gets_a_why_only_when_a_fifth_of_its_recent_jobs_fail():
+    quiet = TaskFacts(status="running", recent_finished=90, recent_failed=10)
+    assert task_state_explain(quiet) == ([], [])
+    failing = TaskFacts(
+        status="running",
+        recent_finished=30,
+        recent_failed=10,
+        jobs_ended_badly=12,
+        main_error=MainError("pilot:1137 Failed to stage-out file", "pilot", 1137, 9, (("IN2P3-CC", 9),)),
+    )
+    why, advice = task_state_explain(failing)
+    assert why[0] == "It runs, but 25 % of its jobs that ended in the last 6 h failed (10 of 40)."
+    assert "is a site's" in why[1]
+    assert [a.codes for a in advice] == [("fault_site",), ("state_running_failing",)]
+    assert advice[0].kind == SITE
+
+
+def test_scouting_paused_and_finished_with_failures():
+    why, advice = task_state_explain(TaskFacts(status="scouting", scouts_wanted=10, scouts_done=4, scouts_failed=1))
+    assert why == [
+        "10 scout jobs run first (4 finished, 1 failed); the rest are made once their memory, CPU and output "
+        "figures are known."
+    ]
+    assert advice[0].kind == WAIT
+    why, advice = task_state_explain(TaskFacts(status="paused", entered_by="shifter:ana", entered_at=AT))
+    assert why == ["shifter:ana paused it at 2026-11-27 14:00 UTC: nothing is brokered or generated until it is resumed."]
+    why, _ = task_state_explain(TaskFacts(status="finished", jobs_total=8, jobs_ended_badly=2))
+    assert why == [
+        "It finished, but 2 of its 8 jobs failed, closed or were cancelled: some inputs were not processed."
+    ]
+    assert task_state_explain(TaskFacts(status="finished", jobs_total=8)) == ([], [])
+
+
+def test_a_broken_task_says_what_broke_it():
+    why, advice = task_state_explain(TaskFacts(status="broken", entered_reason="no scout job succeeded"))
+    assert why == ["It cannot run as defined: no scout job succeeded."]
+    assert advice[0].codes == ("state_broken",)
