@@ -138,11 +138,11 @@ def test_scouting_paused_and_finished_with_failures():
     ]
     assert advice[0].kind == WAIT
     why, advice = task_state_explain(TaskFacts(status="paused", entered_by="shifter:ana", entered_at=AT))
-    assert why == ["shifter:ana paused it at 2026-11-27 14:00 UTC: nothing is brokered or generated until it is resumed."]
-    why, _ = task_state_explain(TaskFacts(status="finished", jobs_total=8, jobs_ended_badly=2))
     assert why == [
-        "It finished, but 2 of its 8 jobs failed, closed or were cancelled: some inputs were not processed."
+        "shifter:ana paused it at 2026-11-27 14:00 UTC: nothing is brokered or generated until it is resumed."
     ]
+    why, _ = task_state_explain(TaskFacts(status="finished", jobs_total=8, jobs_ended_badly=2))
+    assert why == ["It finished, but 2 of its 8 jobs failed, closed or were cancelled: some inputs were not processed."]
     assert task_state_explain(TaskFacts(status="finished", jobs_total=8)) == ([], [])
 
 
