@@ -22,6 +22,8 @@ TASK_ACTIONS = {
     "finish": "Finish (no new jobs; running jobs may end)",
     "abort": "Abort (every job killed)",
 }
+# what cannot be undone: shown red, after the others and apart from them
+DESTRUCTIVE_ACTIONS = ("finish", "abort")
 
 
 def task_actions_available(task: Task) -> list[str]:

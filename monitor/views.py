@@ -49,7 +49,7 @@ from brokerage.selectors.search import (
 from brokerage.selectors.wmcore import wmcore_overview
 from brokerage.selectors.wmcore_request import wmcore_request_detail
 from brokerage.services.task_commands import TaskCommandRefused, task_action_run
-from brokerage.task_actions import TASK_ACTIONS, task_actions_available
+from brokerage.task_actions import DESTRUCTIVE_ACTIONS, TASK_ACTIONS, task_actions_available
 
 from . import charts
 
@@ -179,7 +179,10 @@ def task(request: HttpRequest, task_id: int) -> HttpResponse:
             "errors_chart": errors_chart,
             "preview": preview,
             "gdpconfig_keys": [parameter.key for parameter in REGISTRY],
-            "actions": [{"name": name, "label": TASK_ACTIONS[name]} for name in task_actions_available(detail["task"])],
+            "actions": [
+                {"name": name, "label": TASK_ACTIONS[name], "destructive": name in DESTRUCTIVE_ACTIONS}
+                for name in task_actions_available(detail["task"])
+            ],
             "nuclei": nucleus_names(),
             # a page showing a what-if result does not reload itself
             "refresh": 0 if preview else _refresh(request),

@@ -117,6 +117,7 @@
             if (window.Plotly) window.Plotly.purge(box);
           });
           part.replaceWith(adopted);
+          titleIdentifiers(adopted);
           drawAll(adopted);
         });
         say("updated " + utcTime());
@@ -151,7 +152,15 @@
     });
   }
 
+  /* --- names cut short by the layout keep the whole name in their title --- */
+  function titleIdentifiers(root) {
+    root.querySelectorAll('table.grid a[href^="/queues/"], table.grid a[href^="/sites/"]').forEach(function (link) {
+      if (!link.title) link.title = link.textContent;
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    titleIdentifiers(document);
     drawAll(document);
     startLive();
     confirmActions();

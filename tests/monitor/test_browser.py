@@ -75,11 +75,27 @@ LAYOUT_PROBLEMS = """() => {
   for (const el of document.querySelectorAll('body *')) {
     const r = el.getBoundingClientRect();
     if (r.width > 0 && r.right > width + 1 && !el.closest('.chart')) {
-      const name = el.id || el.tagName.toLowerCase() + '.' + el.className;
+      const table = el.closest('[id]');
+      const name = (el.id || el.tagName.toLowerCase() + '.' + el.className) + (table ? ' in #' + table.id : '');
       problems.push(name + ' reaches past the page: ' + Math.round(r.right));
       break;
     }
   }
+  // issue 35: identifiers read whole (a queue split at its hyphens, a gdpconfig key cut into three lines), a
+  // clamped name keeps the whole of it in its title
+  const identifiers = 'table.grid a[href^="/queues/"], table.grid a[href^="/sites/"], td.key code';
+  for (const el of document.querySelectorAll(identifiers)) {
+    if (el.getClientRects().length > 1) { problems.push('split over lines: ' + el.textContent); break; }
+    if (el.scrollWidth > el.clientWidth + 1 && el.title !== el.textContent.trim()) {
+      problems.push('cut short without a title: ' + el.textContent);
+      break;
+    }
+  }
+  for (const el of document.querySelectorAll('.clamp2'))
+    if (el.scrollHeight > el.clientHeight + 1 && !el.title) {
+      problems.push('clamped without a title: ' + el.textContent);
+      break;
+    }
   const boxes = Array.from(document.querySelectorAll('.chart[data-drawn]')).filter(b => b.offsetWidth > 0);
   for (const box of boxes) {
     const svg = box.querySelector('svg.main-svg');
@@ -318,4 +334,49 @@ def test_the_admin_what_if_answers_under_the_form_being_edited(live_server, brow
     assert "csrf" not in page.url
     assert page.input_value("textarea[name=value]") == "1"
     assert page.input_value("input[name=comment]") == "not saved yet"
+    assert errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_destructive_task_actions_are_red_last_and_apart(live_server, browser, monkeypatch):
+    """Issue 35, finding 4: the action buttons are styled and "Abort (every job killed)" no longer looks like the
+    harmless ones."""
+    from django.contrib.auth.models import User
+
+    from tests import factories
+
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    task = factories.TaskFactory(status="running", oldStatus="ready")
+    User.objects.create_superuser("root", "root@example.org", "pw-for-the-test")
+    errors: list[str] = []
+    page = open_page(browser, live_server.url + "/admin/login/", errors, width=1024)
+    page.fill("input[name=username]", "root")
+    page.fill("input[name=password]", "pw-for-the-test")
+    page.click("input[type=submit]")
+    page.wait_for_load_state("load")
+    page.goto(f"{live_server.url}/tasks/{task.pk}/", wait_until="load")
+    buttons = page.evaluate(
+        """() => Array.from(document.querySelectorAll('.actions button')).map(b => {
+             const style = getComputedStyle(b), box = b.getBoundingClientRect();
+             return {text: b.textContent, background: style.backgroundColor, border: style.borderTopStyle,
+                     left: box.left, top: box.top, destructive: !!b.closest('form.destructive')};
+           })"""
+    )
+    harmless = [b for b in buttons if not b["destructive"]]
+    destructive = [b for b in buttons if b["destructive"]]
+    assert [b["text"] for b in destructive] == [
+        "Finish (no new jobs; running jobs may end)",
+        "Abort (every job killed)",
+    ]
+    assert harmless, buttons
+    assert all(b["background"] == "rgb(179, 38, 30)" for b in destructive)  # --bad
+    assert all(b["background"] == "rgb(255, 255, 255)" and b["border"] == "solid" for b in harmless)
+    # after every harmless one in reading order
+    last_harmless = max((b["top"], b["left"]) for b in harmless)
+    assert all((b["top"], b["left"]) > last_harmless for b in destructive)
+    separator = page.evaluate(
+        "() => getComputedStyle(document.querySelector('.actions form.destructive')).borderLeftWidth"
+    )
+    assert separator == "2px"
+    assert page.evaluate(LAYOUT_PROBLEMS) == []
     assert errors == []
