@@ -38,7 +38,8 @@ LAYOUT = {
     "margin": {"l": 10, "r": 10, "t": 36, "b": 10},
     "height": HEIGHT,
     "autosize": True,
-    "legend": {"orientation": "h", "y": -0.25},
+    # beside the plot, never over an axis title (a horizontal legend below collided with the x-axis title)
+    "legend": {"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top"},
     "paper_bgcolor": "white",
     "plot_bgcolor": "white",
     "font": {"color": "#2a3f5f"},
@@ -60,8 +61,22 @@ TIME_AXIS = {
     ],
     "hoverformat": "%Y-%m-%d %H:%M:%S",
     "nticks": 8,
+    # a little lower than Plotly puts them: the first time under the y-axis's "0" overlapped it
+    "ticklabelstandoff": 8,
 }
 TIME_TITLE = "time (UTC)"
+# The status colours of the pages (static/css/monitor.css): a chart of statuses reads like the badges beside it.
+GOOD, BAD, WARN, NEUTRAL, ACCENT = "#1e7b34", "#b3261e", "#9a6700", "#8391a7", "#1f5fa8"
+STATUS_COLOURS = {
+    **dict.fromkeys(("done", "finished", "online", "running", "assigned", "passed"), GOOD),
+    **dict.fromkeys(("failed", "broken", "aborted", "closed", "offline", "cancelled", "skipped"), BAD),
+    **dict.fromkeys(("pending", "throttled", "exhausted", "paused", "brokeroff", "test"), WARN),
+    **dict.fromkeys(("activated", "starting", "sent", "holding", "transferring", "merging"), ACCENT),
+}
+
+
+def status_colour(status: str) -> str:
+    return STATUS_COLOURS.get(str(status), NEUTRAL)
 
 
 def _merge(into: dict[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
@@ -121,9 +136,10 @@ def _figure(title: str, **layout: Any) -> Figure:
 def count_axis(title: str, values: Sequence[float] = ()) -> dict[str, Any]:
     """An axis of counts: from zero, whole numbers only (no 0.5 job), thousands separated."""
     high = max((float(v) for v in values if v is not None), default=0.0)
-    axis: dict[str, Any] = {"title": {"text": title}, "rangemode": "tozero", "tickformat": ",d"}
+    # at most six ticks: in a third of a 1024-px page more crushed "1,000" into "2,000"
+    axis: dict[str, Any] = {"title": {"text": title}, "rangemode": "tozero", "tickformat": ",d", "nticks": 6}
     if high <= 10:  # Plotly would put ticks at halves
-        axis.update({"dtick": 1, "range": [0, max(high, 1) * 1.05]})
+        axis.update({"dtick": 1 if high <= 5 else 2, "range": [0, max(high, 1) * 1.05]})
     return axis
 
 
@@ -145,24 +161,28 @@ def funnel_chart(stages: Sequence[Mapping[str, Any]], *, initial: int, title: st
 
 
 def weights_chart(candidates: Sequence[Mapping[str, Any]], *, chosen: str | None, limit: int = 15):
-    """The best candidates' weights on a log scale (weights are products of factors, so their ratios are what
-    matter); the factors themselves, with units, are in the table beside the chart and in each bar's hover."""
+    """The best candidates' weights. When every weight is positive, dots on a log scale (weights are products of
+    factors, so their ratios are what matter; bars on a log axis start nowhere and make 6,298 look a tenth of
+    8,549); otherwise bars from zero. The factors, with units, are in each point's hover and the table beside."""
     rows = [row for row in list(candidates)[:limit] if isinstance(row.get("weight"), int | float)]
-    figure = _figure("Candidates' weights (log scale)", height=max(240, 26 * len(rows) + 110))
-    names = [("★ " if row["name"] == chosen else "") + row["name"] for row in rows]
     positive = [float(row["weight"]) for row in rows if float(row["weight"]) > 0]
     log = bool(positive) and len(positive) == len(rows)
-    figure.add_trace(
-        "bar",
-        y=names,
-        x=[float(row["weight"]) for row in rows],
-        orientation="h",
-        marker={"color": ["#1e7b34" if row["name"] == chosen else "#1f5fa8" for row in rows]},
-        customdata=[factors_text(row.get("factors") or {}) for row in rows],
-        hovertemplate="%{y}<br>weight %{x:.4g}<br>%{customdata}<extra></extra>",
-    )
+    figure = _figure("Candidates' weights" + (" (log scale)" if log else ""), height=max(240, 26 * len(rows) + 110))
+    names = [("★ " if row["name"] == chosen else "") + row["name"] for row in rows]
+    colours = [GOOD if row["name"] == chosen else ACCENT for row in rows]
+    common = {
+        "y": names,
+        "x": [float(row["weight"]) for row in rows],
+        "customdata": [factors_text(row.get("factors") or {}) for row in rows],
+        "hovertemplate": "%{y}<br>weight %{x:.4g}<br>%{customdata}<extra></extra>",
+        "showlegend": False,
+    }
+    if log:
+        figure.add_trace("scatter", mode="markers", marker={"color": colours, "size": 11}, **common)
+    else:
+        figure.add_trace("bar", orientation="h", marker={"color": colours}, **common)
     figure.update_yaxes(_category_axis("candidate"), autorange="reversed")
-    figure.update_xaxes(title={"text": "weight (higher wins more often)"}, type="log" if log else "linear")
+    figure.update_xaxes(title={"text": "weight"}, type="log" if log else "linear", nticks=6)
     return figure
 
 
@@ -233,7 +253,13 @@ def status_bar_chart(rows: Sequence[Mapping[str, Any]], *, title: str, unit: str
     rows = list(rows)
     counts = [r["count"] for r in rows]
     figure = _figure(title)
-    figure.add_trace("bar", x=[r["status"] for r in rows], y=counts, hovertemplate="%{x}: %{y:,d}<extra></extra>")
+    figure.add_trace(
+        "bar",
+        x=[r["status"] for r in rows],
+        y=counts,
+        marker={"color": [status_colour(r["status"]) for r in rows]},
+        hovertemplate="%{x}: %{y:,d}<extra></extra>",
+    )
     figure.update_xaxes(_category_axis("status"))
     figure.update_yaxes(count_axis(unit, counts))
     return figure
@@ -241,21 +267,24 @@ def status_bar_chart(rows: Sequence[Mapping[str, Any]], *, title: str, unit: str
 
 def assignments_chart(rows: Sequence[Mapping[str, Any]], *, limit: int = 25):
     """Decisions per queue or nucleus chosen before and after a what-if (rows: target, before, after), the
-    targets that moved most first; "(none)" counts the decisions that chose nothing."""
+    targets that moved most first; "(none)" counts the decisions that chose nothing. Horizontal: names on the
+    vertical axis never overlap, however many."""
     rows = sorted(rows, key=lambda r: (-abs(r["after"] - r["before"]), -max(r["before"], r["after"]), r["target"]))
     rows = rows[:limit]
-    figure = _figure("Chosen before and after the change", barmode="group")
+    figure = _figure("Chosen before and after the change", barmode="group", height=max(240, 34 * len(rows) + 110))
     names = [r["target"] for r in rows]
-    for label, key in (("stored", "before"), ("with the change", "after")):
+    for label, key, colour in (("stored", "before", NEUTRAL), ("with the change", "after", ACCENT)):
         figure.add_trace(
             "bar",
             name=label,
-            x=names,
-            y=[r[key] for r in rows],
-            hovertemplate="%{x}: %{y:,d}<extra>" + label + "</extra>",
+            y=names,
+            x=[r[key] for r in rows],
+            orientation="h",
+            marker={"color": colour},
+            hovertemplate="%{y}: %{x:,d}<extra>" + label + "</extra>",
         )
-    figure.update_xaxes(_category_axis("queue or nucleus chosen"))
-    figure.update_yaxes(count_axis("decisions", [max(r["before"], r["after"]) for r in rows]))
+    figure.update_yaxes(_category_axis("queue or nucleus chosen"), autorange="reversed")
+    figure.update_xaxes(count_axis("decisions", [max(r["before"], r["after"]) for r in rows]))
     return figure
 
 
@@ -274,9 +303,16 @@ def timeline_chart(
     for row in rows:
         by_series.setdefault(str(row[series]), []).append(row)
     for name, points in sorted(by_series.items()):
-        figure.add_trace(
-            "scatter", x=[p["time"] for p in points], y=[p[y] for p in points], mode="lines+markers", name=name
-        )
+        trace: dict[str, Any] = {"x": [p["time"] for p in points], "y": [p[y] for p in points], "name": name}
+        if series == "status":
+            trace["marker"] = {"color": status_colour(name)}
+            trace["line"] = {"color": status_colour(name)}
+        if len(points) == 1 and isinstance(points[0]["time"], datetime):
+            # one point (the first hour of data): a dot with its time written beside it, not a line to nowhere
+            trace.update(mode="markers+text", text=[points[0]["time"].strftime("%H:%M")], textposition="top center")
+        else:
+            trace["mode"] = "lines+markers"
+        figure.add_trace("scatter", **trace)
     figure.update_xaxes(title={"text": TIME_TITLE}, **TIME_AXIS)
     times = {row["time"] for row in rows if isinstance(row["time"], datetime)}
     if len(times) == 1:  # one point in time (the first hour of data): an hour either side, not ±1 minute
@@ -313,14 +349,17 @@ def share_sunburst(rows: Sequence[Mapping[str, Any]]):
 
 
 def work_queue_shares_chart(rows: Sequence[Mapping[str, Any]]):
-    """Each work queue's nominal share beside its effective share after the stretchable redistribution."""
+    """Each work queue's nominal share beside its effective share after the stretchable redistribution
+    (horizontal: work-queue names never overlap)."""
     rows = list(rows)
-    figure = _figure("Work-queue shares: nominal and effective", barmode="group")
+    figure = _figure("Work-queue shares: nominal and effective", barmode="group", height=max(240, 30 * len(rows) + 110))
     names = [r["name"] for r in rows]
-    figure.add_trace("bar", x=names, y=[r["share"] for r in rows], name="nominal")
-    figure.add_trace("bar", x=names, y=[r["effective"] for r in rows], name="effective")
-    figure.update_xaxes(_category_axis("work queue"))
-    figure.update_yaxes(title={"text": "share (%)"}, rangemode="tozero")
+    for label, key, colour in (("nominal", "share", NEUTRAL), ("effective", "effective", ACCENT)):
+        figure.add_trace(
+            "bar", y=names, x=[r[key] for r in rows], name=label, orientation="h", marker={"color": colour}
+        )
+    figure.update_yaxes(_category_axis("work queue"), autorange="reversed")
+    figure.update_xaxes(title={"text": "share (%)"}, rangemode="tozero", nticks=6)
     return figure
 
 

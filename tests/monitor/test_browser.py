@@ -106,6 +106,27 @@ LAYOUT_PROBLEMS = """() => {
     if (cartesian && !((layout.xaxis || {}).title || {}).text) problems.push(box.id + ' has no x-axis title');
     if (cartesian && !((layout.yaxis || {}).title || {}).text) problems.push(box.id + ' has no y-axis title');
   }
+  // issue 35: the words of a chart never overlap (tick labels, axis titles, the title, the legend) and are never
+  // cut by its box
+  for (const box of boxes) {
+    const frame = box.getBoundingClientRect();
+    const words = [];
+    const selector = '.xtick text, .ytick text, .g-xtitle text, .g-ytitle text, .g-gtitle text, .legendtext';
+    for (const text of box.querySelectorAll(selector)) {
+      const r = text.getBoundingClientRect();
+      if (r.width > 0 && text.textContent.trim()) words.push({text: text.textContent.trim(), r});
+    }
+    for (const w of words)
+      if (w.r.left < frame.left - 1 || w.r.right > frame.right + 1 || w.r.top < frame.top - 1
+          || w.r.bottom > frame.bottom + 1) { problems.push(box.id + ': cut: ' + w.text); break; }
+    search: for (let i = 0; i < words.length; i++) for (let j = i + 1; j < words.length; j++) {
+      const a = words[i].r, b = words[j].r;
+      if (a.left < b.right - 2 && b.left < a.right - 2 && a.top < b.bottom - 2 && b.top < a.bottom - 2) {
+        problems.push(box.id + ': "' + words[i].text + '" overlaps "' + words[j].text + '"');
+        break search;
+      }
+    }
+  }
   for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
     const a = boxes[i].getBoundingClientRect(), b = boxes[j].getBoundingClientRect();
     if (a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1)
