@@ -9,7 +9,11 @@ from monitor import charts
 def test_status_bars_take_the_pages_status_colours():
     figure = charts.figure_json(
         charts.status_bar_chart(
-            [{"status": "running", "count": 8549}, {"status": "failed", "count": 6298}, {"status": "defined", "count": 3}],
+            [
+                {"status": "running", "count": 8549},
+                {"status": "failed", "count": 6298},
+                {"status": "defined", "count": 3},
+            ],
             title="Jobs",
         )
     )
