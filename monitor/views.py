@@ -100,11 +100,19 @@ def _query_without(request: HttpRequest, *keys: str) -> str:
 
 @require_safe
 def overview(request: HttpRequest) -> HttpResponse:
-    """The home page: what is in the database, by entity and by status."""
+    """The home page: the last 24 h of jobs (states per hour, the queues failing most) and what is in the database,
+    by entity and by status."""
+    overview = database_overview(now=timezone.now())
+    trend = _chart(
+        overview["job_trend"],
+        lambda: charts.timeline_chart(
+            overview["job_trend"], title="Jobs entering each state, per hour (last 24 h)", y_title="jobs"
+        ),
+        "overview-job-trend",
+        empty="No job changed state in the last 24 h.",
+    )
     return render(
-        request,
-        "monitor/overview.html",
-        {"overview": database_overview(now=timezone.now()), "refresh": _refresh(request)},
+        request, "monitor/overview.html", {"overview": overview, "trend": trend, "refresh": _refresh(request)}
     )
 
 

@@ -28,7 +28,7 @@ COUNTED = (
     ("Active jobs", models.Job, "monitor:jobs"),
     ("Work queues", models.WorkQueue, "monitor:shares"),
     ("Global shares", models.GlobalShare, "monitor:shares"),
-    ("Sites", models.Site, "monitor:queues"),
+    ("Sites", models.Site, "monitor:sites"),
     ("PanDA queues", models.PandaQueue, "monitor:queues"),
     ("Storage endpoints", models.StorageEndpoint, None),
     ("Network links", models.NetworkLink, None),
@@ -77,6 +77,26 @@ def _housekeeping_latest() -> models.HousekeepingRun | None:
     return models.HousekeepingRun.objects.filter(dry_run=False).order_by("-started", "-id").first()
 
 
+# The trend of the last 24 h: jobs entering these states per hour (what a shifter watches: starts, ends, failures)
+TREND_STATUSES = ("running", "finished", "failed", "closed")
+FAILING_QUEUES_SHOWN = 10
+
+
+def _failing_queues(per_queue: dict[str, Counter]) -> list[dict[str, Any]]:
+    """The queues whose jobs failed or were closed most over the last day, with how many finished there and the
+    failed share of the jobs that ended."""
+    rows = []
+    for queue, counts in per_queue.items():
+        bad = counts["failed"] + counts["closed"]
+        if bad and queue:
+            ended = bad + counts["finished"]
+            rows.append(
+                {"queue": queue, "failed": bad, "finished": counts["finished"], "rate": round(100 * bad / ended)}
+            )
+    rows.sort(key=lambda row: (-row["failed"], -row["rate"], row["queue"]))
+    return rows[:FAILING_QUEUES_SHOWN]
+
+
 def database_overview(*, now=None) -> dict[str, Any]:
     """Counts per entity, tasks/jobs/queues by status, the most recently modified tasks, the latest integrity
     check when it found something (None when the latest found nothing) and the latest housekeeping run.
@@ -92,9 +112,15 @@ def database_overview(*, now=None) -> dict[str, Any]:
     # the jobs that ended: those of the last day, from the hourly status moves (a day of ended jobs waits in the
     # active partition JOB_ARCHIVE_AFTER_DAYS, a million a day at a real grid's rate: too many to count each visit)
     ended: Counter = Counter()
+    per_hour: Counter = Counter()
+    per_queue: dict[str, Counter] = {}
     for row in job_state_rows_recent(since=now - timedelta(days=1), now=now):
-        if row["new_status"] in JOB_ENDED:
-            ended[row["new_status"]] += row["n"]
+        status = row["new_status"]
+        if status in TREND_STATUSES:
+            per_hour[(row["hour"], status)] += row["n"]
+        if status in JOB_ENDED:
+            ended[status] += row["n"]
+            per_queue.setdefault(row["computingSite"] or "", Counter())[status] += row["n"]
     # tasks and jobs are the sums of their status counts (a second scan of the biggest table saved)
     summed = {models.Task: tasks_by_status, models.Job: jobs_by_status}
     estimates = _row_estimates([model for _, model, _ in COUNTED if model not in summed])
@@ -111,6 +137,8 @@ def database_overview(*, now=None) -> dict[str, Any]:
         "tasks_by_status": tasks_by_status,
         "jobs_by_status": jobs_by_status,
         "jobs_ended_last_day": [StatusCount(status, ended[status]) for status in JOB_ENDED if ended[status]],
+        "job_trend": [{"time": hour, "status": status, "count": n} for (hour, status), n in sorted(per_hour.items())],
+        "failing_queues": _failing_queues(per_queue),
         "queues_by_status": _by_status(
             models.PandaQueue.objects.all(), "status", tuple(models.choices.QueueStatus.values)
         ),

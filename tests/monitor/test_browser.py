@@ -209,7 +209,7 @@ def test_plotly_is_fetched_only_by_pages_with_charts(live_server, browser, monke
     grid_live()
     task = Decision.objects.filter(plugin="atlas_prod_job").values_list("task_id", flat=True).first()
     errors: list[str] = []
-    for path, charted in (("/", False), ("/jobs/", False), (f"/tasks/{task}/", True)):
+    for path, charted in (("/sites/", False), ("/jobs/", False), (f"/tasks/{task}/", True)):
         fetched: list[str] = []
         page = browser.new_page(viewport={"width": 1440, "height": 900})
         page.on("request", lambda request, fetched=fetched: fetched.append(request.url))

@@ -68,3 +68,45 @@ def test_big_tables_show_postgresqls_estimate_not_a_count(client, monkeypatch):
 
 def test_overview_refuses_writes(client):
     assert client.post(reverse("monitor:overview")).status_code == 405
+
+
+def test_the_last_24_hours_show_job_states_per_hour_and_the_queues_failing_most(client):
+    # issue 35, finding 8: trends, not only counts. Worked numbers: at RAL 6 failed and 2 finished (75 %), at BNL 3
+    # failed or closed and 9 finished (25 %), at CERN 1 failed and nothing else (100 %); moves an hour apart
+    from django.utils import timezone
+
+    now = timezone.now()
+    task = factories.TaskFactory()
+    moves = (
+        ("RAL_MCORE", "failed", 6, 1),
+        ("RAL_MCORE", "finished", 2, 1),
+        ("BNL_PROD", "failed", 2, 2),
+        ("BNL_PROD", "closed", 1, 2),
+        ("BNL_PROD", "finished", 9, 2),
+        ("CERN-PROD_UCORE", "failed", 1, 3),
+        ("BNL_PROD", "running", 4, 3),
+    )
+    for queue, status, count, hours_ago in moves:
+        for _ in range(count):
+            job = factories.JobFactory(task=task, computingSite=queue, jobStatus=status)
+            factories.JobStatusLogFactory(
+                job=job,
+                computingSite=queue,
+                old_status="running",
+                new_status=status,
+                timestamp=now - timezone.timedelta(hours=hours_ago, minutes=-5),
+            )
+    response = client.get(reverse("monitor:overview"))
+    overview = response.context["overview"]
+    assert [(r["queue"], r["failed"], r["finished"], r["rate"]) for r in overview["failing_queues"]] == [
+        ("RAL_MCORE", 6, 2, 75),
+        ("BNL_PROD", 3, 9, 25),
+        ("CERN-PROD_UCORE", 1, 0, 100),
+    ]
+    trend = {(row["status"], row["count"]) for row in overview["job_trend"]}
+    assert trend == {("failed", 6), ("finished", 2), ("failed", 2), ("closed", 1), ("finished", 9), ("failed", 1),
+                     ("running", 4)}  # fmt: skip
+    assert len({row["time"] for row in overview["job_trend"]}) == 3  # three hours
+    html = response.content.decode()
+    assert 'id="overview-job-trend"' in html
+    assert "Queues failing most" in html
