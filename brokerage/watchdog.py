@@ -92,9 +92,14 @@ class TimeoutLimits:
     transferring_high_priority_days: float = 2
     analysis_not_started: float = 12
     workflow_heartbeats: Mapping[str, float] = field(default_factory=dict)
+    # grid minutes per real minute (brokerage.grid_clock): 1 in production; in the demo the deadlines come as fast
+    # as the simulated grid moves, so jobs do time out there (issue 35). The rules' figures stay the grid's.
+    grid_speed: float = 1.0
 
     @classmethod
-    def from_config(cls, get: Callable[..., Any], workflows: Sequence[str] = ()) -> TimeoutLimits:
+    def from_config(
+        cls, get: Callable[..., Any], workflows: Sequence[str] = (), grid_speed: float = 1.0
+    ) -> TimeoutLimits:
         """From a gdpconfig view's `get` (ConfigView.get); the workflows listed get their own heartbeat when
         HEARTBEAT_TIMEOUT_<workflow> is stored."""
         own = {}
@@ -120,6 +125,7 @@ class TimeoutLimits:
             transferring_high_priority_days=get("TIMEOUT_TRANSFERRING_HIGH_PRIORITY"),
             analysis_not_started=get("ANALY_TIMEOUT"),
             workflow_heartbeats=own,
+            grid_speed=grid_speed,
         )
 
     def heartbeat_for(self, workflow: str) -> float:
@@ -166,7 +172,7 @@ def _candidates(job: TimeoutJob, queue: TimeoutQueue, limits: TimeoutLimits, now
     if status in simple:
         yield status, changed, simple[status] * HOUR
     elif status in ("activated", "starting"):
-        inactive = queue.lastStart is None or now - queue.lastStart > limits.inactive_queue * HOUR
+        inactive = queue.lastStart is None or now - queue.lastStart > limits.inactive_queue * HOUR / limits.grid_speed
         if high and (inactive or queue.status in ("test", "offline")):
             yield "activated_high_priority", changed, limits.activated_high_priority * HOUR
         else:
@@ -204,7 +210,7 @@ def job_timeout_state(job: TimeoutJob, queue: TimeoutQueue, limits: TimeoutLimit
         return TimeoutState(None, None, None, False, f"timeouts disabled: {why}", {"queue_status": queue.status})
     best = None
     for rule, since, duration in _candidates(job, queue, limits, now):
-        deadline = since + duration
+        deadline = since + duration / limits.grid_speed
         if best is None or deadline < best[1]:
             best = (rule, deadline, since, duration)
     rule, deadline, since, duration = best
@@ -214,7 +220,8 @@ def job_timeout_state(job: TimeoutJob, queue: TimeoutQueue, limits: TimeoutLimit
         deadline=deadline,
         left=left,
         timed_out=left <= timedelta(0),
-        sentence=RULE_SENTENCES[rule].format(limit=_limit_text(duration)),
+        sentence=RULE_SENTENCES[rule].format(limit=_limit_text(duration))
+        + (f" (grid time: the demo's grid runs {limits.grid_speed:g}× faster)" if limits.grid_speed != 1 else ""),
         detail={"since": since.isoformat(), "limit_seconds": duration.total_seconds()},
     )
 

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db.models import OuterRef, Subquery
 
+from brokerage.grid_clock import grid_speed
 from brokerage.models import Job, PandaQueue
 from brokerage.selectors.gdpconfig import gdpconfig_view
 from brokerage.watchdog import TimeoutJob, TimeoutLimits, TimeoutQueue, TimeoutState, job_timeout_state
@@ -69,7 +70,9 @@ def timeout_queues(*, now: datetime, names: list[str] | None = None) -> dict[str
 
 def timeout_limits(*, queues: dict[str, TimeoutQueue], vo: str = "atlas") -> TimeoutLimits:
     view = gdpconfig_view(vo=vo)
-    return TimeoutLimits.from_config(view.get, workflows=sorted({q.workflow for q in queues.values() if q.workflow}))
+    return TimeoutLimits.from_config(
+        view.get, workflows=sorted({q.workflow for q in queues.values() if q.workflow}), grid_speed=grid_speed()
+    )
 
 
 def timeout_job(row: dict) -> TimeoutJob:

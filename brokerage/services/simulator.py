@@ -106,6 +106,17 @@ def _draw(pk: int, salt: int) -> int:
     return (pk * 2654435761 + salt * 40503) % 10007 % 10000
 
 
+# One job in LOST_PILOT_ONE_IN loses its pilot while running (a node dies, the batch system kills it): no more
+# heartbeats, no end; the watchdog's heartbeat rule closes it, so the demo shows a job timing out.
+LOST_PILOT_ONE_IN = 40
+# a pilot's heartbeat while its payload runs: pilot3's default of 30 minutes (heartbeat 1800 s)
+HEARTBEAT_MINUTES = 30
+
+
+def pilot_lost(pk: int) -> bool:
+    return _draw(pk, 5) % LOST_PILOT_ONE_IN == 0
+
+
 def job_run_minutes(pk: int) -> int:
     """A job's run time in grid minutes: 30 to 150."""
     return 30 + _draw(pk, 1) % 121
@@ -162,6 +173,8 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0, inflow: bool = Fals
     payloads = _demo_payloads({task_id for *_, task_id in running})
     ending, crashed = [], set()
     for pk, site, start, task_id in running:
+        if pilot_lost(pk):
+            continue  # never ends by itself: its heartbeat stops (below) and the watchdog times it out
         run_minutes, failure_percent = payloads.get(task_id, (None, None))
         if start + (job_run_minutes(pk) if run_minutes is None else run_minutes) * minute <= now:
             if failure_percent is None:
@@ -186,6 +199,7 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0, inflow: bool = Fals
         )
         _pilot_reports_apply(finished=finished_ids, failed=failed_ids, crashed=crashed)
         job_inputs_after_end(finished=finished_ids, failed=failed_ids, now=now)
+    _heartbeats_send(running=[pk for pk, *_ in running], now=now, minute=minute)
     _pilots_report(queues, now=now, minute=minute)
     _downtimes_end(queues, now=now)
     _links_drain(now=now, minute=minute)
@@ -342,6 +356,15 @@ def wmcore_pool_simulate(*, now: datetime, minute: timedelta) -> tuple[list[int]
         move(job_ids=failed, from_status="complete", to_status="jobfailed")
         move(job_ids=failed, from_status="jobfailed", to_status="exhausted")
     return to_start, ending
+
+
+def _heartbeats_send(*, running: list[int], now: datetime, minute: timedelta) -> int:
+    """The pilots' heartbeats: a running job's modificationTime moves to now every HEARTBEAT_MINUTES, except
+    for the jobs whose pilot was lost. One UPDATE."""
+    alive = [pk for pk in running if not pilot_lost(pk)]
+    return Job.objects.filter(
+        pk__in=alive, jobStatus="running", modificationTime__lte=now - HEARTBEAT_MINUTES * minute
+    ).update(modificationTime=now)
 
 
 def _jobs_per_queue(jobs) -> dict[str, int]:

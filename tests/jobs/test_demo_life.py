@@ -255,3 +255,41 @@ def test_within_minutes_the_stories_reach_their_states_and_pending_tasks_come_ba
     assert TaskStatusLog.objects.filter(old_status="pending").exists()  # pending tasks came back
     assert DiracJob.objects.filter(status__in=("Running", "Done")).exists()
     assert Task.objects.filter(status="done").count() > 1
+
+
+def test_running_jobs_send_heartbeats_and_a_lost_pilot_times_out(demo_clock):
+    # issue 35: in the demo jobs do time out: one in LOST_PILOT_ONE_IN loses its pilot (no heartbeat, no end); the
+    # others' pilots beat every 30 grid minutes
+    from brokerage.selectors.timeouts import job_timeout_states
+    from brokerage.services.simulator import LOST_PILOT_ONE_IN, pilot_lost
+
+    queue = factories.PandaQueueFactory(cric={"demo_slots": 100, "demo_failure_percent": 0})
+    task = factories.TaskFactory(status="running")
+    start = NOW - timedelta(minutes=1)  # a real minute: 60 grid minutes
+    jobs = factories.JobFactory.create_batch(
+        LOST_PILOT_ONE_IN * 2,
+        task=task,
+        computingSite=queue.name,
+        jobStatus="running",
+        startTime=start,
+        stateChangeTime=start,
+        modificationTime=start,
+    )
+    lost = [job.pk for job in jobs if pilot_lost(job.pk)]
+    assert lost  # the draw over 80 consecutive IDs holds a lost pilot
+    alive = [job.pk for job in jobs if job.pk not in lost]
+    grid_simulate_step(now=NOW, speed=60)
+    beats = dict(Job.objects.filter(pk__in=[j.pk for j in jobs]).values_list("pk", "modificationTime"))
+    still_running = set(Job.objects.filter(pk__in=alive, jobStatus="running").values_list("pk", flat=True))
+    assert {pk for pk in still_running if beats[pk] == NOW} == still_running  # every live pilot beat
+    assert all(beats[pk] == start for pk in lost)
+    # 90 real seconds later the lost ones are 150 grid minutes without heartbeat, past the 2-hour limit; the live
+    # ones beat 90 grid minutes ago
+    later = NOW + timedelta(seconds=90)
+    states = job_timeout_states(job_ids=lost, now=later)
+    assert all(states[pk].timed_out and states[pk].rule == "heartbeat" for pk in lost)
+    from brokerage.services.watchdog import job_timeout_apply
+
+    job_timeout_apply(now=later)
+    assert set(Job.objects.filter(pk__in=lost).values_list("jobStatus", flat=True)) <= {"failed", "closed"}
+    assert not Job.objects.filter(pk__in=alive, jobStatus__in=("failed", "closed")).exists()

@@ -162,3 +162,22 @@ def test_analysis_jobs_not_started_in_12_hours_are_reattempted():
     check_edges(analysis, BUSY, "analysis_rebrokerage", timedelta(hours=12))
     # production jobs wait the 2 days
     check_edges(job("activated"), BUSY, "activated", timedelta(days=2))
+
+
+def test_in_the_demo_the_deadlines_run_on_the_grid_clock():
+    # issue 35: the demo's grid runs 60 grid minutes per real minute; its jobs time out at the same pace, the rule
+    # still saying the grid's figure. Running job, heartbeat 2 h: 2 real minutes at speed 60.
+    fast = TimeoutLimits(grid_speed=60)
+    running = job("running", heartbeat=T0)
+    state = job_timeout_state(running, BUSY, fast, T0 + timedelta(minutes=1))
+    assert (state.rule, state.left) == ("heartbeat", timedelta(minutes=1))
+    assert state.sentence.startswith("no heartbeat for 2 h")
+    assert "grid time: the demo's grid runs 60× faster" in state.sentence
+    assert job_timeout_state(running, BUSY, fast, T0 + timedelta(minutes=2)).timed_out
+    # the inactive-queue test of a high-priority activated job: 2 grid hours = 2 real minutes
+    activated = job("activated", priority=900)
+    quiet = TimeoutQueue(lastStart=T0 - timedelta(minutes=3))
+    assert job_timeout_state(activated, quiet, fast, T0).rule == "activated_high_priority"
+    assert job_timeout_state(activated, TimeoutQueue(lastStart=T0 - timedelta(minutes=1)), fast, T0).rule == (
+        "activated"
+    )
