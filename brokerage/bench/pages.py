@@ -118,6 +118,8 @@ def pages(*, quick: bool = False) -> list[Row]:
                 ("queue page", f"/queues/{queues[0].name}/?refresh=0"),
                 ("overview", "/"),
                 ("search listing matches", f"/search/?q={PREFIX}Q1"),
+                ("search an ID", f"/search/?q={job_of_big_task}"),
+                ("site list", "/sites/"),
             )
         ]
         return time_pages(
