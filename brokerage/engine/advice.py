@@ -122,6 +122,16 @@ class Advice:
     codes: tuple[str, ...] = field(default_factory=tuple)
 
 
+def advice_unique(advice: Sequence[Advice]) -> list[Advice]:
+    """Each action once, where it first comes (several reasons or states may call for the same one)."""
+    seen, result = set(), []
+    for item in advice:
+        if item.action not in seen:
+            seen.add(item.action)
+            result.append(item)
+    return result
+
+
 def _names(members: Sequence[Mapping[str, Any]], limit: int = 4) -> str:
     names = [str(member["name"]) for member in members]
     shown = ", ".join(names[:limit])

@@ -12,11 +12,10 @@ Pure: the selector gathers the facts (`TaskFacts`), `task_state_explain` returns
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from .advice import ACTIONS, Advice
+from .advice import ACTIONS, Advice, advice_unique
 from .reasons import explain
 
 # Who is at fault for a job's main error, by (component, code). A code missing here is read from the component:
@@ -192,16 +191,7 @@ def task_state_explain(facts: TaskFacts) -> tuple[list[str], list[Advice]]:
         lines += error_lines
         # the fault's action first: it says who clears the cause; the state's own (retry, wait) follows
         advice = error_advice + advice
-    return lines, _unique(advice)
-
-
-def _unique(advice: Sequence[Advice]) -> list[Advice]:
-    seen, result = set(), []
-    for item in advice:
-        if item.action not in seen:
-            seen.add(item.action)
-            result.append(item)
-    return result
+    return lines, advice_unique(advice)
 
 
 __all__ = ["MainError", "TaskFacts", "error_fault", "task_state_explain"]

@@ -13,7 +13,7 @@ from django.core.paginator import Paginator
 from django.db.models import Count, F, Q, QuerySet, Sum
 
 from brokerage import states
-from brokerage.engine.advice import Advice, advise
+from brokerage.engine.advice import Advice, advice_unique, advise
 from brokerage.engine.decision import OUTCOMES
 from brokerage.engine.reasons import EXPECTED_CODES
 from brokerage.engine.task_states import MainError, TaskFacts, task_state_explain
@@ -249,12 +249,7 @@ def task_advice(
                 (),
             )
         )
-    seen, unique = set(), []
-    for item in result:
-        if item.action not in seen:
-            seen.add(item.action)
-            unique.append(item)
-    return unique
+    return advice_unique(result)
 
 
 RECENT_HOURS = 6  # a running task's failure rate: over its jobs that ended in the last hours

@@ -50,6 +50,19 @@ def open_page(browser, url, errors, width=1280):
     return page
 
 
+def signed_in(browser, live_server, errors, width=1280):
+    """A page signed in as a new superuser through the admin's login form."""
+    from django.contrib.auth.models import User
+
+    User.objects.create_superuser("root", "root@example.org", "pw-for-the-test")
+    page = open_page(browser, live_server.url + "/admin/login/", errors, width=width)
+    page.fill("input[name=username]", "root")
+    page.fill("input[name=password]", "pw-for-the-test")
+    page.click("input[type=submit]")
+    page.wait_for_load_state("load")
+    return page
+
+
 def charts_drawn(page) -> int:
     """Waits until every chart box whose box is visible is drawn; returns how many hold data."""
     page.wait_for_function(
@@ -331,17 +344,11 @@ def test_an_operator_asks_why_a_dirac_job_and_a_wmcore_request_wait(live_server,
 def test_the_admin_what_if_answers_under_the_form_being_edited(live_server, browser, monkeypatch):
     """Issue 34: the change form's what-if posts the form (its token in the body, never in the address), replays
     the last hour's decisions and shows the answer under the form, which keeps what was typed."""
-    from django.contrib.auth.models import User
 
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     grid_live()
-    User.objects.create_superuser("root", "root@example.org", "pw-for-the-test")
     errors: list[str] = []
-    page = open_page(browser, live_server.url + "/admin/login/", errors)
-    page.fill("input[name=username]", "root")
-    page.fill("input[name=password]", "pw-for-the-test")
-    page.click("input[type=submit]")
-    page.wait_for_load_state("load")
+    page = signed_in(browser, live_server, errors)
     page.goto(live_server.url + "/admin/brokerage/gdpconfig/add/?key=NQUEUED_SAT_CAP", wait_until="load")
     form_url = page.url
     page.fill("textarea[name=value]", "1")
@@ -362,19 +369,13 @@ def test_the_admin_what_if_answers_under_the_form_being_edited(live_server, brow
 def test_destructive_task_actions_are_red_last_and_apart(live_server, browser, monkeypatch):
     """Issue 35, finding 4: the action buttons are styled and "Abort (every job killed)" no longer looks like the
     harmless ones."""
-    from django.contrib.auth.models import User
 
     from tests import factories
 
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     task = factories.TaskFactory(status="running", oldStatus="ready")
-    User.objects.create_superuser("root", "root@example.org", "pw-for-the-test")
     errors: list[str] = []
-    page = open_page(browser, live_server.url + "/admin/login/", errors, width=1024)
-    page.fill("input[name=username]", "root")
-    page.fill("input[name=password]", "pw-for-the-test")
-    page.click("input[type=submit]")
-    page.wait_for_load_state("load")
+    page = signed_in(browser, live_server, errors, width=1024)
     page.goto(f"{live_server.url}/tasks/{task.pk}/", wait_until="load")
     buttons = page.evaluate(
         """() => Array.from(document.querySelectorAll('.actions button')).map(b => {
