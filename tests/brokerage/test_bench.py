@@ -99,6 +99,8 @@ def test_pages_rows_and_nothing_left_behind():
         "queue page",
         "overview",
         "search listing matches",
+        "search an ID",
+        "site list",
     ]
     assert all(row["params"]["jobs"] == 20000 and row["median_ms"] > 0 for row in rows)
     assert not Task.objects.exists()
