@@ -25,12 +25,14 @@ install-dev: $(VENV)/.installed-dev
 run: install
 	PORT=$(PORT) bash scripts/run.sh
 
-## make test: lint, the whole suite on SQLite and again on a PostgreSQL server started for the run, then the
+## make test: lint, the whole suite on SQLite and again on a PostgreSQL server started for the run (there only the
+## tests that use a database: the pure engine's cannot reach one, tests/conftest.py), then the
 ## differential tests against the real PanDA, DIRAC and WMCore code (fetched from the package index into var/peer on first
 ## use; DIRAC's TaskQueueDB runs on a private MariaDB server the test starts, WMCore's list function under node).
 ## Tests run in TEST_WORKERS processes (pytest-xdist, a test file per process at a time, each with its own test
-## database); those marked slow start workers, servers or a browser and time what they do, so they run one at a
-## time after the others. The differential tests run in TEST_WORKERS processes too: each real code is unpacked under
+## database); those marked slow start workers, servers or a browser and time what they do, so they run after the
+## others: on SQLite (the browser, make run's stack) two at a time, on PostgreSQL (real Celery workers) one at a
+## time. The differential tests run in TEST_WORKERS processes too: each real code is unpacked under
 ## var/peer on first use by one of them while the others wait on a file lock (brokerage/peer/setup.py).
 test: install-dev lint test-sqlite test-postgres test-peer
 
@@ -45,11 +47,11 @@ lint: install-dev
 test-sqlite: install-dev
 	bash scripts/ensure_chromium.sh
 	env -u DATABASE_URL $(PYTEST) -m "not peer and not slow" $(PARALLEL)
-	env -u DATABASE_URL $(PYTEST) -m "slow and not peer"
+	env -u DATABASE_URL $(PYTEST) -m "slow and not peer" -n $(TEST_WORKERS) --dist load
 
 test-postgres: install-dev
 	bash scripts/ensure_redis.sh
-	bash scripts/with_postgres.sh sh -c '$(PYTEST) -m "not peer and not slow" $(PARALLEL) && $(PYTEST) -m "slow and not peer"'
+	bash scripts/with_postgres.sh sh -c 'DATABASE_TESTS_ONLY=1 $(PYTEST) -m "not peer and not slow" $(PARALLEL) && $(PYTEST) -m "slow and not peer"'
 
 test-peer: install-dev
 	bash scripts/ensure_mariadb.sh
