@@ -143,6 +143,26 @@ def count_axis(title: str, values: Sequence[float] = ()) -> dict[str, Any]:
     return axis
 
 
+LABEL_LINE = 22  # characters of a category name per line on a chart's vertical axis
+
+
+def wrapped_label(text: str, line: int = LABEL_LINE) -> str:
+    """A long name on a vertical axis in lines of about `line` characters, broken at spaces: in a third of a page
+    one long reason on one line left the plot a few pixels, its count ticks on top of each other."""
+    words, lines = str(text).split(" "), [""]
+    for word in words:
+        if lines[-1] and len(lines[-1]) + 1 + len(word) > line:
+            lines.append(word)
+        else:
+            lines[-1] = f"{lines[-1]} {word}".strip()
+    return "<br>".join(lines)
+
+
+def _bars_height(labels: Sequence[str]) -> int:
+    """Room for each horizontal bar's label, however many lines it wraps to: 18 px a line and 12 between bars."""
+    return max(220, sum(18 * (label.count("<br>") + 1) + 12 for label in labels) + 110)
+
+
 def _category_axis(title: str) -> dict[str, Any]:
     return {"title": {"text": title}, "automargin": True, "type": "category"}
 
@@ -235,10 +255,11 @@ def reasons_chart(rows: Sequence[Mapping[str, Any]], *, title: str = "Skipped, b
     """How many candidates each reason removed (rows: code, title, count)."""
     rows = list(rows)
     counts = [r["count"] for r in rows]
-    figure = _figure(title, height=max(220, 28 * len(rows) + 110))
+    labels = [wrapped_label(f"{r['title']} ({r['code']})") for r in rows]
+    figure = _figure(title, height=_bars_height(labels))
     figure.add_trace(
         "bar",
-        y=[f"{r['title']} ({r['code']})" for r in rows],
+        y=labels,
         x=counts,
         orientation="h",
         hovertemplate="%{y}: %{x:,d}<extra></extra>",
@@ -420,8 +441,9 @@ def error_chart(rows: Sequence[Mapping[str, Any]], *, title: str = "Failed and c
     """Failed jobs per error (rows: label, count), most frequent first."""
     rows = list(rows)
     counts = [r["count"] for r in rows]
-    figure = _figure(title, height=max(220, 28 * len(rows) + 110))
-    figure.add_trace("bar", y=[r["label"] for r in rows], x=counts, orientation="h")
+    labels = [wrapped_label(r["label"]) for r in rows]
+    figure = _figure(title, height=_bars_height(labels))
+    figure.add_trace("bar", y=labels, x=counts, orientation="h")
     figure.update_yaxes(_category_axis("error"), autorange="reversed")
     figure.update_xaxes(count_axis("jobs", counts))
     return figure

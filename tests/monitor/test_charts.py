@@ -65,3 +65,13 @@ def test_legends_stand_beside_the_plot():
     figure = charts.figure_json(charts.timeouts_chart([{"rule": "r", "watched": 1, "approaching": 0, "timed_out": 0}]))
     assert figure["layout"]["legend"]["orientation"] == "v"
     assert figure["layout"]["legend"]["x"] > 1
+
+
+def test_long_names_on_a_vertical_axis_wrap_at_spaces():
+    # a reason's title and code on one line left a third-of-a-page chart a few pixels of plot (make run, 1440 px)
+    assert charts.wrapped_label("memory too small (lowmemory)") == "memory too small<br>(lowmemory)"
+    assert charts.wrapped_label("io") == "io"
+    figure = charts.figure_json(charts.reasons_chart([{"code": "lowmemory", "title": "memory too small", "count": 5}]))
+    assert figure["data"][0]["y"] == ["memory too small<br>(lowmemory)"]
+    figure = charts.figure_json(charts.error_chart([{"label": "pilot:1305 Failed to execute payload", "count": 2}]))
+    assert figure["data"][0]["y"] == ["pilot:1305 Failed to<br>execute payload"]
