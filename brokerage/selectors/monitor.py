@@ -200,16 +200,23 @@ def nucleus_names() -> list[str]:
     return list(Site.objects.filter(role="nucleus").order_by("name").values_list("name", flat=True))
 
 
-def task_headline(task: Task, panels: list[dict[str, Any]], *, now: datetime) -> dict[str, Any]:
-    """The task's state, since when (its last status change), when brokerage tries again (the latest decision
-    that did not assign, plus its retry delay) and, for a throttled task, when the watchdog releases it. The
-    times are those the system acts on (brokerage.grid_clock)."""
-    since = (
+def task_entered(task: Task) -> dict[str, Any]:
+    """The move into the task's current status: its reason, who made it and when ({} when none is logged)."""
+    return (
         TaskStatusLog.objects.filter(task_id=task.pk, new_status=task.status)
         .order_by("-pk")  # the moves' own order (selectors.integrity)
-        .values_list("timestamp", flat=True)
+        .values("reason", "actor", "timestamp")
         .first()
-    )
+    ) or {}
+
+
+def task_headline(
+    task: Task, panels: list[dict[str, Any]], *, now: datetime, entered: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The task's state, since when (its last status change; `entered` when the caller has read it), when
+    brokerage tries again (the latest decision that did not assign, plus its retry delay) and, for a throttled
+    task, when the watchdog releases it. The times are those the system acts on (brokerage.grid_clock)."""
+    since = (task_entered(task) if entered is None else entered).get("timestamp")
     retry = None
     for panel in _still_holding(task, panels):
         decision = panel["decision"]
@@ -255,15 +262,11 @@ def task_advice(
 RECENT_HOURS = 6  # a running task's failure rate: over its jobs that ended in the last hours
 
 
-def task_state_facts(task: Task, *, errors: dict | None, ended_badly: int, jobs_total: int, now: datetime) -> TaskFacts:
-    """What engine/task_states.py needs of the task, gathered from the database: the move into its status (its
-    reason, who, when), and only what its state asks for (at most two more queries)."""
-    entered = (
-        TaskStatusLog.objects.filter(task_id=task.pk, new_status=task.status)
-        .order_by("-pk")
-        .values("reason", "actor", "timestamp")
-        .first()
-    ) or {}
+def task_state_facts(
+    task: Task, *, entered: dict[str, Any], errors: dict | None, ended_badly: int, jobs_total: int, now: datetime
+) -> TaskFacts:
+    """What engine/task_states.py needs of the task: the move into its status (`task_entered`: its reason, who,
+    when), and only what its state asks for (at most one more query)."""
     facts: dict[str, Any] = {}
     if task.status == "throttled":
         top = (
@@ -381,8 +384,11 @@ def task_detail(*, task_id: int, now: datetime, decision_id: int | None = None) 
     timeout_states = job_timeout_states(job_ids=oldest_active, now=now) if oldest_active else {}
     jobs_failed = sum(by_status[s] for s in ended_badly)
     errors = job_error_summary(task_id=task_id, limit=10) if jobs_failed else None
+    entered = task_entered(task)
     state_why, state_advice = task_state_explain(
-        task_state_facts(task, errors=errors, ended_badly=jobs_failed, jobs_total=sum(by_status.values()), now=now)
+        task_state_facts(
+            task, entered=entered, errors=errors, ended_badly=jobs_failed, jobs_total=sum(by_status.values()), now=now
+        )
     )
     return {
         "task": task,
@@ -395,7 +401,7 @@ def task_detail(*, task_id: int, now: datetime, decision_id: int | None = None) 
         "selected": selected,
         "history": history,
         "why": why_pending(task, panels) + state_why,
-        "headline": task_headline(task, panels, now=now),
+        "headline": task_headline(task, panels, now=now, entered=entered),
         "advice": task_advice(
             task, panels, jobs_failed=jobs_failed, jobs_total=sum(by_status.values()), state_advice=state_advice
         ),

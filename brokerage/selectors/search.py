@@ -87,7 +87,7 @@ def _things_a_number_names(number: int) -> list[dict[str, Any]]:
                 status=job["jobStatus"],
             )
         )
-    dirac = DiracJob.objects.filter(pk=number).values("status", "owner", "task_queue_id").first()
+    dirac = DiracJob.objects.filter(pk=number).values("status", "owner").first()
     if dirac:
         things.append(
             _thing(
