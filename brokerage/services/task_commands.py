@@ -42,8 +42,13 @@ class TaskCommandRefused(ValueError):
 
 def _kill_jobs(*, task_ids: list[int], statuses: tuple[str, ...], reason: str, actor: str, now: datetime) -> list[int]:
     """Jobs killed by a command are cancelled (seed 002: "cancelled state if they are killed manually")."""
+    jobs = Job.objects.filter(task_id__in=task_ids, jobStatus__in=statuses)
+    return _cancel(jobs, reason=reason, actor=actor, now=now)
+
+
+def _cancel(jobs, *, reason: str, actor: str, now: datetime) -> list[int]:
     killed: list[int] = []
-    rows = Job.objects.filter(task_id__in=task_ids, jobStatus__in=statuses).values_list("pk", "jobStatus")
+    rows = jobs.values_list("pk", "jobStatus")
     by_status: dict[str, list[int]] = {}
     for pk, status in rows:
         by_status.setdefault(status, []).append(pk)
@@ -63,6 +68,22 @@ def _kill_jobs(*, task_ids: list[int], statuses: tuple[str, ...], reason: str, a
     freed.update(status="ready")
     dataset_counters_refresh(dataset_ids=touched, now=now)
     return killed
+
+
+@transaction.atomic
+def job_kill(*, job_ids: list[int], actor: str, now: datetime, reason: str = "kill command") -> list[bool]:
+    """Kills jobs by PandaID (panda-client's killJobs, pbook's kill of jobs): each one still queued or running is
+    cancelled like the jobs of an aborted task, its files ready again. Returns, in the order given, whether each
+    was killed (TaskBuffer.killJobs answers so): False for an id that is no job or a job that had already ended."""
+    killed = set(
+        _cancel(
+            Job.objects.filter(pk__in=job_ids, jobStatus__in=QUEUED_JOB_STATUSES + RUNNING_JOB_STATUSES),
+            reason=reason,
+            actor=actor,
+            now=now,
+        )
+    )
+    return [job_id in killed for job_id in job_ids]
 
 
 def _command(task: Task, target: str, reason: str, actor: str, now: datetime) -> None:
@@ -180,12 +201,13 @@ def task_brokerage_retry_now(*, task_id: int, actor: str, now: datetime) -> str:
     return target
 
 
-def task_action_run(*, task_id: int, action: str, user, params: dict, now: datetime) -> str:
-    """Runs one action from the task page through its service and records it in the task's admin history
-    (who, what, with which values). Returns a sentence saying what was done; TaskCommandRefused says why not."""
+def task_action_run(*, task_id: int, action: str, user, params: dict, now: datetime, via: str = "monitor") -> str:
+    """Runs one action from the task page (or from panda-client, `via`) through its service and records it in the
+    task's admin history (who, what, with which values). Returns a sentence saying what was done;
+    TaskCommandRefused says why not."""
     from django.contrib.admin.models import CHANGE, LogEntry
 
-    actor = f"{user.get_username()} (monitor)"
+    actor = f"{user.get_username()} ({via})"
     task = Task.objects.filter(pk=task_id).first()
     if task is None:
         raise TaskCommandRefused(f"no task {task_id}")
@@ -194,7 +216,7 @@ def task_action_run(*, task_id: int, action: str, user, params: dict, now: datet
     if action not in task_actions_available(task):
         raise TaskCommandRefused(f"task {task_id} is {task.status}: {action} does not apply")
     if action == "retry":
-        retried = task_retry(task_id=task_id, actor=actor, now=now, reason="retry from the monitor")
+        retried = task_retry(task_id=task_id, actor=actor, now=now, reason=f"retry from the {via}")
         done = f"Task {task_id} retried" + (f" with {len(retried) - 1} children" if len(retried) > 1 else "") + "."
     elif action == "broker_now":
         done = f"Task {task_id} goes back to {task_brokerage_retry_now(task_id=task_id, actor=actor, now=now)}."
@@ -212,10 +234,10 @@ def task_action_run(*, task_id: int, action: str, user, params: dict, now: datet
         changed = task_priority_change(task_id=task_id, priority=priority, actor=actor, now=now)
         done = f"Task {task_id} priority set to {priority} ({changed} queued jobs too)."
     elif action == "finish":
-        killed = task_finish(task_id=task_id, actor=actor, now=now, reason="finish from the monitor")
+        killed = task_finish(task_id=task_id, actor=actor, now=now, reason=f"finish from the {via}")
         done = f"Task {task_id} finishing: {len(killed)} queued jobs cancelled."
     else:
-        killed = task_abort(task_id=task_id, actor=actor, now=now, reason="abort from the monitor")
+        killed = task_abort(task_id=task_id, actor=actor, now=now, reason=f"abort from the {via}")
         done = f"Task {task_id} aborted: {len(killed)} jobs killed."
     LogEntry.objects.log_actions(  # the admin's History of the task shows it
         user_id=user.pk,

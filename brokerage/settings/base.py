@@ -366,6 +366,8 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # the token first: a refused client is told how to authenticate (401 with WWW-Authenticate: Token)
         "monitor.api.authentication.ApiTokenAuthentication",
+        # panda-client's OIDC ID tokens (Authorization: Bearer …), when OIDC_ISSUER is set (monitor.api.oidc)
+        "monitor.api.oidc.OidcAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_FILTER_BACKENDS": [
@@ -388,6 +390,14 @@ REST_FRAMEWORK = {
 }
 # API tokens (django-rest-knox): a digest at rest, shown once when made, valid API_TOKEN_DAYS unless the admin sets
 # another expiry; "bm_" starts every token so secret scanners and people can tell what it is.
+# OIDC ID tokens from the VO's issuer (issue 36: panda-client with PANDA_AUTH=oidc). Off while OIDC_ISSUER is empty.
+OIDC_ISSUER = os.environ.get("OIDC_ISSUER", "")
+OIDC_AUDIENCE = os.environ.get("OIDC_AUDIENCE", "")  # the client ids whose tokens are accepted, comma-separated
+OIDC_JWKS_URL = os.environ.get("OIDC_JWKS_URL", "")  # the issuer's key set (its jwks_uri) …
+OIDC_JWKS_FILE = os.environ.get("OIDC_JWKS_FILE", "")  # … or a copy of it on this machine
+OIDC_JWKS_REFRESH_SECONDS = int(os.environ.get("OIDC_JWKS_REFRESH_SECONDS", "600"))
+OIDC_VO = os.environ.get("OIDC_VO", "atlas")
+OIDC_CREATE_USERS = os.environ.get("OIDC_CREATE_USERS", "1") == "1"
 API_TOKEN_DAYS = int(os.environ.get("API_TOKEN_DAYS", "90"))
 REST_KNOX = {"TOKEN_TTL": timedelta(days=API_TOKEN_DAYS), "AUTH_HEADER_PREFIX": "Token", "TOKEN_PREFIX": "bm_"}
 SPECTACULAR_SETTINGS = {

@@ -62,6 +62,8 @@ def allows_anonymous(view, method: str) -> bool:
         return True
     if getattr(view, "anonymous_dry_run", False):  # DIRAC match with dry_run: explanation only
         return True
+    if getattr(view, "panda_envelope", False):  # PanDA's reading methods (monitor.panda_api)
+        return not view.writes
     return method in SAFE_METHODS and any(issubclass(kind, ReadOrModelPermission) for kind in kinds)
 
 
@@ -74,6 +76,8 @@ class ApiAutoSchema(AutoSchema):
 
     def _get_response_bodies(self, direction="response"):
         responses = super()._get_response_bodies(direction)
+        if getattr(self.view, "panda_envelope", False):  # PanDA's methods answer every error in their envelope
+            return responses
         statuses = dict(ERROR_STATUSES)
         if self.method in ("POST", "PUT", "PATCH"):
             statuses.update(BODY_ERROR_STATUSES)
@@ -310,8 +314,13 @@ def without_bare_twins(endpoints):
     """Preprocessing: the paths issue 34 names without the router's trailing slash (`…/replay`, `…/what-if`) answer
     like their twins with it; the schema lists each operation once, under the router's path."""
     paths = {path for path, *_ in endpoints}
-    return [
-        (path, pattern, method, view)
-        for path, pattern, method, view in endpoints
-        if path.endswith("/") or f"{path}/" not in paths
-    ]
+    return [(path, pattern, method, view) for path, pattern, method, view in endpoints if _listed(path, paths)]
+
+
+def _listed(path: str, paths: set[str]) -> bool:
+    if path.startswith(PANDA_PATHS):  # PanDA's own paths (monitor.panda_api), as panda-client calls them
+        return not path.endswith("/")
+    return path.endswith("/") or f"{path}/" not in paths
+
+
+PANDA_PATHS = ("/api/v1/task/", "/api/v1/job/")

@@ -1,0 +1,1 @@
+"""PanDA's own API paths for panda-client and pbook (issue 36)."""
