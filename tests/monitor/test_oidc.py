@@ -1,0 +1,157 @@
+"""OIDC ID tokens as panda-client sends them (issue 36): verified against the issuer's key set (a file here, made
+with our own key pair), mapped to a user made on first use, the VO's groups kept as the token lists them, and
+every bad token refused with what is wrong (403, PanDA's "Token authentication failed.")."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import jwt
+import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
+from django.contrib.auth.models import Group, Permission, User
+from rest_framework.test import APIClient
+
+from brokerage.models import Task
+from monitor.api import oidc
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+ISSUER = "https://auth.example.org/realms/atlas/"
+CLIENT_ID = "panda-client-atlas"
+
+
+def key_pair():
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+@pytest.fixture(scope="module")
+def issuer_key():
+    return key_pair()
+
+
+@pytest.fixture
+def issuer(tmp_path, settings, issuer_key):
+    """The issuer's key set in a file, and the settings that trust it."""
+    jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(issuer_key.public_key()))
+    jwks = tmp_path / "jwks.json"
+    jwks.write_text(json.dumps({"keys": [{**jwk, "kid": "key-1", "use": "sig", "alg": "RS256"}]}))
+    settings.OIDC_ISSUER = ISSUER
+    settings.OIDC_AUDIENCE = f"other-client, {CLIENT_ID}"
+    settings.OIDC_JWKS_FILE = str(jwks)
+    settings.OIDC_JWKS_URL = ""
+    settings.OIDC_VO = "atlas"
+    settings.OIDC_CREATE_USERS = True
+    oidc._key_sets.clear()
+    yield jwks
+    oidc._key_sets.clear()
+
+
+def id_token(key, *, kid="key-1", lifetime=3600, **claims) -> str:
+    now = int(time.time())
+    body = {
+        "iss": ISSUER,
+        "aud": CLIENT_ID,
+        "sub": "9f3c-eva",
+        "iat": now,
+        "exp": now + lifetime,
+        "name": "eva LUND",
+        "preferred_username": "elund",
+        "groups": ["/atlas"],
+        **claims,
+    }
+    return jwt.encode(body, key, algorithm="RS256", headers={"kid": kid})
+
+
+def bearer(token: str, vo: str = "atlas") -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}", HTTP_ORIGIN=vo)
+    return client
+
+
+def test_a_token_stands_for_a_user_made_on_first_use(issuer, issuer_key):
+    task = factories.TaskFactory(status="running", userName="Eva Lund", prodSourceLabel="user")
+    factories.TaskFactory(status="running", userName="someone else", prodSourceLabel="user")
+    answer = bearer(id_token(issuer_key)).get("/api/v1/task/get_tasks_detailed_info_since")
+    assert answer.status_code == 200
+    # the user's own tasks: the token's name, each word capitalised, is the name PanDA records as the owner
+    assert [record["jediTaskID"] for record in answer.json()["data"]] == [task.pk]
+    user = User.objects.get(username="elund")
+    assert (user.first_name, user.last_name, user.has_usable_password()) == ("eva", "LUND", False)
+    # our own API reads it too
+    assert bearer(id_token(issuer_key)).get("/api/v1/tasks/").status_code == 200
+
+
+def test_the_vos_production_group_gives_its_permissions_and_is_left_with_the_token(issuer, issuer_key):
+    production = Group.objects.create(name="atlas/production")
+    production.permissions.add(Permission.objects.get(codename="change_task"))
+    unrelated = Group.objects.create(name="shifters")
+    task = factories.TaskFactory(status="running")
+    plain = id_token(issuer_key)
+    refused = bearer(plain).post("/api/v1/task/kill", {"task_id": task.pk}, format="json").json()
+    assert refused["message"] == "not the task owner or no production role"
+    User.objects.get(username="elund").groups.add(unrelated)
+    with_role = id_token(issuer_key, groups=["/atlas", "/atlas/production", "/cms/admin"])
+    killed = bearer(with_role, "atlas:production").post("/api/v1/task/kill", {"task_id": task.pk}, format="json")
+    assert killed.json()["success"] is True
+    assert Task.objects.get(pk=task.pk).status == "aborted"
+    user = User.objects.get(username="elund")
+    assert sorted(user.groups.values_list("name", flat=True)) == ["atlas/production", "shifters"]
+    # a later token without the role: the VO's group is left, the admin's own group kept
+    bearer(plain).get("/api/v1/task/get_status", {"task_id": task.pk})
+    assert list(user.groups.values_list("name", flat=True)) == ["shifters"]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"key": "other"}, "Invalid token: Signature verification failed"),
+        ({"lifetime": -120}, "Invalid token: Signature has expired"),
+        ({"aud": "somebody-else"}, "Invalid token: Audience doesn't match"),
+        ({"iss": "https://evil.example.org/"}, "Invalid token: Invalid issuer"),
+        ({"kid": "key-9"}, "No key key-9 in the issuer's key set."),
+        ({"vo": "cms"}, "Unknown vo : cms"),
+    ],
+)
+def test_bad_tokens_are_refused_with_what_is_wrong(issuer, issuer_key, change, message):
+    change = dict(change)
+    key = key_pair() if change.pop("key", None) else issuer_key
+    vo = change.pop("vo", "atlas")
+    token = id_token(key, **change)
+    answer = bearer(token, vo).get("/api/v1/task/get_status", {"task_id": 1})
+    assert answer.status_code == 403
+    body = answer.json()
+    assert body["success"] is False
+    assert body["message"].startswith("Token authentication failed.")
+    assert message in body["message"]
+    # our own API refuses it too, in its own error body
+    ours = bearer(token, vo).get("/api/v1/tasks/")
+    assert ours.status_code in (401, 403)
+    assert message in ours.json()["error"]["message"]
+
+
+def test_without_an_issuer_or_an_audience_no_token_passes(issuer, issuer_key, settings):
+    settings.OIDC_AUDIENCE = ""
+    refused = bearer(id_token(issuer_key)).get("/api/v1/task/get_status", {"task_id": 1}).json()
+    assert "OIDC_AUDIENCE" in refused["message"]
+    settings.OIDC_ISSUER = ""
+    refused = bearer(id_token(issuer_key)).get("/api/v1/task/get_status", {"task_id": 1}).json()
+    assert "OIDC_ISSUER" in refused["message"]
+
+
+def test_unknown_users_are_not_made_when_the_setting_is_off(issuer, issuer_key, settings):
+    settings.OIDC_CREATE_USERS = False
+    answer = bearer(id_token(issuer_key)).get("/api/v1/task/get_status", {"task_id": 1})
+    assert answer.status_code == 403
+    assert "No active user" in answer.json()["message"]
+    assert not User.objects.filter(username="elund").exists()
+
+
+def test_a_rotated_key_is_read_again_at_once(issuer, issuer_key):
+    assert bearer(id_token(issuer_key)).get("/api/v1/task/get_status", {"task_id": 1}).status_code == 200
+    rotated = key_pair()
+    jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(rotated.public_key()))
+    issuer.write_text(json.dumps({"keys": [{**jwk, "kid": "key-2"}]}))  # the cache still holds key-1 only
+    assert bearer(id_token(rotated, kid="key-2")).get("/api/v1/task/get_status", {"task_id": 1}).status_code == 200
