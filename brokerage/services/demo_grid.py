@@ -83,6 +83,32 @@ def _quiet(step: str, done: int, total: int) -> None:
     return None
 
 
+# The demo's tasks are numbered like ATLAS's today: pbook takes an id below 10**7 for a request id
+# (PBookCore.is_reqid, panda-client 2.2.0), so `pbook kill 12` would never reach task 12.
+DEMO_FIRST_TASK_ID = 45_000_000
+
+
+def task_ids_from(*, first: int) -> None:
+    """The next task made gets an id of at least `first` (the database's own counter moved, so ids stay unique
+    and increasing across processes)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                "SELECT setval(pg_get_serial_sequence('jedi_tasks', 'jediTaskID'), "
+                'GREATEST(%s, (SELECT COALESCE(MAX("jediTaskID"), 0) + 1 FROM jedi_tasks)), false)',
+                [first],
+            )
+        elif connection.vendor == "sqlite":  # AUTOINCREMENT keeps the last id in sqlite_sequence
+            cursor.execute("SELECT seq FROM sqlite_sequence WHERE name = 'jedi_tasks'")
+            row = cursor.fetchone()
+            if row is None:
+                cursor.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('jedi_tasks', %s)", [first - 1])
+            elif row[0] < first - 1:
+                cursor.execute("UPDATE sqlite_sequence SET seq = %s WHERE name = 'jedi_tasks'", [first - 1])
+
+
 @transaction.atomic
 def demo_grid_build(*, size: str, now: datetime, seed: int = 2026, progress: Progress = _quiet) -> dict[str, int]:
     """Builds the grid; `progress(step, done, total)` is called as it goes. Returns rows per entity."""
@@ -103,6 +129,7 @@ def demo_grid_build(*, size: str, now: datetime, seed: int = 2026, progress: Pro
     work_queues = _demo_work_queues()
     _demo_global_shares(work_queues)
     progress("tasks", 6, steps)
+    task_ids_from(first=DEMO_FIRST_TASK_ID)
     _tasks(spec, endpoints, now, rng)
     gdpconfig_save(key="DISK_THRESHOLD_Express", value="50", comment="demo: Express tasks need less room")
     _wmcore(now, rng)

@@ -35,3 +35,9 @@ DEBUG = False
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]")
 # the demo's admin login (manage.py dev_admin, password in VAR_DIR/admin-password): never in production
 DEV_ADMIN = True
+# panda-client and pbook with PANDA_AUTH=oidc: the demo is its own token issuer (manage.py demo_token signs an ID
+# token for a local user with a key made in VAR_DIR/oidc on first use); never in production
+DEMO_OIDC_ISSUER = True
+OIDC_ISSUER = os.environ.get("OIDC_ISSUER") or "http://localhost/demo-issuer"
+OIDC_AUDIENCE = os.environ.get("OIDC_AUDIENCE") or "panda-client-demo"
+OIDC_JWKS_FILE = os.environ.get("OIDC_JWKS_FILE") or str(VAR_DIR / "oidc" / "jwks.json")  # noqa: F405

@@ -60,3 +60,16 @@ def test_a_dirac_jobs_minor_status_follows_its_major_status():
     status_transition_many(model=DiracJob, ids=[failed.pk], from_status="Running", to_status="Failed", now=NOW)
     failed.refresh_from_db()
     assert failed.minorStatus == "Application Finished With Errors"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_demo_tasks_are_numbered_like_atlas_so_pbook_takes_them_for_tasks():
+    """pbook takes an id below 10**7 for a request id (panda-client 2.2.0, PBookCore.is_reqid)."""
+    from brokerage.services.demo_grid import task_ids_from
+    from tests import factories
+
+    task_ids_from(first=45_000_000)
+    first = factories.TaskFactory()
+    task_ids_from(first=1_000)  # never back: ids stay unique
+    second = factories.TaskFactory()
+    assert (first.pk, second.pk) == (45_000_000, 45_000_001)

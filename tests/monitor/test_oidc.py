@@ -155,3 +155,30 @@ def test_a_rotated_key_is_read_again_at_once(issuer, issuer_key):
     jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(rotated.public_key()))
     issuer.write_text(json.dumps({"keys": [{**jwk, "kid": "key-2"}]}))  # the cache still holds key-1 only
     assert bearer(id_token(rotated, kid="key-2")).get("/api/v1/task/get_status", {"task_id": 1}).status_code == 200
+
+
+def test_the_demo_signs_tokens_for_its_own_users(tmp_path, settings):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    settings.DEMO_OIDC_ISSUER = True
+    settings.OIDC_ISSUER, settings.OIDC_AUDIENCE = "http://localhost/demo-issuer", "panda-client-demo"
+    settings.OIDC_JWKS_FILE, settings.OIDC_JWKS_URL = str(tmp_path / "oidc" / "jwks.json"), ""
+    oidc._key_sets.clear()
+    User.objects.create_user("admin", password="x", is_superuser=True)
+    out = StringIO()
+    call_command("demo_token", "admin", "--groups", "atlas,atlas/production", stdout=out)
+    token = out.getvalue().strip()
+    claims = jwt.decode(token, options={"verify_signature": False})
+    assert (claims["preferred_username"], claims["groups"]) == ("admin", ["/atlas", "/atlas/production"])
+    assert oct((tmp_path / "oidc" / "issuer-key.pem").stat().st_mode & 0o777) == "0o600"
+    task = factories.TaskFactory(status="running")
+    killed = bearer(token).post("/api/v1/task/kill", {"task_id": task.pk}, format="json").json()
+    assert killed["success"] is True  # the superuser may
+    with pytest.raises(CommandError, match="username: no user 'nobody'"):
+        call_command("demo_token", "nobody")
+    settings.DEMO_OIDC_ISSUER = False
+    with pytest.raises(CommandError, match="only under the demo settings"):
+        call_command("demo_token", "admin")
+    oidc._key_sets.clear()
