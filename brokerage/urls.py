@@ -2,8 +2,10 @@
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+
+from monitor import dispatcher
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -14,6 +16,12 @@ urlpatterns = [
     path("api/v1/", include(("monitor.api.urls", "api"), namespace="api")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
+    # the PanDA pilot's dispatcher protocol and the caches it reads its queue and storages from (monitor.dispatcher)
+    path("server/panda/getJob", dispatcher.GetJob.as_view(), name="pilot-get-job"),
+    path("server/panda/updateJob", dispatcher.UpdateJob.as_view(), name="pilot-update-job"),
+    path("server/panda/getStatus", dispatcher.GetStatus.as_view(), name="pilot-get-status"),
+    re_path(r"^cache/schedconfig/(?P<queue>[^/]+?)(?P<whole>\.all)?\.json$", dispatcher.QueueData.as_view()),
+    path("cache/ddmendpoints.json", dispatcher.Storages.as_view(), name="pilot-storages"),
     path("", include("monitor.urls")),
 ]
 

@@ -350,9 +350,10 @@ class PandaQueueAdmin(admin.ModelAdmin):
         "maxtime",
         "pledgedcpu",
         "jobseed",
+        "pilot_driven",
         "updated",
     ]
-    list_filter = ["status", "type", "corecount", "jobseed", "cloud", "site__role", "siteClass"]
+    list_filter = ["status", "type", "corecount", "jobseed", "cloud", "site__role", "siteClass", "pilot_driven"]
     search_fields = ["name", "site__name", "catchall", "fairsharepolicy"]
     list_select_related = ["site"]
     inlines = [QueueStorageInline]

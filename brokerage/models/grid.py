@@ -69,6 +69,11 @@ class PandaQueue(models.Model):
     workflow = models.CharField(max_length=32, blank=True, default="")
     harvester = models.CharField(max_length=64, blank=True, default="")
     use_vp = models.BooleanField(default=False, help_text="A virtual-placement (VP) queue.")
+    pilot_driven = models.BooleanField(
+        default=False,
+        help_text="Real pilots fetch this queue's jobs (/server/panda/getJob) and report their states; the demo's "
+        "simulated pilots leave it alone.",
+    )
     siteClass = models.CharField(
         max_length=3,
         choices=choices.SiteClass.choices,

@@ -213,6 +213,8 @@ QUEUE_COLUMNS = {
     "workflow": ("workflow", ""),
     "harvester": ("harvester", ""),
     "use_vp": ("use_vp", False),
+    # not CRIC's (its pilot_manager names who submits pilots, not where they ask for jobs): a record may say it
+    "pilot_driven": ("pilot_driven", False),
     "siteClass": ("siteClass", ""),
     "transtimehi": ("transtimehi", None),
     "transtimelo": ("transtimelo", None),

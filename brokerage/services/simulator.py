@@ -133,7 +133,9 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0, inflow: bool = Fals
     """One simulator step at `now` (module docstring); `inflow`: new tasks arrive as the old ones end."""
     minute = timedelta(minutes=1) / max(speed, 1e-9)
     registered = demo_tasks_inflow(now=now) if inflow else []
-    queues = {row["name"]: row for row in PandaQueue.objects.values("pk", "name", "status", "cric")}
+    queues = {row["name"]: row for row in PandaQueue.objects.values("pk", "name", "status", "cric", "pilot_driven")}
+    # a pilot-driven queue's jobs start, beat and end as its real pilots say (services/dispatcher.py)
+    real_pilots = {name for name, row in queues.items() if row["pilot_driven"]}
     # 1. input transferred: assigned → activated
     transferred = list(
         Job.objects.filter(jobStatus="assigned", stateChangeTime__lte=now - TRANSFER_MINUTES * minute).values_list(
@@ -152,7 +154,7 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0, inflow: bool = Fals
     to_start = []
     for site, ids in waiting.items():
         queue = queues.get(site)
-        if queue is None or queue["status"] != "online":
+        if queue is None or queue["status"] != "online" or site in real_pilots:
             continue
         slots = int((queue["cric"] or {}).get("demo_slots", DEFAULT_SLOTS))
         to_start += ids[: max(slots - busy.get(site, 0), 0)]
@@ -172,6 +174,7 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0, inflow: bool = Fals
     )
     payloads = _demo_payloads({task_id for *_, task_id in running})
     ending, crashed = [], set()
+    running = [row for row in running if row[1] not in real_pilots]
     for pk, site, start, task_id in running:
         if pilot_lost(pk):
             continue  # never ends by itself: its heartbeat stops (below) and the watchdog times it out

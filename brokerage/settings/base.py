@@ -398,6 +398,12 @@ OIDC_JWKS_FILE = os.environ.get("OIDC_JWKS_FILE", "")  # … or a copy of it on 
 OIDC_JWKS_REFRESH_SECONDS = int(os.environ.get("OIDC_JWKS_REFRESH_SECONDS", "600"))
 OIDC_VO = os.environ.get("OIDC_VO", "atlas")
 OIDC_CREATE_USERS = os.environ.get("OIDC_CREATE_USERS", "1") == "1"
+# What a real pilot runs for a job whose transformation is no URL (the demo's name ATLAS transforms): the generic
+# pilot downloads transformations from its known hosts only, or copies them from $HARVESTER_WORKDIR (README)
+PILOT_PAYLOAD_TRANSFORMATION = os.environ.get(
+    "PILOT_PAYLOAD_TRANSFORMATION", "http://pandaserver-doma.cern.ch:25080/trf/user/runGen-00-00-02"
+)
+PILOT_PAYLOAD_PARAMETERS = os.environ.get("PILOT_PAYLOAD_PARAMETERS", "sleep 5")
 DEMO_OIDC_ISSUER = False  # manage.py demo_token: the demo signs its own ID tokens (brokerage.settings.demo only)
 API_TOKEN_DAYS = int(os.environ.get("API_TOKEN_DAYS", "90"))
 REST_KNOX = {"TOKEN_TTL": timedelta(days=API_TOKEN_DAYS), "AUTH_HEADER_PREFIX": "Token", "TOKEN_PREFIX": "bm_"}

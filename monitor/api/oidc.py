@@ -149,7 +149,8 @@ class OidcAuthentication(BaseAuthentication):
         if len(parts) != 2:
             raise AuthenticationFailed("Token authentication failed. Send one token after Bearer.")
         try:
-            token = parts[1].decode("ascii")
+            # the pilot quotes the token it read from a file for its curl command line ('…'): the quotes are not it
+            token = parts[1].decode("ascii").strip("'\"")
         except UnicodeDecodeError as error:
             raise AuthenticationFailed("Token authentication failed. The token is not ASCII.") from error
         claims = token_claims(token)

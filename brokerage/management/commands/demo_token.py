@@ -43,6 +43,9 @@ class Command(BaseCommand):
         parser.add_argument("username", help="an existing user (make run makes 'admin')")
         parser.add_argument("--groups", default=settings.OIDC_VO, help="the VO groups, comma-separated")
         parser.add_argument("--hours", type=float, default=12.0, help="how long the token is valid")
+        parser.add_argument(
+            "--output", help="write the token to this file (owner-readable, no newline: a pilot's PANDA_AUTH_TOKEN)"
+        )
 
     def handle(self, *args, **options):
         if not getattr(settings, "DEMO_OIDC_ISSUER", False):
@@ -67,4 +70,16 @@ class Command(BaseCommand):
             "preferred_username": user.get_username(),
             "groups": [f"/{group.strip()}" for group in options["groups"].split(",") if group.strip()],
         }
-        self.stdout.write(jwt.encode(claims, key, algorithm="RS256", headers={"kid": KEY_ID}))
+        token = jwt.encode(claims, key, algorithm="RS256", headers={"kid": KEY_ID})
+        if not options["output"]:
+            self.stdout.write(token)
+            return
+        path = Path(options["output"])
+        try:
+            path.unlink(missing_ok=True)
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except OSError as error:
+            raise CommandError(f"--output: {path}: {error.strerror}", returncode=2) from error
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(token)  # the pilot puts the file's content in a header as it is: no newline
+        self.stdout.write(f"token written to {path}")

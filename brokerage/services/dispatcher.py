@@ -1,0 +1,184 @@
+"""The job dispatcher for real pilots at pilot-driven queues (issue 36): what panda-server's JobDispatcher does for
+the PanDA pilot's `getJob`, `updateJob` and `getStatus` (jobdispatcher/JobDispatcher.py; the pilot 3.7.0.36 still
+speaks this protocol, panda-server 1.0.4 answers it with a 403).
+
+- getJob: the asking queue's activated job of highest priority (then the oldest) goes to `sent`, taken with SKIP
+  LOCKED so that two pilots never get the same job; nothing when the queue has none (or is not pilot-driven, or
+  not online).
+- updateJob: the pilot's state moves the job along seed 000's job machine (sent → starting → running → holding /
+  transferring → finished | failed); a state the machine reaches only through others goes through them (a pilot
+  that reports `running` first starts the job too). Every update is a heartbeat (modificationTime), so the
+  watchdog's heartbeat rule times out a job whose pilot died. The end of a job updates its files as the simulator's
+  ends do (retries, attempts). A job the monitor killed or closed meanwhile answers `tobekilled`.
+- getStatus: each job's status and command.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+
+from brokerage.models import Job, PandaQueue
+from brokerage.services.retries import job_inputs_after_end, job_tasks_lock
+from brokerage.services.status import job_status_transition_many
+from brokerage.states import JOB
+
+ACTOR = "pilot"
+# the pilot's states and the job statuses they mean (pilot/control/job.py: starting, running, holding,
+# transferring, finished, failed; "closed" when the pilot gives a job up)
+PILOT_STATES = ("starting", "running", "holding", "transferring", "finished", "failed", "closed")
+ENDED = ("finished", "failed", "closed", "cancelled")
+# the ways through the job machine to a state the pilot reports, from where the job is
+PATHS = {
+    "sent": {"starting": ("starting",), "running": ("running",), "finished": ("running", "finished")},
+    "starting": {"running": ("running",), "finished": ("running", "finished")},
+    "running": {"holding": ("holding",), "transferring": ("transferring",), "finished": ("finished",)},
+    "holding": {"transferring": ("transferring",), "finished": ("finished",)},
+    "transferring": {"finished": ("finished",)},
+}
+# the pilot's error columns that updateJob may set (JobDispatcher.updateJob), with their column lengths
+ERROR_FIELDS = {
+    "pilotErrorCode": None,
+    "pilotErrorDiag": 500,
+    "exeErrorCode": None,
+    "exeErrorDiag": 500,
+    "supErrorCode": None,
+    "supErrorDiag": 250,
+    "ddmErrorCode": None,
+    "ddmErrorDiag": 500,
+}
+MEASURED_FIELDS = {"cpuConsumptionTime": "cpuConsumptionTime", "maxRSS": "maxRSS", "maxPSS": "maxPSS"}
+
+
+class DispatcherRefused(ValueError):
+    """The request names something the dispatcher cannot serve (a job that is not there, a state the pilot does not
+    have); the message says which."""
+
+
+def pilot_job_acquire(*, queue: str, node: str, now: datetime) -> Job | None:
+    """getJob: the queue's next activated job, now `sent` to the pilot on `node`; None when there is none."""
+    row = PandaQueue.objects.filter(name=queue).values("status", "pilot_driven").first()
+    if row is None or not row["pilot_driven"] or row["status"] != "online":
+        return None
+    for _ in range(3):  # another pilot may take the job between the pick and the move: pick again
+        with transaction.atomic():
+            picked = (
+                Job.objects.select_for_update(skip_locked=True, no_key=True)
+                .filter(computingSite=queue, jobStatus="activated")
+                .order_by("-currentPriority", "pk")
+                .values_list("pk", flat=True)
+                .first()
+            )
+            if picked is None:
+                return None
+            moved = job_status_transition_many(
+                from_status="activated",
+                to_status="sent",
+                job_ids=[picked],
+                reason=f"getJob by a pilot on {node or 'an unnamed node'}"[:250],
+                actor=ACTOR,
+                now=now,
+            )
+            if moved:
+                return Job.objects.select_related("task").get(pk=picked)
+    return None
+
+
+def pilot_job_update(*, job_id: int, state: str, report: dict[str, Any], now: datetime) -> str:
+    """updateJob: the pilot's `state` for the job, with its error codes and measurements (`report`). Returns the
+    command for the pilot: "NULL", or "tobekilled" when the job has ended here (killed, closed by the watchdog)."""
+    if state not in PILOT_STATES:
+        raise DispatcherRefused(f"state: one of {', '.join(PILOT_STATES)}, not {state!r}")
+    job = Job.objects.filter(pk=job_id).values("jobStatus").first()
+    if job is None:
+        raise DispatcherRefused(f"jobId: no job {job_id}")
+    current = job["jobStatus"]
+    if current in ENDED:
+        return "NULL" if current == state else "tobekilled"
+    columns = _report_columns(report)
+    if state in ("failed", "closed"):
+        if state not in JOB.allowed_from(current):
+            raise DispatcherRefused(f"state: job {job_id} is {current}, it cannot become {state}")
+        _end(job_id, current, state, columns, now)
+        return "NULL"
+    steps = PATHS.get(current, {}).get(state)
+    if steps is None:
+        if state == current:  # a heartbeat
+            Job.objects.filter(pk=job_id, jobStatus=current).update(modificationTime=now, **columns)
+            return "NULL"
+        raise DispatcherRefused(f"state: job {job_id} is {current}, it cannot become {state}")
+    for step in steps[:-1]:
+        job_status_transition_many(
+            from_status=current, to_status=step, job_ids=[job_id], reason=f"pilot reported {state}", actor=ACTOR,
+            now=now,
+        )  # fmt: skip
+        current = step
+    if steps[-1] == "finished":
+        _end(job_id, current, "finished", columns, now)
+    else:
+        job_status_transition_many(
+            from_status=current, to_status=steps[-1], job_ids=[job_id], reason="pilot reported it", actor=ACTOR,
+            now=now, columns=columns,
+        )  # fmt: skip
+    return "NULL"
+
+
+def _end(job_id: int, current: str, state: str, columns: dict[str, Any], now: datetime) -> None:
+    """A job's end, as the simulator ends jobs: its task locked first (the one lock order), then the move and its
+    files' attempts, in one transaction."""
+    with transaction.atomic():
+        if job_id not in job_tasks_lock(job_ids=[job_id]):
+            raise DispatcherRefused(f"jobId: job {job_id}'s task is busy, send the update again")
+        moved = job_status_transition_many(
+            from_status=current, to_status=state, job_ids=[job_id], reason=f"pilot reported {state}", actor=ACTOR,
+            now=now, columns=columns,
+        )  # fmt: skip
+        if moved:
+            job_inputs_after_end(
+                finished=moved if state == "finished" else [],
+                failed=moved if state == "failed" else [],
+                closed=moved if state == "closed" else [],
+                now=now,
+            )
+
+
+def _report_columns(report: dict[str, Any]) -> dict[str, Any]:
+    """The error codes, diagnostics and measurements of an update, as our columns (bad numbers are left out)."""
+    columns: dict[str, Any] = {}
+    for field, length in ERROR_FIELDS.items():
+        value = report.get(field)
+        if value in (None, "", "NULL"):
+            continue
+        if length is None:
+            number = _whole(value)
+            if number is not None:
+                columns[field] = number
+        else:
+            columns[field] = str(value)[:length]
+    for field, column in MEASURED_FIELDS.items():
+        number = _whole(report.get(field))
+        if number is not None and number >= 0:
+            columns[column] = number
+    cores = _whole(report.get("coreCount"))
+    if cores is not None and cores > 0:
+        columns["actualCoreCount"] = cores
+    return columns
+
+
+def _whole(value: Any) -> int | None:
+    try:
+        number = int(float(value))
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return number if -(2**31) <= number < 2**31 else None
+
+
+def pilot_job_statuses(*, job_ids: list[int]) -> list[tuple[str, str]]:
+    """getStatus: (status, command) per job, in the order asked; "notfound" for an id that is no job."""
+    statuses = dict(Job.objects.filter(pk__in=job_ids).values_list("pk", "jobStatus"))
+    return [
+        (statuses.get(job_id, "notfound"), "tobekilled" if statuses.get(job_id) in ("cancelled", "closed") else "NULL")
+        for job_id in job_ids
+    ]
