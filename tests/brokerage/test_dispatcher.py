@@ -1,0 +1,183 @@
+"""The job dispatcher for real pilots (issue 36): getJob hands the pilot-driven queue's best activated job once,
+updateJob moves it along the job machine with its heartbeats, errors and end, getStatus answers; the pilot's HTTP
+protocol and the caches it reads; the simulator leaves pilot-driven queues to their pilots."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth.models import Permission, User
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from brokerage.models import DatasetFile, Job, JobStatusLog, PandaQueue
+from brokerage.selectors.dispatcher import pilot_queuedata
+from brokerage.services.dispatcher import (
+    DispatcherRefused,
+    pilot_job_acquire,
+    pilot_job_statuses,
+    pilot_job_update,
+)
+from brokerage.services.simulator import grid_simulate_step
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def queue():
+    site = factories.SiteFactory(name="LOCAL-SITE")
+    queue = factories.PandaQueueFactory(name="LOCAL_PILOT", site=site, pilot_driven=True, status="online")
+    endpoint = factories.StorageEndpointFactory(name="LOCAL-SITE_DATADISK", site=site)
+    factories.QueueStorageFactory(queue=queue, endpoint=endpoint, role="write_lan")
+    return queue
+
+
+def activated(queue_name="LOCAL_PILOT", priority=500, **fields):
+    return factories.JobFactory(jobStatus="activated", computingSite=queue_name, currentPriority=priority, **fields)
+
+
+def moves(job_id):
+    return [(log.old_status, log.new_status) for log in JobStatusLog.objects.filter(job_id=job_id).order_by("pk")]
+
+
+def test_get_job_hands_the_best_activated_job_once(queue):
+    now = timezone.now()
+    low, high, other_high = activated(priority=500), activated(priority=900), activated(priority=900)
+    elsewhere = activated(queue_name="SIMULATED_Q", priority=1000)
+    # priority first, then the oldest (lowest PandaID); each job once
+    assert pilot_job_acquire(queue="LOCAL_PILOT", node="wn1", now=now).pk == high.pk
+    assert pilot_job_acquire(queue="LOCAL_PILOT", node="wn2", now=now).pk == other_high.pk
+    assert pilot_job_acquire(queue="LOCAL_PILOT", node="wn3", now=now).pk == low.pk
+    assert pilot_job_acquire(queue="LOCAL_PILOT", node="wn4", now=now) is None
+    assert Job.objects.get(pk=high.pk).jobStatus == "sent"
+    assert JobStatusLog.objects.get(job_id=high.pk).reason == "getJob by a pilot on wn1"
+    assert Job.objects.get(pk=elsewhere.pk).jobStatus == "activated"
+    # a queue that is not pilot-driven, or not online, hands nothing
+    factories.PandaQueueFactory(name="SIMULATED_Q", site=queue.site)
+    assert pilot_job_acquire(queue="SIMULATED_Q", node="wn", now=now) is None
+    PandaQueue.objects.filter(pk=queue.pk).update(status="offline")
+    activated()
+    assert pilot_job_acquire(queue="LOCAL_PILOT", node="wn", now=now) is None
+
+
+def test_update_job_follows_the_pilot_through_the_job_machine(queue):
+    now = timezone.now()
+    job = activated()
+    task_file = factories.DatasetFileFactory(
+        dataset=factories.DatasetFactory(task=job.task), PandaID=job.pk, status="picked"
+    )
+    pilot_job_acquire(queue="LOCAL_PILOT", node="wn1", now=now)
+    # the pilot says running first: the job starts on the way
+    assert pilot_job_update(job_id=job.pk, state="running", report={"coreCount": "8"}, now=now) == "NULL"
+    assert moves(job.pk) == [("activated", "sent"), ("sent", "running")]
+    beat = now + timedelta(minutes=30)
+    assert pilot_job_update(job_id=job.pk, state="running", report={"maxRSS": "2048000"}, now=beat) == "NULL"
+    job.refresh_from_db()
+    assert (job.modificationTime, job.actualCoreCount, job.maxRSS) == (beat, 8, 2048000)  # a heartbeat
+    end = now + timedelta(hours=1)
+    report = {"pilotErrorCode": "1305", "pilotErrorDiag": "Failed to execute payload", "cpuConsumptionTime": "3500.7"}
+    assert pilot_job_update(job_id=job.pk, state="failed", report=report, now=end) == "NULL"
+    job.refresh_from_db()
+    assert (job.jobStatus, job.pilotErrorCode, job.pilotErrorDiag, job.cpuConsumptionTime) == (
+        "failed", 1305, "Failed to execute payload", 3500
+    )  # fmt: skip
+    assert job.endTime == end
+    task_file.refresh_from_db()
+    assert (task_file.status, task_file.attemptNr, task_file.failedAttempt) == ("ready", 1, 1)  # tried again
+    # the pilot repeating its last word changes nothing; another word is answered with kill
+    assert pilot_job_update(job_id=job.pk, state="failed", report={}, now=end) == "NULL"
+    assert pilot_job_update(job_id=job.pk, state="running", report={}, now=end) == "tobekilled"
+
+
+def test_a_finished_job_ends_like_any_and_a_killed_one_is_told(queue):
+    now = timezone.now()
+    job, killed = activated(priority=900), activated(priority=100)
+    pilot_job_acquire(queue="LOCAL_PILOT", node="wn1", now=now)
+    for state in ("starting", "running", "transferring", "finished"):
+        pilot_job_update(job_id=job.pk, state=state, report={}, now=now)
+    assert [new for _, new in moves(job.pk)] == ["sent", "starting", "running", "transferring", "finished"]
+    pilot_job_acquire(queue="LOCAL_PILOT", node="wn2", now=now)
+    Job.objects.filter(pk=killed.pk).update(jobStatus="cancelled")  # killed by a shifter meanwhile
+    assert pilot_job_update(job_id=killed.pk, state="running", report={}, now=now) == "tobekilled"
+    assert pilot_job_statuses(job_ids=[job.pk, killed.pk, 999_999]) == [
+        ("finished", "NULL"),
+        ("cancelled", "tobekilled"),
+        ("notfound", "NULL"),
+    ]
+
+
+def test_update_job_refuses_what_the_pilot_cannot_say(queue):
+    job = activated()
+    now = timezone.now()
+    with pytest.raises(DispatcherRefused, match="state: one of starting"):
+        pilot_job_update(job_id=job.pk, state="dancing", report={}, now=now)
+    with pytest.raises(DispatcherRefused, match="jobId: no job 999999999"):
+        pilot_job_update(job_id=999_999_999, state="running", report={}, now=now)
+    with pytest.raises(DispatcherRefused, match="is activated, it cannot become running"):
+        pilot_job_update(job_id=job.pk, state="running", report={}, now=now)  # no getJob yet
+    assert Job.objects.get(pk=job.pk).jobStatus == "activated"
+
+
+def pilot_client(*codenames):
+    user = User.objects.create_user("pilot-" + "-".join(codenames or ("none",)), password="x")
+    for codename in codenames:
+        user.user_permissions.add(Permission.objects.get(codename=codename))
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {factories.api_token(user)}")
+    return client
+
+
+def test_the_pilot_protocol_over_http(queue):
+    job = activated()
+    form = {"siteName": "LOCAL_PILOT", "computingElement": "LOCAL_PILOT", "node": "wn7", "prodSourceLabel": "user"}
+    assert APIClient().post("/server/panda/getJob", form).json()["StatusCode"] == 60  # no token
+    assert pilot_client().post("/server/panda/getJob", form).json()["StatusCode"] == 60  # no permission
+    pilot = pilot_client("change_job")
+    described = pilot.post("/server/panda/getJob", form).json()
+    assert (described["StatusCode"], described["PandaID"], described["taskID"]) == (0, job.pk, job.task_id)
+    assert described["logFile"] == described["outFiles"]
+    assert described["logFile"].endswith(f".{job.pk}.log.tgz")
+    assert (described["ddmEndPointOut"], described["inFiles"]) == ("LOCAL-SITE_DATADISK", "NULL")
+    assert described["transformation"].startswith("http")  # the demo's transform names no URL: the payload's
+    assert pilot.post("/server/panda/getJob", form).json() == {"StatusCode": 20}  # no job left
+    update = {"jobId": job.pk, "state": "starting", "node": "wn7", "timestamp": "2026-11-28T03:00:00"}
+    assert pilot.post("/server/panda/updateJob", update).json() == {"StatusCode": 0, "command": "NULL"}
+    bad = pilot.post("/server/panda/updateJob", {"jobId": "x", "state": "running"}).json()
+    assert (bad["StatusCode"], bad["errorDialog"]) == (50, "jobId: a PandaID, not 'x'")
+    status = APIClient().post("/server/panda/getStatus", {"ids": f"{job.pk},12"}).json()
+    assert status == {"StatusCode": 0, "status": "starting,notfound", "command": "NULL,NULL"}
+    wrong = APIClient().get("/server/panda/getJob").json()  # the protocol answers in its own words
+    assert (wrong["StatusCode"], wrong["errorDialog"]) == (50, 'Method "GET" not allowed.')
+
+
+def test_the_queue_and_storages_the_pilot_reads(queue, client):
+    whole = client.get("/cache/schedconfig/LOCAL_PILOT.all.json").json()
+    assert (whole["name"], whole["atlas_site"], whole["astorages"]) == (
+        "LOCAL_PILOT", "LOCAL-SITE", {"write_lan": ["LOCAL-SITE_DATADISK"]}
+    )  # fmt: skip
+    # the mv copytool for every activity, moving files to their final place (the pilot's --output-dir)
+    assert whole["acopytools"]["pw"] == ["mv"]
+    assert "mv_final_destination" in whole["catchall"]
+    assert client.get("/cache/schedconfig/LOCAL_PILOT.json").json() == {"LOCAL_PILOT": whole}
+    assert client.get("/cache/schedconfig/NOWHERE.all.json").status_code == 404
+    storages = client.get("/cache/ddmendpoints.json").json()
+    assert storages["LOCAL-SITE_DATADISK"]["site"] == "LOCAL-SITE"
+    # a queue the simulator serves keeps its own copytools
+    factories.PandaQueueFactory(name="SIMULATED_Q", site=queue.site, cric={"copytools": {"rucio": {"setup": ""}}})
+    assert pilot_queuedata(queue="SIMULATED_Q")["copytools"] == {"rucio": {"setup": ""}}
+
+
+def test_the_simulator_leaves_pilot_driven_queues_to_their_pilots(queue):
+    factories.PandaQueueFactory(name="SIMULATED_Q", site=queue.site, status="online")
+    mine, simulated = activated(), activated(queue_name="SIMULATED_Q")
+    running = factories.JobFactory(jobStatus="running", computingSite="LOCAL_PILOT", startTime=timezone.now())
+    Job.objects.filter(pk=running.pk).update(modificationTime=timezone.now() - timedelta(days=1))
+    grid_simulate_step(now=timezone.now() + timedelta(days=2), speed=60)
+    assert Job.objects.get(pk=simulated.pk).jobStatus in ("running", "finished", "failed")
+    assert Job.objects.get(pk=mine.pk).jobStatus == "activated"  # waits for a real pilot
+    stale = Job.objects.get(pk=running.pk)
+    assert stale.jobStatus == "running"  # neither ended nor beaten for by the simulator
+    assert stale.modificationTime < timezone.now() - timedelta(hours=23)
+    assert not DatasetFile.objects.filter(PandaID=mine.pk).exists()
