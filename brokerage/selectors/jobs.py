@@ -20,6 +20,7 @@ from brokerage.models import (
     JobRetryHistory,
     JobStateHour,
     JobStatusLog,
+    PandaQueue,
 )
 from brokerage.models.jobs import job_archive_window
 from brokerage.params import whole_number
@@ -255,6 +256,8 @@ def job_detail(*, job_id: int, now: datetime) -> dict[str, Any] | None:
             .values("pk", "lfn", "status", "attemptNr", "maxAttempt", "fsize", "nEvents", "dataset__datasetName")[:200]
         ),
         "retries": retries,
+        # its pilot is a real one (issue 36): its states and heartbeats are the pilot's reports
+        "pilot_driven": PandaQueue.objects.filter(name=job.computingSite, pilot_driven=True).exists(),
         "main_error": {"component": component, "code": code, "diag": diag, "label": error_label(component, code)}
         if code
         else None,

@@ -181,3 +181,17 @@ def test_the_simulator_leaves_pilot_driven_queues_to_their_pilots(queue):
     assert stale.jobStatus == "running"  # neither ended nor beaten for by the simulator
     assert stale.modificationTime < timezone.now() - timedelta(hours=23)
     assert not DatasetFile.objects.filter(PandaID=mine.pk).exists()
+
+
+def test_the_job_page_shows_the_pilots_states_and_heartbeats(queue, client):
+    job = activated()
+    now = timezone.now()
+    pilot_job_acquire(queue="LOCAL_PILOT", node="wn42.example.org", now=now)
+    pilot_job_update(job_id=job.pk, state="starting", report={}, now=now)
+    pilot_job_update(job_id=job.pk, state="running", report={}, now=now + timedelta(seconds=5))
+    beat = now + timedelta(minutes=30)
+    pilot_job_update(job_id=job.pk, state="running", report={}, now=beat)
+    page = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert "getJob by a pilot on wn42.example.org" in page
+    assert page.count("pilot reported it") == 2  # starting, running
+    assert f"{timezone.localtime(beat):%Y-%m-%d %H:%M:%S} · run by a real pilot" in page

@@ -53,6 +53,14 @@ class TestCric:
         assert StorageEndpoint.objects.get(name="CERN-PROD_DATADISK").type == "DATADISK"
         assert any("created site CERN-PROD" in note for note in report.notes)
 
+    def test_a_record_may_make_its_queue_pilot_driven(self):
+        """CRIC has no such key (its pilot_manager names who submits pilots): a record that says it is taken."""
+        record = cern_record()
+        cric_import(data=record)
+        assert PandaQueue.objects.get(name="CERN").pilot_driven is False
+        assert cric_import(data={"CERN": {**record, "pilot_driven": True}}).updated == ["CERN"]
+        assert PandaQueue.objects.get(name="CERN").pilot_driven is True
+
     def test_importing_twice_changes_nothing_and_a_change_updates(self):
         record = cern_record()
         cric_import(data=record)
