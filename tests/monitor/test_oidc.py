@@ -4,27 +4,17 @@ every bad token refused with what is wrong (403, PanDA's "Token authentication f
 
 from __future__ import annotations
 
-import json
-import time
-
 import jwt
 import pytest
-from cryptography.hazmat.primitives.asymmetric import rsa
 from django.contrib.auth.models import Group, Permission, User
 from rest_framework.test import APIClient
 
 from brokerage.models import Task
 from monitor.api import oidc
 from tests import factories
+from tests.oidc_issuer import TestIssuer, key_pair, signed_token
 
 pytestmark = pytest.mark.django_db
-
-ISSUER = "https://auth.example.org/realms/atlas/"
-CLIENT_ID = "panda-client-atlas"
-
-
-def key_pair():
-    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
 @pytest.fixture(scope="module")
@@ -34,35 +24,17 @@ def issuer_key():
 
 @pytest.fixture
 def issuer(tmp_path, settings, issuer_key):
-    """The issuer's key set in a file, and the settings that trust it."""
-    jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(issuer_key.public_key()))
-    jwks = tmp_path / "jwks.json"
-    jwks.write_text(json.dumps({"keys": [{**jwk, "kid": "key-1", "use": "sig", "alg": "RS256"}]}))
-    settings.OIDC_ISSUER = ISSUER
-    settings.OIDC_AUDIENCE = f"other-client, {CLIENT_ID}"
-    settings.OIDC_JWKS_FILE = str(jwks)
-    settings.OIDC_JWKS_URL = ""
-    settings.OIDC_VO = "atlas"
-    settings.OIDC_CREATE_USERS = True
-    oidc._key_sets.clear()
-    yield jwks
+    """Our own issuer, trusted by the server."""
+    made = TestIssuer(tmp_path, issuer_key)
+    made.configure(settings)
+    yield made
     oidc._key_sets.clear()
 
 
 def id_token(key, *, kid="key-1", lifetime=3600, **claims) -> str:
-    now = int(time.time())
-    body = {
-        "iss": ISSUER,
-        "aud": CLIENT_ID,
-        "sub": "9f3c-eva",
-        "iat": now,
-        "exp": now + lifetime,
-        "name": "eva LUND",
-        "preferred_username": "elund",
-        "groups": ["/atlas"],
-        **claims,
-    }
-    return jwt.encode(body, key, algorithm="RS256", headers={"kid": kid})
+    """eva's ID token, signed with `key`."""
+    claims = {"sub": "9f3c-eva", "name": "eva LUND", "preferred_username": "elund", "groups": ["/atlas"], **claims}
+    return signed_token(key, kid=kid, lifetime=lifetime, **claims)
 
 
 def bearer(token: str, vo: str = "atlas") -> APIClient:
@@ -152,8 +124,7 @@ def test_unknown_users_are_not_made_when_the_setting_is_off(issuer, issuer_key, 
 def test_a_rotated_key_is_read_again_at_once(issuer, issuer_key):
     assert bearer(id_token(issuer_key)).get("/api/v1/task/get_status", {"task_id": 1}).status_code == 200
     rotated = key_pair()
-    jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(rotated.public_key()))
-    issuer.write_text(json.dumps({"keys": [{**jwk, "kid": "key-2"}]}))  # the cache still holds key-1 only
+    issuer.publish(rotated, "key-2")  # the cache still holds key-1 only
     assert bearer(id_token(rotated, kid="key-2")).get("/api/v1/task/get_status", {"task_id": 1}).status_code == 200
 
 

@@ -7,11 +7,8 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 
-import jwt
 import pytest
-from cryptography.hazmat.primitives.asymmetric import rsa
 from django.contrib.auth.models import Group, Permission
 from rest_framework.test import APIClient
 
@@ -20,11 +17,10 @@ from brokerage.peer.panda_client_setup import panda_client_ready
 from brokerage.peer.setup import PeerUnavailable
 from monitor.api import oidc
 from tests import factories
+from tests.oidc_issuer import TestIssuer
 
 pytestmark = [pytest.mark.peer, pytest.mark.django_db(transaction=True)]
 
-ISSUER = "https://auth.example.org/realms/atlas/"
-CLIENT_ID = "panda-client-atlas"
 # a jediTaskID as large as the real ones: pbook takes an id below 10**7 for a request id (PBookCore.is_reqid)
 TASK_ID = 45_000_123
 
@@ -40,18 +36,11 @@ def panda_client():
 @pytest.fixture
 def issuer(tmp_path, settings):
     """Our own key pair as the VO's issuer: the live server trusts its key set, the test signs ID tokens with it."""
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
-    (tmp_path / "jwks.json").write_text(json.dumps({"keys": [{**jwk, "kid": "k1"}]}))
-    settings.OIDC_ISSUER, settings.OIDC_AUDIENCE = ISSUER, CLIENT_ID
-    settings.OIDC_JWKS_FILE, settings.OIDC_JWKS_URL = str(tmp_path / "jwks.json"), ""
-    oidc._key_sets.clear()
+    made = TestIssuer(tmp_path)
+    made.configure(settings)
 
     def token(username: str, name: str, groups: list[str]) -> str:
-        now = int(time.time())
-        claims = {"iss": ISSUER, "aud": CLIENT_ID, "sub": f"sub-{username}", "iat": now, "exp": now + 3600}
-        claims.update(name=name, preferred_username=username, groups=groups)
-        return jwt.encode(claims, key, algorithm="RS256", headers={"kid": "k1"})
+        return made.token(preferred_username=username, name=name, groups=groups)
 
     yield token
     oidc._key_sets.clear()

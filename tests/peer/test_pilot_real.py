@@ -6,16 +6,13 @@ cannot be reached."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import time
 from datetime import timedelta
 
-import jwt
 import pytest
-from cryptography.hazmat.primitives.asymmetric import rsa
 from django.contrib.auth.models import Permission, User
 from django.utils import timezone
 
@@ -28,11 +25,11 @@ from brokerage.services.watchdog import job_timeout_apply
 from monitor.api import oidc
 from tests import factories
 from tests.jobs.conftest import make_one_queue_grid, make_ready_task
+from tests.oidc_issuer import TestIssuer
 
 pytestmark = [pytest.mark.peer, pytest.mark.django_db(transaction=True)]
 
 QUEUE, SITE = "SAT_Q", "SAT"
-ISSUER, CLIENT_ID = "https://auth.example.org/realms/atlas/", "panda-pilot"
 
 
 @pytest.fixture(scope="module")
@@ -46,17 +43,11 @@ def pilot():
 @pytest.fixture
 def pilot_token(tmp_path, settings):
     """A pilot's identity: an OIDC token of a user with the permission to change jobs, in a file without newline."""
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
-    (tmp_path / "jwks.json").write_text(json.dumps({"keys": [{**jwk, "kid": "k1"}]}))
-    settings.OIDC_ISSUER, settings.OIDC_AUDIENCE = ISSUER, CLIENT_ID
-    settings.OIDC_JWKS_FILE, settings.OIDC_JWKS_URL = str(tmp_path / "jwks.json"), ""
-    oidc._key_sets.clear()
+    issuer = TestIssuer(tmp_path)
+    issuer.configure(settings)
     user = User.objects.create_user("pilot", password="x")
     user.user_permissions.add(Permission.objects.get(codename="change_job"))
-    now = int(time.time())
-    claims = {"iss": ISSUER, "aud": CLIENT_ID, "sub": "pilot-1", "iat": now, "exp": now + 3600}
-    token = jwt.encode({**claims, "preferred_username": "pilot"}, key, algorithm="RS256", headers={"kid": "k1"})
+    token = issuer.token(preferred_username="pilot")
     path = tmp_path / "auth" / "token"
     path.parent.mkdir()
     path.write_text(token)
