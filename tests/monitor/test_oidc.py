@@ -153,3 +153,31 @@ def test_the_demo_signs_tokens_for_its_own_users(tmp_path, settings):
     with pytest.raises(CommandError, match="only under the demo settings"):
         call_command("demo_token", "admin")
     oidc._key_sets.clear()
+
+
+def test_the_key_set_is_read_from_the_issuers_url(issuer, issuer_key, settings):
+    """OIDC_JWKS_URL: the issuer's jwks_uri, fetched over HTTP (a local server here) and cached."""
+    import threading
+    from functools import partial
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    fetched = []
+
+    class Handler(SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            fetched.append(self.path)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Handler, directory=str(issuer.jwks.parent)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        settings.OIDC_JWKS_FILE, settings.OIDC_JWKS_URL = "", f"http://127.0.0.1:{server.server_port}/jwks.json"
+        oidc._key_sets.clear()
+        for _ in range(3):
+            assert bearer(id_token(issuer_key)).get("/api/v1/task/get_status", {"task_id": 1}).status_code == 200
+        assert fetched == ["/jwks.json"]  # once, then from the cache
+        settings.OIDC_JWKS_URL = f"http://127.0.0.1:{server.server_port}/missing.json"
+        refused = bearer(id_token(issuer_key)).get("/api/v1/task/get_status", {"task_id": 1})
+        assert refused.status_code == 403
+        assert "The issuer's keys: HTTP Error 404" in refused.json()["message"]
+    finally:
+        server.shutdown()

@@ -14,6 +14,7 @@ from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import Permission, User
+from django.test import Client
 from django.utils import timezone
 
 from brokerage.models import DatasetFile, Decision, Job, JobStatusLog, PandaQueue
@@ -118,6 +119,11 @@ def test_a_real_pilot_runs_a_job_to_finished(pilot, live_server, activated_job, 
     assert stored.stat().st_size > 0
     # the input file is done, as at any job's end
     assert DatasetFile.objects.get(PandaID=job.pk).status == "finished"
+    # the job page tells the pilot's story
+    page = Client().get(f"/jobs/{job.pk}/").content.decode()
+    assert "getJob by a pilot on" in page
+    assert "pilot reported finished" in page
+    assert "run by a real pilot" in page
     print(f"pilot: getJob to finished in {seconds:.1f} s")
 
 
