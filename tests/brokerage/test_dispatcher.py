@@ -195,3 +195,4 @@ def test_the_job_page_shows_the_pilots_states_and_heartbeats(queue, client):
     assert "getJob by a pilot on wn42.example.org" in page
     assert page.count("pilot reported it") == 2  # starting, running
     assert f"{timezone.localtime(beat):%Y-%m-%d %H:%M:%S} · run by a real pilot" in page
+    assert "real pilots ask for its jobs here" in client.get("/queues/LOCAL_PILOT/").content.decode()
