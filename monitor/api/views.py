@@ -418,7 +418,8 @@ class PreviewView(GenericAPIView):
             isinstance(body, dict)
             and "scenario" not in body
             and "plugin" in body
-            and not isinstance(body.get("task"), int | str)
+            # a task id is a number: 83 or 83.0 (the same integer in JSON Schema) or "83"
+            and not isinstance(body.get("task"), int | float | str)
         ):
             body = {"scenario": body}
         serializer = self.get_serializer(data=body)

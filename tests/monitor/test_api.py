@@ -280,6 +280,18 @@ def test_preview_raising_the_satellite_cap_brings_the_queue_back(client, brokere
     assert lower["difference"]["lost"][0]["name"] == "SAT_Q"
     assert lower["difference"]["lost"][0]["code"] == "links_full"
     assert lower["difference"]["choice_changed"] is True
+    # found by schemathesis: a task id written 83.0 (an integer in JSON Schema) was taken for a bare scenario
+    as_float = client.post(
+        "/api/v1/broker/preview",
+        {"task": float(brokered["task"].pk), "plugin": "atlas_prod_job"},
+        content_type="application/json",
+    )
+    assert as_float.status_code == 200, as_float.content
+    not_whole = client.post(
+        "/api/v1/broker/preview", {"task": 1.5, "plugin": "atlas_prod_job"}, content_type="application/json"
+    )
+    assert not_whole.status_code == 400
+    assert "task" in not_whole.json()["error"]["fields"]
 
 
 def test_preview_of_a_posted_scenario_and_bad_input(client):
