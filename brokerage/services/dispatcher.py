@@ -21,6 +21,7 @@ from typing import Any
 from django.db import transaction
 
 from brokerage.models import Job, PandaQueue
+from brokerage.models.jobs import JOB_ENDED
 from brokerage.services.retries import job_inputs_after_end, job_tasks_lock
 from brokerage.services.status import job_status_transition_many
 from brokerage.states import JOB
@@ -29,15 +30,26 @@ ACTOR = "pilot"
 # the pilot's states and the job statuses they mean (pilot/control/job.py: starting, running, holding,
 # transferring, finished, failed; "closed" when the pilot gives a job up)
 PILOT_STATES = ("starting", "running", "holding", "transferring", "finished", "failed", "closed")
-ENDED = ("finished", "failed", "closed", "cancelled")
-# the ways through the job machine to a state the pilot reports, from where the job is
-PATHS = {
-    "sent": {"starting": ("starting",), "running": ("running",), "finished": ("running", "finished")},
-    "starting": {"running": ("running",), "finished": ("running", "finished")},
-    "running": {"holding": ("holding",), "transferring": ("transferring",), "finished": ("finished",)},
-    "holding": {"transferring": ("transferring",), "finished": ("finished",)},
-    "transferring": {"finished": ("finished",)},
-}
+# the statuses a pilot's job passes through on its way to finished, in the job machine's order
+PILOT_STEPS = ("sent", "starting", "running", "holding", "transferring", "finished")
+
+
+def steps_to(current: str, state: str) -> tuple[str, ...] | None:
+    """The shortest way through seed 000's job machine from `current` to the pilot's `state`, over the statuses
+    a pilot's job passes through; None when there is none (or the job is there already)."""
+    ways = {current: ()}
+    frontier = [current]
+    while frontier:
+        following = []
+        for status in frontier:
+            for step in JOB.allowed_from(status):
+                if step in PILOT_STEPS and step not in ways:
+                    ways[step] = (*ways[status], step)
+                    following.append(step)
+        frontier = following
+    return ways.get(state) or None
+
+
 # the pilot's error columns that updateJob may set (JobDispatcher.updateJob), with their column lengths
 ERROR_FIELDS = {
     "pilotErrorCode": None,
@@ -62,7 +74,9 @@ def pilot_job_acquire(*, queue: str, node: str, now: datetime) -> Job | None:
     row = PandaQueue.objects.filter(name=queue).values("status", "pilot_driven").first()
     if row is None or not row["pilot_driven"] or row["status"] != "online":
         return None
-    for _ in range(3):  # another pilot may take the job between the pick and the move: pick again
+    # PostgreSQL locks the pick (SKIP LOCKED) until the move; SQLite has no row locks, so another pilot may move
+    # the picked job first (the move then moves nothing): pick again
+    for _ in range(3):
         with transaction.atomic():
             picked = (
                 Job.objects.select_for_update(skip_locked=True, no_key=True)
@@ -95,7 +109,7 @@ def pilot_job_update(*, job_id: int, state: str, report: dict[str, Any], now: da
     if job is None:
         raise DispatcherRefused(f"jobId: no job {job_id}")
     current = job["jobStatus"]
-    if current in ENDED:
+    if current in JOB_ENDED:
         return "NULL" if current == state else "tobekilled"
     columns = _report_columns(report)
     if state in ("failed", "closed"):
@@ -103,7 +117,8 @@ def pilot_job_update(*, job_id: int, state: str, report: dict[str, Any], now: da
             raise DispatcherRefused(f"state: job {job_id} is {current}, it cannot become {state}")
         _end(job_id, current, state, columns, now)
         return "NULL"
-    steps = PATHS.get(current, {}).get(state)
+    # a job the pilot did not get (still activated) has no way there: getJob first
+    steps = steps_to(current, state) if current in PILOT_STEPS[:-1] else None
     if steps is None:
         if state == current:  # a heartbeat
             Job.objects.filter(pk=job_id, jobStatus=current).update(modificationTime=now, **columns)

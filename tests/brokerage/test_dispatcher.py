@@ -18,6 +18,7 @@ from brokerage.services.dispatcher import (
     pilot_job_acquire,
     pilot_job_statuses,
     pilot_job_update,
+    steps_to,
 )
 from brokerage.services.simulator import grid_simulate_step
 from tests import factories
@@ -196,3 +197,11 @@ def test_the_job_page_shows_the_pilots_states_and_heartbeats(queue, client):
     assert page.count("pilot reported it") == 2  # starting, running
     assert f"{timezone.localtime(beat):%Y-%m-%d %H:%M:%S} · run by a real pilot" in page
     assert "real pilots ask for its jobs here" in client.get("/queues/LOCAL_PILOT/").content.decode()
+
+
+def test_the_ways_through_the_job_machine_are_its_shortest():
+    assert steps_to("sent", "finished") == ("running", "finished")  # starting skipped when the pilot skips it
+    assert steps_to("starting", "holding") == ("running", "holding")
+    assert steps_to("running", "transferring") == ("transferring",)
+    assert steps_to("transferring", "holding") is None  # the machine has no way back
+    assert steps_to("running", "running") is None  # there already: a heartbeat, not a move
