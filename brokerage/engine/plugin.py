@@ -22,10 +22,11 @@ from .scenario import Scenario
 Detail = Mapping[str, Any]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Rejection:
     """A filter's verdict over all candidates. `code` (optional, per candidate) overrides the filter's code
-    where one rule has several outcomes (lowmemory / highmemory)."""
+    where one rule has several outcomes (lowmemory / highmemory). Never changed once made; not frozen, which
+    would triple the cost of making one (some forty per decision)."""
 
     fails: np.ndarray
     detail: Detail = field(default_factory=dict)
@@ -35,15 +36,19 @@ class Rejection:
 @dataclass(frozen=True)
 class Filter:
     """A named rule with its reason code. `fallback`, when given, is asked when the rule would remove every
-    remaining candidate: a non-empty answer switches the rule off for this decision and says why."""
+    remaining candidate: a non-empty answer switches the rule off for this decision and says why. `reusable`: the
+    verdict depends only on the scenario and the prepared arrays (not on which candidates are still alive, which
+    rules are switched off, or what other rules wrote), so another loop over the same scenario and candidates
+    (the analysis broker's second loop) takes it as it was."""
 
     name: str
     code: str
     check: Callable[[Context], Rejection]
     fallback: Callable[[Context], str] | None = None
+    reusable: bool = False
 
 
-@dataclass
+@dataclass(slots=True)
 class Context:
     """What filters and weights read: the scenario, its configuration, the candidate names, and the arrays the
     plugin prepared (one value per candidate, in the order of `names`)."""
@@ -53,6 +58,7 @@ class Context:
     arrays: dict[str, Any]
     alive: np.ndarray
     plugin: Any = None
+    verdicts: dict[str, Rejection] = field(default_factory=dict)  # the reusable filters' verdicts, by filter
 
     @property
     def config(self):
@@ -116,6 +122,51 @@ class PreparedArrays(dict):
             raise KeyError(key)
         value = self[key] = group.value(key)
         return value
+
+
+class DeferredArrays(PreparedArrays):
+    """prepare()'s arrays made when a rule first reads one: a decision whose candidates all go at rules that read
+    the task alone (its input incomplete everywhere, its nucleus unknown) never reads the grid, as the real broker
+    returns before its loop over the sites. Keys a rule set before are kept over the prepared ones."""
+
+    __slots__ = ("_prepare",)
+
+    def __init__(self, prepare: Callable[[], Mapping[str, Any]]):
+        super().__init__()
+        self._prepare: Callable[[], Mapping[str, Any]] | None = prepare
+
+    def _load(self) -> None:
+        prepare, self._prepare = self._prepare, None
+        prepared = prepare()
+        groups = getattr(prepared, "_groups", {})
+        own = dict(self)  # a rule's own keys, set before anything was read (rare)
+        dict.update(self, prepared)
+        if own:
+            dict.update(self, own)
+            groups = {key: group for key, group in groups.items() if key not in own}
+        self._groups.update(groups)
+
+    def __missing__(self, key: str) -> Any:
+        if self._prepare is not None:
+            self._load()
+            if dict.__contains__(self, key):
+                return dict.__getitem__(self, key)
+        return super().__missing__(key)
+
+    def __contains__(self, key: object) -> bool:
+        if self._prepare is not None and not dict.__contains__(self, key):
+            self._load()
+        return dict.__contains__(self, key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if self._prepare is not None and not dict.__contains__(self, key):
+            self._load()
+        return dict.get(self, key, default)
+
+    def copy(self) -> PreparedArrays:
+        if self._prepare is not None:
+            self._load()
+        return super().copy()
 
 
 class _Overlay(dict):
@@ -357,6 +408,15 @@ class Plugin:
         arrays = held[2]
         return arrays.copy() if isinstance(arrays, PreparedArrays) else dict(arrays)
 
+    def _verdicts(self, scenario: Scenario, names: list[str]) -> dict[str, Rejection]:
+        """The reusable filters' verdicts over the scenario last decided, shared by every loop over it and the same
+        candidates (Filter.reusable)."""
+        cache = self._snapshot_cache(scenario)
+        held = cache.get("verdicts")
+        if held is None or held[0] is not scenario or held[1] != names:
+            held = cache["verdicts"] = (scenario, list(names), {})
+        return held[2]
+
     def late_skips(self, context: Context) -> list[tuple[str, np.ndarray, str, Detail]]:
         """Candidates weighed with the others and dropped after (filter, mask, code, detail); none by default."""
         return []
@@ -374,7 +434,10 @@ class Plugin:
     # --- the common flow ---
     def decide(self, scenario: Scenario) -> Decision:
         names = list(self.initial_candidates(scenario))
-        context = Context(scenario, names, self._prepared(scenario, names), np.ones(len(names), dtype=bool), self)
+        arrays = DeferredArrays(lambda: self._prepared(scenario, names))
+        context = Context(
+            scenario, names, arrays, np.ones(len(names), dtype=bool), self, self._verdicts(scenario, names)
+        )
         skipped = SkipTable(names)
         stages: list[Stage] = []
         left = len(names)
@@ -454,7 +517,12 @@ class Plugin:
             before = int(np.count_nonzero(alive))
         if before == 0:
             return _stage(rule.name, 0, 0)
-        verdict = rule.check(context)
+        if rule.reusable:
+            verdict = context.verdicts.get(rule.name)
+            if verdict is None:
+                verdict = context.verdicts[rule.name] = rule.check(context)
+        else:
+            verdict = rule.check(context)
         fails = verdict.fails
         removed = alive & (fails if isinstance(fails, np.ndarray) and fails.dtype == bool else np.asarray(fails, bool))
         gone = int(np.count_nonzero(removed))

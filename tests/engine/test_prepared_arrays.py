@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from brokerage.engine import run, trace_encode
-from brokerage.engine.plugin import PreparedArrays, overlay_producer
+from brokerage.engine.plugin import DeferredArrays, PreparedArrays, overlay_producer
 from brokerage.engine.plugins.atlas_anal_job import AtlasAnalJobBroker
 from brokerage.engine.plugins.atlas_prod_job import AtlasProdJobBroker
 from brokerage.engine.registry import PluginRegistry
@@ -76,6 +77,10 @@ def _made_up_front(broker_class):
     """The broker with every lazy group made before the first filter runs: the old, eager order."""
 
     class Eager(broker_class):
+        def decide(self, scenario):
+            self._prepared(scenario, list(self.initial_candidates(scenario)))  # the grid before the first filter
+            return super().decide(scenario)
+
         def _prepared(self, scenario, names):
             arrays = super()._prepared(scenario, names)
             for key in list(getattr(arrays, "_groups", {})):
@@ -118,3 +123,87 @@ def test_every_key_a_group_makes_is_declared(plugin, broker_class, generate):
         for group, declared in groups.values():
             made = group.producer(group.origin)
             assert set(made) <= declared, sorted(set(made) - declared)
+
+
+def test_deferred_arrays_are_prepared_on_the_first_read_keeping_a_rules_own_keys():
+    calls = []
+
+    def prepare():
+        calls.append(1)
+        prepared = PreparedArrays({"site": np.array(["A", "B"], dtype=object), "late": "prepared"})
+        prepared.lazily(("doubled",), lambda a: {"doubled": np.array([2.0, 4.0])})
+        return prepared
+
+    arrays = DeferredArrays(prepare)
+    arrays["late"] = []  # a rule's own key, written before anything was read
+    assert calls == []
+    assert arrays["site"].tolist() == ["A", "B"]
+    assert arrays["late"] == []  # kept over the prepared value
+    assert arrays["doubled"].tolist() == [2.0, 4.0]  # the prepared groups come with the arrays
+    assert "site" in DeferredArrays(prepare)  # asking whether a key is there prepares them too
+    assert DeferredArrays(prepare).get("site") is not None
+    assert calls == [1, 1, 1]
+
+
+@pytest.mark.parametrize(
+    ("plugin", "broker_class", "scenario", "rule"),
+    [
+        # the input has no complete copy anywhere: the analysis broker stops at "input complete"
+        ("atlas_anal_job", AtlasAnalJobBroker, anal_scenario(128), "input complete"),
+        # the nucleus has no production queue: the job broker stops at "unknown nucleus"
+        ("atlas_prod_job", AtlasProdJobBroker, job_scenario(209), "unknown nucleus"),
+    ],
+)
+def test_a_decision_ended_by_the_tasks_own_rules_never_reads_the_grid(plugin, broker_class, scenario, rule):
+    parsed = parse_scenario({**scenario, "plugin": plugin, "profile": "panda"})
+    broker = broker_class()
+    decision = broker.decide(parsed)
+    assert decision.outcome == "pending"
+    assert [stage.filter for stage in decision.stages if stage.after < stage.before] == [rule]
+    cache = broker._snapshot_cache(parsed)
+    assert not any(isinstance(key, tuple) and key[0] == "grid" for key in cache)
+    assert "prepared" not in cache
+
+
+def _checks_again(broker_class):
+    """The broker with every filter's check run in every loop: no verdict reused."""
+
+    class Again(broker_class):
+        filters = tuple(replace(rule, reusable=False) for rule in broker_class.filters)
+
+    return Again
+
+
+@pytest.mark.parametrize("profile", ["seed", "panda"])
+def test_reused_verdicts_decide_exactly_as_checks_run_again(profile):
+    again = PluginRegistry()
+    again.register(_checks_again(AtlasAnalJobBroker))
+    loops = 0
+    for seed in range(150):
+        data = {**anal_scenario(seed), "plugin": "atlas_anal_job", "profile": profile}
+        reused, checked = run(data), run(data, registry=again)
+        assert trace_encode(reused) == trace_encode(checked), seed
+        assert reused.message == checked.message
+        loops += "retry" in reused.extra
+    assert loops >= 20  # the second loop, where verdicts are reused, ran often enough to tell
+
+
+def test_the_second_loop_takes_the_first_loops_software_verdict():
+    """Seed 425: no queue passes the first loop (data locality), the second runs without it; the software check,
+    which reads neither the candidates still alive nor the rules switched off, runs once for both loops."""
+    calls = []
+    software = next(rule for rule in AtlasAnalJobBroker.filters if rule.name == "software")
+    assert software.reusable
+
+    def counted(context):
+        calls.append(1)
+        return software.check(context)
+
+    class Counting(AtlasAnalJobBroker):
+        filters = tuple(
+            replace(rule, check=counted) if rule is software else rule for rule in AtlasAnalJobBroker.filters
+        )
+
+    decision = Counting().decide(parse_scenario({**anal_scenario(425), "plugin": "atlas_anal_job", "profile": "panda"}))
+    assert "retry" in decision.extra
+    assert calls == [1]

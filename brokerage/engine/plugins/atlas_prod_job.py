@@ -1051,8 +1051,9 @@ class AtlasProdJobBroker(Plugin):
     def _unknown_nucleus(c: Context) -> Rejection:
         """NUCLEUS_NEEDS_QUEUE (1.0.4 SiteMapper.collect_nuclei_and_satellites): a nucleus is known through any
         production or unified queue at it, whichever queues the job set scans (issue 33 D5: a job set
-        pre-assigned away from the nucleus still knows it)."""
-        nucleus = c["nucleus"]
+        pre-assigned away from the nucleus still knows it). Read from the task, not the arrays: the grid is not
+        built for a job set that goes here."""
+        nucleus = c.task.nucleus
         unknown = (
             bool(nucleus)
             and bool(c.config.get("NUCLEUS_NEEDS_QUEUE"))
