@@ -436,7 +436,7 @@ class Plugin:
         names = list(self.initial_candidates(scenario))
         arrays = DeferredArrays(lambda: self._prepared(scenario, names))
         context = Context(
-            scenario, names, arrays, np.ones(len(names), dtype=bool), self, self._verdicts(scenario, names)
+            scenario, names, arrays, ~np.zeros(len(names), dtype=bool), self, self._verdicts(scenario, names)
         )
         skipped = SkipTable(names)
         stages: list[Stage] = []
@@ -447,7 +447,7 @@ class Plugin:
             stage = self._apply(rule, context, skipped, left)
             left = stage.after
             stages.append(stage)
-        survivors = np.flatnonzero(context.alive)
+        survivors = context.alive.nonzero()[0]  # np.flatnonzero's answer, without its Python layers
         candidates: list[Candidate] = []
         if len(survivors):
             weights, factors = self.weigh(context, survivors)
@@ -463,7 +463,7 @@ class Plugin:
                 # weighed with the others, then dropped (AtlasAnalJobBroker's problematic queues, late_skips)
                 gone = np.zeros(len(names), dtype=bool)
                 for filter_name, mask, code, detail in late:
-                    positions = np.flatnonzero(mask & ~gone)
+                    positions = (mask & ~gone).nonzero()[0]
                     if len(positions):
                         skipped.add_group(filter_name, positions, [code] * len(positions), detail)
                     gone |= mask
@@ -532,7 +532,7 @@ class Plugin:
             note = rule.fallback(context)
             if note:
                 return Stage(rule.name, before, before, note)
-        positions = np.flatnonzero(removed)
+        positions = removed.nonzero()[0]
         codes = [rule.code] * gone if verdict.code is None else verdict.code[positions].tolist()
         skipped.add_group(rule.name, positions, codes, verdict.detail)
         alive[positions] = False

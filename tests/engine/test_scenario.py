@@ -1,10 +1,13 @@
 """Scenario parsing: every bad input names its JSON path and what was expected."""
 
+import dataclasses
 from datetime import UTC, datetime
 
 import pytest
 
 from brokerage.engine import ScenarioError, parse_scenario
+from brokerage.engine.scenario import EndpointInfo, Scenario, TaskSpec
+from brokerage.peer.scenarios import anal_scenario
 
 from .builders import nucleus, task_scenario
 
@@ -108,3 +111,22 @@ def test_a_real_cric_record_pastes_in_unchanged():
     record = json.loads(fixture.read_text())
     scenario = parse_scenario({"plugin": "atlas_prod_job", "queues": {record["name"]: record}})
     assert scenario.queues["CERN"]["maxrss"] == 32000
+
+
+@pytest.mark.parametrize("seed", range(0, 200, 7))
+def test_a_parsed_task_and_scenario_are_what_their_constructors_make(seed):
+    """parse_scenario makes TaskSpec, EndpointInfo and Scenario without their generated __init__ (scenario._frozen):
+    every field is set, and the objects equal, hash and print as the constructors' own."""
+    parsed = parse_scenario({**anal_scenario(seed), "plugin": "atlas_anal_job", "profile": "panda"})
+    made_without_init = [(parsed.task, TaskSpec), (parsed, Scenario)]
+    made_without_init += [(endpoint, EndpointInfo) for endpoint in parsed.ddm_endpoints.values()]
+    assert len(made_without_init) > 2
+    for made, cls in made_without_init:
+        values = {f.name: getattr(made, f.name) for f in dataclasses.fields(cls)}
+        assert set(vars(made)) == set(values)
+        rebuilt = cls(**values)
+        assert made == rebuilt
+        assert repr(made) == repr(rebuilt)
+    assert hash(parsed.task) == hash(TaskSpec(**vars(parsed.task)))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        parsed.task.nucleus = "elsewhere"

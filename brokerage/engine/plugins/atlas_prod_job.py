@@ -686,19 +686,36 @@ class AtlasProdJobBroker(Plugin):
         a.update(self._stat_columns(stats))
         a["unified"] = np.array(unified, dtype=object)
         a["is_pseudo"] = np.array([u != name for u, name in zip(unified, names, strict=True)], dtype=bool)
-        order = self._scan_positions(scenario)
-        a["scan_order"] = np.array([order.get(name, len(order)) for name in names], dtype=float)
-        # rules read per distinct string: the distinct values and, per queue, which one it has
-        a["policy_values"], a["policy_index"] = distinct(a["fairsharepolicy"].tolist())
-        a["connectivity_values"], a["connectivity_index"] = distinct(a["wnconnectivity"].tolist())
-        sites = scenario.sites
-        a["site_bare"] = np.array([sites[s].bareNucleus if s in sites else "" for s in a["site"]], dtype=object)
         a["running_real"] = a["running"]
         a["activated_real"] = a["activated"]
         a["running_cores"] = a["runningCores"]
-        a["has_stats"] = np.array([bool(st) for st in stats], dtype=bool)
         a.lazily(self.STORAGE_KEYS, overlay_producer(lambda target: self._grid_storage(scenario, records, target)))
+        a.lazily(self.DERIVED_KEYS, lambda grid: self._grid_derived(scenario, names, stats, grid))
         return a
+
+    # what some rules read of the grid (the production broker's): made when one of them first does
+    DERIVED_KEYS = (
+        "scan_order",
+        "policy_values",
+        "policy_index",
+        "connectivity_values",
+        "connectivity_index",
+        "site_bare",
+        "has_stats",
+    )
+
+    def _grid_derived(self, scenario: Scenario, names: list[str], stats: list[dict], grid) -> dict[str, Any]:
+        order = self._scan_positions(scenario)
+        sites = scenario.sites
+        derived = {
+            "scan_order": np.array([order.get(name, len(order)) for name in names], dtype=float),
+            "site_bare": np.array([sites[s].bareNucleus if s in sites else "" for s in grid["site"]], dtype=object),
+            "has_stats": np.array([bool(st) for st in stats], dtype=bool),
+        }
+        # rules read per distinct string: the distinct values and, per queue, which one it has
+        derived["policy_values"], derived["policy_index"] = distinct(grid["fairsharepolicy"].tolist())
+        derived["connectivity_values"], derived["connectivity_index"] = distinct(grid["wnconnectivity"].tolist())
+        return derived
 
     # the queues' storage endpoints, made when a rule first reads them
     STORAGE_KEYS = (
