@@ -105,9 +105,10 @@ class PreparedArrays(dict):
         """Registers a producer for `keys` (each it may make; one it does not make stays missing), reading these
         arrays as they are once prepared."""
         group = _Group(producer, self)
-        for key in keys:
-            self.pop(key, None)
-            self._groups[key] = group
+        if not self.keys().isdisjoint(keys):
+            for key in keys:
+                self.pop(key, None)
+        self._groups.update(dict.fromkeys(keys, group))
 
     def copy(self) -> PreparedArrays:
         """A copy to write into (a decision's own keys, or more prepared groups over a grid's), sharing the arrays
