@@ -33,6 +33,10 @@ class Rejection:
     code: np.ndarray | None = None
 
 
+# The verdict of a rule that does not apply to this decision: nothing fails, and _apply asks no array about it.
+NOTHING_FAILS = Rejection(np.zeros(0, dtype=bool))
+
+
 @dataclass(frozen=True)
 class Filter:
     """A named rule with its reason code. `fallback`, when given, is asked when the rule would remove every
@@ -253,8 +257,9 @@ class SkipTable(Mapping[str, Skip]):
         self._size = 0
 
     def add_group(self, filter_name: str, positions: np.ndarray, codes: list[str], detail: Detail) -> None:
-        columns = {k: (v[positions] if isinstance(v, np.ndarray) else v) for k, v in detail.items()}
-        self._groups.append((filter_name, positions, codes, columns))
+        # the detail columns are kept whole (never changed once a rule returned them) and read at the positions
+        # only when someone asks
+        self._groups.append((filter_name, positions, codes, detail))
         self._size += len(positions)
         self._built = None
 
@@ -285,8 +290,7 @@ class SkipTable(Mapping[str, Skip]):
         """(filter, code, sorted positions, {key: values}) per group, straight from the filters' columns: what
         the trace encoder stores, without a dictionary per skipped candidate."""
         for filter_name, positions, codes, columns in self._groups:
-            everyone = np.arange(len(positions))
-            values = {key: _column(value, everyone) for key, value in columns.items()}
+            values = {key: _column(value, positions) for key, value in columns.items()}
             by_code: dict[str, list[int]] = {}
             for member, code in enumerate(codes):
                 by_code.setdefault(str(code), []).append(member)
@@ -311,8 +315,7 @@ class SkipTable(Mapping[str, Skip]):
         if self._built is None:
             built: dict[str, Skip] = {}
             for filter_name, positions, codes, columns in self._groups:
-                everyone = np.arange(len(positions))
-                rows = _rows(columns, everyone)
+                rows = _rows(columns, positions)
                 for position, code, detail in zip(positions.tolist(), codes, rows, strict=True):
                     built[self._names[position]] = Skip(str(code), filter_name, detail)
             built.update(self._single)
@@ -524,6 +527,8 @@ class Plugin:
                 verdict = context.verdicts[rule.name] = rule.check(context)
         else:
             verdict = rule.check(context)
+        if verdict is NOTHING_FAILS:
+            return _stage(rule.name, before, before)
         fails = verdict.fails
         removed = alive & (fails if isinstance(fails, np.ndarray) and fails.dtype == bool else np.asarray(fails, bool))
         gone = int(np.count_nonzero(removed))

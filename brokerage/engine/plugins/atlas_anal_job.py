@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..decision import Decision
-from ..plugin import Context, Filter, Rejection, among, overlay_producer
+from ..plugin import NOTHING_FAILS, Context, Filter, Rejection, among, overlay_producer
 from ..scenario import Scenario
 from ..software import TaskSoftware
 from ..software_panda import anal_gpu_queue_ok, anal_software_panda
@@ -661,7 +661,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             elif mode == "":
                 names = ()  # a site naming nothing known drops the includedSite list with it (1.0.4, 126-134)
         if not names:
-            return Rejection(np.zeros(len(c.names), dtype=bool))
+            return NOTHING_FAILS
         fails = np.array([not _matches(names, q, s) for q, s in zip(c["unified"], c["site"], strict=True)], dtype=bool)
         return Rejection(fails, {"includedSite": ",".join(names)})
 
@@ -693,7 +693,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             c.scenario
         )
         if suppressed or not c.scenario.datasets:
-            return Rejection(np.zeros(len(c.names), dtype=bool))
+            return NOTHING_FAILS
         if c.config.get("ANALYSIS_LOCALITY_RULE") == "panda":
             return AtlasAnalJobBroker._locality_panda(c)
         with_data = c.alive & (c["missing_files"] == 0)
@@ -875,7 +875,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         if not c["stabilizer_panda"]:
             return Rejection(fails, detail)
         c.arrays.setdefault("late", []).append((name, fails & c.alive, code, detail))
-        return Rejection(np.zeros(len(c.names), dtype=bool))
+        return NOTHING_FAILS
 
     def late_skips(self, context: Context) -> list:
         return context.arrays.get("late", [])
@@ -887,7 +887,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         jobs = c.scenario.jobs
         site_mode = AtlasAnalJobBroker.sites_panda(c) and c.plugin.site_preassignment(c.scenario)[0] == "site"
         if not c.config.get("ANALYSIS_SKIP_CLOSED") or jobs.isMerge or jobs.preassigned or site_mode:
-            return Rejection(np.zeros(len(c.names), dtype=bool))
+            return NOTHING_FAILS
         return Rejection(c["task_closed"] > 0, {"closed": c["task_closed"]})
 
     def grand_queue_ratio(self, scenario: Scenario) -> float:
@@ -920,9 +920,8 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
     def _overload_panda(c: Context) -> Rejection:
         """AtlasAnalJobBroker "un-overloaded sites" (1.0.4): the queue too long (_too_long); when that leaves no
         queue, only those running nothing are skipped (problematic). Merges are not checked."""
-        none = np.zeros(len(c.names), dtype=bool)
         if c.scenario.jobs.isMerge:
-            return Rejection(none)
+            return NOTHING_FAILS
         grand = c.plugin.grand_queue_ratio(c.scenario)
         offset = c.config.get("OVERLOAD_RATIO_OFFSET")
         queued, running = c["queued_all"], c["running_real"]
@@ -991,7 +990,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         if c.config.get("PILOT_RULE") != "panda":
             return AtlasProdJobBroker._pilots(c)
         if c.task.prodSourceLabel == "test":
-            return Rejection(np.zeros(len(c.names), dtype=bool))
+            return NOTHING_FAILS
         pilots = c["pilots"]
         return Rejection((pilots == 0) | np.isnan(pilots), {"pilotsLast3h": pilots})  # no statistics: none
 
@@ -1001,7 +1000,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         (AtlasAnalJobBroker "selection for release" runs only when not sitePreAssigned)."""
         if AtlasAnalJobBroker.sites_panda(c) and c.plugin.site_preassignment(c.scenario)[0] == "site":
             if c.config.get("SOFTWARE_RULE") != "panda":
-                return Rejection(np.zeros(len(c.names), dtype=bool))
+                return NOTHING_FAILS
             # the architecture check at GPU queues comes before, and applies to a pre-assigned queue too
             known = c.plugin.queue_records(c.scenario)
             task = c.plugin.task_software(c.task, c.config)

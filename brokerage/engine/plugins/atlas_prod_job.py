@@ -18,7 +18,17 @@ import numpy as np
 
 from ..fairshare import FairsharePolicyError, share_for, zero_share_panda
 from ..network import network_weight
-from ..plugin import Context, Filter, Plugin, PreparedArrays, Rejection, SkipTable, among, overlay_producer
+from ..plugin import (
+    NOTHING_FAILS,
+    Context,
+    Filter,
+    Plugin,
+    PreparedArrays,
+    Rejection,
+    SkipTable,
+    among,
+    overlay_producer,
+)
 from ..scenario import Scenario
 from ..software import SoftwareRules, TaskSoftware, software_check
 from ..software_panda import prod_software_panda
@@ -1055,7 +1065,7 @@ class AtlasProdJobBroker(Plugin):
     def _status(c: Context) -> Rejection:
         jobs = c.scenario.jobs
         if AtlasProdJobBroker.preassign_mode(c):  # panda: no status check for a pre-assigned job set
-            return Rejection(np.zeros(len(c.names), dtype=bool))
+            return NOTHING_FAILS
         in_force = jobs.preassigned and not AtlasProdJobBroker._preassignment_dropped(c.scenario)
         offline = c["status"] != "online"
         if in_force:  # seed 000: pre-assigned queues are used whatever their status
@@ -1094,7 +1104,7 @@ class AtlasProdJobBroker(Plugin):
         The seed checks the nucleus's storage in the endpoint rules instead."""
         nucleus = c["nucleus"]
         if c.config.get("JOB_ENDPOINT_RULE") != "panda" or not nucleus:
-            return Rejection(np.zeros(len(c.names), dtype=bool))
+            return NOTHING_FAILS
         endpoint = c.plugin.nucleus_default_out(c.scenario, nucleus)
         info = c.scenario.ddm_endpoints.get(endpoint) if endpoint else None
         status = info.activity("write_wan") if info is not None else "ON"
@@ -1125,7 +1135,7 @@ class AtlasProdJobBroker(Plugin):
     @staticmethod
     def _inactive(c: Context) -> Rejection:
         if not _urgent_or_scout(c, merge_too=True) or AtlasProdJobBroker.preassign_mode(c):
-            return Rejection(np.zeros(len(c.names), dtype=bool))
+            return NOTHING_FAILS
         hours = c["hours_since_start"]
         waiting = c["activated_real"]
         if c.config.get("INACTIVE_COUNTS_STARTING"):
@@ -1136,7 +1146,7 @@ class AtlasProdJobBroker(Plugin):
     @staticmethod
     def _opportunistic(c: Context) -> Rejection:
         if not _urgent_or_scout(c, merge_too=False) or AtlasProdJobBroker.preassign_mode(c):
-            return Rejection(np.zeros(len(c.names), dtype=bool))
+            return NOTHING_FAILS
         return Rejection(c["pledgedcpu"] == -1, {"pledgedcpu": c["pledgedcpu"], "priority": c.task.currentPriority})
 
     @staticmethod
@@ -1146,7 +1156,7 @@ class AtlasProdJobBroker(Plugin):
         task = c.task
         panda = c.config.get("FAIRSHARE_RULE") == "panda"
         if not panda and is_urgent(task):
-            return Rejection(np.zeros(len(c.names), dtype=bool))
+            return NOTHING_FAILS
         policies, inverse = c["policy_values"], c["policy_index"]
         job = {
             "processing_type": task.processingType,
@@ -1183,7 +1193,7 @@ class AtlasProdJobBroker(Plugin):
         cutoff = config.get("IO_INTENSITY_CUTOFF")
         io = c.task.ioIntensity or 0.0
         if io <= cutoff:
-            return Rejection(np.zeros(len(c.names), dtype=bool))
+            return NOTHING_FAILS
         size_cut, num_cut = config.get("SIZE_CUTOFF_TO_MOVE_INPUT"), config.get("NUM_CUTOFF_TO_MOVE_INPUT")
         fails = (c["missing_size"] >= size_cut) | (c["missing_files"] >= num_cut)
         return Rejection(fails, _io_detail(c, io, size_cut, num_cut))
@@ -1204,7 +1214,7 @@ class AtlasProdJobBroker(Plugin):
             or task.eventService
             or AtlasProdJobBroker.preassign_mode(c) == "site"
         ):
-            return Rejection(np.zeros(len(c.names), dtype=bool))
+            return NOTHING_FAILS
         size_cut, num_cut = config.get("SIZE_CUTOFF_TO_MOVE_INPUT"), config.get("NUM_CUTOFF_TO_MOVE_INPUT")
         fails = (np.floor(c["missing_size"] * 1024) > size_cut * 1024) | (c["missing_files"] > num_cut)
         # second choice: queues that would miss little counting their tape copies too
@@ -1212,7 +1222,7 @@ class AtlasProdJobBroker(Plugin):
             c["missing_files_with_tape"] > num_cut
         )
         if not np.any(c.alive & ~fails_with_tape):
-            return Rejection(np.zeros(len(c.names), dtype=bool))  # no queue passes: the check is switched off
+            return NOTHING_FAILS  # no queue passes: the check is switched off
         detail = _io_detail(c, io, size_cut, num_cut)
         if not np.any(c.alive & ~fails):
             detail.update(missingGB=c["missing_size_with_tape"], missingFiles=c["missing_files_with_tape"])
@@ -1224,7 +1234,7 @@ class AtlasProdJobBroker(Plugin):
         limit = c["diskio_limit"]
         task_io = c.task.diskIO
         if task_io is None:
-            return Rejection(np.zeros(len(c.names), dtype=bool))
+            return NOTHING_FAILS
         if c.config.get("DISK_IO_RULE") == "panda" and (c.task.coreCount or 0) > 1:
             # AtlasProdJobBroker "diskIO check" (1.0.4, 695-698): a multi-core task's diskIO per core of the queue
             task_io = np.floor(task_io / c["unified_corecount"])
@@ -1236,7 +1246,7 @@ class AtlasProdJobBroker(Plugin):
     def _core_count(c: Context) -> Rejection:
         task = c.task
         if AtlasProdJobBroker.preassign_mode(c) == "site":  # panda: "selection for MP" left out
-            return Rejection(np.zeros(len(c.names), dtype=bool))
+            return NOTHING_FAILS
         # a unified queue is brokered through its pseudo-queues, each with its own core count
         cores, ucore = c["corecount"], (c["capability"] == "ucore") & ~c["is_pseudo"]
         if c.config.get("PREASSIGNMENT_RULE") == "panda":
@@ -1329,7 +1339,7 @@ class AtlasProdJobBroker(Plugin):
         if c.config.get("MEMORY_RULE") == "panda" and c.scenario.jobs.isMerge:
             # InputChunk.getMaxRamCount (1.0.4): a merge asks the task's mergeRamCount, which no scenario carries:
             # no requirement, no check
-            return Rejection(np.zeros(len(c.names), dtype=bool))
+            return NOTHING_FAILS
         needed, maxrss, minrss = c["memory_needed"], c["maxrss"], c["minrss"]
         low = (maxrss > 0) & (needed > maxrss)
         high = (minrss > 0) & (needed < minrss)
@@ -1350,12 +1360,12 @@ class AtlasProdJobBroker(Plugin):
     @staticmethod
     def _direct_access(c: Context) -> Rejection:
         if c.task.allowInputLAN != "only":
-            return Rejection(np.zeros(len(c.names), dtype=bool))
+            return NOTHING_FAILS
         able = c["direct_access_lan"]
         if c.config.get("DIRECT_IO_RULE") == "panda":
             # AtlasProdJobBroker "disk check" (1.0.4): merges are not asked; maxinputsize -1 reads directly too
             if c.scenario.jobs.isMerge:
-                return Rejection(np.zeros(len(c.names), dtype=bool))
+                return NOTHING_FAILS
             able = able | c["always_direct"]
         return Rejection(
             ~able,
@@ -1386,7 +1396,7 @@ class AtlasProdJobBroker(Plugin):
         """panda (JOB_DISK_RULE): the output storage's usable space (free + expired) below 200 GB; the seed's
         storage floor is part of the disk filter."""
         if c.config.get("JOB_DISK_RULE") != "panda":
-            return Rejection(np.zeros(len(c.names), dtype=bool))
+            return NOTHING_FAILS
         with np.errstate(invalid="ignore"):
             no_room = ~np.isnan(c["output_usable"]) & (c["output_usable"] < LOCAL_STORAGE_FLOOR_GB)
         return Rejection(no_room, {"storageUsableGB": c["output_usable"], "storageFloorGB": 200})
@@ -1602,7 +1612,7 @@ class AtlasProdJobBroker(Plugin):
     @staticmethod
     def _connectivity(c: Context) -> Rejection:
         if not c.task.ipConnectivity or AtlasProdJobBroker.preassign_mode(c) == "site":
-            return Rejection(np.zeros(len(c.names), dtype=bool))
+            return NOTHING_FAILS
         task_network, task_stack = _split_connectivity(c.task.ipConnectivity)
         values, inverse = c["connectivity_values"], c["connectivity_index"]
         panda = c.config.get("CONNECTIVITY_RULE") == "panda"
@@ -1611,7 +1621,7 @@ class AtlasProdJobBroker(Plugin):
             task_network = task_network if task_network in ("full", "http") else ""
             task_stack = task_stack if task_stack in ("IPv4", "IPv6") else ""
             if not task_network and not task_stack:
-                return Rejection(np.zeros(len(c.names), dtype=bool))
+                return NOTHING_FAILS
         verdicts = []
         for text in values.tolist():  # once per distinct wnconnectivity
             queue_network, queue_stack = _split_connectivity(text)
@@ -1632,7 +1642,7 @@ class AtlasProdJobBroker(Plugin):
     def _event_service(c: Context) -> Rejection:
         """Event-service tasks need jobseed es, eshigh or all; normal ones avoid queues that take ES only."""
         if AtlasProdJobBroker.preassign_mode(c) == "site":
-            return Rejection(np.zeros(len(c.names), dtype=bool))
+            return NOTHING_FAILS
         seeds = c["jobseed"]
         if c.config.get("ES_RULE") == "panda":
             # AtlasProdJobBroker "selection for event service" (1.0.4, 1255-1290): an event-service task avoids std
@@ -1659,7 +1669,7 @@ class AtlasProdJobBroker(Plugin):
     def _t1_weight(c: Context) -> Rejection:
         """t1Weight = −1: normal jobs go only to the nucleus's queues (seed 000)."""
         if (c.task.t1Weight or 0) >= 0 or c.scenario.jobs.isMerge or not c["nucleus"]:
-            return Rejection(np.zeros(len(c.names), dtype=bool))
+            return NOTHING_FAILS
         return Rejection(~c["at_nucleus"], {"t1Weight": c.task.t1Weight, "nucleus": c["nucleus"], "site": c["site"]})
 
     @staticmethod
@@ -1686,10 +1696,10 @@ class AtlasProdJobBroker(Plugin):
             jobs = c.scenario.jobs
             panda_rule = c.config.get("PREASSIGNMENT_RULE") == "panda"
             if AtlasProdJobBroker.preassign_mode(c) if panda_rule else jobs.preassigned:
-                return Rejection(np.zeros(len(c.names), dtype=bool))
+                return NOTHING_FAILS
             label = c.task.prodSourceLabel
             if "test" in label and not is_express(c.task, c.config):
-                return Rejection(np.zeros(len(c.names), dtype=bool))
+                return NOTHING_FAILS
             none = (c["pilots"] == 0) | np.isnan(c["pilots"])  # no statistics counts as none
             return Rejection(none & (c["num_slots"] < 0), {"pilotsLast3h": c["pilots"]})
         return Rejection((c["pilots"] == 0) & ~c["allow_no_pilot"], {"pilotsLast3h": c["pilots"]})
@@ -1698,7 +1708,7 @@ class AtlasProdJobBroker(Plugin):
     def _urgent_network(c: Context) -> Rejection:
         task = c.task
         if not is_express(task, c.config) or not c.config.get("NW_ACTIVE"):
-            return Rejection(np.zeros(len(c.names), dtype=bool))
+            return NOTHING_FAILS
         threshold = c.config.get("NW_THRESHOLD") * c.config.get("NW_WEIGHT_MULTIPLIER")
         return Rejection(
             c["network_weight"] < threshold, {"networkWeight": c["network_weight"], "threshold": threshold}
@@ -1707,7 +1717,7 @@ class AtlasProdJobBroker(Plugin):
     @staticmethod
     def _work_shortage(c: Context) -> Rejection:
         if not c.config.get("WORK_SHORTAGE") or AtlasProdJobBroker.preassign_mode(c) == "site":
-            return Rejection(np.zeros(len(c.names), dtype=bool))
+            return NOTHING_FAILS
         pledged = c["pledgedcpu"]
         opportunistic = pledged == -1
         with np.errstate(invalid="ignore"):
@@ -1724,9 +1734,8 @@ class AtlasProdJobBroker(Plugin):
         activated + starting (+ assigned while input is missing) above max(NQUEUELIMITSITE, 2 × running) is
         `cap`; per resource type, defined jobs included, above max(NQUEUELIMITSITE, 2 × running) is `cap_rt`
         (the queue's own counts stand for the task's resource type)."""
-        none = np.zeros(len(c.names), dtype=bool)
         if is_express(c.task, c.config):
-            return Rejection(none)
+            return NOTHING_FAILS
         cutoff = c.config.get("NQUEUELIMITSITE", gshare=c.task.gshare or None) or BOOTSTRAP_RUNNING
         running = c["running_used"]
         assigned = np.where(c["missing_size"] > 0, c["assigned"], 0.0)
@@ -1755,16 +1764,15 @@ class AtlasProdJobBroker(Plugin):
 
         The real scan order is that of a Python set (JobBrokerBase.get_unified_sites); we scan in queue-list
         order, and the differential test pins the real code to the same order."""
-        none = np.zeros(len(c.names), dtype=bool)
         if (
             c.config.get("NEGATIVE_T1_WEIGHT_RULE") != "most_running"
             or (c.task.t1Weight or 0) >= 0
             or c.scenario.jobs.isMerge
         ):
-            return Rejection(none)
+            return NOTHING_FAILS
         alive = np.flatnonzero(c.alive)
         if not len(alive):
-            return Rejection(none)
+            return NOTHING_FAILS
         running, bootstrap = c["running_real"], c["bootstrap_empty"]
         kept: list[int] = []
         best = None
@@ -1791,7 +1799,7 @@ class AtlasProdJobBroker(Plugin):
     @staticmethod
     def _cap_all(c: Context) -> Rejection:
         if c.config.get("JOB_CAP_RULE") == "panda":
-            return Rejection(np.zeros(len(c.names), dtype=bool))  # one rule in the panda profile (above)
+            return NOTHING_FAILS  # one rule in the panda profile (above)
         queued = c["defined"] + c["activated"] + c["assigned_used"] + c["starting"]
         limit = _cap_limit(c)
         return Rejection(queued > limit, {"queued": queued, "limit": limit, "running": c["running_used"]})

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..plugin import Context, Filter, Plugin, Rejection, among
+from ..plugin import NOTHING_FAILS, Context, Filter, Plugin, Rejection, among
 from ..reasons import reason_title
 from ..scenario import Scenario
 from .atlas_prod_job import DOWNTIME_STATUSES, AtlasProdJobBroker, input_incomplete, readable_over_wan
@@ -378,7 +378,7 @@ class AtlasProdTaskBroker(Plugin):
         (seed 002), so a queue of exactly NQUEUED_NUC_CAP files is a backlog."""
         cap = context.config.get("NQUEUED_NUC_CAP")
         if (context.task.t1Weight or 0) < 0:
-            return Rejection(np.zeros(len(context.names), dtype=bool))
+            return NOTHING_FAILS
         queued = context["queued"]
         backlog = queued > cap if context.config.get("TASK_BACKLOG_STRICT") else queued >= cap
         return Rejection(backlog, {"outputQueued": queued, "cap": cap})
