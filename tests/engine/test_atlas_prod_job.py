@@ -5,6 +5,8 @@ cpuTime 300 HS06 s/event × 1000 events at corepower 10 and 90 % efficiency: 300
 disk 2000 MB input + 1536 MB output floor + 300 MB work = 3,836 MB; queues run 100, 20 activated, 5 starting.
 """
 
+import math
+
 import pytest
 
 from brokerage.engine.plugins.atlas_prod_job import AtlasProdJobBroker
@@ -572,3 +574,22 @@ def test_snapshot_work_is_done_once_and_redone_for_a_new_snapshot(monkeypatch):
     assert len(calls) == 4
     broker.decide(parse_scenario(data))
     assert len(calls) == 6
+
+
+@pytest.mark.parametrize("text_in_stats", [False, True])
+def test_pseudo_queues_read_their_unified_queues_statistics_once(text_in_stats):
+    """Statistics per queue, spread to its pseudo-queues: null or absent counts take their default (0; numSlots -1;
+    pilots and hours unknown), whole counts are truncated, and a text value where a number belongs is read as
+    what it says when it is a number (the value-by-value path) without moving any column."""
+    stats = [
+        {"running": 12.7, "activated": None, "pilotsLast3h": 4},
+        {"running": "30" if text_in_stats else 30, "numSlots": 2, "hoursSinceLastStart": 0.5},
+    ]
+    columns = AtlasProdJobBroker._stat_columns(stats, [0, 0, 1, 0])
+    assert columns["running"].tolist() == [12.0, 12.0, 30.0, 12.0]
+    assert columns["activated"].tolist() == [0.0, 0.0, 0.0, 0.0]
+    assert columns["num_slots"].tolist() == [-1.0, -1.0, 2.0, -1.0]
+    assert columns["pilots"].tolist()[0] == 4.0
+    assert math.isnan(columns["pilots"][2])
+    assert columns["hours_since_start"].tolist()[2] == 0.5
+    assert all(len(column) == 4 for column in columns.values())

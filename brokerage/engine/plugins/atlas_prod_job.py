@@ -688,13 +688,17 @@ class AtlasProdJobBroker(Plugin):
         pairs = [known.get(name) or (scenario.queues[name], name) for name in names]
         records = [record for record, _ in pairs]
         unified = [queue for _, queue in pairs]
-        stats = [scenario.queue_stats.get(queue, {}) for queue in unified]
+        # the statistics are read once per queue, whose pseudo-queues share them
+        distinct_queues = {queue: position for position, queue in enumerate(dict.fromkeys(unified))}
+        queue_stats = [scenario.queue_stats.get(queue, {}) for queue in distinct_queues]
+        stats = [queue_stats[distinct_queues[queue]] for queue in unified]
         a = PreparedArrays()
         rows = [self._record_row(record) for record in records]
-        columns = list(zip(*rows, strict=True)) if rows else [()] * len(self.RECORD_COLUMNS)
+        columns = list(zip(*rows)) if rows else [()] * len(self.RECORD_COLUMNS)  # rows of one length: not strict
         for (key, dtype), values in zip(self.RECORD_COLUMNS, columns, strict=True):
             a[key] = np.array(values, dtype=dtype)
-        a.update(self._stat_columns(stats))
+        shared = len(distinct_queues) < len(unified)
+        a.update(self._stat_columns(queue_stats, [distinct_queues[q] for q in unified] if shared else None))
         a["unified"] = np.array(unified, dtype=object)
         a["is_pseudo"] = np.array([u != name for u, name in zip(unified, names, strict=True)], dtype=bool)
         a["running_real"] = a["running"]
@@ -737,8 +741,9 @@ class AtlasProdJobBroker(Plugin):
     )
 
     @classmethod
-    def _stat_columns(cls, stats: list[dict[str, Any]]) -> dict[str, np.ndarray]:
-        """STAT_COLUMNS for the queues' statistics: one float matrix when every value is a number or null (a null
+    def _stat_columns(cls, stats: list[dict[str, Any]], rows: list[int] | None = None) -> dict[str, np.ndarray]:
+        """STAT_COLUMNS for the queues' statistics (`rows`: per candidate, its queue's position in `stats`, when
+        pseudo-queues share their unified queue's): one float matrix when every value is a number or null (a null
         or absent one takes the column's default, counts are whole), converted as a whole, else value by value."""
         keys, whole, defaults = _STAT_LAYOUT
         try:
@@ -747,12 +752,14 @@ class AtlasProdJobBroker(Plugin):
             matrix = np.array(flat, dtype=float).reshape(len(stats), len(keys))
         except (TypeError, ValueError):  # text where a number belongs: _int and _float read what they can
             return {
-                name: np.array([convert(s.get(key), default) for s in stats], dtype=float)
+                name: np.array([convert(s.get(key), default) for s in stats], dtype=float)[rows or slice(None)]
                 for name, key, default, convert in cls.STAT_COLUMNS
             }
         with np.errstate(invalid="ignore"):
             matrix = np.where(whole, np.trunc(matrix), matrix)
             matrix = np.where(np.isnan(matrix), defaults, matrix)
+        if rows is not None:
+            matrix = matrix[rows]
         columns = matrix.T.copy()  # a contiguous row per column
         return {name: columns[position] for position, (name, _, _, _) in enumerate(cls.STAT_COLUMNS)}
 
