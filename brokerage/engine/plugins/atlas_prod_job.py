@@ -694,7 +694,8 @@ class AtlasProdJobBroker(Plugin):
         stats = [queue_stats[distinct_queues[queue]] for queue in unified]
         a = PreparedArrays()
         rows = [self._record_row(record) for record in records]
-        columns = list(zip(*rows)) if rows else [()] * len(self.RECORD_COLUMNS)  # rows of one length: not strict
+        # rows of one length by construction: a strict zip would check it again, value by value
+        columns = list(zip(*rows, strict=False)) if rows else [()] * len(self.RECORD_COLUMNS)
         for (key, dtype), values in zip(self.RECORD_COLUMNS, columns, strict=True):
             a[key] = np.array(values, dtype=dtype)
         shared = len(distinct_queues) < len(unified)
@@ -813,7 +814,7 @@ class AtlasProdJobBroker(Plugin):
         result: dict[str, Any] = {}  # the nucleus itself is prepared up front (prepare)
         result["at_nucleus"] = (grid["site"] == nucleus) & bool(nucleus)
         result["queue_sites"] = frozenset(grid["site"].tolist())
-        closeness, queued, weights, queued_w, throughput_w, sources = [], [], [], [], [], []
+        rows = []
         by_site: dict[tuple[str, bool], tuple] = {}
         for site, at_nucleus in zip(grid["site"].tolist(), result["at_nucleus"].tolist(), strict=True):
             if (site, at_nucleus) not in by_site:
@@ -837,11 +838,8 @@ class AtlasProdJobBroker(Plugin):
                     0 if link is None else link.queued,
                     *weight,
                 )
-            values = by_site[(site, at_nucleus)]
-            for target, value in zip(
-                (closeness, queued, weights, queued_w, throughput_w, sources), values, strict=True
-            ):
-                target.append(value)
+            rows.append(by_site[(site, at_nucleus)])
+        closeness, queued, weights, queued_w, throughput_w, sources = zip(*rows, strict=False) if rows else [()] * 6
         result["closeness"] = np.array(closeness, dtype=float)
         result["link_queued"] = np.array(queued, dtype=float)
         result["network_weight"] = np.array(weights, dtype=float)
