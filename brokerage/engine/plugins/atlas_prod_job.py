@@ -756,9 +756,9 @@ class AtlasProdJobBroker(Plugin):
                 name: np.array([convert(s.get(key), default) for s in stats], dtype=float)[rows or slice(None)]
                 for name, key, default, convert in cls.STAT_COLUMNS
             }
-        with np.errstate(invalid="ignore"):
-            matrix = np.where(whole, np.trunc(matrix), matrix)
-            matrix = np.where(np.isnan(matrix), defaults, matrix)
+        # (truncating and testing NaN or infinity raise no floating-point error: no errstate needed)
+        matrix = np.where(whole, np.trunc(matrix), matrix)
+        matrix = np.where(np.isnan(matrix), defaults, matrix)
         if rows is not None:
             matrix = matrix[rows]
         columns = matrix.T.copy()  # a contiguous row per column
