@@ -85,8 +85,8 @@ def compare_one(kind: str, seed: int, ours: dict[str, float], theirs: dict[str, 
 
 
 def peer_decisions(peer: Peer, kind: str, scenarios: list[dict[str, Any]], *, repeat: int = 1) -> list[dict[str, Any]]:
-    """The real broker's result for each scenario, from one peer process (each brokered `repeat` times, the
-    fastest run timed)."""
+    """The real broker's result for each scenario, from one peer process (each brokered `repeat` times in a row,
+    the fastest run timed)."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(scenarios, handle)
         path = handle.name
@@ -113,33 +113,48 @@ def compare(
     profile: str = "panda",
     tolerance: float = 1e-6,
     repeat: int = 1,
+    turns: int = 1,
     scenarios: list[dict[str, Any]] | None = None,
 ) -> tuple[Report, list[dict[str, Any]]]:
     """Our decisions under `profile` against the real broker's on the generated scenarios of `seeds` (or the
-    `scenarios` given, one per seed). With `repeat` > 1 both sides broker each scenario that many times and the
-    fastest run of each is timed: ours with the parse of the scenario, theirs doBrokerage alone (the driver builds its
-    inputs before the clock starts)."""
+    `scenarios` given, one per seed). With `repeat` > 1 both sides broker each scenario that many times in a row
+    and the fastest run of each is timed: ours with the parse of the scenario, theirs doBrokerage alone (the
+    driver builds its inputs before the clock starts). With `turns` > 1 the sides take turns that many times
+    (theirs over every scenario, then ours) and the fastest run of all counts: a slow minute of a shared machine
+    then falls on both sides instead of on one."""
     plugin, generate = BROKERS[kind]
     if scenarios is None:
         scenarios = [generate(seed) for seed in seeds]
-    theirs_all = peer_decisions(peer, kind, scenarios, repeat=repeat)
-    report = Report(kind, profile)
+    datas = [{**scenario, "plugin": plugin, "profile": profile} for scenario in scenarios]
     registry = default_registry()
-    for seed, scenario, theirs in zip(seeds, scenarios, theirs_all, strict=True):
-        data = {**scenario, "plugin": plugin, "profile": profile}
-        seconds = decide_seconds = math.inf
-        for _ in range(max(repeat, 1)):
-            started = time.perf_counter()
-            decision = run(data)
-            seconds = min(seconds, time.perf_counter() - started)
-        if repeat > 1:  # the decision alone, over a scenario parsed before the clock starts (as theirs is timed)
-            parsed, plugin_class = parse_scenario(data), registry.get(plugin)
-            for _ in range(repeat):
+    theirs_all: list[dict[str, Any]] = []
+    decisions: list[Any] = [None] * len(datas)
+    seconds = [math.inf] * len(datas)
+    decide_seconds = [math.inf] * len(datas)
+    their_seconds = [math.inf] * len(datas)
+    for turn in range(max(turns, 1)):
+        theirs_turn = peer_decisions(peer, kind, scenarios, repeat=repeat)
+        if turn == 0:
+            theirs_all = theirs_turn
+        for index, (data, theirs) in enumerate(zip(datas, theirs_turn, strict=True)):
+            if theirs.get("seconds"):
+                their_seconds[index] = min(their_seconds[index], theirs["seconds"])
+            for _ in range(max(repeat, 1)):
                 started = time.perf_counter()
-                plugin_class().decide(parsed)
-                decide_seconds = min(decide_seconds, time.perf_counter() - started)
+                decision = run(data)
+                seconds[index] = min(seconds[index], time.perf_counter() - started)
+            if decisions[index] is None:
+                decisions[index] = decision
+            if repeat > 1:  # the decision alone, over a scenario parsed before the clock starts (as theirs is timed)
+                parsed, plugin_class = parse_scenario(data), registry.get(plugin)
+                for _ in range(repeat):
+                    started = time.perf_counter()
+                    plugin_class().decide(parsed)
+                    decide_seconds[index] = min(decide_seconds[index], time.perf_counter() - started)
+    report = Report(kind, profile)
+    for index, (seed, theirs) in enumerate(zip(seeds, theirs_all, strict=True)):
         ours: dict[str, float] = {}
-        for candidate in decision.candidates:  # pseudo-queues count as their unified queue, at their best
+        for candidate in decisions[index].candidates:  # pseudo-queues count as their unified queue, at their best
             queue = candidate.name.split("/")[0]
             ours[queue] = max(ours.get(queue, candidate.weight), candidate.weight)
         if "refused" in theirs:
@@ -148,8 +163,8 @@ def compare(
             comparison = Comparison(seed, False, ours, {}, "the real code raised", peer_error=theirs["error"])
         else:
             comparison = compare_one(kind, seed, ours, theirs["candidates"], tolerance)
-            comparison.their_seconds = theirs.get("seconds", 0.0)
-        comparison.our_seconds = seconds
-        comparison.our_decide_seconds = decide_seconds if repeat > 1 else 0.0
+            comparison.their_seconds = their_seconds[index] if math.isfinite(their_seconds[index]) else 0.0
+        comparison.our_seconds = seconds[index]
+        comparison.our_decide_seconds = decide_seconds[index] if repeat > 1 else 0.0
         report.comparisons.append(comparison)
     return report, theirs_all
