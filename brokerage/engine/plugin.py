@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .decision import Candidate, Decision, Frame, Skip, Stage
+from .reasons import reason_title
 from .scenario import Scenario
 
 Detail = Mapping[str, Any]
@@ -580,8 +581,6 @@ def weighted_choice(candidates: Sequence[Candidate], seed: int) -> str | None:
 
 def default_message(parts: dict[str, Any]) -> str:
     """One line a shifter understands: what was chosen among how many, or what removed everything."""
-    from .reasons import reason_title
-
     plugin: Plugin = parts["plugin"]
     kind = plugin.candidate_kind
     initial, candidates, skipped = parts["initial"], parts["candidates"], parts["skipped"]

@@ -311,7 +311,7 @@ def _parse_datasets(items: list) -> tuple[DatasetInfo, ...]:
         r = _Reader(item, f"$.datasets[{index}]")
         replicas = {}
         for endpoint, replica in r.obj("replicas").items():
-            rr = _Reader(replica, r.at("replicas"), endpoint)
+            rr = _Reader(replica, f"$.datasets[{index}].replicas", endpoint)
             replicas[endpoint] = Replica(
                 nFiles=rr.integer("nFiles", 0, minimum=0) or 0, sizeGB=rr.number("sizeGB", 0, minimum=0) or 0.0
             )
@@ -570,12 +570,18 @@ def _check_queues(data: dict) -> dict[str, dict]:
 USER_COUNT_KEYS = ("running", "queued", "runningCores", "queuedCores", "runningSlotsHiSites")
 USER_QUEUE_KEYS = ("userQueued", "userRunning", "taskFinished", "taskFailed", "taskClosed")
 _USER_QUEUE_KEY_SET = frozenset(USER_QUEUE_KEYS)
+_USER_COUNT_KEY_SET = frozenset(USER_COUNT_KEYS)
 
 
 def _check_user_stats(data: dict) -> dict[str, Any]:
     """Analysis brokerage's numbers about the user (or working group), the shares and each queue."""
     for who in ("user", "group"):
-        r = _Reader(data.get(who) or {}, f"$.user_stats.{who}")
+        counts = data.get(who) or {}
+        if type(counts) is dict and _counts_plain(counts, _USER_COUNT_KEY_SET):
+            quota = counts.get("diskQuotaExceeded")
+            if quota is None or quota is True or quota is False:
+                continue  # the common case at once; the reader below names what is wrong
+        r = _Reader(counts, f"$.user_stats.{who}")
         for key in USER_COUNT_KEYS:
             r.number(key, minimum=0)
         r.boolean("diskQuotaExceeded")

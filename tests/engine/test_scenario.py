@@ -130,3 +130,23 @@ def test_a_parsed_task_and_scenario_are_what_their_constructors_make(seed):
     assert hash(parsed.task) == hash(TaskSpec(**vars(parsed.task)))
     with pytest.raises(dataclasses.FrozenInstanceError):
         parsed.task.nucleus = "elsewhere"
+
+
+@pytest.mark.parametrize(
+    ("user_stats", "message"),
+    [
+        ({"user": {"running": -1}}, "$.user_stats.user.running: expected a number ≥ 0, got -1"),
+        ({"user": {"running": "3"}}, "$.user_stats.user.running: expected a number, got '3'"),
+        ({"user": {"queued": True}}, "$.user_stats.user.queued: expected a number, got true"),
+        ({"group": {"diskQuotaExceeded": 1}}, "$.user_stats.group.diskQuotaExceeded: expected true or false, got 1"),
+        ({"queues": {"Q1": {"userQueued": -2}}}, "$.user_stats.queues.Q1.userQueued: expected a number ≥ 0, got -2"),
+    ],
+)
+def test_bad_user_statistics_name_their_path(user_stats, message):
+    assert error_of({"plugin": "atlas_anal_job", "user_stats": user_stats}) == message
+
+
+def test_plain_user_statistics_are_accepted_as_they_are():
+    user_stats = {"user": {"running": 3, "queued": 2.5, "diskQuotaExceeded": False}, "group": {"running": 0}}
+    parsed = parse_scenario({"plugin": "atlas_anal_job", "user_stats": user_stats})
+    assert parsed.user_stats == user_stats
