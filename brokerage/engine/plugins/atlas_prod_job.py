@@ -617,18 +617,21 @@ class AtlasProdJobBroker(Plugin):
         ("unified_corecount", float),
         ("maxtime", float),
         ("mintime", float),
+        ("direct_access_lan", bool),
+        ("always_direct", bool),
+        ("corepower", float),
+        ("own_diskio_limit", float),
+        ("input_endpoint", object),
+        ("output_endpoint", object),
+    )
+    # ... and those only production rules read, made from the records when one of them first is
+    PRODUCTION_COLUMNS = (
         ("pledgedcpu", float),
         ("wnconnectivity", object),
         ("fairsharepolicy", object),
         ("jobseed", object),
-        ("direct_access_lan", bool),
-        ("always_direct", bool),
-        ("corepower", float),
         ("allow_no_pilot", bool),
-        ("own_diskio_limit", float),
         ("transferring_limit", float),
-        ("input_endpoint", object),
-        ("output_endpoint", object),
     )
     # The grid's columns from the queue's statistics: (name, statistics key, default, conversion).
     STAT_COLUMNS = (
@@ -653,9 +656,8 @@ class AtlasProdJobBroker(Plugin):
         get = record.get
         corecount = get("corecount")
         unified_corecount = get("unified_corecount", corecount)
-        pledged, diskio = get("pledgedcpu"), get("maxdiskio")
+        diskio = get("maxdiskio")
         storages = get("astorages") or {}
-        catchall = get("catchall")
         return (
             get("status", "online"),
             get("atlas_site") or get("site") or "",
@@ -667,20 +669,35 @@ class AtlasProdJobBroker(Plugin):
             max(int(unified_corecount), 1) if unified_corecount is not None else 1,
             get("maxtime") or 0.0,
             get("mintime") or 0.0,
-            np.nan if pledged is None else pledged,
-            get("wnconnectivity") or "",
-            get("fairsharepolicy") or "",
-            get("jobseed") or "std",
             bool(get("direct_access_lan")),
             # maxinputsize -1: the queue always reads its input directly (SiteSpec.always_use_direct_io)
             get("maxinputsize") == -1,
             get("corepower") or DEFAULT_COREPOWER,
-            bool(catchall) and "allow_no_pilot" in _catchall(catchall),
             np.nan if diskio is None else diskio,
-            int(get("transferringlimit") or 0) or TRANSFERRING_DEFAULT_LIMIT,
             (storages.get("read_lan") or [""])[0] or "",
             (storages.get("write_lan") or [""])[0] or "",
         )
+
+    @staticmethod
+    def _production_row(record: dict[str, Any]) -> tuple:
+        """One queue's values for PRODUCTION_COLUMNS."""
+        get = record.get
+        pledged, catchall = get("pledgedcpu"), get("catchall")
+        return (
+            np.nan if pledged is None else pledged,
+            get("wnconnectivity") or "",
+            get("fairsharepolicy") or "",
+            get("jobseed") or "std",
+            bool(catchall) and "allow_no_pilot" in _catchall(catchall),
+            int(get("transferringlimit") or 0) or TRANSFERRING_DEFAULT_LIMIT,
+        )
+
+    @classmethod
+    def _columns(cls, rows: list[tuple], layout: tuple[tuple[str, type], ...]) -> dict[str, np.ndarray]:
+        """Rows of values in `layout`'s order as one array per column."""
+        # rows of one length by construction: a strict zip would check it again, value by value
+        columns = list(zip(*rows, strict=False)) if rows else [()] * len(layout)
+        return {key: np.array(values, dtype=dtype) for (key, dtype), values in zip(layout, columns, strict=True)}
 
     def _build_grid(self, scenario: Scenario, names: list[str]) -> PreparedArrays:
         known = self.queue_records(scenario)
@@ -693,11 +710,11 @@ class AtlasProdJobBroker(Plugin):
         queue_stats = [scenario.queue_stats.get(queue, {}) for queue in distinct_queues]
         stats = [queue_stats[distinct_queues[queue]] for queue in unified]
         a = PreparedArrays()
-        rows = [self._record_row(record) for record in records]
-        # rows of one length by construction: a strict zip would check it again, value by value
-        columns = list(zip(*rows, strict=False)) if rows else [()] * len(self.RECORD_COLUMNS)
-        for (key, dtype), values in zip(self.RECORD_COLUMNS, columns, strict=True):
-            a[key] = np.array(values, dtype=dtype)
+        a.update(self._columns([self._record_row(record) for record in records], self.RECORD_COLUMNS))
+        a.lazily(
+            [key for key, _ in self.PRODUCTION_COLUMNS],
+            lambda _: self._columns([self._production_row(record) for record in records], self.PRODUCTION_COLUMNS),
+        )
         shared = len(distinct_queues) < len(unified)
         a.update(self._stat_columns(queue_stats, [distinct_queues[q] for q in unified] if shared else None))
         a["unified"] = np.array(unified, dtype=object)
