@@ -207,3 +207,24 @@ def test_the_second_loop_takes_the_first_loops_software_verdict():
     decision = Counting().decide(parse_scenario({**anal_scenario(425), "plugin": "atlas_anal_job", "profile": "panda"}))
     assert "retry" in decision.extra
     assert calls == [1]
+
+
+def test_a_second_loop_after_every_queue_went_before_the_data_locality_check_is_the_first_without_it():
+    """When no queue reaches the data locality check, the loop without it is the same loop minus that check: taken
+    as such, it equals brokering again with the check switched off (stages, skips, message)."""
+    shortcuts = 0
+    for seed in range(300):
+        parsed = parse_scenario({**anal_scenario(seed), "plugin": "atlas_anal_job", "profile": "panda"})
+        decision = AtlasAnalJobBroker().decide(parsed)
+        first = AtlasAnalJobBroker(disabled_filters=frozenset({"data locality"})).decide(parsed)
+        locality_before = [stage.before for stage in first.stages if stage.filter == "data locality"]
+        if "retry" not in decision.extra or locality_before:
+            continue
+        loop_one = super(AtlasAnalJobBroker, AtlasAnalJobBroker()).decide(parsed)
+        if [s.before for s in loop_one.stages if s.filter == "data locality"] != [0]:
+            continue
+        shortcuts += 1
+        note = decision.extra["retry"]
+        assert decision.message == f"{first.message} ({note})"
+        assert trace_encode(replace(decision, message=first.message, extra=first.extra)) == trace_encode(first), seed
+    assert shortcuts >= 5

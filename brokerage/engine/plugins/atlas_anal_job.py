@@ -448,9 +448,15 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             # the first loop alone (the plugin's own decide would loop again)
             if super(AtlasAnalJobBroker, probe).decide(scenario).candidates:
                 return decision  # the first loop kept queues; all of them were problematic
-        retry = type(self)(disabled_filters=self.disabled_filters | {"data locality"})
-        retry._snapshot_held = getattr(self, "_snapshot_held", None)
-        second = retry.decide(scenario)
+        locality = next((stage for stage in decision.stages if stage.filter == "data locality"), None)
+        if locality is not None and locality.before == 0:
+            # every queue was gone before the data locality check: the loop without it keeps none either, and its
+            # stages are this loop's without that check (the same rules and verdicts before it, none run after)
+            second = replace(decision, stages=tuple(stage for stage in decision.stages if stage is not locality))
+        else:
+            retry = type(self)(disabled_filters=self.disabled_filters | {"data locality"})
+            retry._snapshot_held = getattr(self, "_snapshot_held", None)
+            second = retry.decide(scenario)
         note = "no queue kept with the data locality check: tried again without it"
         return replace(second, message=f"{second.message} ({note})", extra={**second.extra, "retry": note})
 
