@@ -9,7 +9,9 @@ import math
 
 import pytest
 
+from brokerage.engine import parse_scenario
 from brokerage.engine.plugins.atlas_prod_job import AtlasProdJobBroker
+from brokerage.peer import scenarios as generated
 
 from .builders import dataset, decide, job_scenario, queue
 
@@ -593,3 +595,20 @@ def test_pseudo_queues_read_their_unified_queues_statistics_once(text_in_stats):
     assert math.isnan(columns["pilots"][2])
     assert columns["hours_since_start"].tolist()[2] == 0.5
     assert all(len(column) == 4 for column in columns.values())
+
+
+def test_a_pseudo_queues_row_is_its_unified_queues_with_its_own_cores_and_memory():
+    """_record_rows reads a unified queue once for its pseudo-queues: each row equals reading the pseudo-queue's own
+    record (pseudo_queue_records changes only the cores and memory limits)."""
+    pseudo = 0
+    for generate, plugin in ((generated.job_scenario, "atlas_prod_job"), (generated.anal_scenario, "atlas_anal_job")):
+        for seed in range(0, 200, 3):
+            scenario = parse_scenario({**generate(seed), "plugin": plugin, "profile": "panda"})
+            broker = AtlasProdJobBroker()
+            known = broker.queue_records(scenario)
+            names = list(known)
+            pairs = [known[name] for name in names]
+            rows = broker._record_rows(scenario, pairs, names)
+            assert rows == [broker._record_row(record) for record, _ in pairs], seed
+            pseudo += sum(queue != name for (_, queue), name in zip(pairs, names, strict=True))
+    assert pseudo > 100

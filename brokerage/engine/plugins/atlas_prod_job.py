@@ -678,6 +678,33 @@ class AtlasProdJobBroker(Plugin):
             (storages.get("write_lan") or [""])[0] or "",
         )
 
+    @classmethod
+    def _record_rows(cls, scenario: Scenario, pairs: list[tuple[dict, str]], names: list[str]) -> list[tuple]:
+        """_record_row for each candidate; a pseudo-queue's is its unified queue's with its own cores and memory
+        limits, the only keys pseudo_queue_records sets (read once per unified queue, not once per type)."""
+        rows, unified_rows = [], {}
+        for (record, queue), name in zip(pairs, names, strict=True):
+            if queue == name:
+                rows.append(cls._record_row(record))
+                continue
+            base = unified_rows.get(queue)
+            if base is None:
+                base = unified_rows[queue] = cls._record_row(scenario.queues[queue])
+            get = record.get
+            corecount, unified_corecount = get("corecount"), get("unified_corecount", get("corecount"))
+            rows.append(
+                (
+                    *base[:3],
+                    max(int(corecount), 1) if corecount is not None else 1,
+                    get("maxrss") or 0.0,
+                    get("minrss") or 0.0,
+                    base[6],
+                    max(int(unified_corecount), 1) if unified_corecount is not None else 1,
+                    *base[8:],
+                )
+            )
+        return rows
+
     @staticmethod
     def _production_row(record: dict[str, Any]) -> tuple:
         """One queue's values for PRODUCTION_COLUMNS."""
@@ -710,7 +737,7 @@ class AtlasProdJobBroker(Plugin):
         queue_stats = [scenario.queue_stats.get(queue, {}) for queue in distinct_queues]
         stats = [queue_stats[distinct_queues[queue]] for queue in unified]
         a = PreparedArrays()
-        a.update(self._columns([self._record_row(record) for record in records], self.RECORD_COLUMNS))
+        a.update(self._columns(self._record_rows(scenario, pairs, names), self.RECORD_COLUMNS))
         a.lazily(
             [key for key, _ in self.PRODUCTION_COLUMNS],
             lambda _: self._columns([self._production_row(record) for record in records], self.PRODUCTION_COLUMNS),
