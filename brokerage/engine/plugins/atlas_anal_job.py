@@ -284,6 +284,14 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
 
     def prepare(self, scenario: Scenario, names: list[str]) -> dict[str, Any]:
         a = super().prepare(scenario, names)
+        a.lazily(self.ANALYSIS_GRID_KEYS, lambda _: self._analysis_grid(scenario, names))
+        a.lazily(self.USER_KEYS, overlay_producer(lambda target: self._prepare_user(scenario, names, target)))
+        return a
+
+    # the analysis rules' own columns of the grid: made when one of them is first read, once per snapshot
+    ANALYSIS_GRID_KEYS = ("site_class", "vp", "vp_overloaded", "vp_overloaded_given", "trr", "n_users")
+
+    def _analysis_grid(self, scenario: Scenario, names: list[str]) -> dict[str, np.ndarray]:
         cache = self._snapshot_cache(scenario)
         key = ("analysis grid", tuple(names))
         if key not in cache:
@@ -299,9 +307,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
                 "trr": np.array([_float(s.get("toRunningRate")) for s in stats], dtype=float),
                 "n_users": np.array([max(_float(s.get("nUsers")), 1.0) for s in stats], dtype=float),
             }
-        a.update(cache[key])
-        a.lazily(self.USER_KEYS, overlay_producer(lambda target: self._prepare_user(scenario, names, target)))
-        return a
+        return cache[key]
 
     # the user's numbers per queue and the Analysis Stabilizer's: made when a rule first reads them
     USER_KEYS = (
