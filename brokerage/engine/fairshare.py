@@ -140,6 +140,7 @@ PROCESS_GROUPS = {
 _PANDA_PRIORITY = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(-?\d+)\s*$")
 
 
+@lru_cache(maxsize=4096)  # pure: a cycle asks the same few policies about the same few kinds of task
 def zero_share_panda(
     policy: str, *, processing_type: str, working_group: str, gshare: str, priority: int, merging: bool
 ) -> tuple[bool, str]:
