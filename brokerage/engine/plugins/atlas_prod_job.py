@@ -1358,15 +1358,16 @@ class AtlasProdJobBroker(Plugin):
             sw_tags, gpu_summary, queues = scenario.sw_tags, scenario.gpu_summary, scenario.queues
             all_entry = sw_tags.get("ALL")
             extra = c.plugin.software_extra
-            fails, details = [], []
             known = c.plugin.queue_records(scenario)
-            # the pseudo-queues of a unified queue have its releases, software and GPUs: checked once for all
-            by_queue: dict[str, tuple[bool, dict]] = {}
+            # the pseudo-queues of a unified queue have its releases, software and GPUs: checked once for all, the
+            # verdict kept as (fails, check, needed, queue)
+            by_queue: dict[str, tuple[bool, str, str, str]] = {}
+            rows = []
             for name in c.names:
                 record, queue = known.get(name) or (queues[name], name)
-                verdict = by_queue.get(queue)
-                if verdict is None:
-                    verdict = by_queue[queue] = check(
+                row = by_queue.get(queue)
+                if row is None:
+                    ok, detail = check(
                         key,
                         record.get("releases"),
                         sw_tags.get(queue),
@@ -1374,12 +1375,16 @@ class AtlasProdJobBroker(Plugin):
                         gpu_summary.get(queue),
                         **extra(record),
                     )
-                ok, detail = verdict
-                fails.append(not ok)
-                details.append(detail)
+                    row = by_queue[queue] = (not ok, *(str(detail.get(k, "")) for k in ("check", "needed", "queue")))
+                rows.append(row)
+            fails, checks, needed, queue_side = zip(*rows, strict=False) if rows else [()] * 4
             cache[cache_key] = Rejection(
                 np.array(fails, dtype=bool),
-                {k: np.array([str(d.get(k, "")) for d in details], dtype=object) for k in ("check", "needed", "queue")},
+                {
+                    "check": np.array(checks, dtype=object),
+                    "needed": np.array(needed, dtype=object),
+                    "queue": np.array(queue_side, dtype=object),
+                },
             )
         return cache[cache_key]
 
