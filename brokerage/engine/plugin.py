@@ -26,12 +26,13 @@ Detail = Mapping[str, Any]
 @dataclass(slots=True)
 class Rejection:
     """A filter's verdict over all candidates. `code` (optional, per candidate) overrides the filter's code
-    where one rule has several outcomes (lowmemory / highmemory). Never changed once made; not frozen, which
-    would triple the cost of making one (some forty per decision)."""
+    where one rule has several outcomes (lowmemory / highmemory); it may be given as a function making them, then
+    called only when a candidate fails. Never changed once made; not frozen, which would triple the cost of making
+    one (some forty per decision)."""
 
     fails: np.ndarray
     detail: Detail = field(default_factory=dict)
-    code: np.ndarray | None = None
+    code: np.ndarray | Callable[[], np.ndarray] | None = None
 
 
 # The verdict of a rule that does not apply to this decision: nothing fails, and _apply asks no array about it.
@@ -540,7 +541,8 @@ class Plugin:
             if note:
                 return Stage(rule.name, before, before, note)
         positions = removed.nonzero()[0]
-        codes = [rule.code] * gone if verdict.code is None else verdict.code[positions].tolist()
+        code = verdict.code
+        codes = [rule.code] * gone if code is None else (code() if callable(code) else code)[positions].tolist()
         skipped.add_group(rule.name, positions, codes, verdict.detail)
         alive[positions] = False
         return _stage(rule.name, before, before - gone)
