@@ -370,31 +370,86 @@ class EndpointInfo:
         return self.detailed_status.get(name, "ON")
 
 
-def _parse_endpoints(data: dict) -> dict[str, EndpointInfo]:
-    endpoints = {}
-    for name, item in data.items():
-        r = _Reader(item, "$.ddm_endpoints", name)
-        status = {}
-        for activity, value in r.obj("detailed_status").items():
-            if not isinstance(value, str) or value.upper() not in ("ON", "OFF", "TEST"):
-                raise ScenarioError(_key_path(r.at("detailed_status"), activity), "'ON', 'OFF' or 'TEST'", value)
+_ENDPOINT_NUMBERS = ("space_total", "space_free", "space_used", "space_expired")
+_ENDPOINT_STATUSES = frozenset(("ON", "OFF", "TEST"))
+
+
+def _endpoint_plain(name: str, item: object) -> EndpointInfo | None:
+    """The common case at once: every key the brokers read has its JSON type (sizes finite and ≥ 0, activities
+    ON, OFF or TEST in any case). None sends the endpoint through the reader below, which names what is wrong."""
+    if type(item) is not dict:
+        return None
+    get = item.get
+    site, kind, tape, blacklisted = get("site"), get("type"), get("is_tape"), get("blacklisted")
+    if not (
+        (site is None or type(site) is str)
+        and (kind is None or type(kind) is str)
+        and (tape is None or tape is True or tape is False)
+        and (blacklisted is None or blacklisted is True or blacklisted is False)
+    ):
+        return None
+    sizes = []
+    for key in _ENDPOINT_NUMBERS:
+        value = get(key)
+        if value is None:
+            sizes.append(0.0)
+            continue
+        number_type = type(value)
+        if not ((number_type is int or (number_type is float and math.isfinite(value))) and value >= 0):
+            return None
+        sizes.append(float(value))
+    status = {}
+    activities = get("detailed_status")
+    if activities is not None:
+        if type(activities) is not dict:
+            return None
+        for activity, value in activities.items():
+            if type(value) is not str or value.upper() not in _ENDPOINT_STATUSES:
+                return None
             status[activity] = value.upper()
-        kind = r.text("type") or (name.rsplit("_", 1)[-1] if "_" in name else "")
-        endpoints[name] = _frozen(
-            EndpointInfo,
-            dict(
-                site=r.text("site"),
-                type=kind,
-                space_total=r.number("space_total", 0, minimum=0) or 0.0,
-                space_free=r.number("space_free", 0, minimum=0) or 0.0,
-                space_used=r.number("space_used", 0, minimum=0) or 0.0,
-                space_expired=r.number("space_expired", 0, minimum=0) or 0.0,
-                is_tape=r.boolean("is_tape", kind.endswith("TAPE")),
-                blacklisted=r.boolean("blacklisted"),
-                detailed_status=status,
-            ),
-        )
-    return endpoints
+    kind = kind or (name.rsplit("_", 1)[-1] if "_" in name else "")
+    return _frozen(
+        EndpointInfo,
+        {
+            "site": site or "",
+            "type": kind,
+            "space_total": sizes[0],
+            "space_free": sizes[1],
+            "space_used": sizes[2],
+            "space_expired": sizes[3],
+            "is_tape": kind.endswith("TAPE") if tape is None else tape,
+            "blacklisted": bool(blacklisted),
+            "detailed_status": status,
+        },
+    )
+
+
+def _parse_endpoints(data: dict) -> dict[str, EndpointInfo]:
+    return {name: _endpoint_plain(name, item) or _read_endpoint(name, item) for name, item in data.items()}
+
+
+def _read_endpoint(name: str, item: object) -> EndpointInfo:
+    r = _Reader(item, "$.ddm_endpoints", name)
+    status = {}
+    for activity, value in r.obj("detailed_status").items():
+        if not isinstance(value, str) or value.upper() not in _ENDPOINT_STATUSES:
+            raise ScenarioError(_key_path(r.at("detailed_status"), activity), "'ON', 'OFF' or 'TEST'", value)
+        status[activity] = value.upper()
+    kind = r.text("type") or (name.rsplit("_", 1)[-1] if "_" in name else "")
+    return _frozen(
+        EndpointInfo,
+        dict(
+            site=r.text("site"),
+            type=kind,
+            space_total=r.number("space_total", 0, minimum=0) or 0.0,
+            space_free=r.number("space_free", 0, minimum=0) or 0.0,
+            space_used=r.number("space_used", 0, minimum=0) or 0.0,
+            space_expired=r.number("space_expired", 0, minimum=0) or 0.0,
+            is_tape=r.boolean("is_tape", kind.endswith("TAPE")),
+            blacklisted=r.boolean("blacklisted"),
+            detailed_status=status,
+        ),
+    )
 
 
 @dataclass(frozen=True)

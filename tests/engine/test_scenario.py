@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import pytest
 
 from brokerage.engine import ScenarioError, parse_scenario
-from brokerage.engine.scenario import EndpointInfo, Scenario, TaskSpec
+from brokerage.engine.scenario import EndpointInfo, Scenario, TaskSpec, _endpoint_plain, _read_endpoint
 from brokerage.peer.scenarios import anal_scenario
 
 from .builders import nucleus, task_scenario
@@ -150,3 +150,41 @@ def test_plain_user_statistics_are_accepted_as_they_are():
     user_stats = {"user": {"running": 3, "queued": 2.5, "diskQuotaExceeded": False}, "group": {"running": 0}}
     parsed = parse_scenario({"plugin": "atlas_anal_job", "user_stats": user_stats})
     assert parsed.user_stats == user_stats
+
+
+ENDPOINT_CASES = [
+    {},
+    {"site": "CERN", "space_total": 10, "space_free": 4.5, "space_expired": 0},
+    {"site": None, "type": None, "space_used": None, "is_tape": None, "blacklisted": None, "detailed_status": None},
+    {
+        "type": "MCTAPE",
+        "is_tape": False,
+        "blacklisted": True,
+        "detailed_status": {"read_wan": "off", "write_lan": "Test"},
+    },
+    {"detailed_status": {}},
+]
+
+
+@pytest.mark.parametrize("item", ENDPOINT_CASES)
+@pytest.mark.parametrize("name", ["CERN-PROD_DATATAPE", "NODASH"])
+def test_an_endpoint_read_at_once_is_what_the_reader_makes(name, item):
+    assert _endpoint_plain(name, item) == _read_endpoint(name, item)
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        ({"space_free": -1}, "$.ddm_endpoints.E_DATADISK.space_free: expected a number ≥ 0, got -1"),
+        ({"space_free": True}, "$.ddm_endpoints.E_DATADISK.space_free: expected a number, got true"),
+        ({"is_tape": 1}, "$.ddm_endpoints.E_DATADISK.is_tape: expected true or false, got 1"),
+        ({"site": 3}, "$.ddm_endpoints.E_DATADISK.site: expected text, got 3"),
+        ({"detailed_status": []}, "$.ddm_endpoints.E_DATADISK.detailed_status: expected an object, got a list"),
+        (
+            {"detailed_status": {"read_wan": "DOWN"}},
+            "$.ddm_endpoints.E_DATADISK.detailed_status.read_wan: expected 'ON', 'OFF' or 'TEST', got 'DOWN'",
+        ),
+    ],
+)
+def test_a_bad_endpoint_names_its_path(item, message):
+    assert error_of({"plugin": "atlas_prod_job", "ddm_endpoints": {"E_DATADISK": item}}) == message
