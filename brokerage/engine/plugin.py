@@ -406,13 +406,12 @@ class Plugin:
     def _prepared(self, scenario: Scenario, names: list[str]) -> dict[str, Any]:
         """prepare()'s arrays, kept for the scenario last decided: a broker that decides the same scenario again
         with other filters (the analysis broker's second loop) reuses them. Filters read the arrays and add keys
-        of their own, so each decision gets its own dict over the same arrays."""
+        of their own, so each decision reads them through its own dict (DeferredArrays), never writing here."""
         cache = self._snapshot_cache(scenario)
         held = cache.get("prepared")
         if held is None or held[0] is not scenario or held[1] != names:
             held = cache["prepared"] = (scenario, list(names), self.prepare(scenario, names))
-        arrays = held[2]
-        return arrays.copy() if isinstance(arrays, PreparedArrays) else dict(arrays)
+        return held[2]
 
     def _verdicts(self, scenario: Scenario, names: list[str]) -> dict[str, Rejection]:
         """The reusable filters' verdicts over the scenario last decided, shared by every loop over it and the same
