@@ -27,11 +27,12 @@ Detail = Mapping[str, Any]
 class Rejection:
     """A filter's verdict over all candidates. `code` (optional, per candidate) overrides the filter's code
     where one rule has several outcomes (lowmemory / highmemory); it may be given as a function making them, then
-    called only when a candidate fails. Never changed once made; not frozen, which would triple the cost of making
-    one (some forty per decision)."""
+    called only when a candidate fails. `detail` too may be a function, called only when someone reads why a
+    candidate was skipped (a rule's numbers may need arrays its verdict does not). Never changed once made; not
+    frozen, which would triple the cost of making one (some forty per decision)."""
 
     fails: np.ndarray
-    detail: Detail = field(default_factory=dict)
+    detail: Detail | Callable[[], Detail] = field(default_factory=dict)
     code: np.ndarray | Callable[[], np.ndarray] | None = None
 
 
@@ -258,12 +259,21 @@ class SkipTable(Mapping[str, Skip]):
         self._built: dict[str, Skip] | None = None
         self._size = 0
 
-    def add_group(self, filter_name: str, positions: np.ndarray, codes: list[str], detail: Detail) -> None:
+    def add_group(
+        self, filter_name: str, positions: np.ndarray, codes: list[str], detail: Detail | Callable[[], Detail]
+    ) -> None:
         # the detail columns are kept whole (never changed once a rule returned them) and read at the positions
-        # only when someone asks
+        # only when someone asks; a rule may give them as a function, called then
         self._groups.append((filter_name, positions, codes, detail))
         self._size += len(positions)
         self._built = None
+
+    def _detailed_groups(self) -> list[tuple[str, np.ndarray, list[str], Detail]]:
+        """The groups with their detail columns made (once)."""
+        for number, (filter_name, positions, codes, detail) in enumerate(self._groups):
+            if callable(detail):
+                self._groups[number] = (filter_name, positions, codes, detail())
+        return self._groups
 
     def add(self, name: str, skip: Skip) -> None:
         self._single[name] = skip
@@ -291,7 +301,7 @@ class SkipTable(Mapping[str, Skip]):
     def columnar(self):
         """(filter, code, sorted positions, {key: values}) per group, straight from the filters' columns: what
         the trace encoder stores, without a dictionary per skipped candidate."""
-        for filter_name, positions, codes, columns in self._groups:
+        for filter_name, positions, codes, columns in self._detailed_groups():
             values = {key: _column(value, positions) for key, value in columns.items()}
             by_code: dict[str, list[int]] = {}
             for member, code in enumerate(codes):
@@ -316,7 +326,7 @@ class SkipTable(Mapping[str, Skip]):
     def _table(self) -> dict[str, Skip]:
         if self._built is None:
             built: dict[str, Skip] = {}
-            for filter_name, positions, codes, columns in self._groups:
+            for filter_name, positions, codes, columns in self._detailed_groups():
                 rows = _rows(columns, positions)
                 for position, code, detail in zip(positions.tolist(), codes, rows, strict=True):
                     built[self._names[position]] = Skip(str(code), filter_name, detail)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from brokerage.engine import run, trace_encode
-from brokerage.engine.plugin import DeferredArrays, PreparedArrays, overlay_producer
+from brokerage.engine.plugin import Context, DeferredArrays, PreparedArrays, overlay_producer
 from brokerage.engine.plugins.atlas_anal_job import AtlasAnalJobBroker
 from brokerage.engine.plugins.atlas_prod_job import AtlasProdJobBroker
 from brokerage.engine.registry import PluginRegistry
@@ -228,3 +228,25 @@ def test_a_second_loop_after_every_queue_went_before_the_data_locality_check_is_
         assert decision.message == f"{first.message} ({note})"
         assert trace_encode(replace(decision, message=first.message, extra=first.extra)) == trace_encode(first), seed
     assert shortcuts >= 5
+
+
+def test_a_rules_numbers_are_made_when_read_and_are_those_of_the_decision():
+    """The data locality check decides from the data's sites; the data at each queue (missing files, GB) is made
+    only when someone reads why a queue was skipped, from the decision's own arrays."""
+    checked = 0
+    for seed in range(60):
+        parsed = parse_scenario({**anal_scenario(seed), "plugin": "atlas_anal_job", "profile": "panda"})
+        if not parsed.datasets:
+            continue
+        broker = AtlasAnalJobBroker()
+        names = list(broker.initial_candidates(parsed))
+        arrays = DeferredArrays(lambda broker=broker, parsed=parsed, names=names: broker._prepared(parsed, names))
+        context = Context(parsed, names, arrays, np.ones(len(names), dtype=bool), broker)
+        verdict = AtlasAnalJobBroker._locality_panda(context)
+        assert callable(verdict.detail)
+        assert "missing_files" not in arrays  # the verdict did not need the data at each queue
+        detail = verdict.detail()
+        assert detail["missingFiles"] is arrays["missing_files"]
+        assert detail["availableGB"] is arrays["local_size"]
+        checked += 1
+    assert checked >= 10

@@ -742,9 +742,14 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         else:
             chosen = scan
         has = np.array([name in chosen for name in unified], dtype=bool)
+        # the numbers a shifter reads (the data at each queue, which the verdict does not need): made when read
         return Rejection(
             ~has,
-            {"missingFiles": c["missing_files"], "totalFiles": c["total_files"], "availableGB": c["local_size"]},
+            lambda: {
+                "missingFiles": c["missing_files"],
+                "totalFiles": c["total_files"],
+                "availableGB": c["local_size"],
+            },
         )
 
     def data_sites(self, scenario: Scenario) -> tuple:

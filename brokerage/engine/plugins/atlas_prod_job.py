@@ -1315,7 +1315,7 @@ class AtlasProdJobBroker(Plugin):
 
         return Rejection(
             mismatch | too_many,
-            {
+            lambda: {  # the job's cores (estimated with its memory and walltime) only when the numbers are read
                 "taskCoreCount": task.coreCount,
                 "queueCoreCount": cores,
                 "capability": c["capability"],
