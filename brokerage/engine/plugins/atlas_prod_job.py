@@ -856,33 +856,33 @@ class AtlasProdJobBroker(Plugin):
             return cache[key]
         links = {link.src: link for link in scenario.network if link.dst == nucleus}
         result: dict[str, Any] = {}  # the nucleus itself is prepared up front (prepare)
-        result["at_nucleus"] = (grid["site"] == nucleus) & bool(nucleus)
-        result["queue_sites"] = frozenset(grid["site"].tolist())
-        rows = []
-        by_site: dict[tuple[str, bool], tuple] = {}
-        for site, at_nucleus in zip(grid["site"].tolist(), result["at_nucleus"].tolist(), strict=True):
-            if (site, at_nucleus) not in by_site:
-                link = links.get(site)
-                if not nucleus:
-                    weight = (1.0, 1.0, 1.0, "no nucleus")
-                else:
-                    w = network_weight(
-                        at_nucleus=at_nucleus,
-                        queued=0 if link is None else link.queued,
-                        sat_cap=sat_cap,
-                        mbps_1h=None if link is None else link.mbps_1h,
-                        mbps_1d=None if link is None else link.mbps_1d,
-                        mbps_1w=None if link is None else link.mbps_1w,
-                        closeness=None if link is None else link.closeness,
-                        lookup=lookup,
-                    )
-                    weight = (w.weight, w.queued_weight, w.throughput_weight, w.source)
-                by_site[(site, at_nucleus)] = (
-                    np.nan if link is None or link.closeness is None else link.closeness,
-                    0 if link is None else link.queued,
-                    *weight,
+        sites = grid["site"].tolist()
+        result["at_nucleus"] = np.array([bool(nucleus) and site == nucleus for site in sites], dtype=bool)
+        result["queue_sites"] = frozenset(sites)
+        # once per site (its queues share its link and weight): closeness, queued, the weights and their source
+        by_site: dict[str, tuple] = {}
+        for site in result["queue_sites"]:
+            link = links.get(site)
+            if not nucleus:
+                weight = (1.0, 1.0, 1.0, "no nucleus")
+            else:
+                w = network_weight(
+                    at_nucleus=site == nucleus,
+                    queued=0 if link is None else link.queued,
+                    sat_cap=sat_cap,
+                    mbps_1h=None if link is None else link.mbps_1h,
+                    mbps_1d=None if link is None else link.mbps_1d,
+                    mbps_1w=None if link is None else link.mbps_1w,
+                    closeness=None if link is None else link.closeness,
+                    lookup=lookup,
                 )
-            rows.append(by_site[(site, at_nucleus)])
+                weight = (w.weight, w.queued_weight, w.throughput_weight, w.source)
+            by_site[site] = (
+                np.nan if link is None or link.closeness is None else link.closeness,
+                0 if link is None else link.queued,
+                *weight,
+            )
+        rows = [by_site[site] for site in sites]
         closeness, queued, weights, queued_w, throughput_w, sources = zip(*rows, strict=False) if rows else [()] * 6
         result["closeness"] = np.array(closeness, dtype=float)
         result["link_queued"] = np.array(queued, dtype=float)
@@ -1033,12 +1033,12 @@ class AtlasProdJobBroker(Plugin):
         if config.get("JOB_WALLTIME_RULE") == "panda":
             # the queue's limits in HS06 seconds: (maxtime − baseWalltime) × cores × corepower × efficiency
             a["hs06_needed"] = np.nan if task.cpuTime is None else task.cpuTime * (n_events or 0)
+            # (a limit of 0, "none", stays 0: cores and corepower are finite, so the products of 0 are 0)
+            offset = base_walltime if task.cpuTime is not None else 0.0
             for limit in ("maxtime", "mintime"):
-                value = a[limit] - (base_walltime if task.cpuTime is not None else 0.0)
-                value = np.where(value != 0, value * queue_cores, value)
+                value = (a[limit] - offset) * queue_cores
                 if task.cpuTime is not None:
-                    value = np.where(value != 0, value * a["corepower"], value)
-                    value = np.trunc(value * efficiency)
+                    value = np.trunc(value * a["corepower"] * efficiency)
                 a[f"{limit}_hs06"] = value
 
     # --- weight ---
