@@ -277,16 +277,19 @@ class JobSet:
 
 def _parse_jobs(data: object) -> JobSet:
     r = _Reader(data, "$.jobs")
-    return JobSet(
-        nEvents=r.integer("nEvents", minimum=0),
-        inputSizeMB=r.number("inputSizeMB", 0, minimum=0) or 0.0,
-        nFiles=r.integer("nFiles", 0, minimum=0) or 0,
-        isScout=r.boolean("isScout"),
-        isMerge=r.boolean("isMerge"),
-        isPreMerged=r.boolean("isPreMerged"),
-        preassigned=r.names("preassigned"),
-        preassignedSkippedHours=r.number("preassignedSkippedHours", 0, minimum=0) or 0.0,
-        nJobs=r.integer("nJobs", 1, minimum=0),
+    return _frozen(
+        JobSet,
+        dict(
+            nEvents=r.integer("nEvents", minimum=0),
+            inputSizeMB=r.number("inputSizeMB", 0, minimum=0) or 0.0,
+            nFiles=r.integer("nFiles", 0, minimum=0) or 0,
+            isScout=r.boolean("isScout"),
+            isMerge=r.boolean("isMerge"),
+            isPreMerged=r.boolean("isPreMerged"),
+            preassigned=r.names("preassigned"),
+            preassignedSkippedHours=r.number("preassignedSkippedHours", 0, minimum=0) or 0.0,
+            nJobs=r.integer("nJobs", 1, minimum=0),
+        ),
     )
 
 
@@ -337,14 +340,20 @@ class SiteInfo:
     bareNucleus: str
 
 
+SITE_ROLES = ("nucleus", "satellite")
+
+
 def _parse_sites(data: dict) -> dict[str, SiteInfo]:
     sites = {}
     for name, item in data.items():
         r = _Reader(item, "$.sites", name)
-        sites[name] = SiteInfo(
-            role=r.text("role", "satellite", choices=("nucleus", "satellite")),
-            state=r.text("state", "ACTIVE"),
-            bareNucleus=r.text("bareNucleus", choices=BARE_NUCLEUS_VALUES),
+        sites[name] = _frozen(
+            SiteInfo,
+            dict(
+                role=r.text("role", "satellite", choices=SITE_ROLES),
+                state=r.text("state", "ACTIVE"),
+                bareNucleus=r.text("bareNucleus", choices=BARE_NUCLEUS_VALUES),
+            ),
         )
     return sites
 
@@ -471,14 +480,17 @@ def _parse_network(items: list) -> tuple[NetworkLink, ...]:
         if closeness is not None and not -1 <= closeness <= 11:
             raise ScenarioError(r.at("closeness"), "a closeness from -1 (blocked) to 11", closeness)
         links.append(
-            NetworkLink(
-                src=r.text("src"),
-                dst=r.text("dst"),
-                closeness=closeness,
-                mbps_1h=r.number("mbps_1h", minimum=0),
-                mbps_1d=r.number("mbps_1d", minimum=0),
-                mbps_1w=r.number("mbps_1w", minimum=0),
-                queued=r.integer("queued", 0, minimum=0) or 0,
+            _frozen(
+                NetworkLink,
+                dict(
+                    src=r.text("src"),
+                    dst=r.text("dst"),
+                    closeness=closeness,
+                    mbps_1h=r.number("mbps_1h", minimum=0),
+                    mbps_1d=r.number("mbps_1d", minimum=0),
+                    mbps_1w=r.number("mbps_1w", minimum=0),
+                    queued=r.integer("queued", 0, minimum=0) or 0,
+                ),
             )
         )
     return tuple(links)

@@ -6,8 +6,17 @@ from datetime import UTC, datetime
 import pytest
 
 from brokerage.engine import ScenarioError, parse_scenario
-from brokerage.engine.scenario import EndpointInfo, Scenario, TaskSpec, _endpoint_plain, _read_endpoint
-from brokerage.peer.scenarios import anal_scenario
+from brokerage.engine.scenario import (
+    EndpointInfo,
+    JobSet,
+    NetworkLink,
+    Scenario,
+    SiteInfo,
+    TaskSpec,
+    _endpoint_plain,
+    _read_endpoint,
+)
+from brokerage.peer.scenarios import anal_scenario, job_scenario
 
 from .builders import nucleus, task_scenario
 
@@ -118,9 +127,12 @@ def test_a_parsed_task_and_scenario_are_what_their_constructors_make(seed):
     """parse_scenario makes TaskSpec, EndpointInfo and Scenario without their generated __init__ (scenario._frozen):
     every field is set, and the objects equal, hash and print as the constructors' own."""
     parsed = parse_scenario({**anal_scenario(seed), "plugin": "atlas_anal_job", "profile": "panda"})
-    made_without_init = [(parsed.task, TaskSpec), (parsed, Scenario)]
+    job = parse_scenario({**job_scenario(seed), "plugin": "atlas_prod_job", "profile": "panda"})
+    made_without_init = [(parsed.task, TaskSpec), (parsed, Scenario), (job.jobs, JobSet)]
     made_without_init += [(endpoint, EndpointInfo) for endpoint in parsed.ddm_endpoints.values()]
-    assert len(made_without_init) > 2
+    made_without_init += [(site, SiteInfo) for site in job.sites.values()]
+    made_without_init += [(link, NetworkLink) for link in job.network]
+    assert len(made_without_init) > 5
     for made, cls in made_without_init:
         values = {f.name: getattr(made, f.name) for f in dataclasses.fields(cls)}
         assert set(vars(made)) == set(values)
