@@ -844,7 +844,7 @@ class AtlasProdJobBroker(Plugin):
         for position, record in enumerate(records):
             for endpoint in (record.get("astorages") or {}).get("read_lan") or []:
                 readers.setdefault(endpoint, []).append(position)
-        a["readers"] = {endpoint: np.array(positions) for endpoint, positions in readers.items()}
+        a["readers"] = readers
 
     def _network(
         self, scenario: Scenario, grid: dict[str, Any], nucleus: str, sat_cap: float, lookup: str
@@ -912,7 +912,6 @@ class AtlasProdJobBroker(Plugin):
     def _prepare_data(self, scenario: Scenario, grid: dict[str, Any], a: dict[str, Any]) -> None:
         """Input already at each queue's storage (its read_lan endpoints), per dataset the most complete copy."""
         n = len(grid["site"])
-        local_size, local_files = np.zeros(n), np.zeros(n)
         readers = grid["readers"]
         task, config = scenario.task, scenario.config
         io_intensive = (
@@ -923,15 +922,17 @@ class AtlasProdJobBroker(Plugin):
         # LOCAL_DATA_DISK_ONLY (panda siteSizeMap): the local input is what disk copies hold; with tape copies
         # too (siteSizeMapWT) it is the IO check's second choice
         disk_only = bool(config.get("LOCAL_DATA_DISK_ONLY"))
-        with_tape_size, with_tape_files = np.zeros(n), np.zeros(n)
+        # summed per queue in plain lists: a copy reaches the few queues that read its endpoint, where an array
+        # operation per copy cost more than the rest of the data check
+        local_size, local_files, with_tape_size, with_tape_files = [0.0] * n, [0.0] * n, [0.0] * n, [0.0] * n
         for dataset in scenario.datasets:
             # panda-server 1.0.4 ("get available files"): only complete copies count for a secondary dataset
             # and for an IO-intensive task's master (getAvailableFiles complete_only)
             complete_only = bool(config.get("DATA_COMPLETE_ONLY_RULE")) and (
                 not dataset.master or (io_intensive and self.master_complete_only_when_io)
             )
-            best_size, best_files = np.zeros(n), np.zeros(n)
-            tape_size, tape_files = np.zeros(n), np.zeros(n)
+            best: dict[int, list[float]] = {}  # position → [GB, files] of the most complete disk copy it reads
+            tape: dict[int, list[float]] = {}  # ... of tape copies, apart under LOCAL_DATA_DISK_ONLY
             for endpoint, replica in dataset.replicas.items():
                 if complete_only and replica.nFiles < dataset.nFiles:
                     continue
@@ -939,18 +940,22 @@ class AtlasProdJobBroker(Plugin):
                 if positions is None:
                     continue
                 info = scenario.ddm_endpoints.get(endpoint)
-                if disk_only and info is not None and info.is_tape:
-                    tape_size[positions] = np.maximum(tape_size[positions], replica.sizeGB)
-                    tape_files[positions] = np.maximum(tape_files[positions], replica.nFiles)
-                    continue
-                best_size[positions] = np.maximum(best_size[positions], replica.sizeGB)
-                best_files[positions] = np.maximum(best_files[positions], replica.nFiles)
-            local_size += best_size
-            local_files += best_files
+                target = tape if disk_only and info is not None and info.is_tape else best
+                for position in positions:
+                    held = target.setdefault(position, [0.0, 0.0])
+                    held[0] = max(held[0], replica.sizeGB)
+                    held[1] = max(held[1], replica.nFiles)
+            for position, (size, files) in best.items():
+                local_size[position] += size
+                local_files[position] += files
             # the copies are the first files of the dataset (as the driver's Rucio answers): their union is the
             # larger of the two
-            with_tape_size += np.maximum(best_size, tape_size)
-            with_tape_files += np.maximum(best_files, tape_files)
+            for position in best.keys() | tape.keys():
+                disk_copy, tape_copy = best.get(position, (0.0, 0.0)), tape.get(position, (0.0, 0.0))
+                with_tape_size[position] += max(disk_copy[0], tape_copy[0])
+                with_tape_files[position] += max(disk_copy[1], tape_copy[1])
+        local_size, local_files = np.array(local_size, dtype=float), np.array(local_files, dtype=float)
+        with_tape_size, with_tape_files = np.array(with_tape_size, dtype=float), np.array(with_tape_files, dtype=float)
         total_size = float(sum(d.sizeGB for d in scenario.datasets))
         total_files = float(sum(d.nFiles for d in scenario.datasets))
         a["total_size"], a["total_files"] = total_size, total_files
