@@ -749,7 +749,9 @@ class AtlasProdJobBroker(Plugin):
         a["running_real"] = a["running"]
         a["activated_real"] = a["activated"]
         a["running_cores"] = a["runningCores"]
-        a.lazily(self.STORAGE_KEYS, overlay_producer(lambda target: self._grid_storage(scenario, records, target)))
+        a.lazily(self.ACTIVITY_KEYS, lambda grid: self._grid_activities(scenario, grid))
+        a.lazily(self.SPACE_KEYS, lambda grid: self._grid_space(scenario, grid))
+        a.lazily(("readers",), lambda _: {"readers": self._grid_readers(records)})
         a.lazily(self.DERIVED_KEYS, lambda grid: self._grid_derived(scenario, names, stats, grid))
         return a
 
@@ -777,13 +779,10 @@ class AtlasProdJobBroker(Plugin):
         derived["connectivity_values"], derived["connectivity_index"] = distinct(grid["wnconnectivity"].tolist())
         return derived
 
-    # the queues' storage endpoints, made when a rule first reads them
-    STORAGE_KEYS = (
-        *(f"{role}_{activity}" for role in ("in", "out") for activity in ENDPOINT_ACTIVITIES),
-        "output_free",
-        "output_usable",
-        "readers",
-    )
+    # the queues' storage endpoints, each group made when a rule first reads one of its keys: the activities of
+    # their input and output endpoints, the output endpoint's space, and which queues read each endpoint
+    ACTIVITY_KEYS = tuple(f"{role}_{activity}" for role in ("in", "out") for activity in ENDPOINT_ACTIVITIES)
+    SPACE_KEYS = ("output_free", "output_usable")
 
     @classmethod
     def _stat_columns(cls, stats: list[dict[str, Any]], rows: list[int] | None = None) -> dict[str, np.ndarray]:
@@ -814,37 +813,44 @@ class AtlasProdJobBroker(Plugin):
             cache["scan positions"] = {name: position for position, name in enumerate(self.queue_records(scenario))}
         return cache["scan positions"]
 
-    def _grid_storage(self, scenario: Scenario, records, a) -> None:
+    @staticmethod
+    def _grid_activities(scenario: Scenario, grid) -> dict[str, np.ndarray]:
+        """Each activity of each queue's input and output endpoint (a blacklisted endpoint's are OFF; an unknown
+        endpoint's empty)."""
         endpoints = scenario.ddm_endpoints
-        unknown = ("",) * len(ENDPOINT_ACTIVITIES) + (np.nan, np.nan)
-        seen: dict[str, tuple] = {}
-
-        def endpoint_row(name: str) -> tuple:
-            row = seen.get(name)
-            if row is None:
+        made: dict[str, np.ndarray] = {}
+        for role, key in (("in", "input_endpoint"), ("out", "output_endpoint")):
+            rows = []
+            for name in grid[key].tolist():
                 info = endpoints.get(name) if name else None
                 if info is None:
-                    row = unknown
+                    rows.append(("",) * len(ENDPOINT_ACTIVITIES))
                 else:
-                    activities = ("OFF" if info.blacklisted else info.activity(x) for x in ENDPOINT_ACTIVITIES)
-                    row = (*activities, info.space_free, info.space_free + info.space_expired)
-                seen[name] = row
-            return row
+                    rows.append(tuple("OFF" if info.blacklisted else info.activity(x) for x in ENDPOINT_ACTIVITIES))
+            columns = list(zip(*rows, strict=False)) if rows else [()] * len(ENDPOINT_ACTIVITIES)
+            for activity, values in zip(ENDPOINT_ACTIVITIES, columns, strict=True):
+                made[f"{role}_{activity}"] = np.array(values, dtype=object)
+        return made
 
-        for role, key in (("in", "input_endpoint"), ("out", "output_endpoint")):
-            rows = [endpoint_row(name) for name in a[key].tolist()]
-            columns = list(zip(*rows, strict=True)) if rows else [()] * (len(ENDPOINT_ACTIVITIES) + 2)
-            for activity, values in zip(ENDPOINT_ACTIVITIES, columns, strict=False):
-                a[f"{role}_{activity}"] = np.array(values, dtype=object)
-            if role == "out":
-                a["output_free"] = np.array(columns[-2], dtype=float)
-                a["output_usable"] = np.array(columns[-1], dtype=float)
-        # endpoint → the queues that read from it over LAN, for the data-availability sums
+    @staticmethod
+    def _grid_space(scenario: Scenario, grid) -> dict[str, np.ndarray]:
+        """The free space of each queue's output endpoint, and free plus expired (GB; unknown: NaN)."""
+        endpoints = scenario.ddm_endpoints
+        free, usable = [], []
+        for name in grid["output_endpoint"].tolist():
+            info = endpoints.get(name) if name else None
+            free.append(np.nan if info is None else info.space_free)
+            usable.append(np.nan if info is None else info.space_free + info.space_expired)
+        return {"output_free": np.array(free, dtype=float), "output_usable": np.array(usable, dtype=float)}
+
+    @staticmethod
+    def _grid_readers(records: list[dict[str, Any]]) -> dict[str, list[int]]:
+        """Endpoint → the queues (positions) that read from it over LAN, for the data-availability sums."""
         readers: dict[str, list[int]] = {}
         for position, record in enumerate(records):
             for endpoint in (record.get("astorages") or {}).get("read_lan") or []:
                 readers.setdefault(endpoint, []).append(position)
-        a["readers"] = readers
+        return readers
 
     def _network(
         self, scenario: Scenario, grid: dict[str, Any], nucleus: str, sat_cap: float, lookup: str
