@@ -221,12 +221,14 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _column(value: Any, positions: np.ndarray) -> list[Any]:
-    """One detail or factor key's values for the given positions, as plain JSON-friendly Python values: arrays
-    indexed, scalars repeated, floats rounded to 4 decimals, whole numbers as int, NaN (unknown) as None."""
+def _column(value: Any, positions: np.ndarray | int) -> list[Any]:
+    """One detail or factor key's values for the given positions (a count: the first that many, every value of a
+    column that long), as plain JSON-friendly Python values: arrays indexed, scalars repeated, floats rounded to
+    4 decimals, whole numbers as int, NaN (unknown) as None."""
+    everyone = isinstance(positions, int)
     if not isinstance(value, np.ndarray):
-        return [_plain(value)] * len(positions)
-    selected = value[positions]
+        return [_plain(value)] * (positions if everyone else len(positions))
+    selected = value[:positions] if everyone else value[positions]
     if selected.dtype.kind != "f":
         return selected.tolist()
     missing = np.isnan(selected).tolist()
@@ -237,12 +239,12 @@ def _column(value: Any, positions: np.ndarray) -> list[Any]:
     ]
 
 
-def _rows(values: Detail, positions: np.ndarray) -> list[dict[str, Any]]:
-    """Per-candidate dictionaries for the given positions, built column by column (one numpy conversion per
-    key instead of one per value)."""
+def _rows(values: Detail, positions: np.ndarray | int) -> list[dict[str, Any]]:
+    """Per-candidate dictionaries for the given positions (or the first that many), built column by column (one
+    numpy conversion per key instead of one per value)."""
     columns = {key: _column(value, positions) for key, value in values.items()}
     if not columns:
-        return [{} for _ in range(len(positions))]
+        return [{} for _ in range(positions if isinstance(positions, int) else len(positions))]
     keys = list(columns)
     return [dict(zip(keys, row, strict=True)) for row in zip(*columns.values(), strict=True)]
 
@@ -443,7 +445,7 @@ class Plugin:
         if isinstance(arrays, PreparedArrays):
             arrays = arrays.copy()
         # The same conversion as the skips' details, so that equal values compare equal.
-        rows = _rows({key: np.asarray(arrays[array]) for key, array in self.frame_keys.items()}, np.arange(len(names)))
+        rows = _rows({key: np.asarray(arrays[array]) for key, array in self.frame_keys.items()}, len(names))
         return Frame(tuple(names), {key: [row[key] for row in rows] for key in self.frame_keys})
 
     # --- the common flow ---
@@ -468,7 +470,7 @@ class Plugin:
             weights, factors = self.weigh(context, survivors)
             weights = np.where(np.isfinite(weights) & (weights > 0), weights, 0.0)
             order = sorted(range(len(survivors)), key=self.rank_key(context, survivors, weights))
-            factor_rows = _rows(factors, np.arange(len(survivors)))
+            factor_rows = _rows(factors, len(survivors))
             candidates = [Candidate(names[survivors[i]], float(weights[i]), factor_rows[i]) for i in order]
             late = [
                 (name, np.asarray(mask, dtype=bool) & context.alive, code, detail)
