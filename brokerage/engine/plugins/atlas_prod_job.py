@@ -791,21 +791,22 @@ class AtlasProdJobBroker(Plugin):
         or absent one takes the column's default, counts are whole), converted as a whole, else value by value."""
         keys, whole, defaults = _STAT_LAYOUT
         try:
-            # one flat list, absent values NaN already: numpy converts it at twice the speed of rows holding None
-            flat = [s.get(key, math.nan) for s in stats for key in keys]
-            matrix = np.array(flat, dtype=float).reshape(len(stats), len(keys))
+            # one flat list, a column after the other, absent values NaN already: numpy converts it at twice the
+            # speed of rows holding None, and each column comes out contiguous
+            flat = [s.get(key, math.nan) for key in keys for s in stats]
+            matrix = np.array(flat, dtype=float).reshape(len(keys), len(stats))
         except (TypeError, ValueError):  # text where a number belongs: _int and _float read what they can
             return {
                 name: np.array([convert(s.get(key), default) for s in stats], dtype=float)[rows or slice(None)]
                 for name, key, default, convert in cls.STAT_COLUMNS
             }
-        # (truncating and testing NaN or infinity raise no floating-point error: no errstate needed)
-        matrix = np.where(whole, np.trunc(matrix), matrix)
-        matrix = np.where(np.isnan(matrix), defaults, matrix)
+        # in place, on the counts' columns and the missing values only (truncating and testing NaN or infinity
+        # raise no floating-point error)
+        np.trunc(matrix, out=matrix, where=whole)
+        np.copyto(matrix, defaults, where=np.isnan(matrix))
         if rows is not None:
-            matrix = matrix[rows]
-        columns = matrix.T.copy()  # a contiguous row per column
-        return {name: columns[position] for position, (name, _, _, _) in enumerate(cls.STAT_COLUMNS)}
+            matrix = matrix[:, rows]
+        return {name: matrix[position] for position, (name, _, _, _) in enumerate(cls.STAT_COLUMNS)}
 
     def _scan_positions(self, scenario: Scenario) -> dict[str, int]:
         cache = self._snapshot_cache(scenario)
@@ -1999,6 +2000,6 @@ class AtlasProdJobBroker(Plugin):
 # _stat_columns' layout: the statistics keys in column order, which columns are whole counts, each column's default
 _STAT_LAYOUT = (
     tuple(key for _, key, _, _ in AtlasProdJobBroker.STAT_COLUMNS),
-    np.array([convert is _int for _, _, _, convert in AtlasProdJobBroker.STAT_COLUMNS]),
-    np.array([default for _, _, default, _ in AtlasProdJobBroker.STAT_COLUMNS], dtype=float),
+    np.array([[convert is _int] for _, _, _, convert in AtlasProdJobBroker.STAT_COLUMNS]),  # a row per column
+    np.array([[default] for _, _, default, _ in AtlasProdJobBroker.STAT_COLUMNS], dtype=float),
 )
