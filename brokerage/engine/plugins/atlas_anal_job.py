@@ -822,8 +822,10 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
                 # to VP (AtlasAnalJobBroker 629-639)
                 scan, disk, union_sites, _, _ = c.plugin.data_sites(c.scenario)
                 union = not disk and not scan and bool(union_sites)
+            if not (avoid or merging or no_locality or union):
+                return NOTHING_FAILS  # no reason to avoid a VP queue: none is read
             return Rejection(
-                c["vp"] & (avoid or merging or no_locality or union),
+                c["vp"],
                 {"avoidVP": avoid, "merge": merging, "dataLocalityChecked": not no_locality, "unionLocality": union},
             )
         overloaded = np.where(c["vp_overloaded_given"], c["vp_overloaded"], AtlasAnalJobBroker._too_long(c))

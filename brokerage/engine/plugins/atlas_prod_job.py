@@ -1136,7 +1136,9 @@ class AtlasProdJobBroker(Plugin):
     @staticmethod
     def _input_complete(c: Context) -> Rejection:
         dataset = input_incomplete(c.scenario)
-        return Rejection(np.full(len(c.names), bool(dataset), dtype=bool), {"dataset": dataset})
+        if not dataset:
+            return NOTHING_FAILS
+        return Rejection(np.ones(len(c.names), dtype=bool), {"dataset": dataset})
 
     @staticmethod
     def _unknown_nucleus(c: Context) -> Rejection:
@@ -1150,7 +1152,9 @@ class AtlasProdJobBroker(Plugin):
             and bool(c.config.get("NUCLEUS_NEEDS_QUEUE"))
             and nucleus not in c.plugin.nuclei_known(c.scenario)
         )
-        return Rejection(np.full(len(c.names), unknown, dtype=bool), {"nucleus": nucleus})
+        if not unknown:
+            return NOTHING_FAILS
+        return Rejection(np.ones(len(c.names), dtype=bool), {"nucleus": nucleus})
 
     @staticmethod
     def _link_blocked(c: Context) -> Rejection:
