@@ -612,3 +612,36 @@ def test_a_pseudo_queues_row_is_its_unified_queues_with_its_own_cores_and_memory
             assert rows == [broker._record_row(record) for record, _ in pairs], seed
             pseudo += sum(queue != name for (_, queue), name in zip(pairs, names, strict=True))
     assert pseudo > 100
+
+
+def test_queues_sharing_their_endpoints_share_one_endpoint_verdict(monkeypatch):
+    """JOB_ENDPOINT_RULE panda: the verdict reads only a queue's LAN endpoints and whether it is at the nucleus, so
+    queues of one site with the same endpoints are judged once; a queue writing elsewhere is judged apart, and a
+    blacklisted write endpoint skips exactly the queues that write there."""
+    calls = []
+    real = AtlasProdJobBroker._endpoint_verdict
+    monkeypatch.setattr(
+        AtlasProdJobBroker,
+        "_endpoint_verdict",
+        staticmethod(lambda storages, *args: calls.append(dict(storages)) or real(storages, *args)),
+    )
+    data = job_scenario(
+        queue("A1", site="SAT"),
+        queue("A2", site="SAT"),
+        queue("A3", site="SAT"),
+        queue("B", site="SAT", write_lan="SAT_SCRATCHDISK"),
+        endpoints={
+            "SAT_SCRATCHDISK": {
+                "site": "SAT",
+                "type": "DATADISK",
+                "space_total": 100000,
+                "space_free": 50000,
+                "detailed_status": {"write_lan": "OFF"},
+            }
+        },
+        gdpconfig={"JOB_ENDPOINT_RULE": "panda"},
+    )
+    decision = decide(data)
+    assert len(calls) == 2  # A1, A2 and A3 once; B apart
+    assert decision.skipped["B"].code == "write_lan_blacklist"
+    assert {c.name for c in decision.candidates} == {"A1", "A2", "A3"}

@@ -1537,13 +1537,14 @@ class AtlasProdJobBroker(Plugin):
                 seen[name] = found
             return found
 
-        # a queue's verdict depends on its storages and whether it is a nucleus queue: pseudo-queues share them
-        verdicts: dict[tuple[int, bool], tuple[str, str, str] | None] = {}
+        # a queue's verdict depends on its LAN endpoints and whether it is a nucleus queue: the queues of a site
+        # (and a unified queue's pseudo-queues) share them
+        verdicts: dict[tuple, tuple[str, str, str] | None] = {}
         for i, name in enumerate(c.names):
             record = (known.get(name) or (scenario.queues.get(name, {}), name))[0]
             storages = record.get("astorages") or {}
             nucleus_queue = bool(nucleus_queues[i])
-            key = (id(storages), nucleus_queue)
+            key = (tuple(storages.get("read_lan") or ()), tuple(storages.get("write_lan") or ()), nucleus_queue)
             if key not in verdicts:
                 verdicts[key] = AtlasProdJobBroker._endpoint_verdict(
                     storages, nucleus_queue, state, locations, remote_ok
