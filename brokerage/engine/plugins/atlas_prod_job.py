@@ -106,7 +106,20 @@ def pseudo_queue_records(name: str, record: dict[str, Any]) -> list[tuple[str, d
     memory limits of that type (SiteMapper.get_child_site_spec, panda-server 1.0.4)."""
     cores = max(1, _int(record.get("corecount"), 1))
     maxrss, minrss = _float(record.get("maxrss")) or 0.0, _float(record.get("minrss")) or 0.0
-    pseudo = []
+    # the unified queue's own core count stays: the checks 1.0.4 runs per unified queue (disk) read it
+    return [
+        (
+            f"{name}/{type_name}",
+            dict(record, corecount=child_cores, maxrss=child_max, minrss=child_min, unified_corecount=cores),
+        )
+        for type_name, child_cores, child_max, child_min in _pseudo_queue_shapes(cores, maxrss, minrss)
+    ]
+
+
+@functools.lru_cache(maxsize=4096)  # pure arithmetic on three numbers, which a grid's queues share
+def _pseudo_queue_shapes(cores: int, maxrss: float, minrss: float) -> tuple[tuple[str, int, float, float], ...]:
+    """(resource type, cores, maxrss, minrss) of each pseudo-queue of a unified queue with these limits."""
+    shapes = []
     for type_name, min_core, max_core, min_ram, max_ram in RESOURCE_TYPES:
         if min_core is not None and cores < min_core:
             continue
@@ -121,10 +134,8 @@ def pseudo_queue_records(name: str, record: dict[str, Any]) -> list[tuple[str, d
             if max_ram is not None
             else min(maxrss * child_cores / cores, maxrss)
         )
-        # the unified queue's own core count stays: the checks 1.0.4 runs per unified queue (disk) read it
-        child = dict(record, corecount=child_cores, maxrss=child_max, minrss=child_min, unified_corecount=cores)
-        pseudo.append((f"{name}/{type_name}", child))
-    return pseudo
+        shapes.append((type_name, child_cores, child_max, child_min))
+    return tuple(shapes)
 
 
 def queue_site(record: dict[str, Any]) -> str:
