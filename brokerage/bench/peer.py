@@ -110,10 +110,10 @@ def wide_seed(kind: str) -> int:
 
 def wide_row(real, kind: str, *, queues: int, repeat: int) -> Row:
     """One scenario widened to `queues` queues (scenarios.widened), brokered `repeat` times in a row on each side, in
-    SCENARIO_TURNS turns (one when quick): agreement and the fastest run of each (both warm). Ours is timed twice: from the plain scenario (parse and the per-queue
-    arrays included, as `median_ms`), and as a cycle decides, over a snapshot already read (`warm_snapshot_ms`:
-    another job set over the same parsed snapshot), which is what the real side's time leaves out too (its
-    SiteMapper is built before doBrokerage)."""
+    SCENARIO_TURNS turns (one when quick): agreement and the fastest run of each (both warm). Ours is timed twice:
+    from the plain scenario (parse and the per-queue arrays included, as `median_ms`), and as a cycle decides, over
+    a snapshot already read (`warm_snapshot_ms`: another job set over the same parsed snapshot), which is what the
+    real side's time leaves out too (its SiteMapper is built before doBrokerage)."""
     seed = wide_seed(kind)
     plugin, generate = BROKERS[kind]
     scenario = widened(generate(seed), queues)
