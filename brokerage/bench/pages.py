@@ -106,8 +106,11 @@ def pages(*, quick: bool = False) -> list[Row]:
                 cursor.execute(f"VACUUM ANALYZE {connection.ops.quote_name(Job._meta.db_table)}")
         job_of_big_task = Job.objects.filter(task=big_task).order_by("pk").values_list("pk", flat=True)[big // 2]
         repeat = 5 if quick else 15
+        # the search box sends an ID naming one thing straight to its page (302) and shows a choice (200) when
+        # it names several: which the job's ID does depends on the IDs the database's sequences gave out
+        answers = {"search an ID": (200, 302)}
         requests = [
-            (name, url, lambda name: {"page": name})
+            (name, url, lambda name: {"page": name}, answers.get(name, (200,)))
             for name, url in (
                 ("task page", f"/tasks/{big_task.pk}/?refresh=0"),
                 ("task error summary", f"/tasks/{big_task.pk}/errors/"),

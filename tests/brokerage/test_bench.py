@@ -84,6 +84,22 @@ def test_cycle_rows_and_nothing_left_behind():
     assert not BrokerageCycle.objects.exists()
 
 
+@pytest.mark.django_db
+def test_a_page_request_may_name_a_redirect_as_its_answer():
+    """The search box answers an ID naming one thing with a redirect to its page: a request naming 302 as an answer
+    times it; any other request stops the benchmark on it, saying what was answered."""
+    from brokerage.bench.runner import time_pages
+    from tests.factories import TaskFactory
+
+    task = TaskFactory()
+    url = f"/search/?q={task.pk}"
+    rows = time_pages("pages", [("search an ID", url, lambda name: {"page": name}, (200, 302))], repeat=2, params={})
+    assert rows[0]["params"] == {"page": "search an ID"}
+    assert rows[0]["median_ms"] > 0
+    with pytest.raises(RuntimeError, match=f"/search/\\?q={task.pk} answered 302"):
+        time_pages("pages", [("search an ID", url, lambda name: {"page": name})], repeat=2, params={})
+
+
 @pytest.mark.django_db(transaction=True)
 def test_pages_rows_and_nothing_left_behind():
     from brokerage.models import BrokerageCycle, Job, Task
