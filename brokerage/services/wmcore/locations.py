@@ -19,13 +19,16 @@ from brokerage.services.bulk import bulk_update_values
 def element_locations_update(*, now: datetime) -> int:
     """Seed 004, "Input data (block) location update": the input, parent and pileup locations of every Available
     element (global and local queues) are read again from the block replicas; returns the elements changed."""
-    # the global queues' locks keep pulls (which write on Available elements too) out meanwhile
-    list(
-        WMCoreQueue.objects.select_for_update(no_key=True)
-        .filter(kind="global")
-        .order_by("pk")
-        .values_list("pk", flat=True)
-    )
+    # the global queues' locks keep pulls (which write on Available elements too) out meanwhile. Every queue row is
+    # written at the end, so all are locked first, in the one order: the local queues, then the global ones, as a
+    # pull locks its agent's queue and then its global queue (global first deadlocked against a pull)
+    for kind in ("local", "global"):
+        list(
+            WMCoreQueue.objects.select_for_update(no_key=True)
+            .filter(kind=kind)
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
     rows = list(WMCoreElement.objects.filter(Status="Available").values("pk", "Inputs", "ParentData", "PileupData"))
     names = {name for row in rows for field in ("Inputs", "ParentData") for name in (row[field] or {})}
     pileups = {name for row in rows for name in (row["PileupData"] or {})}
