@@ -72,7 +72,7 @@ SECTIONS = (
             "JobSubmitterReport",
         ],
     ),
-    ("Operations", ["ProcessLock", "WorkerHeartbeat", "IntegrityCheck", "AuthToken"]),
+    ("Operations", ["ProcessLock", "WorkerHeartbeat", "IntegrityCheck", "ApiToken", "OidcIdentity"]),
 )
 
 

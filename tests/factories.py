@@ -508,14 +508,15 @@ class JobSubmitterReportFactory(factory.django.DjangoModelFactory):
     count = 3
 
 
-def api_token(user, token: str | None = None) -> str:
-    """An API token for `user` (django-rest-knox keeps its digest); `token` fixes the string (the fuzzing schema
+def api_token(user, token: str | None = None, name: str = "") -> str:
+    """An API token for `user` (our token model keeps its digest); `token` fixes the string (the fuzzing schema
     is built with its token before any test runs)."""
     from knox.crypto import hash_token
-    from knox.models import AuthToken
     from knox.settings import CONSTANTS
 
+    from brokerage.models import ApiToken
+
     if token is None:
-        return AuthToken.objects.create(user=user)[1]
-    AuthToken(digest=hash_token(token), token_key=token[: CONSTANTS.TOKEN_KEY_LENGTH], user=user).save()
+        return ApiToken.objects.create(user=user, name=name)[1]
+    ApiToken(digest=hash_token(token), token_key=token[: CONSTANTS.TOKEN_KEY_LENGTH], user=user, name=name).save()
     return token

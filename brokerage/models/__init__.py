@@ -1,5 +1,6 @@
 """The domain model. Tables mirroring PanDA/JEDI/CRIC keep their column names; our own tables use snake_case."""
 
+from .accounts import ApiToken, OidcIdentity
 from .config import GdpConfig, GdpConfigChange, GdpConfigRevision
 from .decisions import BrokerageCycle, CycleFrame, CycleStatus, Decision, DecisionHour, DecisionTrace
 from .dirac import DiracJob, DiracJobStatusLog, DiracMatchRecord, DiracTaskQueue, DiracTaskQueueValue
@@ -46,6 +47,7 @@ from .wmcore import (
 )
 
 __all__ = [
+    "ApiToken",
     "BrokerageCycle",
     "CycleFrame",
     "CycleInputs",
@@ -83,6 +85,7 @@ __all__ = [
     "JobTimeoutSummary",
     "MergePreassignment",
     "NetworkLink",
+    "OidcIdentity",
     "PandaQueue",
     "ProcessLock",
     "QueuePilotStats",

@@ -406,6 +406,9 @@ PILOT_PAYLOAD_TRANSFORMATION = os.environ.get(
 PILOT_PAYLOAD_PARAMETERS = os.environ.get("PILOT_PAYLOAD_PARAMETERS", "sleep 5")
 DEMO_OIDC_ISSUER = False  # manage.py demo_token: the demo signs its own ID tokens (brokerage.settings.demo only)
 API_TOKEN_DAYS = int(os.environ.get("API_TOKEN_DAYS", "90"))
+# Our own token model (brokerage.models.ApiToken): a number for a key and a name, so no address or page names a
+# token's digest (issue 47).
+KNOX_TOKEN_MODEL = "brokerage.ApiToken"
 REST_KNOX = {"TOKEN_TTL": timedelta(days=API_TOKEN_DAYS), "AUTH_HEADER_PREFIX": "Token", "TOKEN_PREFIX": "bm_"}
 SPECTACULAR_SETTINGS = {
     "TITLE": "Brokerage monitor API",

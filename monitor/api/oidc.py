@@ -4,10 +4,13 @@
 A token is accepted when its RS256 signature verifies with a key of the configured issuer's key set (OIDC_JWKS_URL,
 or OIDC_JWKS_FILE for a machine without the issuer in reach), its `iss` is OIDC_ISSUER, its `aud` one of
 OIDC_AUDIENCE (the client ids, as panda-server's auth_config lists them) and it has not expired. It stands for the
-user named by its `preferred_username` (else its `sub`), made on first use when OIDC_CREATE_USERS is on, with the
-token's `name` as the user's full name (the name PanDA records as a task's userName). The token's `groups` decide
-the user's membership of Django groups named after the VO's groups ("atlas", "atlas/production"): a group of the
-VO the token no longer lists is left; groups the admin made otherwise are untouched. The permissions are the
+user its identity (issuer and `sub`) is linked to (brokerage.models.OidcIdentity), never for a local account that
+happens to have its `preferred_username` (issue 47): an identity seen first gets a new user of its own when
+OIDC_CREATE_USERS is on, named after `preferred_username` where that name is free, with the token's `name` as the
+user's full name (the name PanDA records as a task's userName); an admin links an identity to an existing account
+(brokerage.services.accounts). The token's `groups` decide the user's membership of Django groups named after the
+VO's groups ("atlas", "atlas/production"): a group of the VO the token no longer lists is left; groups the admin
+made otherwise are untouched. The permissions are the
 groups' and the user's own, as for any user (panda-server's production role is a group with the permission to
 change tasks). Off unless OIDC_ISSUER is set.
 
@@ -26,13 +29,13 @@ from typing import Any
 
 import jwt
 from django.conf import settings
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
-from django.db import transaction
+from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.plumbing import build_bearer_security_scheme_object
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed
+
+from brokerage.services.accounts import IdentityRefused, oidc_identity_user
 
 _lock = threading.Lock()
 _key_sets: dict[str, tuple[float, dict[str, Any]]] = {}
@@ -99,42 +102,6 @@ def token_claims(token: str) -> dict[str, Any]:
         raise AuthenticationFailed(f"Token authentication failed. Invalid token: {error}") from error
 
 
-def _vo_groups(claims: dict[str, Any], vo: str) -> set[str]:
-    """The token's groups of the VO, without a leading slash ("/atlas/production" → "atlas/production")."""
-    listed = claims.get("groups") or claims.get("wlcg.groups") or []
-    if isinstance(listed, str):
-        listed = [listed]
-    names = {str(name).lstrip("/") for name in listed}
-    return {name for name in names if name == vo or name.startswith(f"{vo}/")}
-
-
-@transaction.atomic
-def user_for_claims(claims: dict[str, Any], *, vo: str):
-    """The user a verified token stands for, made on first use (OIDC_CREATE_USERS), its VO groups as the token
-    lists them. None when the user does not exist and may not be made."""
-    model = get_user_model()
-    username = str(claims.get("preferred_username") or claims["sub"])[: model._meta.get_field("username").max_length]
-    user = model.objects.filter(username=username).first()
-    if user is None:
-        if not settings.OIDC_CREATE_USERS:
-            return None
-        first, _, last = " ".join(str(claims.get("name") or "").split()).partition(" ")
-        user = model(username=username, first_name=first[:150], last_name=last[:150], email=claims.get("email") or "")
-        user.set_unusable_password()
-        user.save()
-    if not user.is_active:
-        return None
-    wanted = _vo_groups(claims, vo)
-    held = {group.name: group for group in user.groups.all() if group.name == vo or group.name.startswith(f"{vo}/")}
-    stale = [group for name, group in held.items() if name not in wanted]
-    if stale:
-        user.groups.remove(*stale)
-    fresh = Group.objects.filter(name__in=wanted - set(held))
-    if fresh:
-        user.groups.add(*fresh)
-    return user
-
-
 class OidcAuthentication(BaseAuthentication):
     """`Authorization: Bearer <OIDC ID token>`; the VO from `Origin` (panda-client's PANDA_AUTH_VO), else OIDC_VO."""
 
@@ -159,7 +126,10 @@ class OidcAuthentication(BaseAuthentication):
         vo = origin.replace(":", ".").split(".")[0] if origin and "://" not in origin else settings.OIDC_VO
         if vo != settings.OIDC_VO:
             raise AuthenticationFailed(f"Token authentication failed. Unknown vo : {vo}")
-        user = user_for_claims(claims, vo=vo)
+        try:
+            user = oidc_identity_user(claims=claims, vo=vo, now=timezone.now())
+        except IdentityRefused as refused:
+            raise AuthenticationFailed(f"Token authentication failed. {refused}") from refused
         if user is None:
             raise AuthenticationFailed(f"Token authentication failed. No active user {claims.get('sub')} here.")
         return user, claims

@@ -59,3 +59,35 @@ def test_traces_and_frames_move_to_their_own_tables_and_back():
         cursor.execute("SELECT frame FROM brokerage_cycles WHERE id = %s", [cycle])
         assert bytes(cursor.fetchone()[0]) == b"frame-bytes"
     call_command("migrate", verbosity=0)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_tokens_made_before_our_token_model_are_moved_with_their_digest():
+    """Issue 47: migration 0041 moves knox's rows into our token model (a number for a key, so no address names a
+    digest) and empties knox's table; the token still authenticates."""
+    from datetime import timedelta
+
+    from django.contrib.auth.models import User
+    from django.utils import timezone
+    from knox.crypto import hash_token
+    from rest_framework.test import APIClient
+
+    from brokerage.models import ApiToken
+
+    call_command("migrate", "brokerage", "0040", verbosity=0)
+    user = User.objects.create_user("old-client", password="x" * 20)
+    secret = "bm_" + "a" * 64
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO knox_authtoken (digest, token_key, user_id, created, expiry) VALUES (%s, %s, %s, %s, %s)",
+            [hash_token(secret), secret[:15], user.pk, timezone.now(), timezone.now() + timedelta(days=1)],
+        )
+    call_command("migrate", "brokerage", verbosity=0)
+    moved = ApiToken.objects.get()
+    assert (moved.user_id, moved.digest, moved.token_key) == (user.pk, hash_token(secret), secret[:15])
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT COUNT(*) FROM knox_authtoken")
+        assert cursor.fetchone()[0] == 0
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {secret}")
+    assert client.get("/api/v1/tasks/").status_code == 200

@@ -7,12 +7,13 @@ from __future__ import annotations
 import jwt
 import pytest
 from django.contrib.auth.models import Group, Permission, User
+from django.test import Client
 from rest_framework.test import APIClient
 
-from brokerage.models import Task
+from brokerage.models import OidcIdentity, Task
 from monitor.api import oidc
 from tests import factories
-from tests.oidc_issuer import TestIssuer, key_pair, signed_token
+from tests.oidc_issuer import ISSUER, TestIssuer, key_pair, signed_token
 
 pytestmark = pytest.mark.django_db
 
@@ -181,3 +182,94 @@ def test_the_key_set_is_read_from_the_issuers_url(issuer, issuer_key, settings):
         assert "The issuer's keys: HTTP Error 404" in refused.json()["message"]
     finally:
         server.shutdown()
+
+
+# --- issue 47: an identity is never borrowed ---
+
+
+def gdpconfig_write(client: APIClient):
+    return client.post(
+        "/api/v1/gdpconfig/",
+        {"key": "NQUEUED_SAT_CAP", "value": 300, "vo": "atlas", "component": "jobbroker"},
+        format="json",
+    )
+
+
+def test_a_token_naming_a_local_account_gets_a_new_user_not_that_account(issuer, issuer_key):
+    """Finding 1: a correctly signed token whose preferred_username is "admin" (another sub) acted as the local
+    superuser and wrote gdpconfig."""
+    admin = User.objects.create_superuser("admin", password="x" * 20)
+    token = id_token(issuer_key, sub="idp-user-4711", preferred_username="admin", name="Mallory Admin")
+    answer = gdpconfig_write(bearer(token))
+    assert answer.status_code == 403  # authenticated as someone, without the permission
+    assert "permission" in answer.json()["error"]["message"].lower()
+    user = OidcIdentity.objects.get(issuer=ISSUER, subject="idp-user-4711").user
+    assert user != admin
+    assert user.username.startswith("admin-") and len(user.username) == len("admin-") + 10
+    assert (user.is_superuser, user.is_staff, user.has_usable_password()) == (False, False, False)
+    assert user.get_all_permissions() == set()
+    # the same identity comes back to the same new user, whatever name its next token carries
+    renamed = id_token(issuer_key, sub="idp-user-4711", preferred_username="root")
+    assert bearer(renamed).get("/api/v1/task/get_status", {"task_id": 1}).status_code == 200
+    assert User.objects.filter(is_superuser=False).count() == 1
+    assert OidcIdentity.objects.get(subject="idp-user-4711").username_claim == "root"
+    # admin's own account is untouched and has no identity
+    assert not admin.oidc_identities.exists()
+
+
+def test_an_identity_acts_as_an_existing_account_only_once_an_admin_links_it(issuer, issuer_key):
+    boss = User.objects.create_superuser("boss", password="x" * 20)
+    token = id_token(issuer_key, sub="boss-at-idp", preferred_username="someone-else")
+    browser = Client()
+    browser.force_login(boss)
+    linked = browser.post(
+        "/admin/brokerage/oidcidentity/add/", {"issuer": ISSUER, "subject": "boss-at-idp", "user": boss.pk}
+    )
+    assert linked.status_code == 302
+    assert gdpconfig_write(bearer(token)).status_code == 201  # now it is boss, on purpose
+    assert not User.objects.filter(username="someone-else").exists()
+
+
+def test_the_same_subject_of_another_issuer_is_another_identity(issuer, issuer_key, settings):
+    first = bearer(id_token(issuer_key, sub="42", preferred_username="kim"))
+    assert first.get("/api/v1/task/get_status", {"task_id": 1}).status_code == 200
+    settings.OIDC_ISSUER = "https://other-idp.example.org/"
+    other = bearer(id_token(issuer_key, sub="42", preferred_username="kim", iss="https://other-idp.example.org/"))
+    assert other.get("/api/v1/task/get_status", {"task_id": 1}).status_code == 200
+    owners = {identity.issuer: identity.user.username for identity in OidcIdentity.objects.all()}
+    assert owners[ISSUER] == "kim"
+    assert owners["https://other-idp.example.org/"].startswith("kim-")
+
+
+@pytest.mark.parametrize(
+    ("claims", "message"),
+    [
+        ({"preferred_username": "adm\x00in"}, "The claim preferred_username holds a NUL character"),
+        ({"sub": "x\x00y"}, "The claim sub holds a NUL character"),
+        ({"name": "Eva\x00Lund"}, "The claim name holds a NUL character"),
+        ({"email": "eva@\x00example.org"}, "The claim email holds a NUL character"),
+        ({"preferred_username": "line\nbreak"}, "The claim preferred_username holds a control character"),
+        ({"preferred_username": ["admin"]}, "The claim preferred_username is not a string"),
+        ({"sub": 12345}, "Subject must be a string"),  # PyJWT checks it first
+        ({"sub": ""}, "The claim sub is empty"),
+        ({"preferred_username": "x" * 300}, "The claim preferred_username is over 255 long"),
+    ],
+)
+def test_claims_no_database_can_store_are_refused_not_a_server_error(issuer, issuer_key, claims, message):
+    """Finding 9: a signed token with a NUL in preferred_username was a 500."""
+    token = id_token(issuer_key, **claims)
+    panda = bearer(token).get("/api/v1/task/get_status", {"task_id": 1})
+    assert panda.status_code == 403
+    assert message in panda.json()["message"]
+    ours = bearer(token).get("/api/v1/tasks/")
+    assert ours.status_code == 401
+    assert message in ours.json()["error"]["message"]
+    assert not OidcIdentity.objects.exists()
+
+
+def test_groups_that_are_not_a_list_of_text_give_no_group(issuer, issuer_key):
+    Group.objects.create(name="atlas/production")
+    for groups in ("/atlas/production\x00", {"a": 1}, [1, None, "/atlas/production\x00"]):
+        answer = bearer(id_token(issuer_key, groups=groups)).get("/api/v1/task/get_status", {"task_id": 1})
+        assert answer.status_code == 200
+        assert not User.objects.get(username="elund").groups.exists()

@@ -13,9 +13,9 @@ from django.contrib.auth.models import Permission, User
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
-from knox.models import AuthToken
 from rest_framework.test import APIClient
 
+from brokerage.models import ApiToken
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -29,17 +29,25 @@ def viewer_with_every_view_permission() -> User:
 
 def test_a_viewer_cannot_read_tokens_nor_write_with_what_it_sees():
     boss = User.objects.create_superuser("boss", password="x" * 20)
-    secret = factories.api_token(boss)
+    secret = factories.api_token(boss, name="pilot factory")
     factories.GdpConfigFactory(key="NQUEUED_SAT_CAP", value="300", vo="atlas", component="jobbroker")
     viewer = viewer_with_every_view_permission()
     browser = Client()
     browser.force_login(viewer)
-    listing = browser.get("/admin/knox/authtoken/")
+    listing = browser.get("/admin/brokerage/apitoken/")
     assert listing.status_code == 200
     page = listing.content.decode()
-    assert secret not in page
-    assert secret[:15] in page  # the first characters tell tokens apart, nothing more
-    # (the digests in the change links are SHA-512 of 256 random bits: no way back to a token)
+    stored = ApiToken.objects.get(user=boss)
+    # issue 47: its owner, name, creation and expiry; never the token, its digest or the key knox finds it by
+    assert "pilot factory" in page
+    assert "boss" in page
+    for hidden in (secret, stored.digest, stored.token_key, secret[3:15]):
+        assert hidden not in page
+    view = browser.get(f"/admin/brokerage/apitoken/{stored.pk}/change/")
+    assert view.status_code == 200
+    assert "pilot factory" in view.content.decode()
+    for hidden in (stored.digest, stored.token_key, secret[3:15]):
+        assert hidden not in view.content.decode()
     # what a viewer can see is no credential
     stolen = APIClient()
     stolen.credentials(HTTP_AUTHORIZATION=f"Token {secret[:15]}")
@@ -62,25 +70,26 @@ def test_a_token_is_shown_once_when_made_in_the_admin_and_expires():
     boss = User.objects.create_superuser("boss", password="x" * 20)
     browser = Client()
     browser.force_login(boss)
-    add = browser.get("/admin/knox/authtoken/add/")
+    add = browser.get("/admin/brokerage/apitoken/add/")
     assert add.status_code == 200
     initial = add.context["adminform"].form.initial["expiry"]
     assert timedelta(days=89) < initial - timezone.now() <= timedelta(days=90)  # API_TOKEN_DAYS
     made = browser.post(
-        "/admin/knox/authtoken/add/",
-        {"user": boss.pk, "expiry_0": "2099-01-01", "expiry_1": "00:00:00"},
+        "/admin/brokerage/apitoken/add/",
+        {"user": boss.pk, "name": "nightly report", "expiry_0": "2099-01-01", "expiry_1": "00:00:00"},
         follow=True,
     )
     message = str(next(iter(made.context["messages"])))
     token = re.search(r"bm_[0-9a-f]{64}", message).group(0)
     assert "shown only this once" in message
-    stored = AuthToken.objects.get()
+    stored = ApiToken.objects.get()
+    assert stored.name == "nightly report"
     assert token not in (stored.digest, stored.token_key)
-    assert browser.get(f"/admin/knox/authtoken/{stored.pk}/change/").content.decode().count(token) == 0
+    assert browser.get(f"/admin/brokerage/apitoken/{stored.pk}/change/").content.decode().count(token) == 0
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
     assert client.get("/api/v1/tasks/").status_code == 200
-    AuthToken.objects.update(expiry=timezone.now() - timedelta(seconds=1))
+    ApiToken.objects.update(expiry=timezone.now() - timedelta(seconds=1))
     assert client.get("/api/v1/tasks/").status_code == 401
 
 

@@ -15,6 +15,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from brokerage.services.accounts import oidc_identity_link
+
 KEY_ID = "demo-issuer-1"
 
 
@@ -60,10 +62,14 @@ class Command(BaseCommand):
             raise CommandError("--hours: more than 0 and at most 720", returncode=2)
         key = issuer_key(Path(settings.OIDC_JWKS_FILE).parent)
         now = int(time.time())
+        # the demo issuer's identity of this user, linked to the account on purpose (a token is never mapped by
+        # the name it carries: issue 47)
+        subject = f"demo-{user.pk}"
+        oidc_identity_link(issuer=settings.OIDC_ISSUER, subject=subject, user=user)
         claims = {
             "iss": settings.OIDC_ISSUER,
             "aud": settings.OIDC_AUDIENCE.split(",")[0].strip(),
-            "sub": f"demo-{user.pk}",
+            "sub": subject,
             "iat": now,
             "exp": now + int(options["hours"] * 3600),
             "name": user.get_full_name() or user.get_username(),
