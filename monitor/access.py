@@ -1,7 +1,9 @@
 """Who may read the dashboard: anyone when DASHBOARD_ANONYMOUS_READ is on (the same policy as the API's
 API_ANONYMOUS_READ unless set apart), otherwise signed-in users; an anonymous visitor is sent to the sign-in page
-and comes back to the page asked for. The admin, the API (its own rule, monitor.api.permissions), the sign-in pages
-and static files are not the dashboard's to guard."""
+and comes back to the page asked for. The admin, the API (its own rule, monitor.api.permissions), the sign-in pages,
+static files and the pilot's paths are not the dashboard's to guard: the pilot's dispatcher (`/server/panda/…`)
+authenticates its token itself and its caches (`/cache/…`) have their own rule (monitor.dispatcher). Issue 47:
+guarded here, a pilot with a valid token was sent to the sign-in page."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 
-NOT_DASHBOARD = ("/admin/", "/api/", "/login/", "/logout/", "/static/")
+NOT_DASHBOARD = ("/admin/", "/api/", "/login/", "/logout/", "/static/", "/server/panda/", "/cache/")
 
 
 class DashboardAccessMiddleware:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from django.conf import settings
 from django.http import JsonResponse
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema
@@ -38,6 +39,14 @@ class PilotCall(APIView):
     permission_classes: ClassVar[list] = []
     writes = True
     http_method_names: ClassVar[list[str]] = ["post"]
+
+    @staticmethod
+    def error_answer(status: int, message: str) -> JsonResponse:
+        """A failure outside the call (a row locked elsewhere, the database away) in the protocol's shape
+        (monitor.middleware): failed, with what happened as the error dialog."""
+        response = answer(SC_FAILED, errorDialog=message)
+        response.status_code = status
+        return response
 
     def handle_exception(self, exc):
         if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
@@ -106,13 +115,26 @@ class GetStatus(PilotCall):
         )
 
 
-@extend_schema(exclude=True)
-class QueueData(APIView):
+def caches_readable(request) -> bool:
+    """The caches are queue and storage configuration, public in CRIC and PanDA, and the real pilot fetches them
+    without credentials (pilot 3.7.0.36, pilot/info/dataloader.py load_url_data): readable by anyone unless
+    PILOT_CACHES_ANONYMOUS_READ is off, then by the read rule."""
+    return settings.PILOT_CACHES_ANONYMOUS_READ or read_allowed(request)
+
+
+class CacheView(APIView):
     permission_classes: ClassVar[list] = []
     http_method_names: ClassVar[list[str]] = ["get", "head"]
 
+    @staticmethod
+    def error_answer(status: int, message: str) -> JsonResponse:
+        return JsonResponse({"error": message}, status=status)
+
+
+@extend_schema(exclude=True)
+class QueueData(CacheView):
     def get(self, request, queue: str, whole: str = ""):
-        if not read_allowed(request):
+        if not caches_readable(request):
             return JsonResponse({"error": "reading needs a token here"}, status=403)
         record = pilot_queuedata(queue=queue)
         if record is None:
@@ -122,11 +144,8 @@ class QueueData(APIView):
 
 
 @extend_schema(exclude=True)
-class Storages(APIView):
-    permission_classes: ClassVar[list] = []
-    http_method_names: ClassVar[list[str]] = ["get", "head"]
-
+class Storages(CacheView):
     def get(self, request):
-        if not read_allowed(request):
+        if not caches_readable(request):
             return JsonResponse({"error": "reading needs a token here"}, status=403)
         return JsonResponse(pilot_storages())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -52,6 +53,7 @@ from brokerage.services.task_commands import TaskCommandRefused, task_action_run
 from brokerage.task_actions import DESTRUCTIVE_ACTIONS, TASK_ACTIONS, task_actions_available
 
 from . import charts
+from .middleware import failure_response
 
 # Pages showing live state reload themselves this often (seconds); ?refresh=0 turns it off.
 REFRESH_SECONDS = 60
@@ -499,14 +501,19 @@ def dirac_match(request: HttpRequest, record_id: int) -> HttpResponse:
 def page_not_found(request: HttpRequest, exception=None) -> HttpResponse:
     """404 in the site's layout, saying what was not found and where to look instead."""
     message = str(exception) if exception and str(exception) and not settings.DEBUG else ""
-    if isinstance(getattr(exception, "args", [None])[0], dict):  # Django's resolver details: not for users
+    first = exception.args[0] if exception is not None and exception.args else None
+    if isinstance(first, dict):  # Django's resolver details: not for users
         message = ""
     return render(request, "404.html", {"message": message, "path": request.path}, status=404)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
-    """500 in the site's layout, without touching the database (it may be what failed)."""
-    return render(request, "500.html", status=500)
+    """500 in the site's layout, without touching the database (it may be what failed). An exception raised
+    before any view ran (the session or the user read while the database is away) is still answered for what it
+    is: a 503 with Retry-After, in the client's shape (monitor.middleware)."""
+    failure = sys.exc_info()[1]  # Django calls this while handling the exception
+    answer = failure_response(request, failure) if failure is not None else None
+    return answer if answer is not None else render(request, "500.html", status=500)
 
 
 @require_safe

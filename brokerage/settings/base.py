@@ -356,6 +356,9 @@ BROKERAGE_PLUGINS = [
 # production settings. Off, a page sends an anonymous visitor to /login/ and the API answers 401/403.
 API_ANONYMOUS_READ = env_bool("API_ANONYMOUS_READ", True)
 DASHBOARD_ANONYMOUS_READ = env_bool("DASHBOARD_ANONYMOUS_READ", API_ANONYMOUS_READ)
+# The pilot's caches (/cache/schedconfig/…, /cache/ddmendpoints.json) are queue and storage configuration, public in
+# CRIC and PanDA; the real pilot fetches them without credentials (issue 47), so they are open unless this is off.
+PILOT_CACHES_ANONYMOUS_READ = env_bool("PILOT_CACHES_ANONYMOUS_READ", True)
 # Request bodies (JSON only): larger ones are a 413 in the API's error shape; Django's own limit is the same.
 API_MAX_BODY_BYTES = int(os.environ.get("API_MAX_BODY_BYTES", 2_621_440))
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
@@ -415,6 +418,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Brokerage decisions with their traces, and the tasks, jobs, queues and shares behind them.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # the schema and its docs follow the API's read rule (issue 47: public in production while the API was not)
+    "SERVE_PERMISSIONS": ["monitor.api.permissions.ReadAccess"],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",

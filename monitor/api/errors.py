@@ -7,6 +7,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.db import IntegrityError
 from django.views.csrf import csrf_failure as django_csrf_failure
 from rest_framework import exceptions, status
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -77,6 +78,10 @@ def exception_handler(exc, context):
             or CODE_OF_STATUS.get(response.status_code, "error")
         )
     response.data = error_body(status=response.status_code, code=code, message=message, fields=fields)
+    request = context.get("request")
+    if request is not None and not isinstance(getattr(request, "accepted_renderer", None), JSONRenderer):
+        # an error is JSON whatever the view renders (the schema view's OpenAPI YAML, the docs' HTML)
+        request.accepted_renderer, request.accepted_media_type = JSONRenderer(), "application/json"
     return response
 
 

@@ -113,6 +113,12 @@ class PandaMethod(APIView):
     parser_classes: ClassVar[list] = [BoundedJSONParser, FormParser]
     filter_backends: ClassVar[list] = []
 
+    @staticmethod
+    def error_answer(status: int, message: str) -> JsonResponse:
+        """A failure outside the method (a row locked elsewhere, the database away), in PanDA's envelope
+        (monitor.middleware)."""
+        return envelope(False, message, status=status)
+
     def handle_exception(self, exc):
         if isinstance(exc, exceptions.Throttled):
             response = envelope(False, f"too many requests: wait {exc.wait or 1:.0f} s")

@@ -22,7 +22,8 @@ def test_a_token_is_printed_once_and_works():
     call_command("api_token", "pilot-factory", "--name", "CERN harvester", "--days", "30", stdout=out)
     secret = out.getvalue().strip()
     stored = ApiToken.objects.get()
-    assert secret.startswith("bm_") and secret not in (stored.digest, stored.token_key)
+    assert secret.startswith("bm_")
+    assert secret not in (stored.digest, stored.token_key)
     assert stored.name == "CERN harvester"
     assert timedelta(days=29, hours=23) < stored.expiry - timezone.now() <= timedelta(days=30)
     client = APIClient()
@@ -38,7 +39,8 @@ def test_output_writes_an_owner_only_file_without_a_newline(tmp_path):
     call_command("api_token", "pilot", "--output", str(target), stdout=out)
     assert oct(target.stat().st_mode & 0o777) == "0o600"
     secret = target.read_text()
-    assert secret.startswith("bm_") and "\n" not in secret
+    assert secret.startswith("bm_")
+    assert "\n" not in secret
     assert secret not in out.getvalue()
 
 

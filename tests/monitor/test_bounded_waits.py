@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from urllib.parse import urlencode
 
 import pytest
 from django.contrib.auth.models import User
@@ -17,6 +18,12 @@ from rest_framework.test import APIClient
 from brokerage.db_session import database_role, database_role_set, role_timeouts
 from brokerage.models import GdpConfig, Task
 from tests import factories
+
+
+def form_post(client, path: str, fields: dict):
+    """A form post as the pilot sends one (application/x-www-form-urlencoded)."""
+    return client.post(path, urlencode(fields), content_type="application/x-www-form-urlencoded")
+
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -110,3 +117,29 @@ def test_a_runaway_query_is_a_503_not_a_hung_worker(web_role, monkeypatch, setti
     page = Client().get("/tasks/")
     assert page.status_code == 503
     assert b"Took too long" in page.content
+
+
+def test_panda_clients_and_pilots_get_a_held_row_in_their_own_shape(web_role, settings):
+    """Issue 47, finding 8: a locked row answered panda-client and the pilot in our API's error shape."""
+    from django.contrib.auth.models import Permission
+
+    from brokerage.models import Job
+
+    task = factories.TaskFactory(status="running")
+    job = factories.JobFactory(task=task, jobStatus="running")
+    user = User.objects.create_user("pilot", password="x" * 20)
+    user.user_permissions.add(*Permission.objects.filter(codename__in=["change_task", "change_job"]))
+    client = APIClient()
+    client.force_authenticate(user)
+    hold_row(Task, task.pk, seconds=8)
+    killed = client.post("/api/v1/task/kill", {"task_id": task.pk}, format="json")
+    assert killed.status_code == 409
+    body = killed.json()
+    assert set(body) == {"success", "message", "data"}
+    assert body["success"] is False
+    assert "being changed by another process" in body["message"]
+    hold_row(Job, job.pk, seconds=8)
+    update = form_post(client, "/server/panda/updateJob", {"jobId": job.pk, "state": "running"})
+    assert update.status_code == 409
+    assert update.json()["StatusCode"] == 30  # failed: the pilot sends its update again
+    assert "being changed by another process" in update.json()["errorDialog"]

@@ -205,7 +205,8 @@ def test_a_token_naming_a_local_account_gets_a_new_user_not_that_account(issuer,
     assert "permission" in answer.json()["error"]["message"].lower()
     user = OidcIdentity.objects.get(issuer=ISSUER, subject="idp-user-4711").user
     assert user != admin
-    assert user.username.startswith("admin-") and len(user.username) == len("admin-") + 10
+    assert user.username.startswith("admin-")
+    assert len(user.username) == len("admin-") + 10
     assert (user.is_superuser, user.is_staff, user.has_usable_password()) == (False, False, False)
     assert user.get_all_permissions() == set()
     # the same identity comes back to the same new user, whatever name its next token carries

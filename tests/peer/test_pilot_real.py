@@ -20,13 +20,14 @@ from django.utils import timezone
 from brokerage.models import DatasetFile, Decision, Job, JobStatusLog, PandaQueue
 from brokerage.peer.pilot_setup import pilot_ready
 from brokerage.peer.setup import PeerUnavailable
+from brokerage.services.accounts import oidc_identity_link
 from brokerage.services.jobs import job_generation_cycle_run
 from brokerage.services.status import job_status_transition_many
 from brokerage.services.watchdog import job_timeout_apply
 from monitor.api import oidc
 from tests import factories
 from tests.jobs.conftest import make_one_queue_grid, make_ready_task
-from tests.oidc_issuer import TestIssuer
+from tests.oidc_issuer import ISSUER, TestIssuer
 
 pytestmark = [pytest.mark.peer, pytest.mark.django_db(transaction=True)]
 
@@ -48,7 +49,9 @@ def pilot_token(tmp_path, settings):
     issuer.configure(settings)
     user = User.objects.create_user("pilot", password="x")
     user.user_permissions.add(Permission.objects.get(codename="change_job"))
-    token = issuer.token(preferred_username="pilot")
+    # the pilot's identity at the issuer, linked to that account on purpose (a name in a token never is: issue 47)
+    oidc_identity_link(issuer=ISSUER, subject="pilot-robot-1", user=user)
+    token = issuer.token(sub="pilot-robot-1", preferred_username="pilot")
     path = tmp_path / "auth" / "token"
     path.parent.mkdir()
     path.write_text(token)
