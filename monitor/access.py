@@ -10,8 +10,11 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
+from django.template.loader import render_to_string
+from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 
 NOT_DASHBOARD = ("/admin/", "/api/", "/login/", "/logout/", "/static/", "/server/panda/", "/cache/")
+NOT_THROTTLED = ("/api/", "/static/", "/server/panda/", "/cache/")
 
 
 class DashboardAccessMiddleware:
@@ -25,4 +28,40 @@ class DashboardAccessMiddleware:
             and not request.path.startswith(NOT_DASHBOARD)
         ):
             return redirect_to_login(request.get_full_path())
+        return self.get_response(request)
+
+
+class DashboardAnonThrottle(AnonRateThrottle):
+    scope = "dashboard_anon"
+
+
+class DashboardUserThrottle(UserRateThrottle):
+    scope = "dashboard_user"
+
+
+class DashboardThrottleMiddleware:
+    """Every client of the dashboard and the admin is throttled as the API's are (issue 47: pages had no throttle):
+    DASHBOARD_ANON_RATE per address for anonymous visitors, DASHBOARD_USER_RATE per signed-in user; past it a 429
+    page says when to come back. The API, the pilot's paths and static files have their own rules."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if not request.path.startswith(NOT_THROTTLED):
+            for throttle in (DashboardAnonThrottle(), DashboardUserThrottle()):
+                if not throttle.allow_request(request, None):
+                    wait = max(1, int(throttle.wait() or 1))
+                    page = render_to_string(
+                        "busy.html",
+                        {
+                            "title": "Too many requests",
+                            "message": f"This client asked for more pages than allowed in a short time. Try again "
+                            f"in {wait} s.",
+                            "back": request.get_full_path(),
+                        },
+                    )
+                    response = HttpResponse(page, status=429)
+                    response["Retry-After"] = str(wait)
+                    return response
         return self.get_response(request)

@@ -19,6 +19,7 @@ from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions
 from rest_framework.parsers import FormParser, JSONParser
+from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
 from brokerage.selectors.dispatcher import pilot_job_description, pilot_queuedata, pilot_storages
@@ -33,10 +34,17 @@ def answer(status_code: int, **fields: Any) -> JsonResponse:
     return JsonResponse({"StatusCode": status_code, **fields})
 
 
+class PilotThrottle(UserRateThrottle):
+    """The pilots' own rate (PILOT_RATE): a fleet shares one identity, so the API's per-user rate would starve it."""
+
+    scope = "pilot"
+
+
 @extend_schema(exclude=True)  # the pilot's protocol, not our API (README, "The PanDA pilot")
 class PilotCall(APIView):
     parser_classes: ClassVar[list] = [FormParser, JSONParser]
     permission_classes: ClassVar[list] = []
+    throttle_classes: ClassVar[list] = [PilotThrottle]
     writes = True
     http_method_names: ClassVar[list[str]] = ["post"]
 

@@ -1,11 +1,13 @@
-"""Pages of issue 34: a decision replayed, what-if over a cycle or a time window, gdpconfig revisions. Replay and
-what-if only read, so their forms are GET forms (no token travels in them); restoring a revision is a POST."""
+"""Pages of issue 34: a decision replayed, what-if over a cycle or a time window, gdpconfig revisions. A replay only
+reads one decision, so its form is a GET form; a what-if replays thousands, so it runs on its form's POST, bounded in
+time and in how many run at once (brokerage.costly; issue 47); restoring a revision is a POST."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
@@ -13,8 +15,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
-from django.views.decorators.http import require_POST, require_safe
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
+from brokerage.costly import SlotsBusy, costly_client, costly_slot
 from brokerage.gdpconfig import GdpConfigError
 from brokerage.gdpconfig.assignments import assignments_parse
 from brokerage.gdpconfig.profiles import PROFILE_NAMES
@@ -34,10 +37,12 @@ MAX_WINDOW_HOURS = 24 * 7
 
 
 def _changes(request: HttpRequest) -> dict:
-    """The what-if form's fields: KEY=VALUE lines, a profile, a bound on decisions; `error` names a bad one."""
-    text = request.GET.get("set", "")
-    profile = request.GET.get("profile", "")
-    limit = whole_number(request.GET.get("limit", ""), maximum=MAX_LIMIT) or DEFAULT_LIMIT
+    """The what-if form's fields: KEY=VALUE lines, a profile, a bound on decisions; `error` names a bad one. A
+    what-if runs on POST (its form), a replay on GET; a GET fills the what-if form from its address."""
+    fields = request.POST if request.method == "POST" else request.GET
+    text = fields.get("set", "")
+    profile = fields.get("profile", "")
+    limit = whole_number(fields.get("limit", ""), maximum=MAX_LIMIT) or DEFAULT_LIMIT
     form = {"set": text, "profile": profile, "limit": limit, "profiles": PROFILE_NAMES, "error": ""}
     if profile and profile not in PROFILE_NAMES:
         form["error"] = f"profile: unknown profile '{profile}' (known: {', '.join(PROFILE_NAMES)})"
@@ -107,13 +112,22 @@ def dirac_match_replay_page(request: HttpRequest, record_id: int) -> HttpRespons
 
 
 def _what_if_page(request: HttpRequest, *, cycle_ids: list[int], context: dict, key: str) -> HttpResponse:
+    """The form on GET; on POST the what-if itself, within WHAT_IF_SECONDS and a costly-request slot (issue 47:
+    `?run=1` on a GET let any viewer start 15 s of work, eight at once stalled the site)."""
     form = _changes(request)
     result = figure = None
-    if request.GET.get("run") and not form["error"]:
+    if request.method == "POST" and not form["error"]:
         try:
-            result = cycles_what_if(
-                cycle_ids=cycle_ids, profile=form["profile"] or None, overrides=form["overrides"], limit=form["limit"]
-            )
+            with costly_slot(client=costly_client(request), what="what-if"):
+                result = cycles_what_if(
+                    cycle_ids=cycle_ids,
+                    profile=form["profile"] or None,
+                    overrides=form["overrides"],
+                    limit=form["limit"],
+                    seconds=settings.WHAT_IF_SECONDS,
+                )
+        except SlotsBusy as busy:
+            return _busy_page(request, busy)
         except GdpConfigError as error:
             form["error"] = f"changes: {error}"
         else:
@@ -122,11 +136,27 @@ def _what_if_page(request: HttpRequest, *, cycle_ids: list[int], context: dict, 
     return render(
         request,
         "monitor/what_if.html",
-        {**context, "form": form, "result": result, "figure": figure, "replay_query": replay_query},
+        {
+            **context,
+            "form": form,
+            "result": result,
+            "figure": figure,
+            "replay_query": replay_query,
+            "budget": settings.WHAT_IF_SECONDS,
+        },
     )
 
 
-@require_safe
+def _busy_page(request: HttpRequest, busy: SlotsBusy) -> HttpResponse:
+    message = f"{busy} Try again in {busy.retry_after} s."
+    page = render(
+        request, "busy.html", {"title": "Not now", "message": message, "back": request.get_full_path()}, status=429
+    )
+    page["Retry-After"] = str(busy.retry_after)
+    return page
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
 def cycle_what_if(request: HttpRequest, cycle_id: int) -> HttpResponse:
     """One cycle's decisions run again with the form's changes."""
     cycle = BrokerageCycle.objects.filter(pk=cycle_id).first()
@@ -152,7 +182,7 @@ def _moment(text: str, field: str) -> datetime | None:
     return timezone.make_aware(moment, UTC) if timezone.is_naive(moment) else moment
 
 
-@require_safe
+@require_http_methods(["GET", "HEAD", "POST"])
 def window_what_if(request: HttpRequest) -> HttpResponse:
     """The decisions of the cycles of a time window (the last hour by default) run again with the form's changes."""
     problem = ""
@@ -194,7 +224,7 @@ def gdpconfig_revision(request: HttpRequest, revision_id: int) -> HttpResponse:
     what_if = ""
     if detail["restore_overrides"]:
         lines = "\n".join(f"{key}={value}" for key, value in detail["restore_overrides"].items())
-        what_if = reverse("monitor:what-if") + "?" + urlencode({"set": lines, "run": 1})
+        what_if = reverse("monitor:what-if") + "?" + urlencode({"set": lines})
     can_restore = request.user.is_authenticated and request.user.has_perm("brokerage.change_gdpconfig")
     return render(
         request, "monitor/gdpconfig_revision.html", {**detail, "what_if": what_if, "can_restore": can_restore}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseRedirect
@@ -14,6 +15,7 @@ from django.utils import timezone
 from django.utils.html import escape, format_html, format_html_join
 
 from brokerage.admin.decisions import ReadOnlyAdmin
+from brokerage.costly import SlotsBusy, costly_client, costly_slot
 from brokerage.gdpconfig import REGISTRY, GdpConfigError
 from brokerage.gdpconfig.assignments import assignments_parse
 from brokerage.gdpconfig.profiles import PROFILES
@@ -264,8 +266,13 @@ class GdpConfigAdmin(admin.ModelAdmin):
             else:
                 now = timezone.now()
                 cycles = what_if_cycles(since=now - timedelta(hours=hours), until=now)
-                effect = cycles_what_if(cycle_ids=cycles, overrides=overrides)
-                effect["n_cycles"] = len(cycles)
+                try:  # bounded as every what-if (brokerage.costly; issue 47)
+                    with costly_slot(client=costly_client(request), what="what-if"):
+                        effect = cycles_what_if(cycle_ids=cycles, overrides=overrides, seconds=settings.WHAT_IF_SECONDS)
+                except SlotsBusy as busy:
+                    error = f"{busy} Try again in {busy.retry_after} s."
+                else:
+                    effect["n_cycles"] = len(cycles)
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,

@@ -3,6 +3,7 @@ their stored inputs with other gdpconfig values or another profile; which would 
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from datetime import datetime
 from typing import Any
@@ -34,11 +35,16 @@ def cycles_what_if(
     profile: str | None = None,
     overrides: dict[str, Any] | None = None,
     limit: int = DEFAULT_LIMIT,
+    seconds: float | None = None,
 ) -> dict[str, Any]:
     """Every stored decision of `cycle_ids` (up to `limit`, the cycles in the order given) run again with
     `overrides` and `profile`: how many change outcome, choice or candidates, each changed one with what changed,
     the assignments per queue or nucleus before and after, and every decision that could not be replayed with why.
-    Per cycle three queries (its inputs, its parts, its decisions with their traces and inputs)."""
+    Per cycle three queries (its inputs, its parts, its decisions with their traces and inputs).
+
+    `seconds` bounds the time it takes (issue 47: one viewer's what-if over a day cost 15 s of CPU, eight of them
+    stalled the site): past it no further decision is replayed, and `stopped_early` says how many were looked at
+    of how many. None: no bound (the command line, the benchmarks)."""
     overrides = dict(overrides or {})
     ConfigView.from_flat(overrides)  # every override known and valid, or GdpConfigError naming it
     limit = max(1, min(int(limit), MAX_LIMIT))
@@ -57,7 +63,12 @@ def cycles_what_if(
     for decision in decisions:
         by_cycle.setdefault(decision.cycle_id, []).append(decision)
     ordered = list(by_cycle)
+    deadline = None if seconds is None else time.monotonic() + seconds
+    stopped_early = False
+    looked_at = 0
     for first in range(0, len(ordered), CYCLES_AT_ONCE):
+        if stopped_early:
+            break
         chunk = ordered[first : first + CYCLES_AT_ONCE]
         grids = grid_inputs_many(cycle_ids=chunk)
         ids = [d.pk for cycle_id in chunk for d in by_cycle[cycle_id]]
@@ -69,7 +80,13 @@ def cycles_what_if(
         }
         for cycle_id in chunk:
             grid = grids[cycle_id]
+            if stopped_early:
+                break
             for decision in by_cycle[cycle_id]:
+                if deadline is not None and time.monotonic() > deadline:
+                    stopped_early = True
+                    break
+                looked_at += 1
                 trace, own = stored.get(decision.pk, (None, None))
                 if isinstance(grid, InputsUnavailable) or trace is None or own is None:
                     why = (
@@ -109,7 +126,6 @@ def cycles_what_if(
                         **difference,
                     }
                 )
-    looked_at = len(decisions)
     return {
         "cycles": list(cycle_ids),
         "profile": profile or "",
@@ -117,6 +133,9 @@ def cycles_what_if(
         "limit": limit,
         "looked_at": looked_at,
         "truncated": truncated,
+        "stopped_early": stopped_early,
+        "seconds": seconds,
+        "selected": len(decisions),
         "replayed": looked_at - len(not_replayed),
         "unchanged": counts["unchanged"],
         "changed_outcome": counts["outcome"],

@@ -87,6 +87,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "monitor.access.DashboardAccessMiddleware",
+    "monitor.access.DashboardThrottleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "monitor.middleware.DatabaseWaitMiddleware",  # last: sees the views' exceptions first
@@ -359,6 +360,10 @@ DASHBOARD_ANONYMOUS_READ = env_bool("DASHBOARD_ANONYMOUS_READ", API_ANONYMOUS_RE
 # The pilot's caches (/cache/schedconfig/…, /cache/ddmendpoints.json) are queue and storage configuration, public in
 # CRIC and PanDA; the real pilot fetches them without credentials (issue 47), so they are open unless this is off.
 PILOT_CACHES_ANONYMOUS_READ = env_bool("PILOT_CACHES_ANONYMOUS_READ", True)
+# Costly requests (brokerage.costly; issue 47): a what-if stops replaying after WHAT_IF_SECONDS (well inside the
+# web statement timeout and gunicorn's 30 s), each client runs one at a time and the site COSTLY_CONCURRENT at once.
+WHAT_IF_SECONDS = float(os.environ.get("WHAT_IF_SECONDS", "8"))
+COSTLY_CONCURRENT = env_count("COSTLY_CONCURRENT", 2, unit="requests")
 # Request bodies (JSON only): larger ones are a 413 in the API's error shape; Django's own limit is the same.
 API_MAX_BODY_BYTES = int(os.environ.get("API_MAX_BODY_BYTES", 2_621_440))
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
@@ -388,6 +393,11 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "anon": os.environ.get("API_ANON_RATE", "600/minute"),
         "user": os.environ.get("API_USER_RATE", "1200/minute"),
+        # dashboard pages and the admin (monitor.access; issue 47), and the pilots' dispatcher (monitor.dispatcher):
+        # a fleet of pilots shares an identity and asks for jobs and sends heartbeats all day
+        "dashboard_anon": os.environ.get("DASHBOARD_ANON_RATE", "120/minute"),
+        "dashboard_user": os.environ.get("DASHBOARD_USER_RATE", "300/minute"),
+        "pilot": os.environ.get("PILOT_RATE", "60000/minute"),
     },
     "EXCEPTION_HANDLER": "monitor.api.errors.exception_handler",
 }

@@ -21,7 +21,12 @@ CELERY_TASK_ALWAYS_EAGER = False
 # Tests change the jobs between two cycles of one test: each cycle reads its own counts (one test sets a maximum age)
 JOB_STATISTICS_MAX_AGE_SECONDS = 0
 # The schema fuzzing sends many requests in a row; the throttle itself is tested with its own rate.
-REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"anon": "100000/minute", "user": "100000/minute"}}  # noqa: F405
+REST_FRAMEWORK = {
+    **REST_FRAMEWORK,  # noqa: F405
+    "DEFAULT_THROTTLE_RATES": {
+        scope: "100000/minute" for scope in ("anon", "user", "dashboard_anon", "dashboard_user", "pilot")
+    },
+}
 # The suite's own process beats when it takes a lock or a claim; its background beats would write outside the
 # tests' transactions, so they are an hour apart here (worker processes in the production-path tests beat fast).
 HEARTBEAT_SECONDS = 3600.0

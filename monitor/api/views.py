@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404
@@ -11,12 +12,13 @@ from django.urls import Resolver404, resolve
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import mixins, status, viewsets
+from rest_framework import exceptions, mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 
+from brokerage.costly import SlotsBusy, costly_client, costly_slot
 from brokerage.gdpconfig import GdpConfigError
 from brokerage.models import (
     BrokerageCycle,
@@ -158,12 +160,17 @@ def _what_if_response(request, cycle_ids: list[int], **window) -> Response:
     serializer.is_valid(raise_exception=True)
     data = serializer.validated_data
     try:
-        result = cycles_what_if(
-            cycle_ids=cycle_ids,
-            profile=data.get("profile"),
-            overrides=data.get("gdpconfig") or {},
-            limit=data["limit"],
-        )
+        # within WHAT_IF_SECONDS and a costly-request slot, as the page (brokerage.costly; issue 47)
+        with costly_slot(client=costly_client(request), what="what-if"):
+            result = cycles_what_if(
+                cycle_ids=cycle_ids,
+                profile=data.get("profile"),
+                overrides=data.get("gdpconfig") or {},
+                limit=data["limit"],
+                seconds=settings.WHAT_IF_SECONDS,
+            )
+    except SlotsBusy as busy:
+        raise exceptions.Throttled(wait=busy.retry_after, detail=f"{busy} Try again in {busy.retry_after} s.") from busy
     except GdpConfigError as why:
         return error_response(str(why), fields={"gdpconfig": [str(why)]})
     return Response({**result, **window})

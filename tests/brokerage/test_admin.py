@@ -14,6 +14,13 @@ from tests import factories
 
 pytestmark = pytest.mark.django_db
 
+
+def _owner():
+    from django.contrib.auth.models import User
+
+    return User.objects.get_or_create(username="token-owner")[0]
+
+
 FACTORY_FOR = {
     models.Task: factories.TaskFactory,
     models.TaskStatusLog: factories.TaskStatusLogFactory,
@@ -73,6 +80,10 @@ FACTORY_FOR = {
     ),
     models.SummaryMark: lambda: models.SummaryMark.objects.create(name="job_error_hours", until=timezone.now()),
     models.WorkerHeartbeat: lambda: models.WorkerHeartbeat.objects.create(name="host:1", beat=timezone.now()),
+    models.ApiToken: lambda: models.ApiToken.objects.create(user=_owner(), name="pilot factory")[0],
+    models.OidcIdentity: lambda: models.OidcIdentity.objects.create(
+        issuer="https://idp.example.org/", subject="4711", user=_owner()
+    ),
 }
 
 REGISTERED = [model for model in admin.site._registry if model._meta.app_label == "brokerage"]

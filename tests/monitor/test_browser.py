@@ -179,8 +179,8 @@ def test_every_page_holds_its_layout_at_1440_and_1024_pixels(live_server, browse
         "/search/?q=Q": 0,
         # issue 34: a replay with a change, what-if over a cycle and over the last hour, the revisions
         f"/decisions/{replayable[0]}/replay/?set=NQUEUED_SAT_CAP%3D1": 0,
-        f"/cycles/{replayable[1]}/what-if/?set=NQUEUED_SAT_CAP%3D1&run=1": 0,
-        "/what-if/?set=NQUEUED_SAT_CAP%3D1&run=1": 0,
+        f"/cycles/{replayable[1]}/what-if/?set=NQUEUED_SAT_CAP%3D1": 0,
+        "/what-if/?set=NQUEUED_SAT_CAP%3D1": 0,
         "/gdpconfig/revisions/": 0,
     }
     # the demo's other pages when the living grid has them: a task with failed jobs, a pending one, a site, a

@@ -147,3 +147,36 @@ def test_a_database_lost_inside_a_view_is_a_503_too(monkeypatch):
     monkeypatch.setattr("monitor.views.task_list", away)
     page = Client().get("/tasks/")
     assert (page.status_code, page["Retry-After"]) == (503, "30")
+
+
+@pytest.mark.parametrize(("signed_in", "scope"), [(False, "dashboard_anon"), (True, "dashboard_user")])
+def test_dashboard_pages_are_throttled_per_user_and_anonymous_client(signed_in, scope):
+    """Finding 3: dashboard pages had no throttle. Each client has its own count; the API's are apart."""
+    from django.core.cache import cache
+    from rest_framework.throttling import SimpleRateThrottle
+
+    original = SimpleRateThrottle.THROTTLE_RATES
+    SimpleRateThrottle.THROTTLE_RATES = {**original, scope: "3/minute"}
+    try:
+        cache.clear()
+        browser = Client()
+        if signed_in:
+            browser.force_login(User.objects.create_user("shifter", password="x" * 20))
+        codes = [browser.get("/sites/").status_code for _ in range(4)]
+        refused = browser.get("/tasks/")
+        other = Client()
+        if signed_in:
+            other.force_login(User.objects.create_user("other", password="x" * 20))
+            other_code = other.get("/sites/").status_code
+        else:
+            other_code = other.get("/sites/", REMOTE_ADDR="10.1.2.3").status_code
+        api = browser.get("/api/v1/sites/").status_code
+    finally:
+        SimpleRateThrottle.THROTTLE_RATES = original
+        cache.clear()
+    assert codes == [200, 200, 200, 429]
+    assert refused.status_code == 429
+    assert int(refused["Retry-After"]) >= 1
+    assert b"Too many requests" in refused.content
+    assert other_code == 200  # another user, another address: its own count
+    assert api == 200  # the API's throttle is its own

@@ -40,9 +40,7 @@ def test_the_replay_page_says_identical_then_shows_what_a_change_brings_back(cli
 
 def test_what_if_over_the_cycle_and_the_window_count_candidate_changes(client, brokered):  # noqa: F811
     decision = Decision.objects.get()
-    page = client.get(
-        reverse("monitor:cycle-what-if", args=[decision.cycle_id]), {"set": "NQUEUED_SAT_CAP=300", "run": "1"}
-    )
+    page = client.post(reverse("monitor:cycle-what-if", args=[decision.cycle_id]), {"set": "NQUEUED_SAT_CAP=300"})
     assert page.status_code == 200
     result = page.context["result"]
     # SAT2_Q came back: a candidate change (the draw between the two queues may move the choice or not)
@@ -50,9 +48,8 @@ def test_what_if_over_the_cycle_and_the_window_count_candidate_changes(client, b
     html = page.content.decode()
     assert 'id="what-if-changed"' in html
     assert reverse("monitor:decision-replay", args=[decision.pk]) + "?set=NQUEUED_SAT_CAP%3D300" in html
-    window = client.get(
-        reverse("monitor:what-if"),
-        {"since": "2026-11-01T00:00", "until": "2026-11-02T00:00", "set": "NQUEUED_SAT_CAP=5", "run": "1"},
+    window = client.post(
+        reverse("monitor:what-if") + "?since=2026-11-01T00:00&until=2026-11-02T00:00", {"set": "NQUEUED_SAT_CAP=5"}
     )
     assert window.context["n_cycles"] == 1
     assert window.context["result"]["changed_choice"] == 1
@@ -86,6 +83,42 @@ def test_revisions_list_compare_and_restore_with_permission(client, brokered):  
 
 
 def test_a_window_that_is_not_a_time_is_named_and_the_last_hour_shown(client, brokered):  # noqa: F811
-    page = client.get(reverse("monitor:what-if"), {"since": "yesterday", "run": "1"})
+    page = client.post(reverse("monitor:what-if") + "?since=yesterday")
     assert page.status_code == 200
     assert page.context["window"]["problem"].startswith("since: 'yesterday'")
+
+
+def test_a_what_if_runs_only_on_its_forms_post(client, brokered):  # noqa: F811
+    """Issue 47, finding 3: any value of `run` on a GET started the what-if; a GET now only fills the form."""
+    decision = Decision.objects.get()
+    url = reverse("monitor:cycle-what-if", args=[decision.cycle_id])
+    for run in ("1", "²", "yes"):
+        page = client.get(url, {"set": "NQUEUED_SAT_CAP=300", "run": run})
+        assert page.status_code == 200
+        assert page.context["result"] is None
+        assert page.context["form"]["set"] == "NQUEUED_SAT_CAP=300"  # the form, filled from the address
+    html = client.get(url).content.decode()
+    assert 'method="post"' in html
+    assert "csrfmiddlewaretoken" in html
+
+
+def test_a_what_if_past_its_time_says_how_far_it_got(client, brokered, settings):  # noqa: F811
+    decision = Decision.objects.get()
+    settings.WHAT_IF_SECONDS = 0  # stops before the first decision
+    page = client.post(reverse("monitor:cycle-what-if", args=[decision.cycle_id]), {"set": "NQUEUED_SAT_CAP=300"})
+    result = page.context["result"]
+    assert (result["stopped_early"], result["looked_at"], result["selected"]) == (True, 0, 1)
+    assert "Stopped after 0 s: 0 of the 1 decisions selected were replayed" in page.content.decode()
+
+
+def test_a_second_what_if_of_the_same_client_is_told_to_wait(client, brokered):  # noqa: F811
+    from brokerage.costly import costly_slot
+
+    decision = Decision.objects.get()
+    url = reverse("monitor:cycle-what-if", args=[decision.cycle_id])
+    with costly_slot(client="address:127.0.0.1", what="what-if"):  # this client's first one, still running
+        busy = client.post(url, {"set": "NQUEUED_SAT_CAP=300"})
+        assert busy.status_code == 429
+        assert busy["Retry-After"] == "5"
+        assert "Your previous what-if is still running" in busy.content.decode()
+    assert client.post(url, {"set": "NQUEUED_SAT_CAP=300"}).status_code == 200  # the slot was given back
