@@ -1,10 +1,10 @@
-"""Startup checks of settings the engine reads (`manage.py check`): a bad DIRAC_GROUPS or DIRAC_CPU_SEGMENTS names
-the setting and the entry instead of failing at the first match."""
+"""Startup checks (`manage.py check`): a bad DIRAC_GROUPS or DIRAC_CPU_SEGMENTS names the setting and the entry
+instead of failing at the first match; `check --deploy` also says what an operator must still do."""
 
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.checks import Error, register
+from django.core.checks import Error, Warning, register
 
 from brokerage.engine.plugins.dirac_match import cpu_segments_from, groups_from
 from brokerage.engine.scenario import ScenarioError
@@ -27,3 +27,45 @@ def dirac_settings_check(app_configs=None, **kwargs) -> list[Error]:
     ):
         errors.append(Error("DIRAC_GROUP_SHARES: expected an object of group → share (0 or more)", id="brokerage.E102"))
     return errors
+
+
+@register(deploy=True)
+def deployment_check(app_configs=None, **kwargs) -> list[Warning]:
+    """`check --deploy` says what an operator must still do (issue 47: before `migrate` it logged relation errors
+    from the database and reported nothing): migrations not applied, the database out of reach, the demo's grid
+    simulator switched on. It reads only the migration table, and only when it exists."""
+    from django.db import DatabaseError, connection
+    from django.db.migrations.executor import MigrationExecutor
+    from django.db.migrations.recorder import MigrationRecorder
+
+    warnings = []
+    try:
+        if not MigrationRecorder(connection).has_table():
+            pending = ["every migration"]
+        else:
+            executor = MigrationExecutor(connection)
+            plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
+            pending = [f"{migration.app_label}.{migration.name}" for migration, _ in plan]
+    except DatabaseError as error:
+        warnings.append(
+            Warning(f"The database cannot be reached: {error}", hint="Check DATABASE_URL.", id="brokerage.W201")
+        )
+    else:
+        if pending:
+            shown = ", ".join(pending[:3]) + (f" and {len(pending) - 3} more" if len(pending) > 3 else "")
+            warnings.append(
+                Warning(
+                    f"Migrations not applied: {shown}.",
+                    hint="Run `manage.py migrate` before starting the web server, the workers and beat.",
+                    id="brokerage.W202",
+                )
+            )
+    if getattr(settings, "GRID_SIMULATOR", False):
+        warnings.append(
+            Warning(
+                "GRID_SIMULATOR is on: the demo's simulator plays the pilots and moves jobs by itself.",
+                hint="Never on a real grid: unset GRID_SIMULATOR (docs/production.md).",
+                id="brokerage.W203",
+            )
+        )
+    return warnings

@@ -21,22 +21,30 @@ def run_manage(*args, env_extra=None, drop=()):
     )
 
 
-def test_production_settings_pass_check_deploy(tmp_path):
-    result = run_manage(
-        "check",
-        "--deploy",
-        "--fail-level",
-        "WARNING",
-        env_extra={
-            "DJANGO_SETTINGS_MODULE": "brokerage.settings.production",
-            "SECRET_KEY": "k" * 20 + "production-grade-secret-0123456789-abcdefghij",
-            "ALLOWED_HOSTS": "monitor.example.org",
-            "VAR_DIR": str(tmp_path),
-        },
-        drop=("SECRET_KEY",),
-    )
+def test_production_settings_pass_check_deploy_once_migrated(tmp_path):
+    """Issue 47: before `migrate`, check --deploy logged the database's relation errors and reported nothing."""
+    env = {
+        "DJANGO_SETTINGS_MODULE": "brokerage.settings.production",
+        "SECRET_KEY": "k" * 20 + "production-grade-secret-0123456789-abcdefghij",
+        "ALLOWED_HOSTS": "monitor.example.org",
+        "VAR_DIR": str(tmp_path),
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'fresh.sqlite3'}",  # a fresh database of its own, in either pass
+    }
+    check = ("check", "--deploy", "--fail-level", "WARNING")
+    before = run_manage(*check, env_extra=env, drop=("SECRET_KEY",))
+    assert before.returncode == 1
+    assert "brokerage.W202" in before.stderr
+    assert "Run `manage.py migrate`" in before.stderr
+    assert "does not exist" not in before.stderr + before.stdout
+    assert "no such table" not in before.stderr + before.stdout
+    migrated = run_manage("migrate", "--noinput", env_extra=env, drop=("SECRET_KEY",))
+    assert migrated.returncode == 0, migrated.stderr
+    result = run_manage(*check, env_extra=env, drop=("SECRET_KEY",))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+    simulated = run_manage(*check, env_extra={**env, "GRID_SIMULATOR": "on"}, drop=("SECRET_KEY",))
+    assert simulated.returncode == 1
+    assert "brokerage.W203" in simulated.stderr
 
 
 def test_production_refuses_to_start_without_secret_key(tmp_path):
