@@ -21,6 +21,20 @@ def tokens_move(apps, schema_editor):
     old.objects.all().delete()
 
 
+def knox_table_unlinked(apps, schema_editor):
+    """knox's table is no model's once ours took its place, so Django's flush (a TRUNCATE of every model's table on
+    PostgreSQL) no longer names it, and its key to auth_user refused the TRUNCATE. The table stays (knox's own
+    migrations still own it, empty); its foreign keys go."""
+    connection = schema_editor.connection
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        constraints = connection.introspection.get_constraints(cursor, "knox_authtoken")
+    for name, info in constraints.items():
+        if info["foreign_key"]:
+            schema_editor.execute(f'ALTER TABLE knox_authtoken DROP CONSTRAINT "{name}"')
+
+
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -68,4 +82,5 @@ class Migration(migrations.Migration):
             },
         ),
         migrations.RunPython(tokens_move, migrations.RunPython.noop),
+        migrations.RunPython(knox_table_unlinked, migrations.RunPython.noop),
     ]
