@@ -10,8 +10,9 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
-from django.template.loader import render_to_string
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
+
+from monitor.middleware import busy_page
 
 NOT_DASHBOARD = ("/admin/", "/api/", "/login/", "/logout/", "/static/", "/server/panda/", "/cache/")
 NOT_THROTTLED = ("/api/", "/static/", "/server/panda/", "/cache/")
@@ -52,16 +53,11 @@ class DashboardThrottleMiddleware:
             for throttle in (DashboardAnonThrottle(), DashboardUserThrottle()):
                 if not throttle.allow_request(request, None):
                     wait = max(1, int(throttle.wait() or 1))
-                    page = render_to_string(
-                        "busy.html",
-                        {
-                            "title": "Too many requests",
-                            "message": f"This client asked for more pages than allowed in a short time. Try again "
-                            f"in {wait} s.",
-                            "back": request.get_full_path(),
-                        },
+                    return busy_page(
+                        status=429,
+                        title="Too many requests",
+                        message=f"This client asked for more pages than allowed lately. Try again in {wait} s.",
+                        back=request.get_full_path(),
+                        retry_after=wait,
                     )
-                    response = HttpResponse(page, status=429)
-                    response["Retry-After"] = str(wait)
-                    return response
         return self.get_response(request)

@@ -60,9 +60,7 @@ class PilotCall(APIView):
         if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
             return answer(SC_ROLE, errorDialog=str(exc.detail))
         if isinstance(exc, exceptions.Throttled):
-            response = answer(SC_FAILED, errorDialog="too many requests")
-            response.status_code = 429
-            return response
+            return self.error_answer(429, "too many requests")
         if isinstance(exc, exceptions.APIException):
             return answer(SC_INVALID, errorDialog=str(exc.detail))
         return super().handle_exception(exc)

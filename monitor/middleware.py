@@ -105,11 +105,19 @@ def failure_answer(request: HttpRequest, kind: tuple[int, str, str, str]) -> Htt
         response = api_error(status, code, message)
     else:
         back = request.path.removesuffix("action/")  # a task action goes back to its task page
-        # rendered without the request: the page must not read the session or the user (the database)
-        page = render_to_string("busy.html", {"title": title, "message": message, "back": back})
-        response = HttpResponse(page, status=status)
+        response = busy_page(status=status, title=title, message=message, back=back)
     if kind is AWAY:
         response["Retry-After"] = str(OUTAGE_RETRY_SECONDS)
+    return response
+
+
+def busy_page(*, status: int, title: str, message: str, back: str, retry_after: int | None = None) -> HttpResponse:
+    """A page saying why nothing was done and where to go back (busy, too slow, away, too many requests). Rendered
+    without the request: it must read neither the session nor the user (the database may be what failed)."""
+    page = render_to_string("busy.html", {"title": title, "message": message, "back": back})
+    response = HttpResponse(page, status=status)
+    if retry_after is not None:
+        response["Retry-After"] = str(retry_after)
     return response
 
 

@@ -31,6 +31,7 @@ from brokerage.selectors.whatif import DEFAULT_LIMIT, MAX_LIMIT, cycles_what_if,
 from brokerage.services.gdpconfig import GdpConfigInputError, gdpconfig_revision_restore
 
 from . import charts
+from .middleware import busy_page
 
 WINDOW_HOURS = 1
 MAX_WINDOW_HOURS = 24 * 7
@@ -127,7 +128,13 @@ def _what_if_page(request: HttpRequest, *, cycle_ids: list[int], context: dict, 
                     seconds=settings.WHAT_IF_SECONDS,
                 )
         except SlotsBusy as busy:
-            return _busy_page(request, busy)
+            return busy_page(
+                status=429,
+                title="Not now",
+                message=f"{busy} Try again in {busy.retry_after} s.",
+                back=request.get_full_path(),
+                retry_after=busy.retry_after,
+            )
         except GdpConfigError as error:
             form["error"] = f"changes: {error}"
         else:
@@ -145,15 +152,6 @@ def _what_if_page(request: HttpRequest, *, cycle_ids: list[int], context: dict, 
             "budget": settings.WHAT_IF_SECONDS,
         },
     )
-
-
-def _busy_page(request: HttpRequest, busy: SlotsBusy) -> HttpResponse:
-    message = f"{busy} Try again in {busy.retry_after} s."
-    page = render(
-        request, "busy.html", {"title": "Not now", "message": message, "back": request.get_full_path()}, status=429
-    )
-    page["Retry-After"] = str(busy.retry_after)
-    return page
 
 
 @require_http_methods(["GET", "HEAD", "POST"])

@@ -16,6 +16,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import IntegrityError, transaction
+from knox.models import get_digest_token
+from knox.settings import CONSTANTS
 
 from brokerage.models import ApiToken, OidcIdentity
 from brokerage.params import refused_character
@@ -130,7 +132,9 @@ def oidc_identity_link(*, issuer: str, subject: str, user) -> OidcIdentity:
 
 def api_token_create(*, user, name: str, now: datetime, days: int) -> tuple[ApiToken, str]:
     """A new API token for `user`, valid `days` days: the row (its digest only) and the token, to be shown once."""
-    token, secret = ApiToken.objects.create(user=user, expiry=None, name=name)
-    token.expiry = now + timedelta(days=days)
-    token.save(update_fields=["expiry"])
+    digest, secret = get_digest_token()
+    # built directly: knox's manager takes the expiry as a time from its own clock, not ours
+    token = ApiToken(digest=digest, token_key=secret[: CONSTANTS.TOKEN_KEY_LENGTH], user=user, name=name,
+                     expiry=now + timedelta(days=days))  # fmt: skip
+    token.save()
     return token, secret

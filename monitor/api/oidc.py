@@ -10,9 +10,8 @@ OIDC_CREATE_USERS is on, named after `preferred_username` where that name is fre
 user's full name (the name PanDA records as a task's userName); an admin links an identity to an existing account
 (brokerage.services.accounts). The token's `groups` decide the user's membership of Django groups named after the
 VO's groups ("atlas", "atlas/production"): a group of the VO the token no longer lists is left; groups the admin
-made otherwise are untouched. The permissions are the
-groups' and the user's own, as for any user (panda-server's production role is a group with the permission to
-change tasks). Off unless OIDC_ISSUER is set.
+made otherwise are untouched. The permissions are the groups' and the user's own, as for any user (panda-server's
+production role is a group with the permission to change tasks). Off unless OIDC_ISSUER is set.
 
 The key set is read at most every OIDC_JWKS_REFRESH_SECONDS (panda-server's TokenDecoder refreshes every 10 min),
 and again at once for a key id it does not hold (the issuer rotated its keys).
