@@ -78,7 +78,12 @@ def wait_for_workers(app, count, seconds=90):
     """Until `count` workers answer a ping: work sent before they are up is all taken by the first one ready
     (on a loaded machine the others can take many seconds to start)."""
     deadline = time.monotonic() + seconds
-    while len(app.control.ping(timeout=1.0) or []) < count:
+    while True:
+        try:
+            if len(app.control.ping(timeout=1.0) or []) >= count:
+                return
+        except app.connection_for_write().connection_errors:  # the broker restarted: the next ping reconnects
+            pass
         assert time.monotonic() < deadline, f"fewer than {count} workers answered within {seconds} s"
 
 
@@ -285,7 +290,7 @@ def test_simulated_hours_with_a_worker_killed_mid_cycle_leave_nothing_wrong(redi
         "GRID_SIMULATOR": "on",
         "GRID_SIMULATOR_SPEED": "600",
         "JOB_GENERATION_BATCH": "50",
-    }  # the production defaults for heartbeats and redelivery (issue 31: freed within 60 s, redelivered within 120)
+    }  # production defaults for heartbeats and redelivery (issue 31: freed within 60 s; issue 47: redelivered in 75)
     for name in ("HEARTBEAT_SECONDS", "HEARTBEAT_STALE_SECONDS", "CELERY_VISIBILITY_TIMEOUT_SECONDS"):
         env.pop(name, None)
     workers = start_workers(env, tmp_path, count=2)
@@ -355,7 +360,7 @@ def test_simulated_hours_with_a_worker_killed_mid_cycle_leave_nothing_wrong(redi
         tmp_path, killed_pid=int(killed_name.rsplit(":", 1)[1]), workers=workers, killed_wall=killed_wall
     )
     assert redelivered_after is not None, "the killed worker's unacknowledged message never came back"
-    assert redelivered_after < 120
+    assert redelivered_after < 75  # visibility 60 s + kombu's sweep every 5 s (brokerage/settings/base.py)
     lost = BrokerageCycle.objects.filter(worker=killed_name, status="failed", error__startswith="worker lost")
     assert lost.exists() or not BrokerageCycle.objects.filter(worker=killed_name, finished__isnull=True).exists()
     survivor = next(name for name in WorkerHeartbeat.objects.values_list("name", flat=True) if name != killed_name)
@@ -375,3 +380,47 @@ def test_simulated_hours_with_a_worker_killed_mid_cycle_leave_nothing_wrong(redi
         f"{Job.objects.filter(jobStatus='finished').count()}, failed {Job.objects.filter(jobStatus='failed').count()}; "
         f"cycles {BrokerageCycle.objects.count()}"
     )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_workers_come_back_cleanly_after_redis_restarts(tmp_path):
+    """Issue 47, finding 10: after Redis went away and came back, the workers logged `Error on restarting
+    Gossip: AttributeError(…)` and missed heartbeats of each other. Gossip and mingle are off in every worker
+    (brokerage/celery.py), so a restart of the broker leaves two workers that take work again and log no error."""
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server not installed (make test installs it as root)")
+    redis, socket_path = redis_start(tmp_path)
+    workers = start_workers(worker_environment(socket_path, tmp_path), tmp_path, count=2, concurrency=2)
+    sender = Celery(broker=f"redis+socket://{socket_path}")
+    try:
+        wait_for_workers(sender, 2)
+        redis.terminate()
+        redis.wait(timeout=10)
+        time.sleep(8)  # the workers notice: their connections fail and they start reconnecting
+        socket_path.unlink(missing_ok=True)
+        redis, _ = redis_start(tmp_path)
+        wait_for_workers(sender, 2)  # both back on the broker
+        now = datetime.now(UTC)
+        for _ in range(4):
+            factories.ProcessLockFactory(lockedTime=now - timedelta(hours=2))
+        for _ in range(6):
+            sender.send_task("brokerage.tasks.process_lock_expire_task")
+        deadline = time.monotonic() + 60
+        while ProcessLock.objects.exists():
+            assert time.monotonic() < deadline, "the workers took no work after Redis came back"
+            time.sleep(0.3)
+        time.sleep(12)  # a gossip restart and the heartbeats it would miss happen in these seconds
+    finally:
+        sender.close()
+        stop_workers(workers)
+        redis.terminate()
+        redis.wait(timeout=10)
+    for index in (1, 2):
+        log = (tmp_path / f"w{index}.log").read_text()
+        assert log.count("Connected to redis+socket://") == 2, log[-3000:]  # at the start and after the restart
+        # while Redis was away "Cannot connect … Trying again" is an error; once back, nothing is
+        back = log[log.rindex("Connected to redis+socket://") :]
+        for anywhere in ("ossip", "missed heartbeat", "DeprecationWarning"):
+            assert anywhere not in log, log
+        for after_the_restart in ("Traceback", "ERROR/"):
+            assert after_the_restart not in back, back

@@ -205,14 +205,25 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
     if CELERY_BROKER_URL.startswith("filesystem://")
     # Redis: a message taken by a worker that is then killed comes back after this many seconds (Redis' default
     # of an hour held the work up). A cycle still running when it comes back is not done twice: the second
-    # delivery finds the process lock or the task claims held by a live worker.
-    else {"visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT_SECONDS", "60"))}
+    # delivery finds the process lock or the task claims held by a live worker. Kombu looks for such messages
+    # every interval × throttle seconds (10 × 10 by default, kombu/transport/redis.py 5.7: a killed worker's
+    # message came back after 111 s); every 5 s here, so it is back at the head of its queue within
+    # visibility + 5 s of being taken (issue 47, finding 10).
+    else {
+        "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT_SECONDS", "60")),
+        "unacked_restore_interval": 5,
+        "unacked_restore_throttle": 1,
+    }
 )
 # Outcomes are stored as domain rows (cycles, decisions), so Celery's own result store is not needed.
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# When the broker goes away, a running task finishes (Celery 5's default, chosen: a cycle cut short would hold its
+# claims until the heartbeat sweep): its acknowledgement is lost, the message comes back after the visibility
+# timeout, and that second delivery finds the work done or claimed.
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 # A message that cannot be sent because the broker is away (beat's periodic runs, a dispatch's cycles) is sent
 # again for about a minute and a half instead of being dropped with "Couldn't apply scheduled task".
 CELERY_TASK_PUBLISH_RETRY = True
