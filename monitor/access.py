@@ -37,7 +37,15 @@ class DashboardAnonThrottle(AnonRateThrottle):
 
 
 class DashboardUserThrottle(UserRateThrottle):
+    """Signed-in users only: DRF's user throttle counts an anonymous client by its address too, which would hold
+    anonymous visitors to the lower of the two rates (a raised DASHBOARD_ANON_RATE still answered 429)."""
+
     scope = "dashboard_user"
+
+    def get_cache_key(self, request, view):
+        if not (request.user and request.user.is_authenticated):
+            return None
+        return super().get_cache_key(request, view)
 
 
 class DashboardThrottleMiddleware:

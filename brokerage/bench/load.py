@@ -60,6 +60,43 @@ def _urls() -> list[str]:
     ]
 
 
+ROLES = (("web", "gunicorn"), ("workers", "celery"), ("database", "postgres"), ("broker and cache", "redis-server"))
+
+
+def _cpu_seconds_by_role() -> dict[str, float]:
+    """CPU seconds (user + system) each part of the stack has used so far, from /proc: gunicorn's processes, the
+    Celery worker's, PostgreSQL's, Redis's, this process (the 16 clients and the beat thread), the whole machine and
+    what the host took from this virtual machine.
+    Over the clients' run the differences say where the time went on the shared cores."""
+    tick = os.sysconf("SC_CLK_TCK")
+    used = {role: 0.0 for role, _ in ROLES} | {"clients and beat": 0.0}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:  # ended meanwhile
+            continue
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        # utime, stime and the same of its ended children (proc(5): fields 14–17): PostgreSQL's ended backends and
+        # Celery's replaced pool processes count for their parent
+        seconds = sum(int(value) for value in fields[11:15]) / tick
+        if int(entry.name) == os.getpid():
+            used["clients and beat"] += seconds
+            continue
+        for role, marker in ROLES:
+            if marker in command or name == marker:
+                used[role] += seconds
+                break
+    with open("/proc/stat") as machine:
+        user, nice, system, _idle, _iowait, irq, softirq, steal = (int(v) for v in machine.readline().split()[1:9])
+    used["machine"] = (user + nice + system + irq + softirq) / tick
+    used["stolen by the host"] = steal / tick  # a virtual machine's cores serving other guests
+    return used
+
+
 def _client(port: int, urls: list[str], until: float, samples: list[tuple[str, float, int]], lock) -> None:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     headers = {"Host": "localhost", "X-Forwarded-Proto": "https"}
@@ -137,18 +174,25 @@ def run(*, quick: bool = False) -> list[Row]:
         started_at = timezone.now()
         samples: list[tuple[str, float, int]] = []
         lock = threading.Lock()
+        cpu_before = _cpu_seconds_by_role()
         until = time.monotonic() + seconds
         clients = [threading.Thread(target=_client, args=(port, urls, until, samples, lock)) for _ in range(CLIENTS)]
         for client in clients:
             client.start()
         for client in clients:
             client.join()
+        cpu_after = _cpu_seconds_by_role()
         stop.set()
         beat.join(10)
         beat_sender.close()
         cycles = BrokerageCycle.objects.filter(started__gte=started_at)
         cycle_counts = {"cycles_succeeded": cycles.filter(status="succeeded").count(),
                         "cycles_failed": cycles.filter(status="failed").count()}  # fmt: skip
+        spent = {role: round(cpu_after[role] - cpu_before[role], 1) for role in cpu_before}
+        apart = ("machine", "stolen by the host")
+        spent["other"] = round(spent["machine"] - sum(v for role, v in spent.items() if role not in apart), 1)
+        cycle_counts["cpu_seconds"] = spent  # of os.cpu_count() × the run's seconds
+        cycle_counts["cpu_capacity_seconds"] = round((os.cpu_count() or 1) * seconds, 1)
     finally:
         processes_stop(processes)
         shutil.rmtree(work, ignore_errors=True)

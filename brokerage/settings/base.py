@@ -116,6 +116,11 @@ TEMPLATES = [
 def database_from_url(url: str) -> dict:
     """Parses DATABASE_URL; SQLite gets WAL and a busy timeout so the web server and workers can share the file."""
     config = dj_database_url.parse(url, conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60")))
+    if config["ENGINE"] == "django.db.backends.postgresql":
+        # a connection kept between requests (DB_CONN_MAX_AGE) is tried before a request reuses it: after the server
+        # restarted, each gunicorn worker's first request otherwise met the dead connection and answered 503 (the
+        # production guide's test, issue 47)
+        config["CONN_HEALTH_CHECKS"] = True
     if config["ENGINE"] == "django.db.backends.postgresql" and not env_bool("DB_JIT", False):
         # PostgreSQL compiles a query whose estimated cost is high; our reads are short ones over many rows whose
         # estimates run high (a count grouped by hour), and compiling them cost 23 of a 118 ms count (issue 32)

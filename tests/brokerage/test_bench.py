@@ -244,6 +244,13 @@ def test_load_rows_and_nothing_left_behind():
     assert whole["errors"] == 0  # every request answered 200 by gunicorn on the production settings
     assert whole["p99_ms"] >= whole["p95_ms"] >= whole["median_ms"] > 0
     assert whole["cycles_succeeded"] > 0  # the worker ran cycles meanwhile
+    # where the time went: each part of the stack used some CPU in the clients' seconds
+    spent = whole["cpu_seconds"]
+    assert spent["web"] > 0
+    assert spent["workers"] > 0
+    assert spent["database"] > 0
+    assert spent["machine"] > 0
+    assert whole["cpu_capacity_seconds"] == 8 * (os.cpu_count() or 1)
     assert {row["params"]["page"] for row in rows[1:]} >= {"/", "/tasks/", "/api/v1/decisions/"}
     assert not Task.objects.exists()
     assert not BrokerageCycle.objects.exists()

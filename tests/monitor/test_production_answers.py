@@ -181,3 +181,20 @@ def test_dashboard_pages_are_throttled_per_user_and_anonymous_client(signed_in, 
     assert b"Too many requests" in refused.content
     assert other_code == 200  # another user, another address: its own count
     assert api == 200  # the API's throttle is its own
+
+
+def test_anonymous_visitors_are_held_to_the_anonymous_rate_only(monkeypatch):
+    """DRF's user throttle counts an anonymous client by its address as well: with DASHBOARD_ANON_RATE raised to
+    10/minute and the user rate at 3, the bench's anonymous clients were refused after 3 pages."""
+    from django.core.cache import cache
+
+    from monitor.access import DashboardAnonThrottle, DashboardUserThrottle
+
+    monkeypatch.setattr(DashboardAnonThrottle, "THROTTLE_RATES", {"dashboard_anon": "10/minute"})
+    monkeypatch.setattr(DashboardUserThrottle, "THROTTLE_RATES", {"dashboard_user": "3/minute"})
+    try:
+        cache.clear()
+        codes = [Client().get("/sites/").status_code for _ in range(11)]
+    finally:
+        cache.clear()
+    assert codes == [200] * 10 + [429]

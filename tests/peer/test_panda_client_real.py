@@ -9,7 +9,7 @@ import json
 import subprocess
 
 import pytest
-from django.contrib.auth.models import Group, Permission
+from django.contrib.auth.models import Group, Permission, User
 from rest_framework.test import APIClient
 
 from brokerage.models import Job, Task
@@ -23,6 +23,13 @@ pytestmark = [pytest.mark.peer, pytest.mark.django_db(transaction=True)]
 
 # a jediTaskID as large as the real ones: pbook takes an id below 10**7 for a request id (PBookCore.is_reqid)
 TASK_ID = 45_000_123
+
+
+@pytest.fixture(autouse=True)
+def production_access(settings):
+    """The production settings' reading rule (issue 47): the API answers signed-in clients only, so panda-client
+    reads with its OIDC token, as it does against the real PanDA server."""
+    settings.API_ANONYMOUS_READ = settings.DASHBOARD_ANONYMOUS_READ = False
 
 
 @pytest.fixture(scope="module")
@@ -87,8 +94,9 @@ def pbook(panda_client, server: str, home, token: str, *arguments: str) -> subpr
     )
 
 
-def test_panda_client_reads_what_our_api_reports(panda_client, live_server, user_task, tmp_path):
+def test_panda_client_reads_what_our_api_reports(panda_client, live_server, user_task, issuer, tmp_path):
     task, job = user_task
+    token = issuer("elund", "eva lund", ["/atlas"])
     status, details, params, jobs = client_calls(
         panda_client,
         live_server.url,
@@ -99,8 +107,12 @@ def test_panda_client_reads_what_our_api_reports(panda_client, live_server, user
             ["getTaskParamsMap", [TASK_ID]],
             ["getJobStatus", [[job.pk, 999_999_999]]],
         ],
+        token=token,
     )
+    (anonymous,) = client_calls(panda_client, live_server.url, tmp_path, [["getTaskStatus", [TASK_ID]]])
+    assert anonymous[0] != 0, anonymous  # without its token the client is refused, and says so
     ours = APIClient()
+    ours.force_authenticate(User.objects.get(username="elund"))
     assert status == [0, "running"] == [0, ours.get(f"/api/v1/tasks/{TASK_ID}/").json()["status"]]
     code, merged = details
     assert code == 0

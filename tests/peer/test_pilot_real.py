@@ -34,6 +34,13 @@ pytestmark = [pytest.mark.peer, pytest.mark.django_db(transaction=True)]
 QUEUE, SITE = "SAT_Q", "SAT"
 
 
+@pytest.fixture(autouse=True)
+def production_access(settings):
+    """The production settings' reading rule (issue 47, finding 2: there the pilot's paths were sent to the sign-in
+    page): nothing open to anonymous clients but the pilot's caches, as in brokerage/settings/production.py."""
+    settings.API_ANONYMOUS_READ = settings.DASHBOARD_ANONYMOUS_READ = False
+
+
 @pytest.fixture(scope="module")
 def pilot():
     try:
@@ -122,8 +129,10 @@ def test_a_real_pilot_runs_a_job_to_finished(pilot, live_server, activated_job, 
     assert stored.stat().st_size > 0
     # the input file is done, as at any job's end
     assert DatasetFile.objects.get(PandaID=job.pk).status == "finished"
-    # the job page tells the pilot's story
-    page = Client().get(f"/jobs/{job.pk}/").content.decode()
+    # the job page tells the pilot's story (to a signed-in reader: the dashboard is closed to others here)
+    shifter = Client()
+    shifter.force_login(User.objects.create_user("shifter"))
+    page = shifter.get(f"/jobs/{job.pk}/").content.decode()
     assert "getJob by a pilot on" in page
     assert "pilot reported finished" in page
     assert "run by a real pilot" in page
