@@ -45,7 +45,7 @@ class Partitioning:
 # The job archive keeps five indexes, not the active table's twelve (issue 32: bytes and the move's speed): what
 # the readers of archived jobs use (a job by PandaID, a task's jobs by status and queue and its latest ones, the
 # job list's window, merge links), and a CHECK that lets the planner skip the archive for active statuses. The last
-# start per queue is read from the active jobs only (adapters.grid.last_starts), so the archive has no
+# start per queue is read from the active jobs only (selectors.timeouts.last_start_subquery), so the archive has no
 # (computingSite, startTime): 88 of its 383 bytes a job.
 ARCHIVED_JOB_SQL = (
     'CREATE UNIQUE INDEX ON {name} ("PandaID")',

@@ -27,7 +27,7 @@ from brokerage.selectors.dirac_replay import dirac_match_replay
 from brokerage.selectors.gdpconfig import gdpconfig_revision_detail, gdpconfig_revision_list
 from brokerage.selectors.inputs import REPLAYABLE, InputsUnavailable
 from brokerage.selectors.replay import decision_replay
-from brokerage.selectors.whatif import DEFAULT_LIMIT, MAX_LIMIT, cycles_what_if, what_if_cycles
+from brokerage.selectors.whatif import DEFAULT_LIMIT, MAX_LIMIT, cycle_id_list, cycles_what_if
 from brokerage.services.gdpconfig import GdpConfigInputError, gdpconfig_revision_restore
 
 from . import charts
@@ -193,7 +193,7 @@ def window_what_if(request: HttpRequest) -> HttpResponse:
         since = until - timedelta(hours=WINDOW_HOURS)
     plugin = request.GET.get("plugin", "")
     plugin = plugin if plugin in REPLAYABLE else ""
-    cycles = what_if_cycles(since=since, until=until, plugin=plugin or None)
+    cycles = cycle_id_list(since=since, until=until, plugin=plugin or None)
     context = {
         "window": {"since": since, "until": until, "plugin": plugin, "plugins": REPLAYABLE, "problem": problem},
         "n_cycles": len(cycles),

@@ -123,6 +123,10 @@ def test_web_worker_and_beat_run_together_and_stop_within_10_s(tmp_path):
         wait_for(grid_alive, 60, "tasks and jobs to move with stored decisions", stack, log_path)
         database.close()
         assert (tmp_path / "admin-password").exists()
+        # the filesystem broker keeps its exchange tables under VAR_DIR too, not in the repository (issue 48: kombu's
+        # default `control/` of the working directory was in git)
+        assert list((tmp_path / "broker" / "control").glob("*.exchange"))
+        assert not (ROOT / "control").exists()
     finally:
         # SIGTERM to the whole group, as a service manager stops it (Ctrl-C, SIGINT, takes the same path in
         # run.sh): the worker used to stay in its warm shutdown for over 90 s

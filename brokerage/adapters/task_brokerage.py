@@ -18,7 +18,7 @@ from brokerage.adapters import grid
 from brokerage.adapters.grid import over_base
 from brokerage.engine import Scenario, parse_scenario
 from brokerage.models import Dataset, DatasetFile, DatasetReplica, Task
-from brokerage.selectors.nuclei import remaining_work_rows, rw_for
+from brokerage.selectors.nuclei import remaining_work_by_nucleus, remaining_work_rows
 from brokerage.splitter import job_set_summary, task_chunks
 
 PLUGIN = "atlas_prod_task"
@@ -141,7 +141,7 @@ def task_scenarios(*, task_ids: list[int], base: Scenario, seed_of) -> dict[int,
             }
             for row in data_rows
         ]
-        rw = rw_for(work, priority=task["currentPriority"], gshare=task["gshare"])
+        rw = remaining_work_by_nucleus(work, priority=task["currentPriority"], gshare=task["gshare"])
         parsed = parse_scenario(
             {
                 "plugin": PLUGIN,

@@ -28,7 +28,7 @@ from brokerage.selectors.gdpconfig import (
     gdpconfig_revision_previous,
     gdpconfig_view,
 )
-from brokerage.selectors.whatif import cycles_what_if, what_if_cycles
+from brokerage.selectors.whatif import cycle_id_list, cycles_what_if
 from brokerage.services.gdpconfig import (
     GdpConfigInputError,
     gdpconfig_delete,
@@ -265,7 +265,7 @@ class GdpConfigAdmin(admin.ModelAdmin):
                 error = str(problem)
             else:
                 now = timezone.now()
-                cycles = what_if_cycles(since=now - timedelta(hours=hours), until=now)
+                cycles = cycle_id_list(since=now - timedelta(hours=hours), until=now)
                 try:  # bounded as every what-if (brokerage.costly; issue 47)
                     with costly_slot(client=costly_client(request), what="what-if"):
                         effect = cycles_what_if(cycle_ids=cycles, overrides=overrides, seconds=settings.WHAT_IF_SECONDS)

@@ -19,7 +19,7 @@ from brokerage.selectors import inputs as inputs_selectors
 from brokerage.selectors.dirac_replay import dirac_match_replay
 from brokerage.selectors.inputs import REPLAYABLE
 from brokerage.selectors.replay import decision_replay
-from brokerage.selectors.whatif import MAX_LIMIT, cycles_what_if, what_if_cycles
+from brokerage.selectors.whatif import MAX_LIMIT, cycle_id_list, cycles_what_if
 from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_store_many
 
 from .runner import Row, benchmark, percentile
@@ -165,7 +165,7 @@ def replay_demo(*, quick: bool = False) -> list[Row]:
         built = time.perf_counter()
         end = demo_cadence_run(start=START, seconds=minutes * 60)
         built = time.perf_counter() - built
-        cycles = what_if_cycles(since=end - timedelta(hours=1), until=end + timedelta(seconds=1))
+        cycles = cycle_id_list(since=end - timedelta(hours=1), until=end + timedelta(seconds=1))
         inputs_selectors._PARTS.clear()
         inputs_selectors._BASES.clear()
         start = time.perf_counter()

@@ -242,7 +242,10 @@ class Registry:
         return sorted({parameter.component for parameter in self})
 
 
-def _p(key: str, component: str, value_type: str, default: Any, unit: str, description: str, source: str, **extra):
+def parameter(
+    key: str, component: str, value_type: str, default: Any, unit: str, description: str, source: str, **extra
+):
+    """One entry of the registry below, its fields in the order the table reads."""
     return Parameter(key, component, value_type, default, unit, description, source, **extra)
 
 
@@ -265,7 +268,7 @@ _S004_LQ_WMBS = "seed 004, From LQ to WMBS"
 REGISTRY = Registry(
     [
         # --- production task brokerage (nuclei) ---
-        _p(
+        parameter(
             "DISK_THRESHOLD",
             "taskbrokerage",
             "int",
@@ -277,7 +280,7 @@ REGISTRY = Registry(
             suffix="gshare",
             minimum=0,
         ),
-        _p(
+        parameter(
             "FREE_DISK_CUTOFF",
             "taskbrokerage",
             "int",
@@ -287,7 +290,7 @@ REGISTRY = Registry(
             _S000_TASK,
             minimum=0,
         ),
-        _p(
+        parameter(
             "INPUT_SIZE_THRESHOLD",
             "taskbrokerage",
             "float",
@@ -297,7 +300,7 @@ REGISTRY = Registry(
             _S000_TASK,
             minimum=0,
         ),
-        _p(
+        parameter(
             "INPUT_NUM_THRESHOLD",
             "taskbrokerage",
             "int",
@@ -307,7 +310,7 @@ REGISTRY = Registry(
             _S000_TASK,
             minimum=0,
         ),
-        _p(
+        parameter(
             "INPUT_SIZE_FRACTION",
             "taskbrokerage",
             "float",
@@ -318,7 +321,7 @@ REGISTRY = Registry(
             minimum=0,
             maximum=100,
         ),
-        _p(
+        parameter(
             "INPUT_NUM_FRACTION",
             "taskbrokerage",
             "float",
@@ -329,7 +332,7 @@ REGISTRY = Registry(
             minimum=0,
             maximum=100,
         ),
-        _p(
+        parameter(
             "MIN_IO_INTENSITY_WITH_LOCAL_DATA",
             "taskbrokerage",
             "float",
@@ -340,7 +343,7 @@ REGISTRY = Registry(
             _S000_TASK,
             minimum=0,
         ),
-        _p(
+        parameter(
             "MIN_INPUT_SIZE_WITH_LOCAL_DATA",
             "taskbrokerage",
             "float",
@@ -350,7 +353,7 @@ REGISTRY = Registry(
             _S000_TASK,
             minimum=0,
         ),
-        _p(
+        parameter(
             "MAX_TASK_PRIO_WITH_LOCAL_DATA",
             "taskbrokerage",
             "int",
@@ -359,7 +362,7 @@ REGISTRY = Registry(
             "Tasks with taskPriority at or above this drop the locality check when no nucleus passes it.",
             _S000_TASK,
         ),
-        _p(
+        parameter(
             "NQUEUED_NUC_CAP",
             "taskbrokerage",
             "int",
@@ -371,7 +374,7 @@ REGISTRY = Registry(
             minimum=0,
         ),
         # --- where panda-server 1.0.4's AtlasProdTaskBroker departs from seed 000 (profiles.py) ---
-        _p(
+        parameter(
             "TASK_INPUT_COPY_REQUIRED",
             "taskbrokerage",
             "bool",
@@ -382,7 +385,7 @@ REGISTRY = Registry(
             "lets data locality decide.",
             _S000_TASK,
         ),
-        _p(
+        parameter(
             "TASK_JOB_CHECK",
             "taskbrokerage",
             "bool",
@@ -393,7 +396,7 @@ REGISTRY = Registry(
             "AtlasProdTaskBroker 'job check', -job). A scenario without queues checks the input completeness only.",
             _S000_TASK,
         ),
-        _p(
+        parameter(
             "TASK_BACKLOG_STRICT",
             "taskbrokerage",
             "bool",
@@ -403,7 +406,7 @@ REGISTRY = Registry(
             "a transfer backlog. True (panda, getBackloggedNuclei): only above the cap.",
             _S000_TASK,
         ),
-        _p(
+        parameter(
             "TASK_ENDPOINT_RULE",
             "taskbrokerage",
             "str",
@@ -417,7 +420,7 @@ REGISTRY = Registry(
             _S000_TASK,
             choices=("seed", "panda"),
         ),
-        _p(
+        parameter(
             "TASK_LOCALITY_RULE",
             "taskbrokerage",
             "str",
@@ -431,7 +434,7 @@ REGISTRY = Registry(
             _S000_TASK,
             choices=("seed", "panda"),
         ),
-        _p(
+        parameter(
             "TASK_WEIGHT_RULE",
             "taskbrokerage",
             "str",
@@ -446,7 +449,7 @@ REGISTRY = Registry(
             choices=("seed", "panda"),
         ),
         # --- production job brokerage (queues) ---
-        _p(
+        parameter(
             "NQUEUED_SAT_CAP",
             "jobbroker",
             "int",
@@ -456,7 +459,7 @@ REGISTRY = Registry(
             _S000_JOB,
             minimum=0,
         ),
-        _p(
+        parameter(
             "NQUEUED_NUC_CAP_FOR_JOBS",
             "jobbroker",
             "int",
@@ -466,7 +469,7 @@ REGISTRY = Registry(
             _S000_JOB,
             minimum=0,
         ),
-        _p(
+        parameter(
             "IO_INTENSITY_CUTOFF",
             "jobbroker",
             "float",
@@ -476,7 +479,7 @@ REGISTRY = Registry(
             _S000_JOB,
             minimum=0,
         ),
-        _p(
+        parameter(
             "SIZE_CUTOFF_TO_MOVE_INPUT",
             "jobbroker",
             "float",
@@ -486,7 +489,7 @@ REGISTRY = Registry(
             _S000_JOB,
             minimum=0,
         ),
-        _p(
+        parameter(
             "NUM_CUTOFF_TO_MOVE_INPUT",
             "jobbroker",
             "int",
@@ -496,7 +499,7 @@ REGISTRY = Registry(
             _S000_JOB,
             minimum=0,
         ),
-        _p(
+        parameter(
             "MAX_DISKIO_DEFAULT",
             "jobbroker",
             "float",
@@ -506,7 +509,7 @@ REGISTRY = Registry(
             _S000_JOB,
             minimum=0,
         ),
-        _p(
+        parameter(
             "NW_THRESHOLD",
             "jobbroker",
             "float",
@@ -516,7 +519,7 @@ REGISTRY = Registry(
             _S000_JOB,
             minimum=0,
         ),
-        _p(
+        parameter(
             "NW_WEIGHT_MULTIPLIER",
             "jobbroker",
             "float",
@@ -527,7 +530,7 @@ REGISTRY = Registry(
             minimum=0,
         ),
         # --- profiles and the switches of the behaviours where panda-server 1.0.4 departs from the seeds ---
-        _p(
+        parameter(
             "PROFILE",
             "brokerage",
             "str",
@@ -538,7 +541,7 @@ REGISTRY = Registry(
             "REFERENCE.md ruling 5",
             choices=PROFILE_NAMES,
         ),
-        _p(
+        parameter(
             "ANALYSIS_SW_RULE",
             "jobbroker",
             "str",
@@ -550,7 +553,7 @@ REGISTRY = Registry(
             _S000_ANAL,
             choices=("seed", "panda"),
         ),
-        _p(
+        parameter(
             "ANALYSIS_VP_RULE",
             "anal_jobbroker",
             "str",
@@ -564,7 +567,7 @@ REGISTRY = Registry(
             _S000_ANAL,
             choices=("seed", "panda"),
         ),
-        _p(
+        parameter(
             "ANALYSIS_SKIP_CLOSED",
             "anal_jobbroker",
             "bool",
@@ -574,7 +577,7 @@ REGISTRY = Registry(
             "AtlasAnalJobBroker -closed); the seed counts closed jobs only with the failed ones (badsite).",
             _S000_ANAL,
         ),
-        _p(
+        parameter(
             "ANALYSIS_THROTTLE_RULE",
             "anal_jobbroker",
             "str",
@@ -587,7 +590,7 @@ REGISTRY = Registry(
             _S000_ANAL,
             choices=("seed", "panda"),
         ),
-        _p(
+        parameter(
             "ANALYSIS_SITES_RULE",
             "anal_jobbroker",
             "str",
@@ -601,7 +604,7 @@ REGISTRY = Registry(
             _S000_ANAL,
             choices=("seed", "panda"),
         ),
-        _p(
+        parameter(
             "ANALYSIS_STABILIZER_RULE",
             "anal_jobbroker",
             "str",
@@ -614,7 +617,7 @@ REGISTRY = Registry(
             _S000_ANAL,
             choices=("seed", "panda"),
         ),
-        _p(
+        parameter(
             "ANALYSIS_STORAGE_FLOOR_RULE",
             "anal_jobbroker",
             "str",
@@ -625,7 +628,7 @@ REGISTRY = Registry(
             _S000_ANAL,
             choices=("seed", "panda"),
         ),
-        _p(
+        parameter(
             "ANALYSIS_BAD_JOBS_STRICT",
             "anal_jobbroker",
             "bool",
@@ -635,7 +638,7 @@ REGISTRY = Registry(
             "(panda): only above it, and not for merge jobs.",
             _S000_ANAL,
         ),
-        _p(
+        parameter(
             "ANALYSIS_OVERLOAD_RULE",
             "anal_jobbroker",
             "str",
@@ -647,7 +650,7 @@ REGISTRY = Registry(
             _S000_ANAL,
             choices=("seed", "panda"),
         ),
-        _p(
+        parameter(
             "ANALYSIS_WEIGHT_RULE",
             "anal_jobbroker",
             "str",
@@ -660,7 +663,7 @@ REGISTRY = Registry(
             _S000_ANAL,
             choices=("seed", "panda"),
         ),
-        _p(
+        parameter(
             "ANALYSIS_LOCALITY_RULE",
             "anal_jobbroker",
             "str",
@@ -673,7 +676,7 @@ REGISTRY = Registry(
             _S000_ANAL,
             choices=("seed", "panda"),
         ),
-        _p(
+        parameter(
             "OVERLOAD_MIN_QUEUE",
             "anal_jobbroker",
             "int",
@@ -683,7 +686,7 @@ REGISTRY = Registry(
             "panda-server 1.0.4 AtlasAnalJobBroker",
             minimum=0,
         ),
-        _p(
+        parameter(
             "OVERLOAD_RATIO_OFFSET",
             "anal_jobbroker",
             "float",
@@ -693,7 +696,7 @@ REGISTRY = Registry(
             "panda-server 1.0.4 AtlasAnalJobBroker",
             minimum=0,
         ),
-        _p(
+        parameter(
             "FAIRSHARE_RULE",
             "jobbroker",
             "str",
@@ -706,7 +709,7 @@ REGISTRY = Registry(
             _S000_JOB,
             choices=("seed", "panda"),
         ),
-        _p(
+        parameter(
             "EXCLUDE_TEST_QUEUES",
             "jobbroker",
             "bool",
@@ -716,7 +719,7 @@ REGISTRY = Registry(
             "doBrokerage scans every queue of the cloud; their status decides.",
             _S000_JOB,
         ),
-        _p(
+        parameter(
             "NUCLEUS_NEEDS_QUEUE",
             "jobbroker",
             "bool",
@@ -727,7 +730,7 @@ REGISTRY = Registry(
             "nucleus'; the seeds say nothing.",
             _S000_JOB,
         ),
-        _p(
+        parameter(
             "INPUT_COMPLETENESS_CHECK",
             "jobbroker",
             "bool",
@@ -740,7 +743,7 @@ REGISTRY = Registry(
             "nothing.",
             _S000_JOB,
         ),
-        _p(
+        parameter(
             "MAX_MISSING_INPUT_FILES",
             "jobbroker",
             "int",
@@ -750,7 +753,7 @@ REGISTRY = Registry(
             "panda-server 1.0.4 AtlasProdJobBroker",
             minimum=0,
         ),
-        _p(
+        parameter(
             "MIN_INPUT_COMPLETENESS",
             "jobbroker",
             "int",
@@ -761,7 +764,7 @@ REGISTRY = Registry(
             minimum=0,
             maximum=100,
         ),
-        _p(
+        parameter(
             "DATA_COMPLETE_ONLY_RULE",
             "jobbroker",
             "bool",
@@ -772,7 +775,7 @@ REGISTRY = Registry(
             "(AtlasProdJobBroker, getAvailableFiles complete_only). The seed counts every copy.",
             _S000_JOB,
         ),
-        _p(
+        parameter(
             "LOCAL_DATA_DISK_ONLY",
             "jobbroker",
             "bool",
@@ -783,7 +786,7 @@ REGISTRY = Registry(
             "passes with disk alone (AtlasProdJobBroker siteSizeMap / siteSizeMapWT). The seed counts tape copies.",
             _S000_JOB,
         ),
-        _p(
+        parameter(
             "PREASSIGNMENT_RULE",
             "jobbroker",
             "str",
@@ -798,7 +801,7 @@ REGISTRY = Registry(
             _PANDA_JOB,
             choices=("seed", "panda"),
         ),
-        _p(
+        parameter(
             "DIRECT_IO_RULE",
             "jobbroker",
             "str",
@@ -811,7 +814,7 @@ REGISTRY = Registry(
             _PANDA_JOB,
             choices=("seed", "panda"),
         ),
-        _p(
+        parameter(
             "CONNECTIVITY_RULE",
             "jobbroker",
             "str",
@@ -824,7 +827,7 @@ REGISTRY = Registry(
             _PANDA_JOB,
             choices=("seed", "panda"),
         ),
-        _p(
+        parameter(
             "JOB_ENDPOINT_RULE",
             "jobbroker",
             "str",
@@ -842,7 +845,7 @@ REGISTRY = Registry(
             _PANDA_JOB,
             choices=("seed", "panda"),
         ),
-        _p(
+        parameter(
             "DISK_IO_RULE",
             "jobbroker",
             "str",
@@ -854,7 +857,7 @@ REGISTRY = Registry(
             _PANDA_JOB,
             choices=("seed", "panda"),
         ),
-        _p(
+        parameter(
             "FULL_CHAIN_RULE",
             "taskbrokerage",
             "str",
@@ -868,7 +871,7 @@ REGISTRY = Registry(
             "panda-server 1.0.4 AtlasProdTaskBroker",
             choices=("seed", "panda"),
         ),
-        _p(
+        parameter(
             "ES_RULE",
             "jobbroker",
             "str",
@@ -881,7 +884,7 @@ REGISTRY = Registry(
             _PANDA_JOB,
             choices=("seed", "panda"),
         ),
-        _p(
+        parameter(
             "SOFTWARE_RULE",
             "jobbroker",
             "str",
@@ -897,7 +900,7 @@ REGISTRY = Registry(
             _PANDA_JOB,
             choices=("seed", "panda"),
         ),
-        _p(
+        parameter(
             "RELEASES_ANY_SKIPS_HW_CHECK",
             "jobbroker",
             "bool",
@@ -908,7 +911,7 @@ REGISTRY = Registry(
             "implies one as soon as it has a platform) and does not ask onlyTagsForFC with a container.",
             _S000_JOB,
         ),
-        _p(
+        parameter(
             "RELEASES_LIST_ACCEPTED",
             "jobbroker",
             "bool",
@@ -918,7 +921,7 @@ REGISTRY = Registry(
             "(published tags) and ['ANY'] can pass; a plain list never does.",
             _S000_JOB,
         ),
-        _p(
+        parameter(
             "CPU_CHECK_NEEDS_ARCHITECTURE",
             "jobbroker",
             "bool",
@@ -928,7 +931,7 @@ REGISTRY = Registry(
             "architecture. False: a queue that publishes none accepts any CPU.",
             "panda-server 1.0.4 AtlasBrokerUtils.JsonSoftwareCheck",
         ),
-        _p(
+        parameter(
             "MAX_PRIO_TO_BOOTSTRAP",
             "jobbroker",
             "int",
@@ -938,7 +941,7 @@ REGISTRY = Registry(
             "priority. Unset: always (seed 000).",
             _PANDA_JOB,
         ),
-        _p(
+        parameter(
             "BOOTSTRAP_NEEDS_PILOTS",
             "jobbroker",
             "bool",
@@ -948,7 +951,7 @@ REGISTRY = Registry(
             "last 3 hours.",
             _PANDA_JOB,
         ),
-        _p(
+        parameter(
             "NUM_SLOTS_RULE",
             "jobbroker",
             "str",
@@ -960,7 +963,7 @@ REGISTRY = Registry(
             _S000_JOB,
             choices=("max", "per_core"),
         ),
-        _p(
+        parameter(
             "NW_ACTIVE",
             "jobbroker",
             "bool",
@@ -969,7 +972,7 @@ REGISTRY = Registry(
             "The network weight multiplies the brokerage weight (PanDA's NW_ACTIVE; ATLAS runs with it on).",
             _PANDA_JOB,
         ),
-        _p(
+        parameter(
             "NW_THROUGHPUT_LOOKUP",
             "jobbroker",
             "str",
@@ -981,7 +984,7 @@ REGISTRY = Registry(
             _PANDA_JOB,
             choices=("newest_first", "week_first"),
         ),
-        _p(
+        parameter(
             "T1_WEIGHT_HIGH_PRIO_SCOUTS",
             "jobbroker",
             "bool",
@@ -991,7 +994,7 @@ REGISTRY = Registry(
             "service tasks nor pre-assigned job sets (panda).",
             _S002_T1,
         ),
-        _p(
+        parameter(
             "T1_WEIGHT_IO_STRICT",
             "jobbroker",
             "bool",
@@ -1001,7 +1004,7 @@ REGISTRY = Registry(
             "002) or, when True (panda), above 500.",
             _S002_T1,
         ),
-        _p(
+        parameter(
             "NEGATIVE_T1_WEIGHT_RULE",
             "jobbroker",
             "str",
@@ -1012,7 +1015,7 @@ REGISTRY = Registry(
             _S002_T1,
             choices=("nucleus", "most_running"),
         ),
-        _p(
+        parameter(
             "JOB_CAP_RULE",
             "jobbroker",
             "str",
@@ -1025,7 +1028,7 @@ REGISTRY = Registry(
             _S000_JOB,
             choices=("seed", "panda"),
         ),
-        _p(
+        parameter(
             "BOOTSTRAP_EMPTY_QUEUES",
             "jobbroker",
             "bool",
@@ -1035,7 +1038,7 @@ REGISTRY = Registry(
             "so that it gets jobs to start with (not for merge or express jobs, nor above MAX_PRIO_TO_BOOTSTRAP).",
             _PANDA_JOB,
         ),
-        _p(
+        parameter(
             "MAXWDIR_SCALING",
             "jobbroker",
             "str",
@@ -1046,7 +1049,7 @@ REGISTRY = Registry(
             _S000_JOB,
             choices=("per_core", "single_core_task"),
         ),
-        _p(
+        parameter(
             "MANY_ASSIGNED_RULE",
             "jobbroker",
             "str",
@@ -1057,7 +1060,7 @@ REGISTRY = Registry(
             _PANDA_JOB,
             choices=("ratio", "plus_one"),
         ),
-        _p(
+        parameter(
             "JOB_WALLTIME_RULE",
             "jobbroker",
             "str",
@@ -1070,7 +1073,7 @@ REGISTRY = Registry(
             _S000_JOB,
             choices=("seed", "panda"),
         ),
-        _p(
+        parameter(
             "JOB_DISK_RULE",
             "jobbroker",
             "str",
@@ -1082,7 +1085,7 @@ REGISTRY = Registry(
             _S000_JOB,
             choices=("seed", "panda"),
         ),
-        _p(
+        parameter(
             "PILOT_RULE",
             "jobbroker",
             "str",
@@ -1093,7 +1096,7 @@ REGISTRY = Registry(
             _S000_JOB,
             choices=("seed", "panda"),
         ),
-        _p(
+        parameter(
             "IO_CHECK_RULE",
             "jobbroker",
             "str",
@@ -1105,7 +1108,7 @@ REGISTRY = Registry(
             _S000_JOB,
             choices=("seed", "panda"),
         ),
-        _p(
+        parameter(
             "MEMORY_RULE",
             "jobbroker",
             "str",
@@ -1117,7 +1120,7 @@ REGISTRY = Registry(
             _S000_JOB,
             choices=("seed", "panda"),
         ),
-        _p(
+        parameter(
             "EXPRESS_MIN_PRIORITY",
             "jobbroker",
             "int",
@@ -1128,7 +1131,7 @@ REGISTRY = Registry(
             _S000_JOB,
             minimum=0,
         ),
-        _p(
+        parameter(
             "INACTIVE_COUNTS_STARTING",
             "jobbroker",
             "bool",
@@ -1138,7 +1141,7 @@ REGISTRY = Registry(
             "(seed 000) or, when True (panda), activated or starting jobs.",
             _S000_JOB,
         ),
-        _p(
+        parameter(
             "TRANSFERRING_AT_NUCLEUS",
             "jobbroker",
             "bool",
@@ -1148,7 +1151,7 @@ REGISTRY = Registry(
             "only to queues outside the nucleus.",
             _S000_JOB,
         ),
-        _p(
+        parameter(
             "NQUEUELIMITSITE",
             "jobbroker",
             "int",
@@ -1161,7 +1164,7 @@ REGISTRY = Registry(
             suffix="gshare",
             minimum=0,
         ),
-        _p(
+        parameter(
             "WORK_SHORTAGE",
             "core",
             "bool",
@@ -1171,7 +1174,7 @@ REGISTRY = Registry(
             _S000_JOB,
         ),
         # --- analysis job brokerage ---
-        _p(
+        parameter(
             "CAP_RUNNING_USER_JOBS",
             "anal_jobbroker",
             "int",
@@ -1181,7 +1184,7 @@ REGISTRY = Registry(
             _S000_ANAL,
             minimum=0,
         ),
-        _p(
+        parameter(
             "CAP_RUNNING_USER_CORES",
             "anal_jobbroker",
             "int",
@@ -1191,7 +1194,7 @@ REGISTRY = Registry(
             _S000_ANAL,
             minimum=0,
         ),
-        _p(
+        parameter(
             "CAP_RUNNING_GROUP_JOBS",
             "anal_jobbroker",
             "int",
@@ -1201,7 +1204,7 @@ REGISTRY = Registry(
             _S000_ANAL,
             minimum=0,
         ),
-        _p(
+        parameter(
             "CAP_RUNNING_GROUP_CORES",
             "anal_jobbroker",
             "int",
@@ -1211,7 +1214,7 @@ REGISTRY = Registry(
             _S000_ANAL,
             minimum=0,
         ),
-        _p(
+        parameter(
             "USER_USAGE_THRESHOLD_A",
             "anal_jobbroker",
             "float",
@@ -1222,7 +1225,7 @@ REGISTRY = Registry(
             _S000_ANAL,
             minimum=0,
         ),
-        _p(
+        parameter(
             "TW_DONE_JOB_STAT",
             "anal_jobbroker",
             "float",
@@ -1232,7 +1235,7 @@ REGISTRY = Registry(
             _S000_ANAL,
             minimum=0,
         ),
-        _p(
+        parameter(
             "MIN_BAD_JOBS_TO_SKIP_PQ",
             "anal_jobbroker",
             "int",
@@ -1242,7 +1245,7 @@ REGISTRY = Registry(
             _S000_ANAL,
             minimum=0,
         ),
-        _p(
+        parameter(
             "BASE_QUEUE_LENGTH_PER_PQ",
             "anal_jobbroker",
             "int",
@@ -1252,7 +1255,7 @@ REGISTRY = Registry(
             _S000_ANAL,
             minimum=0,
         ),
-        _p(
+        parameter(
             "BASE_EXPECTED_WAIT_HOUR_ON_PQ",
             "anal_jobbroker",
             "float",
@@ -1262,7 +1265,7 @@ REGISTRY = Registry(
             _S000_ANAL,
             minimum=0,
         ),
-        _p(
+        parameter(
             "BASE_DEFAULT_QUEUE_LENGTH_PER_PQ_USER",
             "anal_jobbroker",
             "int",
@@ -1272,7 +1275,7 @@ REGISTRY = Registry(
             _S000_ANAL,
             minimum=0,
         ),
-        _p(
+        parameter(
             "BASE_QUEUE_RATIO_ON_PQ",
             "anal_jobbroker",
             "float",
@@ -1282,7 +1285,7 @@ REGISTRY = Registry(
             _S000_ANAL,
             minimum=0,
         ),
-        _p(
+        parameter(
             "STATIC_MAX_QUEUE_RUNNING_RATIO",
             "anal_jobbroker",
             "float",
@@ -1292,7 +1295,7 @@ REGISTRY = Registry(
             _S000_ANAL,
             minimum=0,
         ),
-        _p(
+        parameter(
             "MAX_EXPECTED_WAIT_HOUR",
             "anal_jobbroker",
             "float",
@@ -1302,7 +1305,7 @@ REGISTRY = Registry(
             _S000_ANAL,
             minimum=0,
         ),
-        _p(
+        parameter(
             "IO_INTENSITY_CUTOFF_USER",
             "anal_jobbroker",
             "float",
@@ -1312,7 +1315,7 @@ REGISTRY = Registry(
             _S000_ANAL,
             minimum=0,
         ),
-        _p(
+        parameter(
             "DATA_CHECK_TIMEOUT_USER",
             "anal_jobbroker",
             "float",
@@ -1322,7 +1325,7 @@ REGISTRY = Registry(
             _S000_ANAL,
             minimum=0,
         ),
-        _p(
+        parameter(
             "PRESTAGE_LIMIT",
             "anal_jobbroker",
             "float",
@@ -1332,7 +1335,7 @@ REGISTRY = Registry(
             "seed 002, Throttled jobs and tasks",
             minimum=0,
         ),
-        _p(
+        parameter(
             "ANALY_TIMEOUT",
             "anal_jobbroker",
             "float",
@@ -1342,7 +1345,7 @@ REGISTRY = Registry(
             "seed 002, Job rebrokerage / Input data transfer",
             minimum=0,
         ),
-        _p(
+        parameter(
             "USE_NEW_BASIC_WEIGHT",
             "anal_jobbroker",
             "bool",
@@ -1352,7 +1355,7 @@ REGISTRY = Registry(
             "(the seed says the original is in use and the new one is coming).",
             _S000_ANAL,
         ),
-        _p(
+        parameter(
             "NEW_WEIGHT_EPSILON_1",
             "anal_jobbroker",
             "float",
@@ -1362,7 +1365,7 @@ REGISTRY = Registry(
             _S000_ANAL,
             minimum=0,
         ),
-        _p(
+        parameter(
             "NEW_WEIGHT_EPSILON_2",
             "anal_jobbroker",
             "float",
@@ -1373,7 +1376,7 @@ REGISTRY = Registry(
             minimum=0,
         ),
         # --- watchdog ---
-        _p(
+        parameter(
             "HEARTBEAT_TIMEOUT",
             "watcher",
             "float",
@@ -1386,7 +1389,7 @@ REGISTRY = Registry(
             suffix="workflow",
             minimum=0,
         ),
-        _p(
+        parameter(
             "TIMEOUT_PENDING",
             "watcher",
             "float",
@@ -1397,7 +1400,7 @@ REGISTRY = Registry(
             app="pandaserver",
             minimum=0,
         ),
-        _p(
+        parameter(
             "TIMEOUT_DEFINED",
             "watcher",
             "float",
@@ -1408,7 +1411,7 @@ REGISTRY = Registry(
             app="pandaserver",
             minimum=0,
         ),
-        _p(
+        parameter(
             "TIMEOUT_ASSIGNED",
             "watcher",
             "float",
@@ -1419,7 +1422,7 @@ REGISTRY = Registry(
             app="pandaserver",
             minimum=0,
         ),
-        _p(
+        parameter(
             "TIMEOUT_THROTTLED",
             "watcher",
             "float",
@@ -1430,7 +1433,7 @@ REGISTRY = Registry(
             app="pandaserver",
             minimum=0,
         ),
-        _p(
+        parameter(
             "TIMEOUT_ACTIVATED",
             "watcher",
             "float",
@@ -1441,7 +1444,7 @@ REGISTRY = Registry(
             app="pandaserver",
             minimum=0,
         ),
-        _p(
+        parameter(
             "TIMEOUT_ACTIVATED_HIGH_PRIORITY",
             "watcher",
             "float",
@@ -1453,7 +1456,7 @@ REGISTRY = Registry(
             app="pandaserver",
             minimum=0,
         ),
-        _p(
+        parameter(
             "INACTIVE_QUEUE_HOURS",
             "watcher",
             "float",
@@ -1464,7 +1467,7 @@ REGISTRY = Registry(
             app="pandaserver",
             minimum=0,
         ),
-        _p(
+        parameter(
             "TIMEOUT_SENT",
             "watcher",
             "float",
@@ -1475,7 +1478,7 @@ REGISTRY = Registry(
             app="pandaserver",
             minimum=0,
         ),
-        _p(
+        parameter(
             "TIMEOUT_RUNNING",
             "watcher",
             "float",
@@ -1486,7 +1489,7 @@ REGISTRY = Registry(
             app="pandaserver",
             minimum=0,
         ),
-        _p(
+        parameter(
             "TIMEOUT_HOLDING_HIGH_PRIORITY",
             "watcher",
             "float",
@@ -1497,7 +1500,7 @@ REGISTRY = Registry(
             app="pandaserver",
             minimum=0,
         ),
-        _p(
+        parameter(
             "TIMEOUT_HOLDING",
             "watcher",
             "float",
@@ -1508,7 +1511,7 @@ REGISTRY = Registry(
             app="pandaserver",
             minimum=0,
         ),
-        _p(
+        parameter(
             "TIMEOUT_TRANSFERRING_HIGH_PRIORITY",
             "watcher",
             "float",
@@ -1519,7 +1522,7 @@ REGISTRY = Registry(
             app="pandaserver",
             minimum=0,
         ),
-        _p(
+        parameter(
             "TIMEOUT_TRANSFERRING",
             "watcher",
             "float",
@@ -1530,7 +1533,7 @@ REGISTRY = Registry(
             app="pandaserver",
             minimum=0,
         ),
-        _p(
+        parameter(
             "TASK_PENDING_TIMEOUT",
             "watcher",
             "float",
@@ -1541,7 +1544,7 @@ REGISTRY = Registry(
             "seed 002, task status exhausted",
             minimum=0,
         ),
-        _p(
+        parameter(
             "FAST_REBRO_THRESHOLD_NQNR_RATIO",
             "watcher",
             "float",
@@ -1552,7 +1555,7 @@ REGISTRY = Registry(
             app="pandaserver",
             minimum=0,
         ),
-        _p(
+        parameter(
             "FAST_REBRO_THRESHOLD_NQUEUE_FRAC",
             "watcher",
             "float",
@@ -1564,7 +1567,7 @@ REGISTRY = Registry(
             minimum=0,
             maximum=1,
         ),
-        _p(
+        parameter(
             "FAST_REBRO_THRESHOLD_NQUEUE",
             "watcher",
             "int",
@@ -1579,7 +1582,7 @@ REGISTRY = Registry(
             minimum=0,
         ),
         # --- jumbo jobs (seed 002: component jumbo_dog) ---
-        _p(
+        parameter(
             "JUMBO_MAX_TASKS",
             "jumbo_dog",
             "int",
@@ -1589,7 +1592,7 @@ REGISTRY = Registry(
             _S002_JUMBO,
             minimum=0,
         ),
-        _p(
+        parameter(
             "JUMBO_MIN_EVENTS_DISABLE",
             "jumbo_dog",
             "int",
@@ -1599,7 +1602,7 @@ REGISTRY = Registry(
             _S002_JUMBO,
             minimum=0,
         ),
-        _p(
+        parameter(
             "JUMBO_MIN_EVENTS_ENABLE",
             "jumbo_dog",
             "int",
@@ -1611,7 +1614,7 @@ REGISTRY = Registry(
             derived_default=lambda get: get("JUMBO_MIN_EVENTS_DISABLE") * 10,
             derived_default_text="JUMBO_MIN_EVENTS_DISABLE × 10",
         ),
-        _p(
+        parameter(
             "JUMBO_MAX_EVENTS",
             "jumbo_dog",
             "int",
@@ -1623,7 +1626,7 @@ REGISTRY = Registry(
             derived_default=lambda get: get("JUMBO_MAX_TASKS") * get("JUMBO_MIN_EVENTS_ENABLE") // 2,
             derived_default_text="JUMBO_MAX_TASKS × JUMBO_MIN_EVENTS_ENABLE / 2",
         ),
-        _p(
+        parameter(
             "JUMBO_PER_TASK",
             "jumbo_dog",
             "int",
@@ -1633,7 +1636,7 @@ REGISTRY = Registry(
             _S002_JUMBO,
             minimum=0,
         ),
-        _p(
+        parameter(
             "JUMBO_PER_SITE",
             "jumbo_dog",
             "int",
@@ -1643,7 +1646,7 @@ REGISTRY = Registry(
             _S002_JUMBO,
             minimum=0,
         ),
-        _p(
+        parameter(
             "JUMBO_MAX_CURR_PRIO",
             "jumbo_dog",
             "int",
@@ -1653,7 +1656,7 @@ REGISTRY = Registry(
             _S002_JUMBO,
         ),
         # --- job throttler (per work queue, optionally per resource type: NQUEUELIMIT_MC_16_SCORE) ---
-        _p(
+        parameter(
             "THROTTLE_THRESHOLD",
             "prod_job_throttler",
             "float",
@@ -1663,7 +1666,7 @@ REGISTRY = Registry(
             _S002_THROTTLE,
             minimum=0,
         ),
-        _p(
+        parameter(
             "THROTTLE_THRESHOLD_FOR_WORK_SHORTAGE",
             "prod_job_throttler",
             "float",
@@ -1673,7 +1676,7 @@ REGISTRY = Registry(
             _S002_THROTTLE,
             minimum=0,
         ),
-        _p(
+        parameter(
             "NQUEUELIMIT",
             "prod_job_throttler",
             "int",
@@ -1685,7 +1688,7 @@ REGISTRY = Registry(
             suffix_only=True,
             minimum=0,
         ),
-        _p(
+        parameter(
             "NQUEUECAP",
             "prod_job_throttler",
             "int",
@@ -1698,7 +1701,7 @@ REGISTRY = Registry(
             suffix_only=True,
             minimum=0,
         ),
-        _p(
+        parameter(
             "NRUNNINGCAP",
             "prod_job_throttler",
             "int",
@@ -1711,7 +1714,7 @@ REGISTRY = Registry(
             minimum=0,
         ),
         # --- DIRAC task-queue matching (seed 003; profile `dirac` = dirac 9.1.22 TaskQueueDB and Matcher) ---
-        _p(
+        parameter(
             "DIRAC_TQ_ORDER",
             "matcher",
             "str",
@@ -1724,7 +1727,7 @@ REGISTRY = Registry(
             app="dirac",
             choices=("seed", "dirac"),
         ),
-        _p(
+        parameter(
             "DIRAC_JOBS_PER_TRY",
             "matcher",
             "int",
@@ -1736,7 +1739,7 @@ REGISTRY = Registry(
             app="dirac",
             minimum=1,
         ),
-        _p(
+        parameter(
             "DIRAC_MATCH_SETUP_PILOT_TYPE",
             "matcher",
             "bool",
@@ -1747,7 +1750,7 @@ REGISTRY = Registry(
             _S003_MATCH,
             app="dirac",
         ),
-        _p(
+        parameter(
             "DIRAC_ABSENT_CE_PLATFORM",
             "matcher",
             "str",
@@ -1759,7 +1762,7 @@ REGISTRY = Registry(
             app="dirac",
             choices=("seed", "dirac"),
         ),
-        _p(
+        parameter(
             "DIRAC_GENERIC_PILOT_VO",
             "matcher",
             "bool",
@@ -1770,7 +1773,7 @@ REGISTRY = Registry(
             _S003_MATCH,
             app="dirac",
         ),
-        _p(
+        parameter(
             "DIRAC_PRIORITY_AVERAGE",
             "matcher",
             "str",
@@ -1782,7 +1785,7 @@ REGISTRY = Registry(
             app="dirac",
             choices=("user", "real"),
         ),
-        _p(
+        parameter(
             "DIRAC_SPLIT_JOB_SHARING",
             "matcher",
             "bool",
@@ -1793,7 +1796,7 @@ REGISTRY = Registry(
             _DIRAC_TQDB,
             app="dirac",
         ),
-        _p(
+        parameter(
             "DIRAC_PRIORITY_GROUPING",
             "matcher",
             "bool",
@@ -1805,7 +1808,7 @@ REGISTRY = Registry(
             app="dirac",
         ),
         # --- CMS WMCore work-queue pull (seed 004) ---
-        _p(
+        parameter(
             "WMCORE_MAX_JOBS_PER_OWNER",
             "workqueue",
             "int",
@@ -1817,7 +1820,7 @@ REGISTRY = Registry(
             app="wmcore",
             minimum=0,
         ),
-        _p(
+        parameter(
             "WMCORE_SCHEDD_FRACTION",
             "workqueue",
             "float",
@@ -1829,7 +1832,7 @@ REGISTRY = Registry(
             minimum=0,
             maximum=1,
         ),
-        _p(
+        parameter(
             "WMCORE_OVERFLOW_FRACTION",
             "jobsubmitter",
             "float",
@@ -1842,7 +1845,7 @@ REGISTRY = Registry(
             minimum=0,
             maximum=10,
         ),
-        _p(
+        parameter(
             "WMCORE_CACHE_REFRESH_SIZE",
             "jobsubmitter",
             "int",
@@ -1853,7 +1856,7 @@ REGISTRY = Registry(
             app="wmcore",
             minimum=0,
         ),
-        _p(
+        parameter(
             "WMCORE_CACHE_REFRESH_MINUTES",
             "jobsubmitter",
             "int",
@@ -1864,7 +1867,7 @@ REGISTRY = Registry(
             app="wmcore",
             minimum=0,
         ),
-        _p(
+        parameter(
             "WMCORE_MAX_JOBS_TO_CACHE",
             "jobsubmitter",
             "int",
@@ -1875,7 +1878,7 @@ REGISTRY = Registry(
             app="wmcore",
             minimum=1,
         ),
-        _p(
+        parameter(
             "WMCORE_MAX_JOBS_PER_POLL",
             "jobsubmitter",
             "int",
@@ -1887,7 +1890,7 @@ REGISTRY = Registry(
             minimum=0,
         ),
         # --- where wmagent 2.4.5.9 departs from seed 004 (profile `wmcore`) ---
-        _p(
+        parameter(
             "WMCORE_FREE_SLOTS",
             "workqueue",
             "str",
@@ -1900,7 +1903,7 @@ REGISTRY = Registry(
             app="wmcore",
             choices=("seed", "wmcore"),
         ),
-        _p(
+        parameter(
             "WMCORE_QUEUE_DEPTH",
             "workqueue",
             "float",
@@ -1911,7 +1914,7 @@ REGISTRY = Registry(
             app="wmcore",
             minimum=0,
         ),
-        _p(
+        parameter(
             "WMCORE_PULL_COUNTS",
             "workqueue",
             "str",
@@ -1924,7 +1927,7 @@ REGISTRY = Registry(
             app="wmcore",
             choices=("seed", "wmcore"),
         ),
-        _p(
+        parameter(
             "WMCORE_AVAILABLE_ORDER",
             "workqueue",
             "str",
@@ -1938,7 +1941,7 @@ REGISTRY = Registry(
             app="wmcore",
             choices=("seed", "wmcore"),
         ),
-        _p(
+        parameter(
             "WMCORE_ROWS_PER_SLICE",
             "workqueue",
             "int",
@@ -1949,7 +1952,7 @@ REGISTRY = Registry(
             app="wmcore",
             minimum=1,
         ),
-        _p(
+        parameter(
             "WMCORE_MAX_ROWS_PER_CYCLE",
             "workqueue",
             "int",
@@ -1960,7 +1963,7 @@ REGISTRY = Registry(
             app="wmcore",
             minimum=1,
         ),
-        _p(
+        parameter(
             "WMCORE_WORK_PER_CYCLE",
             "workqueue",
             "int",
@@ -1971,7 +1974,7 @@ REGISTRY = Registry(
             app="wmcore",
             minimum=0,
         ),
-        _p(
+        parameter(
             "WMCORE_SITE_RULE",
             "workqueue",
             "str",
@@ -1986,7 +1989,7 @@ REGISTRY = Registry(
             app="wmcore",
             choices=("seed", "wmcore"),
         ),
-        _p(
+        parameter(
             "WMCORE_PULL_SCHEDD_FRACTION",
             "workqueue",
             "float",
@@ -1999,7 +2002,7 @@ REGISTRY = Registry(
             minimum=0,
             maximum=1,
         ),
-        _p(
+        parameter(
             "WMCORE_TASK_PRIORITY",
             "jobsubmitter",
             "bool",
@@ -2011,7 +2014,7 @@ REGISTRY = Registry(
             _S004_CACHE,
             app="wmcore",
         ),
-        _p(
+        parameter(
             "WMCORE_MERGE_IGNORES_PENDING",
             "jobsubmitter",
             "bool",
@@ -2022,7 +2025,7 @@ REGISTRY = Registry(
             _S004_CACHE,
             app="wmcore",
         ),
-        _p(
+        parameter(
             "WMCORE_SUBMIT_LOCATIONS",
             "jobsubmitter",
             "str",
@@ -2037,7 +2040,7 @@ REGISTRY = Registry(
             app="wmcore",
             choices=("seed", "wmcore"),
         ),
-        _p(
+        parameter(
             "WMCORE_DRAIN_GRACE_HOURS",
             "jobsubmitter",
             "float",

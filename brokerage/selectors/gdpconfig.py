@@ -77,7 +77,7 @@ def gdpconfig_get(*, key: str, vo: str = "", gshare: str | None = None, workflow
 
 def gdpconfig_parameter_rows(*, vo: str = "") -> list[dict[str, Any]]:
     """The registry as rows for the admin and the monitor: default, effective value and where it comes from."""
-    view = gdpconfig_view(vo=vo)
+    config = gdpconfig_view(vo=vo)
     # KEY_<gshare> / KEY_<workflow> rows: each is the value in force for that share or workflow (the general
     # value applies to every other one), shown under its parameter
     variants: dict[str, list[dict[str, Any]]] = {}
@@ -87,12 +87,12 @@ def gdpconfig_parameter_rows(*, vo: str = "") -> list[dict[str, Any]]:
             continue
         parameter, name = found
         kind = parameter.suffix or ""
-        in_force = view.get(parameter.key, **({kind: name} if kind in ("gshare", "workflow") else {}))
+        in_force = config.get(parameter.key, **({kind: name} if kind in ("gshare", "workflow") else {}))
         variants.setdefault(parameter.key, []).append({"key": key, "name": name, "kind": kind, "value": in_force})
     rows = []
     parameter: Parameter
     for parameter in REGISTRY:
-        value, origin = view.explain(parameter.key)
+        value, origin = config.explain(parameter.key)
         rows.append(
             {
                 "parameter": parameter,

@@ -36,7 +36,9 @@ def remaining_work_rows() -> list[tuple[str, str, int, float]]:
     return [(nucleus, gshare, priority, float(rw or 0.0)) for nucleus, gshare, priority, rw in rows]
 
 
-def rw_for(rows: list[tuple[str, str, int, float]], *, priority: int, gshare: str) -> dict[str, float]:
+def remaining_work_by_nucleus(
+    rows: list[tuple[str, str, int, float]], *, priority: int, gshare: str
+) -> dict[str, float]:
     """RW per nucleus for a task of `priority` in `gshare`: the work of equal or higher priority, same gshare."""
     result: dict[str, float] = {}
     for nucleus, row_gshare, row_priority, amount in rows:
@@ -45,6 +47,6 @@ def rw_for(rows: list[tuple[str, str, int, float]], *, priority: int, gshare: st
     return result
 
 
-def nucleus_rw(*, priority: int, gshare: str) -> dict[str, float]:
+def nucleus_remaining_work(*, priority: int, gshare: str) -> dict[str, float]:
     """Remaining work per nucleus for a task of `priority` in `gshare` (one query)."""
-    return rw_for(remaining_work_rows(), priority=priority, gshare=gshare)
+    return remaining_work_by_nucleus(remaining_work_rows(), priority=priority, gshare=gshare)

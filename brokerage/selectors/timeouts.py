@@ -69,9 +69,9 @@ def timeout_queues(*, now: datetime, names: list[str] | None = None) -> dict[str
 
 
 def timeout_limits(*, queues: dict[str, TimeoutQueue], vo: str = "atlas") -> TimeoutLimits:
-    view = gdpconfig_view(vo=vo)
+    config = gdpconfig_view(vo=vo)
     return TimeoutLimits.from_config(
-        view.get, workflows=sorted({q.workflow for q in queues.values() if q.workflow}), grid_speed=grid_speed()
+        config.get, workflows=sorted({q.workflow for q in queues.values() if q.workflow}), grid_speed=grid_speed()
     )
 
 

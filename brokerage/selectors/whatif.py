@@ -21,7 +21,7 @@ MAX_LIMIT = 20000
 CYCLES_AT_ONCE = 50
 
 
-def what_if_cycles(*, since: datetime, until: datetime, plugin: str | None = None) -> list[int]:
+def cycle_id_list(*, since: datetime, until: datetime, plugin: str | None = None) -> list[int]:
     """The cycles of a time window (of `plugin`, else of every replayable one), newest first."""
     cycles = BrokerageCycle.objects.filter(started__gte=since, started__lt=until, plugin__in=REPLAYABLE)
     if plugin:

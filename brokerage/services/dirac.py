@@ -397,8 +397,8 @@ def dirac_match_request(
     fail. Recorded as a DiracMatchRecord with the seed of its draws, and what it drew from (DiracMatchInputs) so
     that it can be run again. A dry run claims and records nothing: it tells which task queue and user priority
     the request would draw from."""
-    view = gdpconfig_view()
-    rules, groups = MatchRules.from_config(view), dirac_groups()
+    config = gdpconfig_view()
+    rules, groups = MatchRules.from_config(config), dirac_groups()
     seed = random.SystemRandom().randrange(2**31) if seed is None else seed
     trail = MatcherTrail(writer=_INDEX_PARTS)
     record_ids: list[int] = []
@@ -454,7 +454,7 @@ def dirac_match_request(
         }
         if dry_run:
             return {**found, "dry_run": True, "job": None}
-        dirac_match_inputs_store(record_id=record_ids[-1], at=now, trail=trail, view=view)
+        dirac_match_inputs_store(record_id=record_ids[-1], at=now, trail=trail, config=config)
         return {**found, "job": outcome.job, "first_jobs": outcome.first_jobs}
     nearest = dirac_no_match_explanation(resource=resource, rules=rules, groups=groups)
     if dry_run:
@@ -465,24 +465,24 @@ def dirac_match_request(
         seed=seed,
         reasons=sorted({code for item in nearest for code in item["failed"]}),
     )
-    dirac_match_inputs_store(record_id=record.pk, at=now, trail=trail, view=view)
+    dirac_match_inputs_store(record_id=record.pk, at=now, trail=trail, config=config)
     return {"matched": False, "job": None, "nearest": nearest, "seed": seed}
 
 
-def dirac_match_config(*, view) -> dict[str, Any]:
+def dirac_match_config(*, config) -> dict[str, Any]:
     """The configuration a matching request ran under, as kept with it: the matching parameters (and the profile)
     and the installation's groups with their shares."""
     return {
-        "gdpconfig": {key: view.get(key) for key in ("PROFILE", *MATCH_RULE_KEYS)},
+        "gdpconfig": {key: config.get(key) for key in ("PROFILE", *MATCH_RULE_KEYS)},
         "groups": dirac_groups_data(),
     }
 
 
-def dirac_match_inputs_store(*, record_id: int, at: datetime, trail: MatcherTrail, view) -> None:
+def dirac_match_inputs_store(*, record_id: int, at: datetime, trail: MatcherTrail, config) -> None:
     """Keeps what a request drew from (models.DiracMatchInputs): its configuration and every task-queue index it
     read as ScenarioParts of its day, each once by content (one query when all are known, two otherwise), and
     its trail."""
-    config_text = canonical_json(dirac_match_config(view=view))
+    config_text = canonical_json(dirac_match_config(config=config))
     texts = {part_digest(config_text): ("dirac_config", config_text)}
     texts.update(trail.parts)
     parts_store(day=day_of(at), texts=texts)

@@ -112,9 +112,9 @@ class RebrokerageCut:
 
 def job_fast_rebrokerage(*, now: datetime, vo: str = "atlas") -> list[RebrokerageCut]:
     """Fast rebrokerage (module docstring): closes the excess queued jobs for reassignment."""
-    view = gdpconfig_view(vo=vo)
-    ratio = view.get("FAST_REBRO_THRESHOLD_NQNR_RATIO")
-    fraction = view.get("FAST_REBRO_THRESHOLD_NQUEUE_FRAC")
+    config = gdpconfig_view(vo=vo)
+    ratio = config.get("FAST_REBRO_THRESHOLD_NQNR_RATIO")
+    fraction = config.get("FAST_REBRO_THRESHOLD_NQUEUE_FRAC")
     with_slots = set(QueuePilotStats.objects.filter(numSlots__isnull=False).values_list("queue__name", flat=True))
     paused = set(PandaQueue.objects.filter(status="paused").values_list("name", flat=True))
     counts = (
@@ -133,7 +133,7 @@ def job_fast_rebrokerage(*, now: datetime, vo: str = "atlas") -> list[Rebrokerag
     cuts = []
     for row in rows:
         queue, gshare, n_queue, n_running = row["computingSite"], row["gshare"], row["queued"], row["running"]
-        threshold = view.get("FAST_REBRO_THRESHOLD_NQUEUE", gshare=gshare)
+        threshold = config.get("FAST_REBRO_THRESHOLD_NQUEUE", gshare=gshare)
         if threshold is None or queue in with_slots or queue in paused or n_queue == 0:
             continue  # the gshare does not define its threshold, Harvester slots, or reassignment is off
         ratio_over = n_running == 0 or n_queue / n_running > ratio

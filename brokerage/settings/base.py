@@ -42,6 +42,21 @@ def env_count(name: str, default: int, unit: str = "days") -> int:
     return int(raw)
 
 
+def env_positive(name: str, default: float, unit: str = "seconds") -> float:
+    """A positive number (seconds of a beat interval, a heartbeat or a time budget; a speed), or a configuration
+    error naming the variable: `float()` alone let "0", "-5", "nan" and "inf" through to beat and the workers."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return float(default)
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = float("nan")
+    if not (0 < seconds < float("inf")):
+        raise ImproperlyConfigured(f"{name}={raw!r}: give a number of {unit} above 0")
+    return seconds
+
+
 def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
@@ -206,6 +221,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
         "data_folder_out": str(BROKER_DIR / "queue"),
         "processed_folder": str(BROKER_DIR / "processed"),
         "store_processed": False,
+        # the exchange tables (kombu's default is `control/` in the working directory: the repository's, in git)
+        "control_folder": str(BROKER_DIR / "control"),
     }
     if CELERY_BROKER_URL.startswith("filesystem://")
     # Redis: a message taken by a worker that is then killed comes back after this many seconds (Redis' default
@@ -238,57 +255,57 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "process-lock-expiry": {
         "task": "brokerage.tasks.process_lock_expire_task",
-        "schedule": float(os.environ.get("PROCESS_LOCK_EXPIRY_INTERVAL_SECONDS", "15")),
+        "schedule": env_positive("PROCESS_LOCK_EXPIRY_INTERVAL_SECONDS", 15),
     },
     "task-brokerage-cycle": {
         "task": "brokerage.tasks.task_brokerage_cycle_task",
-        "schedule": float(os.environ.get("TASK_BROKERAGE_INTERVAL_SECONDS", "60")),
+        "schedule": env_positive("TASK_BROKERAGE_INTERVAL_SECONDS", 60),
     },
     "task-priority-boost": {
         "task": "brokerage.tasks.task_priority_boost_task",
-        "schedule": float(os.environ.get("PRIORITY_BOOST_INTERVAL_SECONDS", "600")),
+        "schedule": env_positive("PRIORITY_BOOST_INTERVAL_SECONDS", 600),
     },
     "global-share-snapshot": {
         "task": "brokerage.tasks.global_share_snapshot_task",
-        "schedule": float(os.environ.get("GLOBAL_SHARE_SNAPSHOT_INTERVAL_SECONDS", "600")),
+        "schedule": env_positive("GLOBAL_SHARE_SNAPSHOT_INTERVAL_SECONDS", 600),
     },
     "task-refine": {
         "task": "brokerage.tasks.task_refine_task",
-        "schedule": float(os.environ.get("TASK_REFINE_INTERVAL_SECONDS", "60")),
+        "schedule": env_positive("TASK_REFINE_INTERVAL_SECONDS", 60),
     },
     "watchdog": {
         "task": "brokerage.tasks.watchdog_task",
-        "schedule": float(os.environ.get("WATCHDOG_INTERVAL_SECONDS", "300")),
+        "schedule": env_positive("WATCHDOG_INTERVAL_SECONDS", 300),
     },
     # one job-generation cycle per work queue is queued each time; the process lock keeps them one at a time
     "job-generation": {
         "task": "brokerage.tasks.job_generation_dispatch_task",
-        "schedule": float(os.environ.get("JOB_GENERATION_INTERVAL_SECONDS", "60")),
+        "schedule": env_positive("JOB_GENERATION_INTERVAL_SECONDS", 60),
     },
     # CMS WMCore (seed 004): the global queue's turn, then each agent's; locations of Available elements
     "wmcore": {
         "task": "brokerage.tasks.wmcore_dispatch_task",
-        "schedule": float(os.environ.get("WMCORE_INTERVAL_SECONDS", "60")),
+        "schedule": env_positive("WMCORE_INTERVAL_SECONDS", 60),
     },
     "wmcore-locations": {
         "task": "brokerage.tasks.wmcore_locations_task",
-        "schedule": float(os.environ.get("WMCORE_LOCATION_INTERVAL_SECONDS", "1200")),
+        "schedule": env_positive("WMCORE_LOCATION_INTERVAL_SECONDS", 1200),
     },
     # archive ended jobs, drop expired history (brokerage.services.housekeeping)
     "housekeeping": {
         "task": "brokerage.tasks.housekeeping_task",
-        "schedule": float(os.environ.get("HOUSEKEEPING_INTERVAL_SECONDS", "3600")),
+        "schedule": env_positive("HOUSEKEEPING_INTERVAL_SECONDS", 3600),
     },
 }
 
 # The demo grid simulator plays the pilots (brokerage.services.simulator); only in demo mode, never in
 # production. GRID_SIMULATOR_SPEED grid minutes pass per real minute.
 GRID_SIMULATOR = os.environ.get("GRID_SIMULATOR", "off").lower() in ("1", "on", "true", "yes")
-GRID_SIMULATOR_SPEED = float(os.environ.get("GRID_SIMULATOR_SPEED", "1"))
+GRID_SIMULATOR_SPEED = env_positive("GRID_SIMULATOR_SPEED", 1, unit="times the real pace")
 if GRID_SIMULATOR:
     CELERY_BEAT_SCHEDULE["grid-simulator"] = {
         "task": "brokerage.tasks.grid_simulate_task",
-        "schedule": float(os.environ.get("GRID_SIMULATOR_INTERVAL_SECONDS", "10")),
+        "schedule": env_positive("GRID_SIMULATOR_INTERVAL_SECONDS", 10),
     }
 
 # DIRAC: CPU-time segments of the task queues (seed 003's by default; DIRAC today uses a longer list), the group
@@ -317,8 +334,8 @@ PROCESS_LOCK_TIMEOUT_MINUTES = int(os.environ.get("PROCESS_LOCK_TIMEOUT_MINUTES"
 # Issue 31 asks a dead worker's locks and cycles back within 60 s: a beat every 10 s, gone after 30 s without
 # one, the sweep every 15 s frees them 30–45 s after the death (a beat that a busy database delays by a few
 # seconds is still well inside 30 s).
-HEARTBEAT_SECONDS = float(os.environ.get("HEARTBEAT_SECONDS", "10"))
-HEARTBEAT_STALE_SECONDS = float(os.environ.get("HEARTBEAT_STALE_SECONDS", "30"))
+HEARTBEAT_SECONDS = env_positive("HEARTBEAT_SECONDS", 10)
+HEARTBEAT_STALE_SECONDS = env_positive("HEARTBEAT_STALE_SECONDS", 30)
 INTEGRITY_CHECK_MINUTES = int(os.environ.get("INTEGRITY_CHECK_MINUTES", "10"))
 
 # History (issue 32; brokerage.services.housekeeping). Jobs that ended move to the archive after
@@ -378,7 +395,7 @@ DASHBOARD_ANONYMOUS_READ = env_bool("DASHBOARD_ANONYMOUS_READ", API_ANONYMOUS_RE
 PILOT_CACHES_ANONYMOUS_READ = env_bool("PILOT_CACHES_ANONYMOUS_READ", True)
 # Costly requests (brokerage.costly; issue 47): a what-if stops replaying after WHAT_IF_SECONDS (well inside the
 # web statement timeout and gunicorn's 30 s), each client runs one at a time and the site COSTLY_CONCURRENT at once.
-WHAT_IF_SECONDS = float(os.environ.get("WHAT_IF_SECONDS", "8"))
+WHAT_IF_SECONDS = env_positive("WHAT_IF_SECONDS", 8)
 COSTLY_CONCURRENT = env_count("COSTLY_CONCURRENT", 2, unit="requests")
 # Request bodies (JSON only): larger ones are a 413 in the API's error shape; Django's own limit is the same.
 API_MAX_BODY_BYTES = int(os.environ.get("API_MAX_BODY_BYTES", 2_621_440))
@@ -472,7 +489,7 @@ LOGGING = {
 
 def ensure_var_dirs() -> None:
     """Creates the folders the embedded defaults write to (database, cache, broker queue)."""
-    for folder in (VAR_DIR, BROKER_DIR / "queue", BROKER_DIR / "processed", VAR_DIR / "cache"):
+    for folder in (VAR_DIR, BROKER_DIR / "queue", BROKER_DIR / "processed", BROKER_DIR / "control", VAR_DIR / "cache"):
         folder.mkdir(parents=True, exist_ok=True)
 
 

@@ -48,7 +48,7 @@ from brokerage.selectors.preview import PreviewUnavailable, broker_preview_scena
 from brokerage.selectors.replay import decision_replay
 from brokerage.selectors.shares import global_share_usage
 from brokerage.selectors.timeouts import job_timeout_states
-from brokerage.selectors.whatif import cycles_what_if, what_if_cycles
+from brokerage.selectors.whatif import cycle_id_list, cycles_what_if
 from brokerage.services.dirac import dirac_match_request, resource_from
 from brokerage.services.gdpconfig import (
     GdpConfigInputError,
@@ -210,7 +210,7 @@ class CycleViewSet(ReadOnly):
         since = serializer.validated_data.get("since") or until - timedelta(hours=1)
         return _what_if_response(
             request,
-            what_if_cycles(since=since, until=until, plugin=serializer.validated_data.get("plugin")),
+            cycle_id_list(since=since, until=until, plugin=serializer.validated_data.get("plugin")),
             since=since,
             until=until,
         )

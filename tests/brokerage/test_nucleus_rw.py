@@ -3,7 +3,7 @@ brokerage)."""
 
 import pytest
 
-from brokerage.selectors.nuclei import nucleus_rw
+from brokerage.selectors.nuclei import nucleus_remaining_work
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -26,7 +26,7 @@ def test_rw_sums_remaining_events_times_cpu_time_of_equal_or_higher_priority():
     task("CERN-PROD", gshare="Express")  # another share: not counted
     task("BNL-ATLAS", status="pending", events=(1_000, 1_000))  # nothing left: 0
     task("", status="ready")  # no nucleus yet
-    assert nucleus_rw(priority=500, gshare="MC 16") == {"CERN-PROD": 2_300_000.0, "BNL-ATLAS": 0.0}
+    assert nucleus_remaining_work(priority=500, gshare="MC 16") == {"CERN-PROD": 2_300_000.0, "BNL-ATLAS": 0.0}
 
 
 def test_secondary_inputs_and_outputs_do_not_count():
@@ -34,7 +34,7 @@ def test_secondary_inputs_and_outputs_do_not_count():
     master = row.datasets.get()
     factories.DatasetFactory(task=row, type="input", master=master, nEvents=99_999)
     factories.DatasetFactory(task=row, type="output", nEvents=99_999)
-    assert nucleus_rw(priority=0, gshare="MC 16") == {"FZK-LCG2": 300_000.0}
+    assert nucleus_remaining_work(priority=0, gshare="MC 16") == {"FZK-LCG2": 300_000.0}
 
 
 def test_a_dataset_used_beyond_its_known_events_counts_as_nothing_left_not_as_negative_work():
@@ -43,13 +43,13 @@ def test_a_dataset_used_beyond_its_known_events_counts_as_nothing_left_not_as_ne
     # engine refused a task preview with "$.nucleus_stats.NUC.rw: expected a number ≥ 0".
     row = task("NUC", events=(0, 1_500))
     factories.DatasetFactory(task=row, type="input", nEvents=10_000, nEventsUsed=4_000)
-    assert nucleus_rw(priority=0, gshare="MC 16") == {"NUC": 1_800_000.0}
+    assert nucleus_remaining_work(priority=0, gshare="MC 16") == {"NUC": 1_800_000.0}
     task("NUC2", events=(0, 1_500))
-    assert nucleus_rw(priority=0, gshare="MC 16")["NUC2"] == 0.0
+    assert nucleus_remaining_work(priority=0, gshare="MC 16")["NUC2"] == 0.0
 
 
 def test_one_query_whatever_the_number_of_tasks(django_assert_num_queries):
     for index in range(20):
         task(f"NUC-{index % 4}")
     with django_assert_num_queries(1):
-        assert len(nucleus_rw(priority=0, gshare="MC 16")) == 4
+        assert len(nucleus_remaining_work(priority=0, gshare="MC 16")) == 4

@@ -87,6 +87,26 @@ def test_retention_periods_are_whole_days(monkeypatch, raw):
         base.env_count("DECISION_TRACE_DAYS", 30)
 
 
+@pytest.mark.parametrize("raw", ["0", "-5", "soon", "nan", "inf"])
+def test_beat_intervals_and_other_durations_are_positive_numbers(monkeypatch, raw):
+    monkeypatch.setenv("WATCHDOG_INTERVAL_SECONDS", raw)
+    with pytest.raises(ImproperlyConfigured, match=f"WATCHDOG_INTERVAL_SECONDS={raw!r}: give a number of seconds"):
+        base.env_positive("WATCHDOG_INTERVAL_SECONDS", 300)
+
+
+def test_a_duration_reads_its_variable_or_its_default(monkeypatch):
+    monkeypatch.setenv("WATCHDOG_INTERVAL_SECONDS", "2.5")
+    assert base.env_positive("WATCHDOG_INTERVAL_SECONDS", 300) == 2.5
+    monkeypatch.delenv("WATCHDOG_INTERVAL_SECONDS")
+    assert base.env_positive("WATCHDOG_INTERVAL_SECONDS", 300) == 300.0
+
+
+def test_a_bad_beat_interval_stops_the_start_naming_it(tmp_path):
+    result = run_manage("check", env_extra={"TASK_BROKERAGE_INTERVAL_SECONDS": "0", "VAR_DIR": str(tmp_path)})
+    assert result.returncode != 0
+    assert "TASK_BROKERAGE_INTERVAL_SECONDS='0': give a number of seconds above 0" in result.stderr
+
+
 def test_a_trace_kept_longer_than_its_decision_is_refused(tmp_path):
     result = run_manage(
         "check", env_extra={"DECISION_TRACE_DAYS": "500", "DECISION_DAYS": "400", "VAR_DIR": str(tmp_path)}

@@ -173,7 +173,7 @@ def staff(*permissions):
 
 def test_gdpconfig_writes_need_a_token_with_permission_and_are_validated(client):
     payload = {"key": "NQUEUED_SAT_CAP", "value": 300, "vo": "atlas", "comment": "more room"}
-    assert client.post("/api/v1/gdpconfig/", payload).status_code in (401, 403)
+    assert client.post("/api/v1/gdpconfig/", payload).status_code == 401
     assert staff().post("/api/v1/gdpconfig/", payload).status_code == 403
     writer = staff("add_gdpconfig", "change_gdpconfig", "delete_gdpconfig")
     created = writer.post("/api/v1/gdpconfig/", payload)
@@ -237,7 +237,7 @@ def test_sessions_need_csrf_for_writes():
 
 @override_settings(API_ANONYMOUS_READ=False)
 def test_anonymous_reading_can_be_turned_off(client):
-    assert client.get("/api/v1/tasks/").status_code in (401, 403)
+    assert client.get("/api/v1/tasks/").status_code == 401
     assert staff().get("/api/v1/tasks/").status_code == 200
 
 

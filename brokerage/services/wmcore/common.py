@@ -101,8 +101,8 @@ def wmbs_job_transition_many(
 
 
 def config_snapshot() -> dict[str, Any]:
-    view = gdpconfig_view()
-    return {key: view.get(key) for key in CONFIG_KEYS}
+    config = gdpconfig_view()
+    return {key: config.get(key) for key in CONFIG_KEYS}
 
 
 JSON_FIELDS = ("Inputs", "ParentData", "PileupData", "SiteWhitelist", "SiteBlacklist")
