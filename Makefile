@@ -33,7 +33,7 @@ run: install
 ## database); those marked slow start workers, servers or a browser and time what they do, so they run after the
 ## others: on SQLite (the browser, make run's stack) two at a time, on PostgreSQL (real Celery workers) one at a
 ## time. The differential tests run in TEST_WORKERS processes too: each real code is unpacked under
-## var/peer on first use by one of them while the others wait on a file lock (brokerage/peer/setup.py).
+## var/peer on first use by one of them while the others wait on a file lock (tools/peer/setup.py).
 test: install-dev lint test-sqlite test-postgres test-peer
 
 TEST_WORKERS ?= 2

@@ -130,6 +130,8 @@ TASK = _machine(
         "passed": ("done", "finished", "failed"),
     },
 )
+# the status of a task waiting for task brokerage to choose its nucleus (seed 000)
+WAITING_FOR_NUCLEUS = "assigning"
 
 INPUT_DATASET = _machine(
     "input dataset",

@@ -24,7 +24,6 @@ from django.core.management import call_command
 from django.db import connection, transaction
 from django.test import Client
 
-from brokerage.bench.load import periodic_tasks
 from brokerage.models import BrokerageCycle, Decision, Job, JobStatusLog, ProcessLock, Task
 from brokerage.selectors.integrity import integrity_findings
 from tests.test_production_path import (  # noqa: F401  (redis_socket is a fixture)
@@ -34,6 +33,7 @@ from tests.test_production_path import (  # noqa: F401  (redis_socket is a fixtu
     wait_for_workers,
     worker_environment,
 )
+from tools.bench.load import periodic_tasks
 
 pytestmark = [
     pytest.mark.slow,

@@ -27,7 +27,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from brokerage.bench.stack import ROOT, processes_stop, redis_start, sender, worker_start
+from tools.bench.stack import ROOT, processes_stop, redis_start, sender, worker_start
 
 pytestmark = [
     pytest.mark.slow,

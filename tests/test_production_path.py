@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from celery import Celery
 
-from brokerage.bench.stack import production_env, redis_start
 from brokerage.models import ProcessLock
 from tests import factories
+from tools.bench.stack import production_env, redis_start
 
 ROOT = Path(__file__).resolve().parents[1]
 

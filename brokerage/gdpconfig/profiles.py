@@ -3,8 +3,8 @@
 `seed` (the default) is the seeds' behaviour: it sets nothing, every parameter keeps its registry default. `panda`
 reproduces panda-server 1.0.4 (pandajedi/jedibrokerage/AtlasProdJobBroker.py, AtlasProdTaskBroker.py,
 AtlasAnalJobBroker.py, AtlasBrokerUtils.py): each value below switches one behaviour where the real code departs
-from the seed, and `brokerage/peer/compare.py` checks the profile against that code run side by side on generated
-scenarios (tests/peer, `make test-peer` within `make test`).
+from the seed, and `tools/peer/compare.py` checks the profile against that code run side by side on generated
+scenarios (tests/tools/peer, `make test-peer` within `make test`).
 
 Resolution (ConfigView): a stored row (or a scenario's own `gdpconfig`) wins over the profile's value, which wins
 over the registry default. Plain Python: the engine and the admin read the same table.

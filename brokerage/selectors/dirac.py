@@ -12,6 +12,7 @@ from typing import Any
 from django.db.models import Count, Max
 from django.db.models.functions import Trunc
 
+from brokerage.adapters.dirac import dirac_groups, dirac_priority_rows, engine_task_queues
 from brokerage.engine import explain, reason_title
 from brokerage.engine.plugins.dirac_match import (
     Resource,
@@ -23,7 +24,7 @@ from brokerage.engine.scenario import ScenarioError
 from brokerage.models import DiracJob, DiracJobStatusLog, DiracMatchRecord, DiracTaskQueue, DiracTaskQueueValue
 from brokerage.models.dirac import match_resource_sent
 from brokerage.params import BIGGEST_ID
-from brokerage.services.dirac import dirac_groups, dirac_priority_rows, dirac_rules, engine_task_queues
+from brokerage.selectors.dirac_rules import dirac_rules
 
 # The sites and CEs a job page tests its task queue against: those that asked in this window, latest first.
 ASKED_LATELY = timedelta(days=1)

@@ -12,10 +12,10 @@ from brokerage.engine import parse_scenario
 from brokerage.engine.plugins.dirac_match import MatchRules
 from brokerage.engine.plugins.dirac_matcher import index_part_digests, index_snapshot, matcher_decision
 from brokerage.engine.scenario import ScenarioError
+from brokerage.inputs_codec import day_of, inputs_decode
 from brokerage.models import DiracMatchInputs, DiracMatchRecord, ScenarioPart
 from brokerage.selectors.inputs import InputsUnavailable, _remember, gdpconfig_with
 from brokerage.selectors.replay import _outline_from, candidates_changed, decision_difference
-from brokerage.services.inputs import day_of, inputs_decode
 
 PLUGIN = "dirac_match"
 

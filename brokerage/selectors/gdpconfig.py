@@ -9,7 +9,7 @@ from django.db.models import Count, Prefetch
 
 from brokerage.gdpconfig import REGISTRY, ConfigView, GdpConfigError, Parameter
 from brokerage.gdpconfig.profiles import PROFILES
-from brokerage.models import GdpConfig, GdpConfigChange, GdpConfigRevision
+from brokerage.models import GdpConfig, GdpConfigChange, GdpConfigRevision, GlobalShare
 
 CACHE_KEY = "gdpconfig:rows:v1"
 # A safety net only: every write through the service (or the admin) clears the cache at once.
@@ -188,3 +188,12 @@ def gdpconfig_revision_detail(*, revision_id: int, against_id: int | None = None
         "restore_overrides": overrides,
         "not_expressible": not_expressible,
     }
+
+
+def cycle_gdpconfig(*, vo: str = "atlas", profile: str | None = None) -> dict:
+    """The effective registered parameters a cycle runs with (recorded in the cycle), per-gshare variants
+    included; unset parameters are left out so the engine applies the same defaults. `profile` replaces the
+    stored PROFILE (what-if previews)."""
+    gshares = tuple(GlobalShare.objects.values_list("name", flat=True))
+    flat = gdpconfig_view(vo=vo, profile=profile).as_flat(gshares=gshares)
+    return {key: value for key, value in flat.items() if value is not None and REGISTRY.find(key) is not None}

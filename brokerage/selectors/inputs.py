@@ -14,9 +14,9 @@ from brokerage.adapters.grid import GRID_PARTS as SHARED_PARTS
 from brokerage.adapters.grid import over_base
 from brokerage.engine import Frame, Scenario, parse_scenario
 from brokerage.engine.scenario import PLUGIN_SECTIONS
+from brokerage.inputs_codec import day_of, inputs_decode
 from brokerage.models import CycleInputs, Decision, DecisionTrace, ScenarioPart
 from brokerage.selectors.decisions import FRAMELESS_PLUGINS, cycle_frame, cycle_frames, trace_expiry
-from brokerage.services.inputs import day_of, inputs_decode
 
 # Plugins whose decisions keep their inputs; a decision of another kind (a work queue's throttle verdict) has none.
 REPLAYABLE = ("atlas_prod_task", "atlas_prod_job", "atlas_anal_job", "wmcore_pull")

@@ -31,7 +31,7 @@ from brokerage.models import (
     WMCoreRequest,
     WMCoreRequestStatusLog,
 )
-from brokerage.services.counters import COUNTER_FIELDS, dataset_counters_from_files
+from brokerage.selectors.counters import COUNTER_FIELDS, dataset_counters_from_files
 from brokerage.states import INPUT_TYPES, JOB_ACTIVE
 
 

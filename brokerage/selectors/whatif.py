@@ -9,10 +9,10 @@ from datetime import datetime
 from typing import Any
 
 from brokerage.gdpconfig import ConfigView
+from brokerage.inputs_codec import inputs_decode
 from brokerage.models import BrokerageCycle, Decision, DecisionTrace
 from brokerage.selectors.inputs import REPLAYABLE, InputsUnavailable, grid_inputs_many
 from brokerage.selectors.replay import candidates_changed, replay_one
-from brokerage.services.inputs import inputs_decode
 
 # At most this many decisions per what-if unless the caller says otherwise: a what-if answers within seconds.
 DEFAULT_LIMIT = 2000

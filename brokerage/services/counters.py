@@ -11,54 +11,14 @@ call, over the datasets the call names.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import Count, Q, Sum
+from django.db.models import Q
 
 from brokerage.models import Dataset, DatasetFile
+from brokerage.selectors.counters import COUNTER_FIELDS, DatasetCounters, dataset_counters_from_files
 from brokerage.services.bulk import bulk_update_values, rows_lock
-from brokerage.states import INPUT_TYPES
-
-# an input file is used once a job has taken it, and stays used through its outcome; back to ready (a retry, a
-# killed job, a task retry) it is not used any more (JEDI's nFilesUsed)
-USED_FILE_STATUSES = ("picked", "running", "partial", "finished", "failed")
-FAILED_FILE_STATUSES = ("failed", "lost", "broken")
-COUNTER_FIELDS = ("nFilesUsed", "nFilesFinished", "nFilesFailed", "nEventsUsed")
-
-
-@dataclass(frozen=True)
-class DatasetCounters:
-    nFilesUsed: int
-    nFilesFinished: int
-    nFilesFailed: int
-    nEventsUsed: int | None
-
-
-def dataset_counters_from_files(*, dataset_ids: Iterable[int]) -> dict[int, DatasetCounters]:
-    """What the counters of these input datasets must be, from their files (one query). nEventsUsed stays None
-    for a dataset whose files carry no event counts."""
-    rows = (
-        DatasetFile.objects.filter(dataset_id__in=list(dataset_ids), dataset__type__in=INPUT_TYPES)
-        .values("dataset_id")
-        .annotate(
-            used=Count("pk", filter=Q(status__in=USED_FILE_STATUSES)),
-            finished=Count("pk", filter=Q(status="finished")),
-            failed=Count("pk", filter=Q(status__in=FAILED_FILE_STATUSES)),
-            events=Sum("nEvents", filter=Q(status__in=USED_FILE_STATUSES)),
-            with_events=Count("pk", filter=Q(nEvents__isnull=False)),
-        )
-    )
-    return {
-        row["dataset_id"]: DatasetCounters(
-            nFilesUsed=row["used"],
-            nFilesFinished=row["finished"],
-            nFilesFailed=row["failed"],
-            nEventsUsed=(row["events"] or 0) if row["with_events"] else None,
-        )
-        for row in rows
-    }
 
 
 def dataset_counters_refresh(*, dataset_ids: Iterable[int], now: datetime) -> int:

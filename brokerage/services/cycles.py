@@ -12,32 +12,22 @@ from django.db.models import Q, QuerySet
 
 from brokerage.adapters.grid import ANALYSIS_LABELS
 from brokerage.adapters.task_brokerage import PLUGIN, grid_base, task_scenarios
-from brokerage.gdpconfig import REGISTRY
 from brokerage.grid_clock import grid_minutes
-from brokerage.models import BrokerageCycle, GlobalShare, Task
+from brokerage.models import BrokerageCycle, Task
 from brokerage.plugins import plugin_registry
-from brokerage.selectors.gdpconfig import gdpconfig_view
+from brokerage.selectors.gdpconfig import cycle_gdpconfig
 from brokerage.services.bulk import rows_lock
 from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_store_many, worker_name
 from brokerage.services.heartbeat import holders_gone, worker_heartbeat_start
 from brokerage.services.locks import lock_timeout
 from brokerage.services.status import task_status_transition_many
+from brokerage.states import WAITING_FOR_NUCLEUS
 
 logger = logging.getLogger(__name__)
 
-WAITING_FOR_NUCLEUS = "assigning"
 # seed 000: "If all nuclei are skipped, the task is pending for 30 min and then gets retried"
 PENDING_RETRY_MINUTES = 30
 ACTOR = "task brokerage"
-
-
-def cycle_gdpconfig(*, vo: str = "atlas", profile: str | None = None) -> dict:
-    """The effective registered parameters a cycle runs with (recorded in the cycle), per-gshare variants
-    included; unset parameters are left out so the engine applies the same defaults. `profile` replaces the
-    stored PROFILE (what-if previews)."""
-    gshares = tuple(GlobalShare.objects.values_list("name", flat=True))
-    flat = gdpconfig_view(vo=vo, profile=profile).as_flat(gshares=gshares)
-    return {key: value for key, value in flat.items() if value is not None and REGISTRY.find(key) is not None}
 
 
 # How long a task stays pending after a failed brokerage (REFERENCE.md retry_after_minutes): 30 minutes after

@@ -15,8 +15,9 @@ from django.db.models import Count, Q
 
 from brokerage.engine import Decision as EngineDecision
 from brokerage.engine import Frame, TraceBase, trace_encode
+from brokerage.inputs_codec import inputs_encode
 from brokerage.models import BrokerageCycle, CycleFrame, CycleStatus, Decision, DecisionTrace, GdpConfigRevision
-from brokerage.services.inputs import cycle_inputs_store, inputs_encode
+from brokerage.services.inputs import cycle_inputs_store
 
 
 def worker_name() -> str:

@@ -15,27 +15,28 @@ import hashlib
 import json
 import random
 import uuid
-from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from django.conf import settings
 from django.core.cache import cache
 from django.db import connection, transaction
-from django.db.models import Avg, Case, Count, Exists, FloatField, OuterRef, Q, Value, When
-from django.db.models.functions import Cast
+from django.db.models import Count, Exists, OuterRef
 
+from brokerage.adapters.dirac import (
+    FIELDS,
+    cpu_segments,
+    dirac_groups,
+    dirac_groups_data,
+    dirac_priority_rows,
+    engine_task_queues,
+)
 from brokerage.engine.plugins.dirac_match import (
-    DEFAULT_CPU_SEGMENTS,
     MATCH_RULE_KEYS,
     Group,
     MatchRules,
     Resource,
-    TaskQueue,
-    groups_from,
     no_match_reasons,
-    real_priority,
     resource_data,
     resource_from_data,
     task_queue_priorities,
@@ -52,6 +53,7 @@ from brokerage.engine.plugins.dirac_matcher import (
     matcher_run,
     permutation_keys,
 )
+from brokerage.inputs_codec import canonical_json, day_of, part_digest
 from brokerage.models import (
     DiracJob,
     DiracJobStatusLog,
@@ -60,38 +62,13 @@ from brokerage.models import (
     DiracTaskQueue,
     DiracTaskQueueValue,
 )
-from brokerage.models.dirac import REQUIREMENT_FIELDS, match_resource_stored
+from brokerage.models.dirac import match_resource_stored
+from brokerage.selectors.dirac_rules import dirac_rules
 from brokerage.selectors.gdpconfig import gdpconfig_view
 from brokerage.services.bulk import bulk_update_values
-from brokerage.services.inputs import canonical_json, day_of, part_digest, parts_store
+from brokerage.services.inputs import parts_store
 
 ACTOR = "dirac matcher"
-FIELDS = [name for name, _ in REQUIREMENT_FIELDS]
-
-
-def cpu_segments() -> tuple[float, ...]:
-    return tuple(getattr(settings, "DIRAC_CPU_SEGMENTS", DEFAULT_CPU_SEGMENTS))
-
-
-def dirac_groups() -> dict[str, Group]:
-    """The installation's DIRAC groups (settings.DIRAC_GROUPS, checked at startup by brokerage.checks), with the
-    shares of DIRAC_GROUP_SHARES over theirs."""
-    groups = groups_from(getattr(settings, "DIRAC_GROUPS", {}) or {}, "DIRAC_GROUPS")
-    for name, share in (getattr(settings, "DIRAC_GROUP_SHARES", {}) or {}).items():
-        groups[name] = Group(**{**groups.get(name, Group()).__dict__, "share": float(share)})
-    return groups
-
-
-def dirac_groups_data() -> dict[str, dict[str, Any]]:
-    """The installation's groups as a scenario's `groups` section (what `manage.py broker` fills in)."""
-    return {name: dict(group.__dict__) for name, group in dirac_groups().items()}
-
-
-def dirac_rules() -> MatchRules:
-    """The matching rules of the stored gdpconfig profile and rows (seed 003 or DIRAC v9)."""
-    from brokerage.selectors.gdpconfig import gdpconfig_view
-
-    return MatchRules.from_config(gdpconfig_view())
 
 
 def _requirements(job: Mapping[str, Any], segments) -> tuple[dict[str, Any], str]:
@@ -178,41 +155,6 @@ def dirac_jobs_submit(*, jobs: list[dict[str, Any]], now: datetime) -> list[int]
         task_queue_version_bump()  # the matchers must see the new or re-enabled queues
     dirac_priorities_update(groups={requirements["ownerGroup"] for requirements in wanted.values()})
     return [job.pk for job in rows]
-
-
-def dirac_priority_rows(*, groups: Iterable[str] | None, rules: MatchRules) -> list[dict[str, Any]]:
-    """The task queues of these groups (all when None) that hold waiting jobs, as `task_queue_priorities` reads
-    them: the averages of their waiting jobs' user and real priorities, the stored priority, and under
-    DIRAC_PRIORITY_GROUPING their requirement values (two queries)."""
-    # only queues holding waiting jobs: DIRAC deletes a task queue when its last job leaves
-    # (TaskQueueDB.deleteTaskQueueIfEmpty), so an owner whose queues emptied no longer splits the group's share
-    queues = DiracTaskQueue.objects.filter(Exists(DiracJob.objects.filter(task_queue=OuterRef("pk"), status="Waiting")))
-    if groups is not None:
-        queues = queues.filter(ownerGroup__in=list(groups))
-    waiting = Q(jobs__status="Waiting")
-    real = Case(
-        When(jobs__userPriority__lte=0, then=Value(real_priority(0))),
-        When(jobs__userPriority__gte=10, then=Value(real_priority(10))),
-        default=Cast("jobs__userPriority", FloatField()),
-        output_field=FloatField(),
-    )
-    rows = list(
-        queues.annotate(
-            averagePriority=Avg("jobs__userPriority", filter=waiting),
-            averageRealPriority=Avg(real, filter=waiting),
-        ).values(
-            "id", "ownerGroup", "ownerDN", "setup", "cpuTime", "averagePriority", "averageRealPriority", "priority"
-        )
-    )
-    if rules.priority_grouping:  # the requirement values decide which queues share a sum
-        values: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-        for tq_id, name, value in DiracTaskQueueValue.objects.filter(task_queue__in=queues).values_list(
-            "task_queue_id", "field", "value"
-        ):
-            values[tq_id][name].append(value)
-        for row in rows:
-            row.update(values.get(row["id"], {}))
-    return rows
 
 
 def dirac_priorities_update(*, groups: Iterable[str] | None = None) -> int:
@@ -487,29 +429,6 @@ def dirac_match_inputs_store(*, record_id: int, at: datetime, trail: MatcherTrai
     texts.update(trail.parts)
     parts_store(day=day_of(at), texts=texts)
     DiracMatchInputs.objects.create(record_id=record_id, at=at, config=part_digest(config_text), trail=trail.as_data())
-
-
-def engine_task_queues(*, queues) -> list[TaskQueue]:
-    """The task queues of a queryset as the engine's TaskQueue, requirements included (two queries)."""
-    values: dict[int, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-    for tq, field, value in DiracTaskQueueValue.objects.filter(task_queue__in=queues).values_list(
-        "task_queue", "field", "value"
-    ):
-        values[tq][field].add(value)
-    return [
-        TaskQueue(
-            id=row["pk"],
-            ownerDN=row["ownerDN"],
-            ownerGroup=row["ownerGroup"],
-            setup=row["setup"],
-            cpuTime=row["cpuTime"],
-            priority=row["priority"],
-            minRAM=row["minRAM"],
-            maxRAM=row["maxRAM"],
-            **{name: frozenset(values[row["pk"]].get(name, ())) for name in FIELDS},
-        )
-        for row in queues.values("pk", "ownerDN", "ownerGroup", "setup", "cpuTime", "priority", "minRAM", "maxRAM")
-    ]
 
 
 def dirac_no_match_explanation(

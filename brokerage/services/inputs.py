@@ -3,79 +3,16 @@ parts stored once a day by content, the decision's own side with its trace."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import zlib
 from collections import OrderedDict
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
 
+from brokerage.inputs_codec import LEVEL, canonical_json, day_of, grid_split, part_digest
 from brokerage.models import BrokerageCycle, CycleInputs, ScenarioPart
-
-# The grid side of a scenario, by how fast each part changes: the resolved gdpconfig (per revision), the queues'
-# configuration (CRIC, hours to days), their statistics (every cycle), sites and network (hourly), storage
-# (free space, minutes), software tags and GPUs (days). A key of the scenario named nowhere here goes to "other".
-GRID_PARTS: dict[str, tuple[str, ...]] = {
-    "config": ("gdpconfig", "profile"),
-    "queues": ("queues",),
-    "queue_stats": ("queue_stats",),
-    "network": ("sites", "network"),
-    "storage": ("ddm_endpoints",),
-    "software": ("sw_tags", "gpu_summary"),
-    # a WMCore pull's: the elements (they move a few at a time) and the sites' slots and jobs
-    "elements": ("elements",),
-    "wmcore_sites": ("site_thresholds", "site_jobs"),
-}
-# the scenario's own small keys, kept in CycleInputs.head
-HEAD_KEYS = ("plugin", "now")
-OTHER_PART = "other"
-# zlib level 6: within 5 % of level 9's size on these parts at a third of the time
-LEVEL = 6
-
-
-def _canonical(value: Any) -> bytes:
-    """The JSON of a part, keys in their order: the engine reads objects in order (ties between equal queues go by
-    it), so a replay must see them as the cycle did. The adapters read the database in a fixed order, so an
-    unchanged part gives the same text, and the same digest, cycle after cycle."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
-
-
-def inputs_encode(value: Mapping[str, Any]) -> bytes:
-    """A decision's own side of its scenario as stored (DecisionTrace.inputs)."""
-    return zlib.compress(_canonical(value), LEVEL)
-
-
-def inputs_decode(blob: bytes) -> Any:
-    return json.loads(zlib.decompress(bytes(blob)))
-
-
-def grid_split(raw: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """The head and the parts (GRID_PARTS) of a cycle's grid-side scenario object; empty parts are left out."""
-    head = {key: raw[key] for key in HEAD_KEYS if key in raw}
-    placed = {key: name for name, keys in GRID_PARTS.items() for key in keys}
-    parts: dict[str, dict[str, Any]] = {}
-    for key, value in raw.items():
-        if key in HEAD_KEYS:
-            continue
-        parts.setdefault(placed.get(key, OTHER_PART), {})[key] = value
-    return head, parts
-
-
-def day_of(moment: datetime) -> datetime:
-    return datetime.combine(moment.astimezone(UTC).date(), datetime.min.time(), tzinfo=UTC)
-
-
-def canonical_json(value: Any) -> bytes:
-    return _canonical(value)
-
-
-def part_digest(text: bytes) -> str:
-    """A part's name: BLAKE2b-128 of its canonical JSON."""
-    return hashlib.blake2b(text, digest_size=16).hexdigest()
-
 
 # The parts this process stored or found, by day and digest: a DIRAC matching request reads the same index and
 # configuration as the hundreds before it, and must not ask the database each time (bounded; parts are dropped only
@@ -120,7 +57,7 @@ def cycle_inputs_store(*, cycle: BrokerageCycle, raw: Mapping[str, Any]) -> Cycl
     head, parts = grid_split(raw)
     encoded = {}
     for name, value in parts.items():
-        text = _canonical(value)
+        text = canonical_json(value)
         encoded[name] = (part_digest(text), text)
     parts_store(day=day_of(cycle.started), texts={digest: (name, text) for name, (digest, text) in encoded.items()})
     return CycleInputs.objects.create(

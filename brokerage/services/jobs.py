@@ -41,9 +41,10 @@ from brokerage.models import (
     WorkQueue,
 )
 from brokerage.plugins import THROTTLER_PLUGIN, plugin_registry
+from brokerage.selectors.gdpconfig import cycle_gdpconfig
 from brokerage.services.bulk import bulk_update_values, rows_insert, rows_lock
 from brokerage.services.counters import dataset_counters_refresh
-from brokerage.services.cycles import brokerage_pending_mark, cycle_gdpconfig, task_claim, task_claim_release
+from brokerage.services.cycles import brokerage_pending_mark, task_claim, task_claim_release
 from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_store_many, worker_name
 from brokerage.services.locks import process_lock_acquire, process_lock_release
 from brokerage.services.merging import MergeSet, merge_outcomes_apply, merge_sets

@@ -87,6 +87,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",  # the API docs' JavaScript and CSS, served from our own static files
     "brokerage.apps.BrokerageConfig",
     "monitor.apps.MonitorConfig",
+    "tools.apps.ToolsConfig",  # `manage.py bench` (the benchmarks live outside the runtime app: tools/)
 ]
 
 MIDDLEWARE = [

@@ -204,7 +204,8 @@ class TestTieredDecisions:
         assert not DecisionTrace.objects.exists()
 
     def test_inputs_expire_with_the_traces_and_a_kept_cycles_day_of_parts_stays_whole(self):
-        from brokerage.services.inputs import cycle_inputs_store, day_of
+        from brokerage.inputs_codec import day_of
+        from brokerage.services.inputs import cycle_inputs_store
 
         def with_inputs(when: datetime, stats: int) -> Decision:
             decision = decision_at(when)

@@ -18,7 +18,7 @@ from brokerage.adapters.task_brokerage import grid_base, task_scenarios
 from brokerage.engine import run
 from brokerage.engine.scenario import JobSet, TaskSpec
 from brokerage.models import Job, PandaQueue, StorageEndpoint, Task
-from brokerage.services.cycles import cycle_gdpconfig
+from brokerage.selectors.gdpconfig import cycle_gdpconfig
 from brokerage.services.jobs import job_set_preview_scenario
 from tests import factories
 from tests.jobs.conftest import make_one_queue_grid, make_ready_task

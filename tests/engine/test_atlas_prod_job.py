@@ -11,7 +11,7 @@ import pytest
 
 from brokerage.engine import parse_scenario
 from brokerage.engine.plugins.atlas_prod_job import AtlasProdJobBroker
-from brokerage.peer import scenarios as generated
+from tools.peer import scenarios as generated
 
 from .builders import dataset, decide, job_scenario, queue
 

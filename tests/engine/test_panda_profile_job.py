@@ -1,6 +1,6 @@
 """The `panda` profile of the production job broker: each switch it sets, with worked numbers, against the seed.
 
-Each rule is what panda-server 1.0.4 (pandajedi/jedibrokerage/AtlasProdJobBroker.py) does; tests/peer checks the
+Each rule is what panda-server 1.0.4 (pandajedi/jedibrokerage/AtlasProdJobBroker.py) does; tests/tools/peer checks the
 whole profile against that code. Builder defaults (tests/engine/builders.py): an 8-core task at priority 500,
 ramCount 2000 MBPerCore, queues of 8 cores running 100 with 20 activated and 5 starting, nBatchJob 100, 50
 pilots; the SAT → NUC link has closeness 2, 150 Mbps in the last hour and 15 files queued.

@@ -1,6 +1,6 @@
 """The `panda` profile of the task and analysis brokers: each switch with worked numbers, against the seed.
 
-The rules are panda-server 1.0.4's AtlasProdTaskBroker and AtlasAnalJobBroker; tests/peer checks the profile
+The rules are panda-server 1.0.4's AtlasProdTaskBroker and AtlasAnalJobBroker; tests/tools/peer checks the profile
 against that code. Task builder defaults (tests/engine/builders.py): nuclei with one DATADISK of 1,000,000 GB,
 300,000 GB free, no remaining work, ioIntensity 100 (below MIN_IO_INTENSITY_WITH_LOCAL_DATA 200).
 """

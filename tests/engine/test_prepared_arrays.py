@@ -14,7 +14,7 @@ from brokerage.engine.plugins.atlas_anal_job import AtlasAnalJobBroker
 from brokerage.engine.plugins.atlas_prod_job import AtlasProdJobBroker
 from brokerage.engine.registry import PluginRegistry
 from brokerage.engine.scenario import parse_scenario
-from brokerage.peer.scenarios import anal_scenario, job_scenario
+from tools.peer.scenarios import anal_scenario, job_scenario
 
 
 def test_a_group_is_made_once_on_first_read_and_shared_by_every_copy():

@@ -16,7 +16,7 @@ from brokerage.engine.scenario import (
     _endpoint_plain,
     _read_endpoint,
 )
-from brokerage.peer.scenarios import anal_scenario, job_scenario
+from tools.peer.scenarios import anal_scenario, job_scenario
 
 from .builders import nucleus, task_scenario
 

@@ -1,6 +1,6 @@
 """The `wmcore` profile: each rule where wmagent 2.4.5.9 departs from seed 004, with worked numbers (the code each
 rule comes from is named in brokerage/engine/plugins/wmcore_pull.py). The rules also hold against the real code
-run side by side (tests/peer/test_wmcore_real.py)."""
+run side by side (tests/tools/peer/test_wmcore_real.py)."""
 
 from __future__ import annotations
 
