@@ -18,6 +18,7 @@ from brokerage.engine import ScenarioError
 from brokerage.gdpconfig import REGISTRY, GdpConfigError
 from brokerage.models import Task
 from brokerage.params import whole_number
+from brokerage.selectors.decisions import decision_detail, decision_explorer
 from brokerage.selectors.dirac import (
     dirac_job_detail,
     dirac_job_exists,
@@ -25,28 +26,17 @@ from brokerage.selectors.dirac import (
     dirac_overview,
     dirac_task_queue_detail,
 )
+from brokerage.selectors.gdpconfig import gdpconfig_overview
 from brokerage.selectors.jobs import job_detail, job_error_summary, job_list
-from brokerage.selectors.monitor import (
-    PLUGIN_NAMES,
-    decision_explorer,
-    gdpconfig_overview,
-    nucleus_names,
-    queue_detail,
-    shares_overview,
-    task_detail,
-    task_filter_choices,
-    task_list,
-    timeouts_overview,
-)
+from brokerage.selectors.nuclei import nucleus_names
 from brokerage.selectors.overview import database_overview
 from brokerage.selectors.preview import PreviewUnavailable, broker_preview_task
-from brokerage.selectors.search import (
-    decision_detail,
-    queue_list,
-    search_everything,
-    site_detail,
-    site_list,
-)
+from brokerage.selectors.queues import queue_detail, queue_list
+from brokerage.selectors.search import search_everything
+from brokerage.selectors.shares import shares_overview
+from brokerage.selectors.sites import site_detail, site_list
+from brokerage.selectors.tasks import PLUGIN_NAMES, task_detail, task_filter_choices, task_list
+from brokerage.selectors.timeouts import timeouts_overview
 from brokerage.selectors.wmcore import wmcore_overview
 from brokerage.selectors.wmcore_request import wmcore_request_detail
 from brokerage.services.task_commands import TaskCommandRefused, task_action_run

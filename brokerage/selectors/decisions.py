@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections import OrderedDict, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -11,9 +11,19 @@ from django.conf import settings
 from django.db.models import Count, QuerySet, Sum
 
 from brokerage.engine import Frame, explain, reason_title, trace_decode
+from brokerage.engine.decision import OUTCOMES
 from brokerage.engine.reasons import reason_order
-from brokerage.models import CycleFrame, Decision, DecisionHour, DecisionTrace
+from brokerage.models import (
+    BrokerageCycle,
+    CycleFrame,
+    Decision,
+    DecisionHour,
+    DecisionTrace,
+)
+from brokerage.params import whole_number
+from brokerage.plugins import decision_plugins, plugin_registry
 from brokerage.selectors.hours import summarised_rows
+from brokerage.selectors.paging import PAGE_SIZE, WINDOWS, CountedPaginator, window_problem
 
 
 def decision_list(
@@ -245,3 +255,117 @@ def decision_why_not(*, decision: Decision, name: str) -> dict[str, Any] | None:
             chosen = name == decision.chosen
             return {"name": name, "status": "chosen" if chosen else "candidate", "rank": rank, **candidate}
     return None
+
+
+DECISION_FILTERS = ("plugin", "outcome", "reason", "chosen", "queue", "task")
+
+
+DEFAULT_DECISION_WINDOW = "1d"
+
+
+DECISION_OUTCOMES = OUTCOMES
+
+
+# the explorer's filters the hourly decision summary holds, by the summary's field
+DECISION_SUMMARY_FILTERS = {"plugin": "plugin", "outcome": "outcome", "reason": "primary_reason"}
+
+
+def decision_explorer(*, filters: dict[str, str], now: datetime, page: int = 1) -> dict[str, Any]:
+    """Decisions filtered by plugin, outcome, reason code, chosen queue, task and time window, newest first.
+    `queue` finds decisions that chose the queue or skipped it for the reason asked (trace search is bounded to
+    the page)."""
+    queryset: QuerySet = Decision.objects.select_related("cycle").order_by("-created", "-pk")
+    applied = {}
+    problems = {}
+    outcome = (filters.get("outcome") or "").strip()
+    if outcome and outcome not in DECISION_OUTCOMES:
+        problems["outcome"] = f"{outcome!r} is not an outcome; one of {', '.join(DECISION_OUTCOMES)}"
+    plugin = (filters.get("plugin") or "").strip()
+    if plugin and plugin not in decision_plugins():
+        problems["plugin"] = f"{plugin!r} is not a plugin; one of {', '.join(decision_plugins())}"
+    task = (filters.get("task") or "").strip()
+    if task and whole_number(task) is None:
+        problems["task"] = f"{task!r} is not a task ID (a whole number)"
+    if (filters.get("window") or "") != "all" and window_problem(filters.get("window") or ""):
+        problems["window"] = window_problem(filters.get("window") or "")
+    for key in DECISION_FILTERS:
+        value = (filters.get(key) or "").strip()
+        if not value or key in problems:
+            continue
+        applied[key] = value
+        if key == "reason":
+            queryset = queryset.filter(primary_reason=value)
+        elif key in ("chosen", "queue"):
+            queryset = queryset.filter(chosen=value)
+        elif key == "task":
+            queryset = queryset.filter(task_id=whole_number(value))
+        elif key in ("plugin", "outcome"):
+            queryset = queryset.filter(**{key: value})
+    window = "" if "window" in problems else filters.get("window") or ""
+    if window == "all":
+        applied["window"] = window
+    elif window == "" and "task" not in applied:
+        # a year of decisions behind (issue 32): without a task, the explorer reads the last day unless asked for
+        # more ("all" reads everything), so that its counts cost the same whatever lies behind
+        window = DEFAULT_DECISION_WINDOW
+    if window in WINDOWS:
+        applied["window"] = window
+        queryset = queryset.filter(created__gte=now - WINDOWS[window])
+    # the outcomes, the reasons and the total in one pass: a day is 100,000 decisions at a real grid's rate, so a
+    # window filtered at most by plugin, outcome and reason is counted from the hourly summaries and an hour or two
+    # of decisions (DecisionHour); a task's or a queue's decisions are few and counted themselves
+    if window in WINDOWS and set(applied) <= {"plugin", "outcome", "reason", "window"}:
+        summary_filters = {DECISION_SUMMARY_FILTERS[key]: applied[key] for key in applied if key != "window"}
+        counted = [
+            (row["outcome"], row["primary_reason"], row["n"])
+            for row in decision_count_rows_recent(since=now - WINDOWS[window], **summary_filters)
+        ]
+    else:
+        counted = queryset.order_by().values_list("outcome", "primary_reason").annotate(n=Count("*"))
+    outcomes: Counter = Counter()
+    by_reason: Counter = Counter()
+    for outcome_of, reason, n in counted:
+        outcomes[outcome_of] += n
+        if reason:
+            by_reason[reason] += n
+    outcome_counts = sorted(outcomes.items(), key=lambda item: DECISION_OUTCOMES.index(item[0]))
+    reasons = [
+        {"primary_reason": code, "n": n} for code, n in sorted(by_reason.items(), key=lambda item: (-item[1], item[0]))
+    ][:15]
+    paginator = CountedPaginator(queryset, PAGE_SIZE, count=sum(outcomes.values()))
+    page_obj = paginator.get_page(page)
+    from brokerage.engine import reason_title
+
+    return {
+        "page": page_obj,
+        "filters": applied,
+        "problems": problems,
+        "outcomes": outcome_counts,
+        "reasons": [
+            {"code": r["primary_reason"], "title": reason_title(r["primary_reason"]), "count": r["n"]} for r in reasons
+        ],
+        "plugins": plugin_registry().names(),
+        "cycles": list(
+            BrokerageCycle.objects.order_by("-started").values(
+                "pk", "plugin", "started", "finished", "status", "n_decisions", "n_assigned", "n_pending", "error"
+            )[:10]
+        ),
+    }
+
+
+def decision_detail(*, decision_id: int) -> dict[str, Any] | None:
+    """One stored decision with its trace in words (any plugin)."""
+    decision = Decision.objects.select_related("cycle").filter(pk=decision_id).first()
+    if decision is None:
+        return None
+    from brokerage.gdpconfig.profiles import PROFILE_NAMES
+    from brokerage.selectors.inputs import decision_replay_why_not
+
+    why_not = decision_replay_why_not(decision=decision)
+    return {
+        "decision": decision,
+        "trace": decision_trace(decision=decision),
+        "replayable": not why_not,
+        "replay_why": why_not,
+        "profiles": PROFILE_NAMES,
+    }

@@ -9,7 +9,12 @@ from django.db.models import Count, Prefetch
 
 from brokerage.gdpconfig import REGISTRY, ConfigView, GdpConfigError, Parameter
 from brokerage.gdpconfig.profiles import PROFILES
-from brokerage.models import GdpConfig, GdpConfigChange, GdpConfigRevision, GlobalShare
+from brokerage.models import (
+    GdpConfig,
+    GdpConfigChange,
+    GdpConfigRevision,
+    GlobalShare,
+)
 
 CACHE_KEY = "gdpconfig:rows:v1"
 # A safety net only: every write through the service (or the admin) clears the cache at once.
@@ -197,3 +202,13 @@ def cycle_gdpconfig(*, vo: str = "atlas", profile: str | None = None) -> dict:
     gshares = tuple(GlobalShare.objects.values_list("name", flat=True))
     flat = gdpconfig_view(vo=vo, profile=profile).as_flat(gshares=gshares)
     return {key: value for key, value in flat.items() if value is not None and REGISTRY.find(key) is not None}
+
+
+def gdpconfig_overview(*, vo: str = "atlas") -> dict[str, Any]:
+    """Effective parameters with their defaults and origin, and the recent revisions with their changes."""
+    from brokerage.selectors.gdpconfig import gdpconfig_parameter_rows, gdpconfig_revision_list
+
+    return {
+        "parameters": gdpconfig_parameter_rows(vo=vo),
+        "revisions": gdpconfig_revision_list(limit=30),
+    }

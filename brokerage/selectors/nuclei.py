@@ -5,7 +5,11 @@ from __future__ import annotations
 from django.db.models import F, FloatField, OuterRef, Subquery, Sum, Value
 from django.db.models.functions import Coalesce, Greatest
 
-from brokerage.models import Dataset, Task
+from brokerage.models import (
+    Dataset,
+    Site,
+    Task,
+)
 
 # REFERENCE.md: RW counts the tasks in ready, scouting, running or pending.
 RW_STATUSES = ("ready", "scouting", "running", "pending")
@@ -50,3 +54,9 @@ def remaining_work_by_nucleus(
 def nucleus_remaining_work(*, priority: int, gshare: str) -> dict[str, float]:
     """Remaining work per nucleus for a task of `priority` in `gshare` (one query)."""
     return remaining_work_by_nucleus(remaining_work_rows(), priority=priority, gshare=gshare)
+
+
+def nucleus_names() -> list[str]:
+    """The nuclei a task can be reassigned to."""
+
+    return list(Site.objects.filter(role="nucleus").order_by("name").values_list("name", flat=True))

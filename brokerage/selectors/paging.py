@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.core.paginator import Paginator
 from django.utils.functional import cached_property
 
@@ -38,3 +40,15 @@ class CountedPaginator(Paginator):
     @cached_property
     def count(self) -> int:
         return self._known_count
+
+
+PAGE_SIZE = 50
+
+
+WINDOWS = {"1h": timedelta(hours=1), "6h": timedelta(hours=6), "1d": timedelta(days=1), "7d": timedelta(days=7)}
+
+
+def window_problem(window: str) -> str | None:
+    if window and window not in WINDOWS:
+        return f"{window!r} is not a time window; one of {', '.join(WINDOWS)}"
+    return None

@@ -1,5 +1,5 @@
-"""The search box and the detail pages it leads to that have no selector of their own: one decision of any
-plugin, one DIRAC matching request, a site, a WMCore request."""
+"""The search box: one query, every kind of thing it may name (a task, job, queue, site, dataset, decision, DIRAC
+job, WMCore request), the exact matches first."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from django.db.models.functions import Length
 
 from brokerage.models import (
     Dataset,
-    Decision,
     DiracJob,
     Job,
     PandaQueue,
@@ -20,22 +19,8 @@ from brokerage.models import (
     WMCoreSite,
 )
 from brokerage.params import whole_number
-from brokerage.selectors.decisions import decision_trace
 
 SEARCH_LIMIT = 20
-
-
-def jobs_by_queue(names: list[str]) -> dict[str, list[tuple[str, int]]]:
-    """Jobs by status at each of these queues, sorted by status (one query)."""
-    counts: dict[str, dict[str, int]] = {}
-    for queue, status, n in (
-        Job.objects.filter(computingSite__in=names)
-        .values_list("computingSite", "jobStatus")
-        .annotate(n=Count("pk"))
-        .order_by()
-    ):
-        counts.setdefault(queue, {})[status] = n
-    return {name: sorted(counts.get(name, {}).items()) for name in names}
 
 
 def _ranked(names: list[dict[str, Any]], field: str, query: str) -> list[dict[str, Any]]:
@@ -227,87 +212,3 @@ SEARCH_KINDS = (
     ("datasets", lambda: Dataset.objects.all(), "datasetName", ("task_id", "type")),
     ("requests", lambda: WMCoreRequest.objects.all(), "RequestName", ("RequestStatus",)),
 )
-
-
-def decision_detail(*, decision_id: int) -> dict[str, Any] | None:
-    """One stored decision with its trace in words (any plugin)."""
-    decision = Decision.objects.select_related("cycle").filter(pk=decision_id).first()
-    if decision is None:
-        return None
-    from brokerage.gdpconfig.profiles import PROFILE_NAMES
-    from brokerage.selectors.inputs import decision_replay_why_not
-
-    why_not = decision_replay_why_not(decision=decision)
-    return {
-        "decision": decision,
-        "trace": decision_trace(decision=decision),
-        "replayable": not why_not,
-        "replay_why": why_not,
-        "profiles": PROFILE_NAMES,
-    }
-
-
-def site_detail(*, name: str) -> dict[str, Any] | None:
-    """A site and its queues with their jobs by status (two queries)."""
-    site = Site.objects.filter(name=name).first()
-    if site is None:
-        return None
-    queues = list(PandaQueue.objects.filter(site=site).order_by("name").values("name", "status"))
-    jobs = jobs_by_queue([queue["name"] for queue in queues])
-    for queue in queues:
-        queue["jobs"] = jobs[queue["name"]]
-    return {"site": site, "queues": queues}
-
-
-def queue_list(*, status: str = "") -> dict[str, Any]:
-    """PanDA queues with their site and jobs by status, optionally of one status (two queries)."""
-    from brokerage.models import choices
-
-    problems = {}
-    queues = PandaQueue.objects.select_related("site").order_by("name")
-    if status and status not in choices.QueueStatus.values:
-        problems["status"] = f"{status!r} is not a queue status; one of {', '.join(choices.QueueStatus.values)}"
-    elif status:
-        queues = queues.filter(status=status)
-    rows = list(queues.values("name", "status", "site__name"))
-    jobs = jobs_by_queue([row["name"] for row in rows])
-    for row in rows:
-        row["jobs"] = jobs[row["name"]]
-    return {
-        "queues": rows,
-        "problems": problems,
-        "status": "" if problems else status,
-        "statuses": choices.QueueStatus.values,
-    }
-
-
-def site_list(*, role: str = "") -> dict[str, Any]:
-    """CRIC sites, nuclei first, with their cloud, country, tier, queues and their queues' jobs by status, optionally
-    of one role (three queries)."""
-    from brokerage.models import choices
-
-    problems = {}
-    sites = Site.objects.annotate(n_queues=Count("queues")).order_by("role", "name")
-    if role and role not in choices.SiteRole.values:
-        problems["role"] = f"{role!r} is not a site role; one of {', '.join(choices.SiteRole.values)}"
-    elif role:
-        sites = sites.filter(role=role)
-    rows = list(sites.values("name", "role", "state", "tier_level", "cloud", "country", "n_queues"))
-    queues_of: dict[str, list[str]] = {}
-    for queue, site in PandaQueue.objects.filter(site__name__in=[r["name"] for r in rows]).values_list(
-        "name", "site__name"
-    ):
-        queues_of.setdefault(site, []).append(queue)
-    jobs = jobs_by_queue([queue for names in queues_of.values() for queue in names])
-    for row in rows:
-        totals: dict[str, int] = {}
-        for queue in queues_of.get(row["name"], []):
-            for status, n in jobs[queue]:
-                totals[status] = totals.get(status, 0) + n
-        row["jobs"] = sorted(totals.items())
-    return {
-        "sites": rows,
-        "problems": problems,
-        "role": "" if problems else role,
-        "roles": choices.SiteRole.values,
-    }

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import Count, F, FloatField, Sum, Value
 from django.db.models.functions import Coalesce
 
-from brokerage.models import GlobalShare, Job, Task, WorkQueue
+from brokerage.models import (
+    GlobalShare,
+    GlobalShareSnapshot,
+    Job,
+    Task,
+    WorkQueue,
+)
 from brokerage.shares import Criteria, QueueRule, ShareNode, distribute_shares, normalised_shares, share_usage
 
 # Without a measured HS06, a job counts as its cores × 10 HS06 (the corePower REFERENCE.md uses).
@@ -131,3 +138,43 @@ def global_share_usage() -> list[dict[str, Any]]:
         }
         for share in shares
     ]
+
+
+def shares_overview(*, now: datetime) -> dict[str, Any]:
+    """The global share tree with usage, its history, and the work-queue shares with their redistribution."""
+    usage = global_share_usage()
+    tree = [
+        {
+            "name": row["share"].name,
+            "parent": row["share"].parent.name if row["share"].parent else None,
+            "normalised": row["normalised"],
+            "usage": row["usage"],
+            "leaf": row["leaf"],
+            "executing": row["executing_hs06"],
+            "target": row["target_hs06"],
+            "queued": row["queued_hs06"],
+        }
+        for row in usage
+    ]
+    history = [
+        {"time": row["taken_at"], "status": row["share__name"], "count": row["usage"]}
+        for row in GlobalShareSnapshot.objects.filter(taken_at__gte=now - timedelta(days=7), usage__isnull=False)
+        .values("taken_at", "share__name", "usage")
+        .order_by("taken_at")
+    ]
+    queues = []
+    for queue_type in ("production", "analysis"):
+        for row in work_queue_shares(queue_type=queue_type):
+            queues.append(
+                {
+                    "name": row["queue"].queue_name,
+                    "type": queue_type,
+                    "share": row["share"] or 0,
+                    "effective": round(row["effective"], 2),
+                    "active": row["active"],
+                    "stretchable": row["queue"].stretchable,
+                    "tasks": row["tasks"],
+                    "partition": row["partition"].queue_name if row["partition"] else "",
+                }
+            )
+    return {"tree": tree, "history": history, "work_queues": queues}

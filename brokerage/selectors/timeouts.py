@@ -4,12 +4,17 @@ monitor, the API and the watchdog. The rules themselves are brokerage.watchdog's
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
-from django.db.models import OuterRef, Subquery
+from django.db.models import OuterRef, Subquery, Sum
 
 from brokerage.grid_clock import grid_speed
-from brokerage.models import Job, PandaQueue
+from brokerage.models import (
+    Job,
+    JobTimeoutSummary,
+    PandaQueue,
+)
 from brokerage.selectors.gdpconfig import gdpconfig_view
 from brokerage.watchdog import TimeoutJob, TimeoutLimits, TimeoutQueue, TimeoutState, job_timeout_state
 
@@ -96,3 +101,47 @@ def job_timeout_states(*, job_ids: list[int], now: datetime) -> dict[int, Timeou
         row["pk"]: job_timeout_state(timeout_job(row), queues.get(row["computingSite"], TimeoutQueue()), limits, now)
         for row in rows
     }
+
+
+def timeout_pass_latest() -> datetime | None:
+    latest = JobTimeoutSummary.objects.order_by("-taken_at").values_list("taken_at", flat=True).first()
+    return latest
+
+
+def timeouts_overview(*, now: datetime) -> dict[str, Any]:
+    """The latest watchdog pass by rule and by queue, the passes over the last day, and the active jobs closest
+    to their deadline among the oldest ones of each watched status."""
+    latest = timeout_pass_latest()
+    rows = JobTimeoutSummary.objects.filter(taken_at=latest) if latest else JobTimeoutSummary.objects.none()
+    by_rule = list(
+        rows.values("rule")
+        .annotate(watched=Sum("watched"), approaching=Sum("approaching"), timed_out=Sum("timed_out"))
+        .order_by("rule")
+    )
+    by_queue = list(
+        rows.values("computingSite")
+        .annotate(watched=Sum("watched"), approaching=Sum("approaching"), timed_out=Sum("timed_out"))
+        .order_by("-timed_out", "-approaching", "computingSite")[:50]
+    )
+    history = [
+        {"time": row["taken_at"], "status": row["rule"], "count": row["n"]}
+        for row in JobTimeoutSummary.objects.filter(taken_at__gte=now - timedelta(days=1))
+        .values("taken_at", "rule")
+        .annotate(n=Sum("timed_out"))
+        .order_by("taken_at")
+    ]
+    oldest = []
+    for status in ("assigned", "activated", "starting", "sent", "running", "transferring", "holding"):
+        oldest += list(
+            Job.objects.filter(jobStatus=status).order_by("stateChangeTime").values_list("pk", flat=True)[:10]
+        )
+    states_now = job_timeout_states(job_ids=oldest, now=now) if oldest else {}
+    jobs = {
+        row["pk"]: row
+        for row in Job.objects.filter(pk__in=oldest).values("pk", "jobStatus", "computingSite", "task_id")
+    }
+    closest = sorted(
+        ({"job": jobs[pk], "state": state} for pk, state in states_now.items() if state.rule is not None),
+        key=lambda item: item["state"].left,
+    )[:40]
+    return {"latest": latest, "by_rule": by_rule, "by_queue": by_queue, "history": history, "closest": closest}

@@ -22,7 +22,7 @@ from brokerage.selectors.jobs import JOB_ERROR_HOURS, JOB_STATE_HOURS, job_error
 
 ROLLUP_GRACE = timedelta(minutes=10)
 # the first rollup starts this far back: the job summaries serve windows of a day, the decision explorer's reach
-# back a week (selectors.monitor.WINDOWS)
+# back a week (selectors.paging.WINDOWS)
 FIRST_ROLLUP = timedelta(days=2)
 FIRST_DECISION_ROLLUP = timedelta(days=8)
 ABANDONED_CYCLE = timedelta(days=1)

@@ -9,7 +9,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from brokerage.models import Decision, DecisionHour, Job, JobErrorHour, JobStateHour, JobStatusLog, SummaryMark
-from brokerage.selectors.decisions import DECISION_HOURS, decision_count_rows, decision_count_rows_recent
+from brokerage.selectors.decisions import (
+    DECISION_HOURS,
+    decision_count_rows,
+    decision_count_rows_recent,
+    decision_explorer,
+)
 from brokerage.selectors.jobs import (
     JOB_STATE_HOURS,
     job_error_rows_recent,
@@ -17,7 +22,7 @@ from brokerage.selectors.jobs import (
     job_state_rows,
     job_state_rows_recent,
 )
-from brokerage.selectors.monitor import decision_explorer, queue_detail
+from brokerage.selectors.queues import queue_detail
 from brokerage.services.summaries import decision_hours_rollup, job_error_hours_rollup, job_state_hours_rollup
 from tests import factories
 

@@ -18,7 +18,7 @@ from brokerage.models import (
     Task,
     TaskStatusLog,
 )
-from brokerage.selectors.monitor import task_headline
+from brokerage.selectors.tasks import task_headline
 from brokerage.services.cycles import task_pending_retry
 from brokerage.services.demo_cadence import demo_cadence_run
 from brokerage.services.demo_dirac import PILOTS, dirac_demo_jobs

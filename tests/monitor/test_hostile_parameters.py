@@ -12,8 +12,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from brokerage.selectors.decisions import DECISION_FILTERS
 from brokerage.selectors.jobs import JOB_FILTERS
-from brokerage.selectors.monitor import DECISION_FILTERS, TASK_FILTERS
+from brokerage.selectors.tasks import TASK_FILTERS
 
 HOSTILE = ("²", "\x00", "%_%\\", "x" * 10_000, "-1")
 

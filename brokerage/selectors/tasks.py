@@ -1,5 +1,6 @@
-"""What the dashboard pages read. Everything is aggregated in SQL; no page loads all the jobs of a task or a
-queue (the task page costs the same number of queries for 10 jobs or 100,000)."""
+"""Tasks as the pages read them: the filtered, sorted list with its status counts, and one task whole: what it is
+waiting for, its latest decisions, the facts behind its state, the advice for shifters. Aggregated in SQL: the task
+page costs the same number of queries for 10 jobs or 100,000."""
 
 from __future__ import annotations
 
@@ -8,35 +9,27 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.conf import settings
 from django.core.paginator import Paginator
-from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models import Count, F, Q
 
 from brokerage import states
 from brokerage.engine.advice import Advice, advice_unique, advise
-from brokerage.engine.decision import OUTCOMES
 from brokerage.engine.reasons import EXPECTED_CODES
 from brokerage.engine.task_states import MainError, TaskFacts, task_state_explain
 from brokerage.grid_clock import grid_minutes, throttled_until
 from brokerage.models import (
-    BrokerageCycle,
     Dataset,
     DatasetFile,
     Decision,
     GlobalShare,
-    GlobalShareSnapshot,
     Job,
-    JobTimeoutSummary,
-    PandaQueue,
     Task,
     TaskStatusLog,
 )
 from brokerage.params import whole_number
-from brokerage.plugins import decision_plugins, plugin_registry
-from brokerage.selectors.decisions import decision_candidate, decision_count_rows_recent, decision_trace
-from brokerage.selectors.jobs import job_error_rows_recent, job_error_summary, job_state_rows_recent
-from brokerage.selectors.paging import CountedPaginator
-from brokerage.selectors.shares import global_share_usage, work_queue_shares
+from brokerage.selectors.decisions import decision_trace
+from brokerage.selectors.jobs import job_error_summary
+from brokerage.selectors.paging import PAGE_SIZE, WINDOWS, window_problem
 from brokerage.selectors.timeouts import job_timeout_states
 
 TASK_SORTS = {
@@ -48,9 +41,9 @@ TASK_SORTS = {
     "progress": "progress",
     "name": "taskName",
 }
+
+
 TASK_FILTERS = ("status", "taskType", "processingType", "userName", "workingGroup", "workQueue", "gshare", "nucleus")
-PAGE_SIZE = 50
-WINDOWS = {"1h": timedelta(hours=1), "6h": timedelta(hours=6), "1d": timedelta(days=1), "7d": timedelta(days=7)}
 
 
 @dataclass(frozen=True)
@@ -63,12 +56,6 @@ class TaskListing:
     problems: dict[str, str]
 
 
-def _window_problem(window: str) -> str | None:
-    if window and window not in WINDOWS:
-        return f"{window!r} is not a time window; one of {', '.join(WINDOWS)}"
-    return None
-
-
 def task_list(*, filters: dict[str, str], sort: str = "-modified", page: int = 1, now: datetime) -> TaskListing:
     """Tasks filtered by the columns of TASK_FILTERS, a modification window (`window`: 1h, 6h, 1d, 7d) and free
     text (`q`: id, name, user or errorDialog), sorted server-side, a page at a time with the total and the
@@ -79,8 +66,8 @@ def task_list(*, filters: dict[str, str], sort: str = "-modified", page: int = 1
     status = (filters.get("status") or "").strip()
     if status and status not in states.TASK.statuses:
         problems["status"] = f"{status!r} is not a task status; one of {', '.join(states.TASK.statuses)}"
-    if _window_problem(filters.get("window") or ""):
-        problems["window"] = _window_problem(filters.get("window") or "")
+    if window_problem(filters.get("window") or ""):
+        problems["window"] = window_problem(filters.get("window") or "")
     if sort.lstrip("-") not in TASK_SORTS:
         problems["sort"] = f"{sort!r} is not a column to sort by; one of {', '.join(TASK_SORTS)}"
     for key in TASK_FILTERS:
@@ -191,13 +178,6 @@ PLUGIN_NAMES = {
     "atlas_prod_job": "Job brokerage (choice of a queue)",
     "atlas_anal_job": "Analysis job brokerage (choice of a queue)",
 }
-
-
-def nucleus_names() -> list[str]:
-    """The nuclei a task can be reassigned to."""
-    from brokerage.models import Site
-
-    return list(Site.objects.filter(role="nucleus").order_by("name").values_list("name", flat=True))
 
 
 def task_entered(task: Task) -> dict[str, Any]:
@@ -422,241 +402,4 @@ def task_detail(*, task_id: int, now: datetime, decision_id: int | None = None) 
                 "taskBufferErrorCode",
             )[:20]
         ),
-    }
-
-
-def queue_detail(*, name: str, now: datetime, decisions: int = 40) -> dict[str, Any] | None:
-    """The queue page: its attributes, jobs now and by state over the last day, its weight in recent job
-    decisions, the reasons it was skipped most often, and its timeouts."""
-    queue = PandaQueue.objects.select_related("site").filter(name=name).first()
-    if queue is None:
-        return None
-    jobs_now = list(  # the jobs not yet archived: the archive's year behind would make the page slower each day
-        Job.objects.filter(computingSite=name, archiveDay__isnull=True)
-        .values("jobStatus")
-        .annotate(count=Count("pk"))
-        .values("jobStatus", "count")
-        .order_by("jobStatus")
-    )
-    since = now - timedelta(days=1)
-    # status moves per hour: the whole hours from their summaries (JobStateHour), the edges from the logs
-    moves: Counter = Counter()
-    for row in job_state_rows_recent(since=since, queue=name, now=now):
-        moves[(row["hour"], row["new_status"])] += row["n"]
-    over_time = [{"time": hour, "status": status, "count": count} for (hour, status), count in sorted(moves.items())]
-    weights, skips = [], Counter()
-    recent = (
-        Decision.objects.filter(plugin__in=("atlas_prod_job", "atlas_anal_job"), created__gte=now - timedelta(days=2))
-        .select_related("cycle")
-        .order_by("-created", "-pk")[:decisions]
-    )
-    for decision in recent:
-        entry = decision_candidate(decision=decision, name=name)
-        if entry["weight"] is not None:
-            weights.append({"time": decision.created, "weight": entry["weight"], "decision": decision.pk})
-        if entry["skip_code"]:
-            skips[entry["skip_code"]] += 1
-    from brokerage.engine import reason_title
-
-    timeouts = list(
-        JobTimeoutSummary.objects.filter(computingSite=name, taken_at=_latest_timeout_pass())
-        .values("rule", "watched", "approaching", "timed_out")
-        .order_by("rule")
-    )
-    return {
-        "queue": queue,
-        "cric": sorted((queue.cric or {}).items()),
-        "storages": list(queue.storages.select_related("endpoint").values_list("role", "endpoint__name")),
-        "jobs_now": jobs_now,
-        "archive_after_days": settings.JOB_ARCHIVE_AFTER_DAYS,
-        "over_time": over_time,
-        "weights": weights,
-        "skipped": [{"code": c, "title": reason_title(c), "count": n} for c, n in skips.most_common(12)],
-        "decisions_read": len(recent),
-        "errors": job_error_summary(rows=job_error_rows_recent(queue=name, since=now - timedelta(days=1)), limit=10),
-        "timeouts": timeouts,
-    }
-
-
-def _latest_timeout_pass() -> datetime | None:
-    latest = JobTimeoutSummary.objects.order_by("-taken_at").values_list("taken_at", flat=True).first()
-    return latest
-
-
-def timeouts_overview(*, now: datetime) -> dict[str, Any]:
-    """The latest watchdog pass by rule and by queue, the passes over the last day, and the active jobs closest
-    to their deadline among the oldest ones of each watched status."""
-    latest = _latest_timeout_pass()
-    rows = JobTimeoutSummary.objects.filter(taken_at=latest) if latest else JobTimeoutSummary.objects.none()
-    by_rule = list(
-        rows.values("rule")
-        .annotate(watched=Sum("watched"), approaching=Sum("approaching"), timed_out=Sum("timed_out"))
-        .order_by("rule")
-    )
-    by_queue = list(
-        rows.values("computingSite")
-        .annotate(watched=Sum("watched"), approaching=Sum("approaching"), timed_out=Sum("timed_out"))
-        .order_by("-timed_out", "-approaching", "computingSite")[:50]
-    )
-    history = [
-        {"time": row["taken_at"], "status": row["rule"], "count": row["n"]}
-        for row in JobTimeoutSummary.objects.filter(taken_at__gte=now - timedelta(days=1))
-        .values("taken_at", "rule")
-        .annotate(n=Sum("timed_out"))
-        .order_by("taken_at")
-    ]
-    oldest = []
-    for status in ("assigned", "activated", "starting", "sent", "running", "transferring", "holding"):
-        oldest += list(
-            Job.objects.filter(jobStatus=status).order_by("stateChangeTime").values_list("pk", flat=True)[:10]
-        )
-    states_now = job_timeout_states(job_ids=oldest, now=now) if oldest else {}
-    jobs = {
-        row["pk"]: row
-        for row in Job.objects.filter(pk__in=oldest).values("pk", "jobStatus", "computingSite", "task_id")
-    }
-    closest = sorted(
-        ({"job": jobs[pk], "state": state} for pk, state in states_now.items() if state.rule is not None),
-        key=lambda item: item["state"].left,
-    )[:40]
-    return {"latest": latest, "by_rule": by_rule, "by_queue": by_queue, "history": history, "closest": closest}
-
-
-def shares_overview(*, now: datetime) -> dict[str, Any]:
-    """The global share tree with usage, its history, and the work-queue shares with their redistribution."""
-    usage = global_share_usage()
-    tree = [
-        {
-            "name": row["share"].name,
-            "parent": row["share"].parent.name if row["share"].parent else None,
-            "normalised": row["normalised"],
-            "usage": row["usage"],
-            "leaf": row["leaf"],
-            "executing": row["executing_hs06"],
-            "target": row["target_hs06"],
-            "queued": row["queued_hs06"],
-        }
-        for row in usage
-    ]
-    history = [
-        {"time": row["taken_at"], "status": row["share__name"], "count": row["usage"]}
-        for row in GlobalShareSnapshot.objects.filter(taken_at__gte=now - timedelta(days=7), usage__isnull=False)
-        .values("taken_at", "share__name", "usage")
-        .order_by("taken_at")
-    ]
-    queues = []
-    for queue_type in ("production", "analysis"):
-        for row in work_queue_shares(queue_type=queue_type):
-            queues.append(
-                {
-                    "name": row["queue"].queue_name,
-                    "type": queue_type,
-                    "share": row["share"] or 0,
-                    "effective": round(row["effective"], 2),
-                    "active": row["active"],
-                    "stretchable": row["queue"].stretchable,
-                    "tasks": row["tasks"],
-                    "partition": row["partition"].queue_name if row["partition"] else "",
-                }
-            )
-    return {"tree": tree, "history": history, "work_queues": queues}
-
-
-DECISION_FILTERS = ("plugin", "outcome", "reason", "chosen", "queue", "task")
-DEFAULT_DECISION_WINDOW = "1d"
-DECISION_OUTCOMES = OUTCOMES
-# the explorer's filters the hourly decision summary holds, by the summary's field
-DECISION_SUMMARY_FILTERS = {"plugin": "plugin", "outcome": "outcome", "reason": "primary_reason"}
-
-
-def decision_explorer(*, filters: dict[str, str], now: datetime, page: int = 1) -> dict[str, Any]:
-    """Decisions filtered by plugin, outcome, reason code, chosen queue, task and time window, newest first.
-    `queue` finds decisions that chose the queue or skipped it for the reason asked (trace search is bounded to
-    the page)."""
-    queryset: QuerySet = Decision.objects.select_related("cycle").order_by("-created", "-pk")
-    applied = {}
-    problems = {}
-    outcome = (filters.get("outcome") or "").strip()
-    if outcome and outcome not in DECISION_OUTCOMES:
-        problems["outcome"] = f"{outcome!r} is not an outcome; one of {', '.join(DECISION_OUTCOMES)}"
-    plugin = (filters.get("plugin") or "").strip()
-    if plugin and plugin not in decision_plugins():
-        problems["plugin"] = f"{plugin!r} is not a plugin; one of {', '.join(decision_plugins())}"
-    task = (filters.get("task") or "").strip()
-    if task and whole_number(task) is None:
-        problems["task"] = f"{task!r} is not a task ID (a whole number)"
-    if (filters.get("window") or "") != "all" and _window_problem(filters.get("window") or ""):
-        problems["window"] = _window_problem(filters.get("window") or "")
-    for key in DECISION_FILTERS:
-        value = (filters.get(key) or "").strip()
-        if not value or key in problems:
-            continue
-        applied[key] = value
-        if key == "reason":
-            queryset = queryset.filter(primary_reason=value)
-        elif key in ("chosen", "queue"):
-            queryset = queryset.filter(chosen=value)
-        elif key == "task":
-            queryset = queryset.filter(task_id=whole_number(value))
-        elif key in ("plugin", "outcome"):
-            queryset = queryset.filter(**{key: value})
-    window = "" if "window" in problems else filters.get("window") or ""
-    if window == "all":
-        applied["window"] = window
-    elif window == "" and "task" not in applied:
-        # a year of decisions behind (issue 32): without a task, the explorer reads the last day unless asked for
-        # more ("all" reads everything), so that its counts cost the same whatever lies behind
-        window = DEFAULT_DECISION_WINDOW
-    if window in WINDOWS:
-        applied["window"] = window
-        queryset = queryset.filter(created__gte=now - WINDOWS[window])
-    # the outcomes, the reasons and the total in one pass: a day is 100,000 decisions at a real grid's rate, so a
-    # window filtered at most by plugin, outcome and reason is counted from the hourly summaries and an hour or two
-    # of decisions (DecisionHour); a task's or a queue's decisions are few and counted themselves
-    if window in WINDOWS and set(applied) <= {"plugin", "outcome", "reason", "window"}:
-        summary_filters = {DECISION_SUMMARY_FILTERS[key]: applied[key] for key in applied if key != "window"}
-        counted = [
-            (row["outcome"], row["primary_reason"], row["n"])
-            for row in decision_count_rows_recent(since=now - WINDOWS[window], **summary_filters)
-        ]
-    else:
-        counted = queryset.order_by().values_list("outcome", "primary_reason").annotate(n=Count("*"))
-    outcomes: Counter = Counter()
-    by_reason: Counter = Counter()
-    for outcome_of, reason, n in counted:
-        outcomes[outcome_of] += n
-        if reason:
-            by_reason[reason] += n
-    outcome_counts = sorted(outcomes.items(), key=lambda item: DECISION_OUTCOMES.index(item[0]))
-    reasons = [
-        {"primary_reason": code, "n": n} for code, n in sorted(by_reason.items(), key=lambda item: (-item[1], item[0]))
-    ][:15]
-    paginator = CountedPaginator(queryset, PAGE_SIZE, count=sum(outcomes.values()))
-    page_obj = paginator.get_page(page)
-    from brokerage.engine import reason_title
-
-    return {
-        "page": page_obj,
-        "filters": applied,
-        "problems": problems,
-        "outcomes": outcome_counts,
-        "reasons": [
-            {"code": r["primary_reason"], "title": reason_title(r["primary_reason"]), "count": r["n"]} for r in reasons
-        ],
-        "plugins": plugin_registry().names(),
-        "cycles": list(
-            BrokerageCycle.objects.order_by("-started").values(
-                "pk", "plugin", "started", "finished", "status", "n_decisions", "n_assigned", "n_pending", "error"
-            )[:10]
-        ),
-    }
-
-
-def gdpconfig_overview(*, vo: str = "atlas") -> dict[str, Any]:
-    """Effective parameters with their defaults and origin, and the recent revisions with their changes."""
-    from brokerage.selectors.gdpconfig import gdpconfig_parameter_rows, gdpconfig_revision_list
-
-    return {
-        "parameters": gdpconfig_parameter_rows(vo=vo),
-        "revisions": gdpconfig_revision_list(limit=30),
     }

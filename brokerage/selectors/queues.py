@@ -1,0 +1,108 @@
+"""PanDA queues as the pages read them: the list by status, one queue with its jobs and latest decisions."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Count
+
+from brokerage.models import (
+    Decision,
+    Job,
+    JobTimeoutSummary,
+    PandaQueue,
+)
+from brokerage.selectors.decisions import decision_candidate
+from brokerage.selectors.jobs import job_error_rows_recent, job_error_summary, job_state_rows_recent
+from brokerage.selectors.timeouts import timeout_pass_latest
+
+
+def queue_detail(*, name: str, now: datetime, decisions: int = 40) -> dict[str, Any] | None:
+    """The queue page: its attributes, jobs now and by state over the last day, its weight in recent job
+    decisions, the reasons it was skipped most often, and its timeouts."""
+    queue = PandaQueue.objects.select_related("site").filter(name=name).first()
+    if queue is None:
+        return None
+    jobs_now = list(  # the jobs not yet archived: the archive's year behind would make the page slower each day
+        Job.objects.filter(computingSite=name, archiveDay__isnull=True)
+        .values("jobStatus")
+        .annotate(count=Count("pk"))
+        .values("jobStatus", "count")
+        .order_by("jobStatus")
+    )
+    since = now - timedelta(days=1)
+    # status moves per hour: the whole hours from their summaries (JobStateHour), the edges from the logs
+    moves: Counter = Counter()
+    for row in job_state_rows_recent(since=since, queue=name, now=now):
+        moves[(row["hour"], row["new_status"])] += row["n"]
+    over_time = [{"time": hour, "status": status, "count": count} for (hour, status), count in sorted(moves.items())]
+    weights, skips = [], Counter()
+    recent = (
+        Decision.objects.filter(plugin__in=("atlas_prod_job", "atlas_anal_job"), created__gte=now - timedelta(days=2))
+        .select_related("cycle")
+        .order_by("-created", "-pk")[:decisions]
+    )
+    for decision in recent:
+        entry = decision_candidate(decision=decision, name=name)
+        if entry["weight"] is not None:
+            weights.append({"time": decision.created, "weight": entry["weight"], "decision": decision.pk})
+        if entry["skip_code"]:
+            skips[entry["skip_code"]] += 1
+    from brokerage.engine import reason_title
+
+    timeouts = list(
+        JobTimeoutSummary.objects.filter(computingSite=name, taken_at=timeout_pass_latest())
+        .values("rule", "watched", "approaching", "timed_out")
+        .order_by("rule")
+    )
+    return {
+        "queue": queue,
+        "cric": sorted((queue.cric or {}).items()),
+        "storages": list(queue.storages.select_related("endpoint").values_list("role", "endpoint__name")),
+        "jobs_now": jobs_now,
+        "archive_after_days": settings.JOB_ARCHIVE_AFTER_DAYS,
+        "over_time": over_time,
+        "weights": weights,
+        "skipped": [{"code": c, "title": reason_title(c), "count": n} for c, n in skips.most_common(12)],
+        "decisions_read": len(recent),
+        "errors": job_error_summary(rows=job_error_rows_recent(queue=name, since=now - timedelta(days=1)), limit=10),
+        "timeouts": timeouts,
+    }
+
+
+def jobs_by_queue(names: list[str]) -> dict[str, list[tuple[str, int]]]:
+    """Jobs by status at each of these queues, sorted by status (one query)."""
+    counts: dict[str, dict[str, int]] = {}
+    for queue, status, n in (
+        Job.objects.filter(computingSite__in=names)
+        .values_list("computingSite", "jobStatus")
+        .annotate(n=Count("pk"))
+        .order_by()
+    ):
+        counts.setdefault(queue, {})[status] = n
+    return {name: sorted(counts.get(name, {}).items()) for name in names}
+
+
+def queue_list(*, status: str = "") -> dict[str, Any]:
+    """PanDA queues with their site and jobs by status, optionally of one status (two queries)."""
+    from brokerage.models import choices
+
+    problems = {}
+    queues = PandaQueue.objects.select_related("site").order_by("name")
+    if status and status not in choices.QueueStatus.values:
+        problems["status"] = f"{status!r} is not a queue status; one of {', '.join(choices.QueueStatus.values)}"
+    elif status:
+        queues = queues.filter(status=status)
+    rows = list(queues.values("name", "status", "site__name"))
+    jobs = jobs_by_queue([row["name"] for row in rows])
+    for row in rows:
+        row["jobs"] = jobs[row["name"]]
+    return {
+        "queues": rows,
+        "problems": problems,
+        "status": "" if problems else status,
+        "statuses": choices.QueueStatus.values,
+    }
