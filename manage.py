@@ -6,7 +6,7 @@ import sys
 
 
 def main() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "brokerage.settings.development")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.development")
     from django.core.management import execute_from_command_line
 
     execute_from_command_line(sys.argv)

@@ -1,6 +1,5 @@
-"""The brokerage monitor: domain model, brokerage engine, Celery cycles and the project's Django wiring.
+"""The brokerage monitor's domain: the model, the brokerage engine, its adapters, services and selectors, and the
+Celery tasks. The project's wiring (settings, URLs, WSGI, the Celery application) is the `config` package.
 
 Nothing is imported here, so `brokerage.engine` and `brokerage.gdpconfig` load without Django or Celery.
-The Celery application lives in `brokerage.celery` (`celery -A brokerage.celery worker`) and is loaded by
-BrokerageConfig.ready() whenever Django starts.
 """

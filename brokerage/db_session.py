@@ -3,7 +3,7 @@ and a `statement_timeout`, with separate values for the two (issue 31: one row h
 stopped every Celery slot and hung a dashboard action until gunicorn killed it).
 
 A process says what it is once (`database_role_set`): the WSGI/ASGI entry points say "web", the Celery worker
-says "cycle" (brokerage.celery). Management commands, the shell and migrations say nothing and wait as long as
+says "cycle" (config.celery). Management commands, the shell and migrations say nothing and wait as long as
 PostgreSQL lets them. The values come from the settings DB_{WEB,CYCLE}_{LOCK,STATEMENT}_TIMEOUT_MS (0: none).
 
 What a timeout means to the caller: `lock_timeout_error` — a row another transaction holds (the web answers 409,

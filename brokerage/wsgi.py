@@ -1,12 +1,4 @@
-"""WSGI entry point; production settings unless DJANGO_SETTINGS_MODULE says otherwise."""
+"""Alias of config.wsgi for one release (issue 48): `gunicorn brokerage.wsgi` in an existing unit file keeps working.
+New installations use `gunicorn config.wsgi`."""
 
-import os
-
-from django.core.wsgi import get_wsgi_application
-
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "brokerage.settings.production")
-application = get_wsgi_application()
-
-from brokerage.db_session import database_role_set  # noqa: E402  (needs the apps loaded above)
-
-database_role_set("web")
+from config.wsgi import application  # noqa: F401

@@ -7,8 +7,8 @@ PY=.venv/bin/python
 PORT=${PORT:-8000}
 HOST=${HOST:-127.0.0.1}
 # the demo runs as the product does (DEBUG off: the site's own 404 and 500 pages, static files compressed and cached);
-# DJANGO_SETTINGS_MODULE=brokerage.settings.development gives Django's debug pages instead
-export DJANGO_SETTINGS_MODULE=${DJANGO_SETTINGS_MODULE:-brokerage.settings.demo}
+# DJANGO_SETTINGS_MODULE=config.settings.development gives Django's debug pages instead
+export DJANGO_SETTINGS_MODULE=${DJANGO_SETTINGS_MODULE:-config.settings.demo}
 # the demo grid moves fast enough to watch: cycles every 10-20 s, the grid simulator on, one grid minute
 # per real second (jobs run 30-150 grid minutes; a task pending "30 minutes" comes back after 30 s), unless told
 # otherwise
@@ -52,9 +52,9 @@ stop_all() {
 }
 trap stop_all INT TERM EXIT
 
-$PY -m celery -A brokerage.celery worker --loglevel=INFO --concurrency=2 --hostname="worker@%h" &
+$PY -m celery -A config.celery worker --loglevel=INFO --concurrency=2 --hostname="worker@%h" &
 pids+=($!)
-$PY -m celery -A brokerage.celery beat --loglevel=INFO &
+$PY -m celery -A config.celery beat --loglevel=INFO &
 pids+=($!)
 $PY manage.py runserver "$HOST:$PORT" --noreload &
 pids+=($!)

@@ -1,5 +1,5 @@
 """docs/production.md followed on a fresh PostgreSQL (issue 47): the guide's commands in its order, then the stack it
-brings up (gunicorn × 4 on `brokerage.settings.production`, a Celery worker, Redis as broker and cache) put through
+brings up (gunicorn × 4 on `config.settings.production`, a Celery worker, Redis as broker and cache) put through
 what found the site wanting: eight worst-case what-ifs at once from one viewer while another user reads a page, and
 the database stopped and started under it.
 
@@ -141,7 +141,7 @@ def test_the_guides_commands_bring_up_a_site_no_viewer_can_stall_and_that_outliv
     env = {
         **{name: value for name, value in os.environ.items() if name not in kept},
         # the guide's environment file (section 2)
-        "DJANGO_SETTINGS_MODULE": "brokerage.settings.production",
+        "DJANGO_SETTINGS_MODULE": "config.settings.production",
         "SECRET_KEY": secrets.token_urlsafe(50),
         "ALLOWED_HOSTS": "localhost",
         "CSRF_TRUSTED_ORIGINS": "https://localhost",
@@ -186,7 +186,7 @@ def test_the_guides_commands_bring_up_a_site_no_viewer_can_stall_and_that_outliv
         # section 5, the processes: gunicorn as the guide starts it, a worker running the cycles
         port = free_port()
         processes.append(subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "brokerage.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "4",
+            [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "4",
              "--timeout", "30", "--limit-request-line", "4094"],
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
         ))  # fmt: skip

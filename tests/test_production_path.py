@@ -57,7 +57,7 @@ def start_workers(env, tmp_path, count=2, concurrency=None):
                 "-m",
                 "celery",
                 "-A",
-                "brokerage.celery",
+                "config.celery",
                 "worker",
                 *pool,
                 "--hostname",
@@ -360,7 +360,7 @@ def test_simulated_hours_with_a_worker_killed_mid_cycle_leave_nothing_wrong(redi
         tmp_path, killed_pid=int(killed_name.rsplit(":", 1)[1]), workers=workers, killed_wall=killed_wall
     )
     assert redelivered_after is not None, "the killed worker's unacknowledged message never came back"
-    assert redelivered_after < 75  # visibility 60 s + kombu's sweep every 5 s (brokerage/settings/base.py)
+    assert redelivered_after < 75  # visibility 60 s + kombu's sweep every 5 s (config/settings/base.py)
     lost = BrokerageCycle.objects.filter(worker=killed_name, status="failed", error__startswith="worker lost")
     assert lost.exists() or not BrokerageCycle.objects.filter(worker=killed_name, finished__isnull=True).exists()
     survivor = next(name for name in WorkerHeartbeat.objects.values_list("name", flat=True) if name != killed_name)
@@ -386,7 +386,7 @@ def test_simulated_hours_with_a_worker_killed_mid_cycle_leave_nothing_wrong(redi
 def test_workers_come_back_cleanly_after_redis_restarts(tmp_path):
     """Issue 47, finding 10: after Redis went away and came back, the workers logged `Error on restarting
     Gossip: AttributeError(…)` and missed heartbeats of each other. Gossip and mingle are off in every worker
-    (brokerage/celery.py), so a restart of the broker leaves two workers that take work again and log no error."""
+    (config/celery.py), so a restart of the broker leaves two workers that take work again and log no error."""
     if shutil.which("redis-server") is None:
         pytest.skip("redis-server not installed (make test installs it as root)")
     redis, socket_path = redis_start(tmp_path)

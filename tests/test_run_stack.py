@@ -55,7 +55,7 @@ def http_status(url: str) -> int | None:
 
 def test_web_worker_and_beat_run_together_and_stop_within_10_s(tmp_path):
     port = free_port()
-    # make run's own settings (scripts/run.sh: brokerage.settings.demo), nothing from the test process
+    # make run's own settings (scripts/run.sh: config.settings.demo), nothing from the test process
     skipped = ("DATABASE_URL", "CACHE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE", "STATIC_ROOT")
     env = {k: v for k, v in os.environ.items() if k not in skipped}
     env.update(

@@ -129,7 +129,7 @@ class TestGoneHolders:
 
 
 def test_what_a_task_left_behind_is_released_when_it_ends():
-    """brokerage.celery calls this after every task: a cycle this process still has running ended without
+    """config.celery calls this after every task: a cycle this process still has running ended without
     closing, and its claims and process locks are stale (issue 31: a live worker kept 13 claims for 30 minutes)."""
     from brokerage.services.decisions import worker_name
     from brokerage.services.locks import worker_leftovers_release

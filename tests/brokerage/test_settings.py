@@ -8,14 +8,18 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from brokerage.settings import base
+from config.settings import base
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def run_env(drop=()) -> dict[str, str]:
+    """This process's environment without the Django settings it runs the tests under."""
+    return {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("DJANGO_")}
+
+
 def run_manage(*args, env_extra=None, drop=()):
-    env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("DJANGO_")}
-    env.update(env_extra or {})
+    env = {**run_env(drop), **(env_extra or {})}
     return subprocess.run(
         [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
     )
@@ -24,7 +28,7 @@ def run_manage(*args, env_extra=None, drop=()):
 def test_production_settings_pass_check_deploy_once_migrated(tmp_path):
     """Issue 47: before `migrate`, check --deploy logged the database's relation errors and reported nothing."""
     env = {
-        "DJANGO_SETTINGS_MODULE": "brokerage.settings.production",
+        "DJANGO_SETTINGS_MODULE": "config.settings.production",
         "SECRET_KEY": "k" * 20 + "production-grade-secret-0123456789-abcdefghij",
         "ALLOWED_HOSTS": "monitor.example.org",
         "VAR_DIR": str(tmp_path),
@@ -47,10 +51,32 @@ def test_production_settings_pass_check_deploy_once_migrated(tmp_path):
     assert "brokerage.W203" in simulated.stderr
 
 
+def test_the_old_settings_and_entry_point_names_still_work_for_one_release(tmp_path):
+    """Issue 48: the project moved from `brokerage` to `config`; a deployment still naming the old modules starts,
+    and is told the new names."""
+    env = {
+        "DJANGO_SETTINGS_MODULE": "brokerage.settings.production",
+        "SECRET_KEY": "k" * 20 + "production-grade-secret-0123456789-abcdefghij",
+        "ALLOWED_HOSTS": "monitor.example.org",
+        "VAR_DIR": str(tmp_path),
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'old-names.sqlite3'}",
+    }
+    checked = run_manage("check", env_extra=env, drop=("SECRET_KEY",))
+    assert checked.returncode == 0, checked.stderr
+    assert "DJANGO_SETTINGS_MODULE=brokerage.settings.production is now config.settings.production" in checked.stderr
+    code = (
+        "import brokerage.wsgi, config.wsgi, brokerage.celery, config.celery;"
+        "print(brokerage.wsgi.application is config.wsgi.application, brokerage.celery.app is config.celery.app)"
+    )
+    same = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**run_env(drop=("SECRET_KEY",)), **env},
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert same.stdout.split() == ["True", "True"], same.stderr
+
+
 def test_production_refuses_to_start_without_secret_key(tmp_path):
     result = run_manage(
         "check",
-        env_extra={"DJANGO_SETTINGS_MODULE": "brokerage.settings.production", "VAR_DIR": str(tmp_path)},
+        env_extra={"DJANGO_SETTINGS_MODULE": "config.settings.production", "VAR_DIR": str(tmp_path)},
         drop=("SECRET_KEY",),
     )
     assert result.returncode != 0
@@ -60,7 +86,7 @@ def test_production_refuses_to_start_without_secret_key(tmp_path):
 def test_development_runs_with_embedded_defaults(tmp_path):
     result = run_manage(
         "check",
-        env_extra={"DJANGO_SETTINGS_MODULE": "brokerage.settings.development", "VAR_DIR": str(tmp_path)},
+        env_extra={"DJANGO_SETTINGS_MODULE": "config.settings.development", "VAR_DIR": str(tmp_path)},
         drop=("SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL"),
     )
     assert result.returncode == 0, result.stderr
@@ -165,6 +191,6 @@ def test_sqlite_database_really_runs_in_wal_mode(tmp_path):
         "c = connection.cursor(); c.execute('PRAGMA journal_mode'); print(c.fetchone()[0])"
     )
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL",)}
-    env.update({"DJANGO_SETTINGS_MODULE": "brokerage.settings.development", "VAR_DIR": str(tmp_path)})
+    env.update({"DJANGO_SETTINGS_MODULE": "config.settings.development", "VAR_DIR": str(tmp_path)})
     result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True)
     assert result.stdout.strip() == "wal", result.stderr

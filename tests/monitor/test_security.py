@@ -160,9 +160,9 @@ def test_production_settings_keep_both_closed(monkeypatch):
     monkeypatch.setenv("SECRET_KEY", "p" * 60)
     monkeypatch.delenv("API_ANONYMOUS_READ", raising=False)
     monkeypatch.delenv("DASHBOARD_ANONYMOUS_READ", raising=False)
-    sys.modules.pop("brokerage.settings.production", None)
-    production = importlib.import_module("brokerage.settings.production")
+    sys.modules.pop("config.settings.production", None)
+    production = importlib.import_module("config.settings.production")
     assert production.API_ANONYMOUS_READ is False
     assert production.DASHBOARD_ANONYMOUS_READ is False
-    sys.modules.pop("brokerage.settings.production", None)
+    sys.modules.pop("config.settings.production", None)
     assert reverse("login") == "/login/"

@@ -37,7 +37,7 @@ def test_a_missing_static_file_is_a_404_through_the_whole_stack(client):
 
 
 def test_collected_files_are_served_compressed_under_their_hash_and_cached_a_year(settings, tmp_path):
-    # the storage of production and make run (brokerage/settings/base.py); the tests render from the source tree
+    # the storage of production and make run (config/settings/base.py); the tests render from the source tree
     from django.contrib.staticfiles.storage import staticfiles_storage
     from django.core.management import call_command
     from django.http import HttpResponse

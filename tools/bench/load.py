@@ -1,4 +1,4 @@
-"""The production path under load (issue 31): gunicorn with 4 workers on `brokerage.settings.production`, a Celery
+"""The production path under load (issue 31): gunicorn with 4 workers on `config.settings.production`, a Celery
 worker of concurrency 2 running the cycles over the demo grid with the simulator at 60×, and 16 clients asking for
 the pages shifters open most (the overview, the task list, a task page, the decision list of the API and a decision
 page) for a fixed time, each as fast as it is answered. Reports the latency percentiles, the throughput and the
@@ -151,14 +151,14 @@ def run(*, quick: bool = False) -> list[Row]:
         )
         log = (work / "stack.log").open("w")
         processes.append(worker_start(env, name="bench", log=log, concurrency=2))
-        # as a deployment does: the pages name the collected, hashed files (brokerage/settings/base.py STORAGES)
+        # as a deployment does: the pages name the collected, hashed files (config/settings/base.py STORAGES)
         subprocess.run(
             [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, check=True, timeout=300,
         )  # fmt: skip
         processes.append(
             subprocess.Popen(
-                [sys.executable, "-m", "gunicorn", "brokerage.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "4",
+                [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "4",
                  "--timeout", "30"],
                 cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
             )

@@ -1,5 +1,5 @@
 """The production stack the multi-process benchmarks start (load, keepup): Redis on a Unix socket, Celery workers
-and the environment of `brokerage.settings.production` over the database `bench` runs on. Everything listens on
+and the environment of `config.settings.production` over the database `bench` runs on. Everything listens on
 the loopback interface or a socket in a scratch directory, and is stopped whatever happened."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def production_env(work: Path, redis_socket: Path, **extra: str) -> dict[str, st
     """The environment of a production web or worker process; `extra` adds or overrides settings."""
     return {
         **{k: v for k, v in os.environ.items() if k != "DJANGO_DEBUG"},
-        "DJANGO_SETTINGS_MODULE": "brokerage.settings.production",
+        "DJANGO_SETTINGS_MODULE": "config.settings.production",
         "SECRET_KEY": secrets.token_urlsafe(50),
         "ALLOWED_HOSTS": "localhost",
         "DATABASE_URL": database_url(),
@@ -68,7 +68,7 @@ def redis_start(work: Path) -> tuple[subprocess.Popen, Path]:
 def worker_start(env: dict[str, str], *, name: str, log, concurrency: int = 1, events: bool = False):
     """One Celery worker process (`concurrency` prefork children); `events`: it sends task events."""
     return subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "brokerage.celery", "worker", "--concurrency", str(concurrency),
+        [sys.executable, "-m", "celery", "-A", "config.celery", "worker", "--concurrency", str(concurrency),
          "--loglevel", "WARNING", "--hostname", f"{name}@%h", *(["-E"] if events else [])],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip

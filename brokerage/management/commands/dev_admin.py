@@ -1,5 +1,5 @@
 """Creates an `admin` superuser with a generated password for make run's demo or a development setup (the
-DEV_ADMIN setting: brokerage.settings.demo and .development, never production)."""
+DEV_ADMIN setting: config.settings.demo and .development, never production)."""
 
 import secrets
 

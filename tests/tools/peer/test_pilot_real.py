@@ -37,7 +37,7 @@ QUEUE, SITE = "SAT_Q", "SAT"
 @pytest.fixture(autouse=True)
 def production_access(settings):
     """The production settings' reading rule (issue 47, finding 2: there the pilot's paths were sent to the sign-in
-    page): nothing open to anonymous clients but the pilot's caches, as in brokerage/settings/production.py."""
+    page): nothing open to anonymous clients but the pilot's caches, as in config/settings/production.py."""
     settings.API_ANONYMOUS_READ = settings.DASHBOARD_ANONYMOUS_READ = False
 
 

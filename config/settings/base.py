@@ -109,9 +109,9 @@ MIDDLEWARE = [
     "monitor.middleware.DatabaseWaitMiddleware",  # last: sees the views' exceptions first
 ]
 
-ROOT_URLCONF = "brokerage.urls"
-WSGI_APPLICATION = "brokerage.wsgi.application"
-ASGI_APPLICATION = "brokerage.asgi.application"
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
 
 TEMPLATES = [
     {
@@ -200,7 +200,7 @@ STATICFILES_FINDERS = [
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", VAR_DIR / "staticfiles"))
 # Collected (`manage.py collectstatic`, which make run does) with a content hash in every name and a gzip copy beside
 # it, so WhiteNoise serves them compressed with a year's Cache-Control: immutable. plotly.min.js is 4.8 MB, 1.4 MB
-# compressed. DEBUG (brokerage.settings.development) serves them from the source tree through the finders instead.
+# compressed. DEBUG (config.settings.development) serves them from the source tree through the finders instead.
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
@@ -451,7 +451,7 @@ PILOT_PAYLOAD_TRANSFORMATION = os.environ.get(
     "PILOT_PAYLOAD_TRANSFORMATION", "http://pandaserver-doma.cern.ch:25080/trf/user/runGen-00-00-02"
 )
 PILOT_PAYLOAD_PARAMETERS = os.environ.get("PILOT_PAYLOAD_PARAMETERS", "sleep 5")
-DEMO_OIDC_ISSUER = False  # manage.py demo_token: the demo signs its own ID tokens (brokerage.settings.demo only)
+DEMO_OIDC_ISSUER = False  # manage.py demo_token: the demo signs its own ID tokens (config.settings.demo only)
 API_TOKEN_DAYS = int(os.environ.get("API_TOKEN_DAYS", "90"))
 # Our own token model (brokerage.models.ApiToken): a number for a key and a name, so no address or page names a
 # token's digest (issue 47).

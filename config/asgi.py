@@ -4,7 +4,7 @@ import os
 
 from django.core.asgi import get_asgi_application
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "brokerage.settings.production")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
 application = get_asgi_application()
 
 from brokerage.db_session import database_role_set  # noqa: E402  (needs the apps loaded above)

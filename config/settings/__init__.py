@@ -1,0 +1,1 @@
+"""Settings modules: `development` (manage.py default), `production` (wsgi/asgi default), `test` (pytest)."""
