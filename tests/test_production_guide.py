@@ -52,11 +52,15 @@ class PostgresServer:
         self.as_db_user = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
         if self.as_db_user:
             shutil.chown(self.home, "postgres")
-        self._run("initdb", "-D", str(self.home / "data"), "-U", "postgres", "-A", "trust", "-E", "UTF8",
-                  "--locale=C.UTF-8")  # fmt: skip
-        self.start()
-        self._run("createdb", "-h", str(self.home), "-U", "postgres", "brokerage")
         self.url = f"postgres://postgres@/brokerage?host={self.home}"
+        try:
+            self._run("initdb", "-D", str(self.home / "data"), "-U", "postgres", "-A", "trust", "-E", "UTF8",
+                      "--locale=C.UTF-8")  # fmt: skip
+            self.start()
+            self._run("createdb", "-h", str(self.home), "-U", "postgres", "brokerage")
+        except BaseException:  # no server left running behind a failed set-up
+            self.remove()
+            raise
 
     def _run(self, program: str, *args: str) -> None:
         subprocess.run([*self.as_db_user, str(self.bin / program), *args], check=True, capture_output=True, timeout=120)
