@@ -14,6 +14,13 @@ def real_panda():
         pytest.skip(f"differential test skipped: the real PanDA code could not be set up ({error})")
 
 
+@pytest.fixture
+def production_access(settings):
+    """The production settings' reading rule (issue 47, config/settings/production.py): nothing open to anonymous
+    clients but the pilot's caches, so the real clients reach us with their tokens, as they reach PanDA."""
+    settings.API_ANONYMOUS_READ = settings.DASHBOARD_ANONYMOUS_READ = False
+
+
 def disagreements(report, *, real_code_failures_aside: bool = False) -> list[str]:
     """One line per scenario where ours and the real broker differ (real-code failures set aside on request)."""
     return [

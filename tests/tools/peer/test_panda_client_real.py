@@ -19,17 +19,10 @@ from tests.oidc_issuer import TestIssuer
 from tools.peer.panda_client_setup import panda_client_ready
 from tools.peer.setup import PeerUnavailable
 
-pytestmark = [pytest.mark.peer, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.peer, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("production_access")]
 
 # a jediTaskID as large as the real ones: pbook takes an id below 10**7 for a request id (PBookCore.is_reqid)
 TASK_ID = 45_000_123
-
-
-@pytest.fixture(autouse=True)
-def production_access(settings):
-    """The production settings' reading rule (issue 47): the API answers signed-in clients only, so panda-client
-    reads with its OIDC token, as it does against the real PanDA server."""
-    settings.API_ANONYMOUS_READ = settings.DASHBOARD_ANONYMOUS_READ = False
 
 
 @pytest.fixture(scope="module")

@@ -29,16 +29,9 @@ from tests.oidc_issuer import ISSUER, TestIssuer
 from tools.peer.pilot_setup import pilot_ready
 from tools.peer.setup import PeerUnavailable
 
-pytestmark = [pytest.mark.peer, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.peer, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("production_access")]
 
 QUEUE, SITE = "SAT_Q", "SAT"
-
-
-@pytest.fixture(autouse=True)
-def production_access(settings):
-    """The production settings' reading rule (issue 47, finding 2: there the pilot's paths were sent to the sign-in
-    page): nothing open to anonymous clients but the pilot's caches, as in config/settings/production.py."""
-    settings.API_ANONYMOUS_READ = settings.DASHBOARD_ANONYMOUS_READ = False
 
 
 @pytest.fixture(scope="module")
