@@ -6,8 +6,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.checks import Error, Warning, register
 
-from brokerage.engine.plugins.dirac_match import cpu_segments_from, groups_from
-from brokerage.engine.scenario import ScenarioError
+from brokerage.engine.core.scenario import ScenarioError
+from brokerage.engine.dirac.match import cpu_segments_from, groups_from
 
 
 @register()

@@ -48,7 +48,7 @@ def test_importing_them_loads_no_framework():
     code = (
         "import sys, brokerage.states, brokerage.shares, brokerage.gdpconfig;"
         "import brokerage.throttle, brokerage.splitter, brokerage.watchdog;"
-        "import brokerage.engine, brokerage.engine.synthetic, brokerage.inputs_codec;"
+        "import brokerage.engine, brokerage.engine.panda.synthetic, brokerage.inputs_codec;"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'django', 'rest_framework', 'celery'}))"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)

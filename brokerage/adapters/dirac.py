@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db.models import Avg, Case, Exists, FloatField, OuterRef, Q, Value, When
 from django.db.models.functions import Cast
 
-from brokerage.engine.plugins.dirac_match import (
+from brokerage.engine.dirac.match import (
     DEFAULT_CPU_SEGMENTS,
     Group,
     MatchRules,

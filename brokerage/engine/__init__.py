@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .decision import (
+from brokerage.engine.core.decision import (
     BaseMissing,
     Candidate,
     Decision,
@@ -21,10 +21,10 @@ from .decision import (
     trace_decode,
     trace_encode,
 )
-from .plugin import Context, Filter, Plugin, Rejection
-from .reasons import REASONS, explain, reason_title
-from .registry import DEFAULT_PLUGINS, PluginRegistry, UnknownPlugin, default_registry
-from .scenario import Scenario, ScenarioError, parse_scenario
+from brokerage.engine.core.plugin import Context, Filter, Plugin, Rejection
+from brokerage.engine.core.reasons import REASONS, explain, reason_title
+from brokerage.engine.core.registry import DEFAULT_PLUGINS, PluginRegistry, UnknownPlugin, default_registry
+from brokerage.engine.core.scenario import Scenario, ScenarioError, parse_scenario
 
 _DEFAULT = default_registry()  # built once: a registry per call imported every plugin module again
 

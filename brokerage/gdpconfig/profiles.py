@@ -67,7 +67,7 @@ PROFILES: dict[str, Profile] = {
             "NUCLEUS_NEEDS_QUEUE": True,
             "FAIRSHARE_RULE": "panda",
             "INPUT_COMPLETENESS_CHECK": True,
-            # "SW/HW check": the real check, ported (engine/software_panda.py); it also covers what the seed
+            # "SW/HW check": the real check, ported (engine/panda/software_panda.py); it also covers what the seed
             # check's switches RELEASES_ANY_SKIPS_HW_CHECK, RELEASES_LIST_ACCEPTED and CPU_CHECK_NEEDS_ARCHITECTURE
             # and the analysis ANALYSIS_SW_RULE select, which the profile therefore leaves at the seed's values
             "SOFTWARE_RULE": "panda",

@@ -3,7 +3,7 @@
 from django.db import models
 
 from brokerage import states
-from brokerage.engine.plugins import wmcore_pull as wmcore
+from brokerage.engine.wmcore import pull as wmcore
 from brokerage.gdpconfig import VALUE_TYPES
 
 TASK_STATUS = states.TASK.choices()

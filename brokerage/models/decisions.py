@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import F, Q
 
-from brokerage.engine.decision import OUTCOMES
+from brokerage.engine.core.decision import OUTCOMES
 
 from .base import CompactJSONField, run_constraints
 

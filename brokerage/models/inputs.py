@@ -57,7 +57,7 @@ class CycleInputs(models.Model):
 
 class DiracMatchInputs(models.Model):
     """What a DIRAC matching request drew from, so that it can be run again (issue 34): its configuration (a
-    ScenarioPart: the matching parameters and the groups), and its trail (engine.plugins.dirac_matcher.MatcherTrail):
+    ScenarioPart: the matching parameters and the groups), and its trail (engine.dirac.matcher.MatcherTrail):
     per try the task-queue index it read (a ScenarioPart of its day, by digest: the index changes only when task
     queues come, go or are re-prioritised, so requests share it), per task queue drawn its waiting jobs by user
     priority, per claim its first jobs and those taken meanwhile. Kept as long as the traces

@@ -11,8 +11,8 @@ from django.conf import settings
 from django.db.models import Count, QuerySet, Sum
 
 from brokerage.engine import Frame, explain, reason_title, trace_decode
-from brokerage.engine.decision import OUTCOMES
-from brokerage.engine.reasons import reason_order
+from brokerage.engine.core.decision import OUTCOMES
+from brokerage.engine.core.reasons import reason_order
 from brokerage.models import (
     BrokerageCycle,
     CycleFrame,

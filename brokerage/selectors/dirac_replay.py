@@ -9,9 +9,9 @@ from datetime import datetime
 from typing import Any
 
 from brokerage.engine import parse_scenario
-from brokerage.engine.plugins.dirac_match import MatchRules
-from brokerage.engine.plugins.dirac_matcher import index_part_digests, index_snapshot, matcher_decision
-from brokerage.engine.scenario import ScenarioError
+from brokerage.engine.core.scenario import ScenarioError
+from brokerage.engine.dirac.match import MatchRules
+from brokerage.engine.dirac.matcher import index_part_digests, index_snapshot, matcher_decision
 from brokerage.inputs_codec import day_of, inputs_decode
 from brokerage.models import DiracMatchInputs, DiracMatchRecord, ScenarioPart
 from brokerage.selectors.inputs import InputsUnavailable, _remember, gdpconfig_with

@@ -13,7 +13,7 @@ from typing import Any
 from brokerage.adapters.grid import GRID_PARTS as SHARED_PARTS
 from brokerage.adapters.grid import over_base
 from brokerage.engine import Frame, Scenario, parse_scenario
-from brokerage.engine.scenario import PLUGIN_SECTIONS
+from brokerage.engine.core.scenario import PLUGIN_SECTIONS
 from brokerage.inputs_codec import day_of, inputs_decode
 from brokerage.models import CycleInputs, Decision, DecisionTrace, ScenarioPart
 from brokerage.selectors.decisions import FRAMELESS_PLUGINS, cycle_frame, cycle_frames, trace_expiry

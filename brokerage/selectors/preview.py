@@ -10,7 +10,7 @@ from typing import Any
 
 from brokerage.adapters.task_brokerage import grid_base, task_scenarios
 from brokerage.engine import parse_scenario
-from brokerage.engine.decision import Decision as EngineDecision
+from brokerage.engine.core.decision import Decision as EngineDecision
 from brokerage.gdpconfig import ConfigView
 from brokerage.models import Decision, Task
 from brokerage.plugins import plugin_registry

@@ -9,7 +9,7 @@ from typing import Any
 
 from brokerage.engine import Decision as EngineDecision
 from brokerage.engine import trace_decode, trace_encode
-from brokerage.engine.decision import stored_weight, trace_outline
+from brokerage.engine.core.decision import stored_weight, trace_outline
 from brokerage.gdpconfig import ConfigView
 from brokerage.models import Decision, DecisionTrace
 from brokerage.plugins import plugin_registry

@@ -13,9 +13,9 @@ from django.core.paginator import Paginator
 from django.db.models import Count, F, Q
 
 from brokerage import states
-from brokerage.engine.advice import Advice, advice_unique, advise
-from brokerage.engine.reasons import EXPECTED_CODES
-from brokerage.engine.task_states import MainError, TaskFacts, task_state_explain
+from brokerage.engine.core.advice import Advice, advice_unique, advise
+from brokerage.engine.core.reasons import EXPECTED_CODES
+from brokerage.engine.panda.task_states import MainError, TaskFacts, task_state_explain
 from brokerage.grid_clock import grid_minutes, throttled_until
 from brokerage.models import (
     Dataset,
@@ -214,8 +214,8 @@ def task_headline(
 def task_advice(
     task: Task, panels: list[dict[str, Any]], *, jobs_failed: int, jobs_total: int, state_advice: list[Advice]
 ) -> list[Advice]:
-    """What a shifter can do: the advice of the task's state (engine/task_states.py), then of its latest
-    decisions while pending (engine/advice.py)."""
+    """What a shifter can do: the advice of the task's state (engine/panda/task_states.py), then of its latest
+    decisions while pending (engine/core/advice.py)."""
     result: list[Advice] = list(state_advice)
     for panel in _still_holding(task, panels):
         decision, trace = panel["decision"], panel["trace"]
@@ -245,7 +245,7 @@ RECENT_HOURS = 6  # a running task's failure rate: over its jobs that ended in t
 def task_state_facts(
     task: Task, *, entered: dict[str, Any], errors: dict | None, ended_badly: int, jobs_total: int, now: datetime
 ) -> TaskFacts:
-    """What engine/task_states.py needs of the task: the move into its status (`task_entered`: its reason, who,
+    """What engine/panda/task_states.py needs of the task: the move into its status (`task_entered`: its reason, who,
     when), and only what its state asks for (at most one more query)."""
     facts: dict[str, Any] = {}
     if task.status == "throttled":

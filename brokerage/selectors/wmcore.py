@@ -12,7 +12,7 @@ from typing import Any
 from django.db.models import Count, Max, OuterRef, Subquery, Sum
 
 from brokerage.engine import explain, reason_title
-from brokerage.engine.plugins import wmcore_pull as engine
+from brokerage.engine.wmcore import pull as engine
 from brokerage.models import (
     Decision,
     JobSubmitterCacheEntry,

@@ -11,7 +11,7 @@ from typing import Any
 from django.db.models import Count, Sum
 
 from brokerage.engine import explain, reason_title
-from brokerage.engine.plugins import wmcore_pull as engine
+from brokerage.engine.wmcore import pull as engine
 from brokerage.models import WMCoreElement, WMCoreQueue, WMCoreRequest
 from brokerage.selectors.wmcore import wmcore_site_jobs, wmcore_site_resources
 from brokerage.services.wmcore.common import ElementReader, config_snapshot, element_rows

@@ -31,7 +31,7 @@ from brokerage.adapters.dirac import (
     dirac_priority_rows,
     engine_task_queues,
 )
-from brokerage.engine.plugins.dirac_match import (
+from brokerage.engine.dirac.match import (
     MATCH_RULE_KEYS,
     Group,
     MatchRules,
@@ -41,8 +41,8 @@ from brokerage.engine.plugins.dirac_match import (
     resource_from_data,
     task_queue_priorities,
 )
-from brokerage.engine.plugins.dirac_match import cpu_segment as cpu_segment
-from brokerage.engine.plugins.dirac_matcher import (
+from brokerage.engine.dirac.match import cpu_segment as cpu_segment
+from brokerage.engine.dirac.matcher import (
     CLAIM_PERMUTATION,
     CLAIM_SHUFFLE,
     SHUFFLE_PRIME,
@@ -334,7 +334,7 @@ def _record_fields(resource: Resource, now: datetime) -> dict[str, Any]:
 def dirac_match_request(
     *, resource: Resource, now: datetime, seed: int | None = None, dry_run: bool = False
 ) -> dict[str, Any]:
-    """One Matcher request under the profile's rules (engine.plugins.dirac_matcher.matcher_run over the database):
+    """One Matcher request under the profile's rules (engine.dirac.matcher.matcher_run over the database):
     the job claimed (or None) and how it was chosen; a no-match lists the nearest task queues with the rules they
     fail. Recorded as a DiracMatchRecord with the seed of its draws, and what it drew from (DiracMatchInputs) so
     that it can be run again. A dry run claims and records nothing: it tells which task queue and user priority
@@ -440,7 +440,7 @@ def dirac_no_match_explanation(
 ) -> list[dict[str, Any]]:
     """The task queues with waiting jobs that came nearest to matching: fewest failed rules (then the oldest),
     with every rule they fail, the values compared and their waiting jobs (three queries; no job table scan)."""
-    from brokerage.engine.reasons import explain
+    from brokerage.engine.core.reasons import explain
 
     rules = rules or dirac_rules()
     groups = dirac_groups() if groups is None else groups

@@ -22,7 +22,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from brokerage.engine import ScenarioError
-from brokerage.engine.scenario import check_queue_record
+from brokerage.engine.core.scenario import check_queue_record
 from brokerage.jsonsafe import UnsafeJson, check_safe
 from brokerage.models import PandaQueue, QueueStorage, Site, SoftwareTags, StorageEndpoint, Task
 from brokerage.models.choices import StorageRole

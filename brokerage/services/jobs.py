@@ -27,7 +27,7 @@ from brokerage.adapters.job_brokerage import (
     job_set_scenario,
 )
 from brokerage.adapters.task_brokerage import TASK_FIELDS, first_usable_files
-from brokerage.engine.decision import Decision as EngineDecision
+from brokerage.engine.core.decision import Decision as EngineDecision
 from brokerage.gdpconfig import ConfigView
 from brokerage.models import (
     BrokerageCycle,

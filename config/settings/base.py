@@ -376,11 +376,11 @@ DB_CYCLE_STATEMENT_TIMEOUT_MS = int(os.environ.get("DB_CYCLE_STATEMENT_TIMEOUT_M
 
 # Brokerage plugins, by dotted path: ours, then any an organisation adds (comma-separated in the environment).
 BROKERAGE_PLUGINS = [
-    "brokerage.engine.plugins.atlas_prod_task.AtlasProdTaskBroker",
-    "brokerage.engine.plugins.atlas_prod_job.AtlasProdJobBroker",
-    "brokerage.engine.plugins.atlas_anal_job.AtlasAnalJobBroker",
-    "brokerage.engine.plugins.dirac_match.DiracMatcher",
-    "brokerage.engine.plugins.wmcore_pull.WMCorePull",
+    "brokerage.engine.panda.task_broker.AtlasProdTaskBroker",
+    "brokerage.engine.panda.job_broker.AtlasProdJobBroker",
+    "brokerage.engine.panda.analysis_broker.AtlasAnalJobBroker",
+    "brokerage.engine.dirac.match.DiracMatcher",
+    "brokerage.engine.wmcore.pull.WMCorePull",
     *env_list("BROKERAGE_EXTRA_PLUGINS"),
 ]
 

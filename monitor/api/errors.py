@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from brokerage.engine import ScenarioError
-from brokerage.engine.registry import UnknownPlugin
+from brokerage.engine.core.registry import UnknownPlugin
 from brokerage.gdpconfig import GdpConfigError
 from brokerage.services.gdpconfig import GdpConfigConflict
 from monitor.api.bodies import api_error, error_body

@@ -6,8 +6,8 @@ import pytest
 from django.urls import reverse
 
 from brokerage.engine import parse_scenario, run
-from brokerage.engine.plugins.atlas_prod_task import AtlasProdTaskBroker
-from brokerage.engine.synthetic import task_brokerage_scenario
+from brokerage.engine.panda.synthetic import task_brokerage_scenario
+from brokerage.engine.panda.task_broker import AtlasProdTaskBroker
 from brokerage.models import BrokerageCycle, Decision
 from brokerage.selectors.decisions import (
     decision_candidate,

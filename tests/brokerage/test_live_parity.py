@@ -16,7 +16,7 @@ import pytest
 from brokerage.adapters.job_brokerage import analysis_user_stats, job_grid_base
 from brokerage.adapters.task_brokerage import grid_base, task_scenarios
 from brokerage.engine import run
-from brokerage.engine.scenario import JobSet, TaskSpec
+from brokerage.engine.core.scenario import JobSet, TaskSpec
 from brokerage.models import Job, PandaQueue, StorageEndpoint, Task
 from brokerage.selectors.gdpconfig import cycle_gdpconfig
 from brokerage.services.jobs import job_set_preview_scenario
@@ -26,8 +26,10 @@ from tests.jobs.conftest import make_one_queue_grid, make_ready_task
 pytestmark = pytest.mark.django_db
 
 NOW = datetime(2026, 11, 1, 12, tzinfo=UTC)
-ENGINE = Path(__file__).resolve().parents[2] / "brokerage" / "engine"
-JOB_BROKER_SOURCES = ("plugins/atlas_prod_job.py", "plugins/atlas_anal_job.py", "software.py")
+PANDA_ENGINE = Path(__file__).resolve().parents[2] / "brokerage" / "engine" / "panda"
+# the job brokers' modules: every module of the PanDA engine but the task broker, task states and test grids
+NOT_JOB_BROKER = {"task_broker.py", "task_states.py", "synthetic.py"}
+JOB_BROKER_SOURCES = tuple(path for path in sorted(PANDA_ENGINE.rglob("*.py")) if path.name not in NOT_JOB_BROKER)
 
 # The task fields the production and analysis job brokers read (TaskSpec).
 TASK_READS = {
@@ -58,7 +60,7 @@ DERIVED_WHEN_ABSENT = {"vpOverloaded"}
 def reads(pattern: str, names: set[str]) -> set[str]:
     found = set()
     for source in JOB_BROKER_SOURCES:
-        found |= set(re.findall(pattern, (ENGINE / source).read_text()))
+        found |= set(re.findall(pattern, source.read_text()))
     return found & names
 
 

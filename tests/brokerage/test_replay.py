@@ -10,7 +10,7 @@ from django.core.management.base import CommandError
 from django.db import models
 from django.test import override_settings
 
-from brokerage.engine.plugins.dirac_match import Resource
+from brokerage.engine.dirac.match import Resource
 from brokerage.models import (
     BrokerageCycle,
     CycleInputs,

@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 
 from brokerage.engine import ScenarioError, run
-from brokerage.engine.plugins.dirac_match import (
+from brokerage.engine.dirac.match import (
     Group,
     MatchRules,
     Resource,

@@ -1,7 +1,7 @@
-"""What a shifter can do about a decision (brokerage/engine/advice.py), with worked cases."""
+"""What a shifter can do about a decision (brokerage/engine/core/advice.py), with worked cases."""
 
-from brokerage.engine.advice import ACTIONS, DATA, SITE, WAIT, advise
-from brokerage.engine.reasons import reason_title
+from brokerage.engine.core.advice import ACTIONS, DATA, SITE, WAIT, advise
+from brokerage.engine.core.reasons import reason_title
 
 
 def skips(**groups):

@@ -314,7 +314,7 @@ class TestStabilizer:
         assert decision.skipped["Q"].detail["maxQueueLength"] == 36
 
     def test_a_crowded_queue_trace_names_the_stabilizer_number(self):
-        from brokerage.engine.reasons import explain
+        from brokerage.engine.core.reasons import explain
 
         decision = self.decide_with(80)
         sentence = explain("tmp_user_problem", decision.skipped["Q"].detail)

@@ -10,7 +10,8 @@ import math
 import pytest
 
 from brokerage.engine import parse_scenario
-from brokerage.engine.plugins.atlas_prod_job import AtlasProdJobBroker
+from brokerage.engine.panda import job_rules_data
+from brokerage.engine.panda.job_broker import AtlasProdJobBroker
 from tools.peer import scenarios as generated
 
 from .builders import dataset, decide, job_scenario, queue
@@ -556,12 +557,12 @@ def test_snapshot_work_is_done_once_and_redone_for_a_new_snapshot(monkeypatch):
     from dataclasses import replace
 
     from brokerage.engine import parse_scenario
-    from brokerage.engine.plugins import atlas_prod_job
+    from brokerage.engine.panda import job_broker
 
     calls = []
-    real = atlas_prod_job.software_check
+    real = job_broker.software_check
     monkeypatch.setattr(
-        atlas_prod_job, "software_check", lambda *args, **kwargs: calls.append(args[0]) or real(*args, **kwargs)
+        job_broker, "software_check", lambda *args, **kwargs: calls.append(args[0]) or real(*args, **kwargs)
     )
     data = job_scenario(queue("A", releases=["24.0.30"]), queue("B"), task={"transUses": "Athena-24.0.30"})
     scenario = parse_scenario(data)
@@ -619,11 +620,11 @@ def test_queues_sharing_their_endpoints_share_one_endpoint_verdict(monkeypatch):
     queues of one site with the same endpoints are judged once; a queue writing elsewhere is judged apart, and a
     blacklisted write endpoint skips exactly the queues that write there."""
     calls = []
-    real = AtlasProdJobBroker._endpoint_verdict
+    real = job_rules_data.endpoint_verdict
     monkeypatch.setattr(
-        AtlasProdJobBroker,
-        "_endpoint_verdict",
-        staticmethod(lambda storages, *args: calls.append(dict(storages)) or real(storages, *args)),
+        job_rules_data,
+        "endpoint_verdict",
+        lambda storages, *args: calls.append(dict(storages)) or real(storages, *args),
     )
     data = job_scenario(
         queue("A1", site="SAT"),

@@ -4,7 +4,7 @@ from collections import Counter
 
 import pytest
 
-from brokerage.engine.plugins.atlas_prod_task import expected_output_gb
+from brokerage.engine.panda.task_broker import expected_output_gb
 
 from .builders import dataset, decide, nucleus, task_scenario
 

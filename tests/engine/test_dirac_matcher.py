@@ -1,4 +1,4 @@
-"""The live DIRAC Matcher's draw as plain functions (engine.plugins.dirac_matcher), and its replay from a trail."""
+"""The live DIRAC Matcher's draw as plain functions (engine.dirac.matcher), and its replay from a trail."""
 
 import json
 import random
@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from brokerage.engine import parse_scenario
-from brokerage.engine.plugins.dirac_match import MatchRules, Resource
-from brokerage.engine.plugins.dirac_matcher import (
+from brokerage.engine.core.scenario import ScenarioError
+from brokerage.engine.dirac.match import MatchRules, Resource
+from brokerage.engine.dirac.matcher import (
     CLAIM_PERMUTATION,
     CLAIM_SHUFFLE,
     IndexParts,
@@ -23,7 +24,6 @@ from brokerage.engine.plugins.dirac_matcher import (
     trail_replay,
     user_priority_draw,
 )
-from brokerage.engine.scenario import ScenarioError
 
 SEED_RULES = MatchRules()
 DIRAC_RULES = MatchRules(tq_order="dirac", jobs_per_try=50, legacy_fields=False, absent_ce_platform="dirac")

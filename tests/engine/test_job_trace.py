@@ -1,9 +1,10 @@
 """A few hundred varied queues: every skip has its code, filter and numbers, the text reads, the trace stores."""
 
-from brokerage.engine import parse_scenario, reasons, trace_decode, trace_encode
-from brokerage.engine.plugins.atlas_prod_job import AtlasProdJobBroker
-from brokerage.engine.report import format_decision
-from brokerage.engine.synthetic import job_brokerage_scenario
+from brokerage.engine import parse_scenario, trace_decode, trace_encode
+from brokerage.engine.core import reasons
+from brokerage.engine.core.report import format_decision
+from brokerage.engine.panda.job_broker import AtlasProdJobBroker
+from brokerage.engine.panda.synthetic import job_brokerage_scenario
 
 
 def test_a_varied_grid_gives_a_readable_complete_trace():

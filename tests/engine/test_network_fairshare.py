@@ -2,8 +2,8 @@
 
 import pytest
 
-from brokerage.engine.fairshare import FairsharePolicyError, parse_policy, share_for, zero_share_panda
-from brokerage.engine.network import network_weight, throughput_weight
+from brokerage.engine.panda.fairshare import FairsharePolicyError, parse_policy, share_for, zero_share_panda
+from brokerage.engine.panda.network import network_weight, throughput_weight
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
 """The rules issue 33 found departing from panda-server 1.0.4 on inputs nobody chose (D1-D13 and the switches the
 widened differential generator exposed), each with the numbers it compares, under both values of its switch."""
 
-from brokerage.engine.software_panda import match_gpu_spec, task_hardware
+from brokerage.engine.panda.software_panda import match_gpu_spec, task_hardware
 
 from .builders import anal_scenario, dataset, decide, job_scenario, nucleus, queue, task_scenario
 

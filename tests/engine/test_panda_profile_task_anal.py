@@ -162,7 +162,7 @@ class TestTaskJobCheck:
         )
 
     def test_the_shifter_reads_which_queues_failed(self):
-        from brokerage.engine.reasons import explain
+        from brokerage.engine.core.reasons import explain
 
         decision = under("panda", self.scenario(queue("A_Q", site="A", maxrss=12000), queue("B_Q", site="B")))
         assert explain("job", decision.skipped["A"].detail) == (

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from brokerage.engine import run, trace_encode
-from brokerage.engine.plugin import Context, DeferredArrays, PreparedArrays, overlay_producer
-from brokerage.engine.plugins.atlas_anal_job import AtlasAnalJobBroker
-from brokerage.engine.plugins.atlas_prod_job import AtlasProdJobBroker
-from brokerage.engine.registry import PluginRegistry
-from brokerage.engine.scenario import parse_scenario
+from brokerage.engine.core.plugin import Context, DeferredArrays, PreparedArrays, overlay_producer
+from brokerage.engine.core.registry import PluginRegistry
+from brokerage.engine.core.scenario import parse_scenario
+from brokerage.engine.panda.analysis_broker import AtlasAnalJobBroker
+from brokerage.engine.panda.job_broker import AtlasProdJobBroker
 from tools.peer.scenarios import anal_scenario, job_scenario
 
 

@@ -4,8 +4,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from brokerage.engine import parse_scenario
-from brokerage.engine.plugins.atlas_prod_task import AtlasProdTaskBroker
-from brokerage.engine.synthetic import task_brokerage_scenario
+from brokerage.engine.panda.synthetic import task_brokerage_scenario
+from brokerage.engine.panda.task_broker import AtlasProdTaskBroker
 
 FILTER_NAMES = [f.name for f in AtlasProdTaskBroker.filters]
 
@@ -78,8 +78,8 @@ def test_the_locality_fallback_is_the_exception():
 
 
 # --- production job brokerage ---
-from brokerage.engine.plugins.atlas_prod_job import AtlasProdJobBroker  # noqa: E402
-from brokerage.engine.synthetic import job_brokerage_scenario  # noqa: E402
+from brokerage.engine.panda.job_broker import AtlasProdJobBroker  # noqa: E402
+from brokerage.engine.panda.synthetic import job_brokerage_scenario  # noqa: E402
 
 JOB_FILTERS = [f.name for f in AtlasProdJobBroker.filters]
 job_grids = st.builds(
@@ -119,8 +119,8 @@ def test_removing_a_job_filter_never_shrinks_what_passes(data, removed):
 
 
 # --- analysis job brokerage ---
-from brokerage.engine.plugins.atlas_anal_job import AtlasAnalJobBroker  # noqa: E402
-from brokerage.engine.synthetic import analysis_brokerage_scenario  # noqa: E402
+from brokerage.engine.panda.analysis_broker import AtlasAnalJobBroker  # noqa: E402
+from brokerage.engine.panda.synthetic import analysis_brokerage_scenario  # noqa: E402
 
 anal_grids = st.builds(
     lambda queues, seed, task_seed: analysis_brokerage_scenario(queues=queues, seed=seed, task_seed=task_seed),

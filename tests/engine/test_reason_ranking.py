@@ -4,9 +4,9 @@ while another reason removed something."""
 
 from datetime import UTC, datetime
 
-from brokerage.engine.advice import advise
-from brokerage.engine.decision import Decision, Skip
-from brokerage.engine.reasons import EXPECTED_CODES, reason_order
+from brokerage.engine.core.advice import advise
+from brokerage.engine.core.decision import Decision, Skip
+from brokerage.engine.core.reasons import EXPECTED_CODES, reason_order
 
 
 def decision_with(skips: dict[str, str]) -> Decision:

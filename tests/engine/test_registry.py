@@ -41,7 +41,7 @@ def test_filters_switch_off_by_name():
 
 def test_weighted_choice_is_proportional_over_many_seeds():
     from brokerage.engine import Candidate
-    from brokerage.engine.plugin import weighted_choice
+    from brokerage.engine.core.plugin import weighted_choice
 
     candidates = [Candidate("A", 3.0, {}), Candidate("B", 1.0, {}), Candidate("C", 0.0, {})]
     picks = [weighted_choice(candidates, seed) for seed in range(10_000)]
@@ -51,3 +51,11 @@ def test_weighted_choice_is_proportional_over_many_seeds():
     assert weighted_choice([], 1) is None
     zero = [Candidate("X", 0.0, {}), Candidate("Y", 0.0, {})]
     assert {weighted_choice(zero, seed) for seed in range(50)} == {"X", "Y"}
+
+
+def test_a_plugin_path_from_before_the_split_still_loads_and_says_the_new_one():
+    old = "brokerage.engine.plugins.atlas_prod_job.AtlasProdJobBroker"
+    with pytest.warns(FutureWarning, match=r"now 'brokerage\.engine\.panda\.job_broker\.AtlasProdJobBroker'"):
+        registry = PluginRegistry.from_paths([old])
+    assert registry.names() == ["atlas_prod_job"]
+    assert registry.get("atlas_prod_job") is default_registry().get("atlas_prod_job")

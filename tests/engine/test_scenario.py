@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import pytest
 
 from brokerage.engine import ScenarioError, parse_scenario
-from brokerage.engine.scenario import (
+from brokerage.engine.core.scenario import (
     EndpointInfo,
     JobSet,
     NetworkLink,

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from brokerage.engine.software import (
+from brokerage.engine.panda.software import (
     ArchitectureError,
     Constraint,
     TaskSoftware,

@@ -1,12 +1,12 @@
 """A Why and a What-to-do for every state (issue 35, finding 1), worked numbers: the sentence of each state with
-the figures it names, whose fault the main error is, and the action for it (engine/task_states.py)."""
+the figures it names, whose fault the main error is, and the action for it (engine/panda/task_states.py)."""
 
 from datetime import UTC, datetime
 
 import pytest
 
-from brokerage.engine.advice import ACTIONS, DATA, SITE, TASK, WAIT
-from brokerage.engine.task_states import MainError, TaskFacts, error_fault, task_state_explain
+from brokerage.engine.core.advice import ACTIONS, DATA, SITE, TASK, WAIT
+from brokerage.engine.panda.task_states import MainError, TaskFacts, error_fault, task_state_explain
 
 AT = datetime(2026, 11, 27, 14, 0, tzinfo=UTC)
 # the demo's bad release: the transform crashes (pilot 1305, exe 65) at two queues

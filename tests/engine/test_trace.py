@@ -3,8 +3,8 @@
 import pytest
 
 from brokerage.engine import FrameMissing, parse_scenario, trace_decode, trace_encode
-from brokerage.engine.plugins.atlas_prod_task import AtlasProdTaskBroker
-from brokerage.engine.synthetic import task_brokerage_scenario
+from brokerage.engine.panda.synthetic import task_brokerage_scenario
+from brokerage.engine.panda.task_broker import AtlasProdTaskBroker
 
 
 def normalised(decision_dict):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from brokerage.engine import ScenarioError, parse_scenario, run
-from brokerage.engine.plugins.wmcore_pull import (
+from brokerage.engine.wmcore.pull import (
     GET_WORK,
     PULL_WORK,
     CachedJob,

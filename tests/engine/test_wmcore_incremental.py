@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 import pytest
 
 from brokerage.engine import BaseMissing, Candidate, Decision, Skip, Stage, TraceBase, trace_decode, trace_encode
-from brokerage.engine.decision import trace_base_pk
-from brokerage.engine.plugins.wmcore_pull import (
+from brokerage.engine.core.decision import trace_base_pk
+from brokerage.engine.wmcore.pull import (
     Element,
     MatchMemo,
     PullRules,

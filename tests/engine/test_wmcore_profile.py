@@ -1,5 +1,5 @@
 """The `wmcore` profile: each rule where wmagent 2.4.5.9 departs from seed 004, with worked numbers (the code each
-rule comes from is named in brokerage/engine/plugins/wmcore_pull.py). The rules also hold against the real code
+rule comes from is named in brokerage/engine/wmcore/pull.py). The rules also hold against the real code
 run side by side (tests/tools/peer/test_wmcore_real.py)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from brokerage.engine.plugins.wmcore_pull import (
+from brokerage.engine.wmcore.pull import (
     GET_WORK,
     PULL_WORK,
     CachedJob,

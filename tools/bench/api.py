@@ -9,7 +9,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from brokerage.engine import parse_scenario, trace_encode
-from brokerage.engine.synthetic import job_brokerage_scenario
+from brokerage.engine.panda.synthetic import job_brokerage_scenario
 from brokerage.models import BrokerageCycle, Decision, PandaQueue, Site, Task
 from brokerage.plugins import plugin_registry
 from brokerage.services.decisions import DecisionToStore, cycle_start, decision_row

@@ -10,14 +10,14 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from brokerage.engine import parse_scenario, trace_encode
-from brokerage.engine.plugins.atlas_anal_job import AtlasAnalJobBroker
-from brokerage.engine.plugins.atlas_prod_job import AtlasProdJobBroker
-from brokerage.engine.plugins.atlas_prod_task import AtlasProdTaskBroker
-from brokerage.engine.synthetic import (
+from brokerage.engine.panda.analysis_broker import AtlasAnalJobBroker
+from brokerage.engine.panda.job_broker import AtlasProdJobBroker
+from brokerage.engine.panda.synthetic import (
     analysis_brokerage_scenario,
     job_brokerage_scenario,
     task_brokerage_scenario,
 )
+from brokerage.engine.panda.task_broker import AtlasProdTaskBroker
 from brokerage.models import DecisionTrace
 from brokerage.services.decisions import DecisionToStore, cycle_start, decision_store_many
 

@@ -23,7 +23,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from brokerage.engine import parse_scenario, trace_encode
-from brokerage.engine.synthetic import job_brokerage_scenario
+from brokerage.engine.panda.synthetic import job_brokerage_scenario
 from brokerage.models import (
     BrokerageCycle,
     CycleFrame,

@@ -12,8 +12,8 @@ from django.db import connection, transaction
 
 from brokerage.adapters.grid import over_base
 from brokerage.engine import parse_scenario
-from brokerage.engine.plugins.atlas_prod_job import AtlasProdJobBroker
-from brokerage.engine.synthetic import job_brokerage_scenario
+from brokerage.engine.panda.job_broker import AtlasProdJobBroker
+from brokerage.engine.panda.synthetic import job_brokerage_scenario
 from brokerage.models import CycleFrame, Decision, DecisionTrace, DiracMatchRecord, ScenarioPart
 from brokerage.selectors import inputs as inputs_selectors
 from brokerage.selectors.dirac_replay import dirac_match_replay

@@ -15,7 +15,7 @@ from django.db import connection, transaction
 from django.db.models import F
 
 from brokerage.engine import trace_encode
-from brokerage.engine.plugins.wmcore_pull import Element, Slots, match_work, pull_decision
+from brokerage.engine.wmcore.pull import Element, Slots, match_work, pull_decision
 from brokerage.models import (
     BrokerageCycle,
     DecisionTrace,

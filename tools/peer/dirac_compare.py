@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from brokerage.engine import run
-from brokerage.engine.plugins.dirac_match import (
+from brokerage.engine.dirac.match import (
     Group,
     MatchRules,
     TaskQueue,

@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from brokerage.engine.plugins import wmcore_pull as engine
+from brokerage.engine.wmcore import pull as engine
 from brokerage.gdpconfig import ConfigView
 from tools.peer.setup import PeerUnavailable
 from tools.peer.wmcore_setup import WMCorePeer

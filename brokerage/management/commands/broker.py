@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from brokerage.adapters.dirac import cpu_segments as dirac_cpu_segments
 from brokerage.adapters.dirac import dirac_groups_data
 from brokerage.engine import ScenarioError, UnknownPlugin, parse_scenario
-from brokerage.engine.report import format_decision
+from brokerage.engine.core.report import format_decision
 from brokerage.gdpconfig.profiles import PROFILE_NAMES
 from brokerage.jsonsafe import UnsafeJson, check_safe
 from brokerage.management.jsonfile import read_json_argument

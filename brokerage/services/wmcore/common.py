@@ -15,7 +15,7 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 
 from brokerage.engine import TraceBase
-from brokerage.engine.plugins import wmcore_pull as engine
+from brokerage.engine.wmcore import pull as engine
 from brokerage.models import (
     DecisionTrace,
     WMBSJob,

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db import transaction
 
-from brokerage.engine.plugins import wmcore_pull as engine
+from brokerage.engine.wmcore import pull as engine
 from brokerage.models import (
     WMBSJob,
     WMBSSubscription,

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.db import transaction
 
-from brokerage.engine.plugins import wmcore_pull as engine
+from brokerage.engine.wmcore import pull as engine
 from brokerage.models import WMCoreQueue
 from brokerage.selectors.wmcore import (
     wmcore_site_jobs,

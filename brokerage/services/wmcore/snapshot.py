@@ -30,7 +30,7 @@ from typing import Any
 
 from django.db import connection
 
-from brokerage.engine.plugins import wmcore_pull as engine
+from brokerage.engine.wmcore import pull as engine
 from brokerage.models import WMCoreElement, WMCoreRequest
 
 from .common import JSON_FIELDS, MATCHER_FIELDS, ElementReader, element_rows

@@ -4,7 +4,7 @@ refused, naming it. Plain data: runs in every pass, without the real code."""
 
 from dataclasses import fields
 
-from brokerage.engine.scenario import (
+from brokerage.engine.core.scenario import (
     QUEUE_NUMBER_KEYS,
     QUEUE_TEXT_KEYS,
     USER_COUNT_KEYS,

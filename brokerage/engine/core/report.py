@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from .decision import Decision
-from .reasons import explain, reason_title
+from brokerage.engine.core.decision import Decision
+from brokerage.engine.core.reasons import explain, reason_title
 
 
 def _number(value: Any) -> str:

@@ -16,9 +16,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .decision import Candidate, Decision, Frame, Skip, Stage
-from .reasons import reason_title
-from .scenario import Scenario
+from brokerage.engine.core.decision import Candidate, Decision, Frame, Skip, Stage
+from brokerage.engine.core.reasons import reason_title
+from brokerage.engine.core.scenario import Scenario
 
 Detail = Mapping[str, Any]
 
@@ -38,6 +38,38 @@ class Rejection:
 
 # The verdict of a rule that does not apply to this decision: nothing fails, and _apply asks no array about it.
 NOTHING_FAILS = Rejection(np.zeros(0, dtype=bool))
+
+
+def never(context: Context) -> Rejection:
+    """The variant of a rule that a profile does not have: nothing fails."""
+    return NOTHING_FAILS
+
+
+class Variants:
+    """A rule (or a rule's estimate) written once per profile: the gdpconfig parameter `switch` picks the variant
+    by its value, `seed` when the value names none (the seed profile, or an unset parameter). Every variant takes
+    the same arguments; called with a Context first, the variants object is itself the rule:
+
+        memory_estimate = Variants("MEMORY_RULE", seed=memory_estimate_seed, panda=memory_estimate_panda)
+        Filter("input transfer", "io", Variants("IO_CHECK_RULE", seed=input_transfer, panda=input_transfer_panda))
+
+    so a rule names its variants in one place and no check branches on the profile inside."""
+
+    __slots__ = ("by_value", "seed", "switch")
+
+    def __init__(self, switch: str, *, seed: Callable[..., Any], **by_value: Callable[..., Any]):
+        self.switch, self.seed, self.by_value = switch, seed, by_value
+
+    def pick(self, config) -> Callable[..., Any]:
+        """The variant the configuration asks for."""
+        return self.by_value.get(config.get(self.switch), self.seed)
+
+    def __call__(self, context: Context, *args: Any, **kwargs: Any) -> Any:
+        return self.pick(context.config)(context, *args, **kwargs)
+
+    def __repr__(self) -> str:
+        names = ", ".join(f"{value}={function.__name__}" for value, function in self.by_value.items())
+        return f"Variants({self.switch!r}, seed={self.seed.__name__}, {names})"
 
 
 @dataclass(frozen=True)

@@ -29,9 +29,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..decision import Candidate, Decision, Skip, Stage
-from ..plugin import Plugin
-from ..scenario import Scenario, ScenarioError
+from brokerage.engine.core.decision import Candidate, Decision, Skip, Stage
+from brokerage.engine.core.plugin import Plugin
+from brokerage.engine.core.scenario import Scenario, ScenarioError
 
 DEFAULT_CPU_SEGMENTS = (500, 5000, 50000, 300000)  # seed 003
 DEFAULT_GROUP_SHARE = 1000.0
@@ -760,7 +760,7 @@ class DiracMatcher(Plugin):
     def decide(self, scenario: Scenario) -> Decision:
         rules = MatchRules.from_config(scenario.config)
         if "matcher" in scenario.extra:  # a stored request of the live matcher (issue 34: replay)
-            from .dirac_matcher import matcher_decision
+            from brokerage.engine.dirac.matcher import matcher_decision
 
             return matcher_decision(scenario, rules)
         parsed = parse_dirac_scenario(scenario.extra, rules)

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from ..decision import Candidate, Decision, Skip, Stage
-from ..scenario import Scenario, ScenarioError
-from .dirac_match import (
+from brokerage.engine.core.decision import Candidate, Decision, Skip, Stage
+from brokerage.engine.core.scenario import Scenario, ScenarioError
+from brokerage.engine.dirac.match import (
     MATCH_RETRIES,
     MIN_TQ_PRIORITY,
     QUEUES_PER_TRY,

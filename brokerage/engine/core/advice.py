@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .reasons import reason_order, reason_title
+from brokerage.engine.core.reasons import reason_order, reason_title
 
 # Who acts: the shifter waits, reports to a site, asks data management, changes the task, or asks an expert to
 # tune gdpconfig.
@@ -71,7 +71,7 @@ ACTIONS: dict[str, Action] = {
     "tmp_user_problem": Action(WAIT, "Wait: the user's queued jobs there start first."),
     "fileunavailable": Action(DATA, "Ask data management to recover the input files."),
     "low_weight": Action(WAIT, "Nothing to do: it can be chosen, others weigh more."),
-    # a task's state (engine/task_states.py)
+    # a task's state (engine/panda/task_states.py)
     "state_throttled": Action(
         WAIT,
         "Wait: the watchdog releases the task by itself. If the main error below repeats, clear it first or abort "

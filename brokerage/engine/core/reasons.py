@@ -148,7 +148,7 @@ _REASONS = [
     Reason("fileunavailable", "input unavailable", "The input files are not available there."),
 ]
 
-# Job-brokerage sentences with the numbers each filter records (brokerage/engine/plugins/atlas_prod_job.py).
+# Job-brokerage sentences with the numbers each filter records (brokerage/engine/panda/job_broker.py).
 _JOB_NUMBERS = {
     "status": "Its status is {status}, not {required}.",
     "unknown_nucleus": "The task's nucleus {nucleus} is not the site of any queue.",
@@ -469,7 +469,7 @@ _REASONS += [
     ),
 ]
 
-# --- a task's state (engine/task_states.py): why it is there, for every state but pending ---
+# --- a task's state (engine/panda/task_states.py): why it is there, for every state but pending ---
 _STATES = [
     Reason(
         "state_throttled",
@@ -552,7 +552,7 @@ _STATES = [
         "Someone paused it: nothing is brokered or generated until it is resumed.",
         "{by} paused it at {at}: nothing is brokered or generated until it is resumed.",
     ),
-    # whose fault the main error is (engine/task_states.py FAULT_OF_ERROR)
+    # whose fault the main error is (engine/panda/task_states.py FAULT_OF_ERROR)
     Reason(
         "fault_task",
         "the task's fault",

@@ -17,12 +17,16 @@ from typing import Any
 
 import numpy as np
 
-from ..decision import Decision
-from ..plugin import NOTHING_FAILS, Context, Filter, Rejection, among, overlay_producer
-from ..scenario import Scenario
-from ..software import TaskSoftware
-from ..software_panda import anal_gpu_queue_ok, anal_software_panda
-from .atlas_prod_job import AtlasProdJobBroker, _float, readable, readable_over_wan, walltime_rejection
+from brokerage.engine.core.decision import Decision
+from brokerage.engine.core.plugin import NOTHING_FAILS, Context, Filter, Rejection, among, overlay_producer
+from brokerage.engine.core.scenario import Scenario
+from brokerage.engine.panda import job_rules_data, job_rules_site, job_rules_worker
+from brokerage.engine.panda.input_data import readable_over_wan
+from brokerage.engine.panda.job_broker import AtlasProdJobBroker
+from brokerage.engine.panda.job_rules_worker import walltime_rejection
+from brokerage.engine.panda.records import as_float, readable
+from brokerage.engine.panda.software import TaskSoftware
+from brokerage.engine.panda.software_panda import anal_gpu_queue_ok, anal_software_panda
 
 USER_ANALYSIS = "User Analysis"
 # seed 000: User Analysis usage over 90 % (class C) or 95 % (class B) of its target throttles the task
@@ -81,9 +85,9 @@ def throttle_reason(scenario: Scenario) -> tuple[str, dict[str, Any]] | None:
         cap = config.get(f"{prefix}_{key}")
         if cap is None:
             continue
-        running = _float(counts.get(measure))
+        running = as_float(counts.get(measure))
         queued_measure = "queued" if key == "JOBS" else "queuedCores"
-        queued = _float(counts.get(queued_measure))
+        queued = as_float(counts.get(queued_measure))
         if running > cap:
             return (
                 f"{who} {measure} {running:g} > {prefix}_{key} {cap}",
@@ -97,10 +101,10 @@ def throttle_reason(scenario: Scenario) -> tuple[str, dict[str, Any]] | None:
     if (stats.get("user") or {}).get("diskQuotaExceeded"):
         return "the user's global disk quota is exceeded", {"measure": "diskQuotaExceeded"}
     if task.gshare == USER_ANALYSIS and task.taskClass in ("A", "B", "C"):
-        usage = _float((stats.get("gshareUsage") or {}).get(USER_ANALYSIS), None)
+        usage = as_float((stats.get("gshareUsage") or {}).get(USER_ANALYSIS), None)
         if usage is not None:
             if task.taskClass == "A":
-                slots = _float((stats.get("user") or {}).get("runningSlotsHiSites"))
+                slots = as_float((stats.get("user") or {}).get("runningSlotsHiSites"))
                 threshold = config.get("USER_USAGE_THRESHOLD_A")
                 limit = max(threshold / slots, 1.0) if slots > 0 else float("inf")
             else:
@@ -145,8 +149,8 @@ def _caps_exceeded(scenario: Scenario) -> tuple[str, dict[str, Any]] | None:
             continue
         queued_measure = "queued" if key == "JOBS" else "queuedCores"
         for what, value, limit in (
-            (measure, _float(counts.get(measure)), cap),
-            (queued_measure, _float(counts.get(queued_measure)), 2 * cap),
+            (measure, as_float(counts.get(measure)), cap),
+            (queued_measure, as_float(counts.get(queued_measure)), 2 * cap),
         ):
             if value > limit:
                 times = "2 × " if what == queued_measure else ""
@@ -169,7 +173,7 @@ def throttle_reason_panda(scenario: Scenario) -> tuple[str, dict[str, Any]] | No
             return capped
     if (stats.get("user") or {}).get("diskQuotaExceeded"):
         return "the user's global disk quota is exceeded", {"measure": "diskQuotaExceeded"}
-    usage = _float((stats.get("gshareUsage") or {}).get(USER_ANALYSIS), None)
+    usage = as_float((stats.get("gshareUsage") or {}).get(USER_ANALYSIS), None)
     if task.gshare != USER_ANALYSIS or task.taskClass not in PANDA_TASK_CLASS or not usage:
         return None
     percent = usage * 100
@@ -183,7 +187,7 @@ def throttle_reason_panda(scenario: Scenario) -> tuple[str, dict[str, Any]] | No
     if value == 1:
         slots = (stats.get("user") or {}).get("runningSlotsHiSites")
         threshold = config.get("USER_USAGE_THRESHOLD_A")
-        ratio = 0.5 if slots is None else 1.0 - max(threshold - _float(slots), 0.0) / threshold
+        ratio = 0.5 if slots is None else 1.0 - max(threshold - as_float(slots), 0.0) / threshold
         if percent * ratio > 100:
             return (
                 f"User Analysis usage {percent:.0f} % × {ratio:.3g} of USER_USAGE_THRESHOLD_A > 100 % for class "
@@ -304,8 +308,8 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
                 # an explicit vpOverloaded (a scenario file's) wins; absent, the queue's own numbers decide (_vp)
                 "vp_overloaded": np.array([bool(s.get("vpOverloaded")) for s in stats], dtype=bool),
                 "vp_overloaded_given": np.array(["vpOverloaded" in s for s in stats], dtype=bool),
-                "trr": np.array([_float(s.get("toRunningRate")) for s in stats], dtype=float),
-                "n_users": np.array([max(_float(s.get("nUsers")), 1.0) for s in stats], dtype=float),
+                "trr": np.array([as_float(s.get("toRunningRate")) for s in stats], dtype=float),
+                "n_users": np.array([max(as_float(s.get("nUsers")), 1.0) for s in stats], dtype=float),
             }
         return cache[key]
 
@@ -357,7 +361,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             if where is None or not numbers:
                 continue
             for field, array in self.USER_FIELDS:
-                value, column = _float(numbers.get(field)), columns[array]
+                value, column = as_float(numbers.get(field)), columns[array]
                 for position in where:
                     column[position] = value
         arrays = {array: np.array(column, dtype=float) for array, column in columns.items()}
@@ -858,7 +862,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         """As production, with merge jobs joining scouts and walltime-undefined jobs in the 24 h rule; with
         JOB_WALLTIME_RULE panda the production rule in HS06 seconds (AtlasAnalJobBroker runs the same checks)."""
         if c.config.get("JOB_WALLTIME_RULE") == "panda":
-            return AtlasProdJobBroker._walltime_panda(c)
+            return job_rules_worker.walltime_panda(c)
         jobs = c.scenario.jobs
         return walltime_rejection(c, needs_a_day=jobs.isScout or jobs.isMerge or c["walltime_undefined"])
 
@@ -916,8 +920,8 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         if "grand queue ratio" not in cache:
             queued = running = 0.0
             for stats in scenario.queue_stats.values():
-                queued += sum(_float(stats.get(key)) for key in ("defined", "assigned", "activated", "starting"))
-                running += _float(stats.get("running"))
+                queued += sum(as_float(stats.get(key)) for key in ("defined", "assigned", "activated", "starting"))
+                running += as_float(stats.get("running"))
             cache["grand queue ratio"] = queued / running if running > 0 else 0.0
         return cache["grand queue ratio"]
 
@@ -1007,7 +1011,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         in the last 3 hours (no statistics counts as none) skips the queue unless the task is a test task; no
         numSlots exemption, as production has. The seed's rule otherwise."""
         if c.config.get("PILOT_RULE") != "panda":
-            return AtlasProdJobBroker._pilots(c)
+            return job_rules_site.pilots(c)
         if c.task.prodSourceLabel == "test":
             return NOTHING_FAILS
         pilots = c["pilots"]
@@ -1040,21 +1044,21 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
                 )
             fails = np.array(fails, dtype=bool)
             return Rejection(fails, {"check": np.where(fails, "architecture", ""), "needed": c.task.architecture})
-        return AtlasProdJobBroker._software(c)
+        return job_rules_worker.software(c)
 
     filters = (
-        Filter("input complete", "input_missing", AtlasProdJobBroker._input_complete, reusable=True),
+        Filter("input complete", "input_missing", job_rules_data.input_complete, reusable=True),
         Filter("excluded sites", "excluded", _excluded, reusable=True),
         Filter("included sites", "notincluded", _included, reusable=True),
         Filter("queue status", "status", _status, reusable=True),
         Filter("data locality", "fileunavailable", _locality),
-        Filter("disk IO", "diskIO", AtlasProdJobBroker._disk_io, reusable=True),
-        Filter("core count", "cpucore", AtlasProdJobBroker._core_count, reusable=True),
+        Filter("disk IO", "diskIO", job_rules_data.disk_io, reusable=True),
+        Filter("core count", "cpucore", job_rules_worker.core_count, reusable=True),
         Filter("virtual placement", "overloaded_vp", _vp),
         Filter("software", "cache", _software, reusable=True),
-        Filter("memory", "lowmemory", AtlasProdJobBroker._memory, reusable=True),
+        Filter("memory", "lowmemory", job_rules_worker.memory, reusable=True),
         Filter("disk", "disk", _disk, reusable=True),
-        Filter("storage endpoints", "read_lan_blacklist", AtlasProdJobBroker._endpoints),
+        Filter("storage endpoints", "read_lan_blacklist", job_rules_data.endpoints),
         Filter("walltime", "shortwalltime", _walltime, reusable=True),
         Filter("pilots", "nopilot", _pilots, reusable=True),
         Filter("closed jobs", "closed", _closed, reusable=True),

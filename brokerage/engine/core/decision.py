@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .reasons import reason_order
+from brokerage.engine.core.reasons import reason_order
 
 OUTCOMES = ("assigned", "pending", "throttled", "matched", "no_match")
 TRACE_FORMAT = 1

@@ -12,10 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from ..plugin import NOTHING_FAILS, Context, Filter, Plugin, Rejection, among
-from ..reasons import reason_title
-from ..scenario import Scenario
-from .atlas_prod_job import DOWNTIME_STATUSES, AtlasProdJobBroker, input_incomplete, readable_over_wan
+from brokerage.engine.core.plugin import NOTHING_FAILS, Context, Filter, Plugin, Rejection, among
+from brokerage.engine.core.reasons import reason_title
+from brokerage.engine.core.scenario import Scenario
+from brokerage.engine.panda.input_data import input_incomplete, readable_over_wan
+from brokerage.engine.panda.job_broker import AtlasProdJobBroker
+from brokerage.engine.panda.records import DOWNTIME_STATUSES
 
 # seed 000 / REFERENCE.md: weight uses max(rwOffset, RW) with rwOffset = 50
 RW_OFFSET = 50.0

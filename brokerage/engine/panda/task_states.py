@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from .advice import ACTIONS, Advice, advice_unique
-from .reasons import explain
+from brokerage.engine.core.advice import ACTIONS, Advice, advice_unique
+from brokerage.engine.core.reasons import explain
 
 # Who is at fault for a job's main error, by (component, code). A code missing here is read from the component:
 # the payload's own codes (exe) are the task's, the data-management ones (ddm) the data's, others the site's.

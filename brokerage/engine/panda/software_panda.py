@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from .software import SHORTHAND_KEYS, TaskSoftware, version_key
+from brokerage.engine.panda.software import SHORTHAND_KEYS, TaskSoftware, version_key
 
 OPERATOR = re.compile(r"([=><!]+)(.+)")
 ARCH_ALTERNATION = re.compile(r"^\(([A-Za-z0-9_.+-]+(?:\|[A-Za-z0-9_.+-]+)*)\)([A-Za-z0-9_.+-]+)$")

@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from ..decision import Candidate, Decision, Skip, Stage
-from ..plugin import Plugin
-from ..scenario import Scenario, ScenarioError, iso_moment
+from brokerage.engine.core.decision import Candidate, Decision, Skip, Stage
+from brokerage.engine.core.plugin import Plugin
+from brokerage.engine.core.scenario import Scenario, ScenarioError, iso_moment
 
 # ResourceControl site states: pullWork counts Normal sites only, getWork Normal and Draining (seed 004).
 SITE_STATES = ("Normal", "Draining", "Down", "Aborted")

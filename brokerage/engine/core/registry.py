@@ -3,18 +3,42 @@ without touching ours (seed 000: "a plugin structure so that organizations can p
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 from importlib import import_module
 
-from .plugin import Plugin
+from brokerage.engine.core.plugin import Plugin
 
 DEFAULT_PLUGINS = (
-    "brokerage.engine.plugins.atlas_prod_task.AtlasProdTaskBroker",
-    "brokerage.engine.plugins.atlas_prod_job.AtlasProdJobBroker",
-    "brokerage.engine.plugins.atlas_anal_job.AtlasAnalJobBroker",
-    "brokerage.engine.plugins.dirac_match.DiracMatcher",
-    "brokerage.engine.plugins.wmcore_pull.WMCorePull",
+    "brokerage.engine.panda.task_broker.AtlasProdTaskBroker",
+    "brokerage.engine.panda.job_broker.AtlasProdJobBroker",
+    "brokerage.engine.panda.analysis_broker.AtlasAnalJobBroker",
+    "brokerage.engine.dirac.match.DiracMatcher",
+    "brokerage.engine.wmcore.pull.WMCorePull",
 )
+
+# Where our plugins lived before the engine was split by grid system (issue 48). A deployment whose
+# BROKERAGE_PLUGINS still names an old path keeps working for one release, with a warning naming the new one.
+MOVED_PLUGIN_PATHS = {
+    "brokerage.engine.plugins.atlas_prod_task.AtlasProdTaskBroker": DEFAULT_PLUGINS[0],
+    "brokerage.engine.plugins.atlas_prod_job.AtlasProdJobBroker": DEFAULT_PLUGINS[1],
+    "brokerage.engine.plugins.atlas_anal_job.AtlasAnalJobBroker": DEFAULT_PLUGINS[2],
+    "brokerage.engine.plugins.dirac_match.DiracMatcher": DEFAULT_PLUGINS[3],
+    "brokerage.engine.plugins.wmcore_pull.WMCorePull": DEFAULT_PLUGINS[4],
+}
+
+
+def current_path(path: str) -> str:
+    """The plugin's dotted path today: an old one is translated, with a FutureWarning saying what to write."""
+    moved = MOVED_PLUGIN_PATHS.get(path)
+    if moved is None:
+        return path
+    warnings.warn(
+        f"brokerage plugin path '{path}' is now '{moved}'; the old path goes in the next release",
+        FutureWarning,
+        stacklevel=3,
+    )
+    return moved
 
 
 class UnknownPlugin(LookupError):
@@ -48,7 +72,7 @@ class PluginRegistry:
     @classmethod
     def from_paths(cls, paths: Iterable[str]) -> PluginRegistry:
         registry = cls()
-        for path in paths:
+        for path in map(current_path, paths):
             module_name, _, attribute = path.rpartition(".")
             try:
                 plugin = getattr(import_module(module_name), attribute)

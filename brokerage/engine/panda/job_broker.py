@@ -1,0 +1,221 @@
+"""ATLAS production job brokerage: choose the queue of a job set (seed 000, "ATLAS Production Job Brokerage").
+
+Candidates are all queues without "test" in the name, or the pre-assigned ones. The filters run in the seed's
+order, each with the real PanDA skip code (REFERENCE.md table); the survivors are weighed by running vs queued
+jobs, data availability and the network weight to the nucleus, the best 10 kept, and one drawn in proportion
+to weight. All skipped: pending, retried after 60 minutes.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from brokerage.engine.core.plugin import (
+    Context,
+    Filter,
+    Plugin,
+    SkipTable,
+)
+from brokerage.engine.core.scenario import Scenario
+from brokerage.engine.panda import job_rules_data, job_rules_site, job_rules_worker
+from brokerage.engine.panda.job_candidates import JobCandidates
+from brokerage.engine.panda.job_grid import JobGrid
+from brokerage.engine.panda.job_weights import JobWeights
+from brokerage.engine.panda.software import SoftwareRules, TaskSoftware, software_check
+from brokerage.engine.panda.software_panda import prod_software_panda
+
+
+@dataclass(frozen=True)
+class JobCheck:
+    """Task brokerage's job check over some sites: each site's production queues, the ones job brokerage keeps,
+    and for each other queue the first rule that skipped it (reason code, filter)."""
+
+    queues: dict[str, list[str]]
+    kept: dict[str, list[str]]
+    skips: dict[str, tuple[str, str]]
+
+
+class AtlasProdJobBroker(JobCandidates, JobGrid, JobWeights, Plugin):
+    name = "atlas_prod_job"
+    candidate_kind = "queue"
+    retry_after_minutes = 60  # seed 000: "the task is pending for 1 hour"
+    # DATA_COMPLETE_ONLY_RULE: production counts only complete copies of an IO-intensive task's master too
+    # (AtlasProdJobBroker "get available files"); analysis only of secondaries (AtlasAnalJobBroker 1798-1801)
+    master_complete_only_when_io = True
+    max_candidates = 10  # seed 000: "the best 10 candidates are taken"
+    frame_keys = {
+        "status": "status",
+        "closeness": "closeness",
+        "linkQueued": "link_queued",
+        "pledgedcpu": "pledgedcpu",
+        "hoursSinceLastStart": "hours_since_start",
+        "activated": "activated_real",
+        "queueCoreCount": "corecount",
+        "capability": "capability",
+        "maxrss": "maxrss",
+        "minrss": "minrss",
+        "maxwdirPerCore": "maxwdir_per_core",
+        "storageFreeGB": "output_free",
+        "maxtime": "maxtime",
+        "mintime": "mintime",
+        "wnconnectivity": "wnconnectivity",
+        "jobseed": "jobseed",
+        "transferring": "transferring",
+        "transferringLimit": "transferring_limit",
+        "running": "running_real",
+        "pilotsLast3h": "pilots",
+        "runningCores": "running_cores",
+        "networkWeight": "network_weight",
+        "queuedWeight": "queued_weight",
+        "throughputWeight": "throughput_weight",
+        "networkSource": "network_source",
+        "queueDiskIOLimit": "diskio_limit",
+        "avgDiskIOPerCore": "avg_diskio",
+    }
+
+    @staticmethod
+    def task_software(task, config) -> TaskSoftware:
+        """The task's side of the software check (the analysis broker reads the release its own way)."""
+        return TaskSoftware(task.architecture, task.transUses, task.transHome, task.container_name, task.onlyTagsForFC)
+
+    @staticmethod
+    def software_extra(record: dict[str, Any]) -> dict[str, Any]:
+        """What the check of one queue needs beyond the shared arguments (analysis: whether it is a GPU queue)."""
+        return {}
+
+    @staticmethod
+    def software_checker(config) -> tuple[Any, Callable[..., tuple[bool, dict[str, Any]]]]:
+        """(what identifies the rules, the check of one queue): the seed's check with its switches, or
+        SOFTWARE_RULE panda, panda-server 1.0.4's own (software_panda.py)."""
+        if config.get("SOFTWARE_RULE") == "panda":
+            return "panda", prod_software_panda
+        rules = SoftwareRules(
+            any_skips_hw_check=config.get("RELEASES_ANY_SKIPS_HW_CHECK"),
+            list_accepted=config.get("RELEASES_LIST_ACCEPTED"),
+            cpu_needs_architecture=config.get("CPU_CHECK_NEEDS_ARCHITECTURE"),
+        )
+        return rules, functools.partial(software_check, rules=rules)
+
+    @staticmethod
+    def endpoint_terms(c: Context, locations: frozenset[str] | None) -> tuple[str | None, np.ndarray, Any]:
+        """What the endpoint check compares (JOB_ENDPOINT_RULE panda): production looks at DATADISK endpoints, its
+        nucleus's queues are the ones excused from WAN, and a nucleus queue without a complete copy is not."""
+        return "DATADISK", c["at_nucleus"], locations
+
+    filters = (
+        job_rules_site.UNKNOWN_NUCLEUS,
+        job_rules_data.INPUT_COMPLETE,
+        job_rules_site.QUEUE_STATUS,
+        job_rules_site.LINK_BLOCKED,
+        job_rules_site.NUCLEUS_STORAGE,
+        job_rules_site.SATELLITE_LINK_FULL,
+        job_rules_site.NUCLEUS_BACKLOG,
+        job_rules_site.INACTIVE_QUEUE,
+        job_rules_site.OPPORTUNISTIC_QUEUE,
+        job_rules_site.ZERO_SHARE,
+        job_rules_data.INPUT_TRANSFER,
+        job_rules_data.DISK_IO,
+        job_rules_worker.CORE_COUNT,
+        job_rules_worker.SOFTWARE,
+        job_rules_worker.MEMORY,
+        job_rules_worker.DIRECT_ACCESS,
+        job_rules_worker.DISK,
+        job_rules_worker.STORAGE_SPACE,
+        job_rules_data.STORAGE_ENDPOINTS,
+        job_rules_worker.WALLTIME,
+        job_rules_worker.NETWORK_CONNECTIVITY,
+        job_rules_worker.EVENT_SERVICE,
+        job_rules_site.TRANSFERRING,
+        job_rules_site.T1_WEIGHT,
+        job_rules_site.FULL_CHAIN,
+        job_rules_site.PILOTS,
+        job_rules_site.URGENT_NETWORK_WEIGHT,
+        job_rules_site.WORK_SHORTAGE,
+        job_rules_site.QUEUED_ACTIVATED_STARTING,
+        job_rules_site.QUEUED_ALL,
+        job_rules_site.T1_WEIGHT_MOST_RUNNING,
+    )
+
+    # The filters the real broker treats as temporary problems: it removes their queues only after the IO check
+    # (AtlasProdJobBroker "temporary problem check"), so with IO_CHECK_RULE panda they run after it.
+    TEMPORARY = frozenset(
+        {
+            "nucleus storage",
+            "satellite link full",
+            "nucleus backlog",
+            "inactive queue",
+            "disk IO",
+            "storage space",
+            "storage endpoints",
+            "transferring",
+            "pilots",
+        }
+    )
+
+    LAST = ("urgent network weight", "queued activated+starting", "queued all", "t1 weight most running")
+
+    def filters_for(self, scenario: Scenario):
+        if scenario.config.get("IO_CHECK_RULE") != "panda":
+            return self.filters
+        return self._panda_order()
+
+    # panda-server 1.0.4 AtlasProdJobBroker.doBrokerage(hintForTB=True), the task broker's "job check": the task
+    # has no nucleus yet, so the rules against one are not run and every queue scanned counts as at a nucleus (the
+    # real sites_in_nucleus then holds all nuclei's queues); the scan ends after the pilot check and drops the
+    # temporary problems there, so the IO check and the rules of the weight loop are left out too.
+    JOB_CHECK_LEFT_OUT = frozenset(
+        {
+            "unknown nucleus",
+            "link blocked",
+            "nucleus storage",
+            "satellite link full",
+            "nucleus backlog",
+            "t1 weight",
+            "full chain",
+            "input transfer",
+            *LAST,
+        }
+    )
+
+    def job_check(self, scenario: Scenario, sites: Collection[str]) -> JobCheck:
+        """Job brokerage as task brokerage asks it (JOB_CHECK_LEFT_OUT) over the production queues of `sites`, with
+        the task scenario's `jobs` as the job set (AtlasProdTaskBroker passes the task's first input chunk)."""
+        hint = replace(scenario, task=replace(scenario.task, nucleus=""), jobs=replace(scenario.jobs, preassigned=()))
+        names = self._nucleus_queues(hint)
+        arrays = self.prepare(hint, names).copy()
+        arrays["at_nucleus"] = np.ones(len(names), dtype=bool)
+        wanted = set(sites)
+        site_of = arrays["site"].tolist()
+        context = Context(hint, names, arrays, np.array([s in wanted for s in site_of], dtype=bool), self)
+        skipped = SkipTable(names)
+        for rule in self.filters_for(hint):
+            if rule.name not in self.JOB_CHECK_LEFT_OUT and rule.name not in self.disabled_filters:
+                self._apply(rule, context, skipped)
+        queues: dict[str, list[str]] = {site: [] for site in wanted}
+        kept: dict[str, list[str]] = {site: [] for site in wanted}
+        skips: dict[str, tuple[str, str]] = {}
+        for position, (name, site) in enumerate(zip(names, site_of, strict=True)):
+            if site not in wanted:
+                continue
+            queues[site].append(name)
+            if context.alive[position]:
+                kept[site].append(name)
+            else:
+                skip = skipped[name]
+                skips[name] = (skip.code, skip.filter)
+        return JobCheck(queues, kept, skips)
+
+    @classmethod
+    @functools.cache
+    def _panda_order(cls) -> tuple[Filter, ...]:
+        """The real broker's order: permanent filters, the IO check, the temporary ones, the weight-loop checks."""
+        by_name = {f.name: f for f in cls.filters}
+        moved = cls.TEMPORARY | set(cls.LAST) | {"input transfer"}
+        permanent = [f for f in cls.filters if f.name not in moved]
+        temporary = [f for f in cls.filters if f.name in cls.TEMPORARY]
+        return (*permanent, by_name["input transfer"], *temporary, *(by_name[name] for name in cls.LAST))

@@ -1,0 +1,500 @@
+"""The arrays the production job broker's rules read: per queue, what the snapshot says (CRIC, statistics,
+storage, network) built once per snapshot, and per decision the task's input at each queue and the running
+counts, each group made when a rule first reads it (PreparedArrays)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from brokerage.engine.core.plugin import (
+    PreparedArrays,
+    overlay_producer,
+)
+from brokerage.engine.core.scenario import Scenario
+from brokerage.engine.panda.job_rules_worker import job_estimates
+from brokerage.engine.panda.job_weights import running_used
+from brokerage.engine.panda.network import network_weight
+from brokerage.engine.panda.records import DEFAULT_COREPOWER, ENDPOINT_ACTIVITIES, as_float, as_int, catchall, distinct
+from brokerage.engine.panda.urgency import is_express
+
+TRANSFERRING_DEFAULT_LIMIT = 2000
+
+
+class JobGrid:
+    """prepare() and the per-snapshot grid (a part of AtlasProdJobBroker)."""
+
+    # prepare()'s groups made only when a rule first reads one of their keys (PreparedArrays)
+    NETWORK_KEYS = (
+        "at_nucleus",
+        "queue_sites",
+        "closeness",
+        "link_queued",
+        "network_weight",
+        "queued_weight",
+        "throughput_weight",
+        "network_source",
+        "nucleus_queued",
+        "nucleus_read_wan",
+        "nucleus_write_wan",
+    )
+
+    DATA_KEYS = (
+        "total_size",
+        "total_files",
+        "local_size",
+        "local_files",
+        "missing_size",
+        "missing_files",
+        "missing_size_with_tape",
+        "missing_files_with_tape",
+        "assigned_used",
+    )
+
+    ESTIMATE_KEYS = (
+        "direct_io",
+        "job_cores",
+        "memory_needed",
+        "maxwdir_per_core",
+        "disk_needed",
+        "walltime_undefined",
+        "walltime",
+        "hs06_needed",
+        "maxtime_hs06",
+        "mintime_hs06",
+    )
+
+    RUNNING_KEYS = ("running_used", "bootstrap_empty")
+
+    def prepare(self, scenario: Scenario, names: list[str]) -> PreparedArrays:
+        """Per-queue arrays. What depends only on the snapshot (CRIC, statistics, storage) is computed once per
+        snapshot and candidate list and reused by every job set brokered over it; per decision only the
+        nucleus-, task- and configuration-dependent arrays are computed, as whole-array operations, each group
+        when a rule first reads it."""
+        grid = self._grid(scenario, names)
+        a = grid.copy()
+        task, config = scenario.task, scenario.config
+        limit = config.get("MAX_DISKIO_DEFAULT")
+        a["diskio_limit"] = np.where(
+            np.isnan(grid["own_diskio_limit"]), np.nan if limit is None else limit, grid["own_diskio_limit"]
+        )
+        a["nucleus"] = task.nucleus
+        if config.get("PREASSIGNMENT_RULE") == "panda" and self.preassignment(scenario)[0]:
+            # a pre-assigned job set scans its queues in the order preassignment() gives
+            a["scan_order"] = np.arange(len(names), dtype=float)
+        a.lazily(
+            self.NETWORK_KEYS,
+            lambda _: self._network(
+                scenario, grid, task.nucleus, config.get("NQUEUED_SAT_CAP"), config.get("NW_THROUGHPUT_LOOKUP")
+            ),
+        )
+        a.lazily(self.DATA_KEYS, overlay_producer(lambda target: self._prepare_data(scenario, grid, target)))
+        a.lazily(
+            self.ESTIMATE_KEYS,
+            overlay_producer(lambda target: job_estimates(task, scenario.jobs, target, config)),
+        )
+        a.lazily(self.RUNNING_KEYS, overlay_producer(lambda target: self._prepare_running(scenario, grid, target)))
+        return a
+
+    @staticmethod
+    def _prepare_running(scenario: Scenario, grid: dict[str, Any], a: dict[str, Any]) -> None:
+        task, config = scenario.task, scenario.config
+        a["running_used"] = running_used(grid, task, config)
+        # panda (BOOTSTRAP_EMPTY_QUEUES): a queue without any running or queued job gets weight 0 and goes first
+        max_prio = config.get("MAX_PRIO_TO_BOOTSTRAP")
+        queued = a["activated"] + a["assigned"] + a["starting"] + a["defined"]
+        a["bootstrap_empty"] = (
+            (a["running_used"] + queued == 0)
+            & bool(config.get("BOOTSTRAP_EMPTY_QUEUES"))
+            & (max_prio is None or task.currentPriority <= max_prio)
+            & (not scenario.jobs.isMerge)
+            & (not is_express(task, config))
+        )
+
+    def _grid(self, scenario: Scenario, names: list[str]) -> PreparedArrays:
+        cache = self._snapshot_cache(scenario)
+        key = ("grid", tuple(names))
+        if key not in cache:
+            cache[key] = self._build_grid(scenario, names)
+        return cache[key]
+
+    # The grid's columns from the CRIC record (name, dtype), in the order _record_row gives them.
+    RECORD_COLUMNS = (
+        ("status", object),
+        ("site", object),
+        ("capability", object),
+        ("corecount", float),
+        ("maxrss", float),
+        ("minrss", float),
+        ("maxwdir", float),
+        ("unified_corecount", float),
+        ("maxtime", float),
+        ("mintime", float),
+        ("direct_access_lan", bool),
+        ("always_direct", bool),
+        ("corepower", float),
+        ("own_diskio_limit", float),
+        ("input_endpoint", object),
+        ("output_endpoint", object),
+    )
+
+    # ... and those only production rules read, made from the records when one of them first is
+    PRODUCTION_COLUMNS = (
+        ("pledgedcpu", float),
+        ("wnconnectivity", object),
+        ("fairsharepolicy", object),
+        ("jobseed", object),
+        ("allow_no_pilot", bool),
+        ("transferring_limit", float),
+    )
+
+    # The grid's columns from the queue's statistics: (name, statistics key, default, conversion).
+    STAT_COLUMNS = (
+        ("running", "running", 0, as_int),
+        ("activated", "activated", 0, as_int),
+        ("assigned", "assigned", 0, as_int),
+        ("starting", "starting", 0, as_int),
+        ("defined", "defined", 0, as_int),
+        ("transferring", "transferring", 0, as_int),
+        ("nBatchJob", "nBatchJob", 0, as_int),
+        ("runningCores", "runningCores", 0, as_int),
+        ("num_slots", "numSlots", -1, as_int),
+        ("pilots", "pilotsLast3h", np.nan, as_float),
+        ("hours_since_start", "hoursSinceLastStart", np.nan, as_float),
+        ("avg_diskio", "avgDiskIOPerCore", np.nan, as_float),
+    )
+
+    @staticmethod
+    def _record_row(record: dict[str, Any]) -> tuple:
+        """One queue's values for RECORD_COLUMNS, read in one pass over its record. parse_scenario has checked that
+        every number read here is a number or null (check_queue_record), so they are taken as they are."""
+        get = record.get
+        corecount = get("corecount")
+        unified_corecount = get("unified_corecount", corecount)
+        diskio = get("maxdiskio")
+        storages = get("astorages") or {}
+        return (
+            get("status", "online"),
+            get("atlas_site") or get("site") or "",
+            get("capability") or "",
+            max(int(corecount), 1) if corecount is not None else 1,
+            get("maxrss") or 0.0,
+            get("minrss") or 0.0,
+            get("maxwdir") or 0.0,
+            max(int(unified_corecount), 1) if unified_corecount is not None else 1,
+            get("maxtime") or 0.0,
+            get("mintime") or 0.0,
+            bool(get("direct_access_lan")),
+            # maxinputsize -1: the queue always reads its input directly (SiteSpec.always_use_direct_io)
+            get("maxinputsize") == -1,
+            get("corepower") or DEFAULT_COREPOWER,
+            np.nan if diskio is None else diskio,
+            (storages.get("read_lan") or [""])[0] or "",
+            (storages.get("write_lan") or [""])[0] or "",
+        )
+
+    @classmethod
+    def _record_rows(cls, scenario: Scenario, pairs: list[tuple[dict, str]], names: list[str]) -> list[tuple]:
+        """_record_row for each candidate; a pseudo-queue's is its unified queue's with its own cores and memory
+        limits, the only keys pseudo_queue_records sets (read once per unified queue, not once per type)."""
+        rows, unified_rows = [], {}
+        for (record, queue), name in zip(pairs, names, strict=True):
+            if queue == name:
+                rows.append(cls._record_row(record))
+                continue
+            base = unified_rows.get(queue)
+            if base is None:
+                base = unified_rows[queue] = cls._record_row(scenario.queues[queue])
+            get = record.get
+            corecount, unified_corecount = get("corecount"), get("unified_corecount", get("corecount"))
+            rows.append(
+                (
+                    *base[:3],
+                    max(int(corecount), 1) if corecount is not None else 1,
+                    get("maxrss") or 0.0,
+                    get("minrss") or 0.0,
+                    base[6],
+                    max(int(unified_corecount), 1) if unified_corecount is not None else 1,
+                    *base[8:],
+                )
+            )
+        return rows
+
+    @staticmethod
+    def _production_row(record: dict[str, Any]) -> tuple:
+        """One queue's values for PRODUCTION_COLUMNS."""
+        get = record.get
+        pledged, catchall_text = get("pledgedcpu"), get("catchall")
+        return (
+            np.nan if pledged is None else pledged,
+            get("wnconnectivity") or "",
+            get("fairsharepolicy") or "",
+            get("jobseed") or "std",
+            bool(catchall_text) and "allow_no_pilot" in catchall(catchall_text),
+            int(get("transferringlimit") or 0) or TRANSFERRING_DEFAULT_LIMIT,
+        )
+
+    @classmethod
+    def _columns(cls, rows: list[tuple], layout: tuple[tuple[str, type], ...]) -> dict[str, np.ndarray]:
+        """Rows of values in `layout`'s order as one array per column."""
+        # rows of one length by construction: a strict zip would check it again, value by value
+        columns = list(zip(*rows, strict=False)) if rows else [()] * len(layout)
+        return {key: np.array(values, dtype=dtype) for (key, dtype), values in zip(layout, columns, strict=True)}
+
+    def _build_grid(self, scenario: Scenario, names: list[str]) -> PreparedArrays:
+        known = self.queue_records(scenario)
+        # a pseudo-queue reads its unified queue's statistics, pilots and software (panda-server 1.0.4)
+        pairs = [known.get(name) or (scenario.queues[name], name) for name in names]
+        records = [record for record, _ in pairs]
+        unified = [queue for _, queue in pairs]
+        # the statistics are read once per queue, whose pseudo-queues share them
+        distinct_queues = {queue: position for position, queue in enumerate(dict.fromkeys(unified))}
+        queue_stats = [scenario.queue_stats.get(queue, {}) for queue in distinct_queues]
+        stats = [queue_stats[distinct_queues[queue]] for queue in unified]
+        a = PreparedArrays()
+        a.update(self._columns(self._record_rows(scenario, pairs, names), self.RECORD_COLUMNS))
+        a.lazily(
+            [key for key, _ in self.PRODUCTION_COLUMNS],
+            lambda _: self._columns([self._production_row(record) for record in records], self.PRODUCTION_COLUMNS),
+        )
+        shared = len(distinct_queues) < len(unified)
+        a.update(self._stat_columns(queue_stats, [distinct_queues[q] for q in unified] if shared else None))
+        a["unified"] = np.array(unified, dtype=object)
+        a["is_pseudo"] = np.array([u != name for u, name in zip(unified, names, strict=True)], dtype=bool)
+        a["running_real"] = a["running"]
+        a["activated_real"] = a["activated"]
+        a["running_cores"] = a["runningCores"]
+        a.lazily(self.ACTIVITY_KEYS, lambda grid: self._grid_activities(scenario, grid))
+        a.lazily(self.SPACE_KEYS, lambda grid: self._grid_space(scenario, grid))
+        a.lazily(("readers",), lambda _: {"readers": self._grid_readers(records)})
+        a.lazily(self.DERIVED_KEYS, lambda grid: self._grid_derived(scenario, names, stats, grid))
+        return a
+
+    # what some rules read of the grid (the production broker's): made when one of them first does
+    DERIVED_KEYS = (
+        "scan_order",
+        "policy_values",
+        "policy_index",
+        "connectivity_values",
+        "connectivity_index",
+        "site_bare",
+        "has_stats",
+    )
+
+    def _grid_derived(self, scenario: Scenario, names: list[str], stats: list[dict], grid) -> dict[str, Any]:
+        order = self._scan_positions(scenario)
+        sites = scenario.sites
+        derived = {
+            "scan_order": np.array([order.get(name, len(order)) for name in names], dtype=float),
+            "site_bare": np.array([sites[s].bareNucleus if s in sites else "" for s in grid["site"]], dtype=object),
+            "has_stats": np.array([bool(st) for st in stats], dtype=bool),
+        }
+        # rules read per distinct string: the distinct values and, per queue, which one it has
+        derived["policy_values"], derived["policy_index"] = distinct(grid["fairsharepolicy"].tolist())
+        derived["connectivity_values"], derived["connectivity_index"] = distinct(grid["wnconnectivity"].tolist())
+        return derived
+
+    # the queues' storage endpoints, each group made when a rule first reads one of its keys: the activities of
+    # their input and output endpoints, the output endpoint's space, and which queues read each endpoint
+    ACTIVITY_KEYS = tuple(f"{role}_{activity}" for role in ("in", "out") for activity in ENDPOINT_ACTIVITIES)
+
+    SPACE_KEYS = ("output_free", "output_usable")
+
+    @classmethod
+    def _stat_columns(cls, stats: list[dict[str, Any]], rows: list[int] | None = None) -> dict[str, np.ndarray]:
+        """STAT_COLUMNS for the queues' statistics (`rows`: per candidate, its queue's position in `stats`, when
+        pseudo-queues share their unified queue's): one float matrix when every value is a number or null (a null
+        or absent one takes the column's default, counts are whole), converted as a whole, else value by value."""
+        keys, whole, defaults = _STAT_LAYOUT
+        try:
+            # one flat list, a column after the other, absent values NaN already: numpy converts it at twice the
+            # speed of rows holding None, and each column comes out contiguous
+            flat = [s.get(key, math.nan) for key in keys for s in stats]
+            matrix = np.array(flat, dtype=float).reshape(len(keys), len(stats))
+        except (TypeError, ValueError):  # text where a number belongs: as_int and as_float read what they can
+            return {
+                name: np.array([convert(s.get(key), default) for s in stats], dtype=float)[rows or slice(None)]
+                for name, key, default, convert in cls.STAT_COLUMNS
+            }
+        # in place, on the counts' columns and the missing values only (truncating and testing NaN or infinity
+        # raise no floating-point error)
+        np.trunc(matrix, out=matrix, where=whole)
+        np.copyto(matrix, defaults, where=np.isnan(matrix))
+        if rows is not None:
+            matrix = matrix[:, rows]
+        return {name: matrix[position] for position, (name, _, _, _) in enumerate(cls.STAT_COLUMNS)}
+
+    def _scan_positions(self, scenario: Scenario) -> dict[str, int]:
+        cache = self._snapshot_cache(scenario)
+        if "scan positions" not in cache:
+            cache["scan positions"] = {name: position for position, name in enumerate(self.queue_records(scenario))}
+        return cache["scan positions"]
+
+    @staticmethod
+    def _grid_activities(scenario: Scenario, grid) -> dict[str, np.ndarray]:
+        """Each activity of each queue's input and output endpoint (a blacklisted endpoint's are OFF; an unknown
+        endpoint's empty)."""
+        endpoints = scenario.ddm_endpoints
+        made: dict[str, np.ndarray] = {}
+        for role, key in (("in", "input_endpoint"), ("out", "output_endpoint")):
+            rows = []
+            for name in grid[key].tolist():
+                info = endpoints.get(name) if name else None
+                if info is None:
+                    rows.append(("",) * len(ENDPOINT_ACTIVITIES))
+                else:
+                    rows.append(tuple("OFF" if info.blacklisted else info.activity(x) for x in ENDPOINT_ACTIVITIES))
+            columns = list(zip(*rows, strict=False)) if rows else [()] * len(ENDPOINT_ACTIVITIES)
+            for activity, values in zip(ENDPOINT_ACTIVITIES, columns, strict=True):
+                made[f"{role}_{activity}"] = np.array(values, dtype=object)
+        return made
+
+    @staticmethod
+    def _grid_space(scenario: Scenario, grid) -> dict[str, np.ndarray]:
+        """The free space of each queue's output endpoint, and free plus expired (GB; unknown: NaN)."""
+        endpoints = scenario.ddm_endpoints
+        free, usable = [], []
+        for name in grid["output_endpoint"].tolist():
+            info = endpoints.get(name) if name else None
+            free.append(np.nan if info is None else info.space_free)
+            usable.append(np.nan if info is None else info.space_free + info.space_expired)
+        return {"output_free": np.array(free, dtype=float), "output_usable": np.array(usable, dtype=float)}
+
+    @staticmethod
+    def _grid_readers(records: list[dict[str, Any]]) -> dict[str, list[int]]:
+        """Endpoint → the queues (positions) that read from it over LAN, for the data-availability sums."""
+        readers: dict[str, list[int]] = {}
+        for position, record in enumerate(records):
+            for endpoint in (record.get("astorages") or {}).get("read_lan") or []:
+                readers.setdefault(endpoint, []).append(position)
+        return readers
+
+    def _network(
+        self, scenario: Scenario, grid: dict[str, Any], nucleus: str, sat_cap: float, lookup: str
+    ) -> dict[str, Any]:
+        """The arrays that depend on the nucleus: at the nucleus, link to it, network weight (cached per nucleus)."""
+        cache = self._snapshot_cache(scenario)
+        key = ("network", id(grid), nucleus, sat_cap, lookup)
+        if key in cache:
+            return cache[key]
+        links = {link.src: link for link in scenario.network if link.dst == nucleus}
+        result: dict[str, Any] = {}  # the nucleus itself is prepared up front (prepare)
+        sites = grid["site"].tolist()
+        result["at_nucleus"] = np.array([bool(nucleus) and site == nucleus for site in sites], dtype=bool)
+        result["queue_sites"] = frozenset(sites)
+        # once per site (its queues share its link and weight): closeness, queued, the weights and their source
+        by_site: dict[str, tuple] = {}
+        for site in result["queue_sites"]:
+            link = links.get(site)
+            if not nucleus:
+                weight = (1.0, 1.0, 1.0, "no nucleus")
+            else:
+                w = network_weight(
+                    at_nucleus=site == nucleus,
+                    queued=0 if link is None else link.queued,
+                    sat_cap=sat_cap,
+                    mbps_1h=None if link is None else link.mbps_1h,
+                    mbps_1d=None if link is None else link.mbps_1d,
+                    mbps_1w=None if link is None else link.mbps_1w,
+                    closeness=None if link is None else link.closeness,
+                    lookup=lookup,
+                )
+                weight = (w.weight, w.queued_weight, w.throughput_weight, w.source)
+            by_site[site] = (
+                np.nan if link is None or link.closeness is None else link.closeness,
+                0 if link is None else link.queued,
+                *weight,
+            )
+        rows = [by_site[site] for site in sites]
+        closeness, queued, weights, queued_w, throughput_w, sources = zip(*rows, strict=False) if rows else [()] * 6
+        result["closeness"] = np.array(closeness, dtype=float)
+        result["link_queued"] = np.array(queued, dtype=float)
+        result["network_weight"] = np.array(weights, dtype=float)
+        result["queued_weight"] = np.array(queued_w, dtype=float)
+        result["throughput_weight"] = np.array(throughput_w, dtype=float)
+        result["network_source"] = np.array(sources, dtype=object)
+        stats = scenario.nucleus_stats.get(nucleus)
+        if stats is not None and stats.outputQueued is not None:
+            result["nucleus_queued"] = stats.outputQueued
+        else:
+            result["nucleus_queued"] = sum(link.queued for link in links.values()) if nucleus else 0
+        nucleus_endpoints = [
+            info
+            for info in scenario.ddm_endpoints.values()
+            if info.site == nucleus and info.type == scenario.task.outputEndpointType
+        ]
+        result["nucleus_read_wan"] = (
+            "ON" if all(e.activity("read_wan") == "ON" and not e.blacklisted for e in nucleus_endpoints) else "OFF"
+        )
+        result["nucleus_write_wan"] = (
+            "ON" if all(e.activity("write_wan") == "ON" and not e.blacklisted for e in nucleus_endpoints) else "OFF"
+        )
+        cache[key] = result
+        return result
+
+    def _prepare_data(self, scenario: Scenario, grid: dict[str, Any], a: dict[str, Any]) -> None:
+        """Input already at each queue's storage (its read_lan endpoints), per dataset the most complete copy."""
+        n = len(grid["site"])
+        readers = grid["readers"]
+        task, config = scenario.task, scenario.config
+        io_intensive = (
+            task.ioIntensity is not None
+            and task.ioIntensity > config.get("IO_INTENSITY_CUTOFF")
+            and not task.inputPreStaging
+        )
+        # LOCAL_DATA_DISK_ONLY (panda siteSizeMap): the local input is what disk copies hold; with tape copies
+        # too (siteSizeMapWT) it is the IO check's second choice
+        disk_only = bool(config.get("LOCAL_DATA_DISK_ONLY"))
+        # summed per queue in plain lists: a copy reaches the few queues that read its endpoint, where an array
+        # operation per copy cost more than the rest of the data check
+        local_size, local_files, with_tape_size, with_tape_files = [0.0] * n, [0.0] * n, [0.0] * n, [0.0] * n
+        for dataset in scenario.datasets:
+            # panda-server 1.0.4 ("get available files"): only complete copies count for a secondary dataset
+            # and for an IO-intensive task's master (getAvailableFiles complete_only)
+            complete_only = bool(config.get("DATA_COMPLETE_ONLY_RULE")) and (
+                not dataset.master or (io_intensive and self.master_complete_only_when_io)
+            )
+            best: dict[int, list[float]] = {}  # position → [GB, files] of the most complete disk copy it reads
+            tape: dict[int, list[float]] = {}  # ... of tape copies, apart under LOCAL_DATA_DISK_ONLY
+            for endpoint, replica in dataset.replicas.items():
+                if complete_only and replica.nFiles < dataset.nFiles:
+                    continue
+                positions = readers.get(endpoint)
+                if positions is None:
+                    continue
+                info = scenario.ddm_endpoints.get(endpoint)
+                target = tape if disk_only and info is not None and info.is_tape else best
+                for position in positions:
+                    held = target.setdefault(position, [0.0, 0.0])
+                    held[0] = max(held[0], replica.sizeGB)
+                    held[1] = max(held[1], replica.nFiles)
+            for position, (size, files) in best.items():
+                local_size[position] += size
+                local_files[position] += files
+            # the copies are the first files of the dataset (as the driver's Rucio answers): their union is the
+            # larger of the two
+            for position in best.keys() | tape.keys():
+                disk_copy, tape_copy = best.get(position, (0.0, 0.0)), tape.get(position, (0.0, 0.0))
+                with_tape_size[position] += max(disk_copy[0], tape_copy[0])
+                with_tape_files[position] += max(disk_copy[1], tape_copy[1])
+        local_size, local_files = np.array(local_size, dtype=float), np.array(local_files, dtype=float)
+        with_tape_size, with_tape_files = np.array(with_tape_size, dtype=float), np.array(with_tape_files, dtype=float)
+        total_size = float(sum(d.sizeGB for d in scenario.datasets))
+        total_files = float(sum(d.nFiles for d in scenario.datasets))
+        a["total_size"], a["total_files"] = total_size, total_files
+        a["local_size"], a["local_files"] = local_size, local_files
+        a["missing_size"] = np.maximum(total_size - local_size, 0.0)
+        a["missing_files"] = np.maximum(total_files - local_files, 0.0)
+        a["missing_size_with_tape"] = np.maximum(total_size - with_tape_size, 0.0)
+        a["missing_files_with_tape"] = np.maximum(total_files - with_tape_files, 0.0)
+        a["assigned_used"] = np.where(a["missing_files"] == 0, 0.0, a["assigned"])
+
+
+# _stat_columns' layout: the statistics keys in column order, which columns are whole counts, each column's default
+_STAT_LAYOUT = (
+    tuple(key for _, key, _, _ in JobGrid.STAT_COLUMNS),
+    np.array([[convert is as_int] for _, _, _, convert in JobGrid.STAT_COLUMNS]),  # a row per column
+    np.array([[default] for _, _, default, _ in JobGrid.STAT_COLUMNS], dtype=float),
+)

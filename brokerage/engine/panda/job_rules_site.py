@@ -1,0 +1,341 @@
+"""The production job broker's rules on a queue's state and load and its place towards the nucleus: status,
+links, activity, shares, transfers, pilots and caps. Each rule with its numbers and its skip codes (seed 000;
+panda-server 1.0.4 AtlasProdJobBroker)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from brokerage.engine.core.plugin import (
+    NOTHING_FAILS,
+    Context,
+    Filter,
+    Rejection,
+    among,
+)
+from brokerage.engine.panda.fairshare import FairsharePolicyError, share_for, zero_share_panda
+from brokerage.engine.panda.job_candidates import preassign_mode, preassignment_dropped
+from brokerage.engine.panda.job_weights import BOOTSTRAP_RUNNING
+from brokerage.engine.panda.records import DOWNTIME_STATUSES
+from brokerage.engine.panda.urgency import is_express, is_urgent, urgent_or_scout
+
+INACTIVE_HOURS = 2.0
+
+
+def _cap_limit(c: Context) -> np.ndarray:
+    # REFERENCE.md cap ruling: max(NQUEUELIMITSITE, 2 × running) so an empty queue can bootstrap
+    return np.maximum(c.config.get("NQUEUELIMITSITE"), 2 * c["running_used"])
+
+
+def status(c: Context) -> Rejection:
+    jobs = c.scenario.jobs
+    if preassign_mode(c):  # panda: no status check for a pre-assigned job set
+        return NOTHING_FAILS
+    in_force = jobs.preassigned and not preassignment_dropped(c.scenario)
+    offline = c["status"] != "online"
+    if in_force:  # seed 000: pre-assigned queues are used whatever their status
+        offline = offline & ~among(c.names, jobs.preassigned)
+    return Rejection(offline, {"status": c["status"], "required": "online"})
+
+
+QUEUE_STATUS = Filter("queue status", "status", status)
+
+
+def unknown_nucleus(c: Context) -> Rejection:
+    """NUCLEUS_NEEDS_QUEUE (1.0.4 SiteMapper.collect_nuclei_and_satellites): a nucleus is known through any
+    production or unified queue at it, whichever queues the job set scans (issue 33 D5: a job set
+    pre-assigned away from the nucleus still knows it). Read from the task, not the arrays: the grid is not
+    built for a job set that goes here."""
+    nucleus = c.task.nucleus
+    unknown = (
+        bool(nucleus) and bool(c.config.get("NUCLEUS_NEEDS_QUEUE")) and nucleus not in c.plugin.nuclei_known(c.scenario)
+    )
+    if not unknown:
+        return NOTHING_FAILS
+    return Rejection(np.ones(len(c.names), dtype=bool), {"nucleus": nucleus})
+
+
+UNKNOWN_NUCLEUS = Filter("unknown nucleus", "unknown_nucleus", unknown_nucleus)
+
+
+def link_blocked(c: Context) -> Rejection:
+    return Rejection((c["closeness"] == -1) & ~c["at_nucleus"], {"closeness": c["closeness"], "nucleus": c["nucleus"]})
+
+
+LINK_BLOCKED = Filter("link blocked", "link_unusable", link_blocked)
+
+
+def nucleus_storage(c: Context) -> Rejection:
+    """JOB_ENDPOINT_RULE panda (AtlasProdJobBroker "link check", 1.0.4 455-475): when the nucleus's default
+    output endpoint cannot receive over WAN, satellites are skipped (dest_blacklisted, a temporary problem).
+    The seed checks the nucleus's storage in the endpoint rules instead."""
+    nucleus = c["nucleus"]
+    if c.config.get("JOB_ENDPOINT_RULE") != "panda" or not nucleus:
+        return NOTHING_FAILS
+    endpoint = c.plugin.nucleus_default_out(c.scenario, nucleus)
+    info = c.scenario.ddm_endpoints.get(endpoint) if endpoint else None
+    status = info.activity("write_wan") if info is not None else "ON"
+    down = status in DOWNTIME_STATUSES
+    return Rejection(~c["at_nucleus"] & down, {"endpoint": f"{endpoint} (nucleus {nucleus})", "write_wan": status})
+
+
+NUCLEUS_STORAGE = Filter("nucleus storage", "dest_blacklisted", nucleus_storage)
+
+
+def satellite_link_full(c: Context) -> Rejection:
+    cap = c.config.get("NQUEUED_SAT_CAP")
+    return Rejection(
+        (c["link_queued"] >= cap) & ~c["at_nucleus"],
+        {"linkQueued": c["link_queued"], "cap": cap, "capKey": "NQUEUED_SAT_CAP"},
+    )
+
+
+SATELLITE_LINK_FULL = Filter("satellite link full", "links_full", satellite_link_full)
+
+
+def nucleus_full(c: Context) -> Rejection:
+    cap = c.config.get("NQUEUED_NUC_CAP_FOR_JOBS")
+    full = bool(c["nucleus"]) and c["nucleus_queued"] >= cap
+    fails = np.full(len(c.names), full, dtype=bool)
+    if c.config.get("JOB_ENDPOINT_RULE") == "panda":
+        # AtlasProdJobBroker "link check" (1.0.4, 465-482): the nucleus's own queues pass before any link rule
+        fails &= ~c["at_nucleus"]
+    return Rejection(
+        fails,
+        {"nucleusQueued": c["nucleus_queued"], "cap": cap, "capKey": "NQUEUED_NUC_CAP_FOR_JOBS"},
+    )
+
+
+NUCLEUS_BACKLOG = Filter("nucleus backlog", "links_full", nucleus_full)
+
+
+def inactive(c: Context) -> Rejection:
+    if not urgent_or_scout(c, merge_too=True) or preassign_mode(c):
+        return NOTHING_FAILS
+    hours = c["hours_since_start"]
+    waiting = c["activated_real"]
+    if c.config.get("INACTIVE_COUNTS_STARTING"):
+        waiting = waiting + c["starting"]
+    fails = (hours > INACTIVE_HOURS) & (waiting > 0)
+    return Rejection(fails, {"hoursSinceLastStart": hours, "activated": c["activated_real"], "limitHours": 2})
+
+
+INACTIVE_QUEUE = Filter("inactive queue", "inactive", inactive)
+
+
+def opportunistic(c: Context) -> Rejection:
+    if not urgent_or_scout(c, merge_too=False) or preassign_mode(c):
+        return NOTHING_FAILS
+    return Rejection(c["pledgedcpu"] == -1, {"pledgedcpu": c["pledgedcpu"], "priority": c.task.currentPriority})
+
+
+OPPORTUNISTIC_QUEUE = Filter("opportunistic queue", "opportunistic", opportunistic)
+
+
+def zero_share(c: Context) -> Rejection:
+    """seed 000 "Zero Share"; urgent tasks ignore fairshare (seed 002). FAIRSHARE_RULE panda: panda-server
+    1.0.4's hasZeroShare, which has no urgent exemption."""
+    task = c.task
+    panda = c.config.get("FAIRSHARE_RULE") == "panda"
+    if not panda and is_urgent(task):
+        return NOTHING_FAILS
+    policies, inverse = c["policy_values"], c["policy_index"]
+    job = {
+        "processing_type": task.processingType,
+        "working_group": task.workingGroup,
+        "gshare": task.gshare,
+        "priority": task.currentPriority,
+    }
+    shares, rules = [], []
+    for policy in policies.tolist():  # once per distinct policy string
+        if panda:
+            zero, rule = zero_share_panda(policy, merging=c.scenario.jobs.isMerge, **job)
+        else:
+            try:
+                share, rule = share_for(policy, **job)
+            except FairsharePolicyError as error:
+                share, rule = None, f"unreadable policy ignored: {error}"
+            zero = share == 0
+        shares.append(zero)
+        rules.append(rule)
+    fails = np.array(shares, dtype=bool)[inverse] if len(policies) else np.zeros(0, dtype=bool)
+    return Rejection(
+        fails,
+        {
+            "rule": np.array(rules, dtype=object)[inverse] if len(policies) else fails,
+            "processingType": task.processingType,
+        },
+    )
+
+
+ZERO_SHARE = Filter("zero share", "zeroshare", zero_share)
+
+
+def transferring(c: Context) -> Rejection:
+    limit = np.maximum(c["transferring_limit"], 2 * c["running_real"])
+    too_many = c["transferring"] > limit
+    if not c.config.get("TRANSFERRING_AT_NUCLEUS"):
+        too_many &= ~c["at_nucleus"]  # panda-server 1.0.4 checks only queues outside the nucleus
+    return Rejection(too_many, {"transferring": c["transferring"], "limit": limit, "running": c["running_real"]})
+
+
+TRANSFERRING = Filter("transferring", "transferring", transferring)
+
+
+def t1_weight(c: Context) -> Rejection:
+    """t1Weight = −1: normal jobs go only to the nucleus's queues (seed 000)."""
+    if (c.task.t1Weight or 0) >= 0 or c.scenario.jobs.isMerge or not c["nucleus"]:
+        return NOTHING_FAILS
+    return Rejection(~c["at_nucleus"], {"t1Weight": c.task.t1Weight, "nucleus": c["nucleus"], "site": c["site"]})
+
+
+T1_WEIGHT = Filter("t1 weight", "t1weight", t1_weight)
+
+
+def full_chain(c: Context) -> Rejection:
+    """seed 000: a full-chain task on a bare nucleus runs only at the nucleus; queues of a bareNucleus=only
+    site take full-chain work only."""
+    task = c.task
+    nucleus_site = c.scenario.sites.get(c["nucleus"])
+    nucleus_bare = nucleus_site.bareNucleus if nucleus_site else ""
+    chain_on_bare = bool(task.fullChain) and nucleus_bare in ("only", "allow")
+    elsewhere = ~c["at_nucleus"] if chain_on_bare else np.zeros(len(c.names), dtype=bool)
+    only_chain = (c["site_bare"] == "only") & (not chain_on_bare)
+    return Rejection(
+        elsewhere | only_chain,
+        {"fullChain": task.fullChain, "nucleusBare": nucleus_bare, "siteBare": c["site_bare"]},
+        code=lambda: np.where(elsewhere, "full_chain", "not_full_chain"),
+    )
+
+
+FULL_CHAIN = Filter("full chain", "full_chain", full_chain)
+
+
+def pilots(c: Context) -> Rejection:
+    if c.config.get("PILOT_RULE") == "panda":
+        # panda-server 1.0.4: no pilot seen (no statistics counts as none), unless numSlots is set for the
+        # queue or the task is a test task that is not express; pre-assigned job sets are not checked
+        jobs = c.scenario.jobs
+        panda_rule = c.config.get("PREASSIGNMENT_RULE") == "panda"
+        if preassign_mode(c) if panda_rule else jobs.preassigned:
+            return NOTHING_FAILS
+        label = c.task.prodSourceLabel
+        if "test" in label and not is_express(c.task, c.config):
+            return NOTHING_FAILS
+        none = (c["pilots"] == 0) | np.isnan(c["pilots"])  # no statistics counts as none
+        return Rejection(none & (c["num_slots"] < 0), {"pilotsLast3h": c["pilots"]})
+    return Rejection((c["pilots"] == 0) & ~c["allow_no_pilot"], {"pilotsLast3h": c["pilots"]})
+
+
+PILOTS = Filter("pilots", "nopilot", pilots)
+
+
+def urgent_network(c: Context) -> Rejection:
+    task = c.task
+    if not is_express(task, c.config) or not c.config.get("NW_ACTIVE"):
+        return NOTHING_FAILS
+    threshold = c.config.get("NW_THRESHOLD") * c.config.get("NW_WEIGHT_MULTIPLIER")
+    return Rejection(c["network_weight"] < threshold, {"networkWeight": c["network_weight"], "threshold": threshold})
+
+
+URGENT_NETWORK_WEIGHT = Filter("urgent network weight", "lowNetworkWeight", urgent_network)
+
+
+def work_shortage(c: Context) -> Rejection:
+    if not c.config.get("WORK_SHORTAGE") or preassign_mode(c) == "site":
+        return NOTHING_FAILS
+    pledged = c["pledgedcpu"]
+    opportunistic = pledged == -1
+    with np.errstate(invalid="ignore"):
+        over = (pledged > 0) & (c["running_cores"] > pledged)
+    return Rejection(
+        opportunistic | over,
+        {"pledgedcpu": pledged, "runningCores": c["running_cores"]},
+        code=lambda: np.where(opportunistic, "non_pledged", "over_pledged"),
+    )
+
+
+WORK_SHORTAGE = Filter("work shortage", "non_pledged", work_shortage)
+
+
+def cap_panda(c: Context) -> Rejection:
+    """AtlasProdJobBroker "check cap" (1.0.4): express tasks are never capped. At a non-unified queue
+    activated + starting (+ assigned while input is missing) above max(NQUEUELIMITSITE, 2 × running) is
+    `cap`; per resource type, defined jobs included, above max(NQUEUELIMITSITE, 2 × running) is `cap_rt`
+    (the queue's own counts stand for the task's resource type)."""
+    if is_express(c.task, c.config):
+        return NOTHING_FAILS
+    cutoff = c.config.get("NQUEUELIMITSITE", gshare=c.task.gshare or None) or BOOTSTRAP_RUNNING
+    running = c["running_used"]
+    assigned = np.where(c["missing_size"] > 0, c["assigned"], 0.0)
+    queued = c["activated"] + c["starting"] + assigned
+    limit = np.maximum(cutoff, 2 * running)
+    plain = ~((c["capability"] == "ucore") | c["is_pseudo"]) & (queued > limit)
+    queued_rt = queued + c["defined"]
+    limit_rt = np.maximum(cutoff, 2 * np.maximum(c["running_real"], running))
+    per_type = c["has_stats"] & (queued_rt > limit_rt) & ~c["bootstrap_empty"]
+    return Rejection(
+        plain | per_type,
+        {
+            "queued": np.where(plain, queued, queued_rt),
+            "limit": np.where(plain, limit, limit_rt),
+            "running": running,
+        },
+        code=lambda: np.where(plain, "cap", "cap_rt"),
+    )
+
+
+def most_running_at_nucleus(c: Context) -> Rejection:
+    """t1Weight = −1 with NEGATIVE_T1_WEIGHT_RULE most_running (panda-server 1.0.4, "calculate weight"): the
+    queues are scanned in order; each time one has more running jobs than any before it, everything kept so
+    far is dropped and it is kept; queues being bootstrapped are kept when scanned. So the queue with the most
+    running jobs stays (the first scanned on a tie), with the bootstrapped queues scanned after it.
+
+    The real scan order is that of a Python set (JobBrokerBase.get_unified_sites); we scan in queue-list
+    order, and the differential test pins the real code to the same order."""
+    if (
+        c.config.get("NEGATIVE_T1_WEIGHT_RULE") != "most_running"
+        or (c.task.t1Weight or 0) >= 0
+        or c.scenario.jobs.isMerge
+    ):
+        return NOTHING_FAILS
+    alive = np.flatnonzero(c.alive)
+    if not len(alive):
+        return NOTHING_FAILS
+    running, bootstrap = c["running_real"], c["bootstrap_empty"]
+    kept: list[int] = []
+    best = None
+    for position in alive[np.argsort(c["scan_order"][alive], kind="stable")].tolist():
+        if bootstrap[position]:
+            kept.append(position)
+        elif best is None or best < running[position]:
+            best = running[position]
+            kept = [position]
+    fails = c.alive.copy()
+    fails[kept] = False
+    return Rejection(fails, {"running": running, "mostRunning": best if best is not None else 0})
+
+
+T1_WEIGHT_MOST_RUNNING = Filter("t1 weight most running", "t1weight", most_running_at_nucleus)
+
+
+def cap_activated(c: Context) -> Rejection:
+    if c.config.get("JOB_CAP_RULE") == "panda":
+        return cap_panda(c)
+    queued = c["activated"] + c["starting"]
+    limit = _cap_limit(c)
+    return Rejection(queued > limit, {"activatedPlusStarting": queued, "limit": limit, "running": c["running_used"]})
+
+
+QUEUED_ACTIVATED_STARTING = Filter("queued activated+starting", "cap", cap_activated)
+
+
+def cap_all(c: Context) -> Rejection:
+    if c.config.get("JOB_CAP_RULE") == "panda":
+        return NOTHING_FAILS  # one rule in the panda profile (above)
+    queued = c["defined"] + c["activated"] + c["assigned_used"] + c["starting"]
+    limit = _cap_limit(c)
+    return Rejection(queued > limit, {"queued": queued, "limit": limit, "running": c["running_used"]})
+
+
+QUEUED_ALL = Filter("queued all", "cap", cap_all)

@@ -1,1 +1,0 @@
-"""The brokers we ship. Third parties register their own through the BROKERAGE_PLUGINS setting."""
