@@ -557,12 +557,12 @@ def test_snapshot_work_is_done_once_and_redone_for_a_new_snapshot(monkeypatch):
     from dataclasses import replace
 
     from brokerage.engine import parse_scenario
-    from brokerage.engine.panda import job_broker
+    from brokerage.engine.panda import job_rules_worker
 
     calls = []
-    real = job_broker.software_check
+    real = job_rules_worker.software_check
     monkeypatch.setattr(
-        job_broker, "software_check", lambda *args, **kwargs: calls.append(args[0]) or real(*args, **kwargs)
+        job_rules_worker, "software_check", lambda *args, **kwargs: calls.append(args[0]) or real(*args, **kwargs)
     )
     data = job_scenario(queue("A", releases=["24.0.30"]), queue("B"), task={"transUses": "Athena-24.0.30"})
     scenario = parse_scenario(data)

@@ -20,10 +20,10 @@ import numpy as np
 from brokerage.engine.core.decision import Decision
 from brokerage.engine.core.plugin import NOTHING_FAILS, Context, Filter, Rejection, among, overlay_producer
 from brokerage.engine.core.scenario import Scenario
-from brokerage.engine.panda import job_rules_data, job_rules_site, job_rules_worker
+from brokerage.engine.panda import job_rules_data, job_rules_resources, job_rules_site, job_rules_worker
 from brokerage.engine.panda.input_data import readable_over_wan
 from brokerage.engine.panda.job_broker import AtlasProdJobBroker
-from brokerage.engine.panda.job_rules_worker import walltime_rejection
+from brokerage.engine.panda.job_rules_resources import walltime_rejection
 from brokerage.engine.panda.records import as_float, readable
 from brokerage.engine.panda.software import TaskSoftware
 from brokerage.engine.panda.software_panda import anal_gpu_queue_ok, anal_software_panda
@@ -862,7 +862,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         """As production, with merge jobs joining scouts and walltime-undefined jobs in the 24 h rule; with
         JOB_WALLTIME_RULE panda the production rule in HS06 seconds (AtlasAnalJobBroker runs the same checks)."""
         if c.config.get("JOB_WALLTIME_RULE") == "panda":
-            return job_rules_worker.walltime_panda(c)
+            return job_rules_resources.walltime_panda(c)
         jobs = c.scenario.jobs
         return walltime_rejection(c, needs_a_day=jobs.isScout or jobs.isMerge or c["walltime_undefined"])
 
@@ -1052,11 +1052,11 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         Filter("included sites", "notincluded", _included, reusable=True),
         Filter("queue status", "status", _status, reusable=True),
         Filter("data locality", "fileunavailable", _locality),
-        Filter("disk IO", "diskIO", job_rules_data.disk_io, reusable=True),
+        Filter("disk IO", "diskIO", job_rules_data.disk_io_check, reusable=True),
         Filter("core count", "cpucore", job_rules_worker.core_count, reusable=True),
         Filter("virtual placement", "overloaded_vp", _vp),
         Filter("software", "cache", _software, reusable=True),
-        Filter("memory", "lowmemory", job_rules_worker.memory, reusable=True),
+        Filter("memory", "lowmemory", job_rules_resources.memory_check, reusable=True),
         Filter("disk", "disk", _disk, reusable=True),
         Filter("storage endpoints", "read_lan_blacklist", job_rules_data.endpoints),
         Filter("walltime", "shortwalltime", _walltime, reusable=True),

@@ -22,12 +22,12 @@ from brokerage.engine.core.plugin import (
     SkipTable,
 )
 from brokerage.engine.core.scenario import Scenario
-from brokerage.engine.panda import job_rules_data, job_rules_site, job_rules_worker
+from brokerage.engine.panda import job_rules_data, job_rules_resources, job_rules_site, job_rules_worker
 from brokerage.engine.panda.job_candidates import JobCandidates
 from brokerage.engine.panda.job_grid import JobGrid
+from brokerage.engine.panda.job_rules_worker import software_checkers
 from brokerage.engine.panda.job_weights import JobWeights
-from brokerage.engine.panda.software import SoftwareRules, TaskSoftware, software_check
-from brokerage.engine.panda.software_panda import prod_software_panda
+from brokerage.engine.panda.software import TaskSoftware
 
 
 @dataclass(frozen=True)
@@ -90,16 +90,8 @@ class AtlasProdJobBroker(JobCandidates, JobGrid, JobWeights, Plugin):
 
     @staticmethod
     def software_checker(config) -> tuple[Any, Callable[..., tuple[bool, dict[str, Any]]]]:
-        """(what identifies the rules, the check of one queue): the seed's check with its switches, or
-        SOFTWARE_RULE panda, panda-server 1.0.4's own (software_panda.py)."""
-        if config.get("SOFTWARE_RULE") == "panda":
-            return "panda", prod_software_panda
-        rules = SoftwareRules(
-            any_skips_hw_check=config.get("RELEASES_ANY_SKIPS_HW_CHECK"),
-            list_accepted=config.get("RELEASES_LIST_ACCEPTED"),
-            cpu_needs_architecture=config.get("CPU_CHECK_NEEDS_ARCHITECTURE"),
-        )
-        return rules, functools.partial(software_check, rules=rules)
+        """(what identifies the rules, the check of one queue), by SOFTWARE_RULE (job_rules_worker)."""
+        return software_checkers.pick(config)(config)
 
     @staticmethod
     def endpoint_terms(c: Context, locations: frozenset[str] | None) -> tuple[str | None, np.ndarray, Any]:
@@ -122,12 +114,12 @@ class AtlasProdJobBroker(JobCandidates, JobGrid, JobWeights, Plugin):
         job_rules_data.DISK_IO,
         job_rules_worker.CORE_COUNT,
         job_rules_worker.SOFTWARE,
-        job_rules_worker.MEMORY,
-        job_rules_worker.DIRECT_ACCESS,
-        job_rules_worker.DISK,
-        job_rules_worker.STORAGE_SPACE,
+        job_rules_resources.MEMORY,
+        job_rules_resources.DIRECT_ACCESS,
+        job_rules_resources.DISK,
+        job_rules_resources.STORAGE_SPACE,
         job_rules_data.STORAGE_ENDPOINTS,
-        job_rules_worker.WALLTIME,
+        job_rules_resources.WALLTIME,
         job_rules_worker.NETWORK_CONNECTIVITY,
         job_rules_worker.EVENT_SERVICE,
         job_rules_site.TRANSFERRING,

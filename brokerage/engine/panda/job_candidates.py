@@ -6,20 +6,55 @@ from __future__ import annotations
 
 from typing import Any
 
-from brokerage.engine.core.plugin import (
-    Context,
-)
+from brokerage.engine.core.plugin import Context, Variants
 from brokerage.engine.core.scenario import Scenario
 from brokerage.engine.panda.records import pseudo_queue_records, queue_site
 
 PREASSIGNMENT_PATIENCE_HOURS = 24
 
 
-def preassign_mode(c: Context) -> str:
-    """The pre-assignment in force for the checks PREASSIGNMENT_RULE panda leaves out ('' under seed)."""
-    if c.config.get("PREASSIGNMENT_RULE") != "panda":
-        return ""
-    return c.plugin.preassignment(c.scenario)[0]
+def no_preassignment_mode(context: Context) -> str:
+    """seed: no check is left out for a pre-assigned job set."""
+    return ""
+
+
+def preassignment_mode(context: Context) -> str:
+    """PREASSIGNMENT_RULE panda: 'site' or 'cloud' when the job set is pre-assigned (AtlasProdJobBroker
+    sitePreAssigned / cloudPreAssigned), '' when not."""
+    return context.plugin.preassignment(context.scenario)[0]
+
+
+# The pre-assignment in force for the checks PREASSIGNMENT_RULE panda leaves out ('' under seed).
+preassign_mode = Variants("PREASSIGNMENT_RULE", seed=no_preassignment_mode, panda=preassignment_mode)
+
+
+def preassigned_seed(context: Context) -> bool:
+    """seed 000: the job set names queues."""
+    return bool(context.scenario.jobs.preassigned)
+
+
+def preassigned_panda(context: Context) -> bool:
+    """panda-server 1.0.4: the job set is pre-assigned to a site or a cloud."""
+    return bool(preassignment_mode(context))
+
+
+# Whether the job set counts as pre-assigned where a rule exempts pre-assigned job sets (pilots, T1 weight).
+is_preassigned = Variants("PREASSIGNMENT_RULE", seed=preassigned_seed, panda=preassigned_panda)
+
+
+def scout_seed(context: Context) -> bool:
+    """seed 000: scouts, unless pre-assigned."""
+    jobs = context.scenario.jobs
+    return jobs.isScout and not jobs.preassigned
+
+
+def scout_panda(context: Context) -> bool:
+    """panda-server 1.0.4: scouts, unless pre-assigned to a site."""
+    return context.scenario.jobs.isScout and preassignment_mode(context) != "site"
+
+
+# Whether the walltime rule treats the job set as scouts (who need a day of walltime).
+counts_as_scout = Variants("PREASSIGNMENT_RULE", seed=scout_seed, panda=scout_panda)
 
 
 def preassignment_dropped(scenario: Scenario) -> bool:

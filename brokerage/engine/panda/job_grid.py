@@ -14,7 +14,7 @@ from brokerage.engine.core.plugin import (
     overlay_producer,
 )
 from brokerage.engine.core.scenario import Scenario
-from brokerage.engine.panda.job_rules_worker import job_estimates
+from brokerage.engine.panda.job_rules_resources import job_estimates
 from brokerage.engine.panda.job_weights import running_used
 from brokerage.engine.panda.network import network_weight
 from brokerage.engine.panda.records import DEFAULT_COREPOWER, ENDPOINT_ACTIVITIES, as_float, as_int, catchall, distinct

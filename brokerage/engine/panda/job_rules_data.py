@@ -13,6 +13,7 @@ from brokerage.engine.core.plugin import (
     Context,
     Filter,
     Rejection,
+    Variants,
 )
 from brokerage.engine.panda.input_data import complete_locations, input_incomplete
 from brokerage.engine.panda.job_candidates import preassign_mode
@@ -41,9 +42,9 @@ INPUT_COMPLETE = Filter("input complete", "input_missing", input_complete)
 
 
 def io(c: Context) -> Rejection:
+    """seed 000 "IO intensive": for a task above IO_INTENSITY_CUTOFF, a queue missing SIZE_CUTOFF_TO_MOVE_INPUT GB or
+    NUM_CUTOFF_TO_MOVE_INPUT files of the input or more is skipped."""
     config = c.config
-    if config.get("IO_CHECK_RULE") == "panda":
-        return io_panda(c)
     cutoff = config.get("IO_INTENSITY_CUTOFF")
     io = c.task.ioIntensity or 0.0
     if io <= cutoff:
@@ -51,9 +52,6 @@ def io(c: Context) -> Rejection:
     size_cut, num_cut = config.get("SIZE_CUTOFF_TO_MOVE_INPUT"), config.get("NUM_CUTOFF_TO_MOVE_INPUT")
     fails = (c["missing_size"] >= size_cut) | (c["missing_files"] >= num_cut)
     return Rejection(fails, _io_detail(c, io, size_cut, num_cut))
-
-
-INPUT_TRANSFER = Filter("input transfer", "io", io)
 
 
 def io_panda(c: Context) -> Rejection:
@@ -87,37 +85,58 @@ def io_panda(c: Context) -> Rejection:
     return Rejection(fails, detail)
 
 
+INPUT_TRANSFER = Filter("input transfer", "io", Variants("IO_CHECK_RULE", seed=io, panda=io_panda))
+
+
 def disk_io(c: Context) -> Rejection:
-    limit = c["diskio_limit"]
+    """seed 000: a queue whose average disk IO per core is above its limit skips a task whose diskIO is too."""
+    if c.task.diskIO is None:
+        return NOTHING_FAILS
+    return disk_io_verdict(c, c.task.diskIO)
+
+
+def disk_io_panda(c: Context) -> Rejection:
+    """AtlasProdJobBroker "diskIO check" (1.0.4, 695-698): a multi-core task's diskIO per core of the queue."""
     task_io = c.task.diskIO
     if task_io is None:
         return NOTHING_FAILS
-    if c.config.get("DISK_IO_RULE") == "panda" and (c.task.coreCount or 0) > 1:
-        # AtlasProdJobBroker "diskIO check" (1.0.4, 695-698): a multi-core task's diskIO per core of the queue
+    if (c.task.coreCount or 0) > 1:
         task_io = np.floor(task_io / c["unified_corecount"])
+    return disk_io_verdict(c, task_io)
+
+
+def disk_io_verdict(c: Context, task_io) -> Rejection:
+    limit = c["diskio_limit"]
     with np.errstate(invalid="ignore"):
         fails = ~np.isnan(limit) & (c["avg_diskio"] > limit) & (task_io > limit)
     return Rejection(fails, {"queueDiskIOLimit": limit, "avgDiskIOPerCore": c["avg_diskio"], "taskDiskIO": task_io})
 
 
-DISK_IO = Filter("disk IO", "diskIO", disk_io)
+disk_io_check = Variants("DISK_IO_RULE", seed=disk_io, panda=disk_io_panda)
+DISK_IO = Filter("disk IO", "diskIO", disk_io_check)
 
 
-def endpoints(c: Context) -> Rejection:
+def endpoints_seed(c: Context) -> Rejection:
+    """seed 000's endpoint rules (endpoint_rules), once per site list, nucleus and output endpoint type."""
     cache = c.plugin._snapshot_cache(c.scenario)
-    if c.config.get("JOB_ENDPOINT_RULE") == "panda":
-        locations, remote_ok = complete_locations(c.scenario)
-        storage_type, nucleus_queues, locations = c.plugin.endpoint_terms(c, locations)
-        key = ("endpoints panda", id(c["site"]), nucleus_queues.tobytes(), locations, remote_ok, storage_type)
-        if key not in cache:
-            cache[key] = endpoint_rules_panda(c, locations, remote_ok, storage_type, nucleus_queues)
-        return cache[key]
     key = ("endpoints", id(c["site"]), c["nucleus"], c.scenario.task.outputEndpointType)
     if key not in cache:
         cache[key] = endpoint_rules(c)
     return cache[key]
 
 
+def endpoints_panda(c: Context) -> Rejection:
+    """JOB_ENDPOINT_RULE panda (endpoint_rules_panda), once per site list and the terms it compares."""
+    cache = c.plugin._snapshot_cache(c.scenario)
+    locations, remote_ok = complete_locations(c.scenario)
+    storage_type, nucleus_queues, locations = c.plugin.endpoint_terms(c, locations)
+    key = ("endpoints panda", id(c["site"]), nucleus_queues.tobytes(), locations, remote_ok, storage_type)
+    if key not in cache:
+        cache[key] = endpoint_rules_panda(c, locations, remote_ok, storage_type, nucleus_queues)
+    return cache[key]
+
+
+endpoints = Variants("JOB_ENDPOINT_RULE", seed=endpoints_seed, panda=endpoints_panda)
 STORAGE_ENDPOINTS = Filter("storage endpoints", "read_lan_blacklist", endpoints)
 
 

@@ -4,6 +4,8 @@ panda-server 1.0.4 AtlasProdJobBroker)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from brokerage.engine.core.plugin import (
@@ -11,10 +13,12 @@ from brokerage.engine.core.plugin import (
     Context,
     Filter,
     Rejection,
+    Variants,
     among,
+    never,
 )
 from brokerage.engine.panda.fairshare import FairsharePolicyError, share_for, zero_share_panda
-from brokerage.engine.panda.job_candidates import preassign_mode, preassignment_dropped
+from brokerage.engine.panda.job_candidates import is_preassigned, preassign_mode, preassignment_dropped
 from brokerage.engine.panda.job_weights import BOOTSTRAP_RUNNING
 from brokerage.engine.panda.records import DOWNTIME_STATUSES
 from brokerage.engine.panda.urgency import is_express, is_urgent, urgent_or_scout
@@ -70,7 +74,7 @@ def nucleus_storage(c: Context) -> Rejection:
     output endpoint cannot receive over WAN, satellites are skipped (dest_blacklisted, a temporary problem).
     The seed checks the nucleus's storage in the endpoint rules instead."""
     nucleus = c["nucleus"]
-    if c.config.get("JOB_ENDPOINT_RULE") != "panda" or not nucleus:
+    if not nucleus:
         return NOTHING_FAILS
     endpoint = c.plugin.nucleus_default_out(c.scenario, nucleus)
     info = c.scenario.ddm_endpoints.get(endpoint) if endpoint else None
@@ -79,7 +83,9 @@ def nucleus_storage(c: Context) -> Rejection:
     return Rejection(~c["at_nucleus"] & down, {"endpoint": f"{endpoint} (nucleus {nucleus})", "write_wan": status})
 
 
-NUCLEUS_STORAGE = Filter("nucleus storage", "dest_blacklisted", nucleus_storage)
+NUCLEUS_STORAGE = Filter(
+    "nucleus storage", "dest_blacklisted", Variants("JOB_ENDPOINT_RULE", seed=never, panda=nucleus_storage)
+)
 
 
 def satellite_link_full(c: Context) -> Rejection:
@@ -94,19 +100,24 @@ SATELLITE_LINK_FULL = Filter("satellite link full", "links_full", satellite_link
 
 
 def nucleus_full(c: Context) -> Rejection:
+    """seed 000: every queue is skipped while the nucleus has NQUEUED_NUC_CAP_FOR_JOBS files queued or more."""
     cap = c.config.get("NQUEUED_NUC_CAP_FOR_JOBS")
     full = bool(c["nucleus"]) and c["nucleus_queued"] >= cap
-    fails = np.full(len(c.names), full, dtype=bool)
-    if c.config.get("JOB_ENDPOINT_RULE") == "panda":
-        # AtlasProdJobBroker "link check" (1.0.4, 465-482): the nucleus's own queues pass before any link rule
-        fails &= ~c["at_nucleus"]
     return Rejection(
-        fails,
+        np.full(len(c.names), full, dtype=bool),
         {"nucleusQueued": c["nucleus_queued"], "cap": cap, "capKey": "NQUEUED_NUC_CAP_FOR_JOBS"},
     )
 
 
-NUCLEUS_BACKLOG = Filter("nucleus backlog", "links_full", nucleus_full)
+def nucleus_full_panda(c: Context) -> Rejection:
+    """AtlasProdJobBroker "link check" (1.0.4, 465-482): the nucleus's own queues pass before any link rule."""
+    verdict = nucleus_full(c)
+    return Rejection(verdict.fails & ~c["at_nucleus"], verdict.detail)
+
+
+NUCLEUS_BACKLOG = Filter(
+    "nucleus backlog", "links_full", Variants("JOB_ENDPOINT_RULE", seed=nucleus_full, panda=nucleus_full_panda)
+)
 
 
 def inactive(c: Context) -> Rejection:
@@ -132,13 +143,30 @@ def opportunistic(c: Context) -> Rejection:
 OPPORTUNISTIC_QUEUE = Filter("opportunistic queue", "opportunistic", opportunistic)
 
 
+def seed_policy_zero(policy: str, *, merging: bool, **job) -> tuple[bool, str]:
+    """seed 000: the share the policy gives the job is 0; an unreadable policy gives none."""
+    try:
+        share, rule = share_for(policy, **job)
+    except FairsharePolicyError as error:
+        share, rule = None, f"unreadable policy ignored: {error}"
+    return share == 0, rule
+
+
 def zero_share(c: Context) -> Rejection:
-    """seed 000 "Zero Share"; urgent tasks ignore fairshare (seed 002). FAIRSHARE_RULE panda: panda-server
-    1.0.4's hasZeroShare, which has no urgent exemption."""
-    task = c.task
-    panda = c.config.get("FAIRSHARE_RULE") == "panda"
-    if not panda and is_urgent(task):
+    """seed 000 "Zero Share"; urgent tasks ignore fairshare (seed 002)."""
+    if is_urgent(c.task):
         return NOTHING_FAILS
+    return zero_share_verdict(c, seed_policy_zero)
+
+
+def zero_share_real(c: Context) -> Rejection:
+    """FAIRSHARE_RULE panda: panda-server 1.0.4's hasZeroShare, which has no urgent exemption."""
+    return zero_share_verdict(c, zero_share_panda)
+
+
+def zero_share_verdict(c: Context, policy_zero: Callable[..., tuple[bool, str]]) -> Rejection:
+    """The queues whose fair-share policy gives the job set a zero share, by `policy_zero`."""
+    task = c.task
     policies, inverse = c["policy_values"], c["policy_index"]
     job = {
         "processing_type": task.processingType,
@@ -148,14 +176,7 @@ def zero_share(c: Context) -> Rejection:
     }
     shares, rules = [], []
     for policy in policies.tolist():  # once per distinct policy string
-        if panda:
-            zero, rule = zero_share_panda(policy, merging=c.scenario.jobs.isMerge, **job)
-        else:
-            try:
-                share, rule = share_for(policy, **job)
-            except FairsharePolicyError as error:
-                share, rule = None, f"unreadable policy ignored: {error}"
-            zero = share == 0
+        zero, rule = policy_zero(policy, merging=c.scenario.jobs.isMerge, **job)
         shares.append(zero)
         rules.append(rule)
     fails = np.array(shares, dtype=bool)[inverse] if len(policies) else np.zeros(0, dtype=bool)
@@ -168,7 +189,7 @@ def zero_share(c: Context) -> Rejection:
     )
 
 
-ZERO_SHARE = Filter("zero share", "zeroshare", zero_share)
+ZERO_SHARE = Filter("zero share", "zeroshare", Variants("FAIRSHARE_RULE", seed=zero_share, panda=zero_share_real))
 
 
 def transferring(c: Context) -> Rejection:
@@ -212,22 +233,22 @@ FULL_CHAIN = Filter("full chain", "full_chain", full_chain)
 
 
 def pilots(c: Context) -> Rejection:
-    if c.config.get("PILOT_RULE") == "panda":
-        # panda-server 1.0.4: no pilot seen (no statistics counts as none), unless numSlots is set for the
-        # queue or the task is a test task that is not express; pre-assigned job sets are not checked
-        jobs = c.scenario.jobs
-        panda_rule = c.config.get("PREASSIGNMENT_RULE") == "panda"
-        if preassign_mode(c) if panda_rule else jobs.preassigned:
-            return NOTHING_FAILS
-        label = c.task.prodSourceLabel
-        if "test" in label and not is_express(c.task, c.config):
-            return NOTHING_FAILS
-        none = (c["pilots"] == 0) | np.isnan(c["pilots"])  # no statistics counts as none
-        return Rejection(none & (c["num_slots"] < 0), {"pilotsLast3h": c["pilots"]})
+    """seed 000: no pilot in the last 3 hours skips the queue, unless its catchall says allow_no_pilot."""
     return Rejection((c["pilots"] == 0) & ~c["allow_no_pilot"], {"pilotsLast3h": c["pilots"]})
 
 
-PILOTS = Filter("pilots", "nopilot", pilots)
+def pilots_panda(c: Context) -> Rejection:
+    """panda-server 1.0.4: no pilot seen (no statistics counts as none), unless numSlots is set for the queue or
+    the task is a test task that is not express; pre-assigned job sets are not checked."""
+    if is_preassigned(c):
+        return NOTHING_FAILS
+    if "test" in c.task.prodSourceLabel and not is_express(c.task, c.config):
+        return NOTHING_FAILS
+    none = (c["pilots"] == 0) | np.isnan(c["pilots"])  # no statistics counts as none
+    return Rejection(none & (c["num_slots"] < 0), {"pilotsLast3h": c["pilots"]})
+
+
+PILOTS = Filter("pilots", "nopilot", Variants("PILOT_RULE", seed=pilots, panda=pilots_panda))
 
 
 def urgent_network(c: Context) -> Rejection:
@@ -320,22 +341,23 @@ T1_WEIGHT_MOST_RUNNING = Filter("t1 weight most running", "t1weight", most_runni
 
 
 def cap_activated(c: Context) -> Rejection:
-    if c.config.get("JOB_CAP_RULE") == "panda":
-        return cap_panda(c)
+    """seed 000: activated + starting above max(NQUEUELIMITSITE, 2 × running)."""
     queued = c["activated"] + c["starting"]
     limit = _cap_limit(c)
     return Rejection(queued > limit, {"activatedPlusStarting": queued, "limit": limit, "running": c["running_used"]})
 
 
-QUEUED_ACTIVATED_STARTING = Filter("queued activated+starting", "cap", cap_activated)
+# JOB_CAP_RULE panda: the real broker's one cap rule in place of the seed's two
+QUEUED_ACTIVATED_STARTING = Filter(
+    "queued activated+starting", "cap", Variants("JOB_CAP_RULE", seed=cap_activated, panda=cap_panda)
+)
 
 
 def cap_all(c: Context) -> Rejection:
-    if c.config.get("JOB_CAP_RULE") == "panda":
-        return NOTHING_FAILS  # one rule in the panda profile (above)
+    """seed 000: defined + activated + assigned (while input is missing) + starting above the same limit."""
     queued = c["defined"] + c["activated"] + c["assigned_used"] + c["starting"]
     limit = _cap_limit(c)
     return Rejection(queued > limit, {"queued": queued, "limit": limit, "running": c["running_used"]})
 
 
-QUEUED_ALL = Filter("queued all", "cap", cap_all)
+QUEUED_ALL = Filter("queued all", "cap", Variants("JOB_CAP_RULE", seed=cap_all, panda=never))

@@ -10,8 +10,9 @@ import numpy as np
 
 from brokerage.engine.core.plugin import (
     Context,
+    Variants,
 )
-from brokerage.engine.panda.job_candidates import preassign_mode
+from brokerage.engine.panda.job_candidates import is_preassigned
 
 BOOTSTRAP_RUNNING = 20
 
@@ -23,30 +24,24 @@ WORLD_NUCLEUS_WEIGHT = 4
 
 
 def running_used(grid: dict[str, Any], task, config) -> np.ndarray:
-    """The running count the weight and the caps use.
-
-    seed 000: the largest of the real number, min(nBatchJob, 20) when bootstrapping, numSlots when positive, the
-    starting jobs when numSlots is 0. panda-server 1.0.4 (AtlasProdJobBroker "calculate weight"): nBatchJob
-    (capped at 20) replaces a running count under 20 at Harvester queues with pilots, numSlots ÷ corecount or
-    running + starting when numSlots is 0; both only up to MAX_PRIO_TO_BOOTSTRAP."""
-    running, starting, slots = grid["running"], grid["starting"], grid["num_slots"]
+    """The running count the weight and the caps use, by NUM_SLOTS_RULE."""
     max_prio = config.get("MAX_PRIO_TO_BOOTSTRAP")
     allowed = max_prio is None or task.currentPriority <= max_prio
-    workers = np.minimum(grid["nBatchJob"], WORKERS_CUTOFF)
+    running = grid["running"]
     bootstrap_ok = (running < BOOTSTRAP_RUNNING) & (grid["nBatchJob"] > running) & allowed
     if config.get("BOOTSTRAP_NEEDS_PILOTS"):
         # a Harvester queue is one that reports batch workers
         bootstrap_ok &= (grid["nBatchJob"] > 0) & (grid["pilots"] > 0)
-    if config.get("NUM_SLOTS_RULE") == "per_core":
-        used = np.where(bootstrap_ok & (workers > running), workers, running)
-        if not allowed:
-            return used
-        with np.errstate(invalid="ignore"):
-            per_core = np.floor(slots / np.maximum(grid["corecount"], 1))
-        used = np.where(slots == 0, used + starting, used)
-        return np.where(slots > 0, np.maximum(per_core, used), used)
+    return running_used_variant.pick(config)(grid, allowed, bootstrap_ok)
+
+
+def running_used_seed(grid: dict[str, Any], allowed: bool, bootstrap_ok: np.ndarray) -> np.ndarray:
+    """seed 000: the largest of the real number, min(nBatchJob, 20) when bootstrapping, numSlots when positive,
+    the starting jobs when numSlots is 0."""
+    running, starting, slots = grid["running"], grid["starting"], grid["num_slots"]
     if not len(running):
         return np.zeros(0)
+    workers = np.minimum(grid["nBatchJob"], WORKERS_CUTOFF)
     return np.maximum.reduce(
         [
             running,
@@ -55,6 +50,24 @@ def running_used(grid: dict[str, Any], task, config) -> np.ndarray:
             np.where((slots == 0) & allowed, starting, 0.0),
         ]
     )
+
+
+def running_used_per_core(grid: dict[str, Any], allowed: bool, bootstrap_ok: np.ndarray) -> np.ndarray:
+    """NUM_SLOTS_RULE per_core, panda-server 1.0.4 (AtlasProdJobBroker "calculate weight"): nBatchJob (capped at
+    20) replaces a running count under 20 at Harvester queues with pilots, numSlots ÷ corecount or running +
+    starting when numSlots is 0; both only up to MAX_PRIO_TO_BOOTSTRAP."""
+    running, starting, slots = grid["running"], grid["starting"], grid["num_slots"]
+    workers = np.minimum(grid["nBatchJob"], WORKERS_CUTOFF)
+    used = np.where(bootstrap_ok & (workers > running), workers, running)
+    if not allowed:
+        return used
+    with np.errstate(invalid="ignore"):
+        per_core = np.floor(slots / np.maximum(grid["corecount"], 1))
+    used = np.where(slots == 0, used + starting, used)
+    return np.where(slots > 0, np.maximum(per_core, used), used)
+
+
+running_used_variant = Variants("NUM_SLOTS_RULE", seed=running_used_seed, per_core=running_used_per_core)
 
 
 def nucleus_weight(c: Context) -> float:
@@ -71,7 +84,7 @@ def nucleus_weight(c: Context) -> float:
     elif weight < 0:
         weight = 1
     if config.get("T1_WEIGHT_HIGH_PRIO_SCOUTS"):
-        pre = preassign_mode(c) if config.get("PREASSIGNMENT_RULE") == "panda" else jobs.preassigned
+        pre = is_preassigned(c)
         high = (task.currentPriority >= 900 or jobs.isScout) and not task.eventService and not pre
     else:
         high = task.currentPriority >= 900
