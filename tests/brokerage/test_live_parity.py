@@ -53,7 +53,7 @@ JOB_SET_READS = {
 # Set only for merge job sets (services/merging.py)
 MERGE_ONLY = {"isMerge", "preassigned", "preassignedSkippedHours"}
 # Read when a scenario states them, derived from the queue's own numbers otherwise (live): whether a virtual-
-# placement queue is overloaded is the queue-length rule (AtlasAnalJobBroker._vp; a database-level test below).
+# placement queue is overloaded is the queue-length rule (analysis_rules.vp; a database-level test below).
 DERIVED_WHEN_ABSENT = {"vpOverloaded"}
 
 

@@ -12,6 +12,7 @@ from brokerage.engine import run, trace_encode
 from brokerage.engine.core.plugin import Context, DeferredArrays, PreparedArrays, overlay_producer
 from brokerage.engine.core.registry import PluginRegistry
 from brokerage.engine.core.scenario import parse_scenario
+from brokerage.engine.panda import analysis_rules
 from brokerage.engine.panda.analysis_broker import AtlasAnalJobBroker
 from brokerage.engine.panda.job_broker import AtlasProdJobBroker
 from tools.peer.scenarios import anal_scenario, job_scenario
@@ -242,7 +243,7 @@ def test_a_rules_numbers_are_made_when_read_and_are_those_of_the_decision():
         names = list(broker.initial_candidates(parsed))
         arrays = DeferredArrays(lambda broker=broker, parsed=parsed, names=names: broker._prepared(parsed, names))
         context = Context(parsed, names, arrays, np.ones(len(names), dtype=bool), broker)
-        verdict = AtlasAnalJobBroker._locality_panda(context)
+        verdict = analysis_rules.locality_panda(context)
         assert callable(verdict.detail)
         assert "missing_files" not in arrays  # the verdict did not need the data at each queue
         detail = verdict.detail()
