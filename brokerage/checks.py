@@ -7,7 +7,7 @@ from django.conf import settings
 from django.core.checks import Error, Warning, register
 
 from brokerage.engine.core.scenario import ScenarioError
-from brokerage.engine.dirac.match import cpu_segments_from, groups_from
+from brokerage.engine.dirac.scenario import cpu_segments_from, groups_from
 
 
 @register()

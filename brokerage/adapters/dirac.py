@@ -12,14 +12,8 @@ from django.conf import settings
 from django.db.models import Avg, Case, Exists, FloatField, OuterRef, Q, Value, When
 from django.db.models.functions import Cast
 
-from brokerage.engine.dirac.match import (
-    DEFAULT_CPU_SEGMENTS,
-    Group,
-    MatchRules,
-    TaskQueue,
-    groups_from,
-    real_priority,
-)
+from brokerage.engine.dirac.rules import DEFAULT_CPU_SEGMENTS, Group, MatchRules, TaskQueue, real_priority
+from brokerage.engine.dirac.scenario import groups_from
 from brokerage.models import DiracJob, DiracTaskQueue, DiracTaskQueueValue
 from brokerage.models.dirac import REQUIREMENT_FIELDS
 

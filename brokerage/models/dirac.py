@@ -182,7 +182,7 @@ class DiracMatchRecord(models.Model):
         )  # fmt: skip
 
 
-# What a match record's columns hold of the resource's data (brokerage.engine.dirac.match.resource_data).
+# What a match record's columns hold of the resource's data (brokerage.engine.dirac.scenario.resource_data).
 MATCH_RECORD_TEXTS = ("site", "gridCE", "setup")
 
 

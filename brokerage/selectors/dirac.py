@@ -15,12 +15,8 @@ from django.db.models.functions import Trunc
 from brokerage.adapters.dirac import dirac_groups, dirac_priority_rows, engine_task_queues
 from brokerage.engine import explain, reason_title
 from brokerage.engine.core.scenario import ScenarioError
-from brokerage.engine.dirac.match import (
-    Resource,
-    no_match_reasons,
-    resource_from_data,
-    task_queue_priority_terms,
-)
+from brokerage.engine.dirac.rules import Resource, no_match_reasons, task_queue_priority_terms
+from brokerage.engine.dirac.scenario import resource_from_data
 from brokerage.models import DiracJob, DiracJobStatusLog, DiracMatchRecord, DiracTaskQueue, DiracTaskQueueValue
 from brokerage.models.dirac import match_resource_sent
 from brokerage.params import BIGGEST_ID

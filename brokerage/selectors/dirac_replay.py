@@ -10,8 +10,8 @@ from typing import Any
 
 from brokerage.engine import parse_scenario
 from brokerage.engine.core.scenario import ScenarioError
-from brokerage.engine.dirac.match import MatchRules
 from brokerage.engine.dirac.matcher import index_part_digests, index_snapshot, matcher_decision
+from brokerage.engine.dirac.rules import MatchRules
 from brokerage.inputs_codec import day_of, inputs_decode
 from brokerage.models import DiracMatchInputs, DiracMatchRecord, ScenarioPart
 from brokerage.selectors.inputs import InputsUnavailable, _remember, gdpconfig_with

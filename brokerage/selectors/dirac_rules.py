@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from brokerage.engine.dirac.match import MatchRules
+from brokerage.engine.dirac.rules import MatchRules
 from brokerage.selectors.gdpconfig import gdpconfig_view
 
 

@@ -31,17 +31,6 @@ from brokerage.adapters.dirac import (
     dirac_priority_rows,
     engine_task_queues,
 )
-from brokerage.engine.dirac.match import (
-    MATCH_RULE_KEYS,
-    Group,
-    MatchRules,
-    Resource,
-    no_match_reasons,
-    resource_data,
-    resource_from_data,
-    task_queue_priorities,
-)
-from brokerage.engine.dirac.match import cpu_segment as cpu_segment
 from brokerage.engine.dirac.matcher import (
     CLAIM_PERMUTATION,
     CLAIM_SHUFFLE,
@@ -53,6 +42,16 @@ from brokerage.engine.dirac.matcher import (
     matcher_run,
     permutation_keys,
 )
+from brokerage.engine.dirac.rules import (
+    MATCH_RULE_KEYS,
+    Group,
+    MatchRules,
+    Resource,
+    no_match_reasons,
+    task_queue_priorities,
+)
+from brokerage.engine.dirac.rules import cpu_segment as cpu_segment
+from brokerage.engine.dirac.scenario import resource_data, resource_from_data
 from brokerage.inputs_codec import canonical_json, day_of, part_digest
 from brokerage.models import (
     DiracJob,

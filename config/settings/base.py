@@ -379,7 +379,7 @@ BROKERAGE_PLUGINS = [
     "brokerage.engine.panda.task_broker.AtlasProdTaskBroker",
     "brokerage.engine.panda.job_broker.AtlasProdJobBroker",
     "brokerage.engine.panda.analysis_broker.AtlasAnalJobBroker",
-    "brokerage.engine.dirac.match.DiracMatcher",
+    "brokerage.engine.dirac.plugin.DiracMatcher",
     "brokerage.engine.wmcore.pull.WMCorePull",
     *env_list("BROKERAGE_EXTRA_PLUGINS"),
 ]

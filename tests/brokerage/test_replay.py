@@ -10,7 +10,7 @@ from django.core.management.base import CommandError
 from django.db import models
 from django.test import override_settings
 
-from brokerage.engine.dirac.match import Resource
+from brokerage.engine.dirac.rules import Resource
 from brokerage.models import (
     BrokerageCycle,
     CycleInputs,

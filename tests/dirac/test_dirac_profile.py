@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 
 from brokerage.engine import ScenarioError, run
-from brokerage.engine.dirac.match import (
+from brokerage.engine.dirac.rules import (
     Group,
     MatchRules,
     Resource,

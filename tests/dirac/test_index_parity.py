@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from brokerage.adapters.dirac import engine_task_queues
-from brokerage.engine.dirac.match import Group, MatchRules, Resource, no_match_reasons
+from brokerage.engine.dirac.rules import Group, MatchRules, Resource, no_match_reasons
 from brokerage.gdpconfig import ConfigView
 from brokerage.models import DiracTaskQueue
 from brokerage.services.dirac import dirac_jobs_submit, task_queue_index_read

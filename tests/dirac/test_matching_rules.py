@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from brokerage.engine.dirac.match import (
+from brokerage.engine.dirac.rules import (
     Resource,
     TaskQueue,
     cpu_segment,

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from brokerage.engine.dirac.match import resource_data, resource_from_data
+from brokerage.engine.dirac.scenario import resource_data, resource_from_data
 from brokerage.models import DiracJob, DiracMatchRecord, DiracTaskQueue
 from brokerage.selectors.dirac import dirac_job_detail, dirac_no_matches_by_site
 from brokerage.services.dirac import dirac_jobs_submit, dirac_match_request, resource_from

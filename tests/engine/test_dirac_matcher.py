@@ -8,7 +8,6 @@ import pytest
 
 from brokerage.engine import parse_scenario
 from brokerage.engine.core.scenario import ScenarioError
-from brokerage.engine.dirac.match import MatchRules, Resource
 from brokerage.engine.dirac.matcher import (
     CLAIM_PERMUTATION,
     CLAIM_SHUFFLE,
@@ -24,6 +23,7 @@ from brokerage.engine.dirac.matcher import (
     trail_replay,
     user_priority_draw,
 )
+from brokerage.engine.dirac.rules import MatchRules, Resource
 
 SEED_RULES = MatchRules()
 DIRAC_RULES = MatchRules(tq_order="dirac", jobs_per_try=50, legacy_fields=False, absent_ce_platform="dirac")

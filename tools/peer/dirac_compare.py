@@ -18,15 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from brokerage.engine import run
-from brokerage.engine.dirac.match import (
-    Group,
-    MatchRules,
-    TaskQueue,
-    match,
-    queue_for_priorities,
-    resource_from_data,
-    task_queue_priorities,
-)
+from brokerage.engine.dirac.rules import Group, MatchRules, TaskQueue, match, task_queue_priorities
+from brokerage.engine.dirac.scenario import queue_for_priorities, resource_from_data
 from brokerage.gdpconfig import ConfigView
 from tools.peer.dirac_setup import DiracPeer, MariaDB
 from tools.peer.setup import PeerUnavailable

@@ -25,23 +25,21 @@ import numpy as np
 
 from brokerage.engine.core.decision import Candidate, Decision, Skip, Stage
 from brokerage.engine.core.scenario import Scenario, ScenarioError
-from brokerage.engine.dirac.match import (
+from brokerage.engine.dirac.rules import (
     MATCH_RETRIES,
     MIN_TQ_PRIORITY,
     QUEUES_PER_TRY,
-    REQUIREMENT_SETS,
     RESOURCE_BANS,
     Group,
     MatchRules,
     Resource,
     TaskQueue,
-    groups_from,
     is_any,
     is_sent,
     no_match_reasons,
     real_priority,
-    resource_from_data,
 )
+from brokerage.engine.dirac.scenario import REQUIREMENT_SETS, groups_from, resource_from_data
 
 # tq_TaskQueueToSites and the like: the multi-valued requirements, as a scenario file names them
 FIELDS = REQUIREMENT_SETS
