@@ -3,7 +3,7 @@
 from django.db import models
 
 from brokerage import states
-from brokerage.engine.wmcore import pull as wmcore
+from brokerage.engine.wmcore.elements import JOB_TYPES, SITE_STATES
 from brokerage.gdpconfig import VALUE_TYPES
 
 TASK_STATUS = states.TASK.choices()
@@ -159,8 +159,8 @@ class GdpConfigRevisionAction(models.TextChoices):
 
 
 # --- CMS WMCore (seed 004) ---
-WMCORE_SITE_STATE = [(name, name) for name in wmcore.SITE_STATES]
-WMCORE_JOB_TYPE = [(name, name) for name in wmcore.JOB_TYPES]
+WMCORE_SITE_STATE = [(name, name) for name in SITE_STATES]
+WMCORE_JOB_TYPE = [(name, name) for name in JOB_TYPES]
 
 
 class WMCoreQueueKind(models.TextChoices):

@@ -12,7 +12,9 @@ from typing import Any
 from django.db.models import Count, Max, OuterRef, Subquery, Sum
 
 from brokerage.engine import explain, reason_title
-from brokerage.engine.wmcore import pull as engine
+from brokerage.engine.wmcore.elements import PULL_WORK
+from brokerage.engine.wmcore.job_submitter import SiteLoad, SubmitSite
+from brokerage.engine.wmcore.matching import SiteResources
 from brokerage.models import (
     Decision,
     JobSubmitterCacheEntry,
@@ -41,11 +43,11 @@ def wmcore_jobs_in_pool(*, queue: WMCoreQueue) -> int:
     return _executing(queue).count()
 
 
-def wmcore_site_resources(*, queue: WMCoreQueue) -> list[engine.SiteResources]:
+def wmcore_site_resources(*, queue: WMCoreQueue) -> list[SiteResources]:
     """The agent's sites with the jobs running there (getWork subtracts them). Two queries."""
     running = dict(_executing(queue).filter(batch_status="Running").values_list("location").annotate(n=Count("pk")))
     return [
-        engine.SiteResources(
+        SiteResources(
             row["name"], row["state"], row["pending_slots"], row["running_slots"], running.get(row["name"], 0)
         )
         for row in WMCoreSite.objects.filter(queue=queue).values("name", "state", "pending_slots", "running_slots")
@@ -65,7 +67,7 @@ def wmcore_site_jobs(*, queue: WMCoreQueue, step: str) -> dict[str, dict[float, 
     job counts at its location, or at its subscription's site while in the cache. Two queries at most."""
     counts: dict[str, dict[float, int]] = {}
     jobs = WMBSJob.objects.filter(subscription__queue=queue, state__in=("created", "executing"))
-    if step == engine.PULL_WORK:
+    if step == PULL_WORK:
         held = WMCoreElement.objects.filter(database="queue", ChildQueue=queue, Status__in=ELEMENT_HELD).exclude(
             queue=queue
         )
@@ -91,7 +93,7 @@ def wmcore_requests_closed() -> list[str]:
     )
 
 
-def wmcore_submit_sites(*, queue: WMCoreQueue) -> dict[str, engine.SubmitSite]:
+def wmcore_submit_sites(*, queue: WMCoreQueue) -> dict[str, SubmitSite]:
     """The agent's sites with their per-type thresholds, as the JobSubmitter reads them (two queries)."""
     task_slots: dict[int, dict[str, tuple[int, int]]] = defaultdict(dict)
     for site_id, task_type, pending, running in WMCoreSiteThreshold.objects.filter(site__queue=queue).values_list(
@@ -99,7 +101,7 @@ def wmcore_submit_sites(*, queue: WMCoreQueue) -> dict[str, engine.SubmitSite]:
     ):
         task_slots[site_id][task_type] = (pending, running)
     return {
-        row["name"]: engine.SubmitSite(
+        row["name"]: SubmitSite(
             row["name"],
             row["state"],
             row["pending_slots"],
@@ -113,9 +115,9 @@ def wmcore_submit_sites(*, queue: WMCoreQueue) -> dict[str, engine.SubmitSite]:
     }
 
 
-def wmcore_site_loads(*, queue: WMCoreQueue) -> dict[str, engine.SiteLoad]:
+def wmcore_site_loads(*, queue: WMCoreQueue) -> dict[str, SiteLoad]:
     """Jobs pending and running in the pool per site and type, and the highest priority per site and type."""
-    loads: dict[str, engine.SiteLoad] = defaultdict(engine.SiteLoad)
+    loads: dict[str, SiteLoad] = defaultdict(SiteLoad)
     grouped = (
         _executing(queue)
         .values_list("location", "task_type", "batch_status")
@@ -183,7 +185,7 @@ def wmcore_slot_use(*, limit_sites: int = 40) -> list[dict[str, Any]]:
     for site in WMCoreSite.objects.values("queue_id", "name", "state", "pending_slots", "running_slots"):
         sites_of.setdefault(site["queue_id"], []).append(site)
     for queue in WMCoreQueue.objects.filter(kind="local").order_by("name"):
-        counts = wmcore_site_jobs(queue=queue, step=engine.PULL_WORK)
+        counts = wmcore_site_jobs(queue=queue, step=PULL_WORK)
         for site in sites_of.get(queue.pk, []):
             by_priority = counts.get(site["name"], {})
             threshold = site["pending_slots"] + site["running_slots"]

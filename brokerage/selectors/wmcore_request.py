@@ -11,7 +11,8 @@ from typing import Any
 from django.db.models import Count, Sum
 
 from brokerage.engine import explain, reason_title
-from brokerage.engine.wmcore import pull as engine
+from brokerage.engine.wmcore.elements import GET_WORK, PULL_WORK, PullRules, usable_sites
+from brokerage.engine.wmcore.matching import free_slots
 from brokerage.models import WMCoreElement, WMCoreQueue, WMCoreRequest
 from brokerage.selectors.wmcore import wmcore_site_jobs, wmcore_site_resources
 from brokerage.services.wmcore.common import ElementReader, config_snapshot, element_rows
@@ -90,13 +91,13 @@ def wmcore_request_slots(*, request: WMCoreRequest, priority: float) -> dict[str
     """Every agent's sites this request's elements may use (all of them when one element may go anywhere), with
     each step's threshold, the jobs counted there at `priority` or higher, and what that leaves: pullWork (global →
     local queue) and getWork (local queue → WMBS), under the installation's rules."""
-    rules = engine.PullRules.from_config(config_snapshot())
+    rules = PullRules.from_config(config_snapshot())
     reader = ElementReader()
     usable: set[str] = set()
     anywhere = False
     elements = element_rows(WMCoreElement.objects.filter(request=request, queue__kind="global", database="queue"))
     for element in elements:
-        sites = engine.usable_sites(reader.element(element), rules)
+        sites = usable_sites(reader.element(element), rules)
         if sites is None:
             anywhere = True
         else:
@@ -110,8 +111,8 @@ def wmcore_request_slots(*, request: WMCoreRequest, priority: float) -> dict[str
         if not resources:
             continue
         steps = {}
-        for step in (engine.PULL_WORK, engine.GET_WORK):
-            slots = engine.free_slots(resources, step=step, rules=rules)
+        for step in (PULL_WORK, GET_WORK):
+            slots = free_slots(resources, step=step, rules=rules)
             steps[step] = (slots, wmcore_site_jobs(queue=queue, step=step))
         for site in sorted(resources, key=lambda s: s.name):
             row: dict[str, Any] = {"queue": queue.name, "site": site.name, "state": site.state}
@@ -124,9 +125,9 @@ def wmcore_request_slots(*, request: WMCoreRequest, priority: float) -> dict[str
                     "jobs": counted,
                     "free": None if threshold is None else max(threshold - counted, 0),
                 }
-            row["steps"] = [row[engine.PULL_WORK], row[engine.GET_WORK]]
+            row["steps"] = [row[PULL_WORK], row[GET_WORK]]
             rows.append(row)
-    rows.sort(key=lambda r: (-(r[engine.PULL_WORK]["free"] or 0), r["queue"], r["site"]))
+    rows.sort(key=lambda r: (-(r[PULL_WORK]["free"] or 0), r["queue"], r["site"]))
     return {
         "rows": rows[:SLOT_ROWS_SHOWN],
         "total": len(rows),

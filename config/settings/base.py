@@ -380,7 +380,7 @@ BROKERAGE_PLUGINS = [
     "brokerage.engine.panda.job_broker.AtlasProdJobBroker",
     "brokerage.engine.panda.analysis_broker.AtlasAnalJobBroker",
     "brokerage.engine.dirac.plugin.DiracMatcher",
-    "brokerage.engine.wmcore.pull.WMCorePull",
+    "brokerage.engine.wmcore.plugin.WMCorePull",
     *env_list("BROKERAGE_EXTRA_PLUGINS"),
 ]
 

@@ -11,21 +11,9 @@ from pathlib import Path
 import pytest
 
 from brokerage.engine import ScenarioError, parse_scenario, run
-from brokerage.engine.wmcore.pull import (
-    GET_WORK,
-    PULL_WORK,
-    CachedJob,
-    Element,
-    SiteLoad,
-    SiteResources,
-    Slots,
-    SubmitSite,
-    assign_locations,
-    free_slots,
-    match_work,
-    possible_sites,
-    schedd_free_slots,
-)
+from brokerage.engine.wmcore.elements import GET_WORK, PULL_WORK, Element, possible_sites
+from brokerage.engine.wmcore.job_submitter import CachedJob, SiteLoad, SubmitSite, assign_locations, schedd_free_slots
+from brokerage.engine.wmcore.matching import SiteResources, Slots, free_slots, match_work
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "wmcore_pull.json"

@@ -11,14 +11,9 @@ import pytest
 
 from brokerage.engine import BaseMissing, Candidate, Decision, Skip, Stage, TraceBase, trace_decode, trace_encode
 from brokerage.engine.core.decision import trace_base_pk
-from brokerage.engine.wmcore.pull import (
-    Element,
-    MatchMemo,
-    PullRules,
-    Slots,
-    match_work,
-    pull_decision,
-)
+from brokerage.engine.wmcore.elements import Element, PullRules
+from brokerage.engine.wmcore.matching import MatchMemo, Slots, match_work
+from brokerage.engine.wmcore.plugin import pull_decision
 
 NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
 SITES = [f"T2_XX_S{i:02d}" for i in range(10)]

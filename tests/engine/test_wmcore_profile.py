@@ -1,5 +1,5 @@
 """The `wmcore` profile: each rule where wmagent 2.4.5.9 departs from seed 004, with worked numbers (the code each
-rule comes from is named in brokerage/engine/wmcore/pull.py). The rules also hold against the real code
+rule comes from is named in brokerage/engine/wmcore/). The rules also hold against the real code
 run side by side (tests/tools/peer/test_wmcore_real.py)."""
 
 from __future__ import annotations
@@ -8,25 +8,23 @@ from dataclasses import replace
 
 import pytest
 
-from brokerage.engine.wmcore.pull import (
+from brokerage.engine.wmcore.elements import (
     GET_WORK,
     PULL_WORK,
-    CachedJob,
     Element,
     PullRules,
-    SiteLoad,
-    SiteResources,
-    Slots,
-    SubmitRules,
-    SubmitSite,
-    assign_locations,
-    free_slots,
-    job_priority,
-    match_work,
-    priority_order,
     today_passing_sites,
     today_possible_sites,
 )
+from brokerage.engine.wmcore.job_submitter import (
+    CachedJob,
+    SiteLoad,
+    SubmitRules,
+    SubmitSite,
+    assign_locations,
+    job_priority,
+)
+from brokerage.engine.wmcore.matching import SiteResources, Slots, free_slots, match_work, priority_order
 from brokerage.gdpconfig import ConfigView
 
 WMCORE = PullRules.from_config(ConfigView({}, profile="wmcore"))

@@ -23,7 +23,7 @@ from django.db import connection
 
 from brokerage.engine import parse_scenario, run
 from brokerage.engine.core.registry import default_registry
-from brokerage.engine.wmcore.pull import Slots, match_work
+from brokerage.engine.wmcore.matching import Slots, match_work
 from brokerage.models import DiracTaskQueue, DiracTaskQueueValue, GdpConfig
 from brokerage.services.gdpconfig import gdpconfig_delete, gdpconfig_profile_apply, gdpconfig_save
 from tools.peer.compare import BROKERS, compare

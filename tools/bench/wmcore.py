@@ -15,7 +15,9 @@ from django.db import connection, transaction
 from django.db.models import F
 
 from brokerage.engine import trace_encode
-from brokerage.engine.wmcore.pull import Element, Slots, match_work, pull_decision
+from brokerage.engine.wmcore.elements import Element
+from brokerage.engine.wmcore.matching import Slots, match_work
+from brokerage.engine.wmcore.plugin import pull_decision
 from brokerage.models import (
     BrokerageCycle,
     DecisionTrace,

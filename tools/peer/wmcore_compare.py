@@ -17,7 +17,26 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from brokerage.engine.wmcore import pull as engine
+from brokerage.engine.wmcore.elements import (
+    GET_WORK,
+    PULL_WORK,
+    STEPS,
+    Element,
+    PullRules,
+    today_passing_sites,
+    today_possible_sites,
+)
+from brokerage.engine.wmcore.elements import possible_sites as seed_possible_sites
+from brokerage.engine.wmcore.job_submitter import (
+    FAILED_CODES,
+    CachedJob,
+    SiteLoad,
+    SubmitRules,
+    SubmitSite,
+    assign_locations,
+)
+from brokerage.engine.wmcore.matching import Pull, free_slots, match_work
+from brokerage.engine.wmcore.scenario import parse_element, parse_site_jobs, parse_site_resources
 from brokerage.gdpconfig import ConfigView
 from tools.peer.setup import PeerUnavailable
 from tools.peer.wmcore_setup import WMCorePeer
@@ -113,7 +132,7 @@ def generate(seed: int) -> dict[str, Any]:
             elements.append(element)
     rng.shuffle(elements)
     requests = sorted({element["RequestName"] for element in elements})
-    step = rng.choice((engine.PULL_WORK, engine.GET_WORK))
+    step = rng.choice((PULL_WORK, GET_WORK))
     return {
         "seed": seed,
         "step": step,
@@ -169,36 +188,35 @@ def _submitter_case(rng: random.Random, agent: list[str], records: dict[str, Any
     return {"sites": sites, "jobs": jobs, "limit": rng.choice((5, 30, 1000)), "overflow": 0.2}
 
 
-def wmcore_rules(case: dict[str, Any], profile: str = "wmcore") -> tuple[engine.PullRules, engine.SubmitRules]:
+def wmcore_rules(case: dict[str, Any], profile: str = "wmcore") -> tuple[PullRules, SubmitRules]:
     """A profile's rules (`wmcore` unless told), with the case's slicing, caps and QueueDepth."""
     config = ConfigView({}, profile=profile)
     pull = replace(
-        engine.PullRules.from_config(config),
+        PullRules.from_config(config),
         queue_depth=case["queueDepth"],
         rows_per_slice=case["rowsPerSlice"],
         max_rows=case["maxRows"],
     )
-    return pull, engine.SubmitRules.from_config(config)
+    return pull, SubmitRules.from_config(config)
 
 
 def our_side(case: dict[str, Any], profile: str = "wmcore") -> dict[str, Any]:
     """Our engine over one case: the same numbers the driver records for the real code."""
     pull_rules, submit_rules = wmcore_rules(case, profile)
     shared: dict[tuple, tuple] = {}
-    elements = [engine.parse_element(item, f"$.elements[{i}]", shared) for i, item in enumerate(case["elements"])]
-    sites = engine.parse_site_resources(case)
-    slots = {step: engine.free_slots(sites, step=step, rules=pull_rules) for step in engine.STEPS}
-    site_jobs = engine.parse_site_jobs(case)
+    elements = [parse_element(item, f"$.elements[{i}]", shared) for i, item in enumerate(case["elements"])]
+    sites = parse_site_resources(case)
+    slots = {step: free_slots(sites, step=step, rules=pull_rules) for step in STEPS}
+    site_jobs = parse_site_jobs(case)
     agent = set(case["site_thresholds"])
     wmcore_sites = pull_rules.site_rule == "wmcore"
     possible = {element.id: possible_sites(element, wmcore_sites) for element in elements}
     passing = {
-        element.id: engine.today_passing_sites(element)[0] if wmcore_sites else possible[element.id]
-        for element in elements
+        element.id: today_passing_sites(element)[0] if wmcore_sites else possible[element.id] for element in elements
     }
 
-    def pull(cap: int) -> engine.Pull:
-        return engine.match_work(
+    def pull(cap: int) -> Pull:
+        return match_work(
             elements,
             slots[case["step"]],
             site_jobs,
@@ -210,7 +228,7 @@ def our_side(case: dict[str, Any], profile: str = "wmcore") -> dict[str, Any]:
 
     submit = case["submit"]
     submit_sites = {
-        name: engine.SubmitSite(
+        name: SubmitSite(
             name,
             site["state"],
             site["pendingSlots"],
@@ -221,7 +239,7 @@ def our_side(case: dict[str, Any], profile: str = "wmcore") -> dict[str, Any]:
         for name, site in submit["sites"].items()
     }
     loads = {
-        name: engine.SiteLoad(
+        name: SiteLoad(
             sum(v["pending"] for v in site["load"].values()),
             sum(v["running"] for v in site["load"].values()),
             {t: v["pending"] for t, v in site["load"].items()},
@@ -231,10 +249,9 @@ def our_side(case: dict[str, Any], profile: str = "wmcore") -> dict[str, Any]:
         for name, site in submit["sites"].items()
     }
     jobs = [
-        engine.CachedJob(j["id"], float(j["priority"]), j["task_type"], tuple(j["possible_sites"]))
-        for j in submit["jobs"]
+        CachedJob(j["id"], float(j["priority"]), j["task_type"], tuple(j["possible_sites"])) for j in submit["jobs"]
     ]
-    submission = engine.assign_locations(
+    submission = assign_locations(
         jobs,
         submit_sites,
         loads,
@@ -253,7 +270,7 @@ def our_side(case: dict[str, Any], profile: str = "wmcore") -> dict[str, Any]:
         "deployed": pull(case["workPerCycle"]),
         "submit": {
             "submitted": {str(job_id): site for job_id, site in submission.submitted},
-            "failed": {str(job_id): engine.FAILED_CODES[code] for job_id, (code, _) in submission.failed.items()},
+            "failed": {str(job_id): FAILED_CODES[code] for job_id, (code, _) in submission.failed.items()},
             "not_cached": sorted(
                 str(job_id) for job_id, (code, _) in submission.waiting.items() if code == "draining_grace"
             ),
@@ -261,16 +278,16 @@ def our_side(case: dict[str, Any], profile: str = "wmcore") -> dict[str, Any]:
     }
 
 
-def possible_sites(element: engine.Element, wmcore_rule: bool) -> frozenset[str]:
+def possible_sites(element: Element, wmcore_rule: bool) -> frozenset[str]:
     """An element's possible sites under our rule: today's (possibleSites) or the seed's, where an empty
     whitelist means every site of the grid but the blacklisted."""
     if wmcore_rule:
-        return engine.today_possible_sites(element)
-    found = engine.possible_sites(element).sites
+        return today_possible_sites(element)
+    found = seed_possible_sites(element).sites
     return frozenset(SITES) - frozenset(element.blacklist) if found is None else found
 
 
-def considered(pull: engine.Pull) -> list[str]:
+def considered(pull: Pull) -> list[str]:
     """The elements our pull brought to the site draw, in order: taken, or found full; and those whose possible
     sites came out empty after the restrictions passed (ParentFlag without parents), which the real loop also
     reaches (the list function passes them, possibleSites gives nothing)."""
@@ -379,7 +396,7 @@ def _compare_case(report: WMCoreReport, case, mine, theirs) -> None:
         report.count(
             "passing sites", mine["passes"][element_id] == sorted(theirs["passes"][element_id]), (seed, element_id)
         )
-    for step in engine.STEPS:
+    for step in STEPS:
         real_slots = theirs["free_slots"][step]
         for site in sorted(set(real_slots) | set(mine["free_slots"][step])):
             same = site in real_slots and real_slots[site] == mine["free_slots"][step].get(site)

@@ -14,7 +14,7 @@ DEFAULT_PLUGINS = (
     "brokerage.engine.panda.job_broker.AtlasProdJobBroker",
     "brokerage.engine.panda.analysis_broker.AtlasAnalJobBroker",
     "brokerage.engine.dirac.plugin.DiracMatcher",
-    "brokerage.engine.wmcore.pull.WMCorePull",
+    "brokerage.engine.wmcore.plugin.WMCorePull",
 )
 
 # Where our plugins lived before the engine was split by grid system (issue 48). A deployment whose

@@ -15,7 +15,11 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 
 from brokerage.engine import TraceBase
-from brokerage.engine.wmcore import pull as engine
+from brokerage.engine.wmcore.elements import Element, possible_sites
+from brokerage.engine.wmcore.job_submitter import schedd_free_slots
+from brokerage.engine.wmcore.matching import Pull
+from brokerage.engine.wmcore.plugin import pull_decision
+from brokerage.engine.wmcore.scenario import element_data, site_jobs_data, site_resources_data
 from brokerage.models import (
     DecisionTrace,
     WMBSJob,
@@ -141,8 +145,8 @@ class ElementReader:
             found = self._locations[text] = {str(k): tuple(v or ()) for k, v in (value or {}).items()}
         return found
 
-    def element(self, row: Mapping[str, Any]) -> engine.Element:
-        return engine.Element(
+    def element(self, row: Mapping[str, Any]) -> Element:
+        return Element(
             id=row["element_id"],
             priority=float(row["Priority"]),
             created=row["CreationTime"].timestamp(),
@@ -164,7 +168,7 @@ class ElementReader:
 def schedd_free(*, queue: WMCoreQueue, config: Mapping[str, Any], for_pull: bool = False) -> int:
     """MAX_JOBS_PER_OWNER × factor minus the agent's jobs in the pool (seed 004); pullWork's factor is
     WMCORE_PULL_SCHEDD_FRACTION, the JobSubmitter's WMCORE_SCHEDD_FRACTION."""
-    return engine.schedd_free_slots(
+    return schedd_free_slots(
         max_jobs_per_owner=int(config["WMCORE_MAX_JOBS_PER_OWNER"]),
         fraction=float(config["WMCORE_PULL_SCHEDD_FRACTION" if for_pull else "WMCORE_SCHEDD_FRACTION"]),
         jobs_in_schedd=wmcore_jobs_in_pool(queue=queue),
@@ -176,7 +180,7 @@ def _digest(detail: Mapping[str, Any]) -> str:
 
 
 def stuck_record(
-    entries: Mapping[str, Any], pull: engine.Pull, *, queue: WMCoreQueue, step: str, now
+    entries: Mapping[str, Any], pull: Pull, *, queue: WMCoreQueue, step: str, now
 ) -> dict[int, tuple[str, str]]:
     """Writes each element's reason for staying (taken ones were cleared by their move). The numbers go with the
     reason for the STUCK_DETAILED highest-priority elements (what the monitor lists); every element's numbers are
@@ -219,7 +223,7 @@ NOT_STUCK = {"stuck_reason": "", "stuck_detail": {}, "stuck_digest": "", "stuck_
 
 
 def elements_take(
-    entries: Mapping[str, Any], pull: engine.Pull, *, to_status: str, reason: str, now, columns=None
+    entries: Mapping[str, Any], pull: Pull, *, to_status: str, reason: str, now, columns=None
 ) -> tuple[dict[str, Any], list[int]]:
     """Moves the elements a match took out of Available, with the site it chose and no stuck reason. Returns the
     taken elements' entries by element id, and the pks moved (an element moved by someone else meanwhile is left
@@ -301,9 +305,9 @@ def pull_inputs(
         "plugin": "wmcore_pull",
         "now": now.isoformat(),
         "gdpconfig": {key: config[key] for key in CONFIG_KEYS if config.get(key) is not None},
-        "elements": [engine.element_data(element) for element in elements],
-        "site_thresholds": engine.site_resources_data(sites),
-        "site_jobs": engine.site_jobs_data(site_jobs),
+        "elements": [element_data(element) for element in elements],
+        "site_thresholds": site_resources_data(sites),
+        "site_jobs": site_jobs_data(site_jobs),
     }
     own: dict[str, Any] = {
         "plugin": "wmcore_pull",
@@ -321,9 +325,7 @@ def pull_inputs(
 
 def pull_store(*, queue: WMCoreQueue, pull, elements, slots, step: str, now, seed: int, config, inputs=None) -> int:
     """Stores a pull as a decision of its own cycle; `inputs` (pull_inputs) what it decided on, for replay."""
-    decision = engine.pull_decision(
-        pull=pull, elements=elements, slots=slots, step=step, now=now, seed=seed, queue=queue.name
-    )
+    decision = pull_decision(pull=pull, elements=elements, slots=slots, step=step, now=now, seed=seed, queue=queue.name)
     base, depth = _pull_base(queue, step, now)
     shared, own = inputs if inputs is not None else (None, None)
     cycle = cycle_start(
@@ -353,8 +355,8 @@ def propagate(*, element_ids: list[str], from_status: str, to_status: str, reaso
     )
 
 
-def job_sites(element: engine.Element, known_sites: Iterable[str]) -> list[str]:
-    restriction = engine.possible_sites(element)
+def job_sites(element: Element, known_sites: Iterable[str]) -> list[str]:
+    restriction = possible_sites(element)
     if restriction.sites is None:
         blocked = set(element.blacklist)
         return sorted(site for site in known_sites if site not in blocked)

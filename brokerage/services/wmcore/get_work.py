@@ -8,7 +8,8 @@ from typing import Any
 
 from django.db import transaction
 
-from brokerage.engine.wmcore import pull as engine
+from brokerage.engine.wmcore.elements import GET_WORK, PullRules
+from brokerage.engine.wmcore.matching import free_slots, match_work
 from brokerage.models import (
     WMBSJob,
     WMBSSubscription,
@@ -46,16 +47,16 @@ def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[s
     running-open."""
     queue = WMCoreQueue.objects.select_for_update(no_key=True).get(pk=queue_id, kind="local")
     config = config_snapshot()
-    rules = engine.PullRules.from_config(config)
+    rules = PullRules.from_config(config)
     seed = pull_seed(now, queue) + 500 if seed is None else seed
     snapshot = element_snapshot(queue_id=queue.pk)
     with snapshot.held() as entries:
         elements = [entry.element for entry in entries.values()]
         resources = wmcore_site_resources(queue=queue)
-        slots = engine.free_slots(resources, step=engine.GET_WORK, rules=rules)
-        site_jobs = wmcore_site_jobs(queue=queue, step=engine.GET_WORK)
+        slots = free_slots(resources, step=GET_WORK, rules=rules)
+        site_jobs = wmcore_site_jobs(queue=queue, step=GET_WORK)
         closed = wmcore_requests_closed()
-        pull = engine.match_work(
+        pull = match_work(
             elements,
             slots,
             site_jobs,
@@ -63,11 +64,11 @@ def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[s
             rules=rules,
             team=queue.team,
             exclude_workflows=closed,
-            memo=snapshot.memo(engine.GET_WORK),
+            memo=snapshot.memo(GET_WORK),
         )
         reason = f"WMBS subscription at {queue.name}"
         row_of, moved = elements_take(entries, pull, to_status="Running", reason=reason, now=now)
-        snapshot.note_written(stuck_record(entries, pull, queue=queue, step=engine.GET_WORK, now=now))
+        snapshot.note_written(stuck_record(entries, pull, queue=queue, step=GET_WORK, now=now))
     moved = set(moved)
     known_sites = [site.name for site in resources]
     taken = [(element, site) for element, site in pull.taken if row_of[element.id].pk in moved]
@@ -144,7 +145,7 @@ def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[s
         schedd_free_slots=None,
         team=queue.team,
         exclude_workflows=closed,
-        step=engine.GET_WORK,
+        step=GET_WORK,
         seed=seed,
         now=now,
         config=config,
@@ -154,7 +155,7 @@ def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[s
         pull=pull,
         elements=elements,
         slots=slots,
-        step=engine.GET_WORK,
+        step=GET_WORK,
         now=now,
         seed=seed,
         config=config,

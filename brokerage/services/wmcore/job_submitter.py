@@ -11,7 +11,7 @@ from typing import Any
 
 from django.db import transaction
 
-from brokerage.engine.wmcore import pull as engine
+from brokerage.engine.wmcore.job_submitter import FAILED_CODES, CachedJob, SubmitRules, assign_locations
 from brokerage.models import (
     JobSubmitterCacheEntry,
     JobSubmitterReport,
@@ -93,16 +93,14 @@ def job_submitter_run(*, queue_id: int, now: datetime) -> dict[str, Any]:
             "pk", "job_id", "priority", "task_type", "possible_sites", "waiting_reason"
         )
     )
-    cached = [
-        engine.CachedJob(e["job_id"], e["priority"], e["task_type"], tuple(e["possible_sites"] or ())) for e in entries
-    ]
-    result = engine.assign_locations(
+    cached = [CachedJob(e["job_id"], e["priority"], e["task_type"], tuple(e["possible_sites"] or ())) for e in entries]
+    result = assign_locations(
         cached,
         wmcore_submit_sites(queue=queue),
         wmcore_site_loads(queue=queue),
         overflow_fraction=float(config["WMCORE_OVERFLOW_FRACTION"]),
         limit=limit,
-        rules=engine.SubmitRules.from_config(config),
+        rules=SubmitRules.from_config(config),
         now=now.timestamp(),
     )
     by_site: dict[str, list[int]] = defaultdict(list)
@@ -163,6 +161,6 @@ def _submit_failed(failed: Mapping[int, tuple[str, Mapping[str, Any]]], *, now: 
             reason=code,
             actor=ACTOR_SUBMITTER,
             now=now,
-            columns={"exit_code": engine.FAILED_CODES[code]},
+            columns={"exit_code": FAILED_CODES[code]},
         )
     return moved

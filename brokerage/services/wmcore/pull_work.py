@@ -9,7 +9,8 @@ from typing import Any
 
 from django.db import transaction
 
-from brokerage.engine.wmcore import pull as engine
+from brokerage.engine.wmcore.elements import PULL_WORK, PullRules
+from brokerage.engine.wmcore.matching import Slots, free_slots, match_work
 from brokerage.models import WMCoreQueue
 from brokerage.selectors.wmcore import (
     wmcore_site_jobs,
@@ -38,19 +39,19 @@ def work_pull(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[
     # one pull at a time per global queue: agents compete for the same elements and write their reasons on them
     WMCoreQueue.objects.select_for_update(no_key=True).get(pk=queue.parent_id)
     config = config_snapshot()
-    rules = engine.PullRules.from_config(config)
+    rules = PullRules.from_config(config)
     seed = pull_seed(now, queue) if seed is None else seed
     snapshot = element_snapshot(queue_id=queue.parent_id)
     with snapshot.held() as entries:
         elements = [entry.element for entry in entries.values()]
         sites = wmcore_site_resources(queue=queue)
-        slots = engine.free_slots(sites, step=engine.PULL_WORK, rules=rules)
+        slots = free_slots(sites, step=PULL_WORK, rules=rules)
         free = schedd_free(queue=queue, config=config, for_pull=True) if queue.enabled else 0
         if config["WMCORE_PULL_COUNTS"] == "wmcore":
             site_jobs = _local_available_counts(queue=queue, slots=slots, rules=rules, seed=seed)
         else:
-            site_jobs = wmcore_site_jobs(queue=queue, step=engine.PULL_WORK)
-        pull = engine.match_work(
+            site_jobs = wmcore_site_jobs(queue=queue, step=PULL_WORK)
+        pull = match_work(
             elements,
             slots,
             site_jobs,
@@ -58,19 +59,19 @@ def work_pull(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[
             schedd_free=free,
             rules=rules,
             team=queue.team,
-            memo=snapshot.memo(f"{engine.PULL_WORK} {queue.pk}"),
+            memo=snapshot.memo(f"{PULL_WORK} {queue.pk}"),
         )
         reason = f"pulled by {queue.name}"
         taken, moved = elements_take(
             entries, pull, to_status="Negotiating", reason=reason, now=now, columns={"ChildQueue": queue}
         )
-        snapshot.note_written(stuck_record(entries, pull, queue=queue, step=engine.PULL_WORK, now=now))
+        snapshot.note_written(stuck_record(entries, pull, queue=queue, step=PULL_WORK, now=now))
         decision_id = pull_store(
             queue=queue,
             pull=pull,
             elements=elements,
             slots=slots,
-            step=engine.PULL_WORK,
+            step=PULL_WORK,
             now=now,
             seed=seed,
             config=config,
@@ -80,7 +81,7 @@ def work_pull(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[
                 site_jobs=site_jobs,
                 schedd_free_slots=free,
                 team=queue.team,
-                step=engine.PULL_WORK,
+                step=PULL_WORK,
                 seed=seed,
                 now=now,
                 config=config,
@@ -95,7 +96,7 @@ def work_pull(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[
     }
 
 
-def _local_available_counts(*, queue: WMCoreQueue, slots: engine.Slots, rules: engine.PullRules, seed: int):
+def _local_available_counts(*, queue: WMCoreQueue, slots: Slots, rules: PullRules, seed: int):
     """What today's pullWork counts at each site (WorkQueue.freeResouceCheck → calculateAvailableWork): the local
     queue's Available elements placed by the same match against the pull's thresholds, every element read in one
     sort, no cap, from empty counts; WMBS jobs are not counted."""
@@ -103,4 +104,4 @@ def _local_available_counts(*, queue: WMCoreQueue, slots: engine.Slots, rules: e
     with snapshot.held() as entries:
         local = [entry.element for entry in entries.values()]
         whole = replace(rules, order="seed", work_per_cycle=0)
-        return engine.match_work(local, slots, {}, seed=seed + 1, rules=whole, memo=snapshot.memo("counts")).counted
+        return match_work(local, slots, {}, seed=seed + 1, rules=whole, memo=snapshot.memo("counts")).counted

@@ -13,7 +13,7 @@ that version:
 Membership comes from the same question, so elements that left (taken, cancelled, deleted) leave the snapshot and
 new ones enter it. A row read again whose matcher-relevant content is unchanged (only its stuck reason was
 written, by this pull or another agent's) keeps its Element object, so the match's memos (the possible sites,
-`engine.MatchMemo`, one per use) stay valid for it. The elements are handed over in primary-key order, the last
+`MatchMemo`, one per use) stay valid for it. The elements are handed over in primary-key order, the last
 tie-break of equal priority and creation time: a pull decides the same whether its snapshot was warm or cold,
 in this process or another (tested). The snapshot is only a cache: losing it (another worker, a restart) costs
 one full read.
@@ -30,7 +30,8 @@ from typing import Any
 
 from django.db import connection
 
-from brokerage.engine.wmcore import pull as engine
+from brokerage.engine.wmcore.elements import Element
+from brokerage.engine.wmcore.matching import MatchMemo, collector_paused
 from brokerage.models import WMCoreElement, WMCoreRequest
 
 from .common import JSON_FIELDS, MATCHER_FIELDS, ElementReader, element_rows
@@ -52,7 +53,7 @@ class ElementEntry:
     pk: int
     element_id: str
     request_id: int
-    element: engine.Element
+    element: Element
     content: tuple
     stuck_reason: str
     stuck_digest: str
@@ -65,7 +66,7 @@ class ElementSnapshot:
     def __init__(self, *, queue_id: int, database: str, status: str) -> None:
         self.key = {"queue_id": queue_id, "database": database, "status": status}
         self.entries: dict[int, ElementEntry] = {}
-        self._memos: dict[str, engine.MatchMemo] = {}
+        self._memos: dict[str, MatchMemo] = {}
         self._reader = ElementReader()
         self._order: list[int] = []
         # PostgreSQL: the "pk version request" rows of the last refresh, and the requests' versions
@@ -74,19 +75,19 @@ class ElementSnapshot:
         self.lock = threading.Lock()
         self.last_read = 0  # rows read by the last refresh (what the benchmark and the tests look at)
 
-    def memo(self, use: str) -> engine.MatchMemo:
+    def memo(self, use: str) -> MatchMemo:
         """The match memo for one use of these elements (pullWork, getWork, the local counts): each sees its own
         site names, so each keeps its own."""
         found = self._memos.get(use)
         if found is None:
-            found = self._memos[use] = engine.MatchMemo()
+            found = self._memos[use] = MatchMemo()
         return found
 
     @contextmanager
     def held(self):
-        """For one pull: the snapshot locked, the cyclic collector paused (see engine.collector_paused) and the
+        """For one pull: the snapshot locked, the cyclic collector paused (see collector_paused) and the
         rows refreshed; yields the entries by element id, in primary-key order."""
-        with self.lock, engine.collector_paused():
+        with self.lock, collector_paused():
             yield self.refresh()
 
     def refresh(self) -> dict[str, ElementEntry]:
