@@ -16,131 +16,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from brokerage.engine.core.reading import Reader, ScenarioError, key_path
 from brokerage.gdpconfig import ConfigView, GdpConfigError
 from brokerage.gdpconfig.profiles import PROFILE_NAMES
-
-
-class ScenarioError(ValueError):
-    """Invalid scenario input: `path` is a JSON path such as $.queues.CERN.maxrss."""
-
-    def __init__(self, path: str, expected: str, got: object = None, *, show_got: bool = True):
-        self.path = path
-        self.expected = expected
-        got_text = f", got {_describe(got)}" if show_got else ""
-        super().__init__(f"{path}: expected {expected}{got_text}")
-
-
-def _describe(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return repr(value) if len(value) <= 40 else repr(value[:37] + "...")
-    if isinstance(value, int | float):
-        return repr(value)
-    return (
-        type(value).__name__
-        if not isinstance(value, dict | list)
-        else ("an object" if isinstance(value, dict) else "a list")
-    )
-
-
-def _key_path(path: str, key: str) -> str:
-    return f"{path}.{key}" if key.replace("_", "").replace("-", "").isalnum() else f"{path}[{key!r}]"
-
-
-class _Reader:
-    """Typed access to one JSON object, remembering where it is for error messages. Each read takes the common
-    case (a value of its JSON type) first, by exact type: a scenario is read on every decision, and the general
-    checks that name what is wrong cost three times as much."""
-
-    __slots__ = ("_key", "_parent", "data")
-
-    def __init__(self, data: object, path: str, key: str | None = None):
-        if not isinstance(data, dict):
-            raise ScenarioError(path if key is None else _key_path(path, key), "an object", data)
-        self.data = data
-        self._parent, self._key = path, key  # the path is made only for an error message
-
-    @property
-    def path(self) -> str:
-        return self._parent if self._key is None else _key_path(self._parent, self._key)
-
-    def at(self, key: str) -> str:
-        return _key_path(self.path, key)
-
-    def number(self, key: str, default: float | None = None, *, minimum: float | None = None) -> float | None:
-        value = self.data.get(key, default)
-        if value is None:
-            return None
-        kind = type(value)
-        if (kind is int or (kind is float and math.isfinite(value))) and (minimum is None or value >= minimum):
-            return float(value)
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise ScenarioError(self.at(key), "a number", value)
-        if minimum is not None and value < minimum:
-            raise ScenarioError(self.at(key), f"a number ≥ {minimum:g}", value)
-        return float(value)
-
-    def integer(self, key: str, default: int | None = None, *, minimum: int | None = None) -> int | None:
-        value = self.data.get(key, default)
-        if value is None:
-            return None
-        if type(value) is int and (minimum is None or value >= minimum):
-            return value
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ScenarioError(self.at(key), "a whole number", value)
-        if minimum is not None and value < minimum:
-            raise ScenarioError(self.at(key), f"a whole number ≥ {minimum}", value)
-        return value
-
-    def text(self, key: str, default: str = "", *, choices: tuple[str, ...] | None = None) -> str:
-        value = self.data.get(key, default)
-        if value is None:
-            value = ""
-        elif type(value) is not str and not isinstance(value, str):
-            raise ScenarioError(self.at(key), "text", value)
-        if choices is not None and value not in choices:
-            raise ScenarioError(self.at(key), "one of " + ", ".join(repr(c) for c in choices), value)
-        return value
-
-    def boolean(self, key: str, default: bool = False) -> bool:
-        value = self.data.get(key, default)
-        if value is None:
-            return default
-        if value is not True and value is not False:
-            raise ScenarioError(self.at(key), "true or false", value)
-        return value
-
-    def names(self, key: str) -> tuple[str, ...]:
-        """A list of names, or the comma-separated string JEDI task parameters often use."""
-        value = self.data.get(key)
-        if value in (None, ""):
-            return ()
-        if isinstance(value, str):
-            return tuple(item.strip() for item in value.split(",") if item.strip())
-        if isinstance(value, list) and all(isinstance(item, str) for item in value):
-            return tuple(value)
-        raise ScenarioError(self.at(key), "a list of names or a comma-separated string", value)
-
-    def obj(self, key: str) -> dict:
-        value = self.data.get(key, {})
-        if value is None:
-            return {}
-        if not isinstance(value, dict):
-            raise ScenarioError(self.at(key), "an object", value)
-        return value
-
-    def lst(self, key: str) -> list:
-        value = self.data.get(key, [])
-        if value is None:
-            return []
-        if not isinstance(value, list):
-            raise ScenarioError(self.at(key), "a list", value)
-        return value
 
 
 @dataclass(frozen=True)
@@ -207,7 +85,7 @@ def _frozen(cls: type, values: dict[str, Any]) -> Any:
 
 
 def _parse_task(data: object) -> TaskSpec:
-    r = _Reader(data, "$.task")
+    r = Reader(data, "$.task")
     return _frozen(
         TaskSpec,
         dict(
@@ -276,7 +154,7 @@ class JobSet:
 
 
 def _parse_jobs(data: object) -> JobSet:
-    r = _Reader(data, "$.jobs")
+    r = Reader(data, "$.jobs")
     return _frozen(
         JobSet,
         dict(
@@ -311,10 +189,10 @@ class DatasetInfo:
 def _parse_datasets(items: list) -> tuple[DatasetInfo, ...]:
     datasets = []
     for index, item in enumerate(items):
-        r = _Reader(item, f"$.datasets[{index}]")
+        r = Reader(item, f"$.datasets[{index}]")
         replicas = {}
         for endpoint, replica in r.obj("replicas").items():
-            rr = _Reader(replica, f"$.datasets[{index}].replicas", endpoint)
+            rr = Reader(replica, f"$.datasets[{index}].replicas", endpoint)
             replicas[endpoint] = Replica(
                 nFiles=rr.integer("nFiles", 0, minimum=0) or 0, sizeGB=rr.number("sizeGB", 0, minimum=0) or 0.0
             )
@@ -346,7 +224,7 @@ SITE_ROLES = ("nucleus", "satellite")
 def _parse_sites(data: dict) -> dict[str, SiteInfo]:
     sites = {}
     for name, item in data.items():
-        r = _Reader(item, "$.sites", name)
+        r = Reader(item, "$.sites", name)
         sites[name] = _frozen(
             SiteInfo,
             dict(
@@ -438,11 +316,11 @@ def _parse_endpoints(data: dict) -> dict[str, EndpointInfo]:
 
 
 def _read_endpoint(name: str, item: object) -> EndpointInfo:
-    r = _Reader(item, "$.ddm_endpoints", name)
+    r = Reader(item, "$.ddm_endpoints", name)
     status = {}
     for activity, value in r.obj("detailed_status").items():
         if not isinstance(value, str) or value.upper() not in _ENDPOINT_STATUSES:
-            raise ScenarioError(_key_path(r.at("detailed_status"), activity), "'ON', 'OFF' or 'TEST'", value)
+            raise ScenarioError(key_path(r.at("detailed_status"), activity), "'ON', 'OFF' or 'TEST'", value)
         status[activity] = value.upper()
     kind = r.text("type") or (name.rsplit("_", 1)[-1] if "_" in name else "")
     return _frozen(
@@ -475,7 +353,7 @@ class NetworkLink:
 def _parse_network(items: list) -> tuple[NetworkLink, ...]:
     links = []
     for index, item in enumerate(items):
-        r = _Reader(item, f"$.network[{index}]")
+        r = Reader(item, f"$.network[{index}]")
         closeness = r.number("closeness")
         if closeness is not None and not -1 <= closeness <= 11:
             raise ScenarioError(r.at("closeness"), "a closeness from -1 (blocked) to 11", closeness)
@@ -505,7 +383,7 @@ class NucleusStats:
 def _parse_nucleus_stats(data: dict) -> dict[str, NucleusStats]:
     stats = {}
     for name, item in data.items():
-        r = _Reader(item, "$.nucleus_stats", name)
+        r = Reader(item, "$.nucleus_stats", name)
         stats[name] = NucleusStats(
             rw=r.number("rw", 0, minimum=0) or 0.0, outputQueued=r.integer("outputQueued", minimum=0)
         )
@@ -610,7 +488,7 @@ def check_queue_record(name: str, record: object, *, path: str = "$.queues") -> 
     """Checks the types of the CRIC keys the brokers read in one queue record (ScenarioError with its path)."""
     if isinstance(record, dict) and _queue_record_plain(record):
         return
-    r = _Reader(record, path, name) if path else _Reader(record, "$")
+    r = Reader(record, path, name) if path else Reader(record, "$")
     for key in QUEUE_NUMBER_KEYS:
         r.number(key)
     for key in QUEUE_TEXT_KEYS:
@@ -625,7 +503,7 @@ def check_queue_record(name: str, record: object, *, path: str = "$.queues") -> 
         r.boolean(key)
     for role, endpoints in r.obj("astorages").items():
         if not (isinstance(endpoints, list) and all(isinstance(x, str) for x in endpoints)):
-            raise ScenarioError(_key_path(r.at("astorages"), role), "a list of endpoint names", endpoints)
+            raise ScenarioError(key_path(r.at("astorages"), role), "a list of endpoint names", endpoints)
 
 
 def _check_queues(data: dict) -> dict[str, dict]:
@@ -648,19 +526,19 @@ def _check_user_stats(data: dict) -> dict[str, Any]:
             quota = counts.get("diskQuotaExceeded")
             if quota is None or quota is True or quota is False:
                 continue  # the common case at once; the reader below names what is wrong
-        r = _Reader(counts, f"$.user_stats.{who}")
+        r = Reader(counts, f"$.user_stats.{who}")
         for key in USER_COUNT_KEYS:
             r.number(key, minimum=0)
         r.boolean("diskQuotaExceeded")
-    r = _Reader(data, "$.user_stats")
+    r = Reader(data, "$.user_stats")
     for share, usage in r.obj("gshareUsage").items():
         if isinstance(usage, bool) or not isinstance(usage, int | float) or usage < 0:
-            raise ScenarioError(_key_path("$.user_stats.gshareUsage", share), "a usage fraction ≥ 0", usage)
+            raise ScenarioError(key_path("$.user_stats.gshareUsage", share), "a usage fraction ≥ 0", usage)
     r.number("hoursSinceLastSuccess", minimum=0)
     for queue_name, item in r.obj("queues").items():
         if type(item) is dict and _counts_plain(item, _USER_QUEUE_KEY_SET):
             continue
-        q = _Reader(item, "$.user_stats.queues", queue_name)
+        q = Reader(item, "$.user_stats.queues", queue_name)
         for key in USER_QUEUE_KEYS:
             q.number(key, minimum=0)
     return data
@@ -686,7 +564,7 @@ def _counts_plain(item: dict, keys: frozenset[str]) -> bool:
 def _check_object_of_objects(data: dict, path: str) -> dict[str, dict]:
     for name, item in data.items():
         if not isinstance(item, dict):
-            raise ScenarioError(_key_path(path, name), "an object", item)
+            raise ScenarioError(key_path(path, name), "an object", item)
     return data
 
 
@@ -771,7 +649,7 @@ PLUGIN_SECTIONS = {
 
 def parse_scenario(data: object, *, plugin: str | None = None) -> Scenario:
     """Parses a scenario object; `plugin` overrides (or supplies) the scenario's own plugin name."""
-    r = _Reader(data, "$")
+    r = Reader(data, "$")
     name = plugin or r.text("plugin")
     if not name:
         raise ScenarioError("$.plugin", "the name of a brokerage plugin", r.data.get("plugin"))
@@ -784,7 +662,7 @@ def parse_scenario(data: object, *, plugin: str | None = None) -> Scenario:
         config = ConfigView.from_flat(gdpconfig, profile=profile)
     except GdpConfigError as error:
         key = getattr(error, "key", "")
-        raise ScenarioError(_key_path("$.gdpconfig", key), str(error), show_got=False) from None
+        raise ScenarioError(key_path("$.gdpconfig", key), str(error), show_got=False) from None
     return _frozen(
         Scenario,
         dict(
