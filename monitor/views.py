@@ -18,7 +18,7 @@ from brokerage.engine import ScenarioError
 from brokerage.gdpconfig import REGISTRY, GdpConfigError
 from brokerage.models import Task
 from brokerage.params import whole_number
-from brokerage.selectors.decisions import decision_detail, decision_explorer
+from brokerage.selectors.decisions import decision_explorer
 from brokerage.selectors.dirac import (
     dirac_job_detail,
     dirac_job_exists,
@@ -32,6 +32,7 @@ from brokerage.selectors.nuclei import nucleus_names
 from brokerage.selectors.overview import database_overview
 from brokerage.selectors.preview import PreviewUnavailable, broker_preview_task
 from brokerage.selectors.queues import queue_detail, queue_list
+from brokerage.selectors.replay import decision_detail
 from brokerage.selectors.search import search_everything
 from brokerage.selectors.shares import shares_overview
 from brokerage.selectors.sites import site_detail, site_list

@@ -15,7 +15,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import Avg, Count, F, FloatField, Sum
+from django.db.models import Avg, Count, F, FloatField, OuterRef, Subquery, Sum
 from django.db.models.functions import NullIf
 
 from brokerage.engine import Scenario, parse_scenario
@@ -30,7 +30,6 @@ from brokerage.models import (
     SoftwareTags,
     StorageEndpoint,
 )
-from brokerage.selectors.timeouts import last_start_subquery, last_start_window
 
 # Queue columns we keep outside the CRIC record (the record itself is kept whole in PandaQueue.cric).
 QUEUE_COLUMNS = (
@@ -252,3 +251,25 @@ def grid_base(*, now: datetime, gdpconfig: dict[str, Any], plugin: str) -> Scena
             "queue_stats": queue_statistics(now=now, queues=queues),
         }
     )
+
+
+# How far back job starts are looked for: a week at most (bounded so the query never reads the whole history)
+LAST_START_WINDOW = timedelta(days=7)
+
+
+def last_start_window() -> timedelta:
+    """How far back the last start per queue is looked for: a week, or less when jobs are archived sooner. A job is
+    archived JOB_ARCHIVE_AFTER_DAYS after it ended, so every job that started since then is still active: the
+    last start is read from the active jobs alone, and the archive keeps no (computingSite, startTime) index (issue
+    32: 88 of its 383 bytes a job). The rules that read it (the watchdog's inactive queue, the job brokerage's
+    inactive rule) compare it with a few hours."""
+    return min(LAST_START_WINDOW, timedelta(days=settings.JOB_ARCHIVE_AFTER_DAYS))
+
+
+def last_start_subquery(*, now: datetime) -> Subquery:
+    """When a job last started at the queue named by OuterRef("name") within last_start_window(), read from the
+    end of the active jobs' (computingSite, startTime) index: one index probe a queue, not a week of jobs grouped."""
+    last = Job.objects.filter(
+        archiveDay__isnull=True, computingSite=OuterRef("name"), startTime__gte=now - last_start_window()
+    )
+    return Subquery(last.order_by("-startTime").values("startTime")[:1])

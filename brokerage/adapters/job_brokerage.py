@@ -80,8 +80,8 @@ def analysis_user_stats(*, now: datetime, task_ids: list[int]) -> dict[int, dict
     per queue, the user's running cores at hi-class queues, hours since the task's last finished job, and the
     global shares' usage. Six queries for all the tasks of a cycle."""
     # deferred import: selectors import models, and the adapters are imported by services at start-up
+    from brokerage.adapters.shares import global_share_usage
     from brokerage.models import Task
-    from brokerage.selectors.shares import global_share_usage
 
     owners = {
         pk: (user, group)

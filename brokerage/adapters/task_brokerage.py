@@ -11,14 +11,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from django.db.models import F, Q, QuerySet, Window
-from django.db.models.functions import RowNumber
+from django.db.models import F, FloatField, OuterRef, Q, QuerySet, Subquery, Sum, Value, Window
+from django.db.models.functions import Coalesce, Greatest, RowNumber
 
 from brokerage.adapters import grid
 from brokerage.adapters.grid import over_base
 from brokerage.engine import Scenario, parse_scenario
-from brokerage.models import Dataset, DatasetFile, DatasetReplica, Task
-from brokerage.selectors.nuclei import remaining_work_by_nucleus, remaining_work_rows
+from brokerage.models import (
+    Dataset,
+    DatasetFile,
+    DatasetReplica,
+    Task,
+)
 from brokerage.splitter import job_set_summary, task_chunks
 
 PLUGIN = "atlas_prod_task"
@@ -178,3 +182,43 @@ def _first_files(task_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
     ):
         files.setdefault(row["task_id"], []).append(row)
     return files
+
+
+# REFERENCE.md: RW counts the tasks in ready, scouting, running or pending.
+RW_STATUSES = ("ready", "scouting", "running", "pending")
+
+
+def remaining_work_rows() -> list[tuple[str, str, int, float]]:
+    """(nucleus, gshare, currentPriority, RW in HS06 s) over the tasks assigned to a nucleus and in RW_STATUSES
+    (REFERENCE.md): each task contributes max(0, nEvents − nEventsUsed) of its master inputs × cpuTime. One query."""
+    remaining_events = (
+        Dataset.objects.filter(task=OuterRef("pk"), type__in=("input", "pseudo_input"), master__isnull=True)
+        .values("task")
+        # a dataset whose nEvents is unknown (0) or behind its files' events has nothing left, never a negative
+        # amount: the engine refuses a negative RW, and one such dataset would hide the others' work
+        .annotate(left=Sum(Greatest(Coalesce(F("nEvents"), 0) - Coalesce(F("nEventsUsed"), 0), 0)))
+        .values("left")
+    )
+    rows = (
+        Task.objects.filter(status__in=RW_STATUSES)
+        .exclude(nucleus="")
+        .annotate(
+            work=Coalesce(Subquery(remaining_events), 0, output_field=FloatField())
+            * Coalesce(F("cpuTime"), Value(0), output_field=FloatField())
+        )
+        .values("nucleus", "gshare", "currentPriority")
+        .annotate(rw=Sum("work"))
+        .values_list("nucleus", "gshare", "currentPriority", "rw")
+    )
+    return [(nucleus, gshare, priority, float(rw or 0.0)) for nucleus, gshare, priority, rw in rows]
+
+
+def remaining_work_by_nucleus(
+    rows: list[tuple[str, str, int, float]], *, priority: int, gshare: str
+) -> dict[str, float]:
+    """RW per nucleus for a task of `priority` in `gshare`: the work of equal or higher priority, same gshare."""
+    result: dict[str, float] = {}
+    for nucleus, row_gshare, row_priority, amount in rows:
+        if row_gshare == gshare and row_priority >= priority:
+            result[nucleus] = result.get(nucleus, 0.0) + amount
+    return result

@@ -368,18 +368,19 @@ class GdpConfigRevisionAdmin(ReadOnlyAdmin):
 
     @admin.action(description="Restore the selected revision", permissions=["restore"])
     def restore_revision(self, request, queryset):
-        if queryset.count() != 1:
+        selected = list(queryset.values_list("pk", flat=True)[:2])
+        if len(selected) != 1:
             self.message_user(request, "Select exactly one revision to restore.", messages.ERROR)
             return
-        revision = queryset.get()
+        revision_id = selected[0]
         try:
             made = gdpconfig_revision_restore(
-                revision_id=revision.pk, user=request.user, comment="restored in the admin"
+                revision_id=revision_id, user=request.user, comment="restored in the admin"
             )
         except GdpConfigInputError as error:
             self.message_user(request, str(error), messages.WARNING)
             return
-        self.message_user(request, f"Revision {revision.pk} restored as revision {made.pk}.", messages.SUCCESS)
+        self.message_user(request, f"Revision {revision_id} restored as revision {made.pk}.", messages.SUCCESS)
 
     def has_restore_permission(self, request) -> bool:
         return request.user.has_perm("brokerage.change_gdpconfig")

@@ -351,21 +351,3 @@ def decision_explorer(*, filters: dict[str, str], now: datetime, page: int = 1) 
             )[:10]
         ),
     }
-
-
-def decision_detail(*, decision_id: int) -> dict[str, Any] | None:
-    """One stored decision with its trace in words (any plugin)."""
-    decision = Decision.objects.select_related("cycle").filter(pk=decision_id).first()
-    if decision is None:
-        return None
-    from brokerage.gdpconfig.profiles import PROFILE_NAMES
-    from brokerage.selectors.inputs import decision_replay_why_not
-
-    why_not = decision_replay_why_not(decision=decision)
-    return {
-        "decision": decision,
-        "trace": decision_trace(decision=decision),
-        "replayable": not why_not,
-        "replay_why": why_not,
-        "profiles": PROFILE_NAMES,
-    }

@@ -11,10 +11,18 @@ from brokerage.engine import Decision as EngineDecision
 from brokerage.engine import trace_decode, trace_encode
 from brokerage.engine.core.decision import stored_weight, trace_outline
 from brokerage.gdpconfig import ConfigView
+from brokerage.gdpconfig.profiles import PROFILE_NAMES
 from brokerage.models import Decision, DecisionTrace
 from brokerage.plugins import plugin_registry
-from brokerage.selectors.decisions import decision_trace_plain
-from brokerage.selectors.inputs import GridInputs, InputsUnavailable, decision_inputs, grid_inputs, parsed_scenario
+from brokerage.selectors.decisions import decision_trace, decision_trace_plain
+from brokerage.selectors.inputs import (
+    GridInputs,
+    InputsUnavailable,
+    decision_inputs,
+    decision_replay_why_not,
+    grid_inputs,
+    parsed_scenario,
+)
 
 
 def _outline_from(decision: EngineDecision, *, details: bool = True) -> dict[str, Any]:
@@ -175,3 +183,18 @@ def decision_replay(
     own = decision_inputs(decision=decision)
     grid = grid_inputs(cycle_id=cycle_id or decision.cycle_id, decision=decision)
     return replay_one(decision=decision, own=own, grid=grid, profile=profile, overrides=overrides)
+
+
+def decision_detail(*, decision_id: int) -> dict[str, Any] | None:
+    """One stored decision with its trace in words (any plugin), and whether it can be replayed."""
+    decision = Decision.objects.select_related("cycle").filter(pk=decision_id).first()
+    if decision is None:
+        return None
+    why_not = decision_replay_why_not(decision=decision)
+    return {
+        "decision": decision,
+        "trace": decision_trace(decision=decision),
+        "replayable": not why_not,
+        "replay_why": why_not,
+        "profiles": PROFILE_NAMES,
+    }

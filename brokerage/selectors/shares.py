@@ -5,22 +5,16 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, F, FloatField, Sum, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Count
 
+from brokerage.adapters.shares import global_share_usage
 from brokerage.models import (
-    GlobalShare,
     GlobalShareSnapshot,
-    Job,
     Task,
     WorkQueue,
 )
-from brokerage.shares import Criteria, QueueRule, ShareNode, distribute_shares, normalised_shares, share_usage
+from brokerage.shares import Criteria, QueueRule, distribute_shares
 
-# Without a measured HS06, a job counts as its cores × 10 HS06 (the corePower REFERENCE.md uses).
-DEFAULT_HS06_PER_CORE = 10.0
-EXECUTING = ("sent", "running")
-QUEUED = ("activated",)
 ACTIVE_TASK_STATUSES = ("ready", "scouting", "running", "pending", "throttled")
 
 
@@ -104,40 +98,6 @@ def work_queue_shares(*, vo: str = "atlas", queue_type: str = "production") -> l
                     }
                 )
     return rows
-
-
-def global_share_usage() -> list[dict[str, Any]]:
-    """Every global share with its normalised value, and for leaves the executing and queued HS06, the
-    target and the usage (REFERENCE.md). Two queries whatever the number of jobs."""
-    shares = list(GlobalShare.objects.select_related("parent"))
-    nodes = [ShareNode(s.name, s.value, s.parent.name if s.parent else None) for s in shares]
-    normalised = normalised_shares(nodes)
-    parents = {node.parent for node in nodes}
-    leaves = [s.name for s in shares if s.name not in parents]
-    hs06 = Coalesce(F("hs06"), F("coreCount") * Value(DEFAULT_HS06_PER_CORE), output_field=FloatField())
-    sums = (
-        Job.objects.filter(jobStatus__in=EXECUTING + QUEUED, gshare__in=leaves)
-        .values("gshare", "jobStatus")
-        .annotate(total=Sum(hs06))
-    )
-    executing: dict[str, float] = {}
-    queued: dict[str, float] = {}
-    for row in sums:
-        target = executing if row["jobStatus"] in EXECUTING else queued
-        target[row["gshare"]] = target.get(row["gshare"], 0.0) + float(row["total"] or 0.0)
-    usage = share_usage(normalised, executing, leaves)
-    return [
-        {
-            "share": share,
-            "normalised": normalised.get(share.name, 0.0),
-            "leaf": share.name in usage,
-            "executing_hs06": usage.get(share.name, {}).get("executing", 0.0),
-            "queued_hs06": queued.get(share.name, 0.0),
-            "target_hs06": usage.get(share.name, {}).get("target", 0.0),
-            "usage": usage.get(share.name, {}).get("usage"),
-        }
-        for share in shares
-    ]
 
 
 def shares_overview(*, now: datetime) -> dict[str, Any]:

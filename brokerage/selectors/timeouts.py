@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.conf import settings
-from django.db.models import OuterRef, Subquery, Sum
+from django.db.models import Sum
 
+from brokerage.adapters.grid import last_start_subquery
 from brokerage.grid_clock import grid_speed
 from brokerage.models import (
     Job,
@@ -17,28 +17,6 @@ from brokerage.models import (
 )
 from brokerage.selectors.gdpconfig import gdpconfig_view
 from brokerage.watchdog import TimeoutJob, TimeoutLimits, TimeoutQueue, TimeoutState, job_timeout_state
-
-# How far back job starts are looked for: a week at most (bounded so the query never reads the whole history)
-LAST_START_WINDOW = timedelta(days=7)
-
-
-def last_start_window() -> timedelta:
-    """How far back the last start per queue is looked for: a week, or less when jobs are archived sooner. A job is
-    archived JOB_ARCHIVE_AFTER_DAYS after it ended, so every job that started since then is still active: the
-    last start is read from the active jobs alone, and the archive keeps no (computingSite, startTime) index (issue
-    32: 88 of its 383 bytes a job). The rules that read it (the watchdog's inactive queue, the job brokerage's
-    inactive rule) compare it with a few hours."""
-    return min(LAST_START_WINDOW, timedelta(days=settings.JOB_ARCHIVE_AFTER_DAYS))
-
-
-def last_start_subquery(*, now: datetime) -> Subquery:
-    """When a job last started at the queue named by OuterRef("name") within last_start_window(), read from the
-    end of the active jobs' (computingSite, startTime) index: one index probe a queue, not a week of jobs grouped."""
-    last = Job.objects.filter(
-        archiveDay__isnull=True, computingSite=OuterRef("name"), startTime__gte=now - last_start_window()
-    )
-    return Subquery(last.order_by("-startTime").values("startTime")[:1])
-
 
 JOB_FIELDS = (
     "pk",

@@ -6,8 +6,9 @@ from datetime import datetime
 
 from django.db import transaction
 
+from brokerage.adapters.shares import global_share_usage
 from brokerage.models import GlobalShareSnapshot, Task
-from brokerage.selectors.shares import global_share_usage, work_queue_rules
+from brokerage.selectors.shares import work_queue_rules
 from brokerage.services.bulk import rows_lock
 from brokerage.shares import ATTRIBUTES, work_queue_for
 

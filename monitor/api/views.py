@@ -18,6 +18,7 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 
+from brokerage.adapters.shares import global_share_usage
 from brokerage.costly import SlotsBusy, costly_client, costly_slot
 from brokerage.gdpconfig import GdpConfigError
 from brokerage.models import (
@@ -46,7 +47,6 @@ from brokerage.selectors.gdpconfig import gdpconfig_parameter_rows, gdpconfig_re
 from brokerage.selectors.inputs import InputsUnavailable, decision_scenario
 from brokerage.selectors.preview import PreviewUnavailable, broker_preview_scenario, broker_preview_task
 from brokerage.selectors.replay import decision_replay
-from brokerage.selectors.shares import global_share_usage
 from brokerage.selectors.timeouts import job_timeout_states
 from brokerage.selectors.whatif import cycle_id_list, cycles_what_if
 from brokerage.services.dirac import dirac_match_request, resource_from

@@ -352,3 +352,33 @@ class TestStatusThroughAdmin:
         )
         assert response.status_code == 200
         assert "starts in registered" in str(response.context["adminform"].form.errors["status"])
+
+
+class TestRevisionRestoreAction:
+    """The admin action restores exactly one selected revision through the service, and says so; two selected is
+    an error that changes nothing."""
+
+    URL = "admin:brokerage_gdpconfigrevision_changelist"
+
+    def test_one_selected_revision_is_restored(self, admin_client_logged):
+        gdpconfig_save(key="NQUEUED_SAT_CAP", value=300)
+        before = models.GdpConfigRevision.objects.order_by("-pk").first()
+        gdpconfig_save(key="NQUEUED_SAT_CAP", value=5)
+        response = admin_client_logged.post(
+            reverse(self.URL), {"action": "restore_revision", "_selected_action": [before.pk]}, follow=True
+        )
+        made = models.GdpConfigRevision.objects.order_by("-pk").first()
+        assert f"Revision {before.pk} restored as revision {made.pk}." in response.content.decode()
+        assert GdpConfig.objects.get(key="NQUEUED_SAT_CAP").value == "300"  # stored as text
+
+    def test_two_selected_revisions_change_nothing(self, admin_client_logged):
+        gdpconfig_save(key="NQUEUED_SAT_CAP", value=300)
+        gdpconfig_save(key="NQUEUED_SAT_CAP", value=5)
+        picked = list(models.GdpConfigRevision.objects.order_by("-pk").values_list("pk", flat=True)[:2])
+        count = models.GdpConfigRevision.objects.count()
+        response = admin_client_logged.post(
+            reverse(self.URL), {"action": "restore_revision", "_selected_action": picked}, follow=True
+        )
+        assert "Select exactly one revision to restore." in response.content.decode()
+        assert models.GdpConfigRevision.objects.count() == count
+        assert GdpConfig.objects.get(key="NQUEUED_SAT_CAP").value == "5"

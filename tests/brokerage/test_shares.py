@@ -6,8 +6,9 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
+from brokerage.adapters.shares import global_share_usage
 from brokerage.models import GlobalShareSnapshot, Task
-from brokerage.selectors.shares import global_share_usage, work_queue_shares
+from brokerage.selectors.shares import work_queue_shares
 from brokerage.services.shares import global_share_snapshot_take, task_work_queue_assign
 from brokerage.shares import (
     Criteria,
