@@ -6,11 +6,7 @@
   selectors may read through them);
 - views, serializers and admin modules use the ORM for nothing beyond one object by its key: every other read goes
   through a selector (see `orm_uses`);
-- no import cycle among the project's modules.
-
-Two selector → service leaks remain, each waiting for its service to be split into read → plan → write: the WMCore
-request page reads elements with the agents' own reader, and the broker preview builds a job set's scenario with the
-job generator's helpers. They are listed so that no new one comes in and each is taken off when fixed."""
+- no import cycle among the project's modules."""
 
 import ast
 from pathlib import Path
@@ -19,10 +15,6 @@ import pytest
 
 from tests.test_purity import ROOT, imported_modules
 
-KNOWN_LEAKS = {
-    "brokerage/selectors/preview.py": {"brokerage.services.jobs"},
-    "brokerage/selectors/wmcore_request.py": {"brokerage.services.wmcore.common"},
-}
 PROJECT_PACKAGES = ("brokerage", "config", "monitor", "tools")
 # The modules that answer requests or edit rows for people: views, the API's views and serializers, the admin.
 REQUEST_MODULES = (
@@ -50,14 +42,7 @@ def relative(path: Path) -> str:
 
 @pytest.mark.parametrize("path", files_under("brokerage/selectors"), ids=relative)
 def test_a_selector_imports_no_service(path):
-    allowed = KNOWN_LEAKS.get(relative(path), set())
-    assert imports_under(path, "brokerage.services") <= allowed
-
-
-@pytest.mark.parametrize("name", sorted(KNOWN_LEAKS))
-def test_each_known_leak_is_still_there(name):
-    """A leak fixed is taken off the list, so the list only shrinks."""
-    assert imports_under(ROOT / name, "brokerage.services") == KNOWN_LEAKS[name]
+    assert imports_under(path, "brokerage.services") == set()
 
 
 @pytest.mark.parametrize("path", files_under("brokerage/adapters"), ids=relative)

@@ -7,6 +7,7 @@ and datasets, which the job-generation service has already read for all the cycl
 
 from __future__ import annotations
 
+from collections import defaultdict
 from datetime import datetime
 from typing import Any
 
@@ -19,9 +20,20 @@ from brokerage.adapters.grid import (
     grid_base,
     over_base,
 )
-from brokerage.adapters.task_brokerage import JOB_TASK_PARAMETERS, TASK_FIELDS, task_values
+from brokerage.adapters.task_brokerage import JOB_TASK_PARAMETERS, TASK_FIELDS, first_usable_files, task_values
 from brokerage.engine import Scenario, parse_scenario
-from brokerage.models import Job, PandaQueue
+from brokerage.models import (
+    Dataset,
+    DatasetFile,
+    DatasetReplica,
+    Event,
+    Job,
+    PandaQueue,
+    Task,
+    WorkQueue,
+)
+from brokerage.splitter import job_set_summary, task_chunks
+from brokerage.throttle import resource_type_for
 
 PLUGIN = "atlas_prod_job"
 
@@ -144,3 +156,113 @@ def analysis_user_stats(*, now: datetime, task_ids: list[int]) -> dict[int, dict
             entry["hoursSinceLastSuccess"] = max((now - last_success[task_id]).total_seconds() / 3600, 0.0)
         stats[task_id] = entry
     return stats
+
+
+# JEDI's default: 10 scout jobs (task parameter nScoutJobs); brokerage.services.scouting ends the scouting.
+SCOUT_JOBS = 10
+
+
+# The most jobs one job set gets, and the most ready files read per task per cycle.
+JOBS_PER_SET = 100
+
+
+FILES_PER_TASK = 1000
+
+
+def job_set_inputs(
+    task_ids: list[int],
+) -> tuple[dict[int, dict], dict[int, list[dict]], dict[str, dict], dict[int, int]]:
+    """Master input datasets, their replicas, the first FILES_PER_TASK usable files per task and the events
+    already given out per file (four queries for any number of tasks)."""
+    masters = {
+        row["task_id"]: row
+        for row in Dataset.objects.filter(task_id__in=task_ids, type__in=("input", "pseudo_input"), master__isnull=True)
+        .order_by("datasetID")
+        .values("datasetID", "task_id", "datasetName", "nFiles", "nFilesUsed", "status")
+    }
+    replicas: dict[str, dict] = defaultdict(dict)
+    for name, endpoint, n_files, size in DatasetReplica.objects.filter(
+        datasetName__in=[m["datasetName"] for m in masters.values()]
+    ).values_list("datasetName", "endpoint__name", "nFiles", "sizeGB"):
+        replicas[name][endpoint] = {"nFiles": n_files, "sizeGB": size}
+    files: dict[int, list[dict]] = defaultdict(list)
+    usable = first_usable_files(
+        DatasetFile.objects.filter(dataset_id__in=[m["datasetID"] for m in masters.values()]), per_task=FILES_PER_TASK
+    ).values("fileID", "task_id", "dataset_id", "fsize", "nEvents", "status", "attemptNr", "ramCount", "PandaID")
+    for row in usable:
+        files[row["task_id"]].append(row)
+    used = dict(
+        Event.objects.filter(task_id__in=task_ids)
+        .values("file_id")
+        .annotate(last=Max("def_max_eventID"))
+        .values_list("file_id", "last")
+    )
+    return masters, files, replicas, {file_id: last + 1 for file_id, last in used.items()}
+
+
+def job_set_task_rows(task_ids: list[int]) -> dict[int, dict]:
+    fields = {*TASK_FIELDS, "nucleus", "status", "workDiskCount", "taskName", "workQueue_id", "splitRule", "taskClass"}
+    rows = {row["jediTaskID"]: row for row in Task.objects.filter(pk__in=task_ids).values(*fields)}
+    for row in rows.values():
+        ram = row["ramCount"]
+        per_core = ram if (row["ramUnit"] or "").endswith("PerCore") or ram is None else ram / max(row["coreCount"], 1)
+        row["resource_type"] = resource_type_for(core_count=row["coreCount"], ram_per_core_mb=per_core)
+    return rows
+
+
+def job_set_preview_scenario(*, task_id: int, now: datetime, gdpconfig: dict[str, Any], seed: int = 0):
+    """The scenario the task's next job set would be brokered with now (reads only): its next chunk of inputs,
+    or, when nothing is left to split, a job set like its latest one. None when the task has neither."""
+    tasks = job_set_task_rows([task_id])
+    task = tasks.get(task_id)
+    if task is None:
+        return None
+    work_queue = WorkQueue.objects.filter(pk=task["workQueue_id"]).values("queue_type").first()
+    analysis = (work_queue or {}).get("queue_type") == "analysis" or task["prodSourceLabel"] in ("user", "panda")
+    base = job_grid_base(now=now, gdpconfig=gdpconfig)
+    masters, files, replicas, used = job_set_inputs([task_id])
+    scouts = task["status"] == "ready" and int((task["taskParams"] or {}).get("nScoutJobs", SCOUT_JOBS)) > 0
+    chunks = task_chunks(task, files.get(task_id, []), used, SCOUT_JOBS if scouts else JOBS_PER_SET)
+    if chunks:
+        jobs = job_set_summary(chunks, scouts=scouts, task=task)
+    else:
+        latest = (
+            # jobs without a job set do not count (and PostgreSQL would sort their NULL first)
+            Job.objects.filter(task_id=task_id, jobsetID__isnull=False)
+            .order_by("-jobsetID", "-pk")
+            .values_list("jobsetID", flat=True)
+            .first()
+        )
+        if latest is None:
+            return None
+        sizes = Job.objects.filter(task_id=task_id, jobsetID=latest).aggregate(
+            events=Max("nEvents"), size=Max("inputFileBytes"), files=Max("nInputFiles"), jobs=Count("pk")
+        )
+        jobs = {
+            "nEvents": sizes["events"],
+            "inputSizeMB": (sizes["size"] or 0) / 1024**2,
+            "nFiles": sizes["files"] or 0,
+            "nJobs": sizes["jobs"],
+        }
+    master = masters.get(task_id)
+    datasets = []
+    if master is not None:
+        found = replicas[master["datasetName"]]
+        datasets.append(
+            {
+                "name": master["datasetName"],
+                "master": True,
+                "nFiles": master["nFiles"],
+                "sizeGB": max((r["sizeGB"] for r in found.values()), default=0.0),
+                "replicas": found,
+            }
+        )
+    return job_set_scenario(
+        base=base,
+        task=task,
+        datasets=datasets,
+        jobs=jobs,
+        seed=seed,
+        plugin=ANALYSIS_PLUGIN if analysis else PLUGIN,
+        user_stats=analysis_user_stats(now=now, task_ids=[task_id]).get(task_id) if analysis else None,
+    )

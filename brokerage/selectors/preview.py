@@ -73,8 +73,8 @@ def broker_preview_task(
     """The decision the task would get now with `overrides` on top of the effective gdpconfig (under `profile`
     instead of the live one when given), and its difference from the task's last stored decision of that
     plugin. Bad overrides raise GdpConfigError naming the key."""
+    from brokerage.adapters.job_brokerage import job_set_preview_scenario
     from brokerage.selectors.gdpconfig import cycle_gdpconfig
-    from brokerage.services.jobs import job_set_preview_scenario
     from brokerage.states import WAITING_FOR_NUCLEUS
 
     task = Task.objects.filter(pk=task_id).values("status", "vo").first()

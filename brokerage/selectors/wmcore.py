@@ -26,6 +26,7 @@ from brokerage.models import (
     WMCoreSite,
     WMCoreSiteThreshold,
 )
+from brokerage.selectors.gdpconfig import gdpconfig_view
 from brokerage.states import WMCORE_ELEMENT, WMCORE_REQUEST
 
 # Where an element's jobs count before they are WMBS jobs: acquired by a local queue, not yet running there.
@@ -283,3 +284,32 @@ def wmcore_overview(*, now: datetime, request_query: str = "", site: str = "") -
             for code, count in conditions.most_common()
         ],
     }
+
+
+CONFIG_KEYS = (
+    "WMCORE_MAX_JOBS_PER_OWNER",
+    "WMCORE_SCHEDD_FRACTION",
+    "WMCORE_OVERFLOW_FRACTION",
+    "WMCORE_CACHE_REFRESH_SIZE",
+    "WMCORE_CACHE_REFRESH_MINUTES",
+    "WMCORE_MAX_JOBS_TO_CACHE",
+    "WMCORE_MAX_JOBS_PER_POLL",
+    "WMCORE_PULL_SCHEDD_FRACTION",
+    "WMCORE_FREE_SLOTS",
+    "WMCORE_QUEUE_DEPTH",
+    "WMCORE_PULL_COUNTS",
+    "WMCORE_AVAILABLE_ORDER",
+    "WMCORE_ROWS_PER_SLICE",
+    "WMCORE_MAX_ROWS_PER_CYCLE",
+    "WMCORE_WORK_PER_CYCLE",
+    "WMCORE_SITE_RULE",
+    "WMCORE_TASK_PRIORITY",
+    "WMCORE_MERGE_IGNORES_PENDING",
+    "WMCORE_SUBMIT_LOCATIONS",
+    "WMCORE_DRAIN_GRACE_HOURS",
+)
+
+
+def config_snapshot() -> dict[str, Any]:
+    config = gdpconfig_view()
+    return {key: config.get(key) for key in CONFIG_KEYS}

@@ -10,12 +10,12 @@ from typing import Any
 
 from django.db.models import Count, Sum
 
+from brokerage.adapters.wmcore import ElementReader, element_rows
 from brokerage.engine import explain, reason_title
 from brokerage.engine.wmcore.elements import GET_WORK, PULL_WORK, PullRules, usable_sites
 from brokerage.engine.wmcore.matching import free_slots
 from brokerage.models import WMCoreElement, WMCoreQueue, WMCoreRequest
-from brokerage.selectors.wmcore import wmcore_site_jobs, wmcore_site_resources
-from brokerage.services.wmcore.common import ElementReader, config_snapshot, element_rows
+from brokerage.selectors.wmcore import config_snapshot, wmcore_site_jobs, wmcore_site_resources
 
 ELEMENTS_SHOWN = 200
 SLOT_ROWS_SHOWN = 80

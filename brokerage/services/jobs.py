@@ -17,23 +17,24 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, Exists, Max, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef, Q
 
 from brokerage.adapters.job_brokerage import (
     ANALYSIS_PLUGIN,
+    JOBS_PER_SET,
     PLUGIN,
+    SCOUT_JOBS,
     analysis_user_stats,
     job_grid_base,
+    job_set_inputs,
     job_set_scenario,
+    job_set_task_rows,
 )
-from brokerage.adapters.task_brokerage import TASK_FIELDS, first_usable_files
 from brokerage.engine.core.decision import Decision as EngineDecision
 from brokerage.gdpconfig import ConfigView
 from brokerage.models import (
     BrokerageCycle,
-    Dataset,
     DatasetFile,
-    DatasetReplica,
     Event,
     Job,
     JobStatusLog,
@@ -53,18 +54,13 @@ from brokerage.services.retries import job_retry_history_record
 from brokerage.services.scouting import task_scouting_check
 from brokerage.services.status import task_status_transition_many
 from brokerage.splitter import JobChunk, job_set_summary, task_chunks
-from brokerage.throttle import JobCounts, ThrottleLimits, ThrottleVerdict, job_throttle, resource_type_for
+from brokerage.throttle import JobCounts, ThrottleLimits, ThrottleVerdict, job_throttle
 
 logger = logging.getLogger(__name__)
 
 ACTOR = "job generator"
 # Task statuses whose tasks get new jobs; scouting tasks wait for their scouts (seed 002 task statuses).
 GENERATING = ("ready", "scouted", "running")
-# JEDI's default: 10 scout jobs (task parameter nScoutJobs); brokerage.services.scouting ends the scouting.
-SCOUT_JOBS = 10
-# The most jobs one job set gets, and the most ready files read per task per cycle.
-JOBS_PER_SET = 100
-FILES_PER_TASK = 1000
 JOB_COUNT_STATUSES = ("running", "assigned", "activated", "starting", "defined", "waiting")
 
 
@@ -143,45 +139,6 @@ def _claim(*, work_queue_id: int, now: datetime, owner: str, limit: int) -> list
     return task_claim(candidates=candidates, now=now, owner=owner, limit=limit)
 
 
-def _inputs(task_ids: list[int]) -> tuple[dict[int, dict], dict[int, list[dict]], dict[str, dict], dict[int, int]]:
-    """Master input datasets, their replicas, the first FILES_PER_TASK usable files per task and the events
-    already given out per file (four queries for any number of tasks)."""
-    masters = {
-        row["task_id"]: row
-        for row in Dataset.objects.filter(task_id__in=task_ids, type__in=("input", "pseudo_input"), master__isnull=True)
-        .order_by("datasetID")
-        .values("datasetID", "task_id", "datasetName", "nFiles", "nFilesUsed", "status")
-    }
-    replicas: dict[str, dict] = defaultdict(dict)
-    for name, endpoint, n_files, size in DatasetReplica.objects.filter(
-        datasetName__in=[m["datasetName"] for m in masters.values()]
-    ).values_list("datasetName", "endpoint__name", "nFiles", "sizeGB"):
-        replicas[name][endpoint] = {"nFiles": n_files, "sizeGB": size}
-    files: dict[int, list[dict]] = defaultdict(list)
-    usable = first_usable_files(
-        DatasetFile.objects.filter(dataset_id__in=[m["datasetID"] for m in masters.values()]), per_task=FILES_PER_TASK
-    ).values("fileID", "task_id", "dataset_id", "fsize", "nEvents", "status", "attemptNr", "ramCount", "PandaID")
-    for row in usable:
-        files[row["task_id"]].append(row)
-    used = dict(
-        Event.objects.filter(task_id__in=task_ids)
-        .values("file_id")
-        .annotate(last=Max("def_max_eventID"))
-        .values_list("file_id", "last")
-    )
-    return masters, files, replicas, {file_id: last + 1 for file_id, last in used.items()}
-
-
-def _task_rows(task_ids: list[int]) -> dict[int, dict]:
-    fields = {*TASK_FIELDS, "nucleus", "status", "workDiskCount", "taskName", "workQueue_id", "splitRule", "taskClass"}
-    rows = {row["jediTaskID"]: row for row in Task.objects.filter(pk__in=task_ids).values(*fields)}
-    for row in rows.values():
-        ram = row["ramCount"]
-        per_core = ram if (row["ramUnit"] or "").endswith("PerCore") or ram is None else ram / max(row["coreCount"], 1)
-        row["resource_type"] = resource_type_for(core_count=row["coreCount"], ram_per_core_mb=per_core)
-    return rows
-
-
 def _throttled_decision(*, work_queue: WorkQueue, resource: str, verdict: ThrottleVerdict, now, seed) -> EngineDecision:
     return EngineDecision(
         plugin=THROTTLER_PLUGIN,
@@ -241,7 +198,7 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
     cycle = cycle_start(plugin=plugin, now=now, gdpconfig=gdpconfig, frame=frame, inputs=base.raw)
     claimed = _claim(work_queue_id=work_queue_id, now=now, owner=owner, limit=limit)
     try:
-        tasks = _task_rows(claimed)
+        tasks = job_set_task_rows(claimed)
         user_stats = analysis_user_stats(now=now, task_ids=claimed) if analysis else {}
         ordered = sorted(tasks.values(), key=lambda t: (-t["currentPriority"], t["jediTaskID"]))
         verdicts = throttle_verdicts(
@@ -251,7 +208,7 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
             tasks=ordered,
         )
         budget = {rt: (v.max_jobs if v.max_jobs is not None else math.inf) for rt, v in verdicts.items()}
-        masters, files, replicas, used = _inputs(claimed)
+        masters, files, replicas, used = job_set_inputs(claimed)
         items: list[DecisionToStore] = [
             DecisionToStore(_throttled_decision(work_queue=work_queue, resource=rt, verdict=v, now=now, seed=0))
             for rt, v in verdicts.items()
@@ -487,61 +444,3 @@ def _use_inputs(created: list[Job], chunks: list[JobChunk], *, now: datetime) ->
         event.dataset_id = dataset_of[event.file_id]
     Event.objects.bulk_create(events, batch_size=1000)
     dataset_counters_refresh(dataset_ids=set(dataset_of.values()), now=now)
-
-
-def job_set_preview_scenario(*, task_id: int, now: datetime, gdpconfig: dict[str, Any], seed: int = 0):
-    """The scenario the task's next job set would be brokered with now (reads only): its next chunk of inputs,
-    or, when nothing is left to split, a job set like its latest one. None when the task has neither."""
-    tasks = _task_rows([task_id])
-    task = tasks.get(task_id)
-    if task is None:
-        return None
-    work_queue = WorkQueue.objects.filter(pk=task["workQueue_id"]).values("queue_type").first()
-    analysis = (work_queue or {}).get("queue_type") == "analysis" or task["prodSourceLabel"] in ("user", "panda")
-    base = job_grid_base(now=now, gdpconfig=gdpconfig)
-    masters, files, replicas, used = _inputs([task_id])
-    scouts = task["status"] == "ready" and int((task["taskParams"] or {}).get("nScoutJobs", SCOUT_JOBS)) > 0
-    chunks = task_chunks(task, files.get(task_id, []), used, SCOUT_JOBS if scouts else JOBS_PER_SET)
-    if chunks:
-        jobs = job_set_summary(chunks, scouts=scouts, task=task)
-    else:
-        latest = (
-            # jobs without a job set do not count (and PostgreSQL would sort their NULL first)
-            Job.objects.filter(task_id=task_id, jobsetID__isnull=False)
-            .order_by("-jobsetID", "-pk")
-            .values_list("jobsetID", flat=True)
-            .first()
-        )
-        if latest is None:
-            return None
-        sizes = Job.objects.filter(task_id=task_id, jobsetID=latest).aggregate(
-            events=Max("nEvents"), size=Max("inputFileBytes"), files=Max("nInputFiles"), jobs=Count("pk")
-        )
-        jobs = {
-            "nEvents": sizes["events"],
-            "inputSizeMB": (sizes["size"] or 0) / 1024**2,
-            "nFiles": sizes["files"] or 0,
-            "nJobs": sizes["jobs"],
-        }
-    master = masters.get(task_id)
-    datasets = []
-    if master is not None:
-        found = replicas[master["datasetName"]]
-        datasets.append(
-            {
-                "name": master["datasetName"],
-                "master": True,
-                "nFiles": master["nFiles"],
-                "sizeGB": max((r["sizeGB"] for r in found.values()), default=0.0),
-                "replicas": found,
-            }
-        )
-    return job_set_scenario(
-        base=base,
-        task=task,
-        datasets=datasets,
-        jobs=jobs,
-        seed=seed,
-        plugin=ANALYSIS_PLUGIN if analysis else PLUGIN,
-        user_stats=analysis_user_stats(now=now, task_ids=[task_id]).get(task_id) if analysis else None,
-    )

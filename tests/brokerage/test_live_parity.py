@@ -13,13 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from brokerage.adapters.job_brokerage import analysis_user_stats, job_grid_base
+from brokerage.adapters.job_brokerage import analysis_user_stats, job_grid_base, job_set_preview_scenario
 from brokerage.adapters.task_brokerage import grid_base, task_scenarios
 from brokerage.engine import run
 from brokerage.engine.core.scenario import JobSet, TaskSpec
 from brokerage.models import Job, PandaQueue, StorageEndpoint, Task
 from brokerage.selectors.gdpconfig import cycle_gdpconfig
-from brokerage.services.jobs import job_set_preview_scenario
 from tests import factories
 from tests.jobs.conftest import make_one_queue_grid, make_ready_task
 
@@ -71,7 +70,7 @@ def test_the_lists_name_every_field_the_job_brokers_read():
     assert reads(r"\bjobs\.([A-Za-z_][A-Za-z0-9_]*)", job_fields) == JOB_SET_READS
     stat_keys = reads(r'(?:\bstat|\bs\.get)\("([A-Za-z0-9]+)"', QUEUE_STATS_READS)
     # the grid's STAT_COLUMNS: (array, statistics key, default, conversion)
-    stat_keys |= reads(r'\("[A-Za-z_]+", "([A-Za-z0-9]+)", [-\w.]+, _(?:int|float)\)', QUEUE_STATS_READS)
+    stat_keys |= reads(r'\("[A-Za-z_]+", "([A-Za-z0-9]+)", [-\w.]+, as_(?:int|float)\)', QUEUE_STATS_READS)
     # the counts by status are read in a loop over their names
     assert (
         stat_keys

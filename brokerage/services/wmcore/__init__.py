@@ -22,7 +22,9 @@ One module per stage: queue_work (1), pull_work and replicate (2), get_work (3),
 locations, interventions (reset, abort, cancel), progress and cycles; common holds what they share.
 """
 
-from .common import ACTOR_GLOBAL, ACTOR_LOCAL, ACTOR_SUBMITTER, CONFIG_KEYS, schedd_free, wmbs_job_transition_many
+from brokerage.selectors.wmcore import CONFIG_KEYS
+
+from .common import ACTOR_GLOBAL, ACTOR_LOCAL, ACTOR_SUBMITTER, schedd_free, wmbs_job_transition_many
 from .cycles import wmcore_agent_cycle_run, wmcore_cycle_run, wmcore_global_cycle_run
 from .get_work import work_get
 from .interventions import ABORTABLE, KILLABLE, AbortRefused, ResetRefused, element_cancel, element_reset, request_abort

@@ -18,6 +18,7 @@ from brokerage.models import (
     WMCoreRequest,
 )
 from brokerage.selectors.wmcore import (
+    config_snapshot,
     wmcore_requests_closed,
     wmcore_site_jobs,
     wmcore_site_resources,
@@ -27,7 +28,6 @@ from brokerage.services.status import status_transition_many
 from .common import (
     ACTOR_GLOBAL,
     ACTOR_LOCAL,
-    config_snapshot,
     elements_take,
     job_sites,
     propagate,

@@ -19,13 +19,14 @@ from brokerage.models import (
     WMCoreQueue,
 )
 from brokerage.selectors.wmcore import (
+    config_snapshot,
     wmcore_site_loads,
     wmcore_submit_sites,
 )
 from brokerage.services.bulk import bulk_update_values
 from brokerage.services.status import status_transition_many
 
-from .common import ACTOR_SUBMITTER, config_snapshot, schedd_free
+from .common import ACTOR_SUBMITTER, schedd_free
 
 
 def _cache_due(queue: WMCoreQueue, size: int, config: Mapping[str, Any], now: datetime) -> bool:

@@ -30,11 +30,10 @@ from typing import Any
 
 from django.db import connection
 
+from brokerage.adapters.wmcore import JSON_FIELDS, MATCHER_FIELDS, ElementReader, element_rows
 from brokerage.engine.wmcore.elements import Element
 from brokerage.engine.wmcore.matching import MatchMemo, collector_paused
 from brokerage.models import WMCoreElement, WMCoreRequest
-
-from .common import JSON_FIELDS, MATCHER_FIELDS, ElementReader, element_rows
 
 # The element and request columns the matcher reads: a row whose values are all equal keeps its Element.
 CONTENT_FIELDS = (*MATCHER_FIELDS, *(f"{name}_text" for name in JSON_FIELDS))
