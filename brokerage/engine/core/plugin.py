@@ -64,8 +64,9 @@ class Variants:
         """The variant the configuration asks for."""
         return self.by_value.get(config.get(self.switch), self.seed)
 
-    def __call__(self, context: Context, *args: Any, **kwargs: Any) -> Any:
-        return self.pick(context.config)(context, *args, **kwargs)
+    def __call__(self, context: Context, *args: Any) -> Any:
+        # (pick's body, inlined: some rules ask a variant for every decision)
+        return self.by_value.get(context.scenario.config.get(self.switch), self.seed)(context, *args)
 
     def __repr__(self) -> str:
         names = ", ".join(f"{value}={function.__name__}" for value, function in self.by_value.items())
@@ -85,6 +86,28 @@ class Filter:
     check: Callable[[Context], Rejection]
     fallback: Callable[[Context], str] | None = None
     reusable: bool = False
+
+
+# Filter lists with their Variants resolved, by the list and the values of its switches: (the list, the resolved).
+_RESOLVED: dict[tuple, tuple[Sequence[Filter], tuple[Filter, ...]]] = {}
+
+
+def filters_resolved(filters: Sequence[Filter], config) -> Sequence[Filter]:
+    """The filters as they run under `config`: each check written as Variants replaced by the variant the
+    configuration picks. Made once per filter list and switch values, so a decision pays no dispatch per rule
+    (a few per cent of a decision on a small grid)."""
+    switches = tuple(f.check.switch for f in filters if isinstance(f.check, Variants))
+    if not switches:
+        return filters
+    key = (id(filters), tuple(config.get(switch) for switch in switches))
+    found = _RESOLVED.get(key)
+    if found is None or found[0] is not filters:  # (the list itself is kept, so its id is not reused)
+        resolved = tuple(
+            Filter(f.name, f.code, f.check.pick(config), f.fallback, f.reusable) if isinstance(f.check, Variants) else f
+            for f in filters
+        )
+        found = _RESOLVED[key] = (filters, resolved)
+    return found[1]
 
 
 @dataclass(slots=True)
@@ -492,7 +515,7 @@ class Plugin:
         skipped = SkipTable(names)
         stages: list[Stage] = []
         left = len(names)
-        for rule in self.filters_for(scenario):
+        for rule in filters_resolved(self.filters_for(scenario), scenario.config):
             if rule.name in self.disabled_filters:
                 continue
             stage = self._apply(rule, context, skipped, left)

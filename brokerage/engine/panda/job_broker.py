@@ -20,6 +20,7 @@ from brokerage.engine.core.plugin import (
     Filter,
     Plugin,
     SkipTable,
+    filters_resolved,
 )
 from brokerage.engine.core.scenario import Scenario
 from brokerage.engine.panda import job_rules_data, job_rules_resources, job_rules_site, job_rules_worker
@@ -185,7 +186,7 @@ class AtlasProdJobBroker(JobCandidates, JobGrid, JobWeights, Plugin):
         site_of = arrays["site"].tolist()
         context = Context(hint, names, arrays, np.array([s in wanted for s in site_of], dtype=bool), self)
         skipped = SkipTable(names)
-        for rule in self.filters_for(hint):
+        for rule in filters_resolved(self.filters_for(hint), hint.config):
             if rule.name not in self.JOB_CHECK_LEFT_OUT and rule.name not in self.disabled_filters:
                 self._apply(rule, context, skipped)
         queues: dict[str, list[str]] = {site: [] for site in wanted}
