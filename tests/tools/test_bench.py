@@ -8,6 +8,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
+from tools.management.commands.bench import row_line
+
 
 def postgres_only(reason: str):
     """Skips a benchmark test outside the PostgreSQL pass of `make test`."""
@@ -358,3 +360,14 @@ def test_replay_rows_and_nothing_left_behind():
     assert not BrokerageCycle.objects.exists()
     assert not CycleInputs.objects.exists()
     assert not ScenarioPart.objects.exists()
+
+
+def test_a_row_measured_once_or_skipped_prints_what_it_has():
+    """`bench peer` ends with rows measured once (no p95) and, where a peer cannot be set up, rows that say why:
+    each prints as a line instead of stopping the command (it did, with KeyError 'p95_ms', after 13 minutes)."""
+    once = {"bench": "peer", "params": {"broker": "dirac"}, "median_ms": 0.0123, "n": 300, "agree": "300/300"}
+    skipped = {"bench": "peer", "params": {"broker": "wmcore_pull"}, "skipped": "wmagent is not installed"}
+    assert row_line(once) == "peer         broker=dirac                     median     0.012 ms  n=300  agree=300/300"
+    assert row_line(skipped) == "peer         broker=wmcore_pull               skipped=wmagent is not installed"
+    full = {**once, "p95_ms": 0.02}
+    assert "median     0.012 ms  p95     0.020 ms  n=300" in row_line(full)

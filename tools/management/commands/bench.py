@@ -63,13 +63,20 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(rows, indent=2))
             return
         for row in rows:
-            params = ", ".join(f"{k}={v}" for k, v in row["params"].items())
-            extra = ", ".join(
-                f"{k}={v}"
-                for k, v in row.items()
-                if k not in ("bench", "params", "median_ms", "p95_ms", "n", "slowest_queries", "slowest_plan")
-            )
-            self.stdout.write(
-                f"{row['bench']:<12} {params:<32} median {row['median_ms']:>9.3f} ms  p95 {row['p95_ms']:>9.3f} ms  "
-                f"n={row['n']}  {extra}"
-            )
+            self.stdout.write(row_line(row))
+
+
+def row_line(row: dict) -> str:
+    """One row as a line: its figures, then whatever else it says. A row measured once has no p95; a row whose
+    peer could not be set up has no figures, only why (`skipped`)."""
+    params = ", ".join(f"{k}={v}" for k, v in row["params"].items())
+    shown = ("bench", "params", "median_ms", "p95_ms", "n", "slowest_queries", "slowest_plan")
+    extra = ", ".join(f"{k}={v}" for k, v in row.items() if k not in shown)
+    figures = ""
+    if "median_ms" in row:
+        figures += f"median {row['median_ms']:>9.3f} ms  "
+    if "p95_ms" in row:
+        figures += f"p95 {row['p95_ms']:>9.3f} ms  "
+    if "n" in row:
+        figures += f"n={row['n']}  "
+    return f"{row['bench']:<12} {params:<32} {figures}{extra}".rstrip()
