@@ -52,7 +52,7 @@ from brokerage.services.merging import MergeSet, merge_outcomes_apply, merge_set
 from brokerage.services.progress import task_completion_check
 from brokerage.services.retries import job_retry_history_record
 from brokerage.services.scouting import task_scouting_check
-from brokerage.services.status import task_status_transition_many
+from brokerage.services.status import job_status_transition_many, task_status_transition_many
 from brokerage.splitter import JobChunk, job_set_summary, task_chunks
 from brokerage.throttle import JobCounts, ThrottleLimits, ThrottleVerdict, job_throttle
 
@@ -377,17 +377,18 @@ def _apply(*, plans, queues, work_queue: WorkQueue, files: dict[int, dict], now:
     rows_insert(
         JobStatusLog,
         fields=("job_id", "timestamp", "old_status", "new_status", "actor", "reason", "computingSite"),
-        rows=(
-            row
-            for job in created
-            for site in (job.computingSite,)
-            for row in (
-                (job.pk, now, "", "defined", ACTOR, "generated", site),
-                (job.pk, now, "defined", "assigned", ACTOR, f"job brokerage chose {site}", site),
-            )
-        ),
+        rows=((job.pk, now, "", "defined", ACTOR, "generated", job.computingSite) for job in created),
     )
-    Job.objects.filter(pk__in=[job.pk for job in created]).update(jobStatus="assigned")
+    # defined → assigned through the job state machine, in one move (three statements whatever the number of jobs
+    # and queues): each log row carries its job's queue in computingSite
+    job_status_transition_many(
+        from_status="defined",
+        to_status="assigned",
+        job_ids=[job.pk for job in created],
+        reason="chosen by job brokerage",
+        actor=ACTOR,
+        now=now,
+    )
     merge_outcomes_apply(chosen=[(merge, created[index].pk) for merge, index in merged], skipped=merge_skips, now=now)
     _use_inputs(created, job_chunks, now=now)
     job_retry_history_record(

@@ -64,10 +64,13 @@ def test_a_ready_task_gets_ten_scouts_brokered_as_one_job_set(grid, work_queue, 
     assert Dataset.objects.get(task=task).nFilesUsed == 10
     task.refresh_from_db()
     assert (task.status, task.lockedBy) == ("scouting", "")
-    assert list(JobStatusLog.objects.filter(job=jobs[0]).values_list("old_status", "new_status")) == [
-        ("", "defined"),
-        ("defined", "assigned"),
-    ]
+    assert list(
+        JobStatusLog.objects.filter(job=jobs[0])
+        .order_by("pk")
+        .values_list("old_status", "new_status", "reason", "computingSite")
+    ) == [("", "defined", "generated", "SAT_Q"), ("defined", "assigned", "chosen by job brokerage", "SAT_Q")]
+    # the move to assigned went through the job state machine: it stamps the state change
+    assert {(j.stateChangeTime, j.modificationTime) for j in jobs} == {(NOW, NOW)}
     assert (cycle.n_decisions, cycle.n_assigned) == (1, 1)
 
 
