@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import defaultdict
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -289,17 +290,39 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
     return cycle_finish(cycle=cycle, now=now)
 
 
+@dataclass
+class GenerationWrites:
+    """What a cycle's decisions make (job_generation_plan), before anything is written: the new jobs (not saved),
+    for each the chunk of inputs it takes and the jobs whose files it takes over, the tasks' moves and dialogs, and
+    the merge sets placed or skipped."""
+
+    jobs: list[Job] = field(default_factory=list)
+    job_chunks: list[JobChunk] = field(default_factory=list)
+    previous_jobs: list[list[int]] = field(default_factory=list)
+    task_moves: dict[str, dict[int, tuple[str, str]]] = field(default_factory=lambda: defaultdict(dict))
+    task_extra: dict[int, dict] = field(default_factory=dict)
+    throttled_dialogs: list[tuple[int, str]] = field(default_factory=list)
+    merged: list[tuple[MergeSet, int]] = field(default_factory=list)  # (merge set, index of its merge job in jobs)
+    merge_skips: list[MergeSet] = field(default_factory=list)
+    pending: list[int] = field(default_factory=list)
+    assigned: list[int] = field(default_factory=list)
+
+
 def _apply(*, plans, queues, work_queue: WorkQueue, files: dict[int, dict], now: datetime) -> None:
     """Writes the outcome of every job set: jobs, their log rows, files, events, dataset counters, tasks, and
     the retry history of files that come back after a failed or closed job."""
-    jobs: list[Job] = []
-    previous_jobs: list[list[int]] = []
-    job_chunks: list[JobChunk] = []
-    task_moves: dict[str, dict[int, tuple[str, str]]] = defaultdict(dict)
-    task_extra: dict[int, dict] = {}
-    throttled_dialogs: list[tuple[int, str]] = []
-    merged: list[tuple[MergeSet, int]] = []  # (merge set, index of its merge job in `jobs`)
-    merge_skips: list[MergeSet] = []
+    _write(job_generation_plan(plans=plans, queues=queues, work_queue=work_queue, files=files, now=now), now=now)
+
+
+def job_generation_plan(
+    *, plans, queues, work_queue: WorkQueue, files: dict[int, dict], now: datetime
+) -> GenerationWrites:
+    """The writes the decisions of a cycle ask for, made in memory (no query): plain, so the rules of job
+    generation (cores, attempts, memory, scouts, merges, task moves) can be read and tested apart."""
+    writes = GenerationWrites()
+    jobs, job_chunks, previous_jobs = writes.jobs, writes.job_chunks, writes.previous_jobs
+    task_moves, task_extra, throttled_dialogs = writes.task_moves, writes.task_extra, writes.throttled_dialogs
+    merged, merge_skips = writes.merged, writes.merge_skips
     for task, chunks, jobset_id, decision, merge in plans:
         params = task["taskParams"] or {}
         if merge is not None and decision.chosen is None:
@@ -372,8 +395,18 @@ def _apply(*, plans, queues, work_queue: WorkQueue, files: dict[int, dict], now:
         if task["status"] != target:
             task_moves[task["status"]][task["jediTaskID"]] = (target, f"{len(chunks)} jobs to {decision.chosen}")
             task_extra[task["jediTaskID"]] = {"errorDialog": ""}
+    writes.pending = [
+        task["jediTaskID"] for task, _, _, decision, merge in plans if decision.outcome == "pending" and not merge
+    ]
+    writes.assigned = [task["jediTaskID"] for task, _, _, decision, merge in plans if decision.chosen and not merge]
+    return writes
+
+
+def _write(writes: GenerationWrites, *, now: datetime) -> None:
+    """Writes what job_generation_plan made, in bulk statements whatever the number of jobs."""
+    throttled_dialogs, previous_jobs = writes.throttled_dialogs, writes.previous_jobs
     bulk_update_values(Task, fields=("errorDialog",), rows=throttled_dialogs)
-    created = Job.objects.bulk_create(jobs, batch_size=1000)
+    created = Job.objects.bulk_create(writes.jobs, batch_size=1000)
     rows_insert(
         JobStatusLog,
         fields=("job_id", "timestamp", "old_status", "new_status", "actor", "reason", "computingSite"),
@@ -389,24 +422,20 @@ def _apply(*, plans, queues, work_queue: WorkQueue, files: dict[int, dict], now:
         actor=ACTOR,
         now=now,
     )
-    merge_outcomes_apply(chosen=[(merge, created[index].pk) for merge, index in merged], skipped=merge_skips, now=now)
-    _use_inputs(created, job_chunks, now=now)
+    merge_outcomes_apply(
+        chosen=[(merge, created[index].pk) for merge, index in writes.merged], skipped=writes.merge_skips, now=now
+    )
+    _use_inputs(created, writes.job_chunks, now=now)
     job_retry_history_record(
         pairs=[(job.task_id, old, job.pk) for job, olds in zip(created, previous_jobs, strict=True) for old in olds],
         now=now,
     )
-    brokerage_pending_mark(
-        pending=[
-            task["jediTaskID"] for task, _, _, decision, merge in plans if decision.outcome == "pending" and not merge
-        ],
-        assigned=[task["jediTaskID"] for task, _, _, decision, merge in plans if decision.chosen and not merge],
-        now=now,
-    )
-    for from_status, moves in task_moves.items():
+    brokerage_pending_mark(pending=writes.pending, assigned=writes.assigned, now=now)
+    for from_status, moves in writes.task_moves.items():
         task_status_transition_many(
             from_status=from_status,
             moves=moves,
-            extra={task_id: task_extra[task_id] for task_id in moves if task_id in task_extra},
+            extra={task_id: writes.task_extra[task_id] for task_id in moves if task_id in writes.task_extra},
             actor=ACTOR,
             now=now,
         )
