@@ -7,6 +7,7 @@ import math
 import uuid
 from collections import defaultdict
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -48,6 +49,35 @@ def _slice_elements(request: Mapping[str, Any]) -> list[dict]:
     ]
 
 
+REQUEST_FIELDS = (
+    "pk",
+    "RequestName",
+    "RequestPriority",
+    "Team",
+    "InputDataset",
+    "IncludeParents",
+    "MCPileup",
+    "FilesPerJob",
+    "TotalJobs",
+    "JobsPerElement",
+    "SiteWhitelist",
+    "SiteBlacklist",
+    "TrustSitelists",
+    "TrustPUSitelists",
+    "created",
+)
+
+
+@dataclass
+class QueueWorkPlan:
+    """What queueWork makes of the assigned requests (queue_work_plan), before anything is written."""
+
+    inbox_rows: list[WMCoreElement] = field(default_factory=list)
+    queue_rows: list[WMCoreElement] = field(default_factory=list)
+    failed: dict[int, str] = field(default_factory=dict)  # request → why it fails
+    acquired: list[int] = field(default_factory=list)
+
+
 @transaction.atomic
 def request_queue_work(*, now: datetime, global_queue_id: int | None = None) -> dict[str, int]:
     """queueWork (seed 004, "From ReqMgr to GQ"): every assigned request with a team (of the queue's team, when the
@@ -60,28 +90,23 @@ def request_queue_work(*, now: datetime, global_queue_id: int | None = None) -> 
     )
     if queue is None:
         return {"requests": 0, "elements": 0, "no_team": 0, "failed": 0}
-    assigned = WMCoreRequest.objects.select_for_update(no_key=True).filter(RequestStatus="assigned")
     requests = list(
-        assigned.values(
-            "pk",
-            "RequestName",
-            "RequestPriority",
-            "Team",
-            "InputDataset",
-            "IncludeParents",
-            "MCPileup",
-            "FilesPerJob",
-            "TotalJobs",
-            "JobsPerElement",
-            "SiteWhitelist",
-            "SiteBlacklist",
-            "TrustSitelists",
-            "TrustPUSitelists",
-            "created",
-        )
+        WMCoreRequest.objects.select_for_update(no_key=True).filter(RequestStatus="assigned").values(*REQUEST_FIELDS)
     )
     no_team = [r for r in requests if not r["Team"]]
     requests = [r for r in requests if r["Team"] and (not queue.team or r["Team"] == queue.team)]
+    plan = queue_work_plan(requests=requests, blocks_of=_blocks_of(requests), queue=queue, now=now)
+    _queue_work_write(plan, queue=queue, now=now)
+    return {
+        "requests": len(plan.acquired),
+        "elements": len(plan.queue_rows),
+        "no_team": len(no_team),
+        "failed": len(plan.failed),
+    }
+
+
+def _blocks_of(requests: list[dict]) -> dict[str, list[dict]]:
+    """The blocks of the requests' input and pileup datasets, and of their parents, by dataset (two queries)."""
     datasets = {r["InputDataset"] for r in requests if r["InputDataset"]} | {r["MCPileup"] for r in requests}
     blocks_of: dict[str, list[dict]] = defaultdict(list)
     for block in (
@@ -97,8 +122,16 @@ def request_queue_work(*, now: datetime, global_queue_id: int | None = None) -> 
         .values("name", "dataset", "parent_dataset", "files", "sites")
     ):
         blocks_of.setdefault(block["dataset"], []).append(block)
+    return blocks_of
 
-    inbox_rows, queue_rows, failed, acquired = [], [], {}, []
+
+def queue_work_plan(
+    *, requests: list[dict], blocks_of: Mapping[str, list[dict]], queue: WMCoreQueue, now: datetime
+) -> QueueWorkPlan:
+    """Each request's inbox element and its Available elements, split by blocks (with their parents' and pileup's
+    sites) or by jobs, or why it fails; in memory, no query."""
+    plan = QueueWorkPlan()
+    inbox_rows, queue_rows, failed, acquired = plan.inbox_rows, plan.queue_rows, plan.failed, plan.acquired
     for request in requests:
         common = {
             "queue": queue,
@@ -147,7 +180,13 @@ def request_queue_work(*, now: datetime, global_queue_id: int | None = None) -> 
             for piece in pieces
         ]
         acquired.append(request["pk"])
-    created = WMCoreElement.objects.bulk_create(inbox_rows + queue_rows, batch_size=1000)
+    return plan
+
+
+def _queue_work_write(plan: QueueWorkPlan, *, queue: WMCoreQueue, now: datetime) -> None:
+    """The elements created and logged, the inbox elements Acquired, the requests acquired or failed."""
+    acquired, failed = plan.acquired, plan.failed
+    created = WMCoreElement.objects.bulk_create(plan.inbox_rows + plan.queue_rows, batch_size=1000)
     WMCoreElementStatusLog.objects.bulk_create(
         WMCoreElementStatusLog(
             element=row, timestamp=now, old_status="", new_status=row.Status, reason="queueWork", actor=ACTOR_GLOBAL
@@ -187,4 +226,3 @@ def request_queue_work(*, now: datetime, global_queue_id: int | None = None) -> 
             actor=ACTOR_GLOBAL,
             now=now,
         )
-    return {"requests": len(acquired), "elements": len(queue_rows), "no_team": len(no_team), "failed": len(failed)}
