@@ -70,8 +70,39 @@ def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[s
         row_of, moved = elements_take(entries, pull, to_status="Running", reason=reason, now=now)
         snapshot.note_written(stuck_record(entries, pull, queue=queue, step=GET_WORK, now=now))
     moved = set(moved)
-    known_sites = [site.name for site in resources]
     taken = [(element, site) for element, site in pull.taken if row_of[element.id].pk in moved]
+    subscriptions, jobs = _wmbs_work_create(
+        queue, taken, row_of, known_sites=[site.name for site in resources], now=now
+    )
+    _work_running_mark(queue, taken, row_of, now=now)
+    inputs = pull_inputs(
+        elements=elements,
+        sites=resources,
+        site_jobs=site_jobs,
+        schedd_free_slots=None,
+        team=queue.team,
+        exclude_workflows=closed,
+        step=GET_WORK,
+        seed=seed,
+        now=now,
+        config=config,
+    )
+    decision_id = pull_store(
+        queue=queue,
+        pull=pull,
+        elements=elements,
+        slots=slots,
+        step=GET_WORK,
+        now=now,
+        seed=seed,
+        config=config,
+        inputs=inputs,
+    )
+    return {"subscriptions": len(subscriptions), "jobs": len(jobs), "left": len(pull.rejected), "decision": decision_id}
+
+
+def _wmbs_work_create(queue: WMCoreQueue, taken, row_of, *, known_sites: list[str], now: datetime):
+    """A WMBS subscription per element taken, at its site, and its jobs (wmbs_jobs_plan); bulk inserts."""
     task_type = dict(
         WMCoreRequest.objects.filter(pk__in={row_of[e.id].request_id for e, _ in taken}).values_list("pk", "TaskType")
     )
@@ -92,6 +123,14 @@ def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[s
     if subscriptions and subscriptions[0].pk is None:  # databases that do not return ids from bulk inserts
         subscriptions = list(WMBSSubscription.objects.filter(element_id__in=[s.element_id for s in subscriptions]))
     by_element = {subscription.element_id: subscription for subscription in subscriptions}
+    jobs = wmbs_jobs_plan(taken, row_of, by_element, task_type, known_sites=known_sites, now=now)
+    WMBSJob.objects.bulk_create(jobs, batch_size=2000)
+    return subscriptions, jobs
+
+
+def wmbs_jobs_plan(taken, row_of, by_element, task_type, *, known_sites: list[str], now: datetime) -> list[WMBSJob]:
+    """The jobs of the elements taken (no query): each element's number of jobs, created, at its priority, with
+    the sites the element may run at among the known ones (job_sites)."""
     jobs = []
     for element, _ in taken:
         row = row_of[element.id]
@@ -107,7 +146,12 @@ def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[s
             )
             for _ in range(element.jobs)
         ]
-    WMBSJob.objects.bulk_create(jobs, batch_size=2000)
+    return jobs
+
+
+def _work_running_mark(queue: WMCoreQueue, taken, row_of, *, now: datetime) -> None:
+    """The elements taken become Running in every queue, their requests' inbox elements too, and the requests
+    running-open."""
     started = [element.id for element, _ in taken]
     for from_status in ("Acquired", "Negotiating"):
         propagate(
@@ -138,27 +182,3 @@ def work_get(*, queue_id: int, now: datetime, seed: int | None = None) -> dict[s
         actor=ACTOR_LOCAL,
         now=now,
     )
-    inputs = pull_inputs(
-        elements=elements,
-        sites=resources,
-        site_jobs=site_jobs,
-        schedd_free_slots=None,
-        team=queue.team,
-        exclude_workflows=closed,
-        step=GET_WORK,
-        seed=seed,
-        now=now,
-        config=config,
-    )
-    decision_id = pull_store(
-        queue=queue,
-        pull=pull,
-        elements=elements,
-        slots=slots,
-        step=GET_WORK,
-        now=now,
-        seed=seed,
-        config=config,
-        inputs=inputs,
-    )
-    return {"subscriptions": len(subscriptions), "jobs": len(jobs), "left": len(pull.rejected), "decision": decision_id}
