@@ -208,54 +208,17 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
             config=base.config,
             tasks=ordered,
         )
-        budget = {rt: (v.max_jobs if v.max_jobs is not None else math.inf) for rt, v in verdicts.items()}
         masters, files, replicas, used = job_set_inputs(claimed)
         items: list[DecisionToStore] = [
             DecisionToStore(_throttled_decision(work_queue=work_queue, resource=rt, verdict=v, now=now, seed=0))
             for rt, v in verdicts.items()
             if not v.passed
         ]
-        plans: list[tuple[dict, list[JobChunk], int, EngineDecision, MergeSet | None]] = []
-        for sequence, task in enumerate(ordered):
-            verdict = verdicts[task["resource_type"]]
-            if not verdict.passed or (
-                verdict.min_priority is not None and task["currentPriority"] < verdict.min_priority
-            ):
-                continue
-            master = masters.get(task["jediTaskID"])
-            if master is None:
-                continue
-            scouts = task["status"] == "ready" and int((task["taskParams"] or {}).get("nScoutJobs", SCOUT_JOBS)) > 0
-            wanted = int((task["taskParams"] or {}).get("nScoutJobs", SCOUT_JOBS)) if scouts else JOBS_PER_SET
-            wanted = int(min(wanted, budget[task["resource_type"]]))
-            chunks = task_chunks(task, files.get(task["jediTaskID"], []), used, wanted) if wanted > 0 else []
-            if not chunks:
-                continue
-            jobset_id = (cycle.pk << 20) + sequence
-            scenario = job_set_scenario(
-                base=base,
-                task=task,
-                datasets=[
-                    {
-                        "name": master["datasetName"],
-                        "master": True,
-                        "nFiles": master["nFiles"],
-                        "sizeGB": max((r["sizeGB"] for r in replicas[master["datasetName"]].values()), default=0.0),
-                        "replicas": replicas[master["datasetName"]],
-                    }
-                ],
-                jobs=job_set_summary(chunks, scouts=scouts, task=task),
-                seed=(jobset_id * 7919) % 2**31,
-                plugin=plugin,
-                user_stats=user_stats.get(task["jediTaskID"]),
-            )
-            decision = broker.decide(scenario)
-            items.append(
-                DecisionToStore(decision, task_id=task["jediTaskID"], jobset_id=jobset_id, inputs=scenario.raw)
-            )
-            if decision.chosen is not None:
-                budget[task["resource_type"]] -= len(chunks)
-            plans.append((task, chunks, jobset_id, decision, None))
+        decided, plans = _job_set_decisions(
+            ordered=ordered, verdicts=verdicts, inputs=(masters, files, replicas, used), cycle_id=cycle.pk,
+            base=base, broker=broker, user_stats=user_stats,
+        )  # fmt: skip
+        items += decided
         # merge job sets of the tasks whose outputs are merged (merging.py), pre-assigned to their queue
         inputs_left = {task_id for task_id, rows in files.items() if any(r["status"] == "ready" for r in rows)}
         for number, merge in enumerate(merge_sets(tasks=tasks, inputs_left=inputs_left, now=now)):
@@ -267,7 +230,7 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
                 datasets=[],
                 jobs=merge.jobs(),
                 seed=(jobset_id * 7919) % 2**31,
-                plugin=plugin,
+                plugin=broker.name,
                 user_stats=user_stats.get(task["jediTaskID"]),
             )
             decision = broker.decide(scenario)
@@ -306,6 +269,59 @@ class GenerationWrites:
     merge_skips: list[MergeSet] = field(default_factory=list)
     pending: list[int] = field(default_factory=list)
     assigned: list[int] = field(default_factory=list)
+
+
+# A job set to write: (task row, its chunks, its job set id, its decision, the merge set it is, if one)
+Plan = tuple[dict, list[JobChunk], int, EngineDecision, MergeSet | None]
+
+
+def _job_set_decisions(
+    *, ordered: list[dict], verdicts, inputs, cycle_id: int, base, broker, user_stats
+) -> tuple[list[DecisionToStore], list[Plan]]:
+    """One job set per task the throttler lets through, in priority order, each brokered: scouts first (nScoutJobs)
+    or JOBS_PER_SET jobs, never more than its resource type's budget left (the throttler's max jobs)."""
+    masters, files, replicas, used = inputs
+    budget = {rt: (v.max_jobs if v.max_jobs is not None else math.inf) for rt, v in verdicts.items()}
+    items: list[DecisionToStore] = []
+    plans: list[Plan] = []
+    for sequence, task in enumerate(ordered):
+        verdict = verdicts[task["resource_type"]]
+        if not verdict.passed or (verdict.min_priority is not None and task["currentPriority"] < verdict.min_priority):
+            continue
+        master = masters.get(task["jediTaskID"])
+        if master is None:
+            continue
+        scouts = task["status"] == "ready" and int((task["taskParams"] or {}).get("nScoutJobs", SCOUT_JOBS)) > 0
+        wanted = int((task["taskParams"] or {}).get("nScoutJobs", SCOUT_JOBS)) if scouts else JOBS_PER_SET
+        wanted = int(min(wanted, budget[task["resource_type"]]))
+        chunks = task_chunks(task, files.get(task["jediTaskID"], []), used, wanted) if wanted > 0 else []
+        if not chunks:
+            continue
+        jobset_id = (cycle_id << 20) + sequence
+        found = replicas[master["datasetName"]]
+        scenario = job_set_scenario(
+            base=base,
+            task=task,
+            datasets=[
+                {
+                    "name": master["datasetName"],
+                    "master": True,
+                    "nFiles": master["nFiles"],
+                    "sizeGB": max((r["sizeGB"] for r in found.values()), default=0.0),
+                    "replicas": found,
+                }
+            ],
+            jobs=job_set_summary(chunks, scouts=scouts, task=task),
+            seed=(jobset_id * 7919) % 2**31,
+            plugin=broker.name,
+            user_stats=user_stats.get(task["jediTaskID"]),
+        )
+        decision = broker.decide(scenario)
+        items.append(DecisionToStore(decision, task_id=task["jediTaskID"], jobset_id=jobset_id, inputs=scenario.raw))
+        if decision.chosen is not None:
+            budget[task["resource_type"]] -= len(chunks)
+        plans.append((task, chunks, jobset_id, decision, None))
+    return items, plans
 
 
 def _apply(*, plans, queues, work_queue: WorkQueue, files: dict[int, dict], now: datetime) -> None:
