@@ -8,7 +8,7 @@ pilots; the SAT → NUC link has closeness 2, 150 Mbps in the last hour and 15 f
 
 import pytest
 
-from .builders import dataset, decide, job_scenario, queue
+from tests.engine.builders import dataset, decide, job_scenario, queue
 
 
 def under(profile, scenario):

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from brokerage.engine import explain, run
-
-from .builders import anal_scenario, dataset, decide, queue
+from tests.engine.builders import anal_scenario, dataset, decide, queue
 
 
 def codes(decision):
@@ -385,7 +384,7 @@ class TestWeights:
 
 def test_the_panda_profile_keeps_the_analysis_filter_order():
     # IO_CHECK_RULE panda reorders only the production job broker's filters; analysis runs under it unchanged
-    data = json.loads((Path(__file__).parents[2] / "docs" / "examples" / "analysis_busy_user.json").read_text())
+    data = json.loads((Path(__file__).parents[3] / "docs" / "examples" / "analysis_busy_user.json").read_text())
     scenario = data.get("scenario", data)
     decision = run({**scenario, "profile": "panda"})
     assert decision.profile == "panda"

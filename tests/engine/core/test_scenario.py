@@ -16,9 +16,8 @@ from brokerage.engine.core.scenario import (
     _endpoint_plain,
     _read_endpoint,
 )
+from tests.engine.builders import nucleus, task_scenario
 from tools.peer.scenarios import anal_scenario, job_scenario
-
-from .builders import nucleus, task_scenario
 
 
 def error_of(data) -> str:
@@ -114,7 +113,7 @@ def test_a_real_cric_record_pastes_in_unchanged():
     import json
     from pathlib import Path
 
-    fixture = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "cric" / "queuedata_CERN.json"
+    fixture = Path(__file__).resolve().parents[4] / "shared" / "fixtures" / "cric" / "queuedata_CERN.json"
     if not fixture.exists():
         pytest.skip("../shared/fixtures is not beside this checkout")
     record = json.loads(fixture.read_text())

@@ -2,8 +2,7 @@
 widened differential generator exposed), each with the numbers it compares, under both values of its switch."""
 
 from brokerage.engine.panda.software_panda import match_gpu_spec, task_hardware
-
-from .builders import anal_scenario, dataset, decide, job_scenario, nucleus, queue, task_scenario
+from tests.engine.builders import anal_scenario, dataset, decide, job_scenario, nucleus, queue, task_scenario
 
 
 def codes(decision):

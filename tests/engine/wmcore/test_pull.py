@@ -16,7 +16,7 @@ from brokerage.engine.wmcore.job_submitter import CachedJob, SiteLoad, SubmitSit
 from brokerage.engine.wmcore.matching import SiteResources, Slots, free_slots, match_work
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
-EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "wmcore_pull.json"
+EXAMPLE = Path(__file__).resolve().parents[3] / "docs" / "examples" / "wmcore_pull.json"
 
 
 def element(name, priority=1.0, created=0.0, jobs=1, **fields) -> Element:

@@ -7,10 +7,9 @@ import jsonschema
 import pytest
 
 from brokerage.engine import ScenarioError, parse_scenario
+from tests.engine.builders import nucleus, task_scenario
 
-from .builders import nucleus, task_scenario
-
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+DOCS = Path(__file__).resolve().parents[3] / "docs"
 SCHEMA = json.loads((DOCS / "scenario.schema.json").read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
 

@@ -5,8 +5,7 @@ from collections import Counter
 import pytest
 
 from brokerage.engine.panda.task_broker import expected_output_gb
-
-from .builders import dataset, decide, nucleus, task_scenario
+from tests.engine.builders import dataset, decide, nucleus, task_scenario
 
 
 def skipped_codes(decision):

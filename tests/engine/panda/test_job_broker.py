@@ -12,9 +12,8 @@ import pytest
 from brokerage.engine import parse_scenario
 from brokerage.engine.panda import job_rules_data
 from brokerage.engine.panda.job_broker import AtlasProdJobBroker
+from tests.engine.builders import dataset, decide, job_scenario, queue
 from tools.peer import scenarios as generated
-
-from .builders import dataset, decide, job_scenario, queue
 
 
 def codes(decision):

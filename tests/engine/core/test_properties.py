@@ -64,7 +64,7 @@ def test_removing_a_filter_never_shrinks_the_candidate_set(data, removed):
 def test_the_locality_fallback_is_the_exception():
     """Removing an earlier filter can let a nucleus pass the locality check, which then stays on and removes
     the nuclei the fallback had let through: the one non-monotone rule, exactly as seed 000 words it."""
-    from .builders import dataset, decide, nucleus, task_scenario
+    from tests.engine.builders import dataset, decide, nucleus, task_scenario
 
     scenario = task_scenario(
         nucleus("DATA", free=1_000),  # holds the input but has no space

@@ -3,8 +3,7 @@
 import pytest
 
 from brokerage.engine import PluginRegistry, UnknownPlugin, default_registry, parse_scenario, run
-
-from .builders import nucleus, task_scenario
+from tests.engine.builders import nucleus, task_scenario
 
 
 def test_default_registry_knows_our_task_broker():

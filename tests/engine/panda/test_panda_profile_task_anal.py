@@ -7,7 +7,7 @@ against that code. Task builder defaults (tests/engine/builders.py): nuclei with
 
 import pytest
 
-from .builders import anal_scenario, dataset, decide, nucleus, queue, task_scenario
+from tests.engine.builders import anal_scenario, dataset, decide, nucleus, queue, task_scenario
 
 EVERYWHERE = {"A_DATADISK": (5, 0.5), "B_DATADISK": (5, 0.5)}
 
