@@ -1,6 +1,7 @@
 """DIRAC's rows as the engine's inputs (seed 003): the installation's groups and CPU segments, task queues with their
-requirements, and the waiting jobs' priorities per task queue. Reads only; the Matcher and the job submission that
-write are brokerage/services/dirac.py."""
+requirements (one at a time as TaskQueue for the pages, or all enabled ones as the live Matcher's TaskQueueIndex),
+and the waiting jobs' priorities per task queue. Reads only; the Matcher and the job submission that write are
+brokerage/services/dirac.py."""
 
 from __future__ import annotations
 
@@ -12,9 +13,21 @@ from django.conf import settings
 from django.db.models import Avg, Case, Exists, FloatField, OuterRef, Q, Value, When
 from django.db.models.functions import Cast
 
-from brokerage.engine.dirac.rules import DEFAULT_CPU_SEGMENTS, Group, MatchRules, TaskQueue, real_priority
+from brokerage.engine.dirac.matcher import ROW, TaskQueueIndex
+from brokerage.engine.dirac.rules import (
+    DEFAULT_CPU_SEGMENTS,
+    Group,
+    MatchRules,
+    TaskQueue,
+    real_priority,
+)
+from brokerage.engine.dirac.rules import cpu_segment as cpu_segment
 from brokerage.engine.dirac.scenario import groups_from
-from brokerage.models import DiracJob, DiracTaskQueue, DiracTaskQueueValue
+from brokerage.models import (
+    DiracJob,
+    DiracTaskQueue,
+    DiracTaskQueueValue,
+)
 from brokerage.models.dirac import REQUIREMENT_FIELDS
 
 FIELDS = [name for name, _ in REQUIREMENT_FIELDS]
@@ -94,3 +107,14 @@ def engine_task_queues(*, queues) -> list[TaskQueue]:
         )
         for row in queues.values("pk", "ownerDN", "ownerGroup", "setup", "cpuTime", "priority", "minRAM", "maxRAM")
     ]
+
+
+def task_queue_index_read(*, version: str) -> TaskQueueIndex:
+    """The enabled task queues as the matcher's index (two queries)."""
+    rows = (
+        DiracTaskQueue.objects.filter(enabled=True)
+        .order_by("pk")
+        .values_list("pk", *ROW[1:])  # the index's row layout (matcher.ROW), the key first
+    )
+    values = DiracTaskQueueValue.objects.filter(task_queue__enabled=True).values_list("task_queue_id", "field", "value")
+    return TaskQueueIndex(version, list(rows), values)

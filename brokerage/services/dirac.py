@@ -30,6 +30,7 @@ from brokerage.adapters.dirac import (
     dirac_groups_data,
     dirac_priority_rows,
     engine_task_queues,
+    task_queue_index_read,
 )
 from brokerage.engine.dirac.matcher import (
     CLAIM_PERMUTATION,
@@ -267,17 +268,6 @@ def _claim_in_one_statement(task_queue_id, priority, rng, resource: Resource, no
         )
         job, first, record_id = cursor.fetchone()
     return job, list(first or []), record_id
-
-
-def task_queue_index_read(*, version: str) -> TaskQueueIndex:
-    """The enabled task queues as the matcher's index (two queries)."""
-    rows = (
-        DiracTaskQueue.objects.filter(enabled=True)
-        .order_by("pk")
-        .values_list("pk", "setup", "ownerGroup", "ownerDN", "cpuTime", "priority", "minRAM")
-    )
-    values = DiracTaskQueueValue.objects.filter(task_queue__enabled=True).values_list("task_queue_id", "field", "value")
-    return TaskQueueIndex(version, list(rows), values)
 
 
 _INDEX: TaskQueueIndex | None = None
