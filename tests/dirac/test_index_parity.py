@@ -7,12 +7,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from brokerage.adapters.dirac import engine_task_queues
+from brokerage.adapters.dirac import engine_task_queues, task_queue_index_read
 from brokerage.engine.dirac.rules import Group, MatchRules, Resource, no_match_reasons
 from brokerage.gdpconfig import ConfigView
 from brokerage.models import DiracTaskQueue
 from brokerage.services.dirac import dirac_jobs_submit
-from brokerage.adapters.dirac import task_queue_index_read
 
 pytestmark = pytest.mark.django_db
 

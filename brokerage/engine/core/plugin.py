@@ -465,7 +465,7 @@ class Plugin:
             scenario.sw_tags,
             scenario.gpu_summary,
         )
-        if held is None or any(a is not b for a, b in zip(held[0], identity, strict=True)):
+        if held is None or any(arrays is not b for arrays, b in zip(held[0], identity, strict=True)):
             held = (identity, {}, scenario)
         else:
             held = (held[0], held[1], scenario)

@@ -246,10 +246,10 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         return list(cache["analysis queues"])
 
     def prepare(self, scenario: Scenario, names: list[str]) -> dict[str, Any]:
-        a = super().prepare(scenario, names)
-        a.lazily(self.ANALYSIS_GRID_KEYS, lambda _: self._analysis_grid(scenario, names))
-        a.lazily(self.USER_KEYS, overlay_producer(lambda target: self._prepare_user(scenario, names, target)))
-        return a
+        arrays = super().prepare(scenario, names)
+        arrays.lazily(self.ANALYSIS_GRID_KEYS, lambda _: self._analysis_grid(scenario, names))
+        arrays.lazily(self.USER_KEYS, overlay_producer(lambda target: self._prepare_user(scenario, names, target)))
+        return arrays
 
     # the analysis rules' own columns of the grid: made when one of them is first read, once per snapshot
     ANALYSIS_GRID_KEYS = ("site_class", "vp", "vp_overloaded", "vp_overloaded_given", "trr", "n_users")
@@ -288,10 +288,10 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         "max_q_len",
     )
 
-    def _prepare_user(self, scenario: Scenario, names: list[str], a: dict[str, Any]) -> None:
-        a.update(self._user_arrays(scenario, names))
-        a["queued_all"] = a["defined"] + a["activated"] + a["assigned"] + a["starting"]
-        self._stabilizer_numbers(scenario, a)
+    def _prepare_user(self, scenario: Scenario, names: list[str], arrays: dict[str, Any]) -> None:
+        arrays.update(self._user_arrays(scenario, names))
+        arrays["queued_all"] = arrays["defined"] + arrays["activated"] + arrays["assigned"] + arrays["starting"]
+        self._stabilizer_numbers(scenario, arrays)
 
     USER_FIELDS = (
         ("userQueued", "user_queued"),
@@ -328,20 +328,22 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         return arrays
 
     @staticmethod
-    def _stabilizer_numbers(scenario: Scenario, a: dict[str, Any]) -> None:
+    def _stabilizer_numbers(scenario: Scenario, arrays: dict[str, Any]) -> None:
         """seed 000 Analysis Stabilizer: which queues can be throttled, nQ_max, the user's percentage, max_q_len."""
         config = scenario.config
         base_length = config.get("BASE_QUEUE_LENGTH_PER_PQ")
-        queued, running, trr = a["queued_all"], a["running_real"], a["trr"]
+        queued, running, trr = arrays["queued_all"], arrays["running_real"], arrays["trr"]
         panda = config.get("ANALYSIS_STABILIZER_RULE") == "panda"
         if panda:
             # AtlasAnalJobBroker 1628-1635 (1.0.4): the share's start rate counts only while jobs run there
             trr = np.where(running > 0, trr, 0.0)
         # the user has jobs queued or running there (the real statistics list them only then)
-        a["user_listed"] = (a["user_queued"] + a["user_running"] > 0) | (not panda)
-        a["stabilizer_panda"] = panda
-        a["throttleable"] = ~((queued < base_length) | (queued < config.get("BASE_EXPECTED_WAIT_HOUR_ON_PQ") * trr))
-        a["nq_max"] = np.maximum(
+        arrays["user_listed"] = (arrays["user_queued"] + arrays["user_running"] > 0) | (not panda)
+        arrays["stabilizer_panda"] = panda
+        arrays["throttleable"] = ~(
+            (queued < base_length) | (queued < config.get("BASE_EXPECTED_WAIT_HOUR_ON_PQ") * trr)
+        )
+        arrays["nq_max"] = np.maximum(
             np.maximum(
                 config.get("STATIC_MAX_QUEUE_RUNNING_RATIO") * running, config.get("MAX_EXPECTED_WAIT_HOUR") * trr
             ),
@@ -349,13 +351,13 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         )
         running_some = running > 0
         with np.errstate(divide="ignore", invalid="ignore"):
-            share = np.where(running_some, a["user_running"] / np.where(running_some, running, 1), 0.0)
+            share = np.where(running_some, arrays["user_running"] / np.where(running_some, running, 1), 0.0)
         # ANALYSIS_WEIGHT_RULE panda: AtlasAnalJobBroker counts the users of a queue with len() of a map that
         # also holds the "_total" entry, one more than there are
-        users = a["n_users"] + (1.0 if config.get("ANALYSIS_WEIGHT_RULE") == "panda" else 0.0)
-        a["user_percentage"] = np.maximum(share, 1.0 / users)
-        a["max_q_len"] = np.maximum(
-            np.maximum(config.get("BASE_QUEUE_RATIO_ON_PQ") * running, a["nq_max"] * a["user_percentage"]),
+        users = arrays["n_users"] + (1.0 if config.get("ANALYSIS_WEIGHT_RULE") == "panda" else 0.0)
+        arrays["user_percentage"] = np.maximum(share, 1.0 / users)
+        arrays["max_q_len"] = np.maximum(
+            np.maximum(config.get("BASE_QUEUE_RATIO_ON_PQ") * running, arrays["nq_max"] * arrays["user_percentage"]),
             float(config.get("BASE_DEFAULT_QUEUE_LENGTH_PER_PQ_USER")),
         )
 
@@ -670,16 +672,16 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         return cache["grand queue ratio"]
 
     @staticmethod
-    def endpoint_terms(c: Context, locations):
+    def endpoint_terms(context: Context, locations):
         """The analysis broker's endpoint check (AtlasAnalJobBroker 1224, 1.0.4): every endpoint type; the queues
         that passed the data locality check of this loop stand where production's nucleus queues do, and none
         without it; no complete-copy exception."""
         checked = (
-            "data locality" not in c.plugin.disabled_filters
-            and bool(c.scenario.datasets)
-            and (c.config.get("ANALYSIS_LOCALITY_RULE") == "panda" or not locality_suppressed(c.scenario))
+            "data locality" not in context.plugin.disabled_filters
+            and bool(context.scenario.datasets)
+            and (context.config.get("ANALYSIS_LOCALITY_RULE") == "panda" or not locality_suppressed(context.scenario))
         )
-        return None, np.full(len(c.names), checked, dtype=bool), None
+        return None, np.full(len(context.names), checked, dtype=bool), None
 
     filters = (
         analysis_rules.ANALYSIS_INPUT_COMPLETE,

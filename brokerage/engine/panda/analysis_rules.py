@@ -47,14 +47,14 @@ def catchall_keys(text: str) -> set[str]:
     return {item.strip().partition("=")[0] for item in text.split(",") if item.strip()}
 
 
-def sites_panda(c: Context) -> bool:
-    return c.config.get("ANALYSIS_SITES_RULE") == "panda"
+def sites_panda(context: Context) -> bool:
+    return context.config.get("ANALYSIS_SITES_RULE") == "panda"
 
 
-def site_mode(c: Context) -> bool:
+def site_mode(context: Context) -> bool:
     """ANALYSIS_SITES_RULE panda and the task's site names a queue: the real broker keeps that queue to the end,
     re-appended after the problematic queues are dropped (AtlasAnalJobBroker 2277-2278, 1.0.4)."""
-    return sites_panda(c) and c.plugin.site_preassignment(c.scenario)[0] == "site"
+    return sites_panda(context) and context.plugin.site_preassignment(context.scenario)[0] == "site"
 
 
 def locality_suppressed(scenario: Scenario) -> str:
@@ -73,12 +73,15 @@ def locality_suppressed(scenario: Scenario) -> str:
     return ""
 
 
-def excluded(c: Context) -> Rejection:
-    names = c.task.excludedSite
+def excluded(context: Context) -> Rejection:
+    names = context.task.excludedSite
     fails = (
-        np.array([matches_site_list(names, q, s) for q, s in zip(c["unified"], c["site"], strict=True)], dtype=bool)
+        np.array(
+            [matches_site_list(names, q, s) for q, s in zip(context["unified"], context["site"], strict=True)],
+            dtype=bool,
+        )
         if names
-        else np.zeros(len(c.names), dtype=bool)
+        else np.zeros(len(context.names), dtype=bool)
     )
     return Rejection(fails, {"excludedSite": ",".join(names)})
 
@@ -86,10 +89,10 @@ def excluded(c: Context) -> Rejection:
 ANALYSIS_EXCLUDED_SITES = Filter("excluded sites", "excluded", excluded, reusable=True)
 
 
-def included(c: Context) -> Rejection:
-    names = c.task.includedSite
-    if sites_panda(c) and c.task.site:
-        mode, readers = c.plugin.site_preassignment(c.scenario)
+def included(context: Context) -> Rejection:
+    names = context.task.includedSite
+    if sites_panda(context) and context.task.site:
+        mode, readers = context.plugin.site_preassignment(context.scenario)
         if mode == "endpoint":
             names = readers  # the queues reading the named endpoint replace the task's includedSite
         elif mode == "":
@@ -97,7 +100,8 @@ def included(c: Context) -> Rejection:
     if not names:
         return NOTHING_FAILS
     fails = np.array(
-        [not matches_site_list(names, q, s) for q, s in zip(c["unified"], c["site"], strict=True)], dtype=bool
+        [not matches_site_list(names, q, s) for q, s in zip(context["unified"], context["site"], strict=True)],
+        dtype=bool,
     )
     return Rejection(fails, {"includedSite": ",".join(names)})
 
@@ -105,56 +109,71 @@ def included(c: Context) -> Rejection:
 ANALYSIS_INCLUDED_SITES = Filter("included sites", "notincluded", included, reusable=True)
 
 
-def analysis_status(c: Context) -> Rejection:
+def analysis_status(context: Context) -> Rejection:
     """Online, unless pre-assigned through includedSite or site (seed 000). ANALYSIS_SITES_RULE panda
     (AtlasAnalJobBroker "selection for status", 1.0.4): offline queues are always out; brokeroff and test ones
     stay when the task names includedSite, or when the queue is the one its `site` names; others stay."""
-    if sites_panda(c):
-        status = c["status"]
-        mode, _ = c.plugin.site_preassignment(c.scenario)
-        lenient = bool(c.task.includedSite)
-        at_site = (c["unified"] == c.task.site) if mode == "site" else np.zeros(len(c.names), dtype=bool)
+    if sites_panda(context):
+        status = context["status"]
+        mode, _ = context.plugin.site_preassignment(context.scenario)
+        lenient = bool(context.task.includedSite)
+        at_site = (
+            (context["unified"] == context.task.site) if mode == "site" else np.zeros(len(context.names), dtype=bool)
+        )
         down = among(status, ("brokeroff", "test")) & ~(lenient | at_site)
         return Rejection((status == "offline") | down, {"status": status, "required": "online"})
-    offline = c["status"] != "online"
-    chosen = tuple(c.task.includedSite) + ((c.task.site,) if c.task.site else ())
+    offline = context["status"] != "online"
+    chosen = tuple(context.task.includedSite) + ((context.task.site,) if context.task.site else ())
     if chosen:
         preassigned = np.array(
-            [matches_site_list(chosen, q, s) for q, s in zip(c["unified"], c["site"], strict=True)], dtype=bool
+            [matches_site_list(chosen, q, s) for q, s in zip(context["unified"], context["site"], strict=True)],
+            dtype=bool,
         )
         offline = offline & ~preassigned
-    return Rejection(offline, {"status": c["status"], "required": "online"})
+    return Rejection(offline, {"status": context["status"], "required": "online"})
 
 
 ANALYSIS_QUEUE_STATUS = Filter("queue status", "status", analysis_status, reusable=True)
 
 
-def locality(c: Context) -> Rejection:
+def locality(context: Context) -> Rejection:
     # ANALYSIS_LOCALITY_RULE panda: the first loop always checks locality (the second loop goes without)
-    suppressed = c.config.get("ANALYSIS_LOCALITY_RULE") != "panda" and locality_suppressed(c.scenario)
-    if suppressed or not c.scenario.datasets:
+    suppressed = context.config.get("ANALYSIS_LOCALITY_RULE") != "panda" and locality_suppressed(context.scenario)
+    if suppressed or not context.scenario.datasets:
         return NOTHING_FAILS
-    if c.config.get("ANALYSIS_LOCALITY_RULE") == "panda":
-        return locality_panda(c)
-    with_data = c.alive & (c["missing_files"] == 0)
-    if not c.config.get("ANALYSIS_SKIP_CLOSED") and with_data.any() and np.all(c["task_closed"][with_data] > 0):
+    if context.config.get("ANALYSIS_LOCALITY_RULE") == "panda":
+        return locality_panda(context)
+    with_data = context.alive & (context["missing_files"] == 0)
+    if (
+        not context.config.get("ANALYSIS_SKIP_CLOSED")
+        and with_data.any()
+        and np.all(context["task_closed"][with_data] > 0)
+    ):
         # seed 002 "Input data transfer": every queue with the data has closed jobs of the task in the last
         # 6 h (busy, its jobs got no CPU): new jobs go to the other queues, with their input
         return Rejection(
             with_data,
-            {"closed": c["task_closed"], "windowHours": c.config.get("TW_DONE_JOB_STAT"), "rule": "input moved"},
-            code=np.full(len(c.names), "closed", dtype=object),
+            {
+                "closed": context["task_closed"],
+                "windowHours": context.config.get("TW_DONE_JOB_STAT"),
+                "rule": "input moved",
+            },
+            code=np.full(len(context.names), "closed", dtype=object),
         )
     return Rejection(
-        c["missing_files"] > 0,
-        {"missingFiles": c["missing_files"], "totalFiles": c["total_files"], "availableGB": c["local_size"]},
+        context["missing_files"] > 0,
+        {
+            "missingFiles": context["missing_files"],
+            "totalFiles": context["total_files"],
+            "availableGB": context["local_size"],
+        },
     )
 
 
 ANALYSIS_DATA_LOCALITY = Filter("data locality", "fileunavailable", locality)
 
 
-def locality_panda(c: Context) -> Rejection:
+def locality_panda(context: Context) -> Rejection:
     """AtlasAnalJobBroker "input data check" (1.0.4, 538-640) with AtlasBrokerUtils.getAnalSitesWithDataDisk:
     per dataset, the queues reading a complete copy (disk or tape), or, when none does, those reading any copy
     (and both when no readable disk copy anywhere is complete and no queue has a complete one on disk); a
@@ -162,9 +181,9 @@ def locality_panda(c: Context) -> Rejection:
     queue has all of it, those with some of it (union). A task pre-assigned to a queue (ANALYSIS_SITES_RULE
     panda) needs that queue among them. The real check scans every analysis queue, before any other filter, so
     the lists are made over all of them (a pre-assigned task's candidates are its queue alone)."""
-    scan, disk, union, disk_union, _ = c.plugin.data_sites(c.scenario)
-    unified = c["unified"].tolist()
-    if site_mode(c):
+    scan, disk, union, disk_union, _ = context.plugin.data_sites(context.scenario)
+    unified = context["unified"].tolist()
+    if site_mode(context):
         chosen = scan | union
     elif disk:
         chosen = disk
@@ -177,41 +196,46 @@ def locality_panda(c: Context) -> Rejection:
     return Rejection(
         ~has,
         lambda: {
-            "missingFiles": c["missing_files"],
-            "totalFiles": c["total_files"],
-            "availableGB": c["local_size"],
+            "missingFiles": context["missing_files"],
+            "totalFiles": context["total_files"],
+            "availableGB": context["local_size"],
         },
     )
 
 
-def vp(c: Context) -> Rejection:
+def vp(context: Context) -> Rejection:
     """seed 000: VP queues are skipped when the task says avoidVP or they are overloaded. Overloaded is the
     queue-length rule on the queue's own numbers, unless the scenario states vpOverloaded."""
-    avoid = c.task.avoidVP
-    overloaded = np.where(c["vp_overloaded_given"], c["vp_overloaded"], too_long(c))
-    fails = c["vp"] & (avoid | overloaded)
+    avoid = context.task.avoidVP
+    overloaded = np.where(context["vp_overloaded_given"], context["vp_overloaded"], too_long(context))
+    fails = context["vp"] & (avoid | overloaded)
     return Rejection(
         fails,
-        {"avoidVP": avoid, "vpOverloaded": overloaded, "queued": c["queued_all"], "running": c["running_real"]},
+        {
+            "avoidVP": avoid,
+            "vpOverloaded": overloaded,
+            "queued": context["queued_all"],
+            "running": context["running_real"],
+        },
     )
 
 
-def vp_panda(c: Context) -> Rejection:
+def vp_panda(context: Context) -> Rejection:
     """ANALYSIS_VP_RULE panda, AtlasAnalJobBroker "avoid VP queue check" (1.0.4): VP queues are avoided for
     avoidVP, merges, no data-locality check, or data found only as a union of sites. Its -overloaded_vp needs data
     placed through VP alone, which no input describes, so the queue-length rule judges VP queues like any other."""
-    avoid = c.task.avoidVP
-    merging, no_locality = c.scenario.jobs.isMerge, "data locality" in c.plugin.disabled_filters
+    avoid = context.task.avoidVP
+    merging, no_locality = context.scenario.jobs.isMerge, "data locality" in context.plugin.disabled_filters
     union = False
-    if not no_locality and c.scenario.datasets and not site_mode(c):
+    if not no_locality and context.scenario.datasets and not site_mode(context):
         # no queue has all the data: the union of sites is taken, and VP avoided, as it would transfer
         # to VP (AtlasAnalJobBroker 629-639)
-        scan, disk, union_sites, _, _ = c.plugin.data_sites(c.scenario)
+        scan, disk, union_sites, _, _ = context.plugin.data_sites(context.scenario)
         union = not disk and not scan and bool(union_sites)
     if not (avoid or merging or no_locality or union):
         return NOTHING_FAILS  # no reason to avoid a VP queue: none is read
     return Rejection(
-        c["vp"],
+        context["vp"],
         {"avoidVP": avoid, "merge": merging, "dataLocalityChecked": not no_locality, "unionLocality": union},
     )
 
@@ -221,30 +245,30 @@ ANALYSIS_VIRTUAL_PLACEMENT = Filter(
 )
 
 
-def disk(c: Context) -> Rejection:
+def disk(context: Context) -> Rejection:
     """seed 000 analysis disk: (0 with direct access, else input) + outDiskCount × input + workDiskCount
     against maxwdir / corecount, and more than 200 GB free in the local storage. ANALYSIS_STORAGE_FLOOR_RULE
     panda (issue 33 D10): free plus expired, 200 GB or more (AtlasAnalJobBroker 1202-1203: skipped below)."""
-    task, jobs = c.task, c.scenario.jobs
-    input_mb = np.where(c["direct_access_lan"], 0.0, jobs.inputSizeMB)
+    task, jobs = context.task, context.scenario.jobs
+    input_mb = np.where(context["direct_access_lan"], 0.0, jobs.inputSizeMB)
     needed = input_mb + (task.outDiskCount or 0.0) * jobs.inputSizeMB + (task.workDiskCount or 0.0)
-    per_core = c["maxwdir_per_core"]
+    per_core = context["maxwdir_per_core"]
     too_small = (per_core > 0) & ~(per_core > needed)
-    no_room, space_detail = storage_floor(c)
+    no_room, space_detail = storage_floor(context)
     detail = {"neededMB": needed, "maxwdirPerCore": per_core, "storageFloorGB": 200, **space_detail}
     return Rejection(too_small | no_room, detail)
 
 
-def storage_floor_seed(c: Context) -> tuple[np.ndarray, dict]:
+def storage_floor_seed(context: Context) -> tuple[np.ndarray, dict]:
     """seed 000: more than 200 GB free in the local storage."""
-    space = c["output_free"]
+    space = context["output_free"]
     with np.errstate(invalid="ignore"):
         return ~np.isnan(space) & ~(space > 200), {"storageFreeGB": space}
 
 
-def storage_floor_panda(c: Context) -> tuple[np.ndarray, dict]:
+def storage_floor_panda(context: Context) -> tuple[np.ndarray, dict]:
     """ANALYSIS_STORAGE_FLOOR_RULE panda: free plus expired, 200 GB or more."""
-    space = c["output_usable"]
+    space = context["output_usable"]
     with np.errstate(invalid="ignore"):
         return ~np.isnan(space) & ~(space >= 200), {"storageUsableGB": space}
 
@@ -255,11 +279,11 @@ storage_floor = Variants("ANALYSIS_STORAGE_FLOOR_RULE", seed=storage_floor_seed,
 ANALYSIS_DISK = Filter("disk", "disk", disk, reusable=True)
 
 
-def walltime(c: Context) -> Rejection:
+def walltime(context: Context) -> Rejection:
     """As production, with merge jobs joining scouts and walltime-undefined jobs in the 24 h rule. Under
     JOB_WALLTIME_RULE panda the production rule in HS06 seconds (AtlasAnalJobBroker runs the same checks)."""
-    jobs = c.scenario.jobs
-    return walltime_rejection(c, needs_a_day=jobs.isScout or jobs.isMerge or c["walltime_undefined"])
+    jobs = context.scenario.jobs
+    return walltime_rejection(context, needs_a_day=jobs.isScout or jobs.isMerge or context["walltime_undefined"])
 
 
 ANALYSIS_WALLTIME = Filter(
@@ -270,71 +294,71 @@ ANALYSIS_WALLTIME = Filter(
 )
 
 
-def bad_jobs(c: Context) -> Rejection:
+def bad_jobs(context: Context) -> Rejection:
     """Skip when nFailed + nClosed ≥ max(2 × nFinished, MIN_BAD_JOBS_TO_SKIP_PQ) in the last TW_DONE_JOB_STAT
     hours (REFERENCE.md)."""
-    bad = c["task_failed"] + c["task_closed"]
-    limit = np.maximum(2 * c["task_finished"], c.config.get("MIN_BAD_JOBS_TO_SKIP_PQ"))
+    bad = context["task_failed"] + context["task_closed"]
+    limit = np.maximum(2 * context["task_finished"], context.config.get("MIN_BAD_JOBS_TO_SKIP_PQ"))
     # ANALYSIS_BAD_JOBS_STRICT (panda-server 1.0.4): only more than the limit marks the queue problematic
-    too_many = bad > limit if c.config.get("ANALYSIS_BAD_JOBS_STRICT") else bad >= limit
-    if c["stabilizer_panda"]:
+    too_many = bad > limit if context.config.get("ANALYSIS_BAD_JOBS_STRICT") else bad >= limit
+    if context["stabilizer_panda"]:
         # AtlasAnalJobBroker 1730-1737 (1.0.4; issue 33 D13): asked only at queues the Analysis Stabilizer's
         # gates let it throttle, where the user has jobs, and never for merges
-        too_many = too_many & c["throttleable"] & c["user_listed"] & (not c.scenario.jobs.isMerge)
-    if site_mode(c):
-        too_many = np.zeros(len(c.names), dtype=bool)  # problematic, but the pre-assigned queue stays
+        too_many = too_many & context["throttleable"] & context["user_listed"] & (not context.scenario.jobs.isMerge)
+    if site_mode(context):
+        too_many = np.zeros(len(context.names), dtype=bool)  # problematic, but the pre-assigned queue stays
     detail = {
         "failedPlusClosed": bad,
         "limit": limit,
-        "finished": c["task_finished"],
-        "windowHours": c.config.get("TW_DONE_JOB_STAT"),
+        "finished": context["task_finished"],
+        "windowHours": context.config.get("TW_DONE_JOB_STAT"),
     }
-    merging = c.scenario.jobs.isMerge
-    fails = too_many & (not merging) if c.config.get("ANALYSIS_BAD_JOBS_STRICT") else too_many
-    return problematic(c, "bad jobs", fails, "badsite", detail)
+    merging = context.scenario.jobs.isMerge
+    fails = too_many & (not merging) if context.config.get("ANALYSIS_BAD_JOBS_STRICT") else too_many
+    return problematic(context, "bad jobs", fails, "badsite", detail)
 
 
 ANALYSIS_BAD_JOBS = Filter("bad jobs", "badsite", bad_jobs)
 
 
-def problematic(c: Context, name: str, fails: np.ndarray, code: str, detail: dict) -> Rejection:
+def problematic(context: Context, name: str, fails: np.ndarray, code: str, detail: dict) -> Rejection:
     """ANALYSIS_STABILIZER_RULE panda: AtlasAnalJobBroker marks these queues problematic and weighs them with
     the others before it drops them (AtlasBrokerUtils.skipProblematicSites), so they count in the class sums
     of the new weight; the seed's rule skips them here."""
-    if not c["stabilizer_panda"]:
+    if not context["stabilizer_panda"]:
         return Rejection(fails, detail)
-    c.arrays.setdefault("late", []).append((name, fails & c.alive, code, detail))
+    context.arrays.setdefault("late", []).append((name, fails & context.alive, code, detail))
     return NOTHING_FAILS
 
 
-def closed(c: Context) -> Rejection:
+def closed(context: Context) -> Rejection:
     """ANALYSIS_SKIP_CLOSED (AtlasAnalJobBroker "selection for closed", 1.0.4): any of the task's jobs closed
     at a queue in the window skips it, unless the job set is pre-assigned or merges."""
-    jobs = c.scenario.jobs
-    site_mode = sites_panda(c) and c.plugin.site_preassignment(c.scenario)[0] == "site"
-    if not c.config.get("ANALYSIS_SKIP_CLOSED") or jobs.isMerge or jobs.preassigned or site_mode:
+    jobs = context.scenario.jobs
+    site_mode = sites_panda(context) and context.plugin.site_preassignment(context.scenario)[0] == "site"
+    if not context.config.get("ANALYSIS_SKIP_CLOSED") or jobs.isMerge or jobs.preassigned or site_mode:
         return NOTHING_FAILS
-    return Rejection(c["task_closed"] > 0, {"closed": c["task_closed"]})
+    return Rejection(context["task_closed"] > 0, {"closed": context["task_closed"]})
 
 
 ANALYSIS_CLOSED_JOBS = Filter("closed jobs", "closed", closed, reusable=True)
 
 
-def too_long(c: Context) -> np.ndarray:
+def too_long(context: Context) -> np.ndarray:
     """Per queue, whether its queue is too long for its running jobs: seed 000, more than 2 × max(20, running)
     queued; ANALYSIS_OVERLOAD_RULE panda, more than OVERLOAD_MIN_QUEUE queued and nothing running, or
     queued/running above OVERLOAD_RATIO_OFFSET × the ratio over all queues."""
-    return too_long_variant(c)
+    return too_long_variant(context)
 
 
-def too_long_seed(c: Context) -> np.ndarray:
-    return c["queued_all"] > 2 * np.maximum(QUEUE_LENGTH_RUNNING_FLOOR, c["running_real"])
+def too_long_seed(context: Context) -> np.ndarray:
+    return context["queued_all"] > 2 * np.maximum(QUEUE_LENGTH_RUNNING_FLOOR, context["running_real"])
 
 
-def too_long_panda(c: Context) -> np.ndarray:
-    queued, running = c["queued_all"], c["running_real"]
-    grand = c.plugin.grand_queue_ratio(c.scenario)
-    min_queue, offset = c.config.get("OVERLOAD_MIN_QUEUE"), c.config.get("OVERLOAD_RATIO_OFFSET")
+def too_long_panda(context: Context) -> np.ndarray:
+    queued, running = context["queued_all"], context["running_real"]
+    grand = context.plugin.grand_queue_ratio(context.scenario)
+    min_queue, offset = context.config.get("OVERLOAD_MIN_QUEUE"), context.config.get("OVERLOAD_RATIO_OFFSET")
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(running > 0, queued / np.where(running > 0, running, 1.0), np.inf)
     return (queued > min_queue) & ((running == 0) | (ratio > grand * offset))
@@ -343,33 +367,35 @@ def too_long_panda(c: Context) -> np.ndarray:
 too_long_variant = Variants("ANALYSIS_OVERLOAD_RULE", seed=too_long_seed, panda=too_long_panda)
 
 
-def overload_panda(c: Context) -> Rejection:
+def overload_panda(context: Context) -> Rejection:
     """AtlasAnalJobBroker "un-overloaded sites" (1.0.4): the queue too long (_too_long); when that leaves no
     queue, only those running nothing are skipped (problematic). Merges are not checked."""
-    if c.scenario.jobs.isMerge:
+    if context.scenario.jobs.isMerge:
         return NOTHING_FAILS
-    grand = c.plugin.grand_queue_ratio(c.scenario)
-    offset = c.config.get("OVERLOAD_RATIO_OFFSET")
-    queued, running = c["queued_all"], c["running_real"]
-    idle = (queued > c.config.get("OVERLOAD_MIN_QUEUE")) & (running == 0)
-    overloaded = too_long(c)
-    if not np.any(c.alive & ~overloaded):
+    grand = context.plugin.grand_queue_ratio(context.scenario)
+    offset = context.config.get("OVERLOAD_RATIO_OFFSET")
+    queued, running = context["queued_all"], context["running_real"]
+    idle = (queued > context.config.get("OVERLOAD_MIN_QUEUE")) & (running == 0)
+    overloaded = too_long(context)
+    if not np.any(context.alive & ~overloaded):
         # every queue overloaded: the check keeps them, but those running nothing are problematic and
         # dropped after ranking (AtlasBrokerUtils.skipProblematicSites), not by the first loop itself
-        probe = getattr(c.plugin, "first_loop_probe", False)
-        idle = np.zeros_like(idle) if probe or site_mode(c) else idle
+        probe = getattr(context.plugin, "first_loop_probe", False)
+        idle = np.zeros_like(idle) if probe or site_mode(context) else idle
         detail = {"queued": queued, "running": running, "grandRatio": round(grand, 4), "ratioOffset": offset}
-        return problematic(c, "queue length", idle, "overloaded", detail)
+        return problematic(context, "queue length", idle, "overloaded", detail)
     return Rejection(
         overloaded,
         {"queued": queued, "running": running, "grandRatio": round(grand, 4), "ratioOffset": offset},
     )
 
 
-def queue_length(c: Context) -> Rejection:
+def queue_length(context: Context) -> Rejection:
     """seed 000: more than 2 × max(20, running) queued (too_long)."""
-    limit = 2 * np.maximum(QUEUE_LENGTH_RUNNING_FLOOR, c["running_real"])
-    return Rejection(too_long(c), {"queued": c["queued_all"], "limit": limit, "running": c["running_real"]})
+    limit = 2 * np.maximum(QUEUE_LENGTH_RUNNING_FLOOR, context["running_real"])
+    return Rejection(
+        too_long(context), {"queued": context["queued_all"], "limit": limit, "running": context["running_real"]}
+    )
 
 
 ANALYSIS_QUEUE_LENGTH = Filter(
@@ -377,35 +403,35 @@ ANALYSIS_QUEUE_LENGTH = Filter(
 )
 
 
-def stabilizer(c: Context) -> Rejection:
-    fails = c["throttleable"] & (c["user_queued"] > c["max_q_len"])
-    if c["stabilizer_panda"]:
+def stabilizer(context: Context) -> Rejection:
+    fails = context["throttleable"] & (context["user_queued"] > context["max_q_len"])
+    if context["stabilizer_panda"]:
         # AtlasAnalJobBroker 1617-1725 (1.0.4): not for merges, and only where the user has jobs
-        fails = fails & c["user_listed"] & (not c.scenario.jobs.isMerge)
-    if site_mode(c):
-        fails = np.zeros(len(c.names), dtype=bool)  # problematic, but the pre-assigned queue stays
+        fails = fails & context["user_listed"] & (not context.scenario.jobs.isMerge)
+    if site_mode(context):
+        fails = np.zeros(len(context.names), dtype=bool)  # problematic, but the pre-assigned queue stays
     detail = {
-        "userQueued": c["user_queued"],
-        "maxQueueLength": c["max_q_len"],
-        "queued": c["queued_all"],
-        "nQmax": c["nq_max"],
-        "userPercentage": c["user_percentage"],
-        "running": c["running_real"],
-        "toRunningRate": c["trr"],
+        "userQueued": context["user_queued"],
+        "maxQueueLength": context["max_q_len"],
+        "queued": context["queued_all"],
+        "nQmax": context["nq_max"],
+        "userPercentage": context["user_percentage"],
+        "running": context["running_real"],
+        "toRunningRate": context["trr"],
     }
-    return problematic(c, "analysis stabilizer", fails, "tmp_user_problem", detail)
+    return problematic(context, "analysis stabilizer", fails, "tmp_user_problem", detail)
 
 
 ANALYSIS_STABILIZER = Filter("analysis stabilizer", "tmp_user_problem", stabilizer)
 
 
-def pilots_panda(c: Context) -> Rejection:
+def pilots_panda(context: Context) -> Rejection:
     """PILOT_RULE panda, analysis (AtlasAnalJobBroker "selection for nPilot", 1.0.4; issue 33 D12): no pilot
     in the last 3 hours (no statistics counts as none) skips the queue unless the task is a test task; no
     numSlots exemption, as production has. The seed's rule is production's."""
-    if c.task.prodSourceLabel == "test":
+    if context.task.prodSourceLabel == "test":
         return NOTHING_FAILS
-    pilots = c["pilots"]
+    pilots = context["pilots"]
     return Rejection((pilots == 0) | np.isnan(pilots), {"pilotsLast3h": pilots})  # no statistics: none
 
 
@@ -414,33 +440,33 @@ ANALYSIS_PILOTS = Filter(
 )
 
 
-def software(c: Context) -> Rejection:
+def software(context: Context) -> Rejection:
     """The software check; ANALYSIS_SITES_RULE panda leaves it out for a task pre-assigned to a queue
     (AtlasAnalJobBroker "selection for release" runs only when not sitePreAssigned)."""
-    if sites_panda(c) and c.plugin.site_preassignment(c.scenario)[0] == "site":
-        if c.config.get("SOFTWARE_RULE") != "panda":
+    if sites_panda(context) and context.plugin.site_preassignment(context.scenario)[0] == "site":
+        if context.config.get("SOFTWARE_RULE") != "panda":
             return NOTHING_FAILS
         # the architecture check at GPU queues comes before, and applies to a pre-assigned queue too
-        known = c.plugin.queue_records(c.scenario)
-        task = c.plugin.task_software(c.task, c.config)
+        known = context.plugin.queue_records(context.scenario)
+        task = context.plugin.task_software(context.task, context.config)
         fails = []
-        for name in c.names:
-            record, queue = known.get(name) or (c.scenario.queues[name], name)
+        for name in context.names:
+            record, queue = known.get(name) or (context.scenario.queues[name], name)
             gpu_queue = "gpu" in catchall_keys(record.get("catchall") or "")
-            tags = c.scenario.sw_tags.get(queue)
+            tags = context.scenario.sw_tags.get(queue)
             fails.append(
                 gpu_queue
                 and not anal_gpu_queue_ok(
                     task,
                     record.get("releases"),
                     tags,
-                    c.scenario.sw_tags.get("ALL"),
-                    c.scenario.gpu_summary.get(queue),
+                    context.scenario.sw_tags.get("ALL"),
+                    context.scenario.gpu_summary.get(queue),
                 )
             )
         fails = np.array(fails, dtype=bool)
-        return Rejection(fails, {"check": np.where(fails, "architecture", ""), "needed": c.task.architecture})
-    return job_rules_worker.software(c)
+        return Rejection(fails, {"check": np.where(fails, "architecture", ""), "needed": context.task.architecture})
+    return job_rules_worker.software(context)
 
 
 ANALYSIS_SOFTWARE = Filter("software", "cache", software, reusable=True)

@@ -95,10 +95,10 @@ class AtlasProdJobBroker(JobCandidates, JobGrid, JobWeights, Plugin):
         return software_checkers.pick(config)(config)
 
     @staticmethod
-    def endpoint_terms(c: Context, locations: frozenset[str] | None) -> tuple[str | None, np.ndarray, Any]:
+    def endpoint_terms(context: Context, locations: frozenset[str] | None) -> tuple[str | None, np.ndarray, Any]:
         """What the endpoint check compares (JOB_ENDPOINT_RULE panda): production looks at DATADISK endpoints, its
         nucleus's queues are the ones excused from WAN, and a nucleus queue without a complete copy is not."""
-        return "DATADISK", c["at_nucleus"], locations
+        return "DATADISK", context["at_nucleus"], locations
 
     filters = (
         job_rules_site.UNKNOWN_NUCLEUS,

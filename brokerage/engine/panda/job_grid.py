@@ -74,39 +74,39 @@ class JobGrid:
         nucleus-, task- and configuration-dependent arrays are computed, as whole-array operations, each group
         when a rule first reads it."""
         grid = self._grid(scenario, names)
-        a = grid.copy()
+        arrays = grid.copy()
         task, config = scenario.task, scenario.config
         limit = config.get("MAX_DISKIO_DEFAULT")
-        a["diskio_limit"] = np.where(
+        arrays["diskio_limit"] = np.where(
             np.isnan(grid["own_diskio_limit"]), np.nan if limit is None else limit, grid["own_diskio_limit"]
         )
-        a["nucleus"] = task.nucleus
+        arrays["nucleus"] = task.nucleus
         if config.get("PREASSIGNMENT_RULE") == "panda" and self.preassignment(scenario)[0]:
             # a pre-assigned job set scans its queues in the order preassignment() gives
-            a["scan_order"] = np.arange(len(names), dtype=float)
-        a.lazily(
+            arrays["scan_order"] = np.arange(len(names), dtype=float)
+        arrays.lazily(
             self.NETWORK_KEYS,
             lambda _: self._network(
                 scenario, grid, task.nucleus, config.get("NQUEUED_SAT_CAP"), config.get("NW_THROUGHPUT_LOOKUP")
             ),
         )
-        a.lazily(self.DATA_KEYS, overlay_producer(lambda target: self._prepare_data(scenario, grid, target)))
-        a.lazily(
+        arrays.lazily(self.DATA_KEYS, overlay_producer(lambda target: self._prepare_data(scenario, grid, target)))
+        arrays.lazily(
             self.ESTIMATE_KEYS,
             overlay_producer(lambda target: job_estimates(task, scenario.jobs, target, config)),
         )
-        a.lazily(self.RUNNING_KEYS, overlay_producer(lambda target: self._prepare_running(scenario, grid, target)))
-        return a
+        arrays.lazily(self.RUNNING_KEYS, overlay_producer(lambda target: self._prepare_running(scenario, grid, target)))
+        return arrays
 
     @staticmethod
-    def _prepare_running(scenario: Scenario, grid: dict[str, Any], a: dict[str, Any]) -> None:
+    def _prepare_running(scenario: Scenario, grid: dict[str, Any], arrays: dict[str, Any]) -> None:
         task, config = scenario.task, scenario.config
-        a["running_used"] = running_used(grid, task, config)
+        arrays["running_used"] = running_used(grid, task, config)
         # panda (BOOTSTRAP_EMPTY_QUEUES): a queue without any running or queued job gets weight 0 and goes first
         max_prio = config.get("MAX_PRIO_TO_BOOTSTRAP")
-        queued = a["activated"] + a["assigned"] + a["starting"] + a["defined"]
-        a["bootstrap_empty"] = (
-            (a["running_used"] + queued == 0)
+        queued = arrays["activated"] + arrays["assigned"] + arrays["starting"] + arrays["defined"]
+        arrays["bootstrap_empty"] = (
+            (arrays["running_used"] + queued == 0)
             & bool(config.get("BOOTSTRAP_EMPTY_QUEUES"))
             & (max_prio is None or task.currentPriority <= max_prio)
             & (not scenario.jobs.isMerge)
@@ -253,24 +253,24 @@ class JobGrid:
         distinct_queues = {queue: position for position, queue in enumerate(dict.fromkeys(unified))}
         queue_stats = [scenario.queue_stats.get(queue, {}) for queue in distinct_queues]
         stats = [queue_stats[distinct_queues[queue]] for queue in unified]
-        a = PreparedArrays()
-        a.update(self._columns(self._record_rows(scenario, pairs, names), self.RECORD_COLUMNS))
-        a.lazily(
+        arrays = PreparedArrays()
+        arrays.update(self._columns(self._record_rows(scenario, pairs, names), self.RECORD_COLUMNS))
+        arrays.lazily(
             [key for key, _ in self.PRODUCTION_COLUMNS],
             lambda _: self._columns([self._production_row(record) for record in records], self.PRODUCTION_COLUMNS),
         )
         shared = len(distinct_queues) < len(unified)
-        a.update(self._stat_columns(queue_stats, [distinct_queues[q] for q in unified] if shared else None))
-        a["unified"] = np.array(unified, dtype=object)
-        a["is_pseudo"] = np.array([u != name for u, name in zip(unified, names, strict=True)], dtype=bool)
-        a["running_real"] = a["running"]
-        a["activated_real"] = a["activated"]
-        a["running_cores"] = a["runningCores"]
-        a.lazily(self.ACTIVITY_KEYS, lambda grid: self._grid_activities(scenario, grid))
-        a.lazily(self.SPACE_KEYS, lambda grid: self._grid_space(scenario, grid))
-        a.lazily(("readers",), lambda _: {"readers": self._grid_readers(records)})
-        a.lazily(self.DERIVED_KEYS, lambda grid: self._grid_derived(scenario, names, stats, grid))
-        return a
+        arrays.update(self._stat_columns(queue_stats, [distinct_queues[q] for q in unified] if shared else None))
+        arrays["unified"] = np.array(unified, dtype=object)
+        arrays["is_pseudo"] = np.array([u != name for u, name in zip(unified, names, strict=True)], dtype=bool)
+        arrays["running_real"] = arrays["running"]
+        arrays["activated_real"] = arrays["activated"]
+        arrays["running_cores"] = arrays["runningCores"]
+        arrays.lazily(self.ACTIVITY_KEYS, lambda grid: self._grid_activities(scenario, grid))
+        arrays.lazily(self.SPACE_KEYS, lambda grid: self._grid_space(scenario, grid))
+        arrays.lazily(("readers",), lambda _: {"readers": self._grid_readers(records)})
+        arrays.lazily(self.DERIVED_KEYS, lambda grid: self._grid_derived(scenario, names, stats, grid))
+        return arrays
 
     # what some rules read of the grid (the production broker's): made when one of them first does
     DERIVED_KEYS = (
@@ -434,7 +434,7 @@ class JobGrid:
         cache[key] = result
         return result
 
-    def _prepare_data(self, scenario: Scenario, grid: dict[str, Any], a: dict[str, Any]) -> None:
+    def _prepare_data(self, scenario: Scenario, grid: dict[str, Any], arrays: dict[str, Any]) -> None:
         """Input already at each queue's storage (its read_lan endpoints), per dataset the most complete copy."""
         n = len(grid["site"])
         readers = grid["readers"]
@@ -483,13 +483,13 @@ class JobGrid:
         with_tape_size, with_tape_files = np.array(with_tape_size, dtype=float), np.array(with_tape_files, dtype=float)
         total_size = float(sum(d.sizeGB for d in scenario.datasets))
         total_files = float(sum(d.nFiles for d in scenario.datasets))
-        a["total_size"], a["total_files"] = total_size, total_files
-        a["local_size"], a["local_files"] = local_size, local_files
-        a["missing_size"] = np.maximum(total_size - local_size, 0.0)
-        a["missing_files"] = np.maximum(total_files - local_files, 0.0)
-        a["missing_size_with_tape"] = np.maximum(total_size - with_tape_size, 0.0)
-        a["missing_files_with_tape"] = np.maximum(total_files - with_tape_files, 0.0)
-        a["assigned_used"] = np.where(a["missing_files"] == 0, 0.0, a["assigned"])
+        arrays["total_size"], arrays["total_files"] = total_size, total_files
+        arrays["local_size"], arrays["local_files"] = local_size, local_files
+        arrays["missing_size"] = np.maximum(total_size - local_size, 0.0)
+        arrays["missing_files"] = np.maximum(total_files - local_files, 0.0)
+        arrays["missing_size_with_tape"] = np.maximum(total_size - with_tape_size, 0.0)
+        arrays["missing_files_with_tape"] = np.maximum(total_files - with_tape_files, 0.0)
+        arrays["assigned_used"] = np.where(arrays["missing_files"] == 0, 0.0, arrays["assigned"])
 
 
 # _stat_columns' layout: the statistics keys in column order, which columns are whole counts, each column's default

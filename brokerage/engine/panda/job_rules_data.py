@@ -20,67 +20,67 @@ from brokerage.engine.panda.job_candidates import preassign_mode
 from brokerage.engine.panda.records import DOWNTIME_STATUSES, ENDPOINT_ACTIVITIES
 
 
-def _io_detail(c: Context, io: float, size_cut: float, num_cut: float) -> dict[str, Any]:
+def _io_detail(context: Context, io: float, size_cut: float, num_cut: float) -> dict[str, Any]:
     """The numbers the input-transfer check compared (both profiles' variants)."""
     return {
         "ioIntensity": io,
-        "missingGB": c["missing_size"],
+        "missingGB": context["missing_size"],
         "sizeCutoffGB": size_cut,
-        "missingFiles": c["missing_files"],
+        "missingFiles": context["missing_files"],
         "fileCutoff": num_cut,
     }
 
 
-def input_complete(c: Context) -> Rejection:
-    dataset = input_incomplete(c.scenario)
+def input_complete(context: Context) -> Rejection:
+    dataset = input_incomplete(context.scenario)
     if not dataset:
         return NOTHING_FAILS
-    return Rejection(np.ones(len(c.names), dtype=bool), {"dataset": dataset})
+    return Rejection(np.ones(len(context.names), dtype=bool), {"dataset": dataset})
 
 
 INPUT_COMPLETE = Filter("input complete", "input_missing", input_complete)
 
 
-def io(c: Context) -> Rejection:
+def io(context: Context) -> Rejection:
     """seed 000 "IO intensive": for a task above IO_INTENSITY_CUTOFF, a queue missing SIZE_CUTOFF_TO_MOVE_INPUT GB or
     NUM_CUTOFF_TO_MOVE_INPUT files of the input or more is skipped."""
-    config = c.config
+    config = context.config
     cutoff = config.get("IO_INTENSITY_CUTOFF")
-    io = c.task.ioIntensity or 0.0
+    io = context.task.ioIntensity or 0.0
     if io <= cutoff:
         return NOTHING_FAILS
     size_cut, num_cut = config.get("SIZE_CUTOFF_TO_MOVE_INPUT"), config.get("NUM_CUTOFF_TO_MOVE_INPUT")
-    fails = (c["missing_size"] >= size_cut) | (c["missing_files"] >= num_cut)
-    return Rejection(fails, _io_detail(c, io, size_cut, num_cut))
+    fails = (context["missing_size"] >= size_cut) | (context["missing_files"] >= num_cut)
+    return Rejection(fails, _io_detail(context, io, size_cut, num_cut))
 
 
-def io_panda(c: Context) -> Rejection:
+def io_panda(context: Context) -> Rejection:
     """AtlasProdJobBroker "IO check" (1.0.4): for an IO-intensive task (not merge, not event service) with
     input, a queue missing more than SIZE_CUTOFF_TO_MOVE_INPUT GB (whole MB) or NUM_CUTOFF_TO_MOVE_INPUT
     files is skipped. When no queue passes, queues that pass counting their tape copies too are the second
     choice (LOCAL_DATA_DISK_ONLY tells the two apart); when none passes either, the check is switched off."""
-    config, task, jobs = c.config, c.task, c.scenario.jobs
+    config, task, jobs = context.config, context.task, context.scenario.jobs
     io = task.ioIntensity
     if (
         io is None
         or io <= config.get("IO_INTENSITY_CUTOFF")
-        or c["total_size"] <= 0
+        or context["total_size"] <= 0
         or jobs.isMerge
         or task.eventService
-        or preassign_mode(c) == "site"
+        or preassign_mode(context) == "site"
     ):
         return NOTHING_FAILS
     size_cut, num_cut = config.get("SIZE_CUTOFF_TO_MOVE_INPUT"), config.get("NUM_CUTOFF_TO_MOVE_INPUT")
-    fails = (np.floor(c["missing_size"] * 1024) > size_cut * 1024) | (c["missing_files"] > num_cut)
+    fails = (np.floor(context["missing_size"] * 1024) > size_cut * 1024) | (context["missing_files"] > num_cut)
     # second choice: queues that would miss little counting their tape copies too
-    fails_with_tape = (np.floor(c["missing_size_with_tape"] * 1024) > size_cut * 1024) | (
-        c["missing_files_with_tape"] > num_cut
+    fails_with_tape = (np.floor(context["missing_size_with_tape"] * 1024) > size_cut * 1024) | (
+        context["missing_files_with_tape"] > num_cut
     )
-    if not np.any(c.alive & ~fails_with_tape):
+    if not np.any(context.alive & ~fails_with_tape):
         return NOTHING_FAILS  # no queue passes: the check is switched off
-    detail = _io_detail(c, io, size_cut, num_cut)
-    if not np.any(c.alive & ~fails):
-        detail.update(missingGB=c["missing_size_with_tape"], missingFiles=c["missing_files_with_tape"])
+    detail = _io_detail(context, io, size_cut, num_cut)
+    if not np.any(context.alive & ~fails):
+        detail.update(missingGB=context["missing_size_with_tape"], missingFiles=context["missing_files_with_tape"])
         return Rejection(fails_with_tape, {**detail, "tapeCounted": True})
     return Rejection(fails, detail)
 
@@ -88,51 +88,53 @@ def io_panda(c: Context) -> Rejection:
 INPUT_TRANSFER = Filter("input transfer", "io", Variants("IO_CHECK_RULE", seed=io, panda=io_panda))
 
 
-def disk_io(c: Context) -> Rejection:
+def disk_io(context: Context) -> Rejection:
     """seed 000: a queue whose average disk IO per core is above its limit skips a task whose diskIO is too."""
-    if c.task.diskIO is None:
+    if context.task.diskIO is None:
         return NOTHING_FAILS
-    return disk_io_verdict(c, c.task.diskIO)
+    return disk_io_verdict(context, context.task.diskIO)
 
 
-def disk_io_panda(c: Context) -> Rejection:
+def disk_io_panda(context: Context) -> Rejection:
     """AtlasProdJobBroker "diskIO check" (1.0.4, 695-698): a multi-core task's diskIO per core of the queue."""
-    task_io = c.task.diskIO
+    task_io = context.task.diskIO
     if task_io is None:
         return NOTHING_FAILS
-    if (c.task.coreCount or 0) > 1:
-        task_io = np.floor(task_io / c["unified_corecount"])
-    return disk_io_verdict(c, task_io)
+    if (context.task.coreCount or 0) > 1:
+        task_io = np.floor(task_io / context["unified_corecount"])
+    return disk_io_verdict(context, task_io)
 
 
-def disk_io_verdict(c: Context, task_io) -> Rejection:
-    limit = c["diskio_limit"]
+def disk_io_verdict(context: Context, task_io) -> Rejection:
+    limit = context["diskio_limit"]
     with np.errstate(invalid="ignore"):
-        fails = ~np.isnan(limit) & (c["avg_diskio"] > limit) & (task_io > limit)
-    return Rejection(fails, {"queueDiskIOLimit": limit, "avgDiskIOPerCore": c["avg_diskio"], "taskDiskIO": task_io})
+        fails = ~np.isnan(limit) & (context["avg_diskio"] > limit) & (task_io > limit)
+    return Rejection(
+        fails, {"queueDiskIOLimit": limit, "avgDiskIOPerCore": context["avg_diskio"], "taskDiskIO": task_io}
+    )
 
 
 disk_io_check = Variants("DISK_IO_RULE", seed=disk_io, panda=disk_io_panda)
 DISK_IO = Filter("disk IO", "diskIO", disk_io_check)
 
 
-def endpoints_seed(c: Context) -> Rejection:
+def endpoints_seed(context: Context) -> Rejection:
     """seed 000's endpoint rules (endpoint_rules), once per site list, nucleus and output endpoint type."""
-    cache = c.plugin._snapshot_cache(c.scenario)
-    key = ("endpoints", id(c["site"]), c["nucleus"], c.scenario.task.outputEndpointType)
+    cache = context.plugin._snapshot_cache(context.scenario)
+    key = ("endpoints", id(context["site"]), context["nucleus"], context.scenario.task.outputEndpointType)
     if key not in cache:
-        cache[key] = endpoint_rules(c)
+        cache[key] = endpoint_rules(context)
     return cache[key]
 
 
-def endpoints_panda(c: Context) -> Rejection:
+def endpoints_panda(context: Context) -> Rejection:
     """JOB_ENDPOINT_RULE panda (endpoint_rules_panda), once per site list and the terms it compares."""
-    cache = c.plugin._snapshot_cache(c.scenario)
-    locations, remote_ok = complete_locations(c.scenario)
-    storage_type, nucleus_queues, locations = c.plugin.endpoint_terms(c, locations)
-    key = ("endpoints panda", id(c["site"]), nucleus_queues.tobytes(), locations, remote_ok, storage_type)
+    cache = context.plugin._snapshot_cache(context.scenario)
+    locations, remote_ok = complete_locations(context.scenario)
+    storage_type, nucleus_queues, locations = context.plugin.endpoint_terms(context, locations)
+    key = ("endpoints panda", id(context["site"]), nucleus_queues.tobytes(), locations, remote_ok, storage_type)
     if key not in cache:
-        cache[key] = endpoint_rules_panda(c, locations, remote_ok, storage_type, nucleus_queues)
+        cache[key] = endpoint_rules_panda(context, locations, remote_ok, storage_type, nucleus_queues)
     return cache[key]
 
 
@@ -141,7 +143,7 @@ STORAGE_ENDPOINTS = Filter("storage endpoints", "read_lan_blacklist", endpoints)
 
 
 def endpoint_rules_panda(
-    c: Context,
+    context: Context,
     locations: frozenset[str] | None,
     remote_ok: bool,
     storage_type: str | None,
@@ -152,10 +154,10 @@ def endpoint_rules_panda(
     readable over LAN, any output one writable over LAN; a satellite (or a nucleus queue whose input endpoint
     holds no complete copy of every dataset, issue 33 D3) needs an input endpoint that receives over WAN and an
     output one that sends; a satellite also needs a complete copy somewhere that can be read over WAN."""
-    scenario = c.scenario
+    scenario = context.scenario
     endpoints = scenario.ddm_endpoints
-    known = c.plugin.queue_records(scenario)
-    n = len(c.names)
+    known = context.plugin.queue_records(scenario)
+    n = len(context.names)
     fails = np.zeros(n, dtype=bool)
     code = np.full(n, "", dtype=object)
     endpoint_names = np.full(n, "", dtype=object)
@@ -182,7 +184,7 @@ def endpoint_rules_panda(
     # a queue's verdict depends on its LAN endpoints and whether it is a nucleus queue: the queues of a site
     # (and a unified queue's pseudo-queues) share them
     verdicts: dict[tuple, tuple[str, str, str] | None] = {}
-    for i, name in enumerate(c.names):
+    for i, name in enumerate(context.names):
         record = (known.get(name) or (scenario.queues.get(name, {}), name))[0]
         storages = record.get("astorages") or {}
         nucleus_queue = bool(nucleus_queues[i])
@@ -227,47 +229,47 @@ def endpoint_verdict(storages, nucleus_queue: bool, state, locations, remote_ok:
     return None
 
 
-def endpoint_rules(c: Context) -> Rejection:
+def endpoint_rules(context: Context) -> Rejection:
     """seed 000: input endpoints read_lan and output endpoints write_lan ON everywhere; for satellites the
     input endpoint must also receive (write_wan) and the output endpoint send (read_wan) over WAN, and the
     nucleus's endpoint both. The first endpoint of each role is the queue's primary one."""
-    n = len(c.names)
-    satellite = ~c["at_nucleus"] & bool(c["nucleus"])
+    n = len(context.names)
+    satellite = ~context["at_nucleus"] & bool(context["nucleus"])
     rules = [
         (
             "read_lan_blacklist",
-            c["input_endpoint"],
-            (c["in_read_lan"] != "") & (c["in_read_lan"] != "ON"),
+            context["input_endpoint"],
+            (context["in_read_lan"] != "") & (context["in_read_lan"] != "ON"),
             "read_lan",
         ),
         (
             "write_lan_blacklist",
-            c["output_endpoint"],
-            (c["out_write_lan"] != "") & (c["out_write_lan"] != "ON"),
+            context["output_endpoint"],
+            (context["out_write_lan"] != "") & (context["out_write_lan"] != "ON"),
             "write_lan",
         ),
         (
             "write_wan_blacklist",
-            c["input_endpoint"],
-            satellite & (c["in_write_wan"] != "") & (c["in_write_wan"] != "ON"),
+            context["input_endpoint"],
+            satellite & (context["in_write_wan"] != "") & (context["in_write_wan"] != "ON"),
             "write_wan",
         ),
         (
             "read_wan_blacklist",
-            c["output_endpoint"],
-            satellite & (c["out_read_wan"] != "") & (c["out_read_wan"] != "ON"),
+            context["output_endpoint"],
+            satellite & (context["out_read_wan"] != "") & (context["out_read_wan"] != "ON"),
             "read_wan",
         ),
         (
             "write_wan_blacklist",
-            np.full(n, f"{c['nucleus']} (nucleus)", dtype=object),
-            satellite & (c["nucleus_write_wan"] != "ON"),
+            np.full(n, f"{context['nucleus']} (nucleus)", dtype=object),
+            satellite & (context["nucleus_write_wan"] != "ON"),
             "write_wan",
         ),
         (
             "read_wan_blacklist",
-            np.full(n, f"{c['nucleus']} (nucleus)", dtype=object),
-            satellite & (c["nucleus_read_wan"] != "ON"),
+            np.full(n, f"{context['nucleus']} (nucleus)", dtype=object),
+            satellite & (context["nucleus_read_wan"] != "ON"),
             "read_wan",
         ),
     ]

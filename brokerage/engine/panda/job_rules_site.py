@@ -26,61 +26,68 @@ from brokerage.engine.panda.urgency import is_express, is_urgent, urgent_or_scou
 INACTIVE_HOURS = 2.0
 
 
-def _cap_limit(c: Context) -> np.ndarray:
+def _cap_limit(context: Context) -> np.ndarray:
     # REFERENCE.md cap ruling: max(NQUEUELIMITSITE, 2 × running) so an empty queue can bootstrap
-    return np.maximum(c.config.get("NQUEUELIMITSITE"), 2 * c["running_used"])
+    return np.maximum(context.config.get("NQUEUELIMITSITE"), 2 * context["running_used"])
 
 
-def status(c: Context) -> Rejection:
-    jobs = c.scenario.jobs
-    if preassign_mode(c):  # panda: no status check for a pre-assigned job set
+def status(context: Context) -> Rejection:
+    jobs = context.scenario.jobs
+    if preassign_mode(context):  # panda: no status check for a pre-assigned job set
         return NOTHING_FAILS
-    in_force = jobs.preassigned and not preassignment_dropped(c.scenario)
-    offline = c["status"] != "online"
+    in_force = jobs.preassigned and not preassignment_dropped(context.scenario)
+    offline = context["status"] != "online"
     if in_force:  # seed 000: pre-assigned queues are used whatever their status
-        offline = offline & ~among(c.names, jobs.preassigned)
-    return Rejection(offline, {"status": c["status"], "required": "online"})
+        offline = offline & ~among(context.names, jobs.preassigned)
+    return Rejection(offline, {"status": context["status"], "required": "online"})
 
 
 QUEUE_STATUS = Filter("queue status", "status", status)
 
 
-def unknown_nucleus(c: Context) -> Rejection:
+def unknown_nucleus(context: Context) -> Rejection:
     """NUCLEUS_NEEDS_QUEUE (1.0.4 SiteMapper.collect_nuclei_and_satellites): a nucleus is known through any
     production or unified queue at it, whichever queues the job set scans (issue 33 D5: a job set
     pre-assigned away from the nucleus still knows it). Read from the task, not the arrays: the grid is not
     built for a job set that goes here."""
-    nucleus = c.task.nucleus
+    nucleus = context.task.nucleus
     unknown = (
-        bool(nucleus) and bool(c.config.get("NUCLEUS_NEEDS_QUEUE")) and nucleus not in c.plugin.nuclei_known(c.scenario)
+        bool(nucleus)
+        and bool(context.config.get("NUCLEUS_NEEDS_QUEUE"))
+        and nucleus not in context.plugin.nuclei_known(context.scenario)
     )
     if not unknown:
         return NOTHING_FAILS
-    return Rejection(np.ones(len(c.names), dtype=bool), {"nucleus": nucleus})
+    return Rejection(np.ones(len(context.names), dtype=bool), {"nucleus": nucleus})
 
 
 UNKNOWN_NUCLEUS = Filter("unknown nucleus", "unknown_nucleus", unknown_nucleus)
 
 
-def link_blocked(c: Context) -> Rejection:
-    return Rejection((c["closeness"] == -1) & ~c["at_nucleus"], {"closeness": c["closeness"], "nucleus": c["nucleus"]})
+def link_blocked(context: Context) -> Rejection:
+    return Rejection(
+        (context["closeness"] == -1) & ~context["at_nucleus"],
+        {"closeness": context["closeness"], "nucleus": context["nucleus"]},
+    )
 
 
 LINK_BLOCKED = Filter("link blocked", "link_unusable", link_blocked)
 
 
-def nucleus_storage(c: Context) -> Rejection:
+def nucleus_storage(context: Context) -> Rejection:
     """JOB_ENDPOINT_RULE panda (AtlasProdJobBroker "link check", 1.0.4 455-475): when the nucleus's default
     output endpoint cannot receive over WAN, satellites are skipped (dest_blacklisted, a temporary problem).
     The seed checks the nucleus's storage in the endpoint rules instead."""
-    nucleus = c["nucleus"]
+    nucleus = context["nucleus"]
     if not nucleus:
         return NOTHING_FAILS
-    endpoint = c.plugin.nucleus_default_out(c.scenario, nucleus)
-    info = c.scenario.ddm_endpoints.get(endpoint) if endpoint else None
+    endpoint = context.plugin.nucleus_default_out(context.scenario, nucleus)
+    info = context.scenario.ddm_endpoints.get(endpoint) if endpoint else None
     status = info.activity("write_wan") if info is not None else "ON"
     down = status in DOWNTIME_STATUSES
-    return Rejection(~c["at_nucleus"] & down, {"endpoint": f"{endpoint} (nucleus {nucleus})", "write_wan": status})
+    return Rejection(
+        ~context["at_nucleus"] & down, {"endpoint": f"{endpoint} (nucleus {nucleus})", "write_wan": status}
+    )
 
 
 NUCLEUS_STORAGE = Filter(
@@ -88,31 +95,31 @@ NUCLEUS_STORAGE = Filter(
 )
 
 
-def satellite_link_full(c: Context) -> Rejection:
-    cap = c.config.get("NQUEUED_SAT_CAP")
+def satellite_link_full(context: Context) -> Rejection:
+    cap = context.config.get("NQUEUED_SAT_CAP")
     return Rejection(
-        (c["link_queued"] >= cap) & ~c["at_nucleus"],
-        {"linkQueued": c["link_queued"], "cap": cap, "capKey": "NQUEUED_SAT_CAP"},
+        (context["link_queued"] >= cap) & ~context["at_nucleus"],
+        {"linkQueued": context["link_queued"], "cap": cap, "capKey": "NQUEUED_SAT_CAP"},
     )
 
 
 SATELLITE_LINK_FULL = Filter("satellite link full", "links_full", satellite_link_full)
 
 
-def nucleus_full(c: Context) -> Rejection:
+def nucleus_full(context: Context) -> Rejection:
     """seed 000: every queue is skipped while the nucleus has NQUEUED_NUC_CAP_FOR_JOBS files queued or more."""
-    cap = c.config.get("NQUEUED_NUC_CAP_FOR_JOBS")
-    full = bool(c["nucleus"]) and c["nucleus_queued"] >= cap
+    cap = context.config.get("NQUEUED_NUC_CAP_FOR_JOBS")
+    full = bool(context["nucleus"]) and context["nucleus_queued"] >= cap
     return Rejection(
-        np.full(len(c.names), full, dtype=bool),
-        {"nucleusQueued": c["nucleus_queued"], "cap": cap, "capKey": "NQUEUED_NUC_CAP_FOR_JOBS"},
+        np.full(len(context.names), full, dtype=bool),
+        {"nucleusQueued": context["nucleus_queued"], "cap": cap, "capKey": "NQUEUED_NUC_CAP_FOR_JOBS"},
     )
 
 
-def nucleus_full_panda(c: Context) -> Rejection:
+def nucleus_full_panda(context: Context) -> Rejection:
     """AtlasProdJobBroker "link check" (1.0.4, 465-482): the nucleus's own queues pass before any link rule."""
-    verdict = nucleus_full(c)
-    return Rejection(verdict.fails & ~c["at_nucleus"], verdict.detail)
+    verdict = nucleus_full(context)
+    return Rejection(verdict.fails & ~context["at_nucleus"], verdict.detail)
 
 
 NUCLEUS_BACKLOG = Filter(
@@ -120,24 +127,26 @@ NUCLEUS_BACKLOG = Filter(
 )
 
 
-def inactive(c: Context) -> Rejection:
-    if not urgent_or_scout(c, merge_too=True) or preassign_mode(c):
+def inactive(context: Context) -> Rejection:
+    if not urgent_or_scout(context, merge_too=True) or preassign_mode(context):
         return NOTHING_FAILS
-    hours = c["hours_since_start"]
-    waiting = c["activated_real"]
-    if c.config.get("INACTIVE_COUNTS_STARTING"):
-        waiting = waiting + c["starting"]
+    hours = context["hours_since_start"]
+    waiting = context["activated_real"]
+    if context.config.get("INACTIVE_COUNTS_STARTING"):
+        waiting = waiting + context["starting"]
     fails = (hours > INACTIVE_HOURS) & (waiting > 0)
-    return Rejection(fails, {"hoursSinceLastStart": hours, "activated": c["activated_real"], "limitHours": 2})
+    return Rejection(fails, {"hoursSinceLastStart": hours, "activated": context["activated_real"], "limitHours": 2})
 
 
 INACTIVE_QUEUE = Filter("inactive queue", "inactive", inactive)
 
 
-def opportunistic(c: Context) -> Rejection:
-    if not urgent_or_scout(c, merge_too=False) or preassign_mode(c):
+def opportunistic(context: Context) -> Rejection:
+    if not urgent_or_scout(context, merge_too=False) or preassign_mode(context):
         return NOTHING_FAILS
-    return Rejection(c["pledgedcpu"] == -1, {"pledgedcpu": c["pledgedcpu"], "priority": c.task.currentPriority})
+    return Rejection(
+        context["pledgedcpu"] == -1, {"pledgedcpu": context["pledgedcpu"], "priority": context.task.currentPriority}
+    )
 
 
 OPPORTUNISTIC_QUEUE = Filter("opportunistic queue", "opportunistic", opportunistic)
@@ -152,22 +161,22 @@ def seed_policy_zero(policy: str, *, merging: bool, **job) -> tuple[bool, str]:
     return share == 0, rule
 
 
-def zero_share(c: Context) -> Rejection:
+def zero_share(context: Context) -> Rejection:
     """seed 000 "Zero Share"; urgent tasks ignore fairshare (seed 002)."""
-    if is_urgent(c.task):
+    if is_urgent(context.task):
         return NOTHING_FAILS
-    return zero_share_verdict(c, seed_policy_zero)
+    return zero_share_verdict(context, seed_policy_zero)
 
 
-def zero_share_real(c: Context) -> Rejection:
+def zero_share_real(context: Context) -> Rejection:
     """FAIRSHARE_RULE panda: panda-server 1.0.4's hasZeroShare, which has no urgent exemption."""
-    return zero_share_verdict(c, zero_share_panda)
+    return zero_share_verdict(context, zero_share_panda)
 
 
-def zero_share_verdict(c: Context, policy_zero: Callable[..., tuple[bool, str]]) -> Rejection:
+def zero_share_verdict(context: Context, policy_zero: Callable[..., tuple[bool, str]]) -> Rejection:
     """The queues whose fair-share policy gives the job set a zero share, by `policy_zero`."""
-    task = c.task
-    policies, inverse = c["policy_values"], c["policy_index"]
+    task = context.task
+    policies, inverse = context["policy_values"], context["policy_index"]
     job = {
         "processing_type": task.processingType,
         "working_group": task.workingGroup,
@@ -176,7 +185,7 @@ def zero_share_verdict(c: Context, policy_zero: Callable[..., tuple[bool, str]])
     }
     shares, rules = [], []
     for policy in policies.tolist():  # once per distinct policy string
-        zero, rule = policy_zero(policy, merging=c.scenario.jobs.isMerge, **job)
+        zero, rule = policy_zero(policy, merging=context.scenario.jobs.isMerge, **job)
         shares.append(zero)
         rules.append(rule)
     fails = np.array(shares, dtype=bool)[inverse] if len(policies) else np.zeros(0, dtype=bool)
@@ -192,39 +201,44 @@ def zero_share_verdict(c: Context, policy_zero: Callable[..., tuple[bool, str]])
 ZERO_SHARE = Filter("zero share", "zeroshare", Variants("FAIRSHARE_RULE", seed=zero_share, panda=zero_share_real))
 
 
-def transferring(c: Context) -> Rejection:
-    limit = np.maximum(c["transferring_limit"], 2 * c["running_real"])
-    too_many = c["transferring"] > limit
-    if not c.config.get("TRANSFERRING_AT_NUCLEUS"):
-        too_many &= ~c["at_nucleus"]  # panda-server 1.0.4 checks only queues outside the nucleus
-    return Rejection(too_many, {"transferring": c["transferring"], "limit": limit, "running": c["running_real"]})
+def transferring(context: Context) -> Rejection:
+    limit = np.maximum(context["transferring_limit"], 2 * context["running_real"])
+    too_many = context["transferring"] > limit
+    if not context.config.get("TRANSFERRING_AT_NUCLEUS"):
+        too_many &= ~context["at_nucleus"]  # panda-server 1.0.4 checks only queues outside the nucleus
+    return Rejection(
+        too_many, {"transferring": context["transferring"], "limit": limit, "running": context["running_real"]}
+    )
 
 
 TRANSFERRING = Filter("transferring", "transferring", transferring)
 
 
-def t1_weight(c: Context) -> Rejection:
+def t1_weight(context: Context) -> Rejection:
     """t1Weight = −1: normal jobs go only to the nucleus's queues (seed 000)."""
-    if (c.task.t1Weight or 0) >= 0 or c.scenario.jobs.isMerge or not c["nucleus"]:
+    if (context.task.t1Weight or 0) >= 0 or context.scenario.jobs.isMerge or not context["nucleus"]:
         return NOTHING_FAILS
-    return Rejection(~c["at_nucleus"], {"t1Weight": c.task.t1Weight, "nucleus": c["nucleus"], "site": c["site"]})
+    return Rejection(
+        ~context["at_nucleus"],
+        {"t1Weight": context.task.t1Weight, "nucleus": context["nucleus"], "site": context["site"]},
+    )
 
 
 T1_WEIGHT = Filter("t1 weight", "t1weight", t1_weight)
 
 
-def full_chain(c: Context) -> Rejection:
+def full_chain(context: Context) -> Rejection:
     """seed 000: a full-chain task on a bare nucleus runs only at the nucleus; queues of a bareNucleus=only
     site take full-chain work only."""
-    task = c.task
-    nucleus_site = c.scenario.sites.get(c["nucleus"])
+    task = context.task
+    nucleus_site = context.scenario.sites.get(context["nucleus"])
     nucleus_bare = nucleus_site.bareNucleus if nucleus_site else ""
     chain_on_bare = bool(task.fullChain) and nucleus_bare in ("only", "allow")
-    elsewhere = ~c["at_nucleus"] if chain_on_bare else np.zeros(len(c.names), dtype=bool)
-    only_chain = (c["site_bare"] == "only") & (not chain_on_bare)
+    elsewhere = ~context["at_nucleus"] if chain_on_bare else np.zeros(len(context.names), dtype=bool)
+    only_chain = (context["site_bare"] == "only") & (not chain_on_bare)
     return Rejection(
         elsewhere | only_chain,
-        {"fullChain": task.fullChain, "nucleusBare": nucleus_bare, "siteBare": c["site_bare"]},
+        {"fullChain": task.fullChain, "nucleusBare": nucleus_bare, "siteBare": context["site_bare"]},
         code=lambda: np.where(elsewhere, "full_chain", "not_full_chain"),
     )
 
@@ -232,46 +246,48 @@ def full_chain(c: Context) -> Rejection:
 FULL_CHAIN = Filter("full chain", "full_chain", full_chain)
 
 
-def pilots(c: Context) -> Rejection:
+def pilots(context: Context) -> Rejection:
     """seed 000: no pilot in the last 3 hours skips the queue, unless its catchall says allow_no_pilot."""
-    return Rejection((c["pilots"] == 0) & ~c["allow_no_pilot"], {"pilotsLast3h": c["pilots"]})
+    return Rejection((context["pilots"] == 0) & ~context["allow_no_pilot"], {"pilotsLast3h": context["pilots"]})
 
 
-def pilots_panda(c: Context) -> Rejection:
+def pilots_panda(context: Context) -> Rejection:
     """panda-server 1.0.4: no pilot seen (no statistics counts as none), unless numSlots is set for the queue or
     the task is a test task that is not express; pre-assigned job sets are not checked."""
-    if is_preassigned(c):
+    if is_preassigned(context):
         return NOTHING_FAILS
-    if "test" in c.task.prodSourceLabel and not is_express(c.task, c.config):
+    if "test" in context.task.prodSourceLabel and not is_express(context.task, context.config):
         return NOTHING_FAILS
-    none = (c["pilots"] == 0) | np.isnan(c["pilots"])  # no statistics counts as none
-    return Rejection(none & (c["num_slots"] < 0), {"pilotsLast3h": c["pilots"]})
+    none = (context["pilots"] == 0) | np.isnan(context["pilots"])  # no statistics counts as none
+    return Rejection(none & (context["num_slots"] < 0), {"pilotsLast3h": context["pilots"]})
 
 
 PILOTS = Filter("pilots", "nopilot", Variants("PILOT_RULE", seed=pilots, panda=pilots_panda))
 
 
-def urgent_network(c: Context) -> Rejection:
-    task = c.task
-    if not is_express(task, c.config) or not c.config.get("NW_ACTIVE"):
+def urgent_network(context: Context) -> Rejection:
+    task = context.task
+    if not is_express(task, context.config) or not context.config.get("NW_ACTIVE"):
         return NOTHING_FAILS
-    threshold = c.config.get("NW_THRESHOLD") * c.config.get("NW_WEIGHT_MULTIPLIER")
-    return Rejection(c["network_weight"] < threshold, {"networkWeight": c["network_weight"], "threshold": threshold})
+    threshold = context.config.get("NW_THRESHOLD") * context.config.get("NW_WEIGHT_MULTIPLIER")
+    return Rejection(
+        context["network_weight"] < threshold, {"networkWeight": context["network_weight"], "threshold": threshold}
+    )
 
 
 URGENT_NETWORK_WEIGHT = Filter("urgent network weight", "lowNetworkWeight", urgent_network)
 
 
-def work_shortage(c: Context) -> Rejection:
-    if not c.config.get("WORK_SHORTAGE") or preassign_mode(c) == "site":
+def work_shortage(context: Context) -> Rejection:
+    if not context.config.get("WORK_SHORTAGE") or preassign_mode(context) == "site":
         return NOTHING_FAILS
-    pledged = c["pledgedcpu"]
+    pledged = context["pledgedcpu"]
     opportunistic = pledged == -1
     with np.errstate(invalid="ignore"):
-        over = (pledged > 0) & (c["running_cores"] > pledged)
+        over = (pledged > 0) & (context["running_cores"] > pledged)
     return Rejection(
         opportunistic | over,
-        {"pledgedcpu": pledged, "runningCores": c["running_cores"]},
+        {"pledgedcpu": pledged, "runningCores": context["running_cores"]},
         code=lambda: np.where(opportunistic, "non_pledged", "over_pledged"),
     )
 
@@ -279,22 +295,22 @@ def work_shortage(c: Context) -> Rejection:
 WORK_SHORTAGE = Filter("work shortage", "non_pledged", work_shortage)
 
 
-def cap_panda(c: Context) -> Rejection:
+def cap_panda(context: Context) -> Rejection:
     """AtlasProdJobBroker "check cap" (1.0.4): express tasks are never capped. At a non-unified queue
     activated + starting (+ assigned while input is missing) above max(NQUEUELIMITSITE, 2 × running) is
     `cap`; per resource type, defined jobs included, above max(NQUEUELIMITSITE, 2 × running) is `cap_rt`
     (the queue's own counts stand for the task's resource type)."""
-    if is_express(c.task, c.config):
+    if is_express(context.task, context.config):
         return NOTHING_FAILS
-    cutoff = c.config.get("NQUEUELIMITSITE", gshare=c.task.gshare or None) or BOOTSTRAP_RUNNING
-    running = c["running_used"]
-    assigned = np.where(c["missing_size"] > 0, c["assigned"], 0.0)
-    queued = c["activated"] + c["starting"] + assigned
+    cutoff = context.config.get("NQUEUELIMITSITE", gshare=context.task.gshare or None) or BOOTSTRAP_RUNNING
+    running = context["running_used"]
+    assigned = np.where(context["missing_size"] > 0, context["assigned"], 0.0)
+    queued = context["activated"] + context["starting"] + assigned
     limit = np.maximum(cutoff, 2 * running)
-    plain = ~((c["capability"] == "ucore") | c["is_pseudo"]) & (queued > limit)
-    queued_rt = queued + c["defined"]
-    limit_rt = np.maximum(cutoff, 2 * np.maximum(c["running_real"], running))
-    per_type = c["has_stats"] & (queued_rt > limit_rt) & ~c["bootstrap_empty"]
+    plain = ~((context["capability"] == "ucore") | context["is_pseudo"]) & (queued > limit)
+    queued_rt = queued + context["defined"]
+    limit_rt = np.maximum(cutoff, 2 * np.maximum(context["running_real"], running))
+    per_type = context["has_stats"] & (queued_rt > limit_rt) & ~context["bootstrap_empty"]
     return Rejection(
         plain | per_type,
         {
@@ -306,7 +322,7 @@ def cap_panda(c: Context) -> Rejection:
     )
 
 
-def most_running_at_nucleus(c: Context) -> Rejection:
+def most_running_at_nucleus(context: Context) -> Rejection:
     """t1Weight = −1 with NEGATIVE_T1_WEIGHT_RULE most_running (panda-server 1.0.4, "calculate weight"): the
     queues are scanned in order; each time one has more running jobs than any before it, everything kept so
     far is dropped and it is kept; queues being bootstrapped are kept when scanned. So the queue with the most
@@ -315,24 +331,24 @@ def most_running_at_nucleus(c: Context) -> Rejection:
     The real scan order is that of a Python set (JobBrokerBase.get_unified_sites); we scan in queue-list
     order, and the differential test pins the real code to the same order."""
     if (
-        c.config.get("NEGATIVE_T1_WEIGHT_RULE") != "most_running"
-        or (c.task.t1Weight or 0) >= 0
-        or c.scenario.jobs.isMerge
+        context.config.get("NEGATIVE_T1_WEIGHT_RULE") != "most_running"
+        or (context.task.t1Weight or 0) >= 0
+        or context.scenario.jobs.isMerge
     ):
         return NOTHING_FAILS
-    alive = np.flatnonzero(c.alive)
+    alive = np.flatnonzero(context.alive)
     if not len(alive):
         return NOTHING_FAILS
-    running, bootstrap = c["running_real"], c["bootstrap_empty"]
+    running, bootstrap = context["running_real"], context["bootstrap_empty"]
     kept: list[int] = []
     best = None
-    for position in alive[np.argsort(c["scan_order"][alive], kind="stable")].tolist():
+    for position in alive[np.argsort(context["scan_order"][alive], kind="stable")].tolist():
         if bootstrap[position]:
             kept.append(position)
         elif best is None or best < running[position]:
             best = running[position]
             kept = [position]
-    fails = c.alive.copy()
+    fails = context.alive.copy()
     fails[kept] = False
     return Rejection(fails, {"running": running, "mostRunning": best if best is not None else 0})
 
@@ -340,11 +356,13 @@ def most_running_at_nucleus(c: Context) -> Rejection:
 T1_WEIGHT_MOST_RUNNING = Filter("t1 weight most running", "t1weight", most_running_at_nucleus)
 
 
-def cap_activated(c: Context) -> Rejection:
+def cap_activated(context: Context) -> Rejection:
     """seed 000: activated + starting above max(NQUEUELIMITSITE, 2 × running)."""
-    queued = c["activated"] + c["starting"]
-    limit = _cap_limit(c)
-    return Rejection(queued > limit, {"activatedPlusStarting": queued, "limit": limit, "running": c["running_used"]})
+    queued = context["activated"] + context["starting"]
+    limit = _cap_limit(context)
+    return Rejection(
+        queued > limit, {"activatedPlusStarting": queued, "limit": limit, "running": context["running_used"]}
+    )
 
 
 # JOB_CAP_RULE panda: the real broker's one cap rule in place of the seed's two
@@ -353,11 +371,11 @@ QUEUED_ACTIVATED_STARTING = Filter(
 )
 
 
-def cap_all(c: Context) -> Rejection:
+def cap_all(context: Context) -> Rejection:
     """seed 000: defined + activated + assigned (while input is missing) + starting above the same limit."""
-    queued = c["defined"] + c["activated"] + c["assigned_used"] + c["starting"]
-    limit = _cap_limit(c)
-    return Rejection(queued > limit, {"queued": queued, "limit": limit, "running": c["running_used"]})
+    queued = context["defined"] + context["activated"] + context["assigned_used"] + context["starting"]
+    limit = _cap_limit(context)
+    return Rejection(queued > limit, {"queued": queued, "limit": limit, "running": context["running_used"]})
 
 
 QUEUED_ALL = Filter("queued all", "cap", Variants("JOB_CAP_RULE", seed=cap_all, panda=never))

@@ -27,34 +27,34 @@ from brokerage.engine.panda.software_panda import prod_software_panda
 NETWORK_ACCEPTS = {"full": {"full", "http", "none", ""}, "http": {"http", "none", ""}, "none": {"none", ""}}
 
 
-def unified_queue_itself(c: Context) -> np.ndarray:
+def unified_queue_itself(context: Context) -> np.ndarray:
     """seed 000: a unified queue scanned itself (not through its pseudo-queues) takes any core count."""
-    return (c["capability"] == "ucore") & ~c["is_pseudo"]
+    return (context["capability"] == "ucore") & ~context["is_pseudo"]
 
 
-def no_unified_exemption(c: Context) -> np.ndarray:
+def no_unified_exemption(context: Context) -> np.ndarray:
     """PREASSIGNMENT_RULE panda: a unified queue scanned itself (pre-assigned) is checked as it is."""
-    return np.zeros(len(c.names), dtype=bool)
+    return np.zeros(len(context.names), dtype=bool)
 
 
 unified_exempt = Variants("PREASSIGNMENT_RULE", seed=unified_queue_itself, panda=no_unified_exemption)
 
 
-def core_count(c: Context) -> Rejection:
-    task = c.task
-    if preassign_mode(c) == "site":  # panda: "selection for MP" left out
+def core_count(context: Context) -> Rejection:
+    task = context.task
+    if preassign_mode(context) == "site":  # panda: "selection for MP" left out
         return NOTHING_FAILS
     # a unified queue is brokered through its pseudo-queues, each with its own core count
-    cores, ucore = c["corecount"], unified_exempt(c)
+    cores, ucore = context["corecount"], unified_exempt(context)
     if task.coreCount == 1:
         mismatch = (cores > 1) & ~ucore
     elif task.coreCount > 1:
         mismatch = (cores <= 1) & ~ucore
     else:
-        mismatch = np.zeros(len(c.names), dtype=bool)
-    too_many = np.zeros(len(c.names), dtype=bool)
+        mismatch = np.zeros(len(context.names), dtype=bool)
+    too_many = np.zeros(len(context.names), dtype=bool)
     if task.maxCoreCount:
-        too_many = c["job_cores"] > task.maxCoreCount
+        too_many = context["job_cores"] > task.maxCoreCount
 
     def code() -> np.ndarray:  # made only for a skip
         return np.where(mismatch, "cpucore", "max_cpucore")
@@ -64,8 +64,8 @@ def core_count(c: Context) -> Rejection:
         lambda: {  # the job's cores (estimated with its memory and walltime) only when the numbers are read
             "taskCoreCount": task.coreCount,
             "queueCoreCount": cores,
-            "capability": c["capability"],
-            "jobCoreCount": c["job_cores"],
+            "capability": context["capability"],
+            "jobCoreCount": context["job_cores"],
             "maxCoreCount": task.maxCoreCount,
         },
         code=code,
@@ -95,24 +95,24 @@ def software_checker_panda(config) -> tuple[str, Callable[..., tuple[bool, dict[
 software_checkers = Variants("SOFTWARE_RULE", seed=software_checker_seed, panda=software_checker_panda)
 
 
-def software(c: Context) -> Rejection:
+def software(context: Context) -> Rejection:
     """The `cache` check, once per (task software, candidate list) per snapshot: job sets of the same release
     brokered over one snapshot reuse the verdicts."""
-    key = c.plugin.task_software(c.task, c.config)
-    cache = c.plugin._snapshot_cache(c.scenario)
-    rules, check = c.plugin.software_checker(c.config)
-    cache_key = ("software", key, rules, tuple(c.names))
+    key = context.plugin.task_software(context.task, context.config)
+    cache = context.plugin._snapshot_cache(context.scenario)
+    rules, check = context.plugin.software_checker(context.config)
+    cache_key = ("software", key, rules, tuple(context.names))
     if cache_key not in cache:
-        scenario = c.scenario
+        scenario = context.scenario
         sw_tags, gpu_summary, queues = scenario.sw_tags, scenario.gpu_summary, scenario.queues
         all_entry = sw_tags.get("ALL")
-        extra = c.plugin.software_extra
-        known = c.plugin.queue_records(scenario)
+        extra = context.plugin.software_extra
+        known = context.plugin.queue_records(scenario)
         # the pseudo-queues of a unified queue have its releases, software and GPUs: checked once for all, the
         # verdict kept as (fails, check, needed, queue)
         by_queue: dict[str, tuple[bool, str, str, str]] = {}
         rows = []
-        for name in c.names:
+        for name in context.names:
             record, queue = known.get(name) or (queues[name], name)
             row = by_queue.get(queue)
             if row is None:
@@ -141,24 +141,24 @@ def software(c: Context) -> Rejection:
 SOFTWARE = Filter("software", "cache", software)
 
 
-def connectivity_seed(c: Context) -> Rejection:
+def connectivity_seed(context: Context) -> Rejection:
     """seed 000: the task's network (full, http, none) must be one the queue's wnconnectivity accepts
     (NETWORK_ACCEPTS); a task without an IP stack runs anywhere, one that names it needs a queue with that stack."""
-    task_network, task_stack = split_connectivity(c.task.ipConnectivity)
+    task_network, task_stack = split_connectivity(context.task.ipConnectivity)
 
     def refused(queue_network: str, queue_stack: str) -> bool:
         network_ok = task_network in NETWORK_ACCEPTS.get(queue_network or "full", set())
         stack_ok = not task_stack or queue_stack.lower() == task_stack.lower()
         return not (network_ok and stack_ok)
 
-    return connectivity_verdict(c, refused)
+    return connectivity_verdict(context, refused)
 
 
-def connectivity_panda(c: Context) -> Rejection:
+def connectivity_panda(context: Context) -> Rejection:
     """AtlasProdJobBroker "network connectivity" (1.0.4): JediTaskSpec.setIpConnectivity keeps only full or http,
     and IPv4 or IPv6, of the task's; a full queue takes any task, an http one http tasks; a queue that says nothing
     takes none; the IP stack must be the same."""
-    task_network, task_stack = split_connectivity(c.task.ipConnectivity)
+    task_network, task_stack = split_connectivity(context.task.ipConnectivity)
     task_network = task_network if task_network in ("full", "http") else ""
     task_stack = task_stack if task_stack in ("IPv4", "IPv6") else ""
     if not task_network and not task_stack:
@@ -169,58 +169,62 @@ def connectivity_panda(c: Context) -> Rejection:
         stack_ok = not task_stack or queue_stack == task_stack
         return not (network_ok and stack_ok)
 
-    return connectivity_verdict(c, refused)
+    return connectivity_verdict(context, refused)
 
 
-def connectivity_verdict(c: Context, refused: Callable[[str, str], bool]) -> Rejection:
+def connectivity_verdict(context: Context, refused: Callable[[str, str], bool]) -> Rejection:
     """`refused` once per distinct wnconnectivity, spread over the queues."""
-    values, inverse = c["connectivity_values"], c["connectivity_index"]
+    values, inverse = context["connectivity_values"], context["connectivity_index"]
     verdicts = [refused(*split_connectivity(text)) for text in values.tolist()]
     fails = np.array(verdicts, dtype=bool)[inverse] if len(values) else np.zeros(0, dtype=bool)
-    return Rejection(fails, {"ipConnectivity": c.task.ipConnectivity, "wnconnectivity": c["wnconnectivity"]})
+    return Rejection(
+        fails, {"ipConnectivity": context.task.ipConnectivity, "wnconnectivity": context["wnconnectivity"]}
+    )
 
 
 connectivity_variant = Variants("CONNECTIVITY_RULE", seed=connectivity_seed, panda=connectivity_panda)
 
 
-def connectivity(c: Context) -> Rejection:
+def connectivity(context: Context) -> Rejection:
     """Only for a task that names its connectivity; a job set pre-assigned to a site is not checked (panda)."""
-    if not c.task.ipConnectivity or preassign_mode(c) == "site":
+    if not context.task.ipConnectivity or preassign_mode(context) == "site":
         return NOTHING_FAILS
-    return connectivity_variant(c)
+    return connectivity_variant(context)
 
 
 NETWORK_CONNECTIVITY = Filter("network connectivity", "network", connectivity)
 
 
-def event_service_seed(c: Context) -> Rejection:
+def event_service_seed(context: Context) -> Rejection:
     """seed 000: event-service tasks need jobseed es, eshigh or all; normal ones avoid queues that take ES only."""
-    seeds = c["jobseed"]
-    fails = ~among(seeds, ("es", "eshigh", "all")) if c.task.eventService else seeds == "es"
-    return Rejection(fails, {"eventService": c.task.eventService, "jobseed": seeds})
+    seeds = context["jobseed"]
+    fails = ~among(seeds, ("es", "eshigh", "all")) if context.task.eventService else seeds == "es"
+    return Rejection(fails, {"eventService": context.task.eventService, "jobseed": seeds})
 
 
-def event_service_panda(c: Context) -> Rejection:
+def event_service_panda(context: Context) -> Rejection:
     """AtlasProdJobBroker "selection for event service" (1.0.4, 1255-1290): an event-service task avoids std
     queues, and eshigh ones unless it is urgent (priority 900 or more, or scouts), and the 1-core pseudo-queues
     of unified queues; other tasks avoid es queues."""
-    seeds = c["jobseed"]
-    if c.task.eventService:
-        high = c.task.currentPriority >= 900 or c.scenario.jobs.isScout
-        fails = (seeds == "std") | ((seeds == "eshigh") & (not high)) | (c["is_pseudo"] & (c["corecount"] == 1))
+    seeds = context["jobseed"]
+    if context.task.eventService:
+        high = context.task.currentPriority >= 900 or context.scenario.jobs.isScout
+        fails = (
+            (seeds == "std") | ((seeds == "eshigh") & (not high)) | (context["is_pseudo"] & (context["corecount"] == 1))
+        )
     else:
         fails = seeds == "es"
-    return Rejection(fails, {"eventService": c.task.eventService, "jobseed": seeds})
+    return Rejection(fails, {"eventService": context.task.eventService, "jobseed": seeds})
 
 
 event_service_variant = Variants("ES_RULE", seed=event_service_seed, panda=event_service_panda)
 
 
-def event_service(c: Context) -> Rejection:
+def event_service(context: Context) -> Rejection:
     """A job set pre-assigned to a site is not checked (panda)."""
-    if preassign_mode(c) == "site":
+    if preassign_mode(context) == "site":
         return NOTHING_FAILS
-    return event_service_variant(c)
+    return event_service_variant(context)
 
 
 EVENT_SERVICE = Filter("event service", "es", event_service)

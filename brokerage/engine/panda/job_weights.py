@@ -70,12 +70,12 @@ def running_used_per_core(grid: dict[str, Any], allowed: bool, bootstrap_ok: np.
 running_used_variant = Variants("NUM_SLOTS_RULE", seed=running_used_seed, per_core=running_used_per_core)
 
 
-def nucleus_weight(c: Context) -> float:
+def nucleus_weight(context: Context) -> float:
     """seed 002 "T1 weight": the factor of queues at the nucleus. The task's t1Weight; 0 or unset: 1, or the
     nucleus weight 4 (panda-server's WORLD_NUCLEUS_WEIGHT) for IO-intensive tasks (ioIntensity ≥ 500 kB/s; above
     500 with T1_WEIGHT_IO_STRICT); −1: 1 (the queues are limited to the nucleus instead); at priority ≥ 900 at
     least 100 (T1_WEIGHT_HIGH_PRIO_SCOUTS: scouts too, never event service or pre-assigned job sets)."""
-    task, config, jobs = c.task, c.config, c.scenario.jobs
+    task, config, jobs = context.task, context.config, context.scenario.jobs
     weight = int(task.t1Weight or 0)
     if weight == 0:
         io = task.ioIntensity
@@ -84,7 +84,7 @@ def nucleus_weight(c: Context) -> float:
     elif weight < 0:
         weight = 1
     if config.get("T1_WEIGHT_HIGH_PRIO_SCOUTS"):
-        pre = is_preassigned(c)
+        pre = is_preassigned(context)
         high = (task.currentPriority >= 900 or jobs.isScout) and not task.eventService and not pre
     else:
         high = task.currentPriority >= 900

@@ -23,7 +23,11 @@ def is_express(task, config) -> bool:
     return is_urgent(task) or task.currentPriority >= config.get("EXPRESS_MIN_PRIORITY")
 
 
-def urgent_or_scout(c: Context, *, merge_too: bool) -> bool:
+def urgent_or_scout(context: Context, *, merge_too: bool) -> bool:
     """Priority ≥ 800 or a scout (and, for the inactive-queue rule, merge and pre-merged jobs too)."""
-    jobs = c.scenario.jobs
-    return c.task.currentPriority >= HIGH_PRIORITY or jobs.isScout or (merge_too and (jobs.isMerge or jobs.isPreMerged))
+    jobs = context.scenario.jobs
+    return (
+        context.task.currentPriority >= HIGH_PRIORITY
+        or jobs.isScout
+        or (merge_too and (jobs.isMerge or jobs.isPreMerged))
+    )
