@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from brokerage.engine.core.plugin import NOTHING_FAILS, Context, Filter, Plugin, Rejection, among
+from brokerage.engine.core.plugin import NOTHING_FAILS, Context, Filter, Plugin, Rejection, Variants, among
 from brokerage.engine.core.reasons import reason_title
 from brokerage.engine.core.scenario import Scenario
 from brokerage.engine.panda.input_data import input_incomplete, readable_over_wan
@@ -338,8 +338,6 @@ class AtlasProdTaskBroker(Plugin):
         bare = context["bare"]
         names = np.array(context.names, dtype=object)
         mode = task.fullChain
-        if context.config.get("FULL_CHAIN_RULE") == "panda":
-            return AtlasProdTaskBroker._full_chain_panda(context, bare, names)
         if mode == "only":
             fails, rule = bare != "only", "fullChain=only needs bareNucleus=only"
         elif mode == "require":
@@ -349,6 +347,11 @@ class AtlasProdTaskBroker(Plugin):
         else:
             fails, rule = bare == "only", "a bareNucleus=only nucleus accepts only full-chain tasks"
         return Rejection(fails, {"fullChain": mode, "bareNucleus": bare, "rule": rule})
+
+    @staticmethod
+    def _full_chain_check_panda(context: Context) -> Rejection:
+        """FULL_CHAIN_RULE panda (below), over the nuclei's bareNucleus values."""
+        return AtlasProdTaskBroker._full_chain_panda(context, context["bare"], np.array(context.names, dtype=object))
 
     @staticmethod
     def _full_chain_panda(context: Context, bare: np.ndarray, names: np.ndarray) -> Rejection:
@@ -386,12 +389,16 @@ class AtlasProdTaskBroker(Plugin):
         return Rejection(backlog, {"outputQueued": queued, "cap": cap})
 
     @staticmethod
+    def _storage_panda(context: Context) -> Rejection:
+        """TASK_ENDPOINT_RULE panda: the nucleus's first endpoint of the output's type is the one that counts."""
+        return Rejection(
+            context["first_endpoint"] == "",
+            {"endpointType": context.task.outputEndpointType, "endpoints": 0, "rule": "no storage for the output"},
+        )
+
+    @staticmethod
     def _storage(context: Context) -> Rejection:
-        if context.config.get("TASK_ENDPOINT_RULE") == "panda":
-            return Rejection(
-                context["first_endpoint"] == "",
-                {"endpointType": context.task.outputEndpointType, "endpoints": 0, "rule": "no storage for the output"},
-            )
+        """seed 000: a nucleus without an endpoint of the output's type."""
         return Rejection(
             context["n_endpoints"] == 0,
             {"endpointType": context.task.outputEndpointType, "endpoints": 0, "rule": "no storage for the output"},
@@ -403,20 +410,6 @@ class AtlasProdTaskBroker(Plugin):
         threshold_tb = config.get("DISK_THRESHOLD", gshare=task.gshare or None)
         _, origin = config.explain("DISK_THRESHOLD", gshare=task.gshare or None)
         threshold_gb = threshold_tb * GB_PER_TB
-        if config.get("TASK_ENDPOINT_RULE") == "panda":
-            # AtlasProdTaskBroker: usable (free + expired) − int(RW / 10 / 86400 × 0.25) < threshold is a shortage
-            available = context["usable_after"]
-            return Rejection(
-                available < threshold_gb,
-                {
-                    "spaceFree": context["first_usable"],
-                    "spaceExpired": 0,
-                    "expectedOutputGB": context["to_use"],
-                    "spaceAvailable": available,
-                    "thresholdGB": threshold_gb,
-                    "thresholdKey": origin if origin != "default" else "DISK_THRESHOLD default",
-                },
-            )
         available = context["space_available"]
         return Rejection(
             ~(available > threshold_gb),
@@ -431,20 +424,44 @@ class AtlasProdTaskBroker(Plugin):
         )
 
     @staticmethod
+    def _space_panda(context: Context) -> Rejection:
+        """AtlasProdTaskBroker: usable (free + expired) − int(RW / 10 / 86400 × 0.25) < threshold is a shortage."""
+        task, config = context.task, context.config
+        threshold_tb = config.get("DISK_THRESHOLD", gshare=task.gshare or None)
+        _, origin = config.explain("DISK_THRESHOLD", gshare=task.gshare or None)
+        threshold_gb = threshold_tb * GB_PER_TB
+        available = context["usable_after"]
+        return Rejection(
+            available < threshold_gb,
+            {
+                "spaceFree": context["first_usable"],
+                "spaceExpired": 0,
+                "expectedOutputGB": context["to_use"],
+                "spaceAvailable": available,
+                "thresholdGB": threshold_gb,
+                "thresholdKey": origin if origin != "default" else "DISK_THRESHOLD default",
+            },
+        )
+
+    @staticmethod
+    def _wan_panda(context: Context) -> Rejection:
+        """TASK_ENDPOINT_RULE panda: the first endpoint's read_wan and write_wan (source or destination)."""
+        read_down = among(context["first_read_wan"], DOWNTIME_STATUSES)
+        write_down = among(context["first_write_wan"], DOWNTIME_STATUSES)
+        return Rejection(
+            (read_down | write_down) & (context["first_endpoint"] != ""),
+            {
+                "endpoint": context["first_endpoint"],
+                "read_wan": context["first_read_wan"],
+                "write_wan": context["first_write_wan"],
+                "blacklisted": False,
+            },
+            code=np.where(read_down, "source_blacklist", "destination_blacklist"),
+        )
+
+    @staticmethod
     def _wan(context: Context) -> Rejection:
-        if context.config.get("TASK_ENDPOINT_RULE") == "panda":
-            read_down = among(context["first_read_wan"], DOWNTIME_STATUSES)
-            write_down = among(context["first_write_wan"], DOWNTIME_STATUSES)
-            return Rejection(
-                (read_down | write_down) & (context["first_endpoint"] != ""),
-                {
-                    "endpoint": context["first_endpoint"],
-                    "read_wan": context["first_read_wan"],
-                    "write_wan": context["first_write_wan"],
-                    "blacklisted": False,
-                },
-                code=np.where(read_down, "source_blacklist", "destination_blacklist"),
-            )
+        """seed 000: the nucleus's endpoints read and written over WAN, not blacklisted."""
         return Rejection(
             ~context["wan_ok"],
             {
@@ -462,8 +479,6 @@ class AtlasProdTaskBroker(Plugin):
         text compares the second with "the total input size"; we read the number of files, as seed 002 does."""
         task, config = context.task, context.config
         n = len(context.names)
-        if config.get("TASK_LOCALITY_RULE") == "panda":
-            return AtlasProdTaskBroker._locality_panda(context)
         total_size, total_files = context["total_size"], context["total_files"]
         if task.inputPreStaging:  # data carousel guarantees completeness: both rules are ignored
             return Rejection(np.zeros(n, dtype=bool))
@@ -571,13 +586,26 @@ class AtlasProdTaskBroker(Plugin):
     filters = (
         Filter("input copy", "input_missing", _input_copy),
         Filter("nucleus status", "status", _status),
-        Filter("full chain", "full_chain", _full_chain),
+        Filter(
+            "full chain",
+            "full_chain",
+            Variants(
+                "FULL_CHAIN_RULE",
+                seed=_full_chain,
+                panda=_full_chain_check_panda,
+            ),
+        ),
         Filter("transfer backlog", "transfer_backlog", _transfer_backlog),
-        Filter("storage present", "space", _storage),
-        Filter("disk space", "space", _space),
-        Filter("WAN read/write", "destination_blacklist", _wan),
+        Filter("storage present", "space", Variants("TASK_ENDPOINT_RULE", seed=_storage, panda=_storage_panda)),
+        Filter("disk space", "space", Variants("TASK_ENDPOINT_RULE", seed=_space, panda=_space_panda)),
+        Filter("WAN read/write", "destination_blacklist", Variants("TASK_ENDPOINT_RULE", seed=_wan, panda=_wan_panda)),
         Filter("job check", "job", _job_check),
-        Filter("data locality", "insize", _locality, fallback=_locality_fallback),
+        Filter(
+            "data locality",
+            "insize",
+            Variants("TASK_LOCALITY_RULE", seed=_locality, panda=_locality_panda),
+            fallback=_locality_fallback,
+        ),
     )
 
     # FULL_CHAIN_RULE panda: the real broker checks the full chain last, after the data check (AtlasProdTaskBroker
