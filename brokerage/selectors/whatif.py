@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -48,27 +49,11 @@ def cycles_what_if(
     overrides = dict(overrides or {})
     ConfigView.from_flat(overrides)  # every override known and valid, or GdpConfigError naming it
     limit = max(1, min(int(limit), MAX_LIMIT))
-    changed: list[dict[str, Any]] = []
-    not_replayed: list[dict[str, Any]] = []
-    before, after = Counter(), Counter()
-    counts = Counter()
-    rank = {cycle_id: position for position, cycle_id in enumerate(cycle_ids)}
-    decisions = sorted(
-        Decision.objects.filter(cycle_id__in=cycle_ids, plugin__in=REPLAYABLE).order_by("-cycle_id", "pk")[: limit + 1],
-        key=lambda d: (rank[d.cycle_id], d.pk),
-    )
-    truncated = len(decisions) > limit
-    decisions = decisions[:limit]
-    by_cycle: dict[int, list[Decision]] = {}
-    for decision in decisions:
-        by_cycle.setdefault(decision.cycle_id, []).append(decision)
-    ordered = list(by_cycle)
+    by_cycle, selected, truncated = _decisions_by_cycle(cycle_ids=cycle_ids, limit=limit)
+    tally = WhatIfTally()
     deadline = None if seconds is None else time.monotonic() + seconds
-    stopped_early = False
-    looked_at = 0
+    ordered = list(by_cycle)
     for first in range(0, len(ordered), CYCLES_AT_ONCE):
-        if stopped_early:
-            break
         chunk = ordered[first : first + CYCLES_AT_ONCE]
         grids = grid_inputs_many(cycle_ids=chunk)
         ids = [d.pk for cycle_id in chunk for d in by_cycle[cycle_id]]
@@ -79,72 +64,115 @@ def cycles_what_if(
             )
         }
         for cycle_id in chunk:
-            grid = grids[cycle_id]
-            if stopped_early:
-                break
             for decision in by_cycle[cycle_id]:
                 if deadline is not None and time.monotonic() > deadline:
-                    stopped_early = True
+                    tally.stopped_early = True
                     break
-                looked_at += 1
+                tally.looked_at += 1
                 trace, own = stored.get(decision.pk, (None, None))
-                if isinstance(grid, InputsUnavailable) or trace is None or own is None:
-                    why = (
-                        str(grid)
-                        if isinstance(grid, InputsUnavailable)
-                        else "its trace and inputs have expired"
-                        if trace is None
-                        else "stored before inputs were kept"
-                    )
-                    not_replayed.append({"decision": decision.pk, "task": decision.task_id, "why": why})
+                why = _why_not_replayable(grids[cycle_id], trace, own)
+                if why:
+                    tally.not_replayed.append({"decision": decision.pk, "task": decision.task_id, "why": why})
                     continue
                 result = replay_one(
                     decision=decision,
                     own=inputs_decode(own),
-                    grid=grid,
+                    grid=grids[cycle_id],
                     profile=profile,
                     overrides=overrides,
                     stored_blob=trace,
                     full=False,
                 )
-                difference = result["difference"]
-                before[difference["chosen_before"] or "(none)"] += 1
-                after[difference["chosen_now"] or "(none)"] += 1
-                if not candidates_changed(difference):
-                    counts["unchanged"] += 1
-                    continue
-                counts["outcome"] += difference["outcome_changed"]
-                counts["choice"] += difference["choice_changed"]
-                counts["candidates"] += 1
-                changed.append(
-                    {
-                        "decision": decision.pk,
-                        "task": decision.task_id,
-                        "plugin": decision.plugin,
-                        "cycle": cycle_id,
-                        "created": decision.created,
-                        **difference,
-                    }
-                )
+                tally.add(decision, cycle_id, result["difference"])
+            if tally.stopped_early:
+                break
+        if tally.stopped_early:
+            break
     return {
         "cycles": list(cycle_ids),
         "profile": profile or "",
         "overrides": overrides,
         "limit": limit,
-        "looked_at": looked_at,
         "truncated": truncated,
-        "stopped_early": stopped_early,
         "seconds": seconds,
-        "selected": len(decisions),
-        "replayed": looked_at - len(not_replayed),
-        "unchanged": counts["unchanged"],
-        "changed_outcome": counts["outcome"],
-        "changed_choice": counts["choice"],
-        "changed_candidates": counts["candidates"],
-        "changed": changed,
-        "not_replayed": not_replayed,
-        "assignments": [
-            {"target": name, "before": before[name], "after": after[name]}
-            for name in sorted(set(before) | set(after), key=lambda n: (-max(before[n], after[n]), n))
-        ],
+        "selected": selected,
+        **tally.summary(),
     }
+
+
+def _decisions_by_cycle(*, cycle_ids: list[int], limit: int) -> tuple[dict[int, list[Decision]], int, bool]:
+    """Up to `limit` replayable decisions of the cycles, by cycle in the order given: (by cycle, how many, whether
+    there were more). One query."""
+    rank = {cycle_id: position for position, cycle_id in enumerate(cycle_ids)}
+    decisions = sorted(
+        Decision.objects.filter(cycle_id__in=cycle_ids, plugin__in=REPLAYABLE).order_by("-cycle_id", "pk")[: limit + 1],
+        key=lambda d: (rank[d.cycle_id], d.pk),
+    )
+    truncated = len(decisions) > limit
+    by_cycle: dict[int, list[Decision]] = {}
+    for decision in decisions[:limit]:
+        by_cycle.setdefault(decision.cycle_id, []).append(decision)
+    return by_cycle, min(len(decisions), limit), truncated
+
+
+def _why_not_replayable(grid, trace, own) -> str:
+    """Why a decision cannot be run again, or "" when it can."""
+    if isinstance(grid, InputsUnavailable):
+        return str(grid)
+    if trace is None:
+        return "its trace and inputs have expired"
+    if own is None:
+        return "stored before inputs were kept"
+    return ""
+
+
+@dataclass
+class WhatIfTally:
+    """What a what-if found so far: the decisions changed (with what changed), the assignments per target before
+    and after, the decisions that could not be replayed, and how far it got."""
+
+    changed: list[dict[str, Any]] = field(default_factory=list)
+    not_replayed: list[dict[str, Any]] = field(default_factory=list)
+    before: Counter = field(default_factory=Counter)
+    after: Counter = field(default_factory=Counter)
+    counts: Counter = field(default_factory=Counter)
+    looked_at: int = 0
+    stopped_early: bool = False
+
+    def add(self, decision: Decision, cycle_id: int, difference: dict[str, Any]) -> None:
+        self.before[difference["chosen_before"] or "(none)"] += 1
+        self.after[difference["chosen_now"] or "(none)"] += 1
+        if not candidates_changed(difference):
+            self.counts["unchanged"] += 1
+            return
+        self.counts["outcome"] += difference["outcome_changed"]
+        self.counts["choice"] += difference["choice_changed"]
+        self.counts["candidates"] += 1
+        self.changed.append(
+            {
+                "decision": decision.pk,
+                "task": decision.task_id,
+                "plugin": decision.plugin,
+                "cycle": cycle_id,
+                "created": decision.created,
+                **difference,
+            }
+        )
+
+    def summary(self) -> dict[str, Any]:
+        before, after = self.before, self.after
+        return {
+            "looked_at": self.looked_at,
+            "stopped_early": self.stopped_early,
+            "replayed": self.looked_at - len(self.not_replayed),
+            "unchanged": self.counts["unchanged"],
+            "changed_outcome": self.counts["outcome"],
+            "changed_choice": self.counts["choice"],
+            "changed_candidates": self.counts["candidates"],
+            "changed": self.changed,
+            "not_replayed": self.not_replayed,
+            "assignments": [
+                {"target": name, "before": before[name], "after": after[name]}
+                for name in sorted(set(before) | set(after), key=lambda n: (-max(before[n], after[n]), n))
+            ],
+        }
