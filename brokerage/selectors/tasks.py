@@ -312,21 +312,18 @@ def task_state_facts(
     )
 
 
-def task_detail(*, task_id: int, now: datetime, decision_id: int | None = None) -> dict[str, Any] | None:
-    """Everything the task page shows, in a fixed number of queries whatever the number of jobs."""
-    task = Task.objects.select_related("workQueue", "parent").filter(pk=task_id).first()
-    if task is None:
-        return None
-    jobs = Job.objects.filter(task_id=task_id)
-    # one scan of the task's jobs: counts by (queue, status), from which both tables are made; COUNT(*) lets
-    # PostgreSQL read them from the (task, status, site) index alone
+ENDED_BADLY = ("failed", "closed", "cancelled")
+
+
+def _task_job_counts(*, task_id: int) -> tuple[Counter, list[dict[str, Any]]]:
+    """The task's jobs by status, and by queue (the 30 busiest) with their active, finished and failed counts: one
+    scan of its jobs, COUNT(*) by (queue, status), which PostgreSQL reads from the (task, status, site) index."""
     by_status: Counter = Counter()
     per_queue: dict[str, Counter] = {}
-    for site, status, count in jobs.values_list("computingSite", "jobStatus").annotate(n=Count("*")).order_by():
+    rows = Job.objects.filter(task_id=task_id).values_list("computingSite", "jobStatus").annotate(n=Count("*"))
+    for site, status, count in rows.order_by():
         by_status[status] += count
         per_queue.setdefault(site, Counter())[status] += count
-    jobs_by_status = [{"status": s, "count": by_status[s]} for s in states.JOB.statuses if s in by_status]
-    ended_badly = ("failed", "closed", "cancelled")
     by_queue = sorted(
         (
             {
@@ -334,12 +331,33 @@ def task_detail(*, task_id: int, now: datetime, decision_id: int | None = None) 
                 "total": sum(counts.values()),
                 "active": sum(counts[s] for s in states.JOB_ACTIVE),
                 "finished": counts["finished"],
-                "failed": sum(counts[s] for s in ended_badly),
+                "failed": sum(counts[s] for s in ENDED_BADLY),
             }
             for site, counts in per_queue.items()
         ),
         key=lambda row: (-row["total"], row["computingSite"]),
     )[:30]
+    return by_status, by_queue
+
+
+def _task_decision_selected(*, task_id: int, decision_id: int | None) -> dict[str, Any] | None:
+    """The decision the page was asked to open, with its trace in words, when it is one of the task's."""
+    if decision_id is None:
+        return None
+    chosen = Decision.objects.filter(pk=decision_id, task_id=task_id).select_related("cycle").first()
+    if chosen is None:
+        return None
+    return {"decision": chosen, "trace": decision_trace(decision=chosen), "plugin": chosen.plugin}
+
+
+def task_detail(*, task_id: int, now: datetime, decision_id: int | None = None) -> dict[str, Any] | None:
+    """Everything the task page shows, in a fixed number of queries whatever the number of jobs."""
+    task = Task.objects.select_related("workQueue", "parent").filter(pk=task_id).first()
+    if task is None:
+        return None
+    jobs = Job.objects.filter(task_id=task_id)
+    by_status, by_queue = _task_job_counts(task_id=task_id)
+    jobs_by_status = [{"status": s, "count": by_status[s]} for s in states.JOB.statuses if s in by_status]
     datasets = list(
         Dataset.objects.filter(task_id=task_id)
         .annotate(done=F("nFilesFinished") + F("nFilesFailed"))
@@ -347,11 +365,7 @@ def task_detail(*, task_id: int, now: datetime, decision_id: int | None = None) 
         .values("datasetID", "datasetName", "type", "status", "nFiles", "nFilesUsed", "nFilesFinished", "nFilesFailed")
     )
     panels = _latest_decisions(task_id)
-    selected = None
-    if decision_id is not None:
-        chosen = Decision.objects.filter(pk=decision_id, task_id=task_id).select_related("cycle").first()
-        if chosen is not None:
-            selected = {"decision": chosen, "trace": decision_trace(decision=chosen), "plugin": chosen.plugin}
+    selected = _task_decision_selected(task_id=task_id, decision_id=decision_id)
     history = list(
         Decision.objects.filter(task_id=task_id)
         .order_by("-created", "-pk")
@@ -362,7 +376,7 @@ def task_detail(*, task_id: int, now: datetime, decision_id: int | None = None) 
     )
 
     timeout_states = job_timeout_states(job_ids=oldest_active, now=now) if oldest_active else {}
-    jobs_failed = sum(by_status[s] for s in ended_badly)
+    jobs_failed = sum(by_status[s] for s in ENDED_BADLY)
     errors = job_error_summary(task_id=task_id, limit=10) if jobs_failed else None
     entered = task_entered(task)
     state_why, state_advice = task_state_explain(
