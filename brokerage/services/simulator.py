@@ -145,50 +145,15 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0, inflow: bool = Fals
     move = partial(job_status_transition_many, actor=ACTOR, now=now)
     activated = move(from_status="assigned", to_status="activated", job_ids=transferred, reason="input transferred")
     # 2. pilots start jobs up to each queue's slots
-    busy = _jobs_per_queue(Job.objects.filter(jobStatus__in=("starting", "running")))
-    waiting = defaultdict(list)
-    for pk, site in (
-        Job.objects.filter(jobStatus="activated").order_by("-currentPriority", "pk").values_list("pk", "computingSite")
-    ):
-        waiting[site].append(pk)
-    to_start = []
-    for site, ids in waiting.items():
-        queue = queues.get(site)
-        if queue is None or queue["status"] != "online" or site in real_pilots:
-            continue
-        slots = int((queue["cric"] or {}).get("demo_slots", DEFAULT_SLOTS))
-        to_start += ids[: max(slots - busy.get(site, 0), 0)]
-    move(from_status="activated", to_status="starting", job_ids=to_start, reason="pilot got the job")
-    started = move(from_status="starting", to_status="running", job_ids=to_start, reason="payload started")
-    Event.objects.filter(PandaID__in=started, status="ready").update(status="sent")
-    Event.objects.filter(PandaID__in=started, status="sent").update(status="running")
-    # whole files (event-level files follow their Event rows instead)
-    DatasetFile.objects.filter(PandaID__in=started, status="picked").exclude(
-        pk__in=Event.objects.filter(PandaID__in=started).values("file_id")
-    ).update(status="running")
+    started = _jobs_start(queues, real_pilots, move=move)
     # 3. running jobs end after their run time, failing at their queue's rate or their task's demo payload's
     running = list(
         Job.objects.filter(jobStatus="running", startTime__isnull=False).values_list(
             "pk", "computingSite", "startTime", "task_id"
         )
     )
-    payloads = _demo_payloads({task_id for *_, task_id in running})
-    ending, crashed = [], set()
     running = [row for row in running if row[1] not in real_pilots]
-    for pk, site, start, task_id in running:
-        if pilot_lost(pk):
-            continue  # never ends by itself: its heartbeat stops (below) and the watchdog times it out
-        run_minutes, failure_percent = payloads.get(task_id, (None, None))
-        if start + (job_run_minutes(pk) if run_minutes is None else run_minutes) * minute <= now:
-            if failure_percent is None:
-                cric = (queues.get(site) or {}).get("cric") or {}
-                failure_percent = int(cric.get("demo_failure_percent", DEFAULT_FAILURE_PERCENT))
-            else:
-                crashed.add(pk)
-            ending.append((pk, failure_percent))
-    failed_ids, finished_ids = [], []
-    for pk, rate in ending:
-        (failed_ids if _draw(pk, 2) % 100 < rate else finished_ids).append(pk)
+    failed_ids, finished_ids, crashed = _jobs_ending(running, queues, now=now, minute=minute)
     with transaction.atomic():
         free = job_tasks_lock(job_ids=finished_ids + failed_ids)
         finished_ids = [pk for pk in finished_ids if pk in free]
@@ -219,6 +184,55 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0, inflow: bool = Fals
         dirac_ended,
         len(registered),
     )
+
+
+def _jobs_start(queues: dict[str, dict], real_pilots: set[str], *, move) -> list[int]:
+    """The activated jobs pilots take, highest priority first, up to each online queue's free demo slots (queues
+    with real pilots left to them): activated → starting → running, their events and whole files running too."""
+    busy = _jobs_per_queue(Job.objects.filter(jobStatus__in=("starting", "running")))
+    waiting = defaultdict(list)
+    for pk, site in (
+        Job.objects.filter(jobStatus="activated").order_by("-currentPriority", "pk").values_list("pk", "computingSite")
+    ):
+        waiting[site].append(pk)
+    to_start = []
+    for site, ids in waiting.items():
+        queue = queues.get(site)
+        if queue is None or queue["status"] != "online" or site in real_pilots:
+            continue
+        slots = int((queue["cric"] or {}).get("demo_slots", DEFAULT_SLOTS))
+        to_start += ids[: max(slots - busy.get(site, 0), 0)]
+    move(from_status="activated", to_status="starting", job_ids=to_start, reason="pilot got the job")
+    started = move(from_status="starting", to_status="running", job_ids=to_start, reason="payload started")
+    Event.objects.filter(PandaID__in=started, status="ready").update(status="sent")
+    Event.objects.filter(PandaID__in=started, status="sent").update(status="running")
+    # whole files (event-level files follow their Event rows instead)
+    DatasetFile.objects.filter(PandaID__in=started, status="picked").exclude(
+        pk__in=Event.objects.filter(PandaID__in=started).values("file_id")
+    ).update(status="running")
+    return started
+
+
+def _jobs_ending(running, queues: dict[str, dict], *, now: datetime, minute: timedelta):
+    """The running jobs whose run time is over, each drawn finished or failed at its task's demo payload's failure
+    rate (a crash) or its queue's: (failed, finished, crashed). A job whose pilot is lost never ends by itself."""
+    payloads = _demo_payloads({task_id for *_, task_id in running})
+    ending, crashed = [], set()
+    for pk, site, start, task_id in running:
+        if pilot_lost(pk):
+            continue  # never ends by itself: its heartbeat stops (below) and the watchdog times it out
+        run_minutes, failure_percent = payloads.get(task_id, (None, None))
+        if start + (job_run_minutes(pk) if run_minutes is None else run_minutes) * minute <= now:
+            if failure_percent is None:
+                cric = (queues.get(site) or {}).get("cric") or {}
+                failure_percent = int(cric.get("demo_failure_percent", DEFAULT_FAILURE_PERCENT))
+            else:
+                crashed.add(pk)
+            ending.append((pk, failure_percent))
+    failed_ids, finished_ids = [], []
+    for pk, rate in ending:
+        (failed_ids if _draw(pk, 2) % 100 < rate else finished_ids).append(pk)
+    return failed_ids, finished_ids, crashed
 
 
 def demo_tasks_inflow(*, now: datetime) -> list[int]:
