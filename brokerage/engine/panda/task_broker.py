@@ -406,37 +406,42 @@ class AtlasProdTaskBroker(Plugin):
 
     @staticmethod
     def _space(context: Context) -> Rejection:
-        task, config = context.task, context.config
-        threshold_tb = config.get("DISK_THRESHOLD", gshare=task.gshare or None)
-        _, origin = config.explain("DISK_THRESHOLD", gshare=task.gshare or None)
-        threshold_gb = threshold_tb * GB_PER_TB
+        """seed 000: free + expired − the output expected there must be above DISK_THRESHOLD (per gshare)."""
         available = context["space_available"]
-        return Rejection(
-            ~(available > threshold_gb),
-            {
-                "spaceFree": context["space_free"],
-                "spaceExpired": context["space_expired"],
-                "expectedOutputGB": context["expected_output"],
-                "spaceAvailable": available,
-                "thresholdGB": threshold_gb,
-                "thresholdKey": origin if origin != "default" else "DISK_THRESHOLD default",
-            },
+        return AtlasProdTaskBroker._space_rejection(
+            context,
+            lambda threshold_gb: ~(available > threshold_gb),
+            free=context["space_free"],
+            expired=context["space_expired"],
+            expected=context["expected_output"],
+            available=available,
         )
 
     @staticmethod
     def _space_panda(context: Context) -> Rejection:
         """AtlasProdTaskBroker: usable (free + expired) − int(RW / 10 / 86400 × 0.25) < threshold is a shortage."""
-        task, config = context.task, context.config
-        threshold_tb = config.get("DISK_THRESHOLD", gshare=task.gshare or None)
-        _, origin = config.explain("DISK_THRESHOLD", gshare=task.gshare or None)
-        threshold_gb = threshold_tb * GB_PER_TB
         available = context["usable_after"]
+        return AtlasProdTaskBroker._space_rejection(
+            context,
+            lambda threshold_gb: available < threshold_gb,
+            free=context["first_usable"],
+            expired=0,
+            expected=context["to_use"],
+            available=available,
+        )
+
+    @staticmethod
+    def _space_rejection(context: Context, short, *, free, expired, expected, available) -> Rejection:
+        """The disk-space verdict against DISK_THRESHOLD (TB, per gshare) with the numbers it compared."""
+        task, config = context.task, context.config
+        threshold_gb = config.get("DISK_THRESHOLD", gshare=task.gshare or None) * GB_PER_TB
+        _, origin = config.explain("DISK_THRESHOLD", gshare=task.gshare or None)
         return Rejection(
-            available < threshold_gb,
+            short(threshold_gb),
             {
-                "spaceFree": context["first_usable"],
-                "spaceExpired": 0,
-                "expectedOutputGB": context["to_use"],
+                "spaceFree": free,
+                "spaceExpired": expired,
+                "expectedOutputGB": expected,
                 "spaceAvailable": available,
                 "thresholdGB": threshold_gb,
                 "thresholdKey": origin if origin != "default" else "DISK_THRESHOLD default",
