@@ -17,12 +17,13 @@ from typing import Any
 import numpy as np
 
 from brokerage.engine.core.decision import Decision
-from brokerage.engine.core.plugin import Context, overlay_producer
+from brokerage.engine.core.plugin import Context, Variants, overlay_producer
 from brokerage.engine.core.scenario import Scenario
 from brokerage.engine.panda import analysis_rules
 from brokerage.engine.panda.analysis_rules import LOCALITY_PRIORITY, catchall_keys, locality_suppressed
 from brokerage.engine.panda.input_data import readable_over_wan
 from brokerage.engine.panda.job_broker import AtlasProdJobBroker
+from brokerage.engine.panda.job_rules_worker import software_checker_seed
 from brokerage.engine.panda.records import as_float, readable
 from brokerage.engine.panda.software import TaskSoftware
 from brokerage.engine.panda.software_panda import anal_gpu_queue_ok, anal_software_panda
@@ -47,11 +48,14 @@ PANDA_SITE_CLASS = {"hi": 1, "mid": 0, "lo": -1}
 
 
 def throttle_reason(scenario: Scenario) -> tuple[str, dict[str, Any]] | None:
-    """Why the task is throttled before brokerage (seed 000), or None. Caps come from gdpconfig; the user's
-    counts from `user_stats.user`, or `user_stats.group` and the group caps when the task has a workingGroup."""
+    """Why the task is throttled before brokerage, or None, by ANALYSIS_THROTTLE_RULE."""
+    return throttle_rules.pick(scenario.config)(scenario)
+
+
+def throttle_reason_seed(scenario: Scenario) -> tuple[str, dict[str, Any]] | None:
+    """seed 000: caps come from gdpconfig; the user's counts from `user_stats.user`, or `user_stats.group` and the
+    group caps when the task has a workingGroup."""
     task, config, stats = scenario.task, scenario.config, scenario.user_stats
-    if config.get("ANALYSIS_THROTTLE_RULE") == "panda":
-        return throttle_reason_panda(scenario)
     who, prefix = ("group", "CAP_RUNNING_GROUP") if task.workingGroup else ("user", "CAP_RUNNING_USER")
     counts = stats.get(who) or {}
     for measure, key in (("running", "JOBS"), ("runningCores", "CORES")):
@@ -166,6 +170,26 @@ def throttle_reason_panda(scenario: Scenario) -> tuple[str, dict[str, Any]] | No
     return None
 
 
+throttle_rules = Variants("ANALYSIS_THROTTLE_RULE", seed=throttle_reason_seed, panda=throttle_reason_panda)
+
+
+def analysis_software_checker_seed(config):
+    """The production broker's check (software_checker_seed), which has no GPU side."""
+    rules, check = software_checker_seed(config)
+    return rules, lambda *args, gpu_queue=False: check(*args)
+
+
+def analysis_software_checker_panda(config):
+    """SOFTWARE_RULE panda: AtlasAnalJobBroker's own SW/HW loop (software_panda.anal_software_panda), after its
+    architecture check at GPU queues."""
+    return "panda-analysis", _anal_software
+
+
+analysis_software_checkers = Variants(
+    "SOFTWARE_RULE", seed=analysis_software_checker_seed, panda=analysis_software_checker_panda
+)
+
+
 class AtlasAnalJobBroker(AtlasProdJobBroker):
     name = "atlas_anal_job"
     retry_after_minutes = 20  # seed 000: "the task is pending for 20 min"
@@ -174,12 +198,8 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
 
     @staticmethod
     def software_checker(config):
-        """SOFTWARE_RULE panda: AtlasAnalJobBroker's own SW/HW loop (software_panda.anal_software_panda), after its
-        architecture check at GPU queues; the seed's check otherwise."""
-        if config.get("SOFTWARE_RULE") == "panda":
-            return "panda-analysis", _anal_software
-        rules, check = AtlasProdJobBroker.software_checker(config)
-        return rules, lambda *args, gpu_queue=False: check(*args)
+        """(what identifies the rules, the check of one queue), by SOFTWARE_RULE (analysis_software_checkers)."""
+        return analysis_software_checkers.pick(config)(config)
 
     @staticmethod
     def software_extra(record: dict[str, Any]) -> dict[str, Any]:
