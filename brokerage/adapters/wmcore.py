@@ -4,6 +4,7 @@ columns a pull reads, and each distinct JSON text decoded once."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -11,6 +12,7 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 
 from brokerage.engine.wmcore.elements import Element
+from brokerage.engine.wmcore.scenario import element_data, site_jobs_data, site_resources_data
 
 # What the matcher reads of an element besides its JSON columns (JSON_FIELDS, read as text), and the element
 # rows a pull reads: those, its key and what it writes back.
@@ -85,3 +87,65 @@ class ElementReader:
             blowup=float(row["blowupFactor"]),
             team=row["request__Team"] or "",
         )
+
+
+CONFIG_KEYS = (
+    "WMCORE_MAX_JOBS_PER_OWNER",
+    "WMCORE_SCHEDD_FRACTION",
+    "WMCORE_OVERFLOW_FRACTION",
+    "WMCORE_CACHE_REFRESH_SIZE",
+    "WMCORE_CACHE_REFRESH_MINUTES",
+    "WMCORE_MAX_JOBS_TO_CACHE",
+    "WMCORE_MAX_JOBS_PER_POLL",
+    "WMCORE_PULL_SCHEDD_FRACTION",
+    "WMCORE_FREE_SLOTS",
+    "WMCORE_QUEUE_DEPTH",
+    "WMCORE_PULL_COUNTS",
+    "WMCORE_AVAILABLE_ORDER",
+    "WMCORE_ROWS_PER_SLICE",
+    "WMCORE_MAX_ROWS_PER_CYCLE",
+    "WMCORE_WORK_PER_CYCLE",
+    "WMCORE_SITE_RULE",
+    "WMCORE_TASK_PRIORITY",
+    "WMCORE_MERGE_IGNORES_PENDING",
+    "WMCORE_SUBMIT_LOCATIONS",
+    "WMCORE_DRAIN_GRACE_HOURS",
+)
+
+
+def pull_inputs(
+    *,
+    elements,
+    sites,
+    site_jobs,
+    schedd_free_slots: int | None,
+    team: str,
+    exclude_workflows=(),
+    step: str,
+    seed: int,
+    now,
+    config: Mapping[str, Any],
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What a pull decided on as a wmcore_pull scenario (issue 34): the shared side (its gdpconfig, the elements,
+    the sites' slots and jobs: stored by content, consecutive pulls share what did not change) and its own (seed,
+    step, schedd room as the jobs in it, team, closed requests)."""
+    shared = {
+        "plugin": "wmcore_pull",
+        "now": now.isoformat(),
+        "gdpconfig": {key: config[key] for key in CONFIG_KEYS if config.get(key) is not None},
+        "elements": [element_data(element) for element in elements],
+        "site_thresholds": site_resources_data(sites),
+        "site_jobs": site_jobs_data(site_jobs),
+    }
+    own: dict[str, Any] = {
+        "plugin": "wmcore_pull",
+        "now": now.isoformat(),
+        "seed": seed,
+        "step": step,
+        "team": team,
+        "excludeWorkflows": list(exclude_workflows),
+    }
+    if schedd_free_slots is not None:  # the scenario gives the jobs in the schedd; the room follows from gdpconfig
+        limit = math.floor(int(config["WMCORE_MAX_JOBS_PER_OWNER"]) * float(config["WMCORE_PULL_SCHEDD_FRACTION"]))
+        own["schedd"] = {"jobs": limit - schedd_free_slots}
+    return shared, own

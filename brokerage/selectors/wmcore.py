@@ -11,6 +11,7 @@ from typing import Any
 
 from django.db.models import Count, Max, OuterRef, Subquery, Sum
 
+from brokerage.adapters.wmcore import CONFIG_KEYS
 from brokerage.engine import explain, reason_title
 from brokerage.engine.wmcore.elements import PULL_WORK
 from brokerage.engine.wmcore.job_submitter import SiteLoad, SubmitSite
@@ -284,30 +285,6 @@ def wmcore_overview(*, now: datetime, request_query: str = "", site: str = "") -
             for code, count in conditions.most_common()
         ],
     }
-
-
-CONFIG_KEYS = (
-    "WMCORE_MAX_JOBS_PER_OWNER",
-    "WMCORE_SCHEDD_FRACTION",
-    "WMCORE_OVERFLOW_FRACTION",
-    "WMCORE_CACHE_REFRESH_SIZE",
-    "WMCORE_CACHE_REFRESH_MINUTES",
-    "WMCORE_MAX_JOBS_TO_CACHE",
-    "WMCORE_MAX_JOBS_PER_POLL",
-    "WMCORE_PULL_SCHEDD_FRACTION",
-    "WMCORE_FREE_SLOTS",
-    "WMCORE_QUEUE_DEPTH",
-    "WMCORE_PULL_COUNTS",
-    "WMCORE_AVAILABLE_ORDER",
-    "WMCORE_ROWS_PER_SLICE",
-    "WMCORE_MAX_ROWS_PER_CYCLE",
-    "WMCORE_WORK_PER_CYCLE",
-    "WMCORE_SITE_RULE",
-    "WMCORE_TASK_PRIORITY",
-    "WMCORE_MERGE_IGNORES_PENDING",
-    "WMCORE_SUBMIT_LOCATIONS",
-    "WMCORE_DRAIN_GRACE_HOURS",
-)
 
 
 def config_snapshot() -> dict[str, Any]:

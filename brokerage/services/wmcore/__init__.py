@@ -22,7 +22,7 @@ One module per stage: queue_work (1), pull_work and replicate (2), get_work (3),
 locations, interventions (reset, abort, cancel), progress and cycles; common holds what they share.
 """
 
-from brokerage.selectors.wmcore import CONFIG_KEYS
+from brokerage.adapters.wmcore import CONFIG_KEYS
 
 from .common import ACTOR_GLOBAL, ACTOR_LOCAL, ACTOR_SUBMITTER, schedd_free, wmbs_job_transition_many
 from .cycles import wmcore_agent_cycle_run, wmcore_cycle_run, wmcore_global_cycle_run

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
@@ -16,17 +15,13 @@ from brokerage.engine.wmcore.elements import Element, possible_sites
 from brokerage.engine.wmcore.job_submitter import schedd_free_slots
 from brokerage.engine.wmcore.matching import Pull
 from brokerage.engine.wmcore.plugin import pull_decision
-from brokerage.engine.wmcore.scenario import element_data, site_jobs_data, site_resources_data
 from brokerage.models import (
     DecisionTrace,
     WMBSJob,
     WMCoreElement,
     WMCoreQueue,
 )
-from brokerage.selectors.wmcore import (
-    CONFIG_KEYS,
-    wmcore_jobs_in_pool,
-)
+from brokerage.selectors.wmcore import wmcore_jobs_in_pool
 from brokerage.services.bulk import bulk_update_values
 from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_store_many
 from brokerage.services.status import status_transition_many
@@ -182,44 +177,6 @@ def pull_bases_forget() -> None:
 
 def _trace_digest(blob: bytes) -> bytes:
     return hashlib.blake2b(blob, digest_size=16).digest()
-
-
-def pull_inputs(
-    *,
-    elements,
-    sites,
-    site_jobs,
-    schedd_free_slots: int | None,
-    team: str,
-    exclude_workflows=(),
-    step: str,
-    seed: int,
-    now,
-    config: Mapping[str, Any],
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """What a pull decided on as a wmcore_pull scenario (issue 34): the shared side (its gdpconfig, the elements,
-    the sites' slots and jobs: stored by content, consecutive pulls share what did not change) and its own (seed,
-    step, schedd room as the jobs in it, team, closed requests)."""
-    shared = {
-        "plugin": "wmcore_pull",
-        "now": now.isoformat(),
-        "gdpconfig": {key: config[key] for key in CONFIG_KEYS if config.get(key) is not None},
-        "elements": [element_data(element) for element in elements],
-        "site_thresholds": site_resources_data(sites),
-        "site_jobs": site_jobs_data(site_jobs),
-    }
-    own: dict[str, Any] = {
-        "plugin": "wmcore_pull",
-        "now": now.isoformat(),
-        "seed": seed,
-        "step": step,
-        "team": team,
-        "excludeWorkflows": list(exclude_workflows),
-    }
-    if schedd_free_slots is not None:  # the scenario gives the jobs in the schedd; the room follows from gdpconfig
-        limit = math.floor(int(config["WMCORE_MAX_JOBS_PER_OWNER"]) * float(config["WMCORE_PULL_SCHEDD_FRACTION"]))
-        own["schedd"] = {"jobs": limit - schedd_free_slots}
-    return shared, own
 
 
 def pull_store(*, queue: WMCoreQueue, pull, elements, slots, step: str, now, seed: int, config, inputs=None) -> int:

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db import transaction
 
+from brokerage.adapters.wmcore import pull_inputs
 from brokerage.engine.wmcore.elements import GET_WORK, PullRules
 from brokerage.engine.wmcore.matching import free_slots, match_work
 from brokerage.models import (
@@ -17,12 +18,7 @@ from brokerage.models import (
     WMCoreQueue,
     WMCoreRequest,
 )
-from brokerage.selectors.wmcore import (
-    config_snapshot,
-    wmcore_requests_closed,
-    wmcore_site_jobs,
-    wmcore_site_resources,
-)
+from brokerage.selectors.wmcore import config_snapshot, wmcore_requests_closed, wmcore_site_jobs, wmcore_site_resources
 from brokerage.services.status import status_transition_many
 
 from .common import (
@@ -31,7 +27,6 @@ from .common import (
     elements_take,
     job_sites,
     propagate,
-    pull_inputs,
     pull_seed,
     pull_store,
     stuck_record,

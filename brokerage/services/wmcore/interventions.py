@@ -16,9 +16,7 @@ from brokerage.models import (
     WMCoreElementStatusLog,
     WMCoreRequest,
 )
-from brokerage.selectors.wmcore import (
-    ELEMENT_HELD,
-)
+from brokerage.selectors.wmcore import ELEMENT_HELD
 from brokerage.services.status import status_transition_many
 
 from .common import ACTOR_GLOBAL, ACTOR_LOCAL, ids_by_status

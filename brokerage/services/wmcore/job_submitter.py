@@ -18,11 +18,7 @@ from brokerage.models import (
     WMBSJob,
     WMCoreQueue,
 )
-from brokerage.selectors.wmcore import (
-    config_snapshot,
-    wmcore_site_loads,
-    wmcore_submit_sites,
-)
+from brokerage.selectors.wmcore import config_snapshot, wmcore_site_loads, wmcore_submit_sites
 from brokerage.services.bulk import bulk_update_values
 from brokerage.services.status import status_transition_many
 

@@ -9,16 +9,13 @@ from typing import Any
 
 from django.db import transaction
 
+from brokerage.adapters.wmcore import pull_inputs
 from brokerage.engine.wmcore.elements import PULL_WORK, PullRules
 from brokerage.engine.wmcore.matching import Slots, free_slots, match_work
 from brokerage.models import WMCoreQueue
-from brokerage.selectors.wmcore import (
-    config_snapshot,
-    wmcore_site_jobs,
-    wmcore_site_resources,
-)
+from brokerage.selectors.wmcore import config_snapshot, wmcore_site_jobs, wmcore_site_resources
 
-from .common import elements_take, pull_inputs, pull_seed, pull_store, schedd_free, stuck_record
+from .common import elements_take, pull_seed, pull_store, schedd_free, stuck_record
 from .snapshot import element_snapshot
 
 
