@@ -20,6 +20,7 @@ from brokerage.engine.dirac.rules import (
     MatchRules,
     TaskQueue,
     real_priority,
+    task_queue_from,
 )
 from brokerage.engine.dirac.rules import cpu_segment as cpu_segment
 from brokerage.engine.dirac.scenario import groups_from
@@ -94,17 +95,7 @@ def engine_task_queues(*, queues) -> list[TaskQueue]:
     ):
         values[tq][field].add(value)
     return [
-        TaskQueue(
-            id=row["pk"],
-            ownerDN=row["ownerDN"],
-            ownerGroup=row["ownerGroup"],
-            setup=row["setup"],
-            cpuTime=row["cpuTime"],
-            priority=row["priority"],
-            minRAM=row["minRAM"],
-            maxRAM=row["maxRAM"],
-            **{name: frozenset(values[row["pk"]].get(name, ())) for name in FIELDS},
-        )
+        task_queue_from(row, values[row["pk"]])
         for row in queues.values("pk", "ownerDN", "ownerGroup", "setup", "cpuTime", "priority", "minRAM", "maxRAM")
     ]
 

@@ -29,6 +29,7 @@ from brokerage.engine.dirac.rules import (
     MATCH_RETRIES,
     MIN_TQ_PRIORITY,
     QUEUES_PER_TRY,
+    REQUIREMENT_SETS,
     RESOURCE_BANS,
     Group,
     MatchRules,
@@ -38,8 +39,9 @@ from brokerage.engine.dirac.rules import (
     is_sent,
     no_match_reasons,
     real_priority,
+    task_queue_from,
 )
-from brokerage.engine.dirac.scenario import REQUIREMENT_SETS, groups_from, resource_from_data
+from brokerage.engine.dirac.scenario import groups_from, resource_from_data
 
 # tq_TaskQueueToSites and the like: the multi-valued requirements, as a scenario file names them
 FIELDS = REQUIREMENT_SETS
@@ -508,18 +510,9 @@ def _stored_index(indexes: Mapping[str, Any], digest: str) -> TaskQueueIndex:
 
 
 def task_queue_of(index: TaskQueueIndex, tq_id: int) -> TaskQueue:
-    """A task queue of the index as the rules of dirac_match read it."""
+    """A task queue of the index as the rules of dirac_match read it (the index keeps no maxRAM: 0, none)."""
     item = index.task_queue(tq_id)
-    return TaskQueue(
-        id=tq_id,
-        ownerDN=item["ownerDN"],
-        ownerGroup=item["ownerGroup"],
-        setup=item["setup"],
-        cpuTime=item["cpuTime"],
-        priority=item["priority"],
-        minRAM=item["minRAM"],
-        **{name: frozenset(item.get(name, ())) for name in FIELDS},
-    )
+    return task_queue_from({**item, "id": tq_id}, item)
 
 
 def matcher_decision(scenario: Scenario, rules: MatchRules, *, draw: bool = True) -> Decision:

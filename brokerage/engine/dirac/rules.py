@@ -166,6 +166,27 @@ RESOURCE_BANS = (
 )
 
 
+# A task queue's requirement fields, each a set of values (seed 003 "Task Queue Requirements")
+REQUIREMENT_SETS = ("sites", "gridCEs", "bannedSites", "platforms", "pilotTypes", "tags", "jobTypes", "submitPools")
+
+
+def task_queue_from(item: Mapping[str, Any], requirements: Mapping[str, Iterable[str]]) -> TaskQueue:
+    """A TaskQueue from a task queue's columns (`id` or `pk`, ownerDN, ownerGroup, setup, cpuTime, priority, minRAM,
+    maxRAM when known) and its requirement values by field: the one way rows, a live index and a stored one
+    become the rules' task queue."""
+    return TaskQueue(
+        id=item["id"] if "id" in item else item["pk"],
+        ownerDN=item["ownerDN"],
+        ownerGroup=item["ownerGroup"],
+        setup=item["setup"],
+        cpuTime=item["cpuTime"],
+        priority=item["priority"],
+        minRAM=item["minRAM"],
+        maxRAM=item.get("maxRAM") or 0,
+        **{name: frozenset(requirements.get(name, ())) for name in REQUIREMENT_SETS},
+    )
+
+
 @dataclass(frozen=True)
 class Resource:
     """What a pilot (JobAgent) presents to the Matcher. Empty strings are keys the pilot did not send; `maxRAM`

@@ -13,6 +13,7 @@ from brokerage.engine.dirac.rules import (
     DEFAULT_CPU_SEGMENTS,
     DEFAULT_GROUP_SHARE,
     GROUPING_FIELDS,
+    REQUIREMENT_SETS,
     RESOURCE_BANS,
     SEED_RULES,
     Group,
@@ -24,7 +25,6 @@ from brokerage.engine.dirac.rules import (
     task_queue_priorities,
 )
 
-REQUIREMENT_SETS = ("sites", "gridCEs", "bannedSites", "platforms", "pilotTypes", "tags", "jobTypes", "submitPools")
 RESOURCE_SETS = ("tags", "requiredTags", *(ban for ban, _ in RESOURCE_BANS))
 RESOURCE_TEXTS = ("setup", "site", "gridCE", "platform", "pilotType", "ownerGroup", "ownerDN", "jobType", "vo")
 
