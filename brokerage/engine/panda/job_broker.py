@@ -20,6 +20,7 @@ from brokerage.engine.core.plugin import (
     Filter,
     Plugin,
     SkipTable,
+    Variants,
     filters_resolved,
 )
 from brokerage.engine.core.scenario import Scenario
@@ -153,9 +154,8 @@ class AtlasProdJobBroker(JobCandidates, JobGrid, JobWeights, Plugin):
     LAST = ("urgent network weight", "queued activated+starting", "queued all", "t1 weight most running")
 
     def filters_for(self, scenario: Scenario):
-        if scenario.config.get("IO_CHECK_RULE") != "panda":
-            return self.filters
-        return self._panda_order()
+        """The seed's order, or IO_CHECK_RULE panda's (_panda_order)."""
+        return filter_orders.pick(scenario.config)(type(self))
 
     # panda-server 1.0.4 AtlasProdJobBroker.doBrokerage(hintForTB=True), the task broker's "job check": the task
     # has no nucleus yet, so the rules against one are not run and every queue scanned counts as at a nucleus (the
@@ -212,3 +212,16 @@ class AtlasProdJobBroker(JobCandidates, JobGrid, JobWeights, Plugin):
         permanent = [f for f in cls.filters if f.name not in moved]
         temporary = [f for f in cls.filters if f.name in cls.TEMPORARY]
         return (*permanent, by_name["input transfer"], *temporary, *(by_name[name] for name in cls.LAST))
+
+
+def seed_order(broker_class) -> tuple[Filter, ...]:
+    """seed 000: the rules in the order the seed lists them."""
+    return broker_class.filters
+
+
+def panda_order(broker_class) -> tuple[Filter, ...]:
+    """IO_CHECK_RULE panda: the real broker's order (AtlasProdJobBroker._panda_order)."""
+    return broker_class._panda_order()
+
+
+filter_orders = Variants("IO_CHECK_RULE", seed=seed_order, panda=panda_order)

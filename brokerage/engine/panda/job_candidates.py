@@ -63,19 +63,49 @@ def preassignment_dropped(scenario: Scenario) -> bool:
     return jobs.isMerge and jobs.preassignedSkippedHours >= PREASSIGNMENT_PATIENCE_HOURS
 
 
+def preassigned_queues_seed(broker, scenario: Scenario) -> list[str] | None:
+    """seed 000: a job set naming queues goes only there (their pseudo-queues for a unified one), unless it is a
+    merge whose queues were skipped for 24 hours; None when the job set names none."""
+    jobs = scenario.jobs
+    if not jobs.preassigned or preassignment_dropped(scenario):
+        return None
+    records = broker.queue_records(scenario)
+    wanted = set(jobs.preassigned)
+    return [name for name in records if records[name][1] in wanted]
+
+
+def preassigned_queues_panda(broker, scenario: Scenario) -> list[str] | None:
+    """PREASSIGNMENT_RULE panda: the queues preassignment() gives for a job set pre-assigned to a site or a cloud."""
+    mode, names = broker.preassignment(scenario)
+    return names if mode else None
+
+
+# The candidates of a pre-assigned job set (None: the job set is not pre-assigned), by the broker and scenario.
+preassigned_queues = Variants("PREASSIGNMENT_RULE", seed=preassigned_queues_seed, panda=preassigned_queues_panda)
+
+
+def preassigned_scan_seed(broker, scenario: Scenario) -> bool:
+    """seed 000: the queues are scanned in the snapshot's order."""
+    return False
+
+
+def preassigned_scan_panda(broker, scenario: Scenario) -> bool:
+    """panda-server 1.0.4: a pre-assigned job set scans its queues in the order preassignment() gives them."""
+    return bool(broker.preassignment(scenario)[0])
+
+
+# Whether the queues are scanned in the order of the pre-assignment (the most-running rule follows scan_order).
+scans_in_preassigned_order = Variants("PREASSIGNMENT_RULE", seed=preassigned_scan_seed, panda=preassigned_scan_panda)
+
+
 class JobCandidates:
     """The candidate queues of a job set and the records behind them (a part of AtlasProdJobBroker)."""
 
     def initial_candidates(self, scenario: Scenario) -> list[str]:
-        jobs = scenario.jobs
         records = self.queue_records(scenario)
-        if scenario.config.get("PREASSIGNMENT_RULE") == "panda":
-            mode, names = self.preassignment(scenario)
-            if mode:
-                return names
-        elif jobs.preassigned and not preassignment_dropped(scenario):
-            wanted = set(jobs.preassigned)
-            return [name for name in records if records[name][1] in wanted]
+        preassigned = preassigned_queues.pick(scenario.config)(self, scenario)
+        if preassigned is not None:
+            return preassigned
         exclude_test = scenario.config.get("EXCLUDE_TEST_QUEUES")
         cache = self._snapshot_cache(scenario)
         key = ("all queues", exclude_test)

@@ -14,6 +14,7 @@ from brokerage.engine.core.plugin import (
     overlay_producer,
 )
 from brokerage.engine.core.scenario import Scenario
+from brokerage.engine.panda.job_candidates import scans_in_preassigned_order
 from brokerage.engine.panda.job_rules_resources import job_estimates
 from brokerage.engine.panda.job_weights import running_used
 from brokerage.engine.panda.network import network_weight
@@ -81,8 +82,7 @@ class JobGrid:
             np.isnan(grid["own_diskio_limit"]), np.nan if limit is None else limit, grid["own_diskio_limit"]
         )
         arrays["nucleus"] = task.nucleus
-        if config.get("PREASSIGNMENT_RULE") == "panda" and self.preassignment(scenario)[0]:
-            # a pre-assigned job set scans its queues in the order preassignment() gives
+        if scans_in_preassigned_order.pick(config)(self, scenario):
             arrays["scan_order"] = np.arange(len(names), dtype=float)
         arrays.lazily(
             self.NETWORK_KEYS,
