@@ -230,8 +230,11 @@ class AtlasProdTaskBroker(Plugin):
         )
 
     def weigh(self, context: Context, survivors: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
-        if context.config.get("TASK_WEIGHT_RULE") == "panda":
-            return self._weigh_panda(context, survivors)
+        """The nuclei's weights by TASK_WEIGHT_RULE (_weigh_seed, _weigh_panda)."""
+        return self.WEIGHTS.pick(context.config)(context, survivors)
+
+    @staticmethod
+    def _weigh_seed(context: Context, survivors: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
         config, task = context.config, context.task
         free = context["space_free"][survivors]
         expired = context["space_expired"][survivors]
@@ -291,6 +294,8 @@ class AtlasProdTaskBroker(Plugin):
             space = np.where(total > 0, free / total * np.minimum(config.get("FREE_DISK_CUTOFF"), free_tb), 1.0)
         factors.update(spaceFreeGB=free, spaceTotalGB=total, freeTB=free_tb)
         return weights * space, factors
+
+    WEIGHTS = Variants("TASK_WEIGHT_RULE", seed=_weigh_seed, panda=_weigh_panda)
 
     # --- filters, in the order of seed 000 ---
 
@@ -551,8 +556,6 @@ class AtlasProdTaskBroker(Plugin):
         MIN_IO_INTENSITY_WITH_LOCAL_DATA and total input ≤ MIN_INPUT_SIZE_WITH_LOCAL_DATA) or taskPriority ≥
         MAX_TASK_PRIO_WITH_LOCAL_DATA. An unknown ioIntensity counts as 0."""
         task, config = context.task, context.config
-        if config.get("TASK_LOCALITY_RULE") == "panda":
-            return AtlasProdTaskBroker._locality_fallback_panda(context)
         io = task.ioIntensity or 0.0
         io_limit = config.get("MIN_IO_INTENSITY_WITH_LOCAL_DATA")
         size_limit = config.get("MIN_INPUT_SIZE_WITH_LOCAL_DATA")
@@ -609,7 +612,7 @@ class AtlasProdTaskBroker(Plugin):
             "data locality",
             "insize",
             Variants("TASK_LOCALITY_RULE", seed=_locality, panda=_locality_panda),
-            fallback=_locality_fallback,
+            fallback=Variants("TASK_LOCALITY_RULE", seed=_locality_fallback, panda=_locality_fallback_panda),
         ),
     )
 
@@ -619,4 +622,13 @@ class AtlasProdTaskBroker(Plugin):
     PANDA_ORDER = (*(f for f in filters if f.name != "full chain"), *(f for f in filters if f.name == "full chain"))
 
     def filters_for(self, scenario: Scenario):
-        return self.PANDA_ORDER if scenario.config.get("FULL_CHAIN_RULE") == "panda" else self.filters
+        """The seed's order, or FULL_CHAIN_RULE panda's (PANDA_ORDER)."""
+        return self.ORDERS.pick(scenario.config)(self)
+
+    def _seed_order(self) -> tuple[Filter, ...]:
+        return self.filters
+
+    def _panda_order(self) -> tuple[Filter, ...]:
+        return self.PANDA_ORDER
+
+    ORDERS = Variants("FULL_CHAIN_RULE", seed=_seed_order, panda=_panda_order)
