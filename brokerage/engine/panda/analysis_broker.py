@@ -190,6 +190,31 @@ analysis_software_checkers = Variants(
 )
 
 
+def release_as_given(task, config=None) -> TaskSoftware:
+    """The task's own release fields (SOFTWARE_RULE panda reads them so, software_panda; the seed for most tasks)."""
+    home, uses = task.transHome or "", task.transUses or ""
+    return TaskSoftware(task.architecture, uses, home, task.container_name, task.onlyTagsForFC)
+
+
+def release_as_offline(task, config=None) -> TaskSoftware:
+    """ANALYSIS_SW_RULE panda (AtlasAnalJobBroker "SW/HW check", 1.0.4): a task whose transHome ends in a three-part
+    release (and whose transUses does not end in a two-part one) is checked as the AtlasOffline release of its
+    transUses, not as its own project; other tasks as given."""
+    home, uses = task.transHome or "", task.transUses or ""
+    if re.search(r"-\d+\.\d+\.\d+$", home) and not re.search(r"-\d+\.\d+$", uses):
+        home = uses = f"AtlasOffline-{uses.split('-')[-1]}" if uses else ""
+    return TaskSoftware(task.architecture, uses, home, task.container_name, task.onlyTagsForFC)
+
+
+def release_by_analysis_rule(task, config) -> TaskSoftware:
+    """The seed's software check reads the release as ANALYSIS_SW_RULE says."""
+    return analysis_releases.pick(config)(task, config)
+
+
+analysis_releases = Variants("ANALYSIS_SW_RULE", seed=release_as_given, panda=release_as_offline)
+task_releases = Variants("SOFTWARE_RULE", seed=release_by_analysis_rule, panda=release_as_given)
+
+
 class AtlasAnalJobBroker(AtlasProdJobBroker):
     name = "atlas_anal_job"
     retry_after_minutes = 20  # seed 000: "the task is pending for 20 min"
@@ -207,21 +232,8 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
 
     @staticmethod
     def task_software(task, config) -> TaskSoftware:
-        """SOFTWARE_RULE panda reads the task's own fields (software_panda). ANALYSIS_SW_RULE panda
-        (AtlasAnalJobBroker "SW/HW check", 1.0.4): a task whose transHome ends in a
-        three-part release (and whose transUses does not end in a two-part one) is checked as the AtlasOffline
-        release of its transUses, not as its own project; other tasks as in production."""
-        home, uses = task.transHome or "", task.transUses or ""
-        if config.get("SOFTWARE_RULE") == "panda":
-            return TaskSoftware(task.architecture, uses, home, task.container_name, task.onlyTagsForFC)
-        if (
-            config.get("ANALYSIS_SW_RULE") == "panda"
-            and re.search(r"-\d+\.\d+\.\d+$", home)
-            and not re.search(r"-\d+\.\d+$", uses)
-        ):
-            home = f"AtlasOffline-{uses.split('-')[-1]}" if uses else ""
-            uses = home
-        return TaskSoftware(task.architecture, uses, home, task.container_name, task.onlyTagsForFC)
+        """The task's side of the software check, by SOFTWARE_RULE and ANALYSIS_SW_RULE (task_releases)."""
+        return task_releases.pick(config)(task, config)
 
     def filters_for(self, scenario: Scenario):
         # IO_CHECK_RULE reorders the production job broker's filters; analysis keeps its own order
