@@ -416,8 +416,11 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
                 extra={"throttle": numbers},
             )
         decision = super().decide(scenario)
-        if scenario.config.get("ANALYSIS_LOCALITY_RULE") == "panda":
-            return self._second_loop_panda(scenario, decision)
+        return self.SECOND_LOOPS.pick(scenario.config)(self, scenario, decision)
+
+    def _second_loop_seed(self, scenario: Scenario, decision: Decision) -> Decision:
+        """seed 000: when every queue failed the persistent filters, brokerage runs once more without the data
+        locality check (unless it was off already)."""
         persistent_left = self._after_persistent(decision)
         locality_on = "data locality" not in self.disabled_filters and not locality_suppressed(scenario)
         if persistent_left == 0 and locality_on and decision.initial:
@@ -463,6 +466,8 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         note = "no queue kept with the data locality check: tried again without it"
         return replace(second, message=f"{second.message} ({note})", extra={**second.extra, "retry": note})
 
+    SECOND_LOOPS = Variants("ANALYSIS_LOCALITY_RULE", seed=_second_loop_seed, panda=_second_loop_panda)
+
     @staticmethod
     def _problematic_dropped_any(decision: Decision) -> bool:
         """Whether the bad-jobs or stabilizer rule removed a queue, or problematic queues were dropped after the
@@ -497,12 +502,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         running = context["running_used"][survivors]
         queued = (context["activated"] + context["assigned"] + context["starting"] + context["defined"])[survivors]
         original = (running + 1) / (queued + 1)
-        data_factor = np.ones(len(survivors))
-        if context.config.get("ANALYSIS_WEIGHT_RULE") == "panda":
-            new, w_s, w_q = self._new_weight_panda(context, survivors)
-            data_factor = self._data_weight_panda(context, survivors)
-        else:
-            new, w_s, w_q = self._new_weight(context, survivors)
+        new, w_s, w_q, data_factor = self.NEW_WEIGHTS.pick(context.config)(context, survivors)
         use_new = bool(context.config.get("USE_NEW_BASIC_WEIGHT"))
         return (new if use_new else original) * data_factor, {
             "used": "new" if use_new else "original",
@@ -631,6 +631,21 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
                     part = 1.0 / len(entries)
             w_s[position], w_q[position] = share, part
         return w_s * w_q + 2.0**-20, w_s, w_q
+
+    @staticmethod
+    def _weights_seed(context: Context, survivors: np.ndarray):
+        """seed 000's new basic weight (_new_weight), no data factor."""
+        return (*AtlasAnalJobBroker._new_weight(context, survivors), np.ones(len(survivors)))
+
+    @staticmethod
+    def _weights_panda(context: Context, survivors: np.ndarray):
+        """ANALYSIS_WEIGHT_RULE panda: the real broker's weight (_new_weight_panda) and its data factor."""
+        return (
+            *AtlasAnalJobBroker._new_weight_panda(context, survivors),
+            AtlasAnalJobBroker._data_weight_panda(context, survivors),
+        )
+
+    NEW_WEIGHTS = Variants("ANALYSIS_WEIGHT_RULE", seed=_weights_seed, panda=_weights_panda)
 
     # --- filters ---
 

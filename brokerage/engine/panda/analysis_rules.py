@@ -137,12 +137,9 @@ ANALYSIS_QUEUE_STATUS = Filter("queue status", "status", analysis_status, reusab
 
 
 def locality(context: Context) -> Rejection:
-    # ANALYSIS_LOCALITY_RULE panda: the first loop always checks locality (the second loop goes without)
-    suppressed = context.config.get("ANALYSIS_LOCALITY_RULE") != "panda" and locality_suppressed(context.scenario)
-    if suppressed or not context.scenario.datasets:
+    """seed 000 data locality (below); off when locality is suppressed for the task or it has no input."""
+    if locality_suppressed(context.scenario) or not context.scenario.datasets:
         return NOTHING_FAILS
-    if context.config.get("ANALYSIS_LOCALITY_RULE") == "panda":
-        return locality_panda(context)
     with_data = context.alive & (context["missing_files"] == 0)
     if (
         not context.config.get("ANALYSIS_SKIP_CLOSED")
@@ -168,9 +165,6 @@ def locality(context: Context) -> Rejection:
             "availableGB": context["local_size"],
         },
     )
-
-
-ANALYSIS_DATA_LOCALITY = Filter("data locality", "fileunavailable", locality)
 
 
 def locality_panda(context: Context) -> Rejection:
@@ -201,6 +195,18 @@ def locality_panda(context: Context) -> Rejection:
             "availableGB": context["local_size"],
         },
     )
+
+
+def locality_panda_check(context: Context) -> Rejection:
+    """ANALYSIS_LOCALITY_RULE panda: the first loop always checks locality (the second loop goes without)."""
+    if not context.scenario.datasets:
+        return NOTHING_FAILS
+    return locality_panda(context)
+
+
+ANALYSIS_DATA_LOCALITY = Filter(
+    "data locality", "fileunavailable", Variants("ANALYSIS_LOCALITY_RULE", seed=locality, panda=locality_panda_check)
+)
 
 
 def vp(context: Context) -> Rejection:
