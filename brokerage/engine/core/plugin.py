@@ -88,7 +88,9 @@ class Filter:
     reusable: bool = False
 
 
-# Filter lists with their Variants resolved, by the list and the values of its switches: (the list, the resolved).
+# Per filter list: (the list, the switches its Variants read), and (the list, resolved) per list and switch values.
+# The list itself is kept beside its id, so the id is never that of a list since collected.
+_SWITCHES: dict[int, tuple[Sequence[Filter], tuple[str, ...]]] = {}
 _RESOLVED: dict[tuple, tuple[Sequence[Filter], tuple[Filter, ...]]] = {}
 
 
@@ -96,12 +98,18 @@ def filters_resolved(filters: Sequence[Filter], config) -> Sequence[Filter]:
     """The filters as they run under `config`: each check written as Variants replaced by the variant the
     configuration picks. Made once per filter list and switch values, so a decision pays no dispatch per rule
     (a few per cent of a decision on a small grid)."""
-    switches = tuple(f.check.switch for f in filters if isinstance(f.check, Variants))
+    known = _SWITCHES.get(id(filters))
+    if known is None or known[0] is not filters:
+        known = _SWITCHES[id(filters)] = (
+            filters,
+            tuple(f.check.switch for f in filters if isinstance(f.check, Variants)),
+        )
+    switches = known[1]
     if not switches:
         return filters
     key = (id(filters), tuple(config.get(switch) for switch in switches))
     found = _RESOLVED.get(key)
-    if found is None or found[0] is not filters:  # (the list itself is kept, so its id is not reused)
+    if found is None or found[0] is not filters:
         resolved = tuple(
             Filter(f.name, f.code, f.check.pick(config), f.fallback, f.reusable) if isinstance(f.check, Variants) else f
             for f in filters
