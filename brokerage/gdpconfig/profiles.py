@@ -95,6 +95,7 @@ PROFILES: dict[str, Profile] = {
             "MAXWDIR_SCALING": "single_core_task",
             "MANY_ASSIGNED_RULE": "plus_one",
             "MEMORY_RULE": "panda",
+            "CRIC_QUEUE_RULE": "panda",
             "JOB_WALLTIME_RULE": "panda",
             "JOB_DISK_RULE": "panda",
             "PILOT_RULE": "panda",
@@ -102,6 +103,7 @@ PROFILES: dict[str, Profile] = {
             "EXPRESS_MIN_PRIORITY": 1001,
             "INACTIVE_COUNTS_STARTING": True,
             "TRANSFERRING_AT_NUCLEUS": False,
+            "NUCLEUS_OUTPUT_SHARING": True,
         },
     ),
     "dirac": Profile(

@@ -1121,6 +1121,22 @@ REGISTRY = Registry(
             choices=("seed", "panda"),
         ),
         parameter(
+            "CRIC_QUEUE_RULE",
+            "jobbroker",
+            "str",
+            "seed",
+            "",
+            "How the job brokers read a CRIC queue record where the seeds are silent. seed: corepower null or 0 "
+            "counts 10, every queue is a candidate. panda (panda-server 1.0.4 getSiteInfo, SiteMapper, "
+            "AtlasProdJobBroker): corepower null or 0 is 0 (no HS06 walltime), production queues with an empty "
+            "cloud are dropped, catchall useJumboJobs queues take jumbo jobs only (-jumbo), use_only_local_data "
+            "queues only tasks with their input at their site (-non_local), params.max_io_intensity caps a task's "
+            "ioIntensity (-io), a queue's own catchall bareNucleus counts as its site's, and a task of coreCount 0 "
+            "at priority 900 or above, or its scouts, goes to multi-core queues only.",
+            _PANDA_JOB,
+            choices=("seed", "panda"),
+        ),
+        parameter(
             "EXPRESS_MIN_PRIORITY",
             "jobbroker",
             "int",
@@ -1150,6 +1166,17 @@ REGISTRY = Registry(
             "The too-many-transferring rule applies to the nucleus's own queues too (seed 000). False (panda): "
             "only to queues outside the nucleus.",
             _S000_JOB,
+        ),
+        parameter(
+            "NUCLEUS_OUTPUT_SHARING",
+            "jobbroker",
+            "bool",
+            False,
+            "",
+            "Queues outside the nucleus whose output storage the nucleus's first production queue reads count as at "
+            "the nucleus for the transferring rule, t1Weight −1 and the nucleus weight (panda-server 1.0.4 "
+            "getSitesShareDDM). False (seed 000): only the nucleus's own queues.",
+            _PANDA_JOB,
         ),
         parameter(
             "NQUEUELIMITSITE",

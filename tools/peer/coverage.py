@@ -19,6 +19,7 @@ from brokerage.engine import run
 from brokerage.gdpconfig.profiles import PROFILES
 
 from .compare import BROKERS
+from .real_shapes import REAL_SHAPED
 
 # Weight factors that are records of what the weight read, not parts of it (they are in the trace for the shifter)
 RECORDS = frozenset(
@@ -99,16 +100,22 @@ def _signature(decision) -> tuple:
 
 
 def rule_coverage(
-    kind: str, seeds: Iterable[int], *, profile: str = "panda", switches: bool = True
+    kind: str,
+    seeds: Iterable[int],
+    *,
+    profile: str = "panda",
+    switches: bool = True,
+    real_shaped_seeds: Iterable[int] = (),
 ) -> tuple[Coverage, list[dict[str, Any]]]:
     """The coverage of `kind`'s rules by the generated scenarios of `seeds` under `profile` (module docstring),
-    and our decisions as dictionaries."""
+    with the real-shaped scenarios of `real_shaped_seeds` (real_shapes.py) after them, and our decisions."""
     plugin, generate = BROKERS[kind]
     coverage = Coverage(kind, profile)
     values = PROFILES[profile].values
     decisions = []
-    for seed in seeds:
-        scenario = {**generate(seed), "plugin": plugin, "profile": profile}
+    generated = [generate(seed) for seed in seeds] + [REAL_SHAPED[kind](seed) for seed in real_shaped_seeds]
+    for generated_scenario in generated:
+        scenario = {**generated_scenario, "plugin": plugin, "profile": profile}
         decision = run(scenario)
         decisions.append(decision)
         coverage.scenarios += 1

@@ -445,6 +445,10 @@ def task_spec(scenario: dict) -> JediTaskSpec:
         spec.setSplitRule("maxCoreCount", str(task["maxCoreCount"]))
     if task.get("allowInputLAN") in ("use", "only"):
         spec.setSplitRule("allowInputLAN", {v: k for k, v in spec.enum_inputLAN.items()}[task["allowInputLAN"]])
+    if task.get("eventService") and task.get("nEsConsumers"):
+        spec.setSplitRule("nEsConsumers", str(task["nEsConsumers"]))
+    if task.get("eventService") and task.get("maxAttemptEsJob") is not None:
+        spec.setSplitRule("maxAttemptEsJob", str(task["maxAttemptEsJob"]))
     if task.get("onlyTagsForFC"):
         spec.setSplitRule("onlyTagsForFC", "1")
     if task.get("inputPreStaging"):
@@ -607,7 +611,11 @@ def with_site_queues(scenario: dict) -> dict:
     scenario["sw_tags"] = tags = dict(scenario.get("sw_tags") or {})
     have = {record.get("atlas_site") for record in queues.values()}
     output_type = scenario["task"].get("outputEndpointType") or "DATADISK"
-    cores = max(int(scenario["task"].get("coreCount") or 1), 1)
+    # a task of coreCount 0 may need multi-core queues (AtlasProdJobBroker.py 289-295): an 8-core stand-in
+    cores = (
+        max(int(scenario["task"].get("coreCount", 1) if scenario["task"].get("coreCount", 1) is not None else 1), 0)
+        or 8
+    )
     endpoints = scenario.get("ddm_endpoints") or {}
     for site, record in (scenario.get("sites") or {}).items():
         if record.get("role") not in ("nucleus", "satellite") or site in have:
@@ -616,13 +624,16 @@ def with_site_queues(scenario: dict) -> dict:
         disk = sorted((n for n in names if not endpoints[n].get("is_tape")), key=lambda n: not n.endswith(output_type))
         tape = [n for n in names if n not in disk]
         queue = f"{site}_TB"
+        # unified, to take any resource type; but an event-service task skips a unified queue's 1-core pseudo-queues
+        # (-es_ucore, AtlasProdJobBroker.py 1280-1288), so for one the stand-in is a plain production queue
+        unified = not scenario["task"].get("eventService")
         queues[queue] = {
             "atlas_site": site,
             "status": "online",
             "type": "production",
             "cloud": "WORLD",
             "corecount": cores,
-            "capability": "ucore",
+            "capability": "ucore" if unified else "",
             "maxrss": 10**7,
             "minrss": 0,
             "maxwdir": 10**8,
@@ -911,6 +922,9 @@ def analysis_task_spec(scenario: dict) -> tuple[JediTaskSpec, dict]:
     spec.workingGroup = task.get("workingGroup")
     spec.site = task.get("site")
     spec.nucleus = None
+    # JEDI leaves an analysis task without a cloud parameter at None (TaskRefinerBase.py 191-198, 1.0.4): with
+    # "WORLD" the real broker would skip every queue whose CRIC cloud is not WORLD (-cloudmismatch, 1423-1425)
+    spec.cloud = task.get("cloud")
     # transHome as given (analysis tasks carry AnalysisTransforms-<project>_<release>, or AnalysisTransforms alone)
     hours = (scenario.get("user_stats") or {}).get("hoursSinceLastSuccess")
     if hours is not None:

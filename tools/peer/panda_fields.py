@@ -16,7 +16,7 @@ QUEUE_KEYS = (
     "corecount", "maxrss", "minrss", "maxwdir", "maxinputsize", "maxtime", "mintime", "pledgedcpu",
     "transferringlimit", "maxdiskio", "corepower", "status", "type", "capability", "fairsharepolicy", "catchall",
     "wnconnectivity", "jobseed", "workflow", "atlas_site", "cloud", "releases", "direct_access_lan",
-    "direct_access_wan", "astorages",
+    "direct_access_wan", "astorages", "params",
 )  # fmt: skip
 # section.field → what the real code receives
 PASSED: dict[str, str] = {
@@ -35,6 +35,9 @@ PASSED: dict[str, str] = {
     "task.outDiskCount": "JediTaskSpec.outDiskCount",
     "task.outDiskUnit": "JediTaskSpec.outDiskUnit",
     "task.workDiskCount": "JediTaskSpec.workDiskCount",
+    "task.workDiskUnit": "JediTaskSpec.workDiskUnit",
+    "task.nEsConsumers": "split rule nEsConsumers",
+    "task.maxAttemptEsJob": "split rule maxAttemptEsJob",
     "task.ioIntensity": "JediTaskSpec.ioIntensity",
     "task.diskIO": "JediTaskSpec.diskIO",
     "task.cpuTime": "JediTaskSpec.cpuTime (HS06sPerEvent)",

@@ -50,6 +50,9 @@ ACTIONS: dict[str, Action] = {
     "nopilot": Action(SITE, "Report the queues to the site: no pilot asked for a job for 3 hours."),
     "zeroshare": Action(CONFIG, "Ask an expert whether the queue's fair-share policy should give this work a share."),
     "io": Action(DATA, "Ask for a replica of the input near the queues that can run the jobs, or wait."),
+    "jumbo": Action(CONFIG, "Ask the site whether the queue should take ordinary jobs too (catchall useJumboJobs)."),
+    "max_io_intensity": Action(WAIT, "Wait for queues without an IO-intensity cap, or ask the site to raise it."),
+    "non_local": Action(DATA, "Ask for a replica of the input at the queue's own storage, or wait."),
     "diskIO": Action(WAIT, "Wait: the queue's disk IO per core falls as its IO-heavy jobs end."),
     "cache": Action(
         TASK, "Check that the release, container or platform the task asks for is installed at the sites you expect."
@@ -68,6 +71,7 @@ ACTIONS: dict[str, Action] = {
     "badsite": Action(SITE, "Look at the task's failures there (error summary) and report them to the site."),
     "excluded": Action(TASK, "Remove the queue from the task's excludedSite if it should run there."),
     "notincluded": Action(TASK, "Add the queue to the task's includedSite if it should run there."),
+    "hospital": Action(WAIT, "Nothing to do: hospital queues take work only when no other queue can."),
     "tmp_user_problem": Action(WAIT, "Wait: the user's queued jobs there start first."),
     "fileunavailable": Action(DATA, "Ask data management to recover the input files."),
     "low_weight": Action(WAIT, "Nothing to do: it can be chosen, others weigh more."),

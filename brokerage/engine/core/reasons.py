@@ -129,6 +129,17 @@ _REASONS = [
     Reason("non_pledged", "opportunistic during work shortage", "WORK_SHORTAGE is on and the queue is opportunistic."),
     Reason("over_pledged", "over its pledge", "WORK_SHORTAGE is on and it runs more cores than it pledged."),
     Reason("cap", "too many queued", "It already has more queued jobs than the limit."),
+    Reason("jumbo", "jumbo jobs only", "The queue takes jumbo jobs only (CRIC catchall useJumboJobs)."),
+    Reason(
+        "max_io_intensity",
+        "IO intensity over its limit",
+        "The task's ioIntensity is above the queue's max_io_intensity (CRIC params).",
+    ),
+    Reason(
+        "non_local",
+        "input not local",
+        "The queue reads only input at its own storage (CRIC catchall use_only_local_data) and some would move.",
+    ),
     Reason(
         "low_weight",
         "outside the best",
@@ -139,6 +150,7 @@ _REASONS = [
     Reason("closed", "jobs closed there", "Jobs of this task were closed there recently."),
     Reason("excluded", "excluded by the task", "The task's excludedSite names it."),
     Reason("notincluded", "not included by the task", "The task's includedSite does not name it."),
+    Reason("hospital", "hospital queue", "It is a hospital queue (*_HOSPITAL), used only when no other queue is left."),
     Reason("overloaded", "overloaded", "It is overloaded."),
     Reason(
         "overloaded_vp", "VP queue avoided or overloaded", "It is a VP queue the task avoids or that is overloaded."
@@ -200,6 +212,9 @@ _JOB_NUMBERS = {
     "(NW_THRESHOLD × NW_WEIGHT_MULTIPLIER).",
     "non_pledged": "WORK_SHORTAGE is on and its pledgedcpu is {pledgedcpu}.",
     "over_pledged": "WORK_SHORTAGE is on and it runs {runningCores} cores over its pledge of {pledgedcpu}.",
+    "max_io_intensity": "The task's ioIntensity is {ioIntensity} kB/s; the queue's max_io_intensity is "
+    "{maxIOIntensity}.",
+    "non_local": "{mbToMove} MB in {filesToMove} input files would have to move to it.",
     "excluded": "The task's excludedSite ({excludedSite}) names it.",
     "notincluded": "The task's includedSite ({includedSite}) does not name it.",
     "fileunavailable": "{missingFiles} of the {totalFiles} input files are not at its storage.",

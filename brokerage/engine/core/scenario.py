@@ -68,10 +68,15 @@ class TaskSpec:
     outputEndpointType: str = "DATADISK"
     allowInputLAN: str = ""
     eventService: bool = False
+    nEsConsumers: int | None = None
+    maxAttemptEsJob: int | None = None
+    workDiskUnit: str = "MB"
     taskClass: str = ""
     site: str = ""
 
 
+# JediTaskSpec.getWorkDiskSize (1.0.4) reads these prefixes
+WORK_DISK_UNITS = ("", "GB", "MB", "kB")
 FULL_CHAIN_VALUES = ("", "only", "require", "capable")
 BARE_NUCLEUS_VALUES = ("", "only", "allow")
 
@@ -102,6 +107,7 @@ def _parse_task(data: object) -> TaskSpec:
             outDiskCount=r.number("outDiskCount", minimum=0),
             outDiskUnit=r.text("outDiskUnit"),
             workDiskCount=r.number("workDiskCount", minimum=0),
+            workDiskUnit=r.text("workDiskUnit", "MB", choices=WORK_DISK_UNITS) or "MB",
             ioIntensity=r.number("ioIntensity", minimum=0),
             diskIO=r.number("diskIO", minimum=0),
             cpuTime=r.number("cpuTime", minimum=0),
@@ -132,6 +138,8 @@ def _parse_task(data: object) -> TaskSpec:
             outputEndpointType=r.text("outputEndpointType", "DATADISK") or "DATADISK",
             allowInputLAN=r.text("allowInputLAN", choices=("", "use", "only")),
             eventService=r.boolean("eventService"),
+            nEsConsumers=r.integer("nEsConsumers", minimum=1),
+            maxAttemptEsJob=r.integer("maxAttemptEsJob", minimum=0),
             taskClass=r.text("taskClass", choices=("", "S", "A", "B", "C")),
             site=r.text("site"),
         ),
@@ -423,6 +431,8 @@ QUEUE_STATUSES = ("online", "offline", "test", "brokeroff", "paused")
 _QUEUE_NUMBERS = frozenset(QUEUE_NUMBER_KEYS)
 _QUEUE_TEXTS = frozenset(QUEUE_TEXT_KEYS)
 _QUEUE_BOOLEANS = frozenset(("direct_access_lan", "direct_access_wan", "use_vp"))
+# CRIC's `params`: extra queue parameters, an object (SiteSpec.extra_queue_params: catchall keys, max_io_intensity)
+QUEUE_OBJECT_KEYS = ("params",)
 
 
 def _queue_record_plain(record: dict) -> bool:
@@ -479,7 +489,7 @@ def _shape_floats(shape: tuple[tuple[str, ...], tuple[type, ...]]) -> tuple[str,
         elif key in _QUEUE_TEXTS:
             if kind is not str:
                 return False
-        elif key in _QUEUE_BOOLEANS and kind is not bool:
+        elif (key in _QUEUE_BOOLEANS and kind is not bool) or (key == "params" and kind is not dict):
             return False
     return tuple(floats)
 
@@ -501,6 +511,7 @@ def check_queue_record(name: str, record: object, *, path: str = "$.queues") -> 
         raise ScenarioError(r.at("releases"), 'a list of releases (["ANY"], ["AUTO"] or names)', releases)
     for key in ("direct_access_lan", "direct_access_wan", "use_vp"):
         r.boolean(key)
+    r.obj("params")
     for role, endpoints in r.obj("astorages").items():
         if not (isinstance(endpoints, list) and all(isinstance(x, str) for x in endpoints)):
             raise ScenarioError(key_path(r.at("astorages"), role), "a list of endpoint names", endpoints)

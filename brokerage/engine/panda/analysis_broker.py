@@ -24,7 +24,7 @@ from brokerage.engine.panda.analysis_rules import LOCALITY_PRIORITY, catchall_ke
 from brokerage.engine.panda.input_data import readable_over_wan
 from brokerage.engine.panda.job_broker import AtlasProdJobBroker
 from brokerage.engine.panda.job_rules_worker import software_checker_seed
-from brokerage.engine.panda.records import as_float, readable
+from brokerage.engine.panda.records import as_float, cloud_missing, readable
 from brokerage.engine.panda.software import TaskSoftware
 from brokerage.engine.panda.software_panda import anal_gpu_queue_ok, anal_software_panda
 
@@ -270,12 +270,17 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             # a task pre-assigned to a queue (its `site`) is brokered to that queue only (seed 000; AtlasAnalJobBroker
             # sitePreAssigned); an unknown queue leaves no candidate
             return [name for name, (_, unified) in records.items() if unified == site]
+        drop_cloudless = scenario.config.get("CRIC_QUEUE_RULE") == "panda"
         cache = self._snapshot_cache(scenario)
-        if "analysis queues" not in cache:
-            cache["analysis queues"] = sorted(
-                name for name, (record, _) in records.items() if record.get("type") in ("analysis", "unified")
+        key = ("analysis queues", drop_cloudless)
+        if key not in cache:
+            # CRIC_QUEUE_RULE panda: a unified queue without a cloud is not in the real SiteMapper (SiteMapper.py 75-79)
+            cache[key] = sorted(
+                name
+                for name, (record, _) in records.items()
+                if record.get("type") in ("analysis", "unified") and not (drop_cloudless and cloud_missing(record))
             )
-        return list(cache["analysis queues"])
+        return list(cache[key])
 
     def prepare(self, scenario: Scenario, names: list[str]) -> dict[str, Any]:
         arrays = super().prepare(scenario, names)
@@ -703,6 +708,40 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         cache[key] = (scenario.datasets, found)  # the object is kept so its id cannot be reused meanwhile
         return found
 
+    def local_complete(self, scenario: Scenario) -> tuple[tuple[frozenset, bool], ...]:
+        """Per dataset: the analysis queues reading a copy with all its files (disk or tape), and whether a complete
+        disk copy is readable anywhere (AtlasBrokerUtils.get_sites_with_data's truly complete disk). Once per task
+        and snapshot."""
+        cache = self._snapshot_cache(scenario)
+        key = ("local complete", id(scenario.datasets))
+        held = cache.get(key)
+        if held is not None and held[0] is scenario.datasets:
+            return held[1]
+        readers: dict[str, list[str]] = {}
+        for name, record in scenario.queues.items():
+            if record.get("type") in ("analysis", "unified"):
+                for endpoint in (record.get("astorages") or {}).get("read_lan") or []:
+                    readers.setdefault(endpoint, []).append(name)
+        found = []
+        for dataset in scenario.datasets:
+            complete = frozenset(
+                name
+                for endpoint, replica in dataset.replicas.items()
+                if replica.nFiles >= dataset.nFiles
+                for name in readers.get(endpoint, ())
+            )
+            truly = any(
+                replica.nFiles == dataset.nFiles
+                and dataset.nFiles > 0
+                and (info := scenario.ddm_endpoints.get(endpoint)) is not None
+                and not info.is_tape
+                and readable(info)
+                for endpoint, replica in dataset.replicas.items()
+            )
+            found.append((complete, truly))
+        cache[key] = (scenario.datasets, tuple(found))
+        return tuple(found)
+
     def late_skips(self, context: Context) -> list:
         return context.arrays.get("late", [])
 
@@ -735,6 +774,8 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         analysis_rules.ANALYSIS_EXCLUDED_SITES,
         analysis_rules.ANALYSIS_INCLUDED_SITES,
         analysis_rules.ANALYSIS_QUEUE_STATUS,
+        analysis_rules.ANALYSIS_ZERO_SHARE,
+        analysis_rules.ANALYSIS_MAX_IO_INTENSITY,
         analysis_rules.ANALYSIS_DATA_LOCALITY,
         analysis_rules.ANALYSIS_DISK_IO,
         analysis_rules.ANALYSIS_CORE_COUNT,
@@ -746,11 +787,17 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         analysis_rules.ANALYSIS_WALLTIME,
         analysis_rules.ANALYSIS_PILOTS,
         analysis_rules.ANALYSIS_CLOSED_JOBS,
+        analysis_rules.ANALYSIS_INCLUDED_AUTO,
+        analysis_rules.ANALYSIS_HOSPITAL,
         # temporary issues
         analysis_rules.ANALYSIS_BAD_JOBS,
         analysis_rules.ANALYSIS_QUEUE_LENGTH,
         analysis_rules.ANALYSIS_STABILIZER,
+        analysis_rules.ANALYSIS_LOCAL_DATA_ONLY,
     )
 
 
-PERSISTENT = {f.name for f in AtlasAnalJobBroker.filters[:13]}
+# the persistent filters: up to the walltime check (the pilots and closed-jobs checks and what follows are not)
+PERSISTENT = {
+    f.name for f in AtlasAnalJobBroker.filters[: [f.name for f in AtlasAnalJobBroker.filters].index("walltime") + 1]
+}

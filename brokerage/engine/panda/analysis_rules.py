@@ -9,10 +9,10 @@ import re
 
 import numpy as np
 
-from brokerage.engine.core.plugin import NOTHING_FAILS, Context, Filter, Rejection, Variants, among
+from brokerage.engine.core.plugin import NOTHING_FAILS, Context, Filter, Rejection, Variants, among, never
 from brokerage.engine.core.scenario import Scenario
 from brokerage.engine.panda import job_rules_data, job_rules_resources, job_rules_site, job_rules_worker
-from brokerage.engine.panda.job_rules_resources import walltime_rejection
+from brokerage.engine.panda.job_rules_resources import output_bytes, walltime_rejection, work_dir_bytes
 from brokerage.engine.panda.software_panda import anal_gpu_queue_ok
 
 # seed 000: the data-locality check is off for tasks of priority ≥ 2000
@@ -89,7 +89,9 @@ def excluded(context: Context) -> Rejection:
 ANALYSIS_EXCLUDED_SITES = Filter("excluded sites", "excluded", excluded, reusable=True)
 
 
-def included(context: Context) -> Rejection:
+def included_names(context: Context) -> tuple[str, ...]:
+    """The includedSite list in force: the task's, or under ANALYSIS_SITES_RULE panda, when the task's site names
+    a storage endpoint, the queues reading it (none known: no list at all; 1.0.4, 116-136)."""
     names = context.task.includedSite
     if sites_panda(context) and context.task.site:
         mode, readers = context.plugin.site_preassignment(context.scenario)
@@ -97,16 +99,71 @@ def included(context: Context) -> Rejection:
             names = readers  # the queues reading the named endpoint replace the task's includedSite
         elif mode == "":
             names = ()  # a site naming nothing known drops the includedSite list with it (1.0.4, 126-134)
-    if not names:
-        return NOTHING_FAILS
-    fails = np.array(
-        [not matches_site_list(names, q, s) for q, s in zip(context["unified"], context["site"], strict=True)],
-        dtype=bool,
+    return tuple(names)
+
+
+def included(context: Context) -> Rejection:
+    names = included_names(context)
+    if not names or (sites_panda(context) and "AUTO" in names):
+        return NOTHING_FAILS  # AUTO: the queues not named are a fallback, judged late (included_auto)
+    return Rejection(~_named(context, names), {"includedSite": ",".join(names)})
+
+
+def _named(context: Context, names: tuple[str, ...]) -> np.ndarray:
+    return np.array(
+        [matches_site_list(names, q, s) for q, s in zip(context["unified"], context["site"], strict=True)], dtype=bool
     )
-    return Rejection(fails, {"includedSite": ",".join(names)})
 
 
 ANALYSIS_INCLUDED_SITES = Filter("included sites", "notincluded", included, reusable=True)
+
+
+def included_auto(context: Context) -> Rejection:
+    """ANALYSIS_SITES_RULE panda, AtlasAnalJobBroker "include/exclude check" (1.0.4, 1405-1437): with AUTO in
+    includedSite the queues it does not name are kept only when none of those it names is left at that point
+    (after the resource checks). A task's site naming an endpoint replaces the list (included_names)."""
+    names = included_names(context)
+    if "AUTO" not in names:
+        return NOTHING_FAILS
+    named = _named(context, names)
+    if not (named & context.alive).any():
+        return NOTHING_FAILS
+    return Rejection(~named, {"includedSite": ",".join(names)})
+
+
+ANALYSIS_INCLUDED_AUTO = Filter(
+    "included sites (AUTO)", "notincluded", Variants("ANALYSIS_SITES_RULE", seed=never, panda=included_auto)
+)
+
+
+def hospital(context: Context) -> Rejection:
+    """ANALYSIS_SITES_RULE panda, AtlasAnalJobBroker "hospital check" (1.0.4, 1486-1509): queues named *_HOSPITAL
+    are left out while any other queue is still a candidate."""
+    is_hospital = np.array([q.endswith("_HOSPITAL") for q in context["unified"].tolist()], dtype=bool)
+    if not is_hospital.any() or not (~is_hospital & context.alive).any():
+        return NOTHING_FAILS
+    return Rejection(is_hospital, {"hospital": is_hospital})
+
+
+ANALYSIS_HOSPITAL = Filter("hospital", "hospital", Variants("ANALYSIS_SITES_RULE", seed=never, panda=hospital))
+
+
+def zero_share(context: Context) -> Rejection:
+    """FAIRSHARE_RULE panda, AtlasAnalJobBroker "selection for fairshare" (1.0.4, 690-705): the production rule
+    (hasZeroShare), unless the task is pre-assigned to a queue."""
+    if site_mode(context):
+        return NOTHING_FAILS
+    return job_rules_site.zero_share_real(context)
+
+
+# AtlasAnalJobBroker "selection with IO intensity" (1.0.4, 774-790): the production rule
+ANALYSIS_MAX_IO_INTENSITY = Filter(
+    "max IO intensity", "max_io_intensity", job_rules_data.MAX_IO_INTENSITY.check, reusable=True
+)
+
+ANALYSIS_ZERO_SHARE = Filter(
+    "zero share", "zeroshare", Variants("FAIRSHARE_RULE", seed=never, panda=zero_share), reusable=True
+)
 
 
 def analysis_status(context: Context) -> Rejection:
@@ -251,15 +308,42 @@ ANALYSIS_VIRTUAL_PLACEMENT = Filter(
 )
 
 
-def disk(context: Context) -> Rejection:
-    """seed 000 analysis disk: (0 with direct access, else input) + outDiskCount × input + workDiskCount
-    against maxwdir / corecount, and more than 200 GB free in the local storage. ANALYSIS_STORAGE_FLOOR_RULE
-    panda (issue 33 D10): free plus expired, 200 GB or more (AtlasAnalJobBroker 1202-1203: skipped below)."""
+def scratch_seed(context: Context) -> tuple[np.ndarray, np.ndarray]:
+    """seed 000 analysis scratch: (0 with direct access, else input) + outDiskCount × input + workDiskCount, in
+    MB, against maxwdir / corecount: (needed, too small)."""
     task, jobs = context.task, context.scenario.jobs
     input_mb = np.where(context["direct_access_lan"], 0.0, jobs.inputSizeMB)
     needed = input_mb + (task.outDiskCount or 0.0) * jobs.inputSizeMB + (task.workDiskCount or 0.0)
     per_core = context["maxwdir_per_core"]
-    too_small = (per_core > 0) & ~(per_core > needed)
+    return needed, (per_core > 0) & ~(per_core > needed)
+
+
+def scratch_panda(context: Context) -> tuple[np.ndarray, np.ndarray]:
+    """JOB_DISK_RULE panda, AtlasAnalJobBroker "scratch disk check" (1.0.4, 1105-1170), in bytes then whole MB:
+    outDiskCount in its unit per MB of effective input + the work directory (+ 300 MB when set) + the input
+    unless read directly (CoreUtils.use_direct_io_for_job); a merge needs twice its input. Skipped only when the
+    need is above the queue's scaled maxwdir (not when equal). Worked: 100 kB a MB of 2,048 MB input = 200 MB,
+    + 2,048 MB copied = 2,248 MB; a merge of 2,048 MB needs 4,096 MB."""
+    task, jobs = context.task, context.scenario.jobs
+    input_bytes = round(jobs.inputSizeMB * 1024**2)
+    if jobs.isMerge:
+        needed = np.full(len(context.names), float((2 * input_bytes) // 1024**2))
+    else:
+        base = output_bytes(task, jobs) + work_dir_bytes(task)
+        needed = np.floor((base + np.where(context["direct_io"], 0.0, input_bytes)) / 1024**2)
+    per_core = context["maxwdir_per_core"]
+    return needed, (per_core > 0) & (needed > per_core)
+
+
+scratch_need = Variants("JOB_DISK_RULE", seed=scratch_seed, panda=scratch_panda)
+
+
+def disk(context: Context) -> Rejection:
+    """seed 000 analysis disk: the scratch need (scratch_need) against the queue's work directory, and more than
+    200 GB free in the local storage. ANALYSIS_STORAGE_FLOOR_RULE panda (issue 33 D10): free plus expired, 200 GB
+    or more (AtlasAnalJobBroker 1202-1203: skipped below)."""
+    needed, too_small = scratch_need(context)
+    per_core = context["maxwdir_per_core"]
     no_room, space_detail = storage_floor(context)
     detail = {"neededMB": needed, "maxwdirPerCore": per_core, "storageFloorGB": 200, **space_detail}
     return Rejection(too_small | no_room, detail)
@@ -292,10 +376,43 @@ def walltime(context: Context) -> Rejection:
     return walltime_rejection(context, needs_a_day=jobs.isScout or jobs.isMerge or context["walltime_undefined"])
 
 
+def walltime_panda(context: Context) -> Rejection:
+    """JOB_WALLTIME_RULE panda, AtlasAnalJobBroker "walltime check" and "minimum walltime capacity check" (1.0.4,
+    1250-1372), in HS06 seconds. cpuTime × the job's events against the queue's (maxtime − baseWalltime) × cores ×
+    corepower × efficiency (above: -shortwalltime) and its mintime likewise (below: -longwalltime), but not for
+    merges, a task pre-assigned to a queue, or without cpuTime. Then scouts (not pre-assigned) and tasks without
+    cpuTime need 24 h × 10 HS06 × cores of the queue's limit (without cpuTime the limit is maxtime × cores, so
+    10 days): -scout_walltime, -min_walltime. Merges have no such need here, unlike production. Worked: no cpuTime,
+    maxtime 345,600 s × 1 core < 864,000: skipped."""
+    task, jobs = context.task, context.scenario.jobs
+    needed = context["hs06_needed"]
+    maxtime, mintime = context["maxtime"], context["mintime"]
+    max_hs06, min_hs06 = context["maxtime_hs06"], context["mintime_hs06"]
+    none = np.zeros(len(context.names), dtype=bool)
+    short = long = none
+    if not (jobs.isMerge or site_mode(context) or not task.cpuTime or not needed > 0):
+        short = (maxtime != 0) & (needed > max_hs06)
+        long = (mintime != 0) & (needed < min_hs06) & ~short
+    scout = jobs.isScout and not site_mode(context)
+    day = none
+    if scout or not task.cpuTime:
+        day = (max_hs06 != 0) & (max_hs06 < job_rules_resources.DAY_OF_HS06 * context["corecount"]) & ~short & ~long
+
+    def code() -> np.ndarray:  # made only for a skip
+        day_code = "scout_walltime" if jobs.isScout else "min_walltime"
+        return np.where(short, "shortwalltime", np.where(long, "longwalltime", day_code))
+
+    return Rejection(
+        short | long | day,
+        {"hs06Needed": needed, "maxtimeHS06": max_hs06, "mintimeHS06": min_hs06, "maxtime": maxtime},
+        code=code,
+    )
+
+
 ANALYSIS_WALLTIME = Filter(
     "walltime",
     "shortwalltime",
-    Variants("JOB_WALLTIME_RULE", seed=walltime, panda=job_rules_resources.walltime_panda),
+    Variants("JOB_WALLTIME_RULE", seed=walltime, panda=walltime_panda),
     reusable=True,
 )
 
@@ -491,3 +608,29 @@ ANALYSIS_MEMORY = Filter("memory", "lowmemory", job_rules_resources.memory_check
 
 
 ANALYSIS_STORAGE_ENDPOINTS = Filter("storage endpoints", "read_lan_blacklist", job_rules_data.endpoints)
+
+
+def local_data_only(context: Context) -> Rejection:
+    """CRIC_QUEUE_RULE panda, AtlasAnalJobBroker's final file check (1.0.4, 2303-2362): a queue whose catchall says
+    use_only_local_data needs each dataset's files at storage it reads (disk or tape), in both loops, unless no
+    complete disk copy is readable anywhere (true_complete_disk_ok False); other queues are never skipped there."""
+    scenario = context.scenario
+    if not scenario.datasets:
+        return NOTHING_FAILS
+    only_local = context["local_data_only"]
+    if not only_local.any():
+        return NOTHING_FAILS
+    held = context.plugin.local_complete(scenario)
+    unified = context["unified"].tolist()
+    lacking = np.array(
+        [any(truly and name not in complete for complete, truly in held) for name in unified], dtype=bool
+    )
+    # weighed with the others first (the real check runs over the weighed candidates), then dropped
+    late = (only_local & lacking & context.alive, "fileunavailable", {"useOnlyLocalData": only_local})
+    context.arrays.setdefault("late", []).append(("local data only", *late))
+    return NOTHING_FAILS
+
+
+ANALYSIS_LOCAL_DATA_ONLY = Filter(
+    "local data only", "fileunavailable", Variants("CRIC_QUEUE_RULE", seed=never, panda=local_data_only)
+)

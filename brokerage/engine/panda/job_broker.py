@@ -112,6 +112,7 @@ class AtlasProdJobBroker(JobCandidates, JobGrid, JobWeights, Plugin):
         job_rules_site.INACTIVE_QUEUE,
         job_rules_site.OPPORTUNISTIC_QUEUE,
         job_rules_site.ZERO_SHARE,
+        job_rules_site.JUMBO_QUEUE,
         job_rules_data.INPUT_TRANSFER,
         job_rules_data.DISK_IO,
         job_rules_worker.CORE_COUNT,
@@ -126,9 +127,11 @@ class AtlasProdJobBroker(JobCandidates, JobGrid, JobWeights, Plugin):
         job_rules_worker.EVENT_SERVICE,
         job_rules_site.TRANSFERRING,
         job_rules_site.T1_WEIGHT,
+        job_rules_data.MAX_IO_INTENSITY,
         job_rules_site.FULL_CHAIN,
         job_rules_site.PILOTS,
         job_rules_site.URGENT_NETWORK_WEIGHT,
+        job_rules_data.NON_LOCAL_DATA,
         job_rules_site.WORK_SHORTAGE,
         job_rules_site.QUEUED_ACTIVATED_STARTING,
         job_rules_site.QUEUED_ALL,
@@ -151,7 +154,13 @@ class AtlasProdJobBroker(JobCandidates, JobGrid, JobWeights, Plugin):
         }
     )
 
-    LAST = ("urgent network weight", "queued activated+starting", "queued all", "t1 weight most running")
+    LAST = (
+        "urgent network weight",
+        "non-local data",
+        "queued activated+starting",
+        "queued all",
+        "t1 weight most running",
+    )
 
     def filters_for(self, scenario: Scenario):
         """The seed's order, or IO_CHECK_RULE panda's (_panda_order)."""

@@ -8,7 +8,7 @@ from typing import Any
 
 from brokerage.engine.core.plugin import Context, Variants
 from brokerage.engine.core.scenario import Scenario
-from brokerage.engine.panda.records import pseudo_queue_records, queue_site
+from brokerage.engine.panda.records import cloud_missing, per_core_scaled, pseudo_queue_records, queue_site
 
 PREASSIGNMENT_PATIENCE_HOURS = 24
 
@@ -107,16 +107,20 @@ class JobCandidates:
         if preassigned is not None:
             return preassigned
         exclude_test = scenario.config.get("EXCLUDE_TEST_QUEUES")
+        drop_cloudless = scenario.config.get("CRIC_QUEUE_RULE") == "panda"
         cache = self._snapshot_cache(scenario)
-        key = ("all queues", exclude_test)
+        key = ("all queues", exclude_test, drop_cloudless)
         if key not in cache:
             # seed 000: queues with "test" in the name are not candidates; the real doBrokerage scans them all.
             # Analysis queues never take production jobs (panda-server 1.0.4 SiteMapper puts only queues that
-            # runs_production(), production or unified, in the clouds the broker scans).
+            # runs_production(), production or unified, in the clouds the broker scans), nor, under
+            # CRIC_QUEUE_RULE panda, production queues without a cloud (SiteMapper.py 75-79).
             cache[key] = sorted(
                 name
                 for name, (record, unified) in records.items()
-                if record.get("type") != "analysis" and not (exclude_test and "test" in unified.lower())
+                if record.get("type") != "analysis"
+                and not (exclude_test and "test" in unified.lower())
+                and not (drop_cloudless and cloud_missing(record))
             )
         return list(cache[key])
 
@@ -128,6 +132,7 @@ class JobCandidates:
             plain: dict[str, tuple[dict[str, Any], str]] = {}
             pseudo: dict[str, tuple[dict[str, Any], str]] = {}
             for name, record in scenario.queues.items():
+                record = per_core_scaled(record)
                 if record.get("capability") == "ucore":
                     for child_name, child in pseudo_queue_records(name, record):
                         pseudo[child_name] = (child, name)

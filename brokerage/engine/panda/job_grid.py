@@ -18,7 +18,18 @@ from brokerage.engine.panda.job_candidates import scans_in_preassigned_order
 from brokerage.engine.panda.job_rules_resources import job_estimates
 from brokerage.engine.panda.job_weights import running_used
 from brokerage.engine.panda.network import network_weight
-from brokerage.engine.panda.records import DEFAULT_COREPOWER, ENDPOINT_ACTIVITIES, as_float, as_int, catchall, distinct
+from brokerage.engine.panda.records import (
+    ENDPOINT_ACTIVITIES,
+    as_float,
+    as_int,
+    catchall,
+    cloud_missing,
+    distinct,
+    max_io_intensity,
+    per_core_scaled,
+    queue_options,
+    queue_site,
+)
 from brokerage.engine.panda.urgency import is_express
 
 TRANSFERRING_DEFAULT_LIMIT = 2000
@@ -30,6 +41,7 @@ class JobGrid:
     # prepare()'s groups made only when a rule first reads one of their keys (PreparedArrays)
     NETWORK_KEYS = (
         "at_nucleus",
+        "shares_nucleus_output",
         "queue_sites",
         "closeness",
         "link_queued",
@@ -60,6 +72,7 @@ class JobGrid:
         "memory_needed",
         "maxwdir_per_core",
         "disk_needed",
+        "queue_corepower",
         "walltime_undefined",
         "walltime",
         "hs06_needed",
@@ -189,7 +202,8 @@ class JobGrid:
             bool(get("direct_access_lan")),
             # maxinputsize -1: the queue always reads its input directly (SiteSpec.always_use_direct_io)
             get("maxinputsize") == -1,
-            get("corepower") or DEFAULT_COREPOWER,
+            # CRIC's corepower as it is, 0 for none (EntityModule.getSiteInfo); the estimates read it by profile
+            get("corepower") or 0.0,
             np.nan if diskio is None else diskio,
             (storages.get("read_lan") or [""])[0] or "",
             (storages.get("write_lan") or [""])[0] or "",
@@ -206,7 +220,7 @@ class JobGrid:
                 continue
             base = unified_rows.get(queue)
             if base is None:
-                base = unified_rows[queue] = cls._record_row(scenario.queues[queue])
+                base = unified_rows[queue] = cls._record_row(per_core_scaled(scenario.queues[queue]))
             get = record.get
             corecount, unified_corecount = get("corecount"), get("unified_corecount", get("corecount"))
             rows.append(
@@ -281,15 +295,38 @@ class JobGrid:
         "connectivity_index",
         "site_bare",
         "has_stats",
+        "jumbo_only",
+        "local_data_only",
+        "max_io_intensity",
     )
 
     def _grid_derived(self, scenario: Scenario, names: list[str], stats: list[dict], grid) -> dict[str, Any]:
         order = self._scan_positions(scenario)
         sites = scenario.sites
+        known = self.queue_records(scenario)
+        # the catchall options (and `params`) of each candidate's record, parsed once per unified queue
+        options_of: dict[str, dict[str, str]] = {}
+        options = []
+        for name in names:
+            record, queue = known.get(name) or (scenario.queues[name], name)
+            if queue not in options_of:
+                options_of[queue] = queue_options(record) if record.get("catchall") or record.get("params") else {}
+            options.append(options_of[queue])
+        # a queue's bareNucleus is its own catchall's, else its site's (the differential driver writes the site's
+        # into each queue's catchall after the queue's own, and SiteSpec.getValueFromCatchall takes the first)
+        site_bare = [
+            own if (own := o.get("bareNucleus")) in ("only", "allow") else (sites[s].bareNucleus if s in sites else "")
+            for o, s in zip(options, grid["site"], strict=True)
+        ]
         derived = {
             "scan_order": np.array([order.get(name, len(order)) for name in names], dtype=float),
-            "site_bare": np.array([sites[s].bareNucleus if s in sites else "" for s in grid["site"]], dtype=object),
+            "site_bare": np.array(site_bare, dtype=object),
             "has_stats": np.array([bool(st) for st in stats], dtype=bool),
+            "jumbo_only": np.array(["useJumboJobs" in o for o in options], dtype=bool),
+            "local_data_only": np.array(["use_only_local_data" in o for o in options], dtype=bool),
+            "max_io_intensity": np.array(
+                [max_io_intensity(known.get(n, (scenario.queues.get(n, {}), n))[0]) for n in names], dtype=float
+            ),
         }
         # rules read per distinct string: the distinct values and, per queue, which one it has
         derived["policy_values"], derived["policy_index"] = distinct(grid["fairsharepolicy"].tolist())
@@ -371,6 +408,42 @@ class JobGrid:
                 readers.setdefault(endpoint, []).append(position)
         return readers
 
+    @staticmethod
+    def _sharing_nucleus_output(scenario: Scenario, grid: dict[str, Any], nucleus: str) -> np.ndarray:
+        """The queues outside the nucleus whose output storage its first production queue reads: panda-server
+        1.0.4 counts them as at the nucleus for the transferring cap, t1Weight −1 and the nucleus weight
+        (DataServiceUtils.getSitesShareDDM(output_share=True), AtlasProdJobBroker.py 276-281, 1311, 1408, 1863):
+        online production queues whose default write endpoint is among its read endpoints."""
+        n = len(grid["site"])
+        first = next(
+            (
+                record
+                for record in scenario.queues.values()
+                if nucleus
+                and queue_site(record) == nucleus
+                and (record.get("type") in ("production", "unified") or "grandly_unified" in queue_options(record))
+                and not cloud_missing(record)  # not in the real SiteMapper, so not the nucleus's first queue
+            ),
+            None,
+        )
+        if first is None:
+            return np.zeros(n, dtype=bool)
+        read = set((first.get("astorages") or {}).get("read_lan") or [])
+        # a unified first queue runs analysis too, and then only queues running analysis share with it
+        # (getSitesShareDDM: runs_analysis and not tmp_site_spec.runs_analysis())
+        first_analysis = first.get("type") == "unified" or "grandly_unified" in queue_options(first)
+        records = [scenario.queues.get(queue, {}) for queue in grid["unified"].tolist()]
+        analysis = np.array(
+            [r.get("type") in ("analysis", "unified") or "grandly_unified" in queue_options(r) for r in records],
+            dtype=bool,
+        )
+        return (
+            np.array([endpoint in read for endpoint in grid["output_endpoint"].tolist()], dtype=bool)
+            & (grid["status"] == "online")
+            & (grid["site"] != nucleus)
+            & (analysis if first_analysis else True)
+        )
+
     def _network(
         self, scenario: Scenario, grid: dict[str, Any], nucleus: str, sat_cap: float, lookup: str
     ) -> dict[str, Any]:
@@ -383,6 +456,7 @@ class JobGrid:
         result: dict[str, Any] = {}  # the nucleus itself is prepared up front (prepare)
         sites = grid["site"].tolist()
         result["at_nucleus"] = np.array([bool(nucleus) and site == nucleus for site in sites], dtype=bool)
+        result["shares_nucleus_output"] = self._sharing_nucleus_output(scenario, grid, nucleus)
         result["queue_sites"] = frozenset(sites)
         # once per site (its queues share its link and weight): closeness, queued, the weights and their source
         by_site: dict[str, tuple] = {}

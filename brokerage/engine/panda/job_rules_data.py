@@ -14,6 +14,7 @@ from brokerage.engine.core.plugin import (
     Filter,
     Rejection,
     Variants,
+    never,
 )
 from brokerage.engine.panda.input_data import complete_locations, input_incomplete
 from brokerage.engine.panda.job_candidates import preassign_mode
@@ -86,6 +87,44 @@ def io_panda(context: Context) -> Rejection:
 
 
 INPUT_TRANSFER = Filter("input transfer", "io", Variants("IO_CHECK_RULE", seed=io, panda=io_panda))
+
+
+def max_io_intensity(context: Context) -> Rejection:
+    """CRIC_QUEUE_RULE panda (AtlasProdJobBroker.py 1426-1441, 1.0.4): an IO-intensive task's ioIntensity above
+    the queue's params.max_io_intensity skips it; merges are not checked."""
+    task = context.task
+    if not task.ioIntensity or context.scenario.jobs.isMerge:
+        return NOTHING_FAILS
+    limit = context["max_io_intensity"]
+    with np.errstate(invalid="ignore"):
+        over = ~np.isnan(limit) & (task.ioIntensity > limit)
+    return Rejection(over, {"ioIntensity": task.ioIntensity, "maxIOIntensity": limit})
+
+
+MAX_IO_INTENSITY = Filter(
+    "max IO intensity", "max_io_intensity", Variants("CRIC_QUEUE_RULE", seed=never, panda=max_io_intensity)
+)
+
+
+def non_local_data(context: Context) -> Rejection:
+    """CRIC_QUEUE_RULE panda (AtlasProdJobBroker.py 1850-1858, 1989, 1.0.4): a queue whose catchall says
+    use_only_local_data is skipped in the weight loop when any input would move to it (a MB or more, or a file)."""
+    total = context["total_size"]
+    if total <= 0:
+        return NOTHING_FAILS
+    to_move_mb = np.trunc(context["missing_size"] * 1024)
+    moving = (to_move_mb > 0) | (context["missing_files"] > 0)
+    return Rejection(
+        context["local_data_only"] & moving,
+        {
+            "useOnlyLocalData": context["local_data_only"],
+            "mbToMove": to_move_mb,
+            "filesToMove": context["missing_files"],
+        },
+    )
+
+
+NON_LOCAL_DATA = Filter("non-local data", "non_local", Variants("CRIC_QUEUE_RULE", seed=never, panda=non_local_data))
 
 
 def disk_io(context: Context) -> Rejection:

@@ -9,6 +9,7 @@ import numpy as np
 
 from brokerage.engine.core.plugin import NOTHING_FAILS, Context, Filter, Rejection, Variants, never
 from brokerage.engine.panda.job_candidates import counts_as_scout
+from brokerage.engine.panda.records import DEFAULT_COREPOWER
 
 # seed 002: cpuEfficiency defaults to 90 %, baseWalltime to 600 s
 DEFAULT_CPU_EFFICIENCY = 90.0
@@ -32,6 +33,7 @@ def job_estimates(task, jobs, arrays, config) -> None:
     memory_estimate.pick(config)(task, arrays)
     work_dir_estimate.pick(config)(task, arrays)
     disk_estimate.pick(config)(task, jobs, arrays)
+    corepower_estimate.pick(config)(task, arrays)
     walltime_estimate(task, jobs, arrays)
     walltime_limits_estimate.pick(config)(task, jobs, arrays)
 
@@ -147,8 +149,9 @@ def memory(context: Context) -> Rejection:
 
 def memory_panda_check(context: Context) -> Rejection:
     """InputChunk.getMaxRamCount (1.0.4): a merge asks the task's mergeRamCount, which no scenario carries: no
-    requirement, no check. Other job sets as the seed."""
-    if context.scenario.jobs.isMerge:
+    requirement, no check; so does a task without ramCount (its getMaxRamCount is the chunk's 0, and the check runs
+    only for a requirement: AtlasProdJobBroker.py 873-874). Other job sets as the seed."""
+    if context.scenario.jobs.isMerge or not context.task.ramCount:
         return NOTHING_FAILS
     return memory(context)
 
@@ -188,18 +191,40 @@ def disk_seed(task, jobs, arrays) -> None:
     )
 
 
+def effective_input_mb(jobs) -> float:
+    """InputChunk.getMaxAtomSize(effectiveSize=True) (1.0.4) of a job: its master input in MB, a file without a
+    size counting as 1 MB (CoreUtils.getEffectiveFileSize), so a job without input counts 1 MB a file."""
+    return jobs.inputSizeMB if jobs.inputSizeMB > 0 else float(max(jobs.nFiles, 1))
+
+
+def output_bytes(task, jobs) -> float:
+    """JediTaskSpec.getOutDiskSize × the job's scale (1.0.4): outDiskCount in bytes (its unit's prefix GB, MB or
+    kB; none is bytes) per event of the job when the unit is per event, else per MB of effective input
+    (AtlasProdJobBroker.py 929-932; outDiskUnit "kB" is kB of output per MB of input)."""
+    unit = task.outDiskUnit or "kB"
+    factor = {"GB": 1024**3, "MB": 1024**2, "kB": 1024}.get(unit[:2], 1)
+    per_unit = max(task.outDiskCount or 0.0, 0.0) * factor
+    if "PerEvent" in unit:
+        return per_unit * (events_per_job(task, jobs) or 0)
+    return per_unit * effective_input_mb(jobs)
+
+
+def work_dir_bytes(task) -> float:
+    """JediTaskSpec.getWorkDiskSize (1.0.4): workDiskCount in its unit plus a 300 MB safety margin; 0 when the
+    task sets none."""
+    if task.workDiskCount is None:
+        return 0.0
+    factor = {"GB": 1024**3, "MB": 1024**2, "kB": 1024}.get(task.workDiskUnit, 1)
+    return task.workDiskCount * factor + DISK_WORK_FLOOR_MB * 1024**2
+
+
 def disk_panda(task, jobs, arrays) -> None:
-    """AtlasProdJobBroker "disk check" (1.0.4), in bytes then whole MB: max(output, InputChunk.defaultOutputSize
-    1500 MB) + work dir (+ 300 MB safety margin, only when the task sets one) + the input unless read directly."""
-    unit = (task.outDiskUnit or "kB").lower()
-    n_events = events_per_job(task, jobs)
-    factor = {"gb": 1024**3, "mb": 1024**2, "kb": 1024}.get(unit[:2], 1)
-    out_bytes = (task.outDiskCount or 0.0) * factor
-    scale = (n_events or 0) if "perevent" in unit else jobs.inputSizeMB * 1024**2
-    output = max(out_bytes * scale, PANDA_DEFAULT_OUTPUT_MB * 1024**2)
-    work = 0.0 if task.workDiskCount is None else task.workDiskCount * 1024**2 + DISK_WORK_FLOOR_MB * 1024**2
+    """AtlasProdJobBroker "disk check" (1.0.4, 929-938), in bytes then whole MB: max(output, InputChunk.
+    defaultOutputSize 1500 MB) + the work directory + the input unless read directly. Worked: 500 kB per MB of a
+    4,096 MB input is 2,000 MB of output; + 4,096 MB copied in = 6,096 MB."""
+    output = max(output_bytes(task, jobs), PANDA_DEFAULT_OUTPUT_MB * 1024**2)
     input_bytes = np.where(arrays["direct_io"], 0.0, round(jobs.inputSizeMB * 1024**2))
-    arrays["disk_needed"] = np.floor((output + work + input_bytes) / 1024**2)
+    arrays["disk_needed"] = np.floor((output + work_dir_bytes(task) + input_bytes) / 1024**2)
 
 
 disk_estimate = Variants("JOB_DISK_RULE", seed=disk_seed, panda=disk_panda)
@@ -251,6 +276,21 @@ def base_walltime(task) -> float:
     return DEFAULT_BASE_WALLTIME if task.baseWalltime is None else task.baseWalltime
 
 
+def corepower_default(task, arrays) -> None:
+    """seed 000: a queue whose CRIC record gives no corepower (null or 0) counts 10 HS06 a core."""
+    corepower = arrays["corepower"]
+    arrays["queue_corepower"] = np.where(corepower > 0, corepower, DEFAULT_COREPOWER)
+
+
+def corepower_as_given(task, arrays) -> None:
+    """CRIC_QUEUE_RULE panda: corepower as CRIC gives it, null being 0 (entity_module.py 1855-1858, 1.0.4): the
+    queue's HS06 walltime limits are then 0, and any job with a cpuTime is -shortwalltime there."""
+    arrays["queue_corepower"] = arrays["corepower"]
+
+
+corepower_estimate = Variants("CRIC_QUEUE_RULE", seed=corepower_default, panda=corepower_as_given)
+
+
 def walltime_estimate(task, jobs, arrays) -> None:
     """seed 000/002, in seconds: cpuTime × nEvents / (cores × corepower × efficiency) + baseWalltime."""
     n_events, job_cores = events_per_job(task, jobs), arrays["job_cores"]
@@ -261,19 +301,27 @@ def walltime_estimate(task, jobs, arrays) -> None:
     elif efficiency == 0:
         arrays["walltime"] = np.full_like(job_cores, base)
     else:
-        arrays["walltime"] = task.cpuTime * n_events / (job_cores * arrays["corepower"] * efficiency) + base
+        with np.errstate(divide="ignore"):  # a corepower of 0 (CRIC_QUEUE_RULE panda): no limit reached, inf
+            arrays["walltime"] = task.cpuTime * n_events / (job_cores * arrays["queue_corepower"] * efficiency) + base
 
 
 def walltime_hs06_estimate(task, jobs, arrays) -> None:
     """JOB_WALLTIME_RULE panda: the job's need, cpuTime × nEvents, and the queue's limits in HS06 seconds,
     (maxtime − baseWalltime) × cores × corepower × efficiency. A limit of 0 ("none") stays 0: cores and corepower
     are finite, so the products of 0 are 0."""
-    arrays["hs06_needed"] = np.nan if task.cpuTime is None else task.cpuTime * (events_per_job(task, jobs) or 0)
+    needed = np.nan if task.cpuTime is None else task.cpuTime * (events_per_job(task, jobs) or 0)
+    if task.eventService and needed:
+        # an event-service job's events are shared by its consumers and its attempts (AtlasProdJobBroker.py
+        # 1031-1041, 1088): cpuTime × nEvents / nEsConsumers / maxAttemptEsJob, the latter 3 when the task sets none
+        # (EventServiceUtils.defMaxAttemptEsJob), else the task's + 1
+        attempts = 3 if task.maxAttemptEsJob is None else task.maxAttemptEsJob + 1
+        needed /= (task.nEsConsumers or 1) * attempts
+    arrays["hs06_needed"] = needed
     offset = base_walltime(task) if task.cpuTime is not None else 0.0
     for limit in ("maxtime", "mintime"):
         value = (arrays[limit] - offset) * arrays["corecount"]
         if task.cpuTime is not None:
-            value = np.trunc(value * arrays["corepower"] * cpu_efficiency(task))
+            value = np.trunc(value * arrays["queue_corepower"] * cpu_efficiency(task))
         arrays[f"{limit}_hs06"] = value
 
 

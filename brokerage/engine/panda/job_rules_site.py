@@ -19,8 +19,8 @@ from brokerage.engine.core.plugin import (
 )
 from brokerage.engine.panda.fairshare import FairsharePolicyError, share_for, zero_share_panda
 from brokerage.engine.panda.job_candidates import is_preassigned, preassign_mode, preassignment_dropped
-from brokerage.engine.panda.job_weights import BOOTSTRAP_RUNNING
-from brokerage.engine.panda.records import DOWNTIME_STATUSES
+from brokerage.engine.panda.job_weights import BOOTSTRAP_RUNNING, near_nucleus
+from brokerage.engine.panda.records import DOWNTIME_STATUSES, nucleus_bare_mode
 from brokerage.engine.panda.urgency import is_express, is_urgent, urgent_or_scout
 
 INACTIVE_HOURS = 2.0
@@ -201,11 +201,23 @@ def zero_share_verdict(context: Context, policy_zero: Callable[..., tuple[bool, 
 ZERO_SHARE = Filter("zero share", "zeroshare", Variants("FAIRSHARE_RULE", seed=zero_share, panda=zero_share_real))
 
 
+def jumbo_only(context: Context) -> Rejection:
+    """CRIC_QUEUE_RULE panda (AtlasProdJobBroker.py 618-635, 1.0.4): a queue whose catchall (or params) says
+    useJumboJobs takes jumbo jobs only, so a job set not pre-assigned of a task without nJumboJobs (no scenario
+    has any) skips it."""
+    if preassign_mode(context) == "site":
+        return NOTHING_FAILS
+    return Rejection(context["jumbo_only"], {"useJumboJobs": context["jumbo_only"]})
+
+
+JUMBO_QUEUE = Filter("jumbo queue", "jumbo", Variants("CRIC_QUEUE_RULE", seed=never, panda=jumbo_only))
+
+
 def transferring(context: Context) -> Rejection:
     limit = np.maximum(context["transferring_limit"], 2 * context["running_real"])
     too_many = context["transferring"] > limit
     if not context.config.get("TRANSFERRING_AT_NUCLEUS"):
-        too_many &= ~context["at_nucleus"]  # panda-server 1.0.4 checks only queues outside the nucleus
+        too_many &= ~near_nucleus(context)  # panda-server 1.0.4 checks only queues outside the nucleus
     return Rejection(
         too_many, {"transferring": context["transferring"], "limit": limit, "running": context["running_real"]}
     )
@@ -219,7 +231,7 @@ def t1_weight(context: Context) -> Rejection:
     if (context.task.t1Weight or 0) >= 0 or context.scenario.jobs.isMerge or not context["nucleus"]:
         return NOTHING_FAILS
     return Rejection(
-        ~context["at_nucleus"],
+        ~near_nucleus(context),
         {"t1Weight": context.task.t1Weight, "nucleus": context["nucleus"], "site": context["site"]},
     )
 
@@ -232,7 +244,9 @@ def full_chain(context: Context) -> Rejection:
     site take full-chain work only."""
     task = context.task
     nucleus_site = context.scenario.sites.get(context["nucleus"])
-    nucleus_bare = nucleus_site.bareNucleus if nucleus_site else ""
+    nucleus_bare = (
+        nucleus_bare_mode(context.scenario.queues, context["nucleus"], nucleus_site.bareNucleus) if nucleus_site else ""
+    )
     chain_on_bare = bool(task.fullChain) and nucleus_bare in ("only", "allow")
     elsewhere = ~context["at_nucleus"] if chain_on_bare else np.zeros(len(context.names), dtype=bool)
     only_chain = (context["site_bare"] == "only") & (not chain_on_bare)

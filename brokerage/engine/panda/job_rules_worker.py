@@ -40,6 +40,22 @@ def no_unified_exemption(context: Context) -> np.ndarray:
 unified_exempt = Variants("PREASSIGNMENT_RULE", seed=unified_queue_itself, panda=no_unified_exemption)
 
 
+def zero_cores_anywhere(context: Context) -> bool:
+    """seed 000: a task of coreCount 0 (either) takes single- and multi-core queues."""
+    return False
+
+
+def zero_cores_multicore_when_pressed(context: Context) -> bool:
+    """CRIC_QUEUE_RULE panda (AtlasProdJobBroker.py 289-295, 1.0.4): a task of coreCount 0 uses multi-core queues
+    only for its scouts and at currentPriority 900 or above ("close to completion"), else any."""
+    return context.task.currentPriority >= 900 or context.scenario.jobs.isScout
+
+
+zero_cores_multicore_only = Variants(
+    "CRIC_QUEUE_RULE", seed=zero_cores_anywhere, panda=zero_cores_multicore_when_pressed
+)
+
+
 def core_count(context: Context) -> Rejection:
     task = context.task
     if preassign_mode(context) == "site":  # panda: "selection for MP" left out
@@ -48,7 +64,7 @@ def core_count(context: Context) -> Rejection:
     cores, ucore = context["corecount"], unified_exempt(context)
     if task.coreCount == 1:
         mismatch = (cores > 1) & ~ucore
-    elif task.coreCount > 1:
+    elif task.coreCount > 1 or zero_cores_multicore_only(context):
         mismatch = (cores <= 1) & ~ucore
     else:
         mismatch = np.zeros(len(context.names), dtype=bool)

@@ -70,6 +70,14 @@ def running_used_per_core(grid: dict[str, Any], allowed: bool, bootstrap_ok: np.
 running_used_variant = Variants("NUM_SLOTS_RULE", seed=running_used_seed, per_core=running_used_per_core)
 
 
+def near_nucleus(context: Context) -> np.ndarray:
+    """The queues the nucleus rules treat as the nucleus's: its own, and under NUCLEUS_OUTPUT_SHARING those
+    writing to storage its first production queue reads (JobGrid._sharing_nucleus_output)."""
+    if context.config.get("NUCLEUS_OUTPUT_SHARING"):
+        return context["at_nucleus"] | context["shares_nucleus_output"]
+    return context["at_nucleus"]
+
+
 def nucleus_weight(context: Context) -> float:
     """seed 002 "T1 weight": the factor of queues at the nucleus. The task's t1Weight; 0 or unset: 1, or the
     nucleus weight 4 (panda-server's WORLD_NUCLEUS_WEIGHT) for IO-intensive tasks (ioIntensity ≥ 500 kB/s; above
@@ -129,7 +137,7 @@ class JobWeights:
         )
         network = context["network_weight"][survivors]
         t1_weight = nucleus_weight(context)
-        nucleus_factor = np.where(context["at_nucleus"][survivors], t1_weight, 1.0)
+        nucleus_factor = np.where(near_nucleus(context)[survivors], t1_weight, 1.0)
         weights = base * data_factor * nucleus_factor
         if config.get("NW_ACTIVE"):
             weights = weights * network

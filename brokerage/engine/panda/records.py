@@ -53,6 +53,76 @@ def catchall(text: str) -> dict[str, str]:
     return options
 
 
+# SiteSpec.catchall_keys (panda-server 1.0.4): the options a queue may set in its catchall text or, winning over
+# it, in its `params` object (SiteSpec.getValueFromCatchall reads the extra queue parameters first)
+CATCHALL_KEYS = frozenset(
+    (
+        "useJumboJobs", "gpu", "grandly_unified", "nSimEvents", "minEventsForJumbo", "maxDiskPerCore",
+        "use_only_local_data", "disableReassign", "jobChunkSize", "bareNucleus", "secondaryNucleus",
+        "allowed_processing", "excluded_processing", "per_core_attr", "allow_no_pilot",
+    )
+)  # fmt: skip
+
+
+def queue_options(record: dict[str, Any]) -> dict[str, str]:
+    """A queue's catchall options as panda-server 1.0.4 reads them: `key=value` items of its catchall text, and its
+    `params` object's values of the same keys over them (SiteSpec.getValueFromCatchall / hasValueInCatchall)."""
+    options = catchall(record.get("catchall") or "")
+    params = record.get("params")
+    if params:
+        options.update(
+            {key: "" if value is None else str(value) for key, value in params.items() if key in CATCHALL_KEYS}
+        )
+    return options
+
+
+def max_io_intensity(record: dict[str, Any]) -> float:
+    """The queue's params.max_io_intensity (SiteSpec.get_max_io_intensity, 1.0.4), NaN when it sets none."""
+    params = record.get("params")
+    value = params.get("max_io_intensity") if isinstance(params, dict) else None
+    return as_float(value, np.nan) if value is not None else np.nan
+
+
+def per_core_scaled(record: dict[str, Any]) -> dict[str, Any]:
+    """A record whose catchall says per_core_attr gives maxrss, minrss and maxwdir per core: the queue's are
+    those × its corecount (EntityModule.getSiteInfo, entity_module.py 1980-1988, 1.0.4; a corecount of 0 or none
+    leaves them). The record itself when it does not."""
+    if "per_core_attr" not in (record.get("catchall") or "") and not record.get("params"):
+        return record
+    cores = as_int(record.get("corecount"))
+    if cores <= 0 or "per_core_attr" not in queue_options(record):
+        return record
+    scaled = dict(record)
+    for key in ("maxrss", "minrss", "maxwdir"):
+        if record.get(key):
+            scaled[key] = record[key] * cores
+    return scaled
+
+
+def cloud_missing(record: dict[str, Any]) -> bool:
+    """A production (or unified) queue whose CRIC cloud is empty: panda-server 1.0.4's SiteMapper leaves it out
+    ("Empty cloud", SiteMapper.py 75-79). A record without the key is a hand-written scenario's: kept."""
+    if "cloud" not in record or record["cloud"]:
+        return False
+    return record.get("type") in ("production", "unified") or "grandly_unified" in queue_options(record)
+
+
+def runs_production(record: dict[str, Any]) -> bool:
+    """SiteSpec.runs_production (1.0.4): a production or unified queue, or one whose catchall says grandly_unified."""
+    return record.get("type") in ("production", "unified") or "grandly_unified" in queue_options(record)
+
+
+def nucleus_bare_mode(queues: dict[str, dict[str, Any]], site: str, site_mode: str) -> str:
+    """A nucleus's bareNucleus mode as panda-server 1.0.4's SiteMapper sets it: from the first production queue of
+    the site it collects (SiteMapper.collect_nuclei_and_satellites: its catchall's bareNucleus, only or allow), the
+    site's own (`site_mode`) when that queue names none or the site has no such queue."""
+    for record in queues.values():
+        if queue_site(record) == site and runs_production(record) and not cloud_missing(record):
+            own = queue_options(record).get("bareNucleus") if record.get("catchall") or record.get("params") else None
+            return own if own in ("only", "allow") else site_mode
+    return site_mode
+
+
 def split_connectivity(text: str) -> tuple[str, str]:
     network, _, stack = (text or "").partition("#")
     return network.strip().lower(), stack.strip()

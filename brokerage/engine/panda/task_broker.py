@@ -17,7 +17,13 @@ from brokerage.engine.core.reasons import reason_title
 from brokerage.engine.core.scenario import Scenario
 from brokerage.engine.panda.input_data import input_incomplete, readable_over_wan
 from brokerage.engine.panda.job_broker import AtlasProdJobBroker
-from brokerage.engine.panda.records import DOWNTIME_STATUSES
+from brokerage.engine.panda.records import (
+    DOWNTIME_STATUSES,
+    cloud_missing,
+    nucleus_bare_mode,
+    queue_site,
+    runs_production,
+)
 
 # seed 000 / REFERENCE.md: weight uses max(rwOffset, RW) with rwOffset = 50
 RW_OFFSET = 50.0
@@ -37,6 +43,51 @@ def expected_output_gb(rw: np.ndarray | float) -> np.ndarray | float:
 
 # how many skipped queues a nucleus's job-check skip names before "and N more"
 QUEUES_NAMED = 3
+
+
+def _dataset_type(name: str) -> str:
+    """DataServiceUtils.getDatasetType (1.0.4): the fifth dot-separated part of the name, '' when it has none."""
+    parts = name.split(".")
+    return parts[4] if len(parts) > 4 else ""
+
+
+def _best_copy(held: tuple, dataset, endpoint, replica) -> tuple:
+    """One more copy of `dataset` a nucleus reads, folded into what it holds (files, GB, disk files, disk GB, done):
+    a complete disk copy ends the scan; otherwise the most complete disk copy, and over disk and tape the most
+    complete one (AtlasBrokerUtils.getNucleiWithData, 1.0.4)."""
+    files, size, disk_files, disk, done = held
+    if done:
+        return held
+    if not endpoint.is_tape:
+        if replica.nFiles == dataset.nFiles and dataset.nFiles > 0:
+            return (replica.nFiles, replica.sizeGB, replica.nFiles, replica.sizeGB, True)
+        if replica.nFiles > disk_files:
+            disk_files, disk = replica.nFiles, replica.sizeGB
+    if files < replica.nFiles:
+        files, size = replica.nFiles, replica.sizeGB
+    return (files, size, disk_files, disk, False)
+
+
+def _nucleus_inputs(scenario: Scenario, position: dict[str, int]) -> dict[str, list[int]]:
+    """Endpoint → the nuclei (positions) that count a copy there as theirs: the endpoints their production queues
+    read (NucleusSpec.is_associated_for_input: read_lan, not blacklisted for reading; AtlasBrokerUtils.py 71,
+    1.0.4); a nucleus without queues (a scenario that lists none) by the endpoints at its site."""
+    readers: dict[str, set[int]] = {}
+    with_queues: set[int] = set()
+    for record in scenario.queues.values():
+        i = position.get(queue_site(record))
+        if i is None or not runs_production(record) or cloud_missing(record):
+            continue
+        with_queues.add(i)
+        for name in (record.get("astorages") or {}).get("read_lan") or []:
+            endpoint = scenario.ddm_endpoints.get(name)
+            if endpoint is None or not endpoint.blacklisted:
+                readers.setdefault(name, set()).add(i)
+    for name, endpoint in scenario.ddm_endpoints.items():
+        i = position.get(endpoint.site)
+        if i is not None and i not in with_queues:
+            readers.setdefault(name, set()).add(i)
+    return {name: sorted(found) for name, found in readers.items()}
 
 
 def _queues_skipped(check, site: str) -> str:
@@ -83,7 +134,10 @@ class AtlasProdTaskBroker(Plugin):
         position = {name: i for i, name in enumerate(names)}
         arrays: dict[str, Any] = {
             "state": np.array([scenario.sites[name].state for name in names], dtype=object),
-            "bare": np.array([scenario.sites[name].bareNucleus for name in names], dtype=object),
+            "bare": np.array(
+                [nucleus_bare_mode(scenario.queues, name, scenario.sites[name].bareNucleus) for name in names],
+                dtype=object,
+            ),
             "rw": np.array(
                 [scenario.nucleus_stats[name].rw if name in scenario.nucleus_stats else 0.0 for name in names],
                 dtype=float,
@@ -134,6 +188,9 @@ class AtlasProdTaskBroker(Plugin):
 
         # Data locality: the datasets considered (seed 000 taskBrokerOnMaster), what each nucleus holds.
         datasets = [d for d in scenario.datasets if d.master] if task.taskBrokerOnMaster else list(scenario.datasets)
+        # DBRelease datasets (ddo*) and log datasets say nothing of where the task's data is (AtlasProdTaskBroker.py
+        # 246-252, 1.0.4: DataServiceUtils.isDBR, datasetTypeToSkipCheck)
+        datasets = [d for d in datasets if not d.name.startswith("ddo") and _dataset_type(d.name) != "log"]
         local_size, local_files = np.zeros(n), np.zeros(n)
         on_disk = np.zeros(n, dtype=bool)
         on_tape = np.zeros(n, dtype=bool)
@@ -195,25 +252,13 @@ class AtlasProdTaskBroker(Plugin):
         # AtlasProdTaskBroker sums getNucleiWithData's figures
         any_size, any_files, disk_size = np.zeros(n), np.zeros(n), np.zeros(n)
         input_size, input_files = 0.0, 0.0
+        readers = _nucleus_inputs(scenario, position)
         for dataset in datasets:
             best = {}
             for endpoint_key, replica in dataset.replicas.items():
                 endpoint = scenario.ddm_endpoints.get(endpoint_key)
-                i = position.get(endpoint.site) if endpoint is not None else None
-                if i is None:
-                    continue
-                files, size, disk_files, disk, done = best.get(i, (0.0, 0.0, 0.0, 0.0, False))
-                if done:
-                    continue
-                if not endpoint.is_tape:
-                    if replica.nFiles == dataset.nFiles and dataset.nFiles > 0:
-                        best[i] = (replica.nFiles, replica.sizeGB, replica.nFiles, replica.sizeGB, True)
-                        continue
-                    if replica.nFiles > disk_files:
-                        disk_files, disk = replica.nFiles, replica.sizeGB
-                if files < replica.nFiles:
-                    files, size = replica.nFiles, replica.sizeGB
-                best[i] = (files, size, disk_files, disk, False)
+                for i in readers.get(endpoint_key, ()) if endpoint is not None else ():
+                    best[i] = _best_copy(best.get(i, (0.0, 0.0, 0.0, 0.0, False)), dataset, endpoint, replica)
             for i, (files, size, _, disk, _) in best.items():
                 any_files[i] += files
                 any_size[i] += size

@@ -34,7 +34,7 @@ def schema_fields() -> set[str]:
     found |= {f"network.{f.name}" for f in fields(NetworkLink)}
     found |= {f"nucleus_stats.{f.name}" for f in fields(NucleusStats)}
     queue_keys = {*QUEUE_NUMBER_KEYS, *QUEUE_TEXT_KEYS, "releases", "direct_access_lan", "direct_access_wan"}
-    found |= {f"queues.{key}" for key in queue_keys | {"use_vp", "astorages"}}
+    found |= {f"queues.{key}" for key in queue_keys | {"use_vp", "astorages", "params"}}
     found |= {f"queue_stats.{key}" for key in QUEUE_STATS_READS}
     found |= {f"user_stats.{who}.{key}" for who in ("user", "group") for key in (*USER_COUNT_KEYS, "diskQuotaExceeded")}
     found -= {"user_stats.group.runningSlotsHiSites"}  # a user's figure only

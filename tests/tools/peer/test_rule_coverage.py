@@ -16,11 +16,12 @@ from tools.peer.setup import peer_dir
 
 pytestmark = pytest.mark.peer
 SCENARIOS = range(500)  # as many as the comparisons run (tests/tools/peer/test_panda_*_broker.py)
+REAL_SHAPED = range(150)  # ... and the real-shaped ones (tests/tools/peer/test_real_shapes.py)
 
 
 @pytest.fixture(scope="module")
 def coverage():
-    found = {kind: rule_coverage(kind, SCENARIOS)[0] for kind in ("job", "task", "anal")}
+    found = {kind: rule_coverage(kind, SCENARIOS, real_shaped_seeds=REAL_SHAPED)[0] for kind in ("job", "task", "anal")}
     report = "\n\n".join(found[kind].report() for kind in found)
     path = Path(peer_dir()) / "coverage.txt"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -48,4 +49,4 @@ def test_the_generated_scenarios_keep_candidates_often_enough(coverage):
         kept = sum(keep for _, keep in (cov.filters.get(name, (0, 0)) for name in cov.filters))
         assert kept > 0, kind
         last = max(cov.filters.values(), key=lambda counts: counts[1])
-        assert last[1] >= len(SCENARIOS) // 3, kind
+        assert last[1] >= (len(SCENARIOS) + len(REAL_SHAPED)) // 3, kind
