@@ -90,7 +90,9 @@ def queue_records() -> dict[str, dict[str, Any]]:
     for row in PandaQueue.objects.values("name", "site__name", "cric", *QUEUE_COLUMNS):
         record = dict(row.pop("cric") or {})
         name, site = row.pop("name"), row.pop("site__name")
-        record.update({key: value for key, value in row.items() if value is not None})
+        # an empty cloud column is a queue made here without one, not CRIC's empty cloud (which the record keeps and
+        # the panda profile drops, CRIC_QUEUE_RULE)
+        record.update({key: value for key, value in row.items() if value is not None and (key != "cloud" or value)})
         record.update({"name": name, "atlas_site": site, "astorages": {}})
         records[name] = record
     for queue, endpoint, role in QueueStorage.objects.values_list("queue__name", "endpoint__name", "role"):

@@ -40,6 +40,7 @@ TASK_FIELDS = (
     "outDiskCount",
     "outDiskUnit",
     "workDiskCount",
+    "workDiskUnit",
     "ioIntensity",
     "diskIO",
     "cpuTime",
@@ -77,6 +78,9 @@ JOB_TASK_PARAMETERS = (
     "nFilesPerJob",
     "allowInputLAN",
     "container_name",
+    # event service: the task parameters JEDI turns into the split rules nEsConsumers and maxAttemptEsJob
+    "nEsConsumers",
+    "maxAttemptEsJob",
 )
 # The first job of a task, which the job check sizes, comes from at most this many of its master files.
 FIRST_JOB_FILES = 100

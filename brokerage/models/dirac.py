@@ -20,6 +20,7 @@ REQUIREMENT_FIELDS = [
     ("jobTypes", "JobTypes"),
     ("tags", "Tags"),
     ("submitPools", "SubmitPools"),
+    ("gridMiddlewares", "GridMiddlewares"),
 ]
 
 

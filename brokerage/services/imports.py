@@ -295,6 +295,67 @@ def cric_import(*, data: Any, now: datetime | None = None, progress: Progress | 
     return _run(report, _queue_entries(data), apply, progress)
 
 
+# --- PanDA's CRIC-free files (panda-server 1.0.4 Configurator: CRIC_URL_SITES, _DDMENDPOINTS, _SCHEDCONFIG) ---
+
+CRIC_FREE_FILES = {"sites": "sites.json", "endpoints": "ddm_endpoints.json", "queues": "panda_queues.json"}
+
+
+def cric_site_import(*, data: Any, progress: Progress | None = None) -> ImportReport:
+    """Creates or updates sites from CRIC's site dump as panda-server's Configurator reads it (get_site_info):
+    nucleus when its datapolicies name Nucleus, else satellite; state, tier level, cloud and country. A site's
+    bareNucleus is not in the dump (PanDA reads it from the queues' catchall): it is left as it is."""
+    report = ImportReport("CRIC sites")
+    if not isinstance(data, dict):
+        raise ImportFileError("expected a JSON object: site name → CRIC site record")
+
+    def apply(name: str, record: Any) -> str:
+        if not isinstance(record, dict):
+            raise EntryRefused("entry", "expected a CRIC site record (an object)", record)
+        policies = record.get("datapolicies") or []
+        if not isinstance(policies, list):
+            raise EntryRefused("datapolicies", "expected a list of data policies", policies)
+        values = {
+            "role": "nucleus" if "Nucleus" in policies else "satellite",
+            "state": column_value(Site, "state", record.get("state") or "ACTIVE"),
+            # CRIC tier levels run 0-3; anything above is a tier-3 site here
+            "tier_level": min(column_value(Site, "tier_level", record.get("tier_level", 2)), 3),
+            "cloud": column_value(Site, "cloud", record.get("cloud") or ""),
+            "country": column_value(Site, "country", record.get("country") or ""),
+        }
+        site = Site.objects.filter(name=name).first()
+        created = site is None
+        if created:
+            site = Site(name=column_value(Site, "name", name, key="name"))
+        elif values["role"] != "nucleus" and site.bareNucleus:
+            values["bareNucleus"] = ""  # a satellite has no bare-nucleus mode (site_bare_only_nucleus)
+        return _save(site, values, created=created)
+
+    return _run(report, sorted(data.items()), apply, progress)
+
+
+def cric_free_import(
+    *, sites: Any, endpoints: Any, queues: Any, now: datetime | None = None, progress: Progress | None = None
+) -> list[ImportReport]:
+    """PanDA's CRIC-free mode: the three dumps its Configurator loads from files, imported in the order they refer
+    to one another (sites, their storage endpoints, the queues). Inactive endpoints are left out, as the
+    Configurator leaves them out (parse_endpoints: state ACTIVE only). One report per file."""
+    reports = [cric_site_import(data=sites, progress=progress)]
+    if not isinstance(endpoints, dict):
+        raise ImportFileError("ddm_endpoints.json: expected a JSON object: endpoint name → CRIC endpoint record")
+    active = {
+        name: entry
+        for name, entry in endpoints.items()
+        if not isinstance(entry, dict) or entry.get("state", "ACTIVE") == "ACTIVE"
+    }
+    endpoint_report = ddm_endpoints_import(data=active, now=now, progress=progress)
+    endpoint_report.notes += [
+        f"left out {name}: state {endpoints[name].get('state')}" for name in sorted(set(endpoints) - set(active))
+    ]
+    reports.append(endpoint_report)
+    reports.append(cric_import(data=queues, now=now, progress=progress))
+    return reports
+
+
 def _link_storages(queue: PandaQueue, astorages: dict[str, list[str]], report: ImportReport) -> bool:
     """The queue's endpoint roles become exactly those of the record; roles we do not model are noted."""
     known_roles = set(StorageRole.values)

@@ -37,7 +37,7 @@ TASK_READS = {
     "includedSite", "inputPreStaging", "ioIntensity", "ipConnectivity", "maxCoreCount", "nEventsPerJob", "nucleus",
     "onlyTagsForFC", "outDiskCount", "outDiskUnit", "outputEndpointType", "processingType", "prodSourceLabel",
     "ramCount", "ramUnit", "site", "t1Weight", "taskClass", "taskPriority", "transHome", "transUses",
-    "workDiskCount", "workingGroup",
+    "workDiskCount", "workDiskUnit", "workingGroup", "nEsConsumers", "maxAttemptEsJob",
 }  # fmt: skip
 # The per-queue statistics they read (queue_stats).
 QUEUE_STATS_READS = {
@@ -47,7 +47,8 @@ QUEUE_STATS_READS = {
 }  # fmt: skip
 # The job-set fields they read (JobSet).
 JOB_SET_READS = {
-    "inputSizeMB", "isMerge", "isPreMerged", "isScout", "nEvents", "nJobs", "preassigned", "preassignedSkippedHours"
+    "inputSizeMB", "isMerge", "isPreMerged", "isScout", "nEvents", "nFiles", "nJobs", "preassigned",
+    "preassignedSkippedHours",
 }  # fmt: skip
 # Set only for merge job sets (services/merging.py)
 MERGE_ONLY = {"isMerge", "preassigned", "preassignedSkippedHours"}
@@ -117,6 +118,8 @@ def every_task_field_set(work_queue):
         excludedSite="OTHER",
         nEventsPerJob=500,
         mergeOutput=True,
+        nEsConsumers=2,
+        maxAttemptEsJob=4,
     )
     Task.objects.filter(pk=task.pk).update(
         baseRamCount=100,
@@ -128,6 +131,7 @@ def every_task_field_set(work_queue):
         outDiskCount=100,
         outDiskUnit="kBPerEvent",
         workDiskCount=1000,
+        workDiskUnit="GB",
         site="SAT_Q",
         eventService=1,
         taskClass="A",
@@ -351,8 +355,9 @@ class TestRulesFireLive:
         # panda profile. NUC's only production queue has maxrss 12,000 MB; the task's jobs need 2,000 MB × 8 cores
         # × 0.9 = 14,400: job brokerage keeps no queue there, NUC is skipped (-job). At 16,000 MB it is chosen.
         nucleus_disk = StorageEndpoint.objects.get(name="NUC_DATADISK")
+        # (a corepower: under CRIC_QUEUE_RULE panda a queue without one has no HS06 walltime, as in the real code)
         queue = factories.PandaQueueFactory(
-            name="NUC_Q", site=nucleus_disk.site, corecount=8, maxrss=12000, releases=["ANY"]
+            name="NUC_Q", site=nucleus_disk.site, corecount=8, maxrss=12000, releases=["ANY"], corepower=10.0
         )
         for role in ("read_lan", "write_lan"):
             factories.QueueStorageFactory(queue=queue, endpoint=nucleus_disk, role=role)

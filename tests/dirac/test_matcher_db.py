@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 from django.db import connection
 
-from brokerage.models import DiracJob, DiracJobStatusLog, DiracMatchRecord, DiracTaskQueue
+from brokerage.models import DiracJob, DiracJobStatusLog, DiracMatchRecord, DiracTaskQueue, DiracTaskQueueValue
 from brokerage.services.dirac import dirac_jobs_submit, dirac_match_request, resource_from
 from brokerage.services.status import status_transition
 from brokerage.states import IllegalTransition
@@ -313,3 +313,15 @@ def test_bad_segments_in_a_scenario_are_named_with_their_path(tmp_path):
         with pytest.raises(CommandError, match=message) as refused:
             _offline_matches(tmp_path, tq_cpu=10, offered=900, cpu_segments=segments)
         assert refused.value.returncode == 2
+
+
+def test_grid_middlewares_make_task_queues_of_their_own_and_leave_older_keys_alone():
+    # seed 003 lists GridMiddlewares among the task-queue requirements (pilot submission only, no match): jobs
+    # naming different ones wait in different task queues; a job naming none keeps the key it had before
+    ids = submit(job(), job(gridMiddlewares=["ARC"]), job(gridMiddlewares=["HTCondorCE"]), job())
+    queues = [DiracJob.objects.get(pk=i).task_queue_id for i in ids]
+    assert queues[0] == queues[3]
+    assert len({queues[0], queues[1], queues[2]}) == 3
+    assert DiracTaskQueueValue.objects.filter(field="gridMiddlewares").count() == 2
+    # the middleware does not decide a match: a resource matches either queue
+    assert matched_queue() is not None

@@ -108,6 +108,108 @@ def generate(seed: int, *, task_queues: int = 40, resources: int = 200) -> dict[
     return {"seed": seed, "task_queue_defs": definitions, "jobs": jobs, "resources": offers}
 
 
+# Real-shaped inputs (issue 49): an LHCb-like Registry with several owners per group, a JobSharing group, a group
+# allowing background task queues, a group without a JobShare (DIRAC's default) and one outside the Registry;
+# CPU times at the segment boundaries; pilots as the Matcher builds them — DIRACPlatform turned into the list of
+# compatible platforms, a generic pilot's OwnerGroup the VO's groups, lists of sites, CEs and job types, bans of
+# several values, and names in another letter case than the task queues'.
+REAL_GROUPS = {
+    **GROUPS,
+    "lhcb_calib": {"vo": "lhcb", "properties": ["NormalUser"]},  # no JobShare: DIRAC's default
+}
+REAL_OWNERS = {
+    **OWNERS,
+    "carol": "lhcb_user",
+    "dave": "lhcb_user",
+    "prodC": "lhcb_prod",
+    "calib1": "lhcb_calib",
+    "ghost": "lhcb_ghost",  # a group the Registry does not know
+}
+COMPATIBLE_PLATFORMS = {
+    "x86_64-el9": ["x86_64-el9", "x86_64-el8", "x86_64-el7"],
+    "x86_64-el8": ["x86_64-el8", "x86_64-el7"],
+    "aarch64-el9": ["aarch64-el9"],
+}
+REAL_CHOICES = {
+    **CHOICES,
+    "Sites": [[]] * 5 + [["LCG.CERN.cern"], ["LCG.CERN.cern", "LCG.RAL.uk"], ["LCG.GRIDKA.de"], ["lcg.ral.uk"]],
+    "BannedSites": [[]] * 5 + [["LCG.CERN.cern"], ["LCG.RAL.uk", "LCG.IN2P3.fr"]],
+    "Platforms": [[]] * 3 + [["x86_64-el9"], ["x86_64-el8"], ["X86_64-EL7"], ["aarch64-el9"]],
+    "Tags": [[]] * 4 + [["GPU"], ["gpu"], ["MultiProcessor", "8Processors"], ["ANY"]],
+    "JobTypes": [[]] * 4 + [["User"], ["MCSimulation"], ["mcsimulation", "User"], ["Test"]],
+}
+SITES = ["LCG.CERN.cern", "LCG.RAL.uk", "LCG.GRIDKA.de", "LCG.IN2P3.fr", "LCG.PIC.es"]
+
+
+def _cpu_at_boundaries(rng: random.Random) -> int:
+    segment = rng.choice(CPU_SEGMENTS[:9])
+    return max(1, segment + rng.choice([-1, 0, 0, 1]))
+
+
+def generate_real(seed: int, *, task_queues: int = 45, resources: int = 300) -> dict[str, Any]:
+    """Real-shaped inputs (REAL_GROUPS … above): task-queue definitions and jobs as `generate` makes them, and
+    resources sending lists."""
+    rng = random.Random(f"real-dirac:{seed}")
+    seen, definitions = set(), []
+    while len(definitions) < task_queues:
+        owner = rng.choice(sorted(REAL_OWNERS))
+        definition = {"Owner": owner, "OwnerGroup": REAL_OWNERS[owner], "CPUTime": _cpu_at_boundaries(rng)}
+        definition.update({name: list(rng.choice(options)) for name, options in REAL_CHOICES.items()})
+        if rng.random() < 0.2:
+            definition["MinRAM"], definition["MaxRAM"] = rng.choice([(2000, 4000), (8000, 16000), (0, 4000)])
+        key = json.dumps(definition, sort_keys=True)
+        if key not in seen:
+            seen.add(key)
+            definitions.append(definition)
+    jobs, job_id = [], 5000
+    for index in range(len(definitions)):
+        for _ in range(rng.randint(10, 40)):
+            job_id += 1
+            jobs.append({"jobID": job_id, "def": index, "priority": rng.choice(PRIORITIES)})
+    offers = []
+    for _ in range(resources):
+        offer: dict[str, Any] = {"CPUTime": _cpu_at_boundaries(rng)}
+        roll = rng.random()
+        if roll < 0.6:
+            offer["Site"] = rng.choice(SITES) if rng.random() < 0.7 else rng.sample(SITES, 2)
+            if rng.random() < 0.15:
+                offer["Site"] = "lcg.cern.cern"  # another letter case
+        if rng.random() < 0.4:
+            offer["GridCE"] = rng.choice([["ce1.cern.ch"], ["ce2.ral.ac.uk", "ce3.ral.ac.uk"], "CE1.CERN.CH", "ANY"])
+        if rng.random() < 0.7:
+            offer["Platform"] = list(COMPATIBLE_PLATFORMS[rng.choice(sorted(COMPATIBLE_PLATFORMS))])
+        if rng.random() < 0.4:
+            offer["JobType"] = rng.choice([["User", "MCSimulation"], "User", ["Test"], ["MCSimulation", "Merge"]])
+        if rng.random() < 0.3:
+            offer["MaxRAM"] = rng.choice([1000, 4000, 20000])
+        tags = rng.choice(
+            [None, [], ["GPU"], ["gpu"], ["MultiProcessor", "8Processors"], ["ANY"], ["Gpu", "MultiProcessor"]]
+        )
+        if tags is not None:
+            offer["Tag"] = tags
+        for banned, options in (
+            ("BannedSite", [["LCG.CERN.cern"], ["LCG.CERN.cern", "LCG.RAL.uk"], ["lcg.ral.uk", "LCG.IN2P3.fr"]]),
+            ("BannedJobType", [["User"], ["User", "MCSimulation"]]),
+            ("BannedTag", [["GPU"], ["GPU", "MultiProcessor"]]),
+            ("BannedPlatform", [["x86_64-el7"], ["x86_64-el7", "x86_64-el8"]]),
+            ("BannedGridCE", [["ce1.cern.ch"], ["ce1.cern.ch", "ce2.ral.ac.uk"]]),
+        ):
+            if rng.random() < 0.12:
+                offer[banned] = rng.choice(options)
+        pilot = rng.random()
+        owner = rng.choice(sorted(REAL_OWNERS))
+        if pilot < 0.08:
+            offer["Owner"], offer["OwnerGroup"] = owner, REAL_OWNERS[owner]
+        elif pilot < 0.2:  # a generic pilot: its VO's groups
+            offer["OwnerGroup"] = sorted({g for g in REAL_OWNERS.values() if g in REAL_GROUPS})
+        elif pilot < 0.25:
+            offer["OwnerGroup"] = [REAL_OWNERS[owner].upper()]
+        if rng.random() < 0.04:
+            offer["RequiredTag"] = ["NotOffered"]  # "Wrong conditions" in the real code: an error for this resource
+        offers.append(offer)
+    return {"seed": seed, "task_queue_defs": definitions, "jobs": jobs, "resources": offers, "groups": REAL_GROUPS}
+
+
 def our_resource(offer: dict[str, Any]) -> dict[str, Any]:
     """A TaskQueueDB match dict as our resource (no Setup in DIRAC v9: both empty)."""
     return {
@@ -123,19 +225,23 @@ def our_resource(offer: dict[str, Any]) -> dict[str, Any]:
         "requiredTags": offer.get("RequiredTag", []),
         "bannedSites": offer.get("BannedSite", []),
         "bannedTags": offer.get("BannedTag", []),
+        "bannedJobTypes": offer.get("BannedJobType", []),
+        "bannedPlatforms": offer.get("BannedPlatform", []),
+        "bannedGridCEs": offer.get("BannedGridCE", []),
         **({"maxRAM": offer["MaxRAM"]} if "MaxRAM" in offer else {}),
     }
 
 
-def our_groups() -> dict[str, dict[str, Any]]:
+def our_groups(groups: dict[str, dict[str, Any]] = GROUPS) -> dict[str, dict[str, Any]]:
+    """The Registry's groups as scenario groups; a group without a JobShare takes our default (DIRAC's)."""
     return {
         name: {
-            "share": spec["share"],
+            **({"share": spec["share"]} if "share" in spec else {}),
             "vo": spec["vo"],
             "jobSharing": "JobSharing" in spec["properties"],
             "backgroundTQs": spec.get("backgroundTQs", False),
         }
-        for name, spec in GROUPS.items()
+        for name, spec in groups.items()
     }
 
 
@@ -195,6 +301,7 @@ class DiracReport:
     task_queues: int
     draw_p_values: dict[int, dict[str, float]] = field(default_factory=dict)
     differences: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
     our_match_ms: float = 0.0
     their_match_ms: float = 0.0
     load_seconds: float = 0.0
@@ -205,7 +312,7 @@ def run_dirac(peer: DiracPeer, server: MariaDB, data: dict[str, Any], *, draws: 
     payload = {
         **data,
         "port": server.port,
-        "groups": GROUPS,
+        "groups": data.get("groups", GROUPS),
         "cpu_segments": list(CPU_SEGMENTS),
         "draws": {"count": draws, "resources": drawn},
     }
@@ -232,11 +339,19 @@ def run_dirac_speed(peer: DiracPeer, server: MariaDB, data: dict[str, Any]) -> d
 
 
 def compare_dirac(
-    peer: DiracPeer, server: MariaDB, *, seed: int = 19, resources: int = 200, draws: int = 1500, drawn: int = 4
+    peer: DiracPeer,
+    server: MariaDB,
+    *,
+    seed: int = 19,
+    resources: int = 200,
+    draws: int = 1500,
+    drawn: int = 4,
+    real_shaped: bool = False,
 ) -> DiracReport:
-    """Both sides on one generated input; `drawn` plain pilots with at least three eligible queues get `draws`
-    draws on each side."""
-    data = generate(seed, resources=resources)
+    """Both sides on one generated input (`generate`, or `generate_real`); `drawn` plain pilots with at least three
+    eligible queues get `draws` draws on each side. A resource the real code answers with an error ("Wrong
+    conditions") is counted apart (`refused`), not compared."""
+    data = generate_real(seed, resources=resources) if real_shaped else generate(seed, resources=resources)
     theirs = run_dirac(peer, server, data, draws=draws, drawn=drawn)
     state = theirs["state"]
     queues = our_task_queues(state)
@@ -245,7 +360,7 @@ def compare_dirac(
         "plugin": "dirac_match",
         "profile": "dirac",
         "cpu_segments": list(CPU_SEGMENTS),
-        "groups": our_groups(),
+        "groups": our_groups(data.get("groups", GROUPS)),
         "task_queues": queues,
         "jobs": jobs,
     }
@@ -253,6 +368,9 @@ def compare_dirac(
         resources=len(data["resources"]), eligible_agree=0, priorities_agree=0, task_queues=len(queues)
     )
     for index, offer in enumerate(data["resources"]):
+        if isinstance(theirs["eligible"][index], dict):  # the real code's error for this resource
+            report.refused.append(f"resource {index}: {theirs['eligible'][index]['error']}")
+            continue
         decision = run({**base, "seed": index, "resource": our_resource(offer)})
         ours = sorted(int(c.name[2:]) for c in decision.candidates)
         if ours == theirs["eligible"][index]:
@@ -262,7 +380,7 @@ def compare_dirac(
     # priorities: ours from the stored jobs under the dirac rules, theirs as stored: a "%.4f" value in a MariaDB
     # FLOAT column, read back with six significant digits (322.2345 → 322.234)
     rules = MatchRules.from_config(ConfigView({}, profile="dirac"))
-    groups = {name: Group(**spec) for name, spec in our_groups().items()}
+    groups = {name: Group(**spec) for name, spec in our_groups(data.get("groups", GROUPS)).items()}
     by_queue: dict[int, list[float]] = {}
     for job in jobs:
         by_queue.setdefault(job["taskQueue"], []).append(job["userPriority"])

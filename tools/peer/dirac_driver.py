@@ -28,8 +28,9 @@ TABLES = ("tq_Jobs", "tq_RAM_requirements", *(f"tq_TQTo{field}" for field in MUL
 
 def configuration(data: dict) -> str:
     groups = "\n".join(
-        f"      {name}\n      {{\n        VO = {spec['vo']}\n        JobShare = {spec['share']}\n"
-        f"        Properties = {', '.join(spec['properties'])}\n"
+        f"      {name}\n      {{\n        VO = {spec['vo']}\n"
+        + (f"        JobShare = {spec['share']}\n" if "share" in spec else "")
+        + f"        Properties = {', '.join(spec['properties'])}\n"
         f"        AllowBackgroundTQs = {'True' if spec.get('backgroundTQs') else 'False'}\n      }}"
         for name, spec in data["groups"].items()
     )
@@ -173,12 +174,17 @@ def main() -> None:
     eligible, match_seconds = [], []
     for resource in data["resources"]:
         started = time.perf_counter()
-        rows = checked(db.matchAndGetTaskQueue(dict(resource), numQueuesToGet=0))
+        found = db.matchAndGetTaskQueue(dict(resource), numQueuesToGet=0)
         match_seconds.append(time.perf_counter() - started)
-        eligible.append(sorted(row[0] for row in rows))
+        # one resource's error ("Wrong conditions") is that resource's answer, not the run's end
+        eligible.append(sorted(row[0] for row in found["Value"]) if found["OK"] else {"error": found["Message"]})
     by_job = {job["jobID"]: job for job in data["jobs"]}
     # draw for the first `resources` plain pilots (no Owner) with at least three eligible task queues
-    picks = [i for i, found in enumerate(eligible) if len(found) >= 3 and "Owner" not in data["resources"][i]]
+    picks = [
+        i
+        for i, found in enumerate(eligible)
+        if isinstance(found, list) and len(found) >= 3 and "Owner" not in data["resources"][i]
+    ]
     draws, draw_seconds = {}, []
     for index, count in ((str(i), data["draws"]["count"]) for i in picks[: data["draws"]["resources"]]):
         resource, picked = data["resources"][int(index)], []

@@ -75,8 +75,6 @@ class TaskSpec:
     site: str = ""
 
 
-# JediTaskSpec.getWorkDiskSize (1.0.4) reads these prefixes
-WORK_DISK_UNITS = ("", "GB", "MB", "kB")
 FULL_CHAIN_VALUES = ("", "only", "require", "capable")
 BARE_NUCLEUS_VALUES = ("", "only", "allow")
 
@@ -107,7 +105,8 @@ def _parse_task(data: object) -> TaskSpec:
             outDiskCount=r.number("outDiskCount", minimum=0),
             outDiskUnit=r.text("outDiskUnit"),
             workDiskCount=r.number("workDiskCount", minimum=0),
-            workDiskUnit=r.text("workDiskUnit", "MB", choices=WORK_DISK_UNITS) or "MB",
+            # JediTaskSpec.getWorkDiskSize reads GB, MB and kB; any other unit is bytes there (and here)
+            workDiskUnit=r.text("workDiskUnit", "MB") or "MB",
             ioIntensity=r.number("ioIntensity", minimum=0),
             diskIO=r.number("diskIO", minimum=0),
             cpuTime=r.number("cpuTime", minimum=0),

@@ -35,6 +35,8 @@ from brokerage.engine.dirac.rules import (
     MatchRules,
     Resource,
     TaskQueue,
+    fold,
+    folded,
     is_any,
     is_sent,
     no_match_reasons,
@@ -72,8 +74,9 @@ class TaskQueueIndex:
         self.codes: dict[str, dict[str, int]] = {"setup": {}, "group": {}, "owner": {}}
 
         def encode(kind: str, column: list[str]) -> np.ndarray:
+            # values as the database collates them (rules.fold): "lhcb_user" and "LHCb_user" are one group
             table = self.codes[kind]
-            return np.array([table.setdefault(value, len(table)) for value in column], dtype=np.int64)
+            return np.array([table.setdefault(fold(value), len(table)) for value in column], dtype=np.int64)
 
         self.setup = encode("setup", [row[1] for row in self.rows])
         self.group = encode("group", [row[2] for row in self.rows])
@@ -91,23 +94,30 @@ class TaskQueueIndex:
             if i is None:
                 continue
             self.has[name][i] = True
-            self.value.setdefault((name, value), np.zeros(n, dtype=bool))[i] = True
+            self.value.setdefault((name, fold(value)), np.zeros(n, dtype=bool))[i] = True
             self.values_of.setdefault(tq_id, []).append((name, value))
         self.tag_values = {value for name, value in self.value if name == "tags"}
         # (digest, parts) of this state as IndexParts wrote it; forgotten when a queue is disabled
         self.stored: tuple[str, dict[str, tuple[str, bytes]]] | None = None
 
     def _code(self, kind: str, value: str) -> int:
-        return self.codes[kind].get(value, -1)
+        return self.codes[kind].get(fold(value), -1)
 
     def _offered(self, name: str, value: str) -> np.ndarray:
-        found = self.value.get((name, value))
+        found = self.value.get((name, fold(value)))
         return found if found is not None else np.zeros(len(self.ids), dtype=bool)
 
     def _any_of(self, name: str, values: Iterable[str]) -> np.ndarray:
         found = np.zeros(len(self.ids), dtype=bool)
         for value in values:
             found |= self._offered(name, value)
+        return found
+
+    def _all_of(self, name: str, values: Iterable[str]) -> np.ndarray:
+        """The queues listing every one of `values` under `name` (a ban of several values excludes only those)."""
+        found = np.ones(len(self.ids), dtype=bool)
+        for value in values:
+            found &= self._offered(name, value)
         return found
 
     def matching(self, resource: Resource, rules: MatchRules, groups: Mapping[str, Group]) -> np.ndarray:
@@ -117,33 +127,41 @@ class TaskQueueIndex:
         if rules.legacy_fields:
             mask &= self.setup == self._code("setup", resource.setup)
             mask &= ~self.has["pilotTypes"] | self._offered("pilotTypes", resource.pilotType)
+        owner = self.owner == self._code("owner", resource.ownerDN) if resource.ownerDN else None
         if resource.ownerGroup:
-            mask &= self.group == self._code("group", resource.ownerGroup)
-        if resource.ownerDN and not (resource.ownerGroup and resource.shares_jobs(groups)):
-            mask &= self.owner == self._code("owner", resource.ownerDN)
+            # TaskQueueDB: OR over the groups of (the group, and the DN unless the group has JobSharing)
+            either = np.zeros(len(self.ids), dtype=bool)
+            for group in resource.ownerGroup:
+                this = self.group == self._code("group", group)
+                if owner is not None and not resource.group_shares_jobs(group, groups):
+                    this &= owner
+                either |= this
+            mask &= either
+        elif owner is not None:
+            mask &= owner
         if not resource.private and rules.generic_pilot_vo and resource.vo:
             vo_groups = [self._code("group", name) for name, spec in groups.items() if spec.vo == resource.vo]
             mask &= np.isin(self.group, vo_groups)
         if resource.maxRAM is not None:
             mask &= self.min_ram <= resource.maxRAM
         if is_sent(resource.site):
-            mask &= ~self.has["sites"] | self._offered("sites", resource.site)
-            mask &= ~self._offered("bannedSites", resource.site)
+            mask &= ~self.has["sites"] | self._any_of("sites", resource.site)
+            mask &= ~self._all_of("bannedSites", resource.site)
         for name, offered in (("gridCEs", resource.gridCE), ("platforms", resource.platform)):
             if is_sent(offered) or (not offered and rules.absent_ce_platform == "seed"):
-                mask &= ~self.has[name] | self._offered(name, offered)
+                mask &= ~self.has[name] | self._any_of(name, offered)
         job_type = resource.effective_job_type
         if is_sent(job_type):
-            mask &= ~self.has["jobTypes"] | self._offered("jobTypes", job_type)
+            mask &= ~self.has["jobTypes"] | self._any_of("jobTypes", job_type)
         if not any(is_any(tag) for tag in resource.tags):
-            mask &= ~self._any_of("tags", self.tag_values - set(resource.tags))
+            mask &= ~self._any_of("tags", self.tag_values - folded(resource.tags))
         if resource.requiredTags and not any(is_any(tag) for tag in resource.requiredTags):
             for tag in resource.requiredTags:
                 mask &= self._offered("tags", tag)
         for ban, name in RESOURCE_BANS:
             banned = getattr(resource, ban)
             if banned and not any(is_any(value) for value in banned):
-                mask &= ~self._any_of(name, banned)
+                mask &= ~self._all_of(name, banned)
         return mask
 
     def disable(self, tq_id: int) -> None:

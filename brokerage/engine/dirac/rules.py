@@ -151,6 +151,8 @@ class TaskQueue:
     tags: frozenset[str] = frozenset()
     jobTypes: frozenset[str] = frozenset()
     submitPools: frozenset[str] = frozenset()
+    # seed 003: "Grid middleware required to run this job", used by pilot submission only (a grouping, no match)
+    gridMiddlewares: frozenset[str] = frozenset()
     minRAM: int = 0
     maxRAM: int = 0
 
@@ -167,7 +169,9 @@ RESOURCE_BANS = (
 
 
 # A task queue's requirement fields, each a set of values (seed 003 "Task Queue Requirements")
-REQUIREMENT_SETS = ("sites", "gridCEs", "bannedSites", "platforms", "pilotTypes", "tags", "jobTypes", "submitPools")
+REQUIREMENT_SETS = (
+    "sites", "gridCEs", "bannedSites", "platforms", "pilotTypes", "tags", "jobTypes", "submitPools", "gridMiddlewares",
+)  # fmt: skip
 
 
 def task_queue_from(item: Mapping[str, Any], requirements: Mapping[str, Iterable[str]]) -> TaskQueue:
@@ -187,22 +191,37 @@ def task_queue_from(item: Mapping[str, Any], requirements: Mapping[str, Iterable
     )
 
 
+# The resource keys a real pilot may send as lists (TaskQueueDB.multiValueMatchFields and OwnerGroup: the Matcher
+# turns DIRACPlatform into the list of compatible platforms, and a generic pilot's OwnerGroup into its VO's groups)
+LIST_KEYS = ("site", "gridCE", "platform", "jobType", "ownerGroup")
+
+
+def fold(value: str) -> str:
+    """A value as TaskQueueDB's tables compare it: utf8mb4 with MariaDB's case-insensitive collation, which also
+    ignores trailing spaces (PAD SPACE): "GPU" offered matches a "gpu" tag, "LCG.CERN.cern " the site."""
+    return value.casefold().rstrip(" ")
+
+
+def folded(values: Iterable[str]) -> frozenset[str]:
+    return frozenset(fold(value) for value in values)
+
+
 @dataclass(frozen=True)
 class Resource:
-    """What a pilot (JobAgent) presents to the Matcher. Empty strings are keys the pilot did not send; `maxRAM`
-    None is no RAM offered (no condition)."""
+    """What a pilot (JobAgent) presents to the Matcher. The five LIST_KEYS hold every value the pilot sent (a
+    single name is one value; none, a key not sent); `maxRAM` None is no RAM offered (no condition)."""
 
     setup: str
     cpuTime: float
-    site: str = ""
-    gridCE: str = ""
-    platform: str = ""
+    site: tuple[str, ...] = ()
+    gridCE: tuple[str, ...] = ()
+    platform: tuple[str, ...] = ()
     pilotType: str = ""
-    ownerGroup: str = ""  # a private pilot's group and DN
+    ownerGroup: tuple[str, ...] = ()  # a private pilot's groups and DN
     ownerDN: str = ""
     tags: frozenset[str] = frozenset()
     jobSharing: bool = False  # the owner group has the JOB_SHARING property
-    jobType: str = ""
+    jobType: tuple[str, ...] = ()
     requiredTags: frozenset[str] = frozenset()
     bannedSites: frozenset[str] = frozenset()
     bannedGridCEs: frozenset[str] = frozenset()
@@ -213,23 +232,63 @@ class Resource:
     vo: str = ""  # a generic pilot's VirtualOrganization
     inSiteMask: bool = True
 
+    def __post_init__(self):
+        # a single name (a str) is one value, "" none: what a pilot sending one value means
+        for key in LIST_KEYS:
+            value = getattr(self, key)
+            if isinstance(value, str):
+                object.__setattr__(self, key, (value,) if value else ())
+            elif not isinstance(value, tuple):
+                object.__setattr__(self, key, tuple(value))
+
     @property
     def private(self) -> bool:
         return bool(self.ownerGroup or self.ownerDN)
 
     @property
-    def effective_job_type(self) -> str:
+    def site_name(self) -> str:
+        """The site a matched job records (the first the pilot sent)."""
+        return self.site[0] if self.site else ""
+
+    @property
+    def effective_job_type(self) -> tuple[str, ...]:
         """A site outside the mask may run Test jobs only (Matcher._getResourceDict sets JobType = Test)."""
-        return self.jobType if self.inSiteMask else TEST_JOB_TYPE
+        return self.jobType if self.inSiteMask else (TEST_JOB_TYPE,)
+
+    def group_shares_jobs(self, group: str, groups: Mapping[str, Group]) -> bool:
+        """Whether `group` matches on the group alone (TaskQueueDB: Properties.JOB_SHARING of that group)."""
+        spec = groups.get(group)
+        return self.jobSharing or bool(spec and spec.jobSharing)
 
     def shares_jobs(self, groups: Mapping[str, Group]) -> bool:
-        group = groups.get(self.ownerGroup)
-        return self.jobSharing or bool(group and group.jobSharing)
+        return any(self.group_shares_jobs(group, groups) for group in self.ownerGroup)
 
 
-def is_sent(value: str) -> bool:
-    """A single-valued key adds a condition only when sent and not a wildcard (`if not fv: continue`)."""
-    return bool(value) and not is_any(value)
+def is_sent(values: Sequence[str] | str) -> bool:
+    """A key adds a condition only when sent and without a wildcard (`if not fv: continue`; any "any" in a list)."""
+    if isinstance(values, str):
+        values = (values,) if values else ()
+    return bool(values) and not any(is_any(value) for value in values)
+
+
+def _shown(values: Sequence[str]) -> str | list[str]:
+    return values[0] if len(values) == 1 else sorted(values)
+
+
+def _owner_failure(tq: TaskQueue, resource: Resource, groups: Mapping[str, Group]) -> tuple[str, dict] | None:
+    """TaskQueueDB's owner conditions: with both sent, OR over the groups of (the group, and the DN unless the
+    group has JobSharing); with one sent, that one (the groups OR'ed)."""
+    owner, offered = resource.ownerDN, resource.ownerGroup
+    if offered:
+        same_group = [group for group in offered if fold(group) == fold(tq.ownerGroup)]
+        if not same_group:
+            return "owner_group", {"required": tq.ownerGroup, "offered": _shown(offered)}
+        shared = any(resource.group_shares_jobs(group, groups) for group in same_group)
+        if owner and fold(tq.ownerDN) != fold(owner) and not shared:
+            return "owner_dn", {"required": tq.ownerDN, "offered": owner}
+    elif owner and fold(tq.ownerDN) != fold(owner):
+        return "owner_dn", {"required": tq.ownerDN, "offered": owner}
+    return None
 
 
 def no_match_reasons(
@@ -238,55 +297,54 @@ def no_match_reasons(
     rules: MatchRules = SEED_RULES,
     groups: Mapping[str, Group] | None = None,
 ) -> list[tuple[str, dict[str, Any]]]:
-    """Every rule the task queue fails for the resource, with the values compared (empty: match)."""
+    """Every rule the task queue fails for the resource, with the values compared (empty: match). Values compare
+    as the database collates them (fold); a list the pilot sends matches when any of its values does, and a ban
+    of several values excludes a queue only when the queue lists every one (TaskQueueDB.__generateSQLSubCond's
+    OR, 9.1.22)."""
     groups = groups or {}
     failed: list[tuple[str, dict[str, Any]]] = []
-    owner, group = resource.ownerDN, resource.ownerGroup
-    if group and tq.ownerGroup != group:
-        failed.append(("owner_group", {"required": tq.ownerGroup, "offered": group}))
-    # seed 003: the DN must match unless the group shares jobs; a pilot naming only an owner is matched on it
-    if owner and not (group and resource.shares_jobs(groups)) and tq.ownerDN != owner:
-        failed.append(("owner_dn", {"required": tq.ownerDN, "offered": owner}))
+    owner_failure = _owner_failure(tq, resource, groups)
+    if owner_failure:
+        failed.append(owner_failure)
     if not resource.private and rules.generic_pilot_vo and resource.vo:
         vo_groups = sorted(name for name, spec in groups.items() if spec.vo == resource.vo)
-        if tq.ownerGroup not in vo_groups:
+        if fold(tq.ownerGroup) not in folded(vo_groups):
             failed.append(("owner_group", {"required": tq.ownerGroup, "offered": f"VO {resource.vo}: {vo_groups}"}))
-    if rules.legacy_fields and tq.setup != resource.setup:
+    if rules.legacy_fields and fold(tq.setup) != fold(resource.setup):
         failed.append(("setup", {"required": tq.setup, "offered": resource.setup}))
     if tq.cpuTime > resource.cpuTime:
         failed.append(("cpu_time", {"required": tq.cpuTime, "offered": resource.cpuTime}))
     if resource.maxRAM is not None and tq.minRAM > resource.maxRAM:
         failed.append(("ram", {"required": tq.minRAM, "offered": resource.maxRAM}))
-    if rules.legacy_fields and tq.pilotTypes and resource.pilotType not in tq.pilotTypes:
+    if rules.legacy_fields and tq.pilotTypes and fold(resource.pilotType) not in folded(tq.pilotTypes):
         failed.append(("pilot_type", {"accepted": sorted(tq.pilotTypes), "offered": resource.pilotType}))
     if is_sent(resource.site):
-        if tq.sites and resource.site not in tq.sites:
-            failed.append(("site_not_accepted", {"accepted": sorted(tq.sites), "offered": resource.site}))
-        if resource.site in tq.bannedSites:
-            failed.append(("banned_site", {"banned": sorted(tq.bannedSites), "offered": resource.site}))
+        sites = folded(resource.site)
+        if tq.sites and not sites & folded(tq.sites):
+            failed.append(("site_not_accepted", {"accepted": sorted(tq.sites), "offered": _shown(resource.site)}))
+        if sites <= folded(tq.bannedSites):
+            failed.append(("banned_site", {"banned": sorted(tq.bannedSites), "offered": _shown(resource.site)}))
     for code, accepted, offered in (
         ("grid_ce", tq.gridCEs, resource.gridCE),
         ("platform", tq.platforms, resource.platform),
     ):
         # seed 003: "if the job requires a Grid CE, it must match"; DIRAC v9 adds no condition for a key not sent
         required = is_sent(offered) or (not offered and rules.absent_ce_platform == "seed")
-        if accepted and required and offered not in accepted:
-            failed.append((code, {"accepted": sorted(accepted), "offered": offered}))
+        if accepted and required and not folded(offered) & folded(accepted):
+            failed.append((code, {"accepted": sorted(accepted), "offered": _shown(offered) if offered else ""}))
     job_type = resource.effective_job_type
-    if is_sent(job_type) and tq.jobTypes and job_type not in tq.jobTypes:
-        failed.append(("job_type", {"accepted": sorted(tq.jobTypes), "offered": job_type}))
-    if not any(is_any(tag) for tag in resource.tags) and not tq.tags <= resource.tags:
+    if is_sent(job_type) and tq.jobTypes and not folded(job_type) & folded(tq.jobTypes):
+        failed.append(("job_type", {"accepted": sorted(tq.jobTypes), "offered": _shown(job_type)}))
+    if not any(is_any(tag) for tag in resource.tags) and not folded(tq.tags) <= folded(resource.tags):
         failed.append(("tags", {"required": sorted(tq.tags), "offered": sorted(resource.tags)}))
     if resource.requiredTags and not any(is_any(tag) for tag in resource.requiredTags):
-        missing = resource.requiredTags - tq.tags
+        missing = folded(resource.requiredTags) - folded(tq.tags)
         if missing:
             failed.append(("required_tags", {"required": sorted(resource.requiredTags), "offered": sorted(tq.tags)}))
     for ban, tq_field in RESOURCE_BANS:
         banned = getattr(resource, ban)
-        if banned and not any(is_any(value) for value in banned):
-            hit = banned & getattr(tq, tq_field)
-            if hit:
-                failed.append(("resource_ban", {"field": tq_field, "banned": sorted(hit)}))
+        if banned and not any(is_any(value) for value in banned) and folded(banned) <= folded(getattr(tq, tq_field)):
+            failed.append(("resource_ban", {"field": tq_field, "banned": sorted(banned)}))
     return failed
 
 
@@ -303,6 +361,7 @@ GROUPING_FIELDS = (
     "tags",
     "jobTypes",
     "submitPools",
+    "gridMiddlewares",
 )
 
 

@@ -13,6 +13,7 @@ from brokerage.engine.dirac.rules import (
     DEFAULT_CPU_SEGMENTS,
     DEFAULT_GROUP_SHARE,
     GROUPING_FIELDS,
+    LIST_KEYS,
     REQUIREMENT_SETS,
     RESOURCE_BANS,
     SEED_RULES,
@@ -26,7 +27,7 @@ from brokerage.engine.dirac.rules import (
 )
 
 RESOURCE_SETS = ("tags", "requiredTags", *(ban for ban, _ in RESOURCE_BANS))
-RESOURCE_TEXTS = ("setup", "site", "gridCE", "platform", "pilotType", "ownerGroup", "ownerDN", "jobType", "vo")
+RESOURCE_TEXTS = ("setup", "pilotType", "ownerDN", "vo")
 
 
 def _names(value: Any, path: str) -> frozenset[str]:
@@ -105,6 +106,15 @@ def resource_from_data(data: Any, path: str = "$.resource") -> Resource:
     for key in RESOURCE_TEXTS:
         if not isinstance(data.get(key, ""), str):
             raise ScenarioError(f"{path}.{key}", "a name", data.get(key))
+    lists = {}
+    for key in LIST_KEYS:  # a name, or the list of names a real pilot sends
+        value = data.get(key, "")
+        if isinstance(value, str):
+            lists[key] = (value,) if value else ()
+        elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+            lists[key] = tuple(dict.fromkeys(value))
+        else:
+            raise ScenarioError(f"{path}.{key}", "a name or a list of names", value)
     sets = {key: _names(data.get(key), f"{path}.{key}") for key in RESOURCE_SETS}
     sets["tags"] |= sets["requiredTags"]
     max_ram = None if data.get("maxRAM") is None else _megabytes(data, "maxRAM", path)
@@ -114,6 +124,7 @@ def resource_from_data(data: Any, path: str = "$.resource") -> Resource:
     return Resource(
         cpuTime=_number(data, "cpuTime", path),
         **{key: data.get(key, "") for key in RESOURCE_TEXTS},
+        **lists,
         **sets,
         jobSharing=data.get("jobSharing", False),
         maxRAM=max_ram,
@@ -126,6 +137,8 @@ def resource_data(resource: Resource) -> dict[str, Any]:
     later against any task queue (`resource_from_data` reads it back to an equal Resource)."""
     data: dict[str, Any] = {"cpuTime": resource.cpuTime}
     data |= {key: getattr(resource, key) for key in RESOURCE_TEXTS if getattr(resource, key)}
+    # one value as a name (as records stored before lists were read), several as the list
+    data |= {key: list(v) if len(v) > 1 else v[0] for key in LIST_KEYS if (v := getattr(resource, key))}
     data |= {key: sorted(getattr(resource, key)) for key in RESOURCE_SETS if getattr(resource, key)}
     if resource.jobSharing:
         data["jobSharing"] = True

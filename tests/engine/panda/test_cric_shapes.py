@@ -61,9 +61,15 @@ class TestOutputSize:
         scenario = job_scenario(queue("Q", corecount=1, maxwdir=5847), NUC, task=task)
         assert under("panda", scenario).skipped["Q"].detail["neededMB"] == 5848
 
-    def test_an_unknown_work_disk_unit_is_refused_with_its_path(self):
+    def test_a_unit_jedi_does_not_know_is_bytes(self):
+        # JediTaskSpec.getWorkDiskSize: "TB" is none of GB, MB, kB, so 2 bytes + 300 MB; + 1,500 + 2,000 = 3,800 MB
+        task = {"coreCount": 1, "workDiskCount": 2, "workDiskUnit": "TB"}
+        scenario = job_scenario(queue("Q", corecount=1, maxwdir=3799), NUC, task=task)
+        assert under("panda", scenario).skipped["Q"].detail["neededMB"] == 3800
+
+    def test_a_work_disk_unit_must_be_text(self):
         with pytest.raises(ScenarioError, match=r"\$\.task\.workDiskUnit"):
-            decide(job_scenario(NUC, task={"workDiskUnit": "TB"}))
+            decide(job_scenario(NUC, task={"workDiskUnit": 5}))
 
 
 class TestMemoryAndCores:

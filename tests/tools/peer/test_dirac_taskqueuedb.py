@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from tools.peer.dirac_compare import chi_square_p, compare_dirac, generate
+from tools.peer.dirac_compare import chi_square_p, compare_dirac, generate, generate_real
 from tools.peer.dirac_setup import dirac_peer_ready, mariadb_server
 from tools.peer.setup import PeerUnavailable
 
@@ -36,6 +36,33 @@ def test_dirac_profile_agrees_with_the_real_taskqueuedb(real_dirac):
         # the same law: a chi-square test of both samples of 1,500 draws does not tell them apart at 0.1 %
         assert p["task_queue"] > 0.001, (index, p)
         assert p["user_priority"] > 0.001, (index, p)
+
+
+def test_dirac_profile_agrees_on_real_shaped_registries_and_pilots(real_dirac):
+    # issue 49: several owners per group, a group without JobShare and one outside the Registry, CPU times at the
+    # segment boundaries, pilots sending lists (compatible platforms, the VO's groups, sites, CEs, job types),
+    # bans of several values, names in another letter case; a "Wrong conditions" answer is that resource's alone
+    peer, server = real_dirac
+    report = compare_dirac(peer, server, seed=1, resources=300, draws=300, drawn=3, real_shaped=True)
+    assert report.differences == []
+    assert report.eligible_agree + len(report.refused) == report.resources == 300
+    assert 0 < len(report.refused) <= 30
+    assert all("Wrong conditions" in refused for refused in report.refused)
+    assert report.priorities_agree == report.task_queues == 45
+    for index, p in report.draw_p_values.items():
+        assert p["task_queue"] > 0.001, (index, p)
+
+
+def test_the_real_shaped_inputs_send_lists_several_bans_and_other_letter_cases():
+    data = generate_real(1)
+    offers = data["resources"]
+    for key in ("Site", "GridCE", "Platform", "JobType", "OwnerGroup"):
+        assert any(isinstance(offer.get(key), list) and len(offer[key]) > 1 for offer in offers), key
+    for key in ("BannedSite", "BannedJobType", "BannedTag", "BannedPlatform", "BannedGridCE"):
+        assert any(len(offer.get(key, ())) > 1 for offer in offers), key
+    assert any(offer.get("Site") == "lcg.cern.cern" for offer in offers)
+    assert "share" not in data["groups"]["lhcb_calib"]
+    assert any(d["OwnerGroup"] not in data["groups"] for d in data["task_queue_defs"])
 
 
 def test_the_inputs_use_every_key_taskqueuedb_matches():
