@@ -67,7 +67,10 @@ TYPE_WEIGHTS = {
     "Skim": 6,
     "Harvesting": 6,
 }
-NOW = 1795000000.0  # 2026-11-18, POSIX seconds
+NOW = 1795000000.0  # 2026-11-18, POSIX seconds: the one clock of both sides (the driver's poller reads it too)
+DRAIN_GRACE = 2 * 24 * 60 * 60  # JobSubmitterPoller.drainGracePeriod
+# WorkQueueElement statuses other than Available: in the queue, never pulled
+OTHER_STATUSES = ("Negotiating", "Acquired", "Running", "Done", "Failed", "Canceled", "CancelRequested")
 TEAM = "production"
 
 
@@ -129,12 +132,15 @@ def generate(seed: int) -> dict[str, Any]:
                 element["PileupData"] = pileup
             if rng.random() < 0.1:
                 element["blowupFactor"] = rng.choice((1.5, 2.0, 3.0))
+            if rng.random() < 0.12:
+                element["Status"] = rng.choice(OTHER_STATUSES)
             elements.append(element)
     rng.shuffle(elements)
     requests = sorted({element["RequestName"] for element in elements})
     step = rng.choice((PULL_WORK, GET_WORK))
     return {
         "seed": seed,
+        "now": NOW,
         "step": step,
         "team": TEAM,
         # FileFeeder passes the aborted and force-completed requests to getWork; pullWork passes none
@@ -166,7 +172,8 @@ def _submitter_case(rng: random.Random, agent: list[str], records: dict[str, Any
             "state": records[site]["state"],
             "pendingSlots": rng.randint(0, 400),
             "runningSlots": rng.randint(0, 1500),
-            "stateAge": rng.choice((3600, 3 * 86400)),
+            # a day, three days, and the drain grace period (2 days) to the second on both sides
+            "stateAge": rng.choice((3600, 3 * 86400, DRAIN_GRACE - 1, DRAIN_GRACE, DRAIN_GRACE + 1)),
             "task_slots": {t: [0 if rng.random() < 0.2 else rng.randint(1, 100), rng.randint(0, 300)] for t in load},
             "load": load,
         }

@@ -176,7 +176,7 @@ def document(element, team):
         "SiteBlacklist": element.get("SiteBlacklist", []),
         "NoInputUpdate": bool(element.get("NoInputUpdate", False)),
         "NoPileupUpdate": bool(element.get("NoPileupUpdate", False)),
-        "Status": "Available",
+        "Status": element.get("Status", "Available"),
         "TeamName": element.get("TeamName", team),
         "CreationTime": element["CreationTime"],
     }
@@ -269,8 +269,10 @@ def submit_rows(submit, now):
     return rows
 
 
-def job_submitter(submit, workdir):
-    now = int(time.time())
+def job_submitter(submit, workdir, now):
+    # one clock for both sides: the case's `now`, which the real poller reads too (JobSubmitterPoller reads
+    # time.time() for a site's drain grace period; its own later reading would flip a site at the boundary)
+    JobSubmitterPoller.time = types.SimpleNamespace(time=lambda: now, sleep=time.sleep)
     poller = object.__new__(JobSubmitterPoller.JobSubmitterPoller)
     poller.resourceControl = Rows(submit=submit_rows(submit, now))
     poller.currentRcThresholds, poller.jobsByPrio, poller.jobDataCache, poller.jobsToPackage = {}, {}, {}, {}
@@ -353,7 +355,7 @@ def main(cases_path, list_function, runner):
                 possible[doc["_id"]] = sorted(possibleSites(element))
                 passes[doc["_id"]] = [site for site in agent if element.passesSiteRestriction(site)]
             with tempfile.TemporaryDirectory(prefix="wmcore-submitter-") as workdir:
-                submitted = job_submitter(case["submit"], workdir)
+                submitted = job_submitter(case["submit"], workdir, int(case["now"]))
             results.append(
                 {
                     "possibleSites": possible,

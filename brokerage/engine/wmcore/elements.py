@@ -43,6 +43,14 @@ class Element:
     parent_flag: bool | None = None
     blowup: float = 1.0  # blowupFactor: each job counts this many times at its site (WorkQueueBackend)
     team: str = ""  # TeamName: an agent takes only its team's work, or work with no team (workRestrictions.js)
+    # Status: only Available elements are work to pull (the availableByPriority view emits no other)
+    status: str = "Available"
+
+
+# WorkQueueElement statuses (WMCore DataStructs/WorkQueueElement.py STATES)
+ELEMENT_STATUSES = (
+    "Available", "Negotiating", "Acquired", "Running", "Done", "Failed", "Canceled", "CancelRequested",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -233,7 +233,10 @@ def match_work(
     `team` takes only elements of that team or of none, elements of `exclude_workflows` (aborted or
     force-completed requests) are skipped, and an element's jobs count × its blowupFactor at its site. A `memo`
     kept from the previous pull over the same Element objects spares the possible sites' string work; the result
-    is the same with or without it."""
+    is the same with or without it. Only Available elements are pulled (WorkQueueBackend's availableByPriority
+    view)."""
+    if any(element.status != "Available" for element in elements):
+        elements = [element for element in elements if element.status == "Available"]
     order = priority_order(elements, rules)
     names = sorted(slots.thresholds)
     index = {name: position for position, name in enumerate(names)}

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from brokerage.engine.core.scenario import ScenarioError, iso_moment
-from brokerage.engine.wmcore.elements import PULL_WORK, SITE_STATES, STEPS, Element
+from brokerage.engine.wmcore.elements import ELEMENT_STATUSES, PULL_WORK, SITE_STATES, STEPS, Element
 from brokerage.engine.wmcore.job_submitter import schedd_free_slots
 from brokerage.engine.wmcore.matching import SiteResources
 
@@ -76,7 +76,8 @@ def _shared(sites: tuple[str, ...], shared: dict[tuple, tuple] | None) -> tuple[
 
 def parse_element(item: Any, path: str, shared: dict[tuple, tuple] | None = None) -> Element:
     """One element in WMCore's own keys: id, RequestName, Priority, CreationTime, Jobs, Inputs, ParentData,
-    PileupData, SiteWhitelist, SiteBlacklist, NoInputUpdate, NoPileupUpdate, ParentFlag, blowupFactor, TeamName."""
+    PileupData, SiteWhitelist, SiteBlacklist, NoInputUpdate, NoPileupUpdate, ParentFlag, blowupFactor, TeamName,
+    Status (Available when not given)."""
     if not isinstance(item, dict):
         raise ScenarioError(path, "an object", item)
     identifier = item.get("id", item.get("_id"))
@@ -98,7 +99,14 @@ def parse_element(item: Any, path: str, shared: dict[tuple, tuple] | None = None
         parent_flag=None if item.get("ParentFlag") is None else _flag(item, "ParentFlag", path),
         blowup=_reader_number(item, "blowupFactor", path, 1.0, minimum=0),
         team=_team(item.get("TeamName"), f"{path}.TeamName"),
+        status=_status(item.get("Status", "Available"), f"{path}.Status"),
     )
+
+
+def _status(value: Any, path: str) -> str:
+    if value not in ELEMENT_STATUSES:
+        raise ScenarioError(path, f"one of {', '.join(ELEMENT_STATUSES)}", value)
+    return value
 
 
 def _team(value: Any, path: str) -> str:

@@ -317,3 +317,20 @@ def test_bad_input_names_the_path(patch, path):
     data = {**json.loads(EXAMPLE.read_text()), **patch}
     with pytest.raises(ScenarioError, match=path):
         run(data)
+
+
+def test_only_available_elements_are_work():
+    # WorkQueueBackend.availableWork reads the availableByPriority view, which emits Available elements only: an
+    # Acquired element of higher priority is not pulled and takes no room
+    elements = [
+        element("acquired", priority=9, whitelist=("T1_A",), status="Acquired"),
+        element("available", priority=1, whitelist=("T1_A",)),
+    ]
+    assert taken_ids(pull(elements, {"T1_A": 1})) == ["available"]
+
+
+def test_an_unknown_element_status_is_refused_with_its_path():
+    from brokerage.engine.wmcore.scenario import parse_element
+
+    with pytest.raises(ScenarioError, match=r"\$\.elements\[0\]\.Status"):
+        parse_element({"id": "e", "Status": "Lost"}, "$.elements[0]")

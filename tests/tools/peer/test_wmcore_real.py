@@ -90,3 +90,16 @@ def test_bench_peer_reports_the_wmcore_row(real_wmcore):
     # both loops ran over every element (no WorkPerCycle cap); the draws differ, the amount taken barely
     assert row["taken"] > 1000
     assert abs(row["taken"] - row["theirs_taken"]) < row["theirs_taken"] * 0.05
+
+
+def test_the_cases_hold_every_element_status_and_drains_at_the_grace_boundary():
+    # issue 49: elements of every status (only Available is work), and drained sites aged the grace period ± 1 s,
+    # both sides on one clock (the case's `now`, which the real poller reads too)
+    from tools.peer.wmcore_compare import DRAIN_GRACE, OTHER_STATUSES, generate
+
+    cases = [generate(seed) for seed in range(40)]
+    statuses = {element.get("Status", "Available") for case in cases for element in case["elements"]}
+    assert statuses == {"Available", *OTHER_STATUSES}
+    ages = {site["stateAge"] for case in cases for site in case["submit"]["sites"].values()}
+    assert {DRAIN_GRACE - 1, DRAIN_GRACE, DRAIN_GRACE + 1} <= ages
+    assert all(case["now"] == cases[0]["now"] for case in cases)
