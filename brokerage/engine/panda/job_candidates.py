@@ -8,7 +8,13 @@ from typing import Any
 
 from brokerage.engine.core.plugin import Context, Variants
 from brokerage.engine.core.scenario import Scenario
-from brokerage.engine.panda.records import cloud_missing, per_core_scaled, pseudo_queue_records, queue_site
+from brokerage.engine.panda.records import (
+    cloud_missing,
+    first_production_queues,
+    per_core_scaled,
+    pseudo_queue_records,
+    queue_site,
+)
 
 PREASSIGNMENT_PATIENCE_HOURS = 24
 
@@ -141,6 +147,13 @@ class JobCandidates:
             cache["records"] = {**plain, **pseudo}
         return cache["records"]
 
+    def first_queues(self, scenario: Scenario) -> dict[str, dict[str, Any]]:
+        """Site → its first production queue (records.first_production_queues), once per snapshot."""
+        cache = self._snapshot_cache(scenario)
+        if "first queues" not in cache:
+            cache["first queues"] = first_production_queues(scenario.queues)
+        return cache["first queues"]
+
     def preassignment(self, scenario: Scenario) -> tuple[str, list[str]]:
         """PREASSIGNMENT_RULE panda (AtlasProdJobBroker.doBrokerage 181-227, 1.0.4): how the job set is pre-assigned
         and the queues it scans. A merge job set (pmerge) scans the queue holding the pre-merged outputs and the
@@ -201,11 +214,9 @@ class JobCandidates:
 
     def nucleus_default_out(self, scenario: Scenario, nucleus: str) -> str:
         """The nucleus's default output endpoint as SiteMapper sets it: the first write endpoint of the first
-        production or unified queue at the nucleus."""
-        for record in scenario.queues.values():
-            if queue_site(record) == nucleus and record.get("type") in ("production", "unified"):
-                return ((record.get("astorages") or {}).get("write_lan") or [""])[0]
-        return ""
+        production queue at the nucleus (first_queues, once per snapshot)."""
+        record = self.first_queues(scenario).get(nucleus)
+        return ((record.get("astorages") or {}).get("write_lan") or [""])[0] if record is not None else ""
 
     def nuclei_known(self, scenario: Scenario) -> frozenset[str]:
         """The nucleus sites with a production or unified queue (SiteMapper.nuclei), once per snapshot."""

@@ -23,12 +23,11 @@ from brokerage.engine.panda.records import (
     as_float,
     as_int,
     catchall,
-    cloud_missing,
     distinct,
     max_io_intensity,
     per_core_scaled,
     queue_options,
-    queue_site,
+    runs_analysis,
 )
 from brokerage.engine.panda.urgency import is_express
 
@@ -128,9 +127,15 @@ class JobGrid:
 
     def _grid(self, scenario: Scenario, names: list[str]) -> PreparedArrays:
         cache = self._snapshot_cache(scenario)
+        # the candidates of the previous decision first: a cycle brokers job set after job set over the same ones,
+        # and comparing the lists (their strings are the same objects) costs less than hashing a tuple of them
+        last = cache.get("grid last")
+        if last is not None and last[0] == names:
+            return last[1]
         key = ("grid", tuple(names))
         if key not in cache:
             cache[key] = self._build_grid(scenario, names)
+        cache["grid last"] = (list(names), cache[key])
         return cache[key]
 
     # The grid's columns from the CRIC record (name, dtype), in the order _record_row gives them.
@@ -304,29 +309,39 @@ class JobGrid:
         order = self._scan_positions(scenario)
         sites = scenario.sites
         known = self.queue_records(scenario)
-        # the catchall options (and `params`) of each candidate's record, parsed once per unified queue
-        options_of: dict[str, dict[str, str]] = {}
-        options = []
-        for name in names:
+        # what each candidate's catchall and `params` say, read once per unified queue (most queues have neither)
+        by_queue: dict[str, tuple] = {}
+        site_bare, jumbo, local, io_cap = [], [], [], []
+        for name, site in zip(names, grid["site"].tolist(), strict=True):
             record, queue = known.get(name) or (scenario.queues[name], name)
-            if queue not in options_of:
-                options_of[queue] = queue_options(record) if record.get("catchall") or record.get("params") else {}
-            options.append(options_of[queue])
-        # a queue's bareNucleus is its own catchall's, else its site's (the differential driver writes the site's
-        # into each queue's catchall after the queue's own, and SiteSpec.getValueFromCatchall takes the first)
-        site_bare = [
-            own if (own := o.get("bareNucleus")) in ("only", "allow") else (sites[s].bareNucleus if s in sites else "")
-            for o, s in zip(options, grid["site"], strict=True)
-        ]
+            held = by_queue.get(queue)
+            if held is None:
+                site_mode = sites[site].bareNucleus if site in sites else ""
+                if record.get("catchall") or record.get("params"):
+                    o = queue_options(record)
+                    # its own bareNucleus, else its site's (the differential driver writes the site's into each
+                    # queue's catchall after the queue's own, and SiteSpec.getValueFromCatchall takes the first)
+                    own = o.get("bareNucleus")
+                    held = (
+                        own if own in ("only", "allow") else site_mode,
+                        "useJumboJobs" in o,
+                        "use_only_local_data" in o,
+                        max_io_intensity(record),
+                    )
+                else:
+                    held = (site_mode, False, False, np.nan)
+                by_queue[queue] = held
+            site_bare.append(held[0])
+            jumbo.append(held[1])
+            local.append(held[2])
+            io_cap.append(held[3])
         derived = {
             "scan_order": np.array([order.get(name, len(order)) for name in names], dtype=float),
             "site_bare": np.array(site_bare, dtype=object),
             "has_stats": np.array([bool(st) for st in stats], dtype=bool),
-            "jumbo_only": np.array(["useJumboJobs" in o for o in options], dtype=bool),
-            "local_data_only": np.array(["use_only_local_data" in o for o in options], dtype=bool),
-            "max_io_intensity": np.array(
-                [max_io_intensity(known.get(n, (scenario.queues.get(n, {}), n))[0]) for n in names], dtype=float
-            ),
+            "jumbo_only": np.array(jumbo, dtype=bool),
+            "local_data_only": np.array(local, dtype=bool),
+            "max_io_intensity": np.array(io_cap, dtype=float),
         }
         # rules read per distinct string: the distinct values and, per queue, which one it has
         derived["policy_values"], derived["policy_index"] = distinct(grid["fairsharepolicy"].tolist())
@@ -375,17 +390,20 @@ class JobGrid:
         endpoint's empty)."""
         endpoints = scenario.ddm_endpoints
         made: dict[str, np.ndarray] = {}
+        unknown = ("",) * len(ENDPOINT_ACTIVITIES)
         for role, key in (("in", "input_endpoint"), ("out", "output_endpoint")):
-            rows = []
-            for name in grid[key].tolist():
+            # once per distinct endpoint (a grid has a few per site), then spread by numpy
+            values, inverse = distinct(grid[key].tolist())
+            table = []
+            for name in values.tolist():
                 info = endpoints.get(name) if name else None
                 if info is None:
-                    rows.append(("",) * len(ENDPOINT_ACTIVITIES))
+                    table.append(unknown)
                 else:
-                    rows.append(tuple("OFF" if info.blacklisted else info.activity(x) for x in ENDPOINT_ACTIVITIES))
-            columns = list(zip(*rows, strict=False)) if rows else [()] * len(ENDPOINT_ACTIVITIES)
-            for activity, values in zip(ENDPOINT_ACTIVITIES, columns, strict=True):
-                made[f"{role}_{activity}"] = np.array(values, dtype=object)
+                    table.append(tuple("OFF" if info.blacklisted else info.activity(x) for x in ENDPOINT_ACTIVITIES))
+            columns = np.array(table, dtype=object).reshape(len(table), len(ENDPOINT_ACTIVITIES))
+            for number, activity in enumerate(ENDPOINT_ACTIVITIES):
+                made[f"{role}_{activity}"] = columns[:, number][inverse]
         return made
 
     @staticmethod
@@ -408,41 +426,26 @@ class JobGrid:
                 readers.setdefault(endpoint, []).append(position)
         return readers
 
-    @staticmethod
-    def _sharing_nucleus_output(scenario: Scenario, grid: dict[str, Any], nucleus: str) -> np.ndarray:
+    def _sharing_nucleus_output(self, scenario: Scenario, grid: dict[str, Any], nucleus: str) -> np.ndarray:
         """The queues outside the nucleus whose output storage its first production queue reads: panda-server
         1.0.4 counts them as at the nucleus for the transferring cap, t1Weight −1 and the nucleus weight
         (DataServiceUtils.getSitesShareDDM(output_share=True), AtlasProdJobBroker.py 276-281, 1311, 1408, 1863):
         online production queues whose default write endpoint is among its read endpoints."""
         n = len(grid["site"])
-        first = next(
-            (
-                record
-                for record in scenario.queues.values()
-                if nucleus
-                and queue_site(record) == nucleus
-                and (record.get("type") in ("production", "unified") or "grandly_unified" in queue_options(record))
-                and not cloud_missing(record)  # not in the real SiteMapper, so not the nucleus's first queue
-            ),
-            None,
-        )
+        # the nucleus's first production queue (a cloudless one is not in the real SiteMapper)
+        first = self.first_queues(scenario).get(nucleus) if nucleus else None
         if first is None:
             return np.zeros(n, dtype=bool)
         read = set((first.get("astorages") or {}).get("read_lan") or [])
+        sharing = np.array([endpoint in read for endpoint in grid["output_endpoint"].tolist()], dtype=bool)
+        sharing &= (grid["status"] == "online") & (grid["site"] != nucleus)
         # a unified first queue runs analysis too, and then only queues running analysis share with it
-        # (getSitesShareDDM: runs_analysis and not tmp_site_spec.runs_analysis())
-        first_analysis = first.get("type") == "unified" or "grandly_unified" in queue_options(first)
-        records = [scenario.queues.get(queue, {}) for queue in grid["unified"].tolist()]
-        analysis = np.array(
-            [r.get("type") in ("analysis", "unified") or "grandly_unified" in queue_options(r) for r in records],
-            dtype=bool,
-        )
-        return (
-            np.array([endpoint in read for endpoint in grid["output_endpoint"].tolist()], dtype=bool)
-            & (grid["status"] == "online")
-            & (grid["site"] != nucleus)
-            & (analysis if first_analysis else True)
-        )
+        # (getSitesShareDDM: runs_analysis and not tmp_site_spec.runs_analysis()); read for the few that share
+        if sharing.any() and runs_analysis(first):
+            queues = grid["unified"]
+            for position in np.flatnonzero(sharing).tolist():
+                sharing[position] = runs_analysis(scenario.queues.get(queues[position], {}))
+        return sharing
 
     def _network(
         self, scenario: Scenario, grid: dict[str, Any], nucleus: str, sat_cap: float, lookup: str
@@ -455,7 +458,7 @@ class JobGrid:
         links = {link.src: link for link in scenario.network if link.dst == nucleus}
         result: dict[str, Any] = {}  # the nucleus itself is prepared up front (prepare)
         sites = grid["site"].tolist()
-        result["at_nucleus"] = np.array([bool(nucleus) and site == nucleus for site in sites], dtype=bool)
+        result["at_nucleus"] = (grid["site"] == nucleus) if nucleus else np.zeros(len(sites), dtype=bool)
         result["shares_nucleus_output"] = self._sharing_nucleus_output(scenario, grid, nucleus)
         result["queue_sites"] = frozenset(sites)
         # once per site (its queues share its link and weight): closeness, queued, the weights and their source
@@ -481,14 +484,14 @@ class JobGrid:
                 0 if link is None else link.queued,
                 *weight,
             )
-        rows = [by_site[site] for site in sites]
-        closeness, queued, weights, queued_w, throughput_w, sources = zip(*rows, strict=False) if rows else [()] * 6
-        result["closeness"] = np.array(closeness, dtype=float)
-        result["link_queued"] = np.array(queued, dtype=float)
-        result["network_weight"] = np.array(weights, dtype=float)
-        result["queued_weight"] = np.array(queued_w, dtype=float)
-        result["throughput_weight"] = np.array(throughput_w, dtype=float)
-        result["network_source"] = np.array(sources, dtype=object)
+        # per site, then spread to its queues by numpy (one row per site, not per queue)
+        site_values, inverse = distinct(sites)
+        table = [by_site[site] for site in site_values.tolist()]
+        numbers = np.array([row[:5] for row in table], dtype=float).reshape(len(table), 5)[inverse]
+        for number, name in enumerate(("closeness", "link_queued", "network_weight", "queued_weight")):
+            result[name] = numbers[:, number]
+        result["throughput_weight"] = numbers[:, 4]
+        result["network_source"] = np.array([row[5] for row in table], dtype=object)[inverse]
         stats = scenario.nucleus_stats.get(nucleus)
         if stats is not None and stats.outputQueued is not None:
             result["nucleus_queued"] = stats.outputQueued
@@ -509,15 +512,29 @@ class JobGrid:
         return result
 
     def _prepare_data(self, scenario: Scenario, grid: dict[str, Any], arrays: dict[str, Any]) -> None:
-        """Input already at each queue's storage (its read_lan endpoints), per dataset the most complete copy."""
-        n = len(grid["site"])
-        readers = grid["readers"]
+        """Input already at each queue's storage (its read_lan endpoints), per dataset the most complete copy. The
+        same for every job set of a task over one snapshot: kept per grid, datasets and IO intensity."""
         task, config = scenario.task, scenario.config
         io_intensive = (
             task.ioIntensity is not None
             and task.ioIntensity > config.get("IO_INTENSITY_CUTOFF")
             and not task.inputPreStaging
         )
+        cache = self._snapshot_cache(scenario)
+        key = ("data", id(grid), id(scenario.datasets), io_intensive)
+        held = cache.get(key)
+        if held is not None and held[0] is scenario.datasets and held[1] is grid:
+            arrays.update(held[2])
+            return
+        made: dict[str, Any] = {}
+        self._data_arrays(scenario, grid, io_intensive, made)
+        cache[key] = (scenario.datasets, grid, made)  # the objects kept, so their ids are not reused meanwhile
+        arrays.update(made)
+
+    def _data_arrays(self, scenario: Scenario, grid: dict[str, Any], io_intensive: bool, arrays: dict) -> None:
+        n = len(grid["site"])
+        readers = grid["readers"]
+        config = scenario.config
         # LOCAL_DATA_DISK_ONLY (panda siteSizeMap): the local input is what disk copies hold; with tape copies
         # too (siteSizeMapWT) it is the IO check's second choice
         disk_only = bool(config.get("LOCAL_DATA_DISK_ONLY"))
@@ -563,7 +580,7 @@ class JobGrid:
         arrays["missing_files"] = np.maximum(total_files - local_files, 0.0)
         arrays["missing_size_with_tape"] = np.maximum(total_size - with_tape_size, 0.0)
         arrays["missing_files_with_tape"] = np.maximum(total_files - with_tape_files, 0.0)
-        arrays["assigned_used"] = np.where(arrays["missing_files"] == 0, 0.0, arrays["assigned"])
+        arrays["assigned_used"] = np.where(arrays["missing_files"] == 0, 0.0, grid["assigned"])
 
 
 # _stat_columns' layout: the statistics keys in column order, which columns are whole counts, each column's default

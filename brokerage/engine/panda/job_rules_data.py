@@ -109,6 +109,9 @@ MAX_IO_INTENSITY = Filter(
 def non_local_data(context: Context) -> Rejection:
     """CRIC_QUEUE_RULE panda (AtlasProdJobBroker.py 1850-1858, 1989, 1.0.4): a queue whose catchall says
     use_only_local_data is skipped in the weight loop when any input would move to it (a MB or more, or a file)."""
+    only_local = context["local_data_only"]  # per snapshot: most grids have no such queue, and no data is read
+    if not only_local.any():
+        return NOTHING_FAILS
     total = context["total_size"]
     if total <= 0:
         return NOTHING_FAILS

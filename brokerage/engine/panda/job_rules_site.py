@@ -244,9 +244,8 @@ def full_chain(context: Context) -> Rejection:
     site take full-chain work only."""
     task = context.task
     nucleus_site = context.scenario.sites.get(context["nucleus"])
-    nucleus_bare = (
-        nucleus_bare_mode(context.scenario.queues, context["nucleus"], nucleus_site.bareNucleus) if nucleus_site else ""
-    )
+    first_queue = context.plugin.first_queues(context.scenario).get(context["nucleus"])
+    nucleus_bare = nucleus_bare_mode(first_queue, nucleus_site.bareNucleus) if nucleus_site else ""
     chain_on_bare = bool(task.fullChain) and nucleus_bare in ("only", "allow")
     elsewhere = ~context["at_nucleus"] if chain_on_bare else np.zeros(len(context.names), dtype=bool)
     only_chain = (context["site_bare"] == "only") & (not chain_on_bare)

@@ -104,22 +104,46 @@ def cloud_missing(record: dict[str, Any]) -> bool:
     ("Empty cloud", SiteMapper.py 75-79). A record without the key is a hand-written scenario's: kept."""
     if "cloud" not in record or record["cloud"]:
         return False
-    return record.get("type") in ("production", "unified") or "grandly_unified" in queue_options(record)
+    return runs_production(record)
 
 
 def runs_production(record: dict[str, Any]) -> bool:
     """SiteSpec.runs_production (1.0.4): a production or unified queue, or one whose catchall says grandly_unified."""
-    return record.get("type") in ("production", "unified") or "grandly_unified" in queue_options(record)
+    if record.get("type") in ("production", "unified"):
+        return True
+    return ("grandly_unified" in (record.get("catchall") or "") or bool(record.get("params"))) and (
+        "grandly_unified" in queue_options(record)
+    )
 
 
-def nucleus_bare_mode(queues: dict[str, dict[str, Any]], site: str, site_mode: str) -> str:
-    """A nucleus's bareNucleus mode as panda-server 1.0.4's SiteMapper sets it: from the first production queue of
-    the site it collects (SiteMapper.collect_nuclei_and_satellites: its catchall's bareNucleus, only or allow), the
-    site's own (`site_mode`) when that queue names none or the site has no such queue."""
+def runs_analysis(record: dict[str, Any]) -> bool:
+    """SiteSpec.runs_analysis (1.0.4): an analysis or unified queue, or one whose catchall says grandly_unified."""
+    if record.get("type") in ("analysis", "unified"):
+        return True
+    return ("grandly_unified" in (record.get("catchall") or "") or bool(record.get("params"))) and (
+        "grandly_unified" in queue_options(record)
+    )
+
+
+def first_production_queues(queues: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Site → its first production queue in the snapshot's order (the one panda-server 1.0.4's SiteMapper makes
+    its NucleusSpec from; a cloudless one is not in the SiteMapper). One pass over the queues: callers keep it per
+    snapshot."""
+    first: dict[str, dict[str, Any]] = {}
     for record in queues.values():
-        if queue_site(record) == site and runs_production(record) and not cloud_missing(record):
-            own = queue_options(record).get("bareNucleus") if record.get("catchall") or record.get("params") else None
-            return own if own in ("only", "allow") else site_mode
+        site = queue_site(record)
+        if site not in first and runs_production(record) and not cloud_missing(record):
+            first[site] = record
+    return first
+
+
+def nucleus_bare_mode(first_queue: dict[str, Any] | None, site_mode: str) -> str:
+    """A nucleus's bareNucleus mode as SiteMapper.collect_nuclei_and_satellites sets it: its first production
+    queue's catchall bareNucleus (only or allow), else the site's own (`site_mode`)."""
+    if first_queue is not None and (first_queue.get("catchall") or first_queue.get("params")):
+        own = queue_options(first_queue).get("bareNucleus")
+        if own in ("only", "allow"):
+            return own
     return site_mode
 
 

@@ -20,6 +20,7 @@ from brokerage.engine.panda.job_broker import AtlasProdJobBroker
 from brokerage.engine.panda.records import (
     DOWNTIME_STATUSES,
     cloud_missing,
+    first_production_queues,
     nucleus_bare_mode,
     queue_site,
     runs_production,
@@ -132,10 +133,14 @@ class AtlasProdTaskBroker(Plugin):
         task = scenario.task
         n = len(names)
         position = {name: i for i, name in enumerate(names)}
+        cache = self._snapshot_cache(scenario)
+        if "first queues" not in cache:
+            cache["first queues"] = first_production_queues(scenario.queues)
+        first = cache["first queues"]
         arrays: dict[str, Any] = {
             "state": np.array([scenario.sites[name].state for name in names], dtype=object),
             "bare": np.array(
-                [nucleus_bare_mode(scenario.queues, name, scenario.sites[name].bareNucleus) for name in names],
+                [nucleus_bare_mode(first.get(name), scenario.sites[name].bareNucleus) for name in names],
                 dtype=object,
             ),
             "rw": np.array(

@@ -50,3 +50,25 @@ def test_a_filter_list_is_resolved_once_per_switch_values():
     assert [f.check for f in filters_resolved(filters, ConfigView.from_flat({}))] == [seed_rule, seed_rule]
     assert filters_resolved((plain,), panda) == (plain,)  # nothing to resolve: the list itself
     assert never(None) is NOTHING_FAILS
+
+
+def test_a_decision_runs_with_the_collector_paused_and_restores_it():
+    # core/plugin.collector_paused: off inside the decision, on again after it, left alone when already off
+    import gc
+
+    from brokerage.engine.core.plugin import collector_paused
+
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+        with collector_paused():  # a decision inside another
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # it was off before: left off
+    finally:
+        gc.enable()
