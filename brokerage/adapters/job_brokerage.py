@@ -8,10 +8,11 @@ and datasets, which the job-generation service has already read for all the cycl
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from django.db.models import Count, Max, Q, Sum
+from django.db.models import Count, Max, OuterRef, Q, Subquery, Sum, Value
+from django.db.models.functions import Coalesce
 
 from brokerage.adapters.grid import (
     GRID_PARTS,
@@ -84,13 +85,43 @@ def job_set_scenario(
 
 
 ANALYSIS_PLUGIN = "atlas_anal_job"
+# before any decision: what the frozen clock compares a task's decisions with when none assigned
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def analysis_user_stats(*, now: datetime, task_ids: list[int]) -> dict[int, dict[str, Any]]:
+def _data_check_clock(*, task_ids: list[int], since: str) -> dict[int, datetime]:
+    """When DATA_CHECK_TIMEOUT_USER starts counting for each task, from its stored analysis decisions (one query):
+    `last_success` (seed 000), the task's last assigned decision, or its first decision when none was; `frozen`
+    (panda-server's frozenTime), the first decision since then that did not assign. A task without a decision
+    has no clock yet."""
+    from brokerage.models import Decision, Task
+
+    mine = Decision.objects.filter(task_id=OuterRef("pk"), plugin=ANALYSIS_PLUGIN)
+    last_ok = mine.filter(outcome="assigned").order_by("-created").values("created")[:1]
+    first = mine.order_by("created").values("created")[:1]
+    rows = Task.objects.filter(pk__in=task_ids).annotate(last_ok=Subquery(last_ok), first=Subquery(first))
+    if since == "frozen":
+        inner = Decision.objects.filter(task_id=OuterRef(OuterRef("pk")), plugin=ANALYSIS_PLUGIN, outcome="assigned")
+        after_ok = (
+            mine.exclude(outcome="assigned")
+            .filter(created__gt=Coalesce(Subquery(inner.order_by("-created").values("created")[:1]), Value(EPOCH)))
+            .order_by("created")
+            .values("created")[:1]
+        )
+        return {
+            pk: frozen for pk, frozen in rows.annotate(frozen=Subquery(after_ok)).values_list("pk", "frozen") if frozen
+        }
+    return {pk: last or first for pk, last, first in rows.values_list("pk", "last_ok", "first") if last or first}
+
+
+def analysis_user_stats(
+    *, now: datetime, task_ids: list[int], since: str = "last_success"
+) -> dict[int, dict[str, Any]]:
     """`user_stats` for each analysis task (seed 000 analysis brokerage): the user's and the working group's
     running and queued jobs and cores, the user's jobs per queue, the task's finished, failed and closed jobs
-    per queue, the user's running cores at hi-class queues, hours since the task's last finished job, and the
-    global shares' usage. Six queries for all the tasks of a cycle."""
+    per queue, the user's running cores at hi-class queues, the hours DATA_CHECK_TIMEOUT_USER counts
+    (`since`: DATA_CHECK_TIMEOUT_FROM, _data_check_clock), and the global shares' usage. Seven queries for all
+    the tasks of a cycle."""
     # deferred import: selectors import models, and the adapters are imported by services at start-up
     from brokerage.adapters.shares import global_share_usage
     from brokerage.models import Task
@@ -129,17 +160,15 @@ def analysis_user_stats(*, now: datetime, task_ids: list[int]) -> dict[int, dict
             )
             queue["userRunning" if running else "userQueued"] += row["jobs"]
     task_queues: dict[int, dict[str, dict[str, float]]] = {}
-    last_success: dict[int, datetime] = {}
+    last_success = _data_check_clock(task_ids=task_ids, since=since)
     outcome_key = {"finished": "taskFinished", "failed": "taskFailed", "closed": "taskClosed"}
     for row in (
         Job.objects.filter(task_id__in=task_ids, jobStatus__in=tuple(outcome_key))
         .values("task_id", "computingSite", "jobStatus")
-        .annotate(jobs=Count("pk"), last=Max("endTime"))
+        .annotate(jobs=Count("pk"))
     ):
         entry = task_queues.setdefault(row["task_id"], {}).setdefault(row["computingSite"], {})
         entry[outcome_key[row["jobStatus"]]] = row["jobs"]
-        if row["jobStatus"] == "finished" and row["last"] is not None:
-            last_success[row["task_id"]] = max(last_success.get(row["task_id"], row["last"]), row["last"])
     usage = {row["share"].name: row["usage"] for row in global_share_usage() if row["usage"] is not None}
     stats = {}
     for task_id, (user, group) in owners.items():
@@ -264,5 +293,9 @@ def job_set_preview_scenario(*, task_id: int, now: datetime, gdpconfig: dict[str
         jobs=jobs,
         seed=seed,
         plugin=ANALYSIS_PLUGIN if analysis else PLUGIN,
-        user_stats=analysis_user_stats(now=now, task_ids=[task_id]).get(task_id) if analysis else None,
+        user_stats=analysis_user_stats(
+            now=now, task_ids=[task_id], since=base.config.get("DATA_CHECK_TIMEOUT_FROM") or "last_success"
+        ).get(task_id)
+        if analysis
+        else None,
     )

@@ -61,6 +61,7 @@ PROFILES: dict[str, Profile] = {
             "ANALYSIS_STABILIZER_RULE": "panda",
             "ANALYSIS_OVERLOAD_RULE": "panda",
             "ANALYSIS_VP_RULE": "panda",
+            "DATA_CHECK_TIMEOUT_FROM": "frozen",
             # AtlasProdJobBroker (job brokerage)
             "EXCLUDE_TEST_QUEUES": False,
             # SiteMapper.getNucleus knows a nucleus only through its queues; doBrokerage stops on an unknown one
@@ -96,6 +97,7 @@ PROFILES: dict[str, Profile] = {
             "MANY_ASSIGNED_RULE": "plus_one",
             "MEMORY_RULE": "panda",
             "CRIC_QUEUE_RULE": "panda",
+            "HIGH_PRIORITY_NUCLEUS_RULE": "weight",
             "JOB_WALLTIME_RULE": "panda",
             "JOB_DISK_RULE": "panda",
             "PILOT_RULE": "panda",

@@ -1121,6 +1121,19 @@ REGISTRY = Registry(
             choices=("seed", "panda"),
         ),
         parameter(
+            "HIGH_PRIORITY_NUCLEUS_RULE",
+            "jobbroker",
+            "str",
+            "skip",
+            "",
+            "Jobs of priority 800 or more, and scouts, away from the nucleus. skip (seed 001, Job Brokerage: "
+            '"skip queues unless they are associated to the nucleus"): a filter (code t1weight). weight '
+            "(panda-server 1.0.4, and seed 002's T1 weight at priority 900): no filter, the nucleus's queues weigh "
+            "at least 100 times more (T1_WEIGHT_HIGH_PRIO_SCOUTS).",
+            "seed 001, Job Brokerage",
+            choices=("skip", "weight"),
+        ),
+        parameter(
             "CRIC_QUEUE_RULE",
             "jobbroker",
             "str",
@@ -1351,6 +1364,18 @@ REGISTRY = Registry(
             "The data locality check is dropped when the task's last successful cycle is older than this.",
             _S000_ANAL,
             minimum=0,
+        ),
+        parameter(
+            "DATA_CHECK_TIMEOUT_FROM",
+            "anal_jobbroker",
+            "str",
+            "last_success",
+            "",
+            "What DATA_CHECK_TIMEOUT_USER counts from. last_success (seed 000): the task's last successful "
+            "analysis brokerage cycle (its first cycle when none succeeded). frozen (panda-server 1.0.4, "
+            "AtlasAnalJobBroker 502, JediTaskSpec.frozenTime): the first failing cycle since the last success.",
+            _S000_ANAL,
+            choices=("last_success", "frozen"),
         ),
         parameter(
             "PRESTAGE_LIMIT",

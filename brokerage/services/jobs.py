@@ -200,7 +200,8 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
     claimed = _claim(work_queue_id=work_queue_id, now=now, owner=owner, limit=limit)
     try:
         tasks = job_set_task_rows(claimed)
-        user_stats = analysis_user_stats(now=now, task_ids=claimed) if analysis else {}
+        since = base.config.get("DATA_CHECK_TIMEOUT_FROM") or "last_success"
+        user_stats = analysis_user_stats(now=now, task_ids=claimed, since=since) if analysis else {}
         ordered = sorted(tasks.values(), key=lambda t: (-t["currentPriority"], t["jediTaskID"]))
         verdicts = throttle_verdicts(
             work_queue=work_queue,

@@ -254,6 +254,11 @@ def test_the_analysis_user_numbers_are_filled_live(live_grid, work_queue):
     job(task, "finished", endTime=NOW - timedelta(hours=2))
     job(task, "failed")
     job(task, "closed")
+    # its analysis brokerage: assigned 5 h and 2 h ago, pending 1.5 h and 1 h ago
+    for hours, outcome in ((5, "assigned"), (2, "assigned"), (1.5, "pending"), (1, "pending")):
+        factories.DecisionFactory(
+            task=task, plugin="atlas_anal_job", outcome=outcome, created=NOW - timedelta(hours=hours)
+        )
     stats = analysis_user_stats(now=NOW, task_ids=[task.pk])[task.pk]
     assert stats["user"] == {
         "running": 2,
@@ -269,7 +274,26 @@ def test_the_analysis_user_numbers_are_filled_live(live_grid, work_queue):
         "taskFailed": 1,
         "taskClosed": 1,
     }
+    # DATA_CHECK_TIMEOUT_FROM: last_success (seed 000) counts from the last assigned cycle, 2 h; frozen (panda,
+    # JEDI's frozenTime) from the first failing one after it, 1.5 h
     assert stats["hoursSinceLastSuccess"] == pytest.approx(2.0)
+    frozen = analysis_user_stats(now=NOW, task_ids=[task.pk], since="frozen")[task.pk]
+    assert frozen["hoursSinceLastSuccess"] == pytest.approx(1.5)
+
+
+def test_the_data_check_clock_of_a_task_that_never_succeeded(live_grid, work_queue):
+    # no assigned cycle: the seed's clock starts at its first cycle (3 h), the frozen one at its first failure (3 h);
+    # no decision at all: no clock
+    task = factories.TaskFactory(status="ready", prodSourceLabel="user", userName="jdoe", workQueue=work_queue)
+    idle = factories.TaskFactory(status="ready", prodSourceLabel="user", userName="jdoe", workQueue=work_queue)
+    for hours in (3, 1):
+        factories.DecisionFactory(
+            task=task, plugin="atlas_anal_job", outcome="pending", created=NOW - timedelta(hours=hours)
+        )
+    for since in ("last_success", "frozen"):
+        stats = analysis_user_stats(now=NOW, task_ids=[task.pk, idle.pk], since=since)
+        assert stats[task.pk]["hoursSinceLastSuccess"] == pytest.approx(3.0)
+        assert "hoursSinceLastSuccess" not in stats[idle.pk]
 
 
 class TestRulesFireLive:

@@ -152,6 +152,30 @@ def opportunistic(context: Context) -> Rejection:
 OPPORTUNISTIC_QUEUE = Filter("opportunistic queue", "opportunistic", opportunistic)
 
 
+def away_from_nucleus(context: Context) -> Rejection:
+    """seed 001 ("Job Brokerage", the checks): "If priority ≥ 800 or scout jobs, skip queues unless they are
+    associated to the nucleus." Not for a pre-assigned job set or a task without a nucleus."""
+    if not urgent_or_scout(context, merge_too=False) or preassign_mode(context) or not context["nucleus"]:
+        return NOTHING_FAILS
+    return Rejection(
+        ~context["at_nucleus"],
+        {
+            "priority": context.task.currentPriority,
+            "scout": context.scenario.jobs.isScout,
+            "nucleus": context["nucleus"],
+        },
+    )
+
+
+# HIGH_PRIORITY_NUCLEUS_RULE: seed 001's filter, or panda-server 1.0.4's nucleus weight of at least 100 at
+# priority 900 or for scouts (job_weights.nucleus_weight; no filter, AtlasProdJobBroker.py 1385-1416)
+HIGH_PRIORITY_AT_NUCLEUS = Filter(
+    "high priority at nucleus",
+    "t1weight",
+    Variants("HIGH_PRIORITY_NUCLEUS_RULE", seed=never, skip=away_from_nucleus),
+)
+
+
 def seed_policy_zero(policy: str, *, merging: bool, **job) -> tuple[bool, str]:
     """seed 000: the share the policy gives the job is 0; an unreadable policy gives none."""
     try:

@@ -339,10 +339,10 @@ class TestWalltime:
         assert decide(job_scenario(queue("Q", mintime=4766))).chosen == "Q"
 
     def test_scouts_and_undefined_walltime_need_a_day(self):
-        short_day = queue("Q", maxtime=86399)
+        short_day = queue("Q", site="NUC", maxtime=86399)  # at the nucleus: seed 001 keeps scouts there
         assert codes(decide(job_scenario(short_day, jobs={"isScout": True}))) == {"Q": "scout_walltime"}
         assert codes(decide(job_scenario(short_day, task={"cpuTime": None}))) == {"Q": "scout_walltime"}
-        assert decide(job_scenario(queue("Q", maxtime=86400), jobs={"isScout": True})).chosen == "Q"
+        assert decide(job_scenario(queue("Q", site="NUC", maxtime=86400), jobs={"isScout": True})).chosen == "Q"
 
     def test_zero_efficiency_means_base_walltime_only(self):
         decision = decide(job_scenario(queue("Q", mintime=601), task={"cpuEfficiency": 0}))
@@ -435,12 +435,13 @@ def test_urgent_jobs_need_a_good_network_weight():
     grid = (queue("SATQ"), queue("NUCQ", site="NUC"))
     decision = decide(job_scenario(*grid, network=network, task={"processingType": "urgent"}))
     assert codes(decision) == {"SATQ": "lowNetworkWeight"}
+    # (at priority 1000 seed 001 keeps the jobs at the nucleus anyway; the weight rule alone is looked at here)
+    grid_weight = {"HIGH_PRIORITY_NUCLEUS_RULE": "weight"}
     assert decision.skipped["SATQ"].detail["networkWeight"] == pytest.approx(1.2667, abs=1e-4)
     # issue 33 D2: processingType is compared whole, as panda-server 1.0.4 does: urgent_reco is not urgent
     assert codes(decide(job_scenario(*grid, network=network, task={"processingType": "urgent_reco"}))) == {}
-    assert codes(decide(job_scenario(*grid, network=network, task={"currentPriority": 1000}))) == {
-        "SATQ": "lowNetworkWeight"
-    }
+    urgent_by_priority = job_scenario(*grid, network=network, task={"currentPriority": 1000}, gdpconfig=grid_weight)
+    assert codes(decide(urgent_by_priority)) == {"SATQ": "lowNetworkWeight"}
     assert codes(decide(job_scenario(*grid, network=network))) == {}
 
 
@@ -645,3 +646,18 @@ def test_queues_sharing_their_endpoints_share_one_endpoint_verdict(monkeypatch):
     assert len(calls) == 2  # A1, A2 and A3 once; B apart
     assert decision.skipped["B"].code == "write_lan_blacklist"
     assert {c.name for c in decision.candidates} == {"A1", "A2", "A3"}
+
+
+def test_seed_001_keeps_urgent_and_scout_jobs_at_the_nucleus():
+    # seed 001: "If priority ≥ 800 or scout jobs, skip queues unless they are associated to the nucleus"
+    grid = (queue("SATQ"), queue("NUCQ", site="NUC"))
+    for task, jobs in (({"currentPriority": 800}, {}), ({"currentPriority": 500}, {"isScout": True})):
+        decision = decide(job_scenario(*grid, task=task, jobs=jobs))
+        assert codes(decision) == {"SATQ": "t1weight"}
+        assert decision.skipped["SATQ"].filter == "high priority at nucleus"
+    assert codes(decide(job_scenario(*grid, task={"currentPriority": 799}))) == {}
+    # HIGH_PRIORITY_NUCLEUS_RULE weight (panda-server 1.0.4): no filter; the nucleus weighs 100 times more
+    weighed = decide(
+        job_scenario(*grid, task={"currentPriority": 900}, gdpconfig={"HIGH_PRIORITY_NUCLEUS_RULE": "weight"})
+    )
+    assert codes(weighed) == {}

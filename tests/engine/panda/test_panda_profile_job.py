@@ -308,7 +308,7 @@ class TestInputTransfer:
 def test_inactive_counts_starting_jobs_too():
     # a scout at a queue that started nothing for 3 h with no activated but 5 starting jobs
     stats = {"activated": 0, "starting": 5, "hoursSinceLastStart": 3}
-    scenario = job_scenario(queue("A", stats=stats), queue("N", site="NUC"), jobs={"isScout": True})
+    scenario = job_scenario(queue("A", site="NUC", stats=stats), jobs={"isScout": True})
     assert "A" not in under("seed", scenario).skipped
     assert codes(under("panda", scenario))["A"] == "inactive"
 
