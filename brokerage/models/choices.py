@@ -83,6 +83,9 @@ class QueueStatus(models.TextChoices):
     TEST = "test"
     BROKEROFF = "brokeroff"
     PAUSED = "paused"
+    # waits for work with pilots on standby: the production job broker of panda-server 1.0.4 takes it as online
+    # (AtlasProdJobBroker.py 402; CRIC_QUEUE_RULE panda)
+    STANDBY = "standby"
 
 
 class QueueType(models.TextChoices):

@@ -70,6 +70,8 @@ def _reshape_queue(rng: random.Random, record: dict[str, Any], *, production: bo
         for key in ("maxrss", "maxwdir"):  # CRIC gives them per core on such a queue
             if record.get(key):
                 record[key] = record[key] // record["corecount"]
+    if production and rng.random() < 0.04:
+        record["status"] = "standby"  # online to the real production broker
     if rng.random() < 0.2:
         record["direct_access_lan"] = True
     if rng.random() < 0.05:
@@ -283,6 +285,15 @@ def _analysis_task(rng: random.Random, scenario: dict[str, Any]) -> None:
     if rng.random() < 0.15:
         for record in rng.sample(list(queues.values()), max(1, len(queues) // 3)):
             record["fairsharepolicy"] = rng.choice(["type=any:0%", "gshare=User Analysis:0%", "type=evgen:0%"])
+    if rng.random() < 0.15 and scenario.get("datasets"):
+        # a container (a name ending in "/"): distributed over sites, its copies often incomplete
+        master = scenario["datasets"][0]
+        master["name"] = master["name"].rstrip("/") + "/"
+        spread = rng.random() < 0.7  # every copy incomplete: only the container's files spread over sites
+        for replica in master["replicas"].values():
+            if (spread or rng.random() < 0.5) and master["nFiles"] > 1:
+                replica["nFiles"] = rng.randint(1, max(1, master["nFiles"] // 2))
+                replica["sizeGB"] = round(master["sizeGB"] * replica["nFiles"] / master["nFiles"], 6)
     if rng.random() < 0.1:
         jobs["isMerge"] = True
     if rng.random() < 0.1:

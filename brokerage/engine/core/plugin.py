@@ -521,6 +521,10 @@ class Plugin:
             held = cache["verdicts"] = (scenario, list(names), {})
         return held[2]
 
+    def candidate_cap(self, context: Context) -> int | None:
+        """How many of the best candidates a decision keeps (max_candidates; a plugin may decide per decision)."""
+        return self.max_candidates
+
     def late_skips(self, context: Context) -> list[tuple[str, np.ndarray, str, Detail]]:
         """Candidates weighed with the others and dropped after (filter, mask, code, detail); none by default."""
         return []
@@ -578,18 +582,19 @@ class Plugin:
                 before = len(candidates)
                 candidates = [c for c in candidates if not gone[names.index(c.name)]]
                 stages.append(Stage("problematic", before, len(candidates)))
-            if self.max_candidates is not None and len(candidates) > self.max_candidates:
-                for dropped in candidates[self.max_candidates :]:
+            cap = self.candidate_cap(context)
+            if cap is not None and len(candidates) > cap:
+                for dropped in candidates[cap:]:
                     skipped.add(
                         dropped.name,
                         Skip(
                             "low_weight",
                             "best candidates",
-                            {"weight": _plain(dropped.weight), "kept": self.max_candidates},
+                            {"weight": _plain(dropped.weight), "kept": cap},
                         ),
                     )
-                stages.append(Stage("best candidates", len(candidates), self.max_candidates))
-                candidates = candidates[: self.max_candidates]
+                stages.append(Stage("best candidates", len(candidates), cap))
+                candidates = candidates[:cap]
         chosen = weighted_choice(candidates, scenario.seed)
         outcome = "assigned" if chosen is not None else "pending"
         parts = {

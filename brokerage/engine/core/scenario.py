@@ -424,7 +424,7 @@ QUEUE_TEXT_KEYS = (
     "cloud",
     "siteClass",
 )
-QUEUE_STATUSES = ("online", "offline", "test", "brokeroff", "paused")
+QUEUE_STATUSES = ("online", "offline", "test", "brokeroff", "paused", "standby")
 
 
 _QUEUE_NUMBERS = frozenset(QUEUE_NUMBER_KEYS)

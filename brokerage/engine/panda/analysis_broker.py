@@ -448,7 +448,11 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             or not decision.initial
             or "data locality" in self.disabled_filters
             or not scenario.datasets
-            or not readable_over_wan(scenario, scenario.datasets, nearly_complete=True)
+            or not readable_over_wan(
+                scenario,
+                [d for d in scenario.datasets if d.name not in self.distributed(scenario)],
+                nearly_complete=True,
+            )
         ):
             return decision
         if not self._locality_to_ignore(scenario) and self._problematic_dropped_any(decision):
@@ -673,8 +677,10 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         scan = disk = None
         union, disk_union = set(), set()
         per_dataset: list[tuple[frozenset, frozenset]] = []
+        distributed = self.distributed(scenario)
         for dataset in scenario.datasets:
-            truly_complete = any(
+            # a distributed dataset (a container) takes incomplete copies too (use_incomplete, 1.0.4 568-571)
+            truly_complete = dataset.name not in distributed and any(
                 replica.nFiles == dataset.nFiles
                 and dataset.nFiles > 0
                 and (endpoint := scenario.ddm_endpoints.get(key)) is not None
@@ -707,6 +713,24 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         )
         cache[key] = (scenario.datasets, found)  # the object is kept so its id cannot be reused meanwhile
         return found
+
+    def distributed(self, scenario: Scenario) -> frozenset[str]:
+        """ANALYSIS_LOCALITY_RULE panda: the input datasets the real broker treats as distributed (AtlasAnalJobBroker
+        432-450, 1.0.4): containers (names ending in "/") with a copy somewhere. Their copies may be incomplete,
+        virtual placement is avoided (their jobs trigger transfers), they need no complete copy and no WAN-readable
+        one, and the ten-queue cut is dropped. None under the seed's rules."""
+        if scenario.config.get("ANALYSIS_LOCALITY_RULE") != "panda":
+            return frozenset()
+        return frozenset(d.name for d in scenario.datasets if d.name.endswith("/") and d.replicas)
+
+    def _located_datasets(self, scenario: Scenario) -> list:
+        """The input datasets that must have a copy regarded as complete (not the distributed ones)."""
+        distributed = self.distributed(scenario)
+        return [dataset for dataset in scenario.datasets if dataset.name not in distributed]
+
+    def candidate_cap(self, context: Context) -> int | None:
+        """The ten best queues, or all of them for a task reading a distributed dataset (1.0.4, 2262-2270)."""
+        return None if self.distributed(context.scenario) else self.max_candidates
 
     def local_complete(self, scenario: Scenario) -> tuple[tuple[frozenset, bool], ...]:
         """Per dataset: the analysis queues reading a copy with all its files (disk or tape), and whether a complete

@@ -37,6 +37,8 @@ def status(context: Context) -> Rejection:
         return NOTHING_FAILS
     in_force = jobs.preassigned and not preassignment_dropped(context.scenario)
     offline = context["status"] != "online"
+    if context.config.get("CRIC_QUEUE_RULE") == "panda":  # AtlasProdJobBroker.py 402: standby counts as online
+        offline &= context["status"] != "standby"
     if in_force:  # seed 000: pre-assigned queues are used whatever their status
         offline = offline & ~among(context.names, jobs.preassigned)
     return Rejection(offline, {"status": context["status"], "required": "online"})

@@ -58,7 +58,8 @@ def error_of(data) -> str:
         ({"queues": {"CERN": {"maxrss": "lots"}}}, "$.queues.CERN.maxrss: expected a number, got 'lots'"),
         (
             {"queues": {"CERN": {"status": "up"}}},
-            "$.queues.CERN.status: expected one of 'online', 'offline', 'test', 'brokeroff', 'paused', got 'up'",
+            "$.queues.CERN.status: expected one of 'online', 'offline', 'test', 'brokeroff', 'paused', 'standby', "
+            "got 'up'",
         ),
         (
             {"queues": {"CERN": {"releases": "ANY"}}},

@@ -309,3 +309,24 @@ class TestTaskLocality:
         decision = under("panda", scenario)
         assert codes(decision) == {"NUC2": "insize"}
         assert decision.skipped["NUC2"].detail["totalSizeGB"] == pytest.approx(500.0)
+
+
+def test_a_standby_queue_is_online_for_the_real_production_broker():
+    # AtlasProdJobBroker.py 402: status in (online, standby); the seed knows online only
+    scenario = job_scenario(queue("S", status="standby"), NUC)
+    assert "S" in kept(under("panda", scenario))
+    assert codes(under("seed", scenario))["S"] == "status"
+
+
+def test_a_container_is_distributed_its_copies_may_be_incomplete_and_no_ten_queue_cut():
+    # AtlasAnalJobBroker.py 432-458, 2262-2270: a dataset named "…/" is distributed: it needs no complete copy,
+    # incomplete ones locate it, VP queues are avoided, and more than ten queues are kept
+    queues = [queue(f"A{i}", corecount=1) for i in range(12)] + [queue("VP", corecount=1, use_vp=True)]
+    data = [dataset("user.jdoe.cont/", files=10, replicas={"SAT_DATADISK": (4, 0.2)})]
+    scenario = anal_scenario(*queues, datasets=data)
+    decision = under("panda", scenario)
+    assert len(decision.candidates) == 12
+    assert codes(decision) == {"VP": "overloaded_vp"}
+    # the same dataset as a plain one: the ten best queues only
+    plain = anal_scenario(*queues, datasets=[dataset("user.jdoe.plain", files=10, replicas={"SAT_DATADISK": (4, 0.2)})])
+    assert len(under("panda", plain).candidates) == 10
