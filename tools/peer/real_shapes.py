@@ -129,6 +129,11 @@ def _at_limits(rng: random.Random, scenario: dict[str, Any]) -> None:
     for record in scenario.get("queues", {}).values():
         if rng.random() < 0.15 and (record.get("corecount") or 1) == 1 and "per_core_attr" not in record["catchall"]:
             record["maxwdir"] = _disk_need_mb(task, jobs, bool(record.get("direct_access_lan")))
+        elif rng.random() < 0.15 and record.get("capability") == "ucore" and "per_core_attr" not in record["catchall"]:
+            # a unified queue whose work directory per core is the job's need, or a MB short of it
+            cores = record.get("corecount") or 1
+            need = _disk_need_mb(task, jobs, bool(record.get("direct_access_lan")))
+            record["maxwdir"] = need * cores - rng.choice([0, 0, 1])
         if rng.random() < 0.1 and task.get("ramCount") and (record.get("corecount") or 1) == 1:
             base = task.get("baseRamCount") or 0
             record["maxrss"] = int((task["ramCount"] + base) * 0.9)
@@ -303,8 +308,8 @@ def _analysis_task(rng: random.Random, scenario: dict[str, Any]) -> None:
 def _job_input_as_chunked(scenario: dict[str, Any]) -> None:
     """jobs.inputSizeMB as the real InputChunk makes a job: its files of the master dataset and as many of each
     secondary (the driver sizes every file from its dataset). Our scenario has one input size, from which the
-    output is scaled too, where the real code scales it by the master's files only: with a secondary the output
-    is then per event or none."""
+    output is scaled too, where the real code scales it by the master's files only: with a secondary the task sets
+    no output size."""
     jobs, task, datasets = scenario["jobs"], scenario["task"], scenario.get("datasets") or []
     files = max(int(jobs.get("nFiles") or 1), 1)
     total = 0.0
@@ -313,7 +318,7 @@ def _job_input_as_chunked(scenario: dict[str, Any]) -> None:
         total += dataset.get("sizeGB", 0) * 1024 / n * min(files, n)
     if datasets:
         jobs["inputSizeMB"] = round(total, 6)
-    if len(datasets) > 1 and "PerEvent" not in (task.get("outDiskUnit") or "PerEvent"):
+    if len(datasets) > 1:  # analysis scales the output by input MB whatever the unit
         task.pop("outDiskCount", None)
 
 

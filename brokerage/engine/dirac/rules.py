@@ -21,6 +21,7 @@ from one seeded generator, so a match can be replayed.
 
 from __future__ import annotations
 
+import functools
 import random
 import string
 from collections.abc import Iterable, Mapping, Sequence
@@ -203,6 +204,14 @@ def fold(value: str) -> str:
 
 
 def folded(values: Iterable[str]) -> frozenset[str]:
+    """The values folded; a task queue's frozensets (hashed once, kept) are folded once each."""
+    if isinstance(values, frozenset):
+        return _folded_set(values)
+    return frozenset(fold(value) for value in values)
+
+
+@functools.lru_cache(maxsize=65536)
+def _folded_set(values: frozenset[str]) -> frozenset[str]:
     return frozenset(fold(value) for value in values)
 
 
@@ -240,6 +249,17 @@ class Resource:
                 object.__setattr__(self, key, (value,) if value else ())
             elif not isinstance(value, tuple):
                 object.__setattr__(self, key, tuple(value))
+        # the values as the database compares them, folded once per request (not per task queue); attributes,
+        # not fields, so equality and the stored form are the pilot's own values
+        folds = {key: folded(getattr(self, key)) for key in (*LIST_KEYS, "tags", "requiredTags")}
+        folds.update({ban: folded(getattr(self, ban)) for ban, _ in RESOURCE_BANS})
+        object.__setattr__(self, "folds", folds)
+        # which keys add a condition (sent, no wildcard), also once per request
+        sent = {key: is_sent(getattr(self, key)) for key in LIST_KEYS}
+        sent["effective_job_type"] = is_sent(self.effective_job_type)
+        for key in ("tags", "requiredTags", *(ban for ban, _ in RESOURCE_BANS)):
+            sent[key] = not any(is_any(value) for value in getattr(self, key))  # no wildcard among them
+        object.__setattr__(self, "sent", sent)
 
     @property
     def private(self) -> bool:
@@ -318,32 +338,34 @@ def no_match_reasons(
         failed.append(("ram", {"required": tq.minRAM, "offered": resource.maxRAM}))
     if rules.legacy_fields and tq.pilotTypes and fold(resource.pilotType) not in folded(tq.pilotTypes):
         failed.append(("pilot_type", {"accepted": sorted(tq.pilotTypes), "offered": resource.pilotType}))
-    if is_sent(resource.site):
-        sites = folded(resource.site)
+    folds, sent = resource.folds, resource.sent
+    if sent["site"]:
+        sites = folds["site"]
         if tq.sites and not sites & folded(tq.sites):
             failed.append(("site_not_accepted", {"accepted": sorted(tq.sites), "offered": _shown(resource.site)}))
         if sites <= folded(tq.bannedSites):
             failed.append(("banned_site", {"banned": sorted(tq.bannedSites), "offered": _shown(resource.site)}))
-    for code, accepted, offered in (
-        ("grid_ce", tq.gridCEs, resource.gridCE),
-        ("platform", tq.platforms, resource.platform),
+    for code, accepted, offered, key in (
+        ("grid_ce", tq.gridCEs, resource.gridCE, "gridCE"),
+        ("platform", tq.platforms, resource.platform, "platform"),
     ):
         # seed 003: "if the job requires a Grid CE, it must match"; DIRAC v9 adds no condition for a key not sent
-        required = is_sent(offered) or (not offered and rules.absent_ce_platform == "seed")
-        if accepted and required and not folded(offered) & folded(accepted):
+        required = sent[key] or (not offered and rules.absent_ce_platform == "seed")
+        if accepted and required and not folds[key] & folded(accepted):
             failed.append((code, {"accepted": sorted(accepted), "offered": _shown(offered) if offered else ""}))
     job_type = resource.effective_job_type
-    if is_sent(job_type) and tq.jobTypes and not folded(job_type) & folded(tq.jobTypes):
+    job_types = folds["jobType"] if resource.inSiteMask else folded(job_type)
+    if sent["effective_job_type"] and tq.jobTypes and not job_types & folded(tq.jobTypes):
         failed.append(("job_type", {"accepted": sorted(tq.jobTypes), "offered": _shown(job_type)}))
-    if not any(is_any(tag) for tag in resource.tags) and not folded(tq.tags) <= folded(resource.tags):
+    if sent["tags"] and not folded(tq.tags) <= folds["tags"]:
         failed.append(("tags", {"required": sorted(tq.tags), "offered": sorted(resource.tags)}))
-    if resource.requiredTags and not any(is_any(tag) for tag in resource.requiredTags):
-        missing = folded(resource.requiredTags) - folded(tq.tags)
+    if resource.requiredTags and sent["requiredTags"]:
+        missing = folds["requiredTags"] - folded(tq.tags)
         if missing:
             failed.append(("required_tags", {"required": sorted(resource.requiredTags), "offered": sorted(tq.tags)}))
     for ban, tq_field in RESOURCE_BANS:
         banned = getattr(resource, ban)
-        if banned and not any(is_any(value) for value in banned) and folded(banned) <= folded(getattr(tq, tq_field)):
+        if banned and sent[ban] and folds[ban] <= folded(getattr(tq, tq_field)):
             failed.append(("resource_ban", {"field": tq_field, "banned": sorted(banned)}))
     return failed
 

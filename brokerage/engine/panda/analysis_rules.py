@@ -332,7 +332,8 @@ def scratch_panda(context: Context) -> tuple[np.ndarray, np.ndarray]:
     if jobs.isMerge:
         needed = np.full(len(context.names), float((2 * input_bytes) // 1024**2))
     else:
-        base = output_bytes(task, jobs) + work_dir_bytes(task)
+        # the output per MB of effective input whatever the unit says (no per-event branch here, unlike production)
+        base = output_bytes(task, jobs, per_event=False) + work_dir_bytes(task)
         needed = np.floor((base + np.where(context["direct_io"], 0.0, input_bytes)) / 1024**2)
     per_core = context["maxwdir_per_core"]
     return needed, (per_core > 0) & (needed > per_core)

@@ -197,14 +197,15 @@ def effective_input_mb(jobs) -> float:
     return jobs.inputSizeMB if jobs.inputSizeMB > 0 else float(max(jobs.nFiles, 1))
 
 
-def output_bytes(task, jobs) -> float:
+def output_bytes(task, jobs, *, per_event: bool = True) -> float:
     """JediTaskSpec.getOutDiskSize × the job's scale (1.0.4): outDiskCount in bytes (its unit's prefix GB, MB or
-    kB; none is bytes) per event of the job when the unit is per event, else per MB of effective input
-    (AtlasProdJobBroker.py 929-932; outDiskUnit "kB" is kB of output per MB of input)."""
+    kB; none is bytes) per event of the job when the unit is per event (production only: `per_event`), else per MB
+    of effective input (AtlasProdJobBroker.py 929-932, AtlasAnalJobBroker.py 1109-1113; outDiskUnit "kB" is kB of
+    output per MB of input)."""
     unit = task.outDiskUnit or "kB"
     factor = {"GB": 1024**3, "MB": 1024**2, "kB": 1024}.get(unit[:2], 1)
     per_unit = max(task.outDiskCount or 0.0, 0.0) * factor
-    if "PerEvent" in unit:
+    if per_event and "PerEvent" in unit:
         return per_unit * (events_per_job(task, jobs) or 0)
     return per_unit * effective_input_mb(jobs)
 

@@ -241,6 +241,13 @@ class TestAnalysis:
         assert "EQ" in kept(decision)
         assert codes(decision)["LOW"] == "disk"
 
+    def test_analysis_scales_the_output_by_input_megabytes_even_per_event(self):
+        # AtlasAnalJobBroker.py 1109-1113: getOutDiskSize × the effective input in MB, with no per-event branch:
+        # 1 MB "per event" × 2,000 MB = 2,000 MB, + 2,000 MB copied in = 4,000 MB (production: 1 MB × 1,000 events)
+        task = {"outDiskCount": 1, "outDiskUnit": "MBPerEvent"}
+        scenario = anal_scenario(queue("Q", corecount=1, maxwdir=3999), task=task)
+        assert under("panda", scenario).skipped["Q"].detail["neededMB"] == 4000
+
     def test_a_task_without_cputime_needs_ten_days_of_walltime(self):
         # AtlasAnalJobBroker.py 1322-1365: no cpuTime, so not HS06: maxtime × cores = 259,200 < 24 h × 10 × 1 =
         # 864,000: -min_walltime; 864,000 s is enough
