@@ -97,7 +97,6 @@ PROFILES: dict[str, Profile] = {
             "MANY_ASSIGNED_RULE": "plus_one",
             "MEMORY_RULE": "panda",
             "CRIC_QUEUE_RULE": "panda",
-            "HIGH_PRIORITY_NUCLEUS_RULE": "weight",
             "JOB_WALLTIME_RULE": "panda",
             "JOB_DISK_RULE": "panda",
             "PILOT_RULE": "panda",

@@ -1124,12 +1124,12 @@ REGISTRY = Registry(
             "HIGH_PRIORITY_NUCLEUS_RULE",
             "jobbroker",
             "str",
-            "skip",
+            "weight",
             "",
-            "Jobs of priority 800 or more, and scouts, away from the nucleus. skip (seed 001, Job Brokerage: "
-            '"skip queues unless they are associated to the nucleus"): a filter (code t1weight). weight '
-            "(panda-server 1.0.4, and seed 002's T1 weight at priority 900): no filter, the nucleus's queues weigh "
-            "at least 100 times more (T1_WEIGHT_HIGH_PRIO_SCOUTS).",
+            "Jobs of priority 800 or more, and scouts, away from the nucleus. weight (seed 000, which has no such "
+            "filter, seed 002's T1 weight and panda-server 1.0.4): no filter, the nucleus's queues weigh at least "
+            "100 times more (T1_WEIGHT_HIGH_PRIO_SCOUTS). skip (seed 001, Job Brokerage: "
+            '"skip queues unless they are associated to the nucleus"): a filter (code t1weight).',
             "seed 001, Job Brokerage",
             choices=("skip", "weight"),
         ),

@@ -650,14 +650,14 @@ def test_queues_sharing_their_endpoints_share_one_endpoint_verdict(monkeypatch):
 
 def test_seed_001_keeps_urgent_and_scout_jobs_at_the_nucleus():
     # seed 001: "If priority ≥ 800 or scout jobs, skip queues unless they are associated to the nucleus"
+    # (HIGH_PRIORITY_NUCLEUS_RULE skip; the default, weight, is seed 000's and the real code's: docs/decisions.md)
     grid = (queue("SATQ"), queue("NUCQ", site="NUC"))
+    skip = {"HIGH_PRIORITY_NUCLEUS_RULE": "skip"}
     for task, jobs in (({"currentPriority": 800}, {}), ({"currentPriority": 500}, {"isScout": True})):
-        decision = decide(job_scenario(*grid, task=task, jobs=jobs))
+        decision = decide(job_scenario(*grid, task=task, jobs=jobs, gdpconfig=skip))
         assert codes(decision) == {"SATQ": "t1weight"}
         assert decision.skipped["SATQ"].filter == "high priority at nucleus"
-    assert codes(decide(job_scenario(*grid, task={"currentPriority": 799}))) == {}
-    # HIGH_PRIORITY_NUCLEUS_RULE weight (panda-server 1.0.4): no filter; the nucleus weighs 100 times more
-    weighed = decide(
-        job_scenario(*grid, task={"currentPriority": 900}, gdpconfig={"HIGH_PRIORITY_NUCLEUS_RULE": "weight"})
-    )
+    assert codes(decide(job_scenario(*grid, task={"currentPriority": 799}, gdpconfig=skip))) == {}
+    # weight: no filter; the nucleus's queue weighs 100 times more
+    weighed = decide(job_scenario(*grid, task={"currentPriority": 900}))
     assert codes(weighed) == {}
