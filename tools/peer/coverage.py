@@ -46,6 +46,7 @@ INERT: dict[str, dict[str, str]] = {
     "panda": {
         "queued all": "JOB_CAP_RULE panda checks the caps in one rule, 'queued activated+starting'",
         "nucleus status": "the real code marks every site ACTIVE: the driver refuses a scenario with another state",
+        "high priority at nucleus": "HIGH_PRIORITY_NUCLEUS_RULE weight: seed 001's filter, off (docs/decisions.md)",
     }
 }
 # Situations that cannot keep a candidate under a profile, with why

@@ -326,7 +326,7 @@ def anal_real_scenario(seed: int) -> dict[str, Any]:
     """An analysis job-brokerage scenario shaped like the real grid."""
     scenario = copy.deepcopy(anal_scenario(100_000 + seed))
     rng = random.Random(f"real-anal:{seed}")
-    if rng.random() < 0.3:
+    if rng.random() < 0.45:
         _hospital(rng, scenario)
     for record in scenario["queues"].values():
         _reshape_queue(rng, record, production=record.get("type") == "unified")
