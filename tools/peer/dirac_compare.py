@@ -52,26 +52,44 @@ FIELD_NAMES = {
 }
 
 
-def generate(seed: int, *, task_queues: int = 40, resources: int = 200) -> dict[str, Any]:
-    """Distinct task-queue definitions (owners, CPU times on the segments, every multi-valued field, RAM), 20–60
-    jobs each with priorities 0–10, and resource descriptions using every key TaskQueueDB matches."""
-    rng = random.Random(seed)
+def _definitions_and_jobs(
+    rng: random.Random,
+    owners: dict[str, str],
+    choices: dict[str, list],
+    cpu_time,
+    task_queues: int,
+    *,
+    first_job: int,
+    per_queue: tuple[int, int],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Distinct task-queue definitions (an owner and its group, a CPU time, one choice per multi-valued field, RAM
+    now and then) and their jobs, `per_queue` of them each with priorities 0-10."""
     seen, definitions = set(), []
     while len(definitions) < task_queues:
-        owner = rng.choice(sorted(OWNERS))
-        definition = {"Owner": owner, "OwnerGroup": OWNERS[owner], "CPUTime": rng.choice(CPU_SEGMENTS[:8])}
-        definition.update({name: list(rng.choice(options)) for name, options in CHOICES.items()})
+        owner = rng.choice(sorted(owners))
+        definition = {"Owner": owner, "OwnerGroup": owners[owner], "CPUTime": cpu_time()}
+        definition.update({name: list(rng.choice(options)) for name, options in choices.items()})
         if rng.random() < 0.2:
             definition["MinRAM"], definition["MaxRAM"] = rng.choice([(2000, 4000), (8000, 16000), (0, 4000)])
         key = json.dumps(definition, sort_keys=True)
         if key not in seen:
             seen.add(key)
             definitions.append(definition)
-    jobs, job_id = [], 1000
+    jobs, job_id = [], first_job
     for index in range(len(definitions)):
-        for _ in range(rng.randint(20, 60)):
+        for _ in range(rng.randint(*per_queue)):
             job_id += 1
             jobs.append({"jobID": job_id, "def": index, "priority": rng.choice(PRIORITIES)})
+    return definitions, jobs
+
+
+def generate(seed: int, *, task_queues: int = 40, resources: int = 200) -> dict[str, Any]:
+    """Distinct task-queue definitions (owners, CPU times on the segments, every multi-valued field, RAM), 20–60
+    jobs each with priorities 0–10, and resource descriptions using every key TaskQueueDB matches."""
+    rng = random.Random(seed)
+    definitions, jobs = _definitions_and_jobs(
+        rng, OWNERS, CHOICES, lambda: rng.choice(CPU_SEGMENTS[:8]), task_queues, first_job=1000, per_queue=(20, 60)
+    )
     offers = []
     for _ in range(resources):
         offer: dict[str, Any] = {"CPUTime": rng.choice([300, 2000, 3600, 30000, 86400, 200000, 400000])}
@@ -150,22 +168,9 @@ def generate_real(seed: int, *, task_queues: int = 45, resources: int = 300) -> 
     """Real-shaped inputs (REAL_GROUPS … above): task-queue definitions and jobs as `generate` makes them, and
     resources sending lists."""
     rng = random.Random(f"real-dirac:{seed}")
-    seen, definitions = set(), []
-    while len(definitions) < task_queues:
-        owner = rng.choice(sorted(REAL_OWNERS))
-        definition = {"Owner": owner, "OwnerGroup": REAL_OWNERS[owner], "CPUTime": _cpu_at_boundaries(rng)}
-        definition.update({name: list(rng.choice(options)) for name, options in REAL_CHOICES.items()})
-        if rng.random() < 0.2:
-            definition["MinRAM"], definition["MaxRAM"] = rng.choice([(2000, 4000), (8000, 16000), (0, 4000)])
-        key = json.dumps(definition, sort_keys=True)
-        if key not in seen:
-            seen.add(key)
-            definitions.append(definition)
-    jobs, job_id = [], 5000
-    for index in range(len(definitions)):
-        for _ in range(rng.randint(10, 40)):
-            job_id += 1
-            jobs.append({"jobID": job_id, "def": index, "priority": rng.choice(PRIORITIES)})
+    definitions, jobs = _definitions_and_jobs(
+        rng, REAL_OWNERS, REAL_CHOICES, lambda: _cpu_at_boundaries(rng), task_queues, first_job=5000, per_queue=(10, 40)
+    )
     offers = []
     for _ in range(resources):
         offer: dict[str, Any] = {"CPUTime": _cpu_at_boundaries(rng)}

@@ -78,6 +78,12 @@ def _reshape_queue(rng: random.Random, record: dict[str, Any], *, production: bo
         record["maxinputsize"] = -1
 
 
+def _reshape_queues(rng: random.Random, scenario: dict[str, Any], production) -> None:
+    """Every queue record reshaped (`production`: whether a record runs production, for the empty cloud)."""
+    for record in (scenario.get("queues") or {}).values():
+        _reshape_queue(rng, record, production=production(record))
+
+
 def _reshape_task(rng: random.Random, task: dict[str, Any], jobs: dict[str, Any], *, analysis: bool) -> None:
     """A task (and its job set) as JEDI leaves them (in place)."""
     roll = rng.random()
@@ -196,8 +202,7 @@ def job_real_scenario(seed: int) -> dict[str, Any]:
     rng = random.Random(f"real-job:{seed}")
     if rng.random() < 0.7:
         _bigger_grid(rng, scenario)
-    for record in scenario["queues"].values():
-        _reshape_queue(rng, record, production=record.get("type") != "analysis")
+    _reshape_queues(rng, scenario, lambda record: record.get("type") != "analysis")
     _reshape_task(rng, scenario["task"], scenario["jobs"], analysis=False)
     _at_limits(rng, scenario)
     scenario["seed"] = seed
@@ -328,8 +333,7 @@ def anal_real_scenario(seed: int) -> dict[str, Any]:
     rng = random.Random(f"real-anal:{seed}")
     if rng.random() < 0.45:
         _hospital(rng, scenario)
-    for record in scenario["queues"].values():
-        _reshape_queue(rng, record, production=record.get("type") == "unified")
+    _reshape_queues(rng, scenario, lambda record: record.get("type") == "unified")
     _reshape_task(rng, scenario["task"], scenario["jobs"], analysis=True)
     _analysis_task(rng, scenario)
     _job_input_as_chunked(scenario)

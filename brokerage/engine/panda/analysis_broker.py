@@ -667,13 +667,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         held = cache.get(key)
         if held is not None and held[0] is scenario.datasets:
             return held[1]
-        readers: dict[str, list[str]] = {}
-        queues = [name for name, record in scenario.queues.items() if record.get("type") in ("analysis", "unified")]
-        for name in queues:
-            for endpoint in (scenario.queues[name].get("astorages") or {}).get("read_lan") or []:
-                info = scenario.ddm_endpoints.get(endpoint)
-                if info is None or not info.blacklisted:  # a queue does not read an endpoint blacklisted for reading
-                    readers.setdefault(endpoint, []).append(name)
+        readers = self.analysis_readers(scenario)
         scan = disk = None
         union, disk_union = set(), set()
         per_dataset: list[tuple[frozenset, frozenset]] = []
@@ -714,6 +708,22 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         cache[key] = (scenario.datasets, found)  # the object is kept so its id cannot be reused meanwhile
         return found
 
+    def analysis_readers(self, scenario: Scenario) -> dict[str, list[str]]:
+        """Endpoint → the analysis and unified queues reading it over LAN, once per snapshot; a queue does not read
+        an endpoint blacklisted for reading (EntityModule.getDdmEndpoints' input endpoints, 1.0.4)."""
+        cache = self._snapshot_cache(scenario)
+        if "analysis readers" not in cache:
+            readers: dict[str, list[str]] = {}
+            for name, record in scenario.queues.items():
+                if record.get("type") not in ("analysis", "unified"):
+                    continue
+                for endpoint in (record.get("astorages") or {}).get("read_lan") or []:
+                    info = scenario.ddm_endpoints.get(endpoint)
+                    if info is None or not info.blacklisted:
+                        readers.setdefault(endpoint, []).append(name)
+            cache["analysis readers"] = readers
+        return cache["analysis readers"]
+
     def distributed(self, scenario: Scenario) -> frozenset[str]:
         """ANALYSIS_LOCALITY_RULE panda: the input datasets the real broker treats as distributed (AtlasAnalJobBroker
         432-450, 1.0.4): containers (names ending in "/") with a copy somewhere. Their copies may be incomplete,
@@ -741,11 +751,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         held = cache.get(key)
         if held is not None and held[0] is scenario.datasets:
             return held[1]
-        readers: dict[str, list[str]] = {}
-        for name, record in scenario.queues.items():
-            if record.get("type") in ("analysis", "unified"):
-                for endpoint in (record.get("astorages") or {}).get("read_lan") or []:
-                    readers.setdefault(endpoint, []).append(name)
+        readers = self.analysis_readers(scenario)
         found = []
         for dataset in scenario.datasets:
             complete = frozenset(
