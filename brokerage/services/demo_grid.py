@@ -386,6 +386,12 @@ def _queues(sites, endpoints, now, rng) -> list[models.PandaQueue]:
                 "wnconnectivity": "full#IPv4",
                 "corepower": round(rng.uniform(8, 14), 1),
                 "cloud": site.cloud,
+                # CRIC's shapes (../shared/fixtures/cric/queuedata_CERN.json, issue 49): catchall keys no broker
+                # reads, params, and the nulls CRIC writes
+                "catchall": rng.choice(["", "", "zip_time_gap=7200", "jobseed=all,es_to_zip"]),
+                "params": {"pilot_manager": "Harvester"} if rng.random() < 0.5 else {},
+                "transferringlimit": None,
+                "maxdiskio": None,
                 "demo_slots": rng.choice([10, 20, 40, 80]) * (2 if site.role == "nucleus" else 1),
                 "demo_failure_percent": rng.choice([3, 5, 8, 12, 25]),
             }
@@ -404,6 +410,7 @@ def _queues(sites, endpoints, now, rng) -> list[models.PandaQueue]:
                     wnconnectivity="full#IPv4",
                     corepower=record["corepower"],
                     cloud=site.cloud,
+                    catchall=record["catchall"],
                     cric=record,
                     updated=now,
                     transtimehi=2,

@@ -137,6 +137,13 @@ def test_a_task_flows_from_registered_to_done(grid, work_queue, ready_task):
 def test_demo_grid_command_builds_a_medium_grid_once(capsys):
     call_command("demo_grid", "--size", "medium", "--no-progress")
     assert 130 <= PandaQueue.objects.count() <= 180
+    # CRIC's shapes (issue 49): catchall keys no broker reads, params, nulls, each reaching the brokers' records
+    from brokerage.adapters.grid import queue_records
+
+    records = queue_records()
+    assert any(r.get("catchall") for r in records.values())
+    assert any(r.get("params") for r in records.values())
+    assert all("transferringlimit" in record for record in records.values())  # null, as CRIC writes it
     assert Task.objects.filter(status="registered").count() == 300 + len(STORIES)
     assert DiracJob.objects.filter(status="Waiting").count() == 300
     assert "Demo grid (medium) built" in capsys.readouterr().out
