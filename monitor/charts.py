@@ -186,7 +186,10 @@ def weights_chart(candidates: Sequence[Mapping[str, Any]], *, chosen: str | None
     8,549); otherwise bars from zero. The factors, with units, are in each point's hover and the table beside."""
     rows = [row for row in list(candidates)[:limit] if isinstance(row.get("weight"), int | float)]
     positive = [float(row["weight"]) for row in rows if float(row["weight"]) > 0]
-    log = bool(positive) and len(positive) == len(rows)
+    # a log axis over less than a decade labels its minor ticks (3000, 3200 …) until they overprint: dots on a
+    # linear axis then, which show such ratios as well
+    log = bool(positive) and len(positive) == len(rows) and max(positive) >= 10 * min(positive)
+    dots = bool(positive) and len(positive) == len(rows)
     figure = _figure("Candidates' weights" + (" (log scale)" if log else ""), height=max(240, 26 * len(rows) + 110))
     names = [("★ " if row["name"] == chosen else "") + row["name"] for row in rows]
     colours = [GOOD if row["name"] == chosen else ACCENT for row in rows]
@@ -197,7 +200,7 @@ def weights_chart(candidates: Sequence[Mapping[str, Any]], *, chosen: str | None
         "hovertemplate": "%{y}<br>weight %{x:.4g}<br>%{customdata}<extra></extra>",
         "showlegend": False,
     }
-    if log:
+    if dots:
         figure.add_trace("scatter", mode="markers", marker={"color": colours, "size": 11}, **common)
     else:
         figure.add_trace("bar", orientation="h", marker={"color": colours}, **common)

@@ -29,7 +29,10 @@ def test_weights_on_a_log_scale_are_dots_and_bars_only_from_zero():
     dots = charts.figure_json(charts.weights_chart(rows, chosen="A"))
     assert dots["data"][0]["type"] == "scatter"
     assert dots["data"][0]["mode"] == "markers"
-    assert dots["layout"]["xaxis"]["type"] == "log"
+    # 8,549 and 6,298 are within a decade: a linear axis (a log one would label 7000, 8000 … over each other)
+    assert dots["layout"]["xaxis"]["type"] == "linear"
+    wide = charts.figure_json(charts.weights_chart([*rows, {"name": "W", "weight": 12.0}], chosen="A"))
+    assert wide["layout"]["xaxis"]["type"] == "log"  # 12 to 8,549: the log scale shows the ratios
     assert dots["data"][0]["marker"]["color"] == [charts.GOOD, charts.ACCENT]
     assert dots["data"][0]["y"] == ["★ A", "B"]
     assert dots["layout"]["xaxis"]["title"]["text"] == "weight"  # short enough never to be cut
