@@ -724,6 +724,13 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             cache["analysis readers"] = readers
         return cache["analysis readers"]
 
+    def any_fairshare_policy(self, scenario: Scenario) -> bool:
+        """Whether any queue of the snapshot has a fair-share policy, once per snapshot."""
+        cache = self._snapshot_cache(scenario)
+        if "any fairshare" not in cache:
+            cache["any fairshare"] = any(record.get("fairsharepolicy") for record in scenario.queues.values())
+        return cache["any fairshare"]
+
     def distributed(self, scenario: Scenario) -> frozenset[str]:
         """ANALYSIS_LOCALITY_RULE panda: the input datasets the real broker treats as distributed (AtlasAnalJobBroker
         432-450, 1.0.4): containers (names ending in "/") with a copy somewhere. Their copies may be incomplete,

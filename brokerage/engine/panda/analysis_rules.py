@@ -153,8 +153,8 @@ ANALYSIS_HOSPITAL = Filter("hospital", "hospital", Variants("ANALYSIS_SITES_RULE
 def zero_share(context: Context) -> Rejection:
     """FAIRSHARE_RULE panda, AtlasAnalJobBroker "selection for fairshare" (1.0.4, 690-705): the production rule
     (hasZeroShare), unless the task is pre-assigned to a queue."""
-    if site_mode(context):
-        return NOTHING_FAILS
+    if site_mode(context) or not context.plugin.any_fairshare_policy(context.scenario):
+        return NOTHING_FAILS  # (most grids: no analysis queue names a policy, and no column is made for it)
     return job_rules_site.zero_share_real(context)
 
 

@@ -289,6 +289,7 @@ class JobGrid:
         arrays.lazily(self.SPACE_KEYS, lambda grid: self._grid_space(scenario, grid))
         arrays.lazily(("readers",), lambda _: {"readers": self._grid_readers(records)})
         arrays.lazily(self.DERIVED_KEYS, lambda grid: self._grid_derived(scenario, names, stats, grid))
+        arrays.lazily(self.CATCHALL_KEYS, lambda grid: self._grid_catchall(scenario, names, grid))
         return arrays
 
     # what some rules read of the grid (the production broker's): made when one of them first does
@@ -298,15 +299,24 @@ class JobGrid:
         "policy_index",
         "connectivity_values",
         "connectivity_index",
-        "site_bare",
         "has_stats",
-        "jumbo_only",
-        "local_data_only",
-        "max_io_intensity",
     )
 
     def _grid_derived(self, scenario: Scenario, names: list[str], stats: list[dict], grid) -> dict[str, Any]:
         order = self._scan_positions(scenario)
+        derived = {
+            "scan_order": np.array([order.get(name, len(order)) for name in names], dtype=float),
+            "has_stats": np.array([bool(st) for st in stats], dtype=bool),
+        }
+        # rules read per distinct string: the distinct values and, per queue, which one it has
+        derived["policy_values"], derived["policy_index"] = distinct(grid["fairsharepolicy"].tolist())
+        derived["connectivity_values"], derived["connectivity_index"] = distinct(grid["wnconnectivity"].tolist())
+        return derived
+
+    # what the queues' catchall and `params` say, made when a rule first reads one of them
+    CATCHALL_KEYS = ("site_bare", "jumbo_only", "local_data_only", "max_io_intensity")
+
+    def _grid_catchall(self, scenario: Scenario, names: list[str], grid) -> dict[str, Any]:
         sites = scenario.sites
         known = self.queue_records(scenario)
         # what each candidate's catchall and `params` say, read once per unified queue (most queues have neither)
@@ -335,18 +345,12 @@ class JobGrid:
             jumbo.append(held[1])
             local.append(held[2])
             io_cap.append(held[3])
-        derived = {
-            "scan_order": np.array([order.get(name, len(order)) for name in names], dtype=float),
+        return {
             "site_bare": np.array(site_bare, dtype=object),
-            "has_stats": np.array([bool(st) for st in stats], dtype=bool),
             "jumbo_only": np.array(jumbo, dtype=bool),
             "local_data_only": np.array(local, dtype=bool),
             "max_io_intensity": np.array(io_cap, dtype=float),
         }
-        # rules read per distinct string: the distinct values and, per queue, which one it has
-        derived["policy_values"], derived["policy_index"] = distinct(grid["fairsharepolicy"].tolist())
-        derived["connectivity_values"], derived["connectivity_index"] = distinct(grid["wnconnectivity"].tolist())
-        return derived
 
     # the queues' storage endpoints, each group made when a rule first reads one of its keys: the activities of
     # their input and output endpoints, the output endpoint's space, and which queues read each endpoint
