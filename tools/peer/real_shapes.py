@@ -223,6 +223,26 @@ def _reads_elsewhere(rng: random.Random, scenario: dict[str, Any]) -> None:
             record["astorages"]["read_lan"] = [e for e in reads if not e.endswith("TAPE")]
 
 
+def _bare_satellite(rng: random.Random, scenario: dict[str, Any]) -> None:
+    template = copy.deepcopy(next(iter(scenario["queues"].values())))
+    template.update(
+        atlas_site="SAT0",
+        status="online",
+        catchall=f"bareNucleus={rng.choice(['only', 'allow'])}",
+        astorages={"read_lan": ["SAT0_DATADISK"], "write_lan": ["SAT0_DATADISK"]},
+    )
+    template.pop("cloud", None)
+    scenario["queues"]["SAT0_Q0"] = template
+    stats = scenario.setdefault("queue_stats", {})
+    stats["SAT0_Q0"] = {"running": 100, "pilotsLast3h": 100, "hoursSinceLastStart": 0.1}
+    tags = scenario.setdefault("sw_tags", {})
+    first = next(iter(tags.values()), None)
+    if first is not None:
+        tags["SAT0_Q0"] = copy.deepcopy(first)
+    if rng.random() < 0.7:
+        scenario["task"]["fullChain"] = rng.choice(["only", "require", "capable"])
+
+
 def task_real_scenario(seed: int) -> dict[str, Any]:
     """A production task-brokerage scenario shaped like the real grid."""
     scenario = copy.deepcopy(task_scenario(100_000 + seed))
@@ -234,6 +254,9 @@ def task_real_scenario(seed: int) -> dict[str, Any]:
     _reshape_task(rng, scenario["task"], scenario["jobs"], analysis=False)
     _dbrelease(rng, scenario)
     _reads_elsewhere(rng, scenario)
+    if scenario.get("queues") and rng.random() < 0.3:
+        # a satellite in bare-nucleus mode (its queue's catchall): a nucleus for full-chain tasks
+        _bare_satellite(rng, scenario)
     scenario["seed"] = seed
     return scenario
 

@@ -16,9 +16,11 @@ from typing import Any
 import numpy as np
 
 from brokerage.engine.core.plugin import (
+    NOTHING_FAILS,
     Context,
     Filter,
     Plugin,
+    Rejection,
     SkipTable,
     Variants,
     filters_resolved,
@@ -192,7 +194,11 @@ class AtlasProdJobBroker(JobCandidates, JobGrid, JobWeights, Plugin):
         hint = replace(scenario, task=replace(scenario.task, nucleus=""), jobs=replace(scenario.jobs, preassigned=()))
         names = self._nucleus_queues(hint)
         arrays = self.prepare(hint, names).copy()
-        arrays["at_nucleus"] = np.ones(len(names), dtype=bool)
+        # every queue of a nucleus (the real sites_in_nucleus holds all nuclei's queues then), not a bare-nucleus
+        # satellite's, which the full-chain task may take as its nucleus (AtlasProdJobBroker.py 268-273)
+        roles = {name: site.role for name, site in hint.sites.items()}
+        arrays["at_nucleus"] = np.array([roles.get(site) == "nucleus" for site in arrays["site"].tolist()], dtype=bool)
+        bare_satellites_scanned = not arrays["at_nucleus"].all()
         wanted = set(sites)
         site_of = arrays["site"].tolist()
         context = Context(hint, names, arrays, np.array([s in wanted for s in site_of], dtype=bool), self)
@@ -200,6 +206,8 @@ class AtlasProdJobBroker(JobCandidates, JobGrid, JobWeights, Plugin):
         for rule in filters_resolved(self.filters_for(hint), hint.config):
             if rule.name not in self.JOB_CHECK_LEFT_OUT and rule.name not in self.disabled_filters:
                 self._apply(rule, context, skipped)
+        if bare_satellites_scanned:
+            self._apply(JOB_CHECK_T1_WEIGHT, context, skipped)
         queues: dict[str, list[str]] = {site: [] for site in wanted}
         kept: dict[str, list[str]] = {site: [] for site in wanted}
         skips: dict[str, tuple[str, str]] = {}
@@ -223,6 +231,18 @@ class AtlasProdJobBroker(JobCandidates, JobGrid, JobWeights, Plugin):
         permanent = [f for f in cls.filters if f.name not in moved]
         temporary = [f for f in cls.filters if f.name in cls.TEMPORARY]
         return (*permanent, by_name["input transfer"], *temporary, *(by_name[name] for name in cls.LAST))
+
+
+def job_check_t1_weight(context: Context) -> Rejection:
+    """The job check's t1Weight −1 (AtlasProdJobBroker.py 1403-1413 with hintForTB): the jobs go to the nuclei's
+    queues only, so a bare-nucleus satellite's queues are skipped (its nucleus is not set yet, so the task-time
+    rule, job_rules_site.t1_weight, does not see it)."""
+    if (context.task.t1Weight or 0) >= 0 or context.scenario.jobs.isMerge:
+        return NOTHING_FAILS
+    return Rejection(~context["at_nucleus"], {"t1Weight": context.task.t1Weight, "site": context["site"]})
+
+
+JOB_CHECK_T1_WEIGHT = Filter("t1 weight (job check)", "t1weight", job_check_t1_weight)
 
 
 def seed_order(broker_class) -> tuple[Filter, ...]:

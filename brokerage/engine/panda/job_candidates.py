@@ -11,6 +11,7 @@ from brokerage.engine.core.scenario import Scenario
 from brokerage.engine.panda.records import (
     cloud_missing,
     first_production_queues,
+    nucleus_bare_mode,
     per_core_scaled,
     pseudo_queue_records,
     queue_site,
@@ -238,6 +239,12 @@ class JobCandidates:
         key = ("nucleus queues", scenario.config.get("EXCLUDE_TEST_QUEUES"))
         if key not in cache:
             records = self.queue_records(scenario)
-            nuclei = {name for name, site in scenario.sites.items() if site.role == "nucleus"}
+            first = self.first_queues(scenario)
+            # the nuclei, and the satellites in bare-nucleus mode, which a full-chain task takes as nuclei
+            nuclei = {
+                name
+                for name, site in scenario.sites.items()
+                if site.role == "nucleus" or (name in first and nucleus_bare_mode(first[name], site.bareNucleus))
+            }
             cache[key] = [name for name in self.initial_candidates(scenario) if queue_site(records[name][0]) in nuclei]
         return list(cache[key])

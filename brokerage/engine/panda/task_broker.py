@@ -127,16 +127,29 @@ class AtlasProdTaskBroker(Plugin):
     }
 
     def initial_candidates(self, scenario: Scenario) -> list[str]:
-        return sorted(name for name, site in scenario.sites.items() if site.role == "nucleus")
+        nuclei = sorted(name for name, site in scenario.sites.items() if site.role == "nucleus")
+        if scenario.task.fullChain and scenario.config.get("FULL_CHAIN_RULE") == "panda":
+            # AtlasProdTaskBroker.py 224-229 (1.0.4): a full-chain task also takes the satellites in bare-nucleus
+            # mode (their first production queue's catchall, else the site's) as nuclei
+            first = self._first_queues(scenario)
+            nuclei += sorted(
+                name
+                for name, site in scenario.sites.items()
+                if site.role == "satellite" and name in first and nucleus_bare_mode(first[name], site.bareNucleus)
+            )
+        return nuclei
+
+    def _first_queues(self, scenario: Scenario) -> dict[str, dict[str, Any]]:
+        cache = self._snapshot_cache(scenario)
+        if "first queues" not in cache:
+            cache["first queues"] = first_production_queues(scenario.queues)
+        return cache["first queues"]
 
     def prepare(self, scenario: Scenario, names: list[str]) -> dict[str, Any]:
         task = scenario.task
         n = len(names)
         position = {name: i for i, name in enumerate(names)}
-        cache = self._snapshot_cache(scenario)
-        if "first queues" not in cache:
-            cache["first queues"] = first_production_queues(scenario.queues)
-        first = cache["first queues"]
+        first = self._first_queues(scenario)
         arrays: dict[str, Any] = {
             "state": np.array([scenario.sites[name].state for name in names], dtype=object),
             "bare": np.array(

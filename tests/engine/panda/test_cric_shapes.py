@@ -337,3 +337,27 @@ def test_a_container_is_distributed_its_copies_may_be_incomplete_and_no_ten_queu
     # the same dataset as a plain one: the ten best queues only
     plain = anal_scenario(*queues, datasets=[dataset("user.jdoe.plain", files=10, replicas={"SAT_DATADISK": (4, 0.2)})])
     assert len(under("panda", plain).candidates) == 10
+
+
+def test_a_bare_nucleus_satellite_is_a_candidate_for_a_full_chain_task():
+    # AtlasProdTaskBroker.py 224-229: for a full-chain task the satellites in bare-nucleus mode are nuclei too
+    from tests.engine.builders import nucleus
+
+    data = [dataset(replicas={"NUC1_DATADISK": (5, 0.5), "SAT_DATADISK": (5, 0.5)})]
+    sat_queue = queue("SQ", site="SAT", corecount=1, catchall="bareNucleus=allow")
+    nuc_queue = queue("NQ", site="NUC1", corecount=1)
+    scenario = task_scenario(
+        nucleus("NUC1"),
+        datasets=data,
+        task={"coreCount": 1, "cpuTime": 10, "nucleus": "", "fullChain": "capable"},
+        queues={"SQ": sat_queue["record"], "NQ": nuc_queue["record"]},
+        queue_stats={"SQ": sat_queue["stats"], "NQ": nuc_queue["stats"]},
+        ddm_endpoints={
+            "NUC1_DATADISK": nucleus("NUC1")["endpoints"]["NUC1_DATADISK"],
+            "SAT_DATADISK": {**nucleus("SAT")["endpoints"]["SAT_DATADISK"], "site": "SAT"},
+        },
+    )
+    assert under("panda", scenario).initial == ("NUC1", "SAT")
+    assert under("seed", scenario).initial == ("NUC1",)
+    plain = {**scenario, "task": {**scenario["task"], "fullChain": ""}}
+    assert under("panda", plain).initial == ("NUC1",)
