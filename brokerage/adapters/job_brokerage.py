@@ -98,20 +98,14 @@ def _data_check_clock(*, task_ids: list[int], since: str) -> dict[int, datetime]
 
     mine = Decision.objects.filter(task_id=OuterRef("pk"), plugin=ANALYSIS_PLUGIN)
     last_ok = mine.filter(outcome="assigned").order_by("-created").values("created")[:1]
-    first = mine.order_by("created").values("created")[:1]
-    rows = Task.objects.filter(pk__in=task_ids).annotate(last_ok=Subquery(last_ok), first=Subquery(first))
+    rows = Task.objects.filter(pk__in=task_ids).annotate(last_ok=Subquery(last_ok))
     if since == "frozen":
-        inner = Decision.objects.filter(task_id=OuterRef(OuterRef("pk")), plugin=ANALYSIS_PLUGIN, outcome="assigned")
-        after_ok = (
-            mine.exclude(outcome="assigned")
-            .filter(created__gt=Coalesce(Subquery(inner.order_by("-created").values("created")[:1]), Value(EPOCH)))
-            .order_by("created")
-            .values("created")[:1]
-        )
-        return {
-            pk: frozen for pk, frozen in rows.annotate(frozen=Subquery(after_ok)).values_list("pk", "frozen") if frozen
-        }
-    return {pk: last or first for pk, last, first in rows.values_list("pk", "last_ok", "first") if last or first}
+        after_ok = mine.exclude(outcome="assigned").filter(created__gt=Coalesce(OuterRef("last_ok"), Value(EPOCH)))
+        clock = rows.annotate(clock=Subquery(after_ok.order_by("created").values("created")[:1]))
+    else:
+        first = mine.order_by("created").values("created")[:1]
+        clock = rows.annotate(clock=Coalesce("last_ok", Subquery(first)))
+    return {pk: moment for pk, moment in clock.values_list("pk", "clock") if moment}
 
 
 def analysis_user_stats(
@@ -294,7 +288,7 @@ def job_set_preview_scenario(*, task_id: int, now: datetime, gdpconfig: dict[str
         seed=seed,
         plugin=ANALYSIS_PLUGIN if analysis else PLUGIN,
         user_stats=analysis_user_stats(
-            now=now, task_ids=[task_id], since=base.config.get("DATA_CHECK_TIMEOUT_FROM") or "last_success"
+            now=now, task_ids=[task_id], since=base.config.get("DATA_CHECK_TIMEOUT_FROM")
         ).get(task_id)
         if analysis
         else None,

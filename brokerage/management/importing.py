@@ -31,13 +31,18 @@ class ImportCommand(BaseCommand):
             report = type(self).importer(data=data, progress=progress)
         except ImportFileError as error:
             raise CommandError(f"{source}: $: {error}", returncode=2) from None
+        if self.write_report(report, source):
+            raise CommandError(f"{len(report.errors)} of {source}'s entries refused (listed above)", returncode=1)
+
+    def write_report(self, report: ImportReport, source: str) -> int:
+        """The report's summary and notes on standard output, each refused entry on standard error (with where it
+        came from); the number refused."""
         self.stdout.write(report.summary())
         for note in report.notes:
             self.stdout.write(f"note: {note}")
         for name, reason in report.errors:
             self.stderr.write(f"{source}: {name}: {reason}")
-        if report.errors:
-            raise CommandError(f"{len(report.errors)} of {source}'s entries refused (listed above)", returncode=1)
+        return len(report.errors)
 
     def _progress(self, done: int, total: int) -> None:
         if total < PROGRESS_FROM:

@@ -243,17 +243,20 @@ def _moment(text: object, key: str) -> datetime | None:
     return moment.replace(tzinfo=UTC) if timezone.is_naive(moment) else moment
 
 
+def _site_columns(record: dict) -> dict[str, Any]:
+    """A site's cloud, country and tier level from a CRIC record (a queue's or the site's own)."""
+    return {
+        "cloud": column_value(Site, "cloud", record.get("cloud") or ""),
+        "country": column_value(Site, "country", record.get("country") or ""),
+        # CRIC tier levels run 0-3; anything above is a tier-3 site here
+        "tier_level": min(column_value(Site, "tier_level", record.get("tier_level", 2)), 3),
+    }
+
+
 def _site_for(name: str, record: dict, report: ImportReport) -> Site:
     site = Site.objects.filter(name=name).first()
     if site is None:
-        site = Site(
-            name=name,
-            role="satellite",
-            cloud=column_value(Site, "cloud", record.get("cloud") or ""),
-            country=column_value(Site, "country", record.get("country") or ""),
-            # CRIC tier levels run 0-3; anything above is a tier-3 site here
-            tier_level=min(column_value(Site, "tier_level", record.get("tier_level", 2)), 3),
-        )
+        site = Site(name=name, role="satellite", **_site_columns(record))
         site.full_clean()
         site.save()
         report.notes.append(f"created site {name} (role satellite: set nuclei in the admin)")
@@ -317,10 +320,7 @@ def cric_site_import(*, data: Any, progress: Progress | None = None) -> ImportRe
         values = {
             "role": "nucleus" if "Nucleus" in policies else "satellite",
             "state": column_value(Site, "state", record.get("state") or "ACTIVE"),
-            # CRIC tier levels run 0-3; anything above is a tier-3 site here
-            "tier_level": min(column_value(Site, "tier_level", record.get("tier_level", 2)), 3),
-            "cloud": column_value(Site, "cloud", record.get("cloud") or ""),
-            "country": column_value(Site, "country", record.get("country") or ""),
+            **_site_columns(record),
         }
         site = Site.objects.filter(name=name).first()
         created = site is None

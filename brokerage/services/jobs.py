@@ -200,7 +200,7 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
     claimed = _claim(work_queue_id=work_queue_id, now=now, owner=owner, limit=limit)
     try:
         tasks = job_set_task_rows(claimed)
-        since = base.config.get("DATA_CHECK_TIMEOUT_FROM") or "last_success"
+        since = base.config.get("DATA_CHECK_TIMEOUT_FROM")
         user_stats = analysis_user_stats(now=now, task_ids=claimed, since=since) if analysis else {}
         ordered = sorted(tasks.values(), key=lambda t: (-t["currentPriority"], t["jediTaskID"]))
         verdicts = throttle_verdicts(

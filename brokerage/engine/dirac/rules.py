@@ -254,12 +254,13 @@ class Resource:
         folds = {key: folded(getattr(self, key)) for key in (*LIST_KEYS, "tags", "requiredTags")}
         folds.update({ban: folded(getattr(self, ban)) for ban, _ in RESOURCE_BANS})
         object.__setattr__(self, "folds", folds)
-        # which keys add a condition (sent, no wildcard), also once per request
+        # also once per request: which list keys add a condition (sent, no wildcard), and which sets hold no
+        # wildcard (an ANY among the tags or a ban asks for nothing)
         sent = {key: is_sent(getattr(self, key)) for key in LIST_KEYS}
         sent["effective_job_type"] = is_sent(self.effective_job_type)
-        for key in ("tags", "requiredTags", *(ban for ban, _ in RESOURCE_BANS)):
-            sent[key] = not any(is_any(value) for value in getattr(self, key))  # no wildcard among them
         object.__setattr__(self, "sent", sent)
+        sets = ("tags", "requiredTags", *(ban for ban, _ in RESOURCE_BANS))
+        object.__setattr__(self, "plain", {key: not any(map(is_any, getattr(self, key))) for key in sets})
 
     @property
     def private(self) -> bool:
@@ -338,7 +339,7 @@ def no_match_reasons(
         failed.append(("ram", {"required": tq.minRAM, "offered": resource.maxRAM}))
     if rules.legacy_fields and tq.pilotTypes and fold(resource.pilotType) not in folded(tq.pilotTypes):
         failed.append(("pilot_type", {"accepted": sorted(tq.pilotTypes), "offered": resource.pilotType}))
-    folds, sent = resource.folds, resource.sent
+    folds, sent, plain = resource.folds, resource.sent, resource.plain
     if sent["site"]:
         sites = folds["site"]
         if tq.sites and not sites & folded(tq.sites):
@@ -357,15 +358,15 @@ def no_match_reasons(
     job_types = folds["jobType"] if resource.inSiteMask else folded(job_type)
     if sent["effective_job_type"] and tq.jobTypes and not job_types & folded(tq.jobTypes):
         failed.append(("job_type", {"accepted": sorted(tq.jobTypes), "offered": _shown(job_type)}))
-    if sent["tags"] and not folded(tq.tags) <= folds["tags"]:
+    if plain["tags"] and not folded(tq.tags) <= folds["tags"]:
         failed.append(("tags", {"required": sorted(tq.tags), "offered": sorted(resource.tags)}))
-    if resource.requiredTags and sent["requiredTags"]:
+    if resource.requiredTags and plain["requiredTags"]:
         missing = folds["requiredTags"] - folded(tq.tags)
         if missing:
             failed.append(("required_tags", {"required": sorted(resource.requiredTags), "offered": sorted(tq.tags)}))
     for ban, tq_field in RESOURCE_BANS:
         banned = getattr(resource, ban)
-        if banned and sent[ban] and folds[ban] <= folded(getattr(tq, tq_field)):
+        if banned and plain[ban] and folds[ban] <= folded(getattr(tq, tq_field)):
             failed.append(("resource_ban", {"field": tq_field, "banned": sorted(banned)}))
     return failed
 

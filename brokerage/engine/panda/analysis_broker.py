@@ -94,6 +94,18 @@ def throttle_reason_seed(scenario: Scenario) -> tuple[str, dict[str, Any]] | Non
     return None
 
 
+def complete_disk_copy_readable(scenario: Scenario, dataset) -> bool:
+    """AtlasBrokerUtils.get_sites_with_data's truly complete disk (1.0.4): a copy with every file of the dataset on
+    a known disk endpoint that can be read."""
+    return dataset.nFiles > 0 and any(
+        replica.nFiles == dataset.nFiles
+        and (endpoint := scenario.ddm_endpoints.get(key)) is not None
+        and not endpoint.is_tape
+        and readable(endpoint)
+        for key, replica in dataset.replicas.items()
+    )
+
+
 def _sites_with_data(complete: set, partial: set, complete_disk: set, truly_complete: bool) -> set:
     """AtlasBrokerUtils.getAnalSitesWithDataDisk (1.0.4) for one dataset: the queues with a complete copy, with
     the incomplete ones too when no readable disk copy anywhere is complete and none of the queues has one on
@@ -448,11 +460,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             or not decision.initial
             or "data locality" in self.disabled_filters
             or not scenario.datasets
-            or not readable_over_wan(
-                scenario,
-                [d for d in scenario.datasets if d.name not in self.distributed(scenario)],
-                nearly_complete=True,
-            )
+            or not readable_over_wan(scenario, self.located_datasets(scenario), nearly_complete=True)
         ):
             return decision
         if not self._locality_to_ignore(scenario) and self._problematic_dropped_any(decision):
@@ -674,14 +682,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         distributed = self.distributed(scenario)
         for dataset in scenario.datasets:
             # a distributed dataset (a container) takes incomplete copies too (use_incomplete, 1.0.4 568-571)
-            truly_complete = dataset.name not in distributed and any(
-                replica.nFiles == dataset.nFiles
-                and dataset.nFiles > 0
-                and (endpoint := scenario.ddm_endpoints.get(key)) is not None
-                and not endpoint.is_tape
-                and readable(endpoint)
-                for key, replica in dataset.replicas.items()
-            )
+            truly_complete = dataset.name not in distributed and complete_disk_copy_readable(scenario, dataset)
             complete, complete_disk, partial, partial_disk = set(), set(), set(), set()
             for key, replica in dataset.replicas.items():
                 info = scenario.ddm_endpoints.get(key)
@@ -740,7 +741,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             return frozenset()
         return frozenset(d.name for d in scenario.datasets if d.name.endswith("/") and d.replicas)
 
-    def _located_datasets(self, scenario: Scenario) -> list:
+    def located_datasets(self, scenario: Scenario) -> list:
         """The input datasets that must have a copy regarded as complete (not the distributed ones)."""
         distributed = self.distributed(scenario)
         return [dataset for dataset in scenario.datasets if dataset.name not in distributed]
@@ -750,9 +751,9 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         return None if self.distributed(context.scenario) else self.max_candidates
 
     def local_complete(self, scenario: Scenario) -> tuple[tuple[frozenset, bool], ...]:
-        """Per dataset: the analysis queues reading a copy with all its files (disk or tape), and whether a complete
-        disk copy is readable anywhere (AtlasBrokerUtils.get_sites_with_data's truly complete disk). Once per task
-        and snapshot."""
+        """Per located dataset (a distributed one counts as available everywhere: tmpDatasetSpec.isDistributed(),
+        AtlasAnalJobBroker 2329): the analysis queues reading a copy with all its files (disk or tape), and whether a
+        complete disk copy is readable anywhere (complete_disk_copy_readable). Once per task and snapshot."""
         cache = self._snapshot_cache(scenario)
         key = ("local complete", id(scenario.datasets))
         held = cache.get(key)
@@ -760,22 +761,14 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             return held[1]
         readers = self.analysis_readers(scenario)
         found = []
-        for dataset in scenario.datasets:
+        for dataset in self.located_datasets(scenario):
             complete = frozenset(
                 name
                 for endpoint, replica in dataset.replicas.items()
                 if replica.nFiles >= dataset.nFiles
                 for name in readers.get(endpoint, ())
             )
-            truly = any(
-                replica.nFiles == dataset.nFiles
-                and dataset.nFiles > 0
-                and (info := scenario.ddm_endpoints.get(endpoint)) is not None
-                and not info.is_tape
-                and readable(info)
-                for endpoint, replica in dataset.replicas.items()
-            )
-            found.append((complete, truly))
+            found.append((complete, complete_disk_copy_readable(scenario, dataset)))
         cache[key] = (scenario.datasets, tuple(found))
         return tuple(found)
 

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import replace
 
 import numpy as np
 
 from brokerage.engine.core.plugin import NOTHING_FAILS, Context, Filter, Rejection, Variants, among, never
 from brokerage.engine.core.scenario import Scenario
 from brokerage.engine.panda import job_rules_data, job_rules_resources, job_rules_site, job_rules_worker
-from brokerage.engine.panda.input_data import input_incomplete
 from brokerage.engine.panda.job_rules_resources import output_bytes, walltime_rejection, work_dir_bytes
 from brokerage.engine.panda.software_panda import anal_gpu_queue_ok
 
@@ -602,14 +600,7 @@ ANALYSIS_SOFTWARE = Filter("software", "cache", software, reusable=True)
 def input_complete(context: Context) -> Rejection:
     """The production rule, but a distributed dataset (a container) needs no complete copy (AtlasAnalJobBroker
     458, 1.0.4: `isDistributed is not True`): it is checked without them."""
-    distributed = context.plugin.distributed(context.scenario)
-    if not distributed:
-        return job_rules_data.input_complete(context)
-    rest = tuple(d for d in context.scenario.datasets if d.name not in distributed)
-    dataset = input_incomplete(replace(context.scenario, datasets=rest))
-    if not dataset:
-        return NOTHING_FAILS
-    return Rejection(np.ones(len(context.names), dtype=bool), {"dataset": dataset})
+    return job_rules_data.input_complete(context, context.plugin.located_datasets(context.scenario))
 
 
 ANALYSIS_INPUT_COMPLETE = Filter("input complete", "input_missing", input_complete, reusable=True)
@@ -638,9 +629,6 @@ def local_data_only(context: Context) -> Rejection:
     if not only_local.any():
         return NOTHING_FAILS
     held = context.plugin.local_complete(scenario)
-    distributed = context.plugin.distributed(scenario)
-    # a distributed dataset counts as available everywhere (tmpDatasetSpec.isDistributed(), 2329)
-    held = [h for h, d in zip(held, scenario.datasets, strict=True) if d.name not in distributed]
     unified = context["unified"].tolist()
     lacking = np.array(
         [any(truly and name not in complete for complete, truly in held) for name in unified], dtype=bool

@@ -36,15 +36,16 @@ def readable_over_wan(scenario: Scenario, datasets, *, nearly_complete: bool = F
     )
 
 
-def input_incomplete(scenario: Scenario) -> str:
-    """The first input dataset without a complete copy readable over LAN or WAN anywhere ('' when every one has
-    one, when the check is off, or when the task is pre-staged). panda-server 1.0.4 AtlasProdJobBroker "check
-    dataset completeness" with AtlasBrokerUtils.get_sites_with_data: a copy missing at most
-    MAX_MISSING_INPUT_FILES files, or holding at least MIN_INPUT_COMPLETENESS %, counts as complete."""
+def input_incomplete(scenario: Scenario, datasets=None) -> str:
+    """The first input dataset (of `datasets`, all the scenario's when not given) without a complete copy readable
+    over LAN or WAN anywhere ('' when every one has one, when the check is off, or when the task is pre-staged).
+    panda-server 1.0.4 AtlasProdJobBroker "check dataset completeness" with AtlasBrokerUtils.get_sites_with_data:
+    a copy missing at most MAX_MISSING_INPUT_FILES files, or holding at least MIN_INPUT_COMPLETENESS %, counts as
+    complete."""
     config = scenario.config
     if not config.get("INPUT_COMPLETENESS_CHECK") or scenario.task.inputPreStaging:
         return ""
-    for dataset in scenario.datasets:
+    for dataset in scenario.datasets if datasets is None else datasets:
         complete = False
         for endpoint_key, replica in dataset.replicas.items():
             if not _regarded_complete(replica.nFiles, dataset.nFiles, config):

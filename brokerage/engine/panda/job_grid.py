@@ -492,9 +492,10 @@ class JobGrid:
         site_values, inverse = distinct(sites)
         table = [by_site[site] for site in site_values.tolist()]
         numbers = np.array([row[:5] for row in table], dtype=float).reshape(len(table), 5)[inverse]
-        for number, name in enumerate(("closeness", "link_queued", "network_weight", "queued_weight")):
+        for number, name in enumerate(
+            ("closeness", "link_queued", "network_weight", "queued_weight", "throughput_weight")
+        ):
             result[name] = numbers[:, number]
-        result["throughput_weight"] = numbers[:, 4]
         result["network_source"] = np.array([row[5] for row in table], dtype=object)[inverse]
         stats = scenario.nucleus_stats.get(nucleus)
         if stats is not None and stats.outputQueued is not None:

@@ -32,8 +32,9 @@ def _io_detail(context: Context, io: float, size_cut: float, num_cut: float) -> 
     }
 
 
-def input_complete(context: Context) -> Rejection:
-    dataset = input_incomplete(context.scenario)
+def input_complete(context: Context, datasets=None) -> Rejection:
+    """Every queue skipped when an input dataset (of `datasets`, all when not given) has no complete copy."""
+    dataset = input_incomplete(context.scenario, datasets)
     if not dataset:
         return NOTHING_FAILS
     return Rejection(np.ones(len(context.names), dtype=bool), {"dataset": dataset})

@@ -76,6 +76,14 @@ def queue_options(record: dict[str, Any]) -> dict[str, str]:
     return options
 
 
+def option(record: dict[str, Any], key: str) -> str | None:
+    """One catchall option of a queue (queue_options), None when the queue does not set it; most queues set none,
+    and are answered without parsing."""
+    if key not in (record.get("catchall") or "") and not record.get("params"):
+        return None
+    return queue_options(record).get(key)
+
+
 def max_io_intensity(record: dict[str, Any]) -> float:
     """The queue's params.max_io_intensity (SiteSpec.get_max_io_intensity, 1.0.4), NaN when it sets none."""
     params = record.get("params")
@@ -87,10 +95,10 @@ def per_core_scaled(record: dict[str, Any]) -> dict[str, Any]:
     """A record whose catchall says per_core_attr gives maxrss, minrss and maxwdir per core: the queue's are
     those × its corecount (EntityModule.getSiteInfo, entity_module.py 1980-1988, 1.0.4; a corecount of 0 or none
     leaves them). The record itself when it does not."""
-    if "per_core_attr" not in (record.get("catchall") or "") and not record.get("params"):
+    if option(record, "per_core_attr") is None:
         return record
     cores = as_int(record.get("corecount"))
-    if cores <= 0 or "per_core_attr" not in queue_options(record):
+    if cores <= 0:
         return record
     scaled = dict(record)
     for key in ("maxrss", "minrss", "maxwdir"):
@@ -109,20 +117,12 @@ def cloud_missing(record: dict[str, Any]) -> bool:
 
 def runs_production(record: dict[str, Any]) -> bool:
     """SiteSpec.runs_production (1.0.4): a production or unified queue, or one whose catchall says grandly_unified."""
-    if record.get("type") in ("production", "unified"):
-        return True
-    return ("grandly_unified" in (record.get("catchall") or "") or bool(record.get("params"))) and (
-        "grandly_unified" in queue_options(record)
-    )
+    return record.get("type") in ("production", "unified") or option(record, "grandly_unified") is not None
 
 
 def runs_analysis(record: dict[str, Any]) -> bool:
     """SiteSpec.runs_analysis (1.0.4): an analysis or unified queue, or one whose catchall says grandly_unified."""
-    if record.get("type") in ("analysis", "unified"):
-        return True
-    return ("grandly_unified" in (record.get("catchall") or "") or bool(record.get("params"))) and (
-        "grandly_unified" in queue_options(record)
-    )
+    return record.get("type") in ("analysis", "unified") or option(record, "grandly_unified") is not None
 
 
 def first_production_queues(queues: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -140,11 +140,8 @@ def first_production_queues(queues: dict[str, dict[str, Any]]) -> dict[str, dict
 def nucleus_bare_mode(first_queue: dict[str, Any] | None, site_mode: str) -> str:
     """A nucleus's bareNucleus mode as SiteMapper.collect_nuclei_and_satellites sets it: its first production
     queue's catchall bareNucleus (only or allow), else the site's own (`site_mode`)."""
-    if first_queue is not None and (first_queue.get("catchall") or first_queue.get("params")):
-        own = queue_options(first_queue).get("bareNucleus")
-        if own in ("only", "allow"):
-            return own
-    return site_mode
+    own = option(first_queue, "bareNucleus") if first_queue is not None else None
+    return own if own in ("only", "allow") else site_mode
 
 
 def split_connectivity(text: str) -> tuple[str, str]:

@@ -20,7 +20,6 @@ from brokerage.engine.panda.job_broker import AtlasProdJobBroker
 from brokerage.engine.panda.records import (
     DOWNTIME_STATUSES,
     cloud_missing,
-    first_production_queues,
     nucleus_bare_mode,
     queue_site,
     runs_production,
@@ -131,7 +130,7 @@ class AtlasProdTaskBroker(Plugin):
         if scenario.task.fullChain and scenario.config.get("FULL_CHAIN_RULE") == "panda":
             # AtlasProdTaskBroker.py 224-229 (1.0.4): a full-chain task also takes the satellites in bare-nucleus
             # mode (their first production queue's catchall, else the site's) as nuclei
-            first = self._first_queues(scenario)
+            first = self.job_broker.first_queues(scenario)
             nuclei += sorted(
                 name
                 for name, site in scenario.sites.items()
@@ -139,17 +138,11 @@ class AtlasProdTaskBroker(Plugin):
             )
         return nuclei
 
-    def _first_queues(self, scenario: Scenario) -> dict[str, dict[str, Any]]:
-        cache = self._snapshot_cache(scenario)
-        if "first queues" not in cache:
-            cache["first queues"] = first_production_queues(scenario.queues)
-        return cache["first queues"]
-
     def prepare(self, scenario: Scenario, names: list[str]) -> dict[str, Any]:
         task = scenario.task
         n = len(names)
         position = {name: i for i, name in enumerate(names)}
-        first = self._first_queues(scenario)
+        first = self.job_broker.first_queues(scenario)
         arrays: dict[str, Any] = {
             "state": np.array([scenario.sites[name].state for name in names], dtype=object),
             "bare": np.array(

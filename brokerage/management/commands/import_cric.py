@@ -35,13 +35,9 @@ class Command(ImportCommand):
             reports = cric_free_import(**data, progress=progress)
         except ImportFileError as error:
             raise CommandError(f"{directory}: {error}", returncode=2) from None
-        refused = 0
-        for report, name in zip(reports, CRIC_FREE_FILES.values(), strict=True):
-            self.stdout.write(report.summary())
-            for note in report.notes:
-                self.stdout.write(f"note: {note}")
-            for entry, reason in report.errors:
-                self.stderr.write(f"{directory / name}: {entry}: {reason}")
-            refused += len(report.errors)
+        refused = sum(
+            self.write_report(report, str(directory / name))
+            for report, name in zip(reports, CRIC_FREE_FILES.values(), strict=True)
+        )
         if refused:
             raise CommandError(f"{refused} of {directory}'s entries refused (listed above)", returncode=1)
