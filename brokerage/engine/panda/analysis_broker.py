@@ -670,11 +670,19 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         """The analysis queues (unified names) with the input, as the real data check lists them: every dataset
         (scan), every dataset on disk (disk), any dataset (union, disk union), and per dataset (anywhere, on
         disk). Once per task and snapshot."""
+        return self._per_task(scenario, "data sites", self._data_sites)
+
+    def _per_task(self, scenario: Scenario, name: str, make):
+        """make(scenario), kept per snapshot and input datasets (every job set of a task shares them); the datasets
+        object is kept with it, so that its id is not reused meanwhile."""
         cache = self._snapshot_cache(scenario)
-        key = ("data sites", id(scenario.datasets))
+        key = (name, id(scenario.datasets))
         held = cache.get(key)
-        if held is not None and held[0] is scenario.datasets:
-            return held[1]
+        if held is None or held[0] is not scenario.datasets:
+            held = cache[key] = (scenario.datasets, make(scenario))
+        return held[1]
+
+    def _data_sites(self, scenario: Scenario) -> tuple:
         readers = self.analysis_readers(scenario)
         scan = disk = None
         union, disk_union = set(), set()
@@ -699,15 +707,13 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             disk = on_disk if disk is None else disk & on_disk
             union |= on_any
             disk_union |= on_disk
-        found = (
+        return (
             frozenset(scan or ()),
             frozenset(disk or ()),
             frozenset(union),
             frozenset(disk_union),
             tuple(per_dataset),
         )
-        cache[key] = (scenario.datasets, found)  # the object is kept so its id cannot be reused meanwhile
-        return found
 
     def analysis_readers(self, scenario: Scenario) -> dict[str, list[str]]:
         """Endpoint → the analysis and unified queues reading it over LAN, once per snapshot; a queue does not read
@@ -754,11 +760,9 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         """Per located dataset (a distributed one counts as available everywhere: tmpDatasetSpec.isDistributed(),
         AtlasAnalJobBroker 2329): the analysis queues reading a copy with all its files (disk or tape), and whether a
         complete disk copy is readable anywhere (complete_disk_copy_readable). Once per task and snapshot."""
-        cache = self._snapshot_cache(scenario)
-        key = ("local complete", id(scenario.datasets))
-        held = cache.get(key)
-        if held is not None and held[0] is scenario.datasets:
-            return held[1]
+        return self._per_task(scenario, "local complete", self._local_complete)
+
+    def _local_complete(self, scenario: Scenario) -> tuple[tuple[frozenset, bool], ...]:
         readers = self.analysis_readers(scenario)
         found = []
         for dataset in self.located_datasets(scenario):
@@ -769,7 +773,6 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
                 for name in readers.get(endpoint, ())
             )
             found.append((complete, complete_disk_copy_readable(scenario, dataset)))
-        cache[key] = (scenario.datasets, tuple(found))
         return tuple(found)
 
     def late_skips(self, context: Context) -> list:
