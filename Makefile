@@ -22,8 +22,9 @@ install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
 ## make run: install, migrate, load demo data into an empty database, start web + Celery worker + beat.
+## exec: make's child is run.sh itself, which stops everything when make goes away (scripts/run.sh).
 run: install
-	PORT=$(PORT) bash scripts/run.sh
+	exec env PORT=$(PORT) bash scripts/run.sh
 
 ## make test: lint, the whole suite on SQLite and again on a PostgreSQL server started for the run (there only the
 ## tests that use a database: the pure engine's cannot reach one, tests/conftest.py), then the

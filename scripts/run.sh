@@ -27,15 +27,31 @@ $PY manage.py collectstatic --noinput --verbosity 0
 $PY manage.py demo_grid --size "${DEMO_GRID_SIZE:-small}" --if-empty
 $PY manage.py dev_admin
 
+# whoever started this script (make, a supervisor, a shell): when it goes away without signalling us (`kill` of
+# make's PID, `timeout make run`, a supervisor that stops only its child) we are re-parented and stop too
+parent=$PPID
+# Celery's prefork pool processes would get a TERM sent to our process group straight from the kernel, and the
+# worker logs each as an ERROR and restarts them while it shuts down: the worker runs in a process group of its
+# own (`set -m` for that one job) and is told to stop by stop_all, as a service manager tells it
 pids=()
+all_alive() {
+  local pid
+  for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null || return 1; done
+  return 0
+}
 alive() {
   local pid
   for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && return 0; done
   return 1
 }
-# Everything stops within 10 s: a polite TERM (the worker finishes its task: a warm shutdown); after 6 s by the
-# clock a KILL of what is left, the worker's pool processes first (the task running is abandoned: its claims
-# expire as a dead worker's do). Not Celery's QUIT: a background job of a script starts with SIGQUIT ignored.
+parent_here() {
+  # the 4th field of /proc/PID/stat is the parent's PID (the 2nd, the command name, is "(bash)": no spaces)
+  kill -0 "$parent" 2>/dev/null && [ "$(cut -d' ' -f4 /proc/$$/stat)" = "$parent" ]
+}
+# Everything stops within 10 s: a polite TERM (the worker finishes its task: a warm shutdown; gunicorn finishes its
+# requests); after 6 s by the clock a KILL of what is left, the worker's pool processes first (the task running is
+# abandoned: its claims expire as a dead worker's do). Not Celery's QUIT: a background job of a script starts with
+# SIGQUIT ignored.
 stop_all() {
   trap - INT TERM EXIT
   [ ${#pids[@]} -gt 0 ] || return 0
@@ -52,11 +68,25 @@ stop_all() {
 }
 trap stop_all INT TERM EXIT
 
+if [ "$(id -u)" = 0 ]; then
+  echo "run.sh: running as root, so Celery warns that the worker has superuser privileges; harmless for the demo," \
+    "production runs the worker as a service account (docs/production.md)"
+fi
+set -m
 $PY -m celery -A config.celery worker --loglevel=INFO --concurrency=2 --hostname="worker@%h" &
 pids+=($!)
+set +m
 $PY -m celery -A config.celery beat --loglevel=INFO &
 pids+=($!)
-$PY manage.py runserver "$HOST:$PORT" --noreload &
+# gunicorn, as production runs it (docs/production.md), not Django's development server
+$PY -m gunicorn config.wsgi --bind "$HOST:$PORT" --workers 2 --timeout 30 --graceful-timeout 4 \
+  --access-logfile - --access-logformat '%(h)s "%(r)s" %(s)s %(b)s %(M)sms' &
 pids+=($!)
 echo "Brokerage monitor on http://$HOST:$PORT/ (admin at /admin/). Ctrl-C stops web, worker and beat."
-wait -n
+# until one of the three stops, or whoever started us is gone; a short sleep in the background so a TERM is
+# handled at once (bash runs a trap only when the foreground command ends)
+while all_alive && parent_here; do
+  sleep 0.5 &
+  wait $! || true
+done
+parent_here || echo "run.sh: $parent, which started this, is gone; stopping" >&2
