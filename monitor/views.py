@@ -140,6 +140,20 @@ def tasks(request: HttpRequest) -> HttpResponse:
     )
 
 
+# The headline's question and verb by the task's status: a status that is an event ("failed", "aborted") is asked
+# about as one, and an ended task is in its status from a time, not "since" it (issue 50: "Why is this task
+# failed?", "Finished since")
+TASK_QUESTIONS = {
+    "failed": "Why did this task fail?",
+    "aborted": "Why was this task aborted?",
+    "finished": "Why did this task finish with failures?",
+    "done": "How did this task end?",
+    "toretry": "Why is this task to be retried?",
+    "toabort": "Why is this task being aborted?",
+}
+TASK_ENDED = frozenset({"done", "finished", "failed", "broken", "aborted"})
+
+
 @require_safe
 def task(request: HttpRequest, task_id: int) -> HttpResponse:
     decision = request.GET.get("decision", "")
@@ -185,6 +199,8 @@ def task(request: HttpRequest, task_id: int) -> HttpResponse:
                 for name in task_actions_available(detail["task"])
             ],
             "nuclei": nucleus_names(),
+            "question": TASK_QUESTIONS.get(detail["task"].status, f"Why is this task {detail['task'].status}?"),
+            "ended": detail["task"].status in TASK_ENDED,
             # a page showing a what-if result does not reload itself
             "refresh": 0 if preview else _refresh(request),
         },

@@ -201,7 +201,32 @@ def decision_trace(*, decision: Decision) -> dict[str, Any]:
         )
     ]
     trace["expired"] = False
+    trace["draw"] = candidate_draw(chosen=decision.chosen, candidates=trace["candidates"])
     return trace
+
+
+def candidate_draw(*, chosen: str | None, candidates: list[dict[str, Any]]) -> str:
+    """How the chosen candidate was picked, in words: PanDA's brokers draw one of the last candidates at random in
+    proportion to their weights (brokerage/engine/core/plugin.py, weighted_choice), so the lightest can win; a page
+    that only starred it beside heavier ones read as a mistake (issue 50, finding 3)."""
+    weights = {c["name"]: float(c.get("weight") or 0) for c in candidates}
+    if not chosen or chosen not in weights or len(weights) < 2:
+        return ""
+    total = sum(weights.values())
+    if total <= 0:
+        return f"{chosen} was drawn at random among {len(weights)} candidates of weight 0, each as likely."
+    heaviest = max(weights, key=lambda name: (weights[name], name == chosen))
+    share = f"{100 * weights[chosen] / total:.1f} %"
+    if heaviest == chosen:
+        return (
+            f"{chosen}, the heaviest, was drawn at random among {len(weights)} candidates in proportion to their "
+            f"weights: a {share} chance."
+        )
+    return (
+        f"{chosen} was drawn at random among {len(weights)} candidates in proportion to their weights, as PanDA "
+        f"draws: a {share} chance, against {100 * weights[heaviest] / total:.1f} % for the heaviest, {heaviest}. "
+        "A lighter candidate winning is the draw, not an error."
+    )
 
 
 def decision_candidate(*, decision: Decision, name: str) -> dict[str, Any]:

@@ -155,7 +155,11 @@ def why_pending(task: Task, panels: list[dict[str, Any]]) -> list[str]:
             # expected skips (queues of another kind) come last and say so: nobody is to act on them
             parts = [
                 f"{group['count']} {group['title']}"
-                + (" (expected: another kind)" if group["code"] in EXPECTED_CODES else "")
+                + (
+                    " (expected: queues built for other work than this task's; nothing to fix)"
+                    if group["code"] in EXPECTED_CODES
+                    else ""
+                )
                 for group in trace["by_reason"]
             ]
             line += f": of {considered} candidates, " + ", ".join(parts) + "."

@@ -12,7 +12,7 @@ from django.db.models import Count, Sum
 
 from brokerage.adapters.wmcore import ElementReader, element_rows
 from brokerage.engine import explain, reason_title
-from brokerage.engine.wmcore.elements import GET_WORK, PULL_WORK, PullRules, usable_sites
+from brokerage.engine.wmcore.elements import GET_WORK, PULL_WORK, PullRules, possible_sites, usable_sites
 from brokerage.engine.wmcore.matching import free_slots
 from brokerage.models import WMCoreElement, WMCoreQueue, WMCoreRequest
 from brokerage.selectors.wmcore import config_snapshot, wmcore_site_jobs, wmcore_site_resources
@@ -96,12 +96,19 @@ def wmcore_request_slots(*, request: WMCoreRequest, priority: float) -> dict[str
     usable: set[str] = set()
     anywhere = False
     elements = element_rows(WMCoreElement.objects.filter(request=request, queue__kind="global", database="queue"))
+    # why an element may go nowhere (its pileup only at a site it does not list, a whitelist all blacklisted): the
+    # page said "No agent has a site this request may use" while its whitelisted site was in both agents' tables
+    nowhere: dict[str, None] = {}
     for element in elements:
-        sites = usable_sites(reader.element(element), rules)
+        read = reader.element(element)
+        sites = usable_sites(read, rules)
         if sites is None:
             anywhere = True
         else:
             usable |= sites
+            if not sites and rules.site_rule != "wmcore":
+                restriction = possible_sites(read)
+                nowhere[explain(restriction.code, restriction.detail)] = None
     if not elements:  # not split into elements yet: its whitelist is all there is to go by
         usable = set(request.SiteWhitelist or ())
         anywhere = not usable
@@ -133,6 +140,8 @@ def wmcore_request_slots(*, request: WMCoreRequest, priority: float) -> dict[str
         "total": len(rows),
         "anywhere": anywhere,
         "usable": sorted(usable),
+        "nowhere": list(nowhere) if not usable and not anywhere else [],
+        "listed": sorted(request.SiteWhitelist or ()),
         "priority": priority,
         "rules": rules,
     }

@@ -16,7 +16,7 @@ from datetime import datetime
 from django.db import transaction
 from django.db.models import F, Max, Q
 
-from brokerage.grid_clock import grid_minutes, throttled_until
+from brokerage.grid_clock import grid_minutes, grid_speed, throttled_until
 from brokerage.job_errors import TASK_BUFFER_KILLED
 from brokerage.models import Dataset, DatasetFile, Job, Task
 from brokerage.params import whole_number
@@ -263,6 +263,18 @@ def dataset_files_mark(*, file_ids: list[int], status: str, actor: str, now: dat
     return marked
 
 
+def throttle_reason(*, top: int) -> str:
+    """The status log's why of a throttling: the attempt that crossed the multiple of 5 may be past it (attempts
+    can come faster than the watchdog), so both are said, and the period in the grid's clock."""
+    multiple = 5 * (top // 5)
+    crossed = f"reached {multiple}" if top == multiple else f"is {top}, past {multiple}"
+    clock = "" if grid_speed() == 1 else " of grid time"
+    return (
+        f"the largest input attemptNr {crossed}, a multiple of 5: throttled for "
+        f"{throttled_period_minutes(top)} min{clock} (level {top // 5})"
+    )
+
+
 def task_watch(*, now: datetime, vo: str = "atlas") -> dict[str, list[int]]:
     """Throttles tasks at every fifth attempt and releases them after their period, finishes tasks exhausted
     for 10 days, and exhausts tasks pending in the brokerage beyond TASK_PENDING_TIMEOUT. The throttled period
@@ -289,8 +301,7 @@ def task_watch(*, now: datetime, vo: str = "atlas") -> dict[str, list[int]]:
                     moves={
                         pk: (
                             "throttled",
-                            f"attemptNr {due[pk]} reached {5 * (due[pk] // 5)}, a multiple of 5: "
-                            f"throttled {throttled_period_minutes(due[pk])} min",
+                            throttle_reason(top=due[pk]),
                         )
                         for pk in ids
                     },

@@ -58,7 +58,7 @@ def job_timeout_apply(*, now: datetime) -> TimeoutPass:
         if state.timed_out:
             timed_out[key] += 1
             due[(row["jobStatus"], state.sentence)].append(row["pk"])
-        elif state.left <= APPROACHING:
+        elif state.left * limits.grid_speed <= APPROACHING:  # an hour of grid time, as the page's column says
             approaching[key] += 1
     closed, failed = [], []
     with transaction.atomic():

@@ -38,6 +38,52 @@ def duration(value) -> str:
 
 
 @register.filter
+def grid_duration(value) -> str:
+    """A wait of the grid (a throttled period, a retry, a timeout's time left, how long a task has been in its
+    status) in grid time, the clock PanDA's figures are in: the real duration × the demo's grid speed, labelled
+    "of grid time" when the grid runs faster than the clock (brokerage.grid_clock). One clock in every sentence:
+    "throttled 120 min" and "releases in 1 min 22 s" side by side were the grid's and the wall clock's."""
+    from brokerage.grid_clock import grid_speed
+
+    if value is None or value == "":
+        return "—"
+    speed = grid_speed()
+    real = value if isinstance(value, timedelta) else timedelta(seconds=float(value))
+    text = duration(real * speed)
+    return text if speed == 1 else f"{text} of grid time"
+
+
+@register.simple_tag
+def grid_label() -> str:
+    """ " of grid time" after a figure of PanDA's in minutes, where the grid runs faster than the clock."""
+    from brokerage.grid_clock import grid_speed
+
+    return "" if grid_speed() == 1 else " of grid time"
+
+
+@register.simple_tag
+def grid_clock_note() -> str:
+    """The footer's sentence on the grid's clock, empty where the grid runs at the clock's pace (production)."""
+    from brokerage.grid_clock import grid_speed
+
+    speed = grid_speed()
+    if speed == 1:
+        return ""
+    return (
+        f"Durations marked “of grid time” are on the simulated grid's clock, which runs {speed:g}× faster than"
+        " this one: PanDA's figures (a 120-minute throttle, a 60-minute retry) keep their values."
+    )
+
+
+@register.filter
+def factor_meaning(name) -> str:
+    """What a weight factor of the trace is (brokerage.engine.core.reasons.FACTOR_MEANINGS), for its title."""
+    from brokerage.engine.core.reasons import factor_meaning as meaning
+
+    return meaning(str(name))
+
+
+@register.filter
 def factor(value, name: str = "") -> str:
     """A trace value with its unit where the name says one (spaceFreeGB → 4,795,286.6 GB)."""
     return format_factor(str(name), value)

@@ -152,3 +152,23 @@ def test_reason_counts_are_kept_as_compact_text_and_read_back_whole():
     for loaded in serializers.deserialize("json", dumped):
         loaded.save()
     assert Decision.objects.get(pk=decision.pk).reason_counts == {"io": 293, "status": 53, "cpucore": 24}
+
+
+def test_a_lighter_candidate_drawn_is_said_to_be_a_draw_with_its_chance():
+    from brokerage.selectors.decisions import candidate_draw
+
+    candidates = [{"name": "CERN", "weight": 600.0}, {"name": "RAL", "weight": 300.0}, {"name": "BNL", "weight": 100.0}]
+    # BNL: 100 of 1,000, 10.0 %; the heaviest, CERN, 60.0 %
+    assert candidate_draw(chosen="BNL", candidates=candidates) == (
+        "BNL was drawn at random among 3 candidates in proportion to their weights, as PanDA draws: a 10.0 % "
+        "chance, against 60.0 % for the heaviest, CERN. A lighter candidate winning is the draw, not an error."
+    )
+    assert candidate_draw(chosen="CERN", candidates=candidates).startswith("CERN, the heaviest, was drawn")
+    assert "a 60.0 % chance" in candidate_draw(chosen="CERN", candidates=candidates)
+    assert candidate_draw(chosen="CERN", candidates=candidates[:1]) == ""  # alone: no draw to speak of
+    assert candidate_draw(chosen=None, candidates=candidates) == ""
+    zero = [{"name": "A", "weight": 0}, {"name": "B", "weight": 0}]
+    assert (
+        candidate_draw(chosen="B", candidates=zero)
+        == "B was drawn at random among 2 candidates of weight 0, each as likely."
+    )

@@ -255,7 +255,7 @@ def test_a_throttled_task_says_when_it_is_released_and_why(client):
     assert "(in 1 h 40 min)" in html or "(in 1 h 39 min)" in html
     advice = [a for a in response.context["advice"] if a.kind == "wait"]
     assert advice
-    assert "An input reached attempt 5, a multiple of 5" in advice[0].evidence
+    assert "When the task's inputs reached 5 attempts, a multiple of 5" in advice[0].evidence
 
 
 def test_a_time_chart_with_one_point_spans_two_hours_and_never_repeats_a_label():
@@ -286,7 +286,7 @@ def test_a_failed_task_says_why_and_that_the_fault_is_its_own(client):
     )
     response = client.get(reverse("monitor:task", args=[task.pk]))
     html = response.content.decode()
-    assert "Why is this task failed?" in html
+    assert "Why did this task fail?" in html
     assert response.context["why"] == [
         "Its jobs kept failing until the inputs had no attempt left (3 inputs failed).",
         "The main error, pilot:1305 Failed to execute payload, is the task's own (its release, configuration or "

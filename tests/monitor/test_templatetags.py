@@ -42,3 +42,19 @@ def test_long_names_may_wrap_after_their_separators_and_stay_escaped():
     assert wrappable("mc23_13p6TeV.801023.pile") == "mc23_<wbr>13p6TeV.<wbr>801023.<wbr>pile"
     assert wrappable("DISK_THRESHOLD_<gshare>") == "DISK_<wbr>THRESHOLD_<wbr>&lt;gshare&gt;"
     assert wrappable("a'b") == "a&#x27;b"  # the entity is not split
+
+
+def test_a_grid_wait_reads_in_grid_time_labelled_when_the_grid_runs_faster(settings):
+    from datetime import timedelta
+
+    from monitor.templatetags.monitor import grid_clock_note, grid_duration, grid_label
+
+    settings.GRID_SIMULATOR = False
+    assert grid_duration(timedelta(minutes=82)) == "1 h 22 min"
+    assert grid_label() == ""
+    assert grid_clock_note() == ""
+    settings.GRID_SIMULATOR, settings.GRID_SIMULATOR_SPEED = True, 60
+    # 1 min 22 s of the wall clock is 82 minutes of the grid's: the unit a throttle's "120 min" is in
+    assert grid_duration(timedelta(minutes=1, seconds=22)) == "1 h 22 min of grid time"
+    assert grid_label() == " of grid time"
+    assert "60× faster" in grid_clock_note()

@@ -128,7 +128,9 @@ def test_a_multiple_of_five_passed_between_two_watchdog_runs_still_throttles_onc
     assert task_watch(now=NOW)["throttled"] == [task.pk]
     task.refresh_from_db()
     assert (task.status, task.numThrottled) == ("throttled", 1)
-    assert "attemptNr 6 reached 5" in task.status_log.last().reason
+    assert task.status_log.last().reason == (
+        "the largest input attemptNr is 6, past 5, a multiple of 5: throttled for 120 min (level 1)"
+    )
     assert task_watch(now=NOW + timedelta(minutes=120))["released"] == [task.pk]
     DatasetFile.objects.filter(task=task).update(attemptNr=9)
     assert "throttled" not in task_watch(now=NOW + timedelta(minutes=121))  # the tenth not reached yet

@@ -226,3 +226,15 @@ def test_a_retried_job_reuses_its_random_seed(grid, work_queue, ready_task):
     retry = JobRetryHistory.objects.get(oldPandaID=first.pk)
     assert DatasetFile.objects.get(PandaID=retry.newPandaID).lfn == seed_of_first
     assert Job.objects.get(pk=retry.newPandaID).attemptNr == 2
+
+
+def test_approaching_is_an_hour_of_grid_time_when_the_demo_grid_runs_faster(settings):
+    # issue 50: at 60 grid minutes per real minute, "< 1 h left" in real hours held 243 of 244 watched jobs
+    settings.GRID_SIMULATOR, settings.GRID_SIMULATOR_SPEED = True, 60
+    queue = factories.PandaQueueFactory(name="Q1")
+    # assigned: 12 grid hours = 12 real minutes; 30 grid minutes left (30 real s) is approaching, 3 grid h is not
+    soon = jobs_at(queue, "assigned", 1, changed=NOW - timedelta(minutes=11, seconds=30))
+    later = jobs_at(queue, "assigned", 2, changed=NOW - timedelta(minutes=9))
+    job_timeout_apply(now=NOW)
+    (summary,) = JobTimeoutSummary.objects.filter(computingSite="Q1")
+    assert (summary.watched, summary.approaching, summary.timed_out) == (len(soon + later), 1, 0)

@@ -17,7 +17,7 @@ def test_the_report_explains_each_element_left():
     call_command("broker", str(EXAMPLE), stdout=out)
     report = out.getvalue()
     assert report.startswith("pullWork: 2 of 6 elements (50 jobs) to 2 sites")
-    assert "rereco#1: At priority 200000: sites T1_US_FNAL have 360 jobs at or above it, thresholds 300." in report
+    assert "rereco#1: At priority 200,000: sites T1_US_FNAL have 360 jobs at or above it, thresholds 300." in report
     assert "cern-only: It may use T2_CH_CERN; states there: T2_CH_CERN: Draining" in report
 
 

@@ -93,3 +93,27 @@ def test_the_slots_follow_the_wmcore_profile(agent, request_assigned):
 
 def test_an_unknown_request_is_a_404(client, db):
     assert client.get("/wmcore/requests/no_such_request/").status_code == 404
+
+
+def test_a_request_whose_elements_may_go_nowhere_says_why_not_that_no_agent_has_its_site(client, agent, db):
+    # issue 50: its whitelisted site was in both agents' slot tables while the page said "No agent has a site this
+    # request may use"; its pileup is only at a site it does not list
+    pileup = "/MinBias_TuneCP5/Run3Summer24GS/GEN-SIM"
+    factories.WMCoreBlockFactory(dataset=pileup, name=f"{pileup}#p", sites=["T2_IT_Pisa"])
+    factories.WMCoreRequestFactory(
+        RequestName="cmsunified_TTto2L",
+        RequestType="MonteCarlo",
+        TaskType="Production",
+        InputDataset="",
+        MCPileup=pileup,
+        TotalJobs=800,
+        JobsPerElement=400,
+        SiteWhitelist=["T2_CH_CERN"],
+    )
+    wmcore_cycle_run(now=timezone.now())
+    slots = wmcore_request_detail(name="cmsunified_TTto2L")["slots"]
+    assert slots["rows"] == []
+    assert slots["nowhere"] == ["The pileup is at T2_IT_Pisa; the whitelist is T2_CH_CERN."]
+    html = client.get("/wmcore/requests/cmsunified_TTto2L/").content.decode()
+    assert "No site passes this request&#x27;s own conditions" in html or "No site passes this request's own" in html
+    assert "No agent has a site" not in html

@@ -491,10 +491,10 @@ _STATES = [
         "throttled",
         "An input reached a fifth attempt: the watchdog holds the task back for a while.",
         (
-            "Input {file} reached attempt {attempt}, a multiple of 5: the watchdog throttled the task (level {level}) "
-            "until {until}; then it goes back to {back}.",
-            "An input reached attempt {attempt}, a multiple of 5: the watchdog throttled the task (level {level}) "
-            "until {until}; then it goes back to {back}.",
+            "Input {file} is at attempt {attempt}: when the task's inputs reached {threshold} attempts, a multiple "
+            "of 5, the watchdog throttled it (level {level}) until {until}; then it goes back to {back}.",
+            "When the task's inputs reached {threshold} attempts, a multiple of 5, the watchdog throttled it "
+            "(level {level}) until {until}; then it goes back to {back}.",
         ),
     ),
     Reason(
@@ -612,17 +612,72 @@ def reason_title(code: str) -> str:
     return reason.title if reason else code
 
 
+# What each factor of a candidate's weight is, for the pages' candidate tables ("RW = 0, rwUsed = 50" read as
+# nothing to a newcomer; issue 50). Names are the engine's (the brokers' `weigh`); the words follow the seeds.
+FACTOR_MEANINGS: dict[str, str] = {
+    "formula": "which of the seed's weight formulas applied",
+    "RW": "the nucleus's remaining work: the work of its tasks not yet done, in PanDA's RW units",
+    "rwUsed": "the RW the weight used (RW below its offset of 50 counts as 50)",
+    "rwFactor": "1 / RW, or 1 below an RW of 50 (panda-server's task broker)",
+    "tapeWeight": "0.001 when more of the input is on tape than on disk at the nucleus, else 1",
+    "spaceFreeGB": "free space of the nucleus's output storage, GB",
+    "spaceExpiredGB": "space of expired data there, which can be reused, GB",
+    "spaceTotalGB": "total space of that storage, GB",
+    "spaceFreeCutoffGB": "free space counted at most up to this cut-off, GB",
+    "freeTB": "whole TB free, capped by FREE_DISK_CUTOFF in the weight",
+    "localInputGB": "input already at the candidate, GB",
+    "totalInputGB": "the task's whole input, GB",
+    "baseWeight": "the queue's base weight from its running and queued jobs (seed 000, job brokerage)",
+    "running": "jobs running at the queue",
+    "activated": "jobs activated (waiting for a pilot) at the queue",
+    "assigned": "jobs assigned to the queue, waiting for their input",
+    "starting": "jobs starting at the queue",
+    "defined": "jobs defined for the queue",
+    "dataWeight": "the share of the input already at the queue's storage",
+    "missingFiles": "input files not at the queue's storage",
+    "networkWeight": "the network's weight between the queue's site and the nucleus",
+    "nucleusWeight": "the weight of the nucleus (HIGH_PRIORITY_NUCLEUS_RULE)",
+    "manyAssigned": "the cut for queues with many assigned jobs",
+    "availableGB": "space available at the queue's storage, GB",
+    "bootstrap": "an empty queue given a start (BOOTSTRAP_EMPTY_QUEUES)",
+    "newWeight": "the analysis weight of USE_NEW_BASIC_WEIGHT",
+    "originalWeight": "the analysis weight of the original formula",
+    "maxQueueLength": "the queue length above which the queue is weighed down",
+    "userQueued": "the user's own jobs queued there",
+    "Wq": "the queue's weight from its queued jobs",
+    "Ws": "the site's weight from its running jobs",
+    "N": "jobs counted for the weight",
+}
+
+
+def factor_meaning(name: str) -> str:
+    """What a weight factor is, "" for a name without an entry."""
+    return FACTOR_MEANINGS.get(name, "")
+
+
 def _readable(value: Any) -> Any:
-    """Lists read as "A, B", mappings as "A: x, B: y", whole floats as integers, a missing value as "none";
-    other values as they are."""
+    """Lists read as "A, B", mappings as "A: x, B: y", whole floats as integers, numbers grouped by thousands and
+    rounded to what a person compares, a missing value as "none"; other values as they are."""
     if value is None or value == "":
         return "none"
     if isinstance(value, list | tuple):
         return ", ".join(str(_readable(item)) for item in value) or "none"
     if isinstance(value, Mapping):
         return ", ".join(f"{key}: {_readable(item)}" for key, item in value.items()) or "none"
+    if isinstance(value, bool):
+        return value
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        return int(value)
+        value = int(value)
+    if isinstance(value, int):
+        # 4,795,286 rather than 4795286; four-digit values (priorities, core power, minutes) read as they are
+        return f"{value:,}" if abs(value) >= 10_000 else value
+    if isinstance(value, float):
+        # "4795286.5938 GB free" (issue 50): a figure a person reads, at most three significant decimals
+        if abs(value) >= 100:
+            return f"{value:,.1f}"
+        if abs(value) >= 1:
+            return f"{value:,.2f}".rstrip("0").rstrip(".")
+        return f"{value:.3g}"
     return value
 
 

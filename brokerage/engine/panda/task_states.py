@@ -148,6 +148,8 @@ def task_state_explain(facts: TaskFacts) -> tuple[list[str], list[Advice]]:
             detail["file"] = facts.top_attempt_file
         detail.update(
             attempt=facts.top_attempt or 5 * max(facts.throttle_level, 1),
+            # the multiple of 5 it was throttled for: the top attempt may have moved on since (a retry, a rerun)
+            threshold=5 * max(facts.throttle_level, 1),
             level=max(facts.throttle_level, 1),
             until=_time(facts.release_at),
             back=facts.old_status or "its previous status",

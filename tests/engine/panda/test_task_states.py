@@ -59,7 +59,7 @@ def test_a_throttled_task_names_the_input_the_level_and_when_it_comes_back():
         status="throttled",
         old_status="running",
         throttle_level=2,
-        top_attempt=10,
+        top_attempt=11,  # a retry since the throttling: the sentence says both (issue 50: "attempt 7, a multiple of 5")
         top_attempt_file="EVNT.01234._000003.pool.root.1",
         release_at=datetime(2026, 11, 27, 22, 0, tzinfo=UTC),
         jobs_total=20,
@@ -68,8 +68,8 @@ def test_a_throttled_task_names_the_input_the_level_and_when_it_comes_back():
     )
     why, advice = task_state_explain(facts)
     assert why[0] == (
-        "Input EVNT.01234._000003.pool.root.1 reached attempt 10, a multiple of 5: the watchdog throttled the task "
-        "(level 2) until 2026-11-27 22:00 UTC; then it goes back to running."
+        "Input EVNT.01234._000003.pool.root.1 is at attempt 11: when the task's inputs reached 10 attempts, a "
+        "multiple of 5, the watchdog throttled it (level 2) until 2026-11-27 22:00 UTC; then it goes back to running."
     )
     assert why[1].startswith("The main error, pilot:1099 Failed to stage-in file, is the data's")
     assert [a.kind for a in advice] == [DATA, WAIT]
