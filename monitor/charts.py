@@ -23,6 +23,8 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from plotly.utils import PlotlyJSONEncoder
 
+from monitor.status_colours import STATUS_COLOURS, status_colour
+
 HEIGHT = 320
 # The look of Plotly's "plotly_white" template, the few keys our charts use.
 _AXIS_LOOK = {
@@ -65,18 +67,9 @@ TIME_AXIS = {
     "ticklabelstandoff": 8,
 }
 TIME_TITLE = "time (UTC)"
-# The status colours of the pages (static/css/monitor.css): a chart of statuses reads like the badges beside it.
+# Colours of what is not a status (the chosen candidate, before and after); statuses have one each, the badges'
+# too: monitor/status_colours.py.
 GOOD, BAD, WARN, NEUTRAL, ACCENT = "#1e7b34", "#b3261e", "#9a6700", "#8391a7", "#1f5fa8"
-STATUS_COLOURS = {
-    **dict.fromkeys(("done", "finished", "online", "running", "assigned", "passed"), GOOD),
-    **dict.fromkeys(("failed", "broken", "aborted", "closed", "offline", "cancelled", "skipped"), BAD),
-    **dict.fromkeys(("pending", "throttled", "exhausted", "paused", "brokeroff", "test"), WARN),
-    **dict.fromkeys(("activated", "starting", "sent", "holding", "transferring", "merging"), ACCENT),
-}
-
-
-def status_colour(status: str) -> str:
-    return STATUS_COLOURS.get(str(status), NEUTRAL)
 
 
 def _merge(into: dict[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
@@ -205,7 +198,11 @@ def weights_chart(candidates: Sequence[Mapping[str, Any]], *, chosen: str | None
     else:
         figure.add_trace("bar", orientation="h", marker={"color": colours}, **common)
     figure.update_yaxes(_category_axis("candidate"), autorange="reversed")
-    figure.update_xaxes(title={"text": "weight"}, type="log" if log else "linear", nticks=6)
+    if log:
+        # one label per decade (1, 10, 100 …): Plotly's default labels the 2s and 5s between, "5 10 2 5 100 2"
+        figure.update_xaxes(title={"text": "weight"}, type="log", dtick=1, tickformat="~g")
+    else:
+        figure.update_xaxes(title={"text": "weight"}, type="linear", nticks=6)
     return figure
 
 
@@ -289,14 +286,20 @@ def status_bar_chart(rows: Sequence[Mapping[str, Any]], *, title: str, unit: str
     return figure
 
 
-def assignments_chart(rows: Sequence[Mapping[str, Any]], *, limit: int = 25):
-    """Decisions per queue or nucleus chosen before and after a what-if (rows: target, before, after), the
-    targets that moved most first; "(none)" counts the decisions that chose nothing. Horizontal: names on the
-    vertical axis never overlap, however many."""
+def short_name(name: str, length: int = 24) -> str:
+    """A long identifier (a WMCore element's 32-hex id) cut for an axis; the whole of it stays in the hover."""
+    return name if len(name) <= length else name[: length - 1] + "…"
+
+
+def assignments_chart(rows: Sequence[Mapping[str, Any]], *, kind: str = "queue or nucleus", limit: int = 25):
+    """Decisions per target of one kind chosen before and after a what-if (rows: target, before, after), the
+    targets that moved most first. Horizontal: names on the vertical axis never overlap, however many."""
     rows = sorted(rows, key=lambda r: (-abs(r["after"] - r["before"]), -max(r["before"], r["after"]), r["target"]))
     rows = rows[:limit]
-    figure = _figure("Chosen before and after the change", barmode="group", height=max(240, 34 * len(rows) + 110))
-    names = [r["target"] for r in rows]
+    figure = _figure(
+        f"Each {kind} chosen, before and after the change", barmode="group", height=max(240, 34 * len(rows) + 110)
+    )
+    names = [short_name(r["target"]) for r in rows]
     for label, key, colour in (("stored", "before", NEUTRAL), ("with the change", "after", ACCENT)):
         figure.add_trace(
             "bar",
@@ -305,9 +308,10 @@ def assignments_chart(rows: Sequence[Mapping[str, Any]], *, limit: int = 25):
             x=[r[key] for r in rows],
             orientation="h",
             marker={"color": colour},
-            hovertemplate="%{y}: %{x:,d}<extra>" + label + "</extra>",
+            customdata=[r["target"] for r in rows],
+            hovertemplate="%{customdata}: %{x:,d}<extra>" + label + "</extra>",
         )
-    figure.update_yaxes(_category_axis("queue or nucleus chosen"), autorange="reversed")
+    figure.update_yaxes(_category_axis(f"{kind} chosen"), autorange="reversed")
     figure.update_xaxes(count_axis("decisions", [max(r["before"], r["after"]) for r in rows]))
     return figure
 
@@ -328,12 +332,13 @@ def timeline_chart(
         by_series.setdefault(str(row[series]), []).append(row)
     for name, points in sorted(by_series.items()):
         trace: dict[str, Any] = {"x": [p["time"] for p in points], "y": [p[y] for p in points], "name": name}
-        if series == "status":
+        if series == "status" and name in STATUS_COLOURS:  # a share's or a rule's name takes Plotly's colourway
             trace["marker"] = {"color": status_colour(name)}
             trace["line"] = {"color": status_colour(name)}
         if len(points) == 1 and isinstance(points[0]["time"], datetime):
-            # one point (the first hour of data): a dot with its time written beside it, not a line to nowhere
-            trace.update(mode="markers+text", text=[points[0]["time"].strftime("%H:%M")], textposition="top center")
+            # one point (the first hour of data): a dot, not a line to nowhere; its time is on the axis (a label
+            # beside each series' dot wrote "11:00" over itself once per status, issue 50)
+            trace["mode"] = "markers"
         else:
             trace["mode"] = "lines+markers"
         figure.add_trace("scatter", **trace)

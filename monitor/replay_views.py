@@ -15,6 +15,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from brokerage.costly import SlotsBusy, costly_client, costly_slot
@@ -55,10 +57,28 @@ def _changes(request: HttpRequest) -> dict:
 
 
 def _what_if_figure(result: dict, key: str) -> str:
+    """One chart per kind of choice (nuclei, queues, task queues, elements), each with only what was chosen; how
+    many decisions chose nothing, before and after, said in a sentence (about 300 of them dwarfed every bar)."""
     rows = [row for row in result["assignments"] if row["before"] or row["after"]]
     if not any(row["before"] != row["after"] for row in rows):
         return charts.empty_chart_html("Every queue and nucleus is chosen as often as before.")
-    return charts.figure_html(charts.assignments_chart(rows), element_id=f"assignments-{key}")
+    parts = []
+    for kind in sorted({row["kind"] for row in rows}):
+        chosen = [row for row in rows if row["kind"] == kind and row["target"]]
+        nothing = next((row for row in rows if row["kind"] == kind and not row["target"]), None)
+        if nothing and nothing["before"] != nothing["after"]:
+            parts.append(
+                format_html(
+                    '<p class="muted">Decisions that chose no {}: {} stored, {} with the change.</p>',
+                    kind,
+                    nothing["before"],
+                    nothing["after"],
+                )
+            )
+        if any(row["before"] != row["after"] for row in chosen):
+            element_id = f"assignments-{key}-{kind.replace(' ', '-')}"
+            parts.append(charts.figure_html(charts.assignments_chart(chosen, kind=kind), element_id=element_id))
+    return mark_safe("".join(parts))  # each part escaped: format_html and figure_html
 
 
 @require_safe

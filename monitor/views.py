@@ -58,9 +58,10 @@ def _refresh(request: HttpRequest) -> int:
     return 0 if request.GET.get("refresh") == "0" else REFRESH_SECONDS
 
 
-def _chart(rows, make, element_id: str, empty: str = "Nothing to draw yet.") -> str:
+def _chart(rows, make, element_id: str, empty: str) -> str:
     """The figure `make()` draws, as HTML, when there are rows to draw; a short sentence otherwise (an empty
-    chart's axes from −1 to 1 say nothing)."""
+    chart's axes from −1 to 1 say nothing), which names what is missing: a chart's title is in its figure, so a
+    bare "Nothing to draw yet." stood under no heading (issue 50, finding 4)."""
     return charts.figure_html(make(), element_id=element_id) if rows else charts.empty_chart_html(empty)
 
 
@@ -250,8 +251,14 @@ def queue(request: HttpRequest, name: str) -> HttpResponse:
                 detail["skipped"], title="Why it was skipped, recent decisions", unit="decisions"
             ),
             "queue-skipped",
+            "Not skipped in the latest job-brokerage decisions.",
         ),
-        "timeouts": _chart(detail["timeouts"], lambda: charts.timeouts_chart(detail["timeouts"]), "queue-timeouts"),
+        "timeouts": _chart(
+            detail["timeouts"],
+            lambda: charts.timeouts_chart(detail["timeouts"]),
+            "queue-timeouts",
+            "Timeouts: no job watched here in the latest watchdog pass.",
+        ),
     }
     return render(request, "monitor/queue.html", {**detail, "figures": figures, "refresh": _refresh(request)})
 
@@ -260,7 +267,9 @@ def queue(request: HttpRequest, name: str) -> HttpResponse:
 def shares(request: HttpRequest) -> HttpResponse:
     detail = shares_overview(now=timezone.now())
     figures = {
-        "tree": _chart(detail["tree"], lambda: charts.share_sunburst(detail["tree"]), "share-tree"),
+        "tree": _chart(
+            detail["tree"], lambda: charts.share_sunburst(detail["tree"]), "share-tree", "No global share is defined."
+        ),
         "history": _chart(
             detail["history"],
             lambda: charts.timeline_chart(
@@ -270,9 +279,13 @@ def shares(request: HttpRequest) -> HttpResponse:
                 counts=False,
             ),
             "share-history",
+            "Usage of the shares: no snapshot in the last 7 days.",
         ),
         "work_queues": _chart(
-            detail["work_queues"], lambda: charts.work_queue_shares_chart(detail["work_queues"]), "work-queues"
+            detail["work_queues"],
+            lambda: charts.work_queue_shares_chart(detail["work_queues"]),
+            "work-queues",
+            "No work queue has a share.",
         ),
     }
     return render(request, "monitor/shares.html", {**detail, "figures": figures, "refresh": _refresh(request)})
@@ -282,13 +295,19 @@ def shares(request: HttpRequest) -> HttpResponse:
 def timeouts(request: HttpRequest) -> HttpResponse:
     detail = timeouts_overview(now=timezone.now())
     figures = {
-        "by_rule": _chart(detail["by_rule"], lambda: charts.timeouts_chart(detail["by_rule"]), "timeouts-by-rule"),
+        "by_rule": _chart(
+            detail["by_rule"],
+            lambda: charts.timeouts_chart(detail["by_rule"]),
+            "timeouts-by-rule",
+            "Timeouts by rule: no watchdog pass yet.",
+        ),
         "history": _chart(
             detail["history"],
             lambda: charts.timeline_chart(
                 detail["history"], title="Timed out per pass and rule, last day", y_title="jobs timed out"
             ),
             "timeouts-history",
+            "No job timed out in the last day.",
         ),
     }
     return render(request, "monitor/timeouts.html", {**detail, "figures": figures, "refresh": _refresh(request)})
@@ -301,6 +320,7 @@ def decisions(request: HttpRequest) -> HttpResponse:
         detail["reasons"],
         lambda: charts.reasons_chart(detail["reasons"], title="Main reasons", unit="decisions"),
         "decision-reasons",
+        "Main reasons: no decision here left a task without a choice.",
     )
     return render(
         request,
@@ -345,6 +365,7 @@ def dirac(request: HttpRequest) -> HttpResponse:
             detail["reasons"],
             lambda: charts.reasons_chart(detail["reasons"], title="Why requests found no job", unit="requests"),
             "dirac-reasons",
+            "Every matching request found a job in the last day.",
         ),
     }
     lookup_problem = (
@@ -396,10 +417,19 @@ def wmcore(request: HttpRequest) -> HttpResponse:
             detail["request_statuses"],
             lambda: charts.status_bar_chart(detail["request_statuses"], title="Requests by status", unit="requests"),
             "wmcore-requests",
+            "No WMCore request yet.",
         ),
-        "slots": _chart(detail["slots"], lambda: charts.slot_use_chart(detail["slots"]), "wmcore-slots-chart"),
+        "slots": _chart(
+            detail["slots"],
+            lambda: charts.slot_use_chart(detail["slots"]),
+            "wmcore-slots-chart",
+            "Slot use: no agent has a site in its resource-control table.",
+        ),
         "stuck": _chart(
-            stuck, lambda: charts.reasons_chart(stuck, title="Why elements wait", unit="elements"), "wmcore-stuck-chart"
+            stuck,
+            lambda: charts.reasons_chart(stuck, title="Why elements wait", unit="elements"),
+            "wmcore-stuck-chart",
+            "No element waits in the global queue.",
         ),
     }
     return render(request, "monitor/wmcore.html", {**detail, "figures": figures, "refresh": _refresh(request)})

@@ -370,9 +370,19 @@ def decision_explorer(*, filters: dict[str, str], now: datetime, page: int = 1) 
             {"code": r["primary_reason"], "title": reason_title(r["primary_reason"]), "count": r["n"]} for r in reasons
         ],
         "plugins": plugin_registry().names(),
-        "cycles": list(
-            BrokerageCycle.objects.order_by("-started").values(
-                "pk", "plugin", "started", "finished", "status", "n_decisions", "n_assigned", "n_pending", "error"
-            )[:10]
-        ),
+        "cycles": _recent_cycles(),
     }
+
+
+def _recent_cycles(limit: int = 10) -> list[dict[str, Any]]:
+    """The latest cycles with how long each took (rows of values() have no model property: "Took —" on every row)
+    and what its decisions came to, the throttler's verdicts in their own column."""
+    rows = list(
+        BrokerageCycle.objects.order_by("-started").values(
+            "pk", "plugin", "started", "finished", "status", "n_decisions", "n_assigned", "n_pending", "n_throttled",
+            "error",
+        )[:limit]
+    )  # fmt: skip
+    for row in rows:
+        row["took"] = row["finished"] - row["started"] if row["finished"] else None
+    return rows

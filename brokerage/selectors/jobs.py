@@ -53,6 +53,23 @@ def _main_error_annotations() -> dict[str, Any]:
     }
 
 
+def job_error_filter(text: str) -> Q | None:
+    """The jobs whose main error is `component:code` ("pilot:1305", as error_label writes it; the component's name
+    as COMPONENTS has it): that code in that column and none in the columns read before it. None when `text` is not
+    of that form."""
+    component, _, code = text.strip().partition(":")
+    code = code.strip().split(" ", 1)[0]
+    columns = [column for name, column, _ in COMPONENTS]
+    names = [name for name, _, _ in COMPONENTS]
+    if component not in names or not code.lstrip("-").isdigit() or len(code.lstrip("-")) > 9:
+        return None
+    index = names.index(component)
+    condition = Q(**{columns[index]: int(code)})
+    for earlier in columns[:index]:
+        condition &= Q(**{f"{earlier}__isnull": True}) | Q(**{earlier: 0})
+    return condition
+
+
 ERROR_ROW_FIELDS = ("error_component", "error_code", "computingSite", "attemptNr", "jobStatus")
 
 

@@ -11,7 +11,9 @@ from typing import Any
 
 from brokerage.gdpconfig import ConfigView
 from brokerage.inputs_codec import inputs_decode
+from brokerage.engine import UnknownPlugin
 from brokerage.models import BrokerageCycle, Decision, DecisionTrace
+from brokerage.plugins import plugin_registry
 from brokerage.selectors.inputs import REPLAYABLE, InputsUnavailable, grid_inputs_many
 from brokerage.selectors.replay import candidates_changed, replay_one
 
@@ -126,6 +128,15 @@ def _why_not_replayable(grid, trace, own) -> str:
     return ""
 
 
+def _candidate_kind(plugin: str) -> str:
+    """What a plugin's decisions choose ("nucleus", "queue", "task queue", "element"); the plugin's name when it is
+    not installed (a decision of a plugin since removed)."""
+    try:
+        return plugin_registry().get(plugin).candidate_kind
+    except UnknownPlugin:
+        return plugin
+
+
 @dataclass
 class WhatIfTally:
     """What a what-if found so far: the decisions changed (with what changed), the assignments per target before
@@ -140,8 +151,11 @@ class WhatIfTally:
     stopped_early: bool = False
 
     def add(self, decision: Decision, cycle_id: int, difference: dict[str, Any]) -> None:
-        self.before[difference["chosen_before"] or "(none)"] += 1
-        self.after[difference["chosen_now"] or "(none)"] += 1
+        # by what was chosen (a nucleus, a queue, a task queue, an element): one axis held nuclei, queues, 32-character
+        # element ids and "(none)" together (issue 50); a decision that chose nothing counts as "" of its kind
+        kind = _candidate_kind(decision.plugin)
+        self.before[(kind, difference["chosen_before"] or "")] += 1
+        self.after[(kind, difference["chosen_now"] or "")] += 1
         if not candidates_changed(difference):
             self.counts["unchanged"] += 1
             return
@@ -172,7 +186,7 @@ class WhatIfTally:
             "changed": self.changed,
             "not_replayed": self.not_replayed,
             "assignments": [
-                {"target": name, "before": before[name], "after": after[name]}
-                for name in sorted(set(before) | set(after), key=lambda n: (-max(before[n], after[n]), n))
+                {"kind": key[0], "target": key[1] or None, "before": before[key], "after": after[key]}
+                for key in sorted(set(before) | set(after), key=lambda k: (k[0], -max(before[k], after[k]), k[1]))
             ],
         }

@@ -9,8 +9,10 @@ import django_filters as filters
 from django import forms
 from django.db.backends.base.operations import BaseDatabaseOperations
 from django_filters.rest_framework import DjangoFilterBackend
+from drf_spectacular.utils import extend_schema_field
 from rest_framework.exceptions import ValidationError
 
+from brokerage.job_errors import COMPONENTS
 from brokerage.models import BrokerageCycle, Dataset, Decision, Job, PandaQueue, Task, WMCoreElement
 from brokerage.plugins import decision_plugins
 
@@ -26,7 +28,7 @@ class IntegerFilter(filters.NumberFilter):
 def _typed(filter_) -> bool:
     """Filters whose value has a type beyond text: given empty, they are refused rather than ignored."""
     plain_text = isinstance(filter_, filters.CharFilter) and not isinstance(filter_, filters.ChoiceFilter)
-    return not plain_text
+    return not plain_text or getattr(filter_, "typed", False)
 
 
 class FilterSet(filters.FilterSet):
@@ -48,6 +50,12 @@ class FilterSet(filters.FilterSet):
     def is_valid(self):
         valid = super().is_valid()
         for name, filter_ in self.filters.items():
+            if name in self.form.errors and isinstance(filter_, filters.ChoiceFilter):
+                # Django's "Select a valid choice. x is not one of the available choices." without the choices
+                known = ", ".join(str(value) for value, _ in filter_.extra.get("choices", ()) if value != "")
+                if not known:
+                    known = ", ".join(str(value) for value, _ in self.form.fields[name].choices if value != "")
+                self.form.errors[name] = self.form.error_class([f"{self.data.get(name)!r} is not one of: {known}"])
             if name not in self.data:
                 continue
             value = self.data.get(name)
@@ -87,6 +95,19 @@ class StrictFilterBackend(DjangoFilterBackend):
         return filterset.qs
 
 
+@extend_schema_field(
+    {
+        "type": "string",
+        "pattern": "^(" + "|".join(name for name, _, _ in COMPONENTS) + "):-?[0-9]{1,9}$",
+        "description": "A job's main error, component:code as the pages write it (pilot:1305, exe:65)",
+    }
+)
+class ErrorCodeFilter(filters.CharFilter):
+    """component:code, the way job_errors.error_label writes a job's main error."""
+
+    typed = True  # given empty, refused: the schema's pattern does not take ""
+
+
 def id_filter(field_name: str, **extra) -> IntegerFilter:
     return IntegerFilter(field_name=field_name, **BIGINT, **extra)
 
@@ -121,11 +142,39 @@ class TaskFilter(FilterSet):
 
 
 class JobFilter(FilterSet):
+    """The job list's filters, in the task list's words: `status` (jobStatus kept as its old name), `queue`
+    (computingSite), `cloud`, `user` and `error` as the job page and the facets write them (issue 50)."""
+
     jediTaskID = id_filter("task_id")
+    status = filters.ChoiceFilter(field_name="jobStatus", choices=Job._meta.get_field("jobStatus").choices)
+    queue = filters.CharFilter(field_name="computingSite", label="The PanDA queue (computingSite)")
+    site = filters.CharFilter(method="at_site", label="The site of the job's queue")
+    user = filters.CharFilter(field_name="prodUserName", label="The user (prodUserName)")
+    error = ErrorCodeFilter(method="with_error", label="Main error as component:code, e.g. pilot:1305")
 
     class Meta:
         model = Job
-        fields = ["jobStatus", "computingSite", "jobsetID", "prodSourceLabel", "gshare", "isScout", "resource_type"]
+        fields = [
+            "jobStatus",
+            "computingSite",
+            "cloud",
+            "jobsetID",
+            "prodSourceLabel",
+            "gshare",
+            "isScout",
+            "resource_type",
+        ]
+
+    def at_site(self, queryset, name, value):
+        return queryset.filter(computingSite__in=PandaQueue.objects.filter(site__name=value).values("name"))
+
+    def with_error(self, queryset, name, value):
+        from brokerage.selectors.jobs import job_error_filter
+
+        condition = job_error_filter(value)
+        if condition is None:
+            raise ValidationError({"error": [f"{value!r} is not component:code (e.g. pilot:1305, exe:65)"]})
+        return queryset.filter(condition)
 
 
 class DatasetFilter(FilterSet):

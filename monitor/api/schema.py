@@ -111,7 +111,7 @@ class StrictDjangoFilterExtension(DjangoFilterExtension):
                     schema["minimum"] = low
                 if high is not None:
                     schema["maximum"] = high
-            elif schema.get("type") == "string" and "enum" not in schema and "format" not in schema:
+            elif schema.get("type") == "string" and not {"enum", "format", "pattern"} & set(schema):
                 schema["pattern"] = NO_NUL
         return parameters
 

@@ -3,6 +3,7 @@ same words as in the real systems."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from datetime import datetime
@@ -14,7 +15,7 @@ from rest_framework import serializers
 from brokerage.engine import explain
 from brokerage.gdpconfig import REGISTRY, GdpConfigError
 from brokerage.gdpconfig.profiles import PROFILE_NAMES
-from brokerage.gdpconfig.registry import KEY_PATTERN
+from brokerage.gdpconfig.registry import KEY_PATTERN, InvalidValue, parse_value
 from brokerage.models import (
     BrokerageCycle,
     Dataset,
@@ -349,10 +350,18 @@ class GdpConfigParameterSerializer(serializers.Serializer):
     suffix = serializers.CharField(allow_null=True)
 
 
-@extend_schema_field({"type": "string", "description": "The stored value as text (typed by `type`)."})
+@extend_schema_field(
+    {
+        "type": ["string", "number", "integer", "boolean", "object", "array", "null"],
+        "description": "The value in the JSON type of its parameter (`type`): 50 for an int, true for a bool; a "
+        "stored text that no longer parses as its type is given as the text.",
+    }
+)
 class StoredValueField(serializers.JSONField):
-    """Read: the row's stored text. Write: the value in its own JSON type (an int as a number), so that the schema
-    can state each key's type and bounds and a client learns of a wrong type before the row is refused."""
+    """Read and written in the value's own JSON type (an int as a number), so that what a client reads it can write
+    back unchanged (issue 50: read as "50", it had to be written as 50), the schema can state each key's type and
+    bounds, and a client learns of a wrong type before the row is refused. The row's type is known to the
+    serializer, which reads the text into it (GdpConfigSerializer.to_representation)."""
 
 
 class GdpConfigSerializer(StrictKeys, serializers.ModelSerializer):
@@ -383,6 +392,14 @@ class GdpConfigSerializer(StrictKeys, serializers.ModelSerializer):
         }
         # gdpconfig_save finds the row of the same (app, component, key, vo) and updates it
         validators = []
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        try:
+            data["value"] = parse_value(instance.key, instance.type, instance.value)
+        except InvalidValue:
+            pass  # a row stored before its type was tightened: its text, which the admin flags
+        return data
 
     def validate_key(self, key: str) -> str:
         if not KEY_PATTERN.match(key) or REGISTRY.find(key) is None:
@@ -424,7 +441,20 @@ def scenario_schema_problem(scenario: dict) -> str | None:
     if error is None:
         return None
     path = "$" + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path)
-    return f"{path}: {error.message}"[:500]
+    message = error.message
+    if error.validator == "additionalProperties":
+        # a misspelt key ("gdpconfg", a task's "corecount") was taken silently and ignored (issue 50): it is refused,
+        # with the name it most likely meant
+        known = sorted(error.schema.get("properties", {}))
+        unknown = sorted(set(error.instance) - set(known))
+        hints = []
+        for name in unknown:
+            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6) or [
+                k for k in known if k.lower() == name.lower()
+            ]
+            hints.append(f"'{name}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
+        message = f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(hints)}"
+    return f"{path}: {message}"[:500]
 
 
 NATIVE_TYPES = {"bool": (bool,), "int": (int,), "float": (int, float), "str": (str,)}

@@ -60,10 +60,11 @@ from brokerage.services.gdpconfig import (
 from . import filters, serializers
 from .errors import error_response
 from .pagination import NewestFirst
+from .parameters import KnownQueryParameters
 from .permissions import CanChangeGdpConfig, CanClaimDiracJobs, ReadAccess, ReadOrModelPermission
 
 
-class ReadOnly(viewsets.ReadOnlyModelViewSet):
+class ReadOnly(KnownQueryParameters, viewsets.ReadOnlyModelViewSet):
     permission_classes = [ReadOrModelPermission]
     # ids are 64-bit: a longer number cannot name a row (404, not a database error)
     lookup_value_regex = r"[0-9]{1,18}"
@@ -281,6 +282,7 @@ class GdpConfigRevisionViewSet(ReadOnly):
     queryset = GdpConfigRevision.objects.prefetch_related("changes").order_by("-pk")
     serializer_class = serializers.GdpConfigRevisionSerializer
     filterset_fields = ["action"]
+    extra_query_parameters = ("against",)
 
     @extend_schema(
         parameters=[OpenApiParameter("against", int, description="Compare with this revision.")],
@@ -326,6 +328,7 @@ COMMENT_LENGTH = GdpConfigChange._meta.get_field("comment").max_length
 
 
 class GdpConfigViewSet(
+    KnownQueryParameters,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
     mixins.CreateModelMixin,
@@ -338,6 +341,7 @@ class GdpConfigViewSet(
 
     queryset = GdpConfig.objects.order_by("key", "vo")
     serializer_class = serializers.GdpConfigSerializer
+    extra_query_parameters = ("comment", "vo")
     conflicts = {
         method: "Another row already holds this key for that app, component and VO." for method in ("PUT", "PATCH")
     }
@@ -400,7 +404,7 @@ class GdpConfigViewSet(
         return Response(serializers.GdpConfigParameterSerializer(rows, many=True).data)
 
 
-class PreviewView(GenericAPIView):
+class PreviewView(KnownQueryParameters, GenericAPIView):
     """What-if: brokers a posted scenario (bare, as a scenario file is, or as `{"scenario": …}` with `gdpconfig`
     and `profile` over it), or a task's current snapshot with gdpconfig overrides, stores nothing,
     and returns the decision with its difference from the task's last stored decision (queues gained, queues
@@ -454,7 +458,7 @@ class PreviewView(GenericAPIView):
         return Response(result)
 
 
-class DiracMatchView(GenericAPIView):
+class DiracMatchView(KnownQueryParameters, GenericAPIView):
     """The DIRAC Matcher: a resource asks for a job. Claims the job chosen by seed 003's order (needs the
     permission to change DIRAC jobs), or, with `dry_run`, only tells which task queue it would draw from (read
     access). When nothing matches: the nearest task queues with every rule they fail and the values compared."""
@@ -484,7 +488,7 @@ class DiracMatchView(GenericAPIView):
         )
 
 
-class DiracMatchReplayView(GenericAPIView):
+class DiracMatchReplayView(KnownQueryParameters, GenericAPIView):
     """A stored DIRAC matching request run again from what it drew from (issue 34): `identical` when it gets the
     same job from the same task queue in the same steps; with `profile` or `gdpconfig` (the DIRAC_* parameters),
     the task queues gained and lost and the new match, or `undetermined` when the new draw reaches a task queue
@@ -512,7 +516,7 @@ class DiracMatchReplayView(GenericAPIView):
         return Response(result)
 
 
-class DiracMatchScenarioView(GenericAPIView):
+class DiracMatchScenarioView(KnownQueryParameters, GenericAPIView):
     """A stored DIRAC matching request as a scenario file (`dirac_match` with a `matcher` section) that `manage.py
     broker` runs offline to the same match. 409 when its inputs are not kept."""
 
@@ -534,7 +538,7 @@ class DiracMatchScenarioView(GenericAPIView):
         return response
 
 
-class DiracTaskQueueView(GenericAPIView):
+class DiracTaskQueueView(KnownQueryParameters, GenericAPIView):
     """DIRAC task queues with waiting jobs, largest first, with their priorities and requirements."""
 
     permission_classes = [ReadAccess]
@@ -550,7 +554,7 @@ class DiracTaskQueueView(GenericAPIView):
         return Response(serializers.DiracTaskQueueSerializer(dirac_task_queues(), many=True).data)
 
 
-class DiracJobExplainedView(GenericAPIView):
+class DiracJobExplainedView(KnownQueryParameters, GenericAPIView):
     """One DIRAC job explained: its task queue, that queue's priority with the numbers it comes from, and the rules
     the queue fails for each site and CE that asked for work in the last day."""
 

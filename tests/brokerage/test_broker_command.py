@@ -113,7 +113,7 @@ def test_documented_job_brokerage_example():
     text = broker(str(ROOT / "docs" / "examples" / "job_brokerage.json"))
     # CERN is a unified queue: brokered as its pseudo-queues, the 8-core task takes CERN/MCORE (seed 000)
     assert text.startswith("queue CERN/MCORE chosen from 1 candidate (of 11 considered)")
-    assert "BNL: The job needs 14400 MB; its maxrss is 12000 MB." in text
+    assert "BNL: The job needs 14,400 MB; its maxrss is 12,000 MB." in text
     assert "MWT2: 210 activated + starting jobs are over the limit 200" in text
     decision = json.loads(broker(str(ROOT / "docs" / "examples" / "job_brokerage.json"), "--json"))
     assert decision["retry_after_minutes"] is None

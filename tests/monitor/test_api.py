@@ -178,7 +178,7 @@ def test_gdpconfig_writes_need_a_token_with_permission_and_are_validated(client)
     writer = staff("add_gdpconfig", "change_gdpconfig", "delete_gdpconfig")
     created = writer.post("/api/v1/gdpconfig/", payload)
     assert created.status_code == 201, created.content
-    assert created.json()["value"] == "300"  # read back as the stored text
+    assert created.json()["value"] == 300  # read back in its JSON type, as it is written (issue 50)
     row = GdpConfig.objects.get(key="NQUEUED_SAT_CAP", vo="atlas")
     assert (row.value, row.component) == ("300", "jobbroker")
     change = GdpConfigChange.objects.get(key="NQUEUED_SAT_CAP")
@@ -470,3 +470,54 @@ def test_an_absurd_gdpconfig_value_is_a_400_that_names_the_bound(db):
     assert not GdpConfig.objects.exists()
     bounds = {row["key"]: row["bounds"] for row in APIClient().get("/api/v1/gdpconfig/parameters/").json()}
     assert bounds["NQUEUED_SAT_CAP"] == "0 – 10,000,000 files"
+
+
+def test_the_job_list_speaks_the_task_lists_words_and_refuses_what_it_does_not_read(client, brokered):
+    # issue 50: /api/v1/jobs/?status=failed answered assigned jobs (the filter was jobStatus); unknown parameters
+    # were never refused; a bad choice did not say the good ones
+    jobs = list(Job.objects.order_by("pk")[:3])
+    assert len(jobs) == 3
+    Job.objects.filter(pk=jobs[0].pk).update(jobStatus="failed", pilotErrorCode=1305, prodUserName="alice")
+    Job.objects.filter(pk=jobs[1].pk).update(jobStatus="failed", exeErrorCode=65, prodUserName="bob")
+    failed = client.get("/api/v1/jobs/", {"status": "failed"}).json()["results"]
+    assert sorted(j["PandaID"] for j in failed) == [jobs[0].pk, jobs[1].pk]
+    old_name = client.get("/api/v1/jobs/", {"jobStatus": "failed"}).json()["results"]
+    assert sorted(j["PandaID"] for j in old_name) == [jobs[0].pk, jobs[1].pk]
+    by_error = client.get("/api/v1/jobs/", {"error": "pilot:1305"}).json()["results"]
+    assert [j["PandaID"] for j in by_error] == [jobs[0].pk]
+    assert [j["PandaID"] for j in client.get("/api/v1/jobs/", {"user": "bob"}).json()["results"]] == [jobs[1].pk]
+    bad_error = client.get("/api/v1/jobs/", {"error": "1305"})
+    assert bad_error.status_code == 400
+    assert "component:code" in bad_error.json()["error"]["fields"]["error"][0]
+    unknown = client.get("/api/v1/jobs/", {"jobstatus": "failed"})
+    assert unknown.status_code == 400
+    message = unknown.json()["error"]["fields"]["jobstatus"][0]
+    assert message.startswith("unknown query parameter; this operation takes: ")
+    assert "jobStatus" in message
+    assert " status," in message
+    choice = client.get("/api/v1/jobs/", {"status": "fialed"})
+    assert choice.status_code == 400
+    assert choice.json()["error"]["fields"]["status"] == [
+        "'fialed' is not one of: " + ", ".join(value for value, _ in Job._meta.get_field("jobStatus").choices)
+    ]
+    assert client.get("/api/v1/tasks/", {"foo": "1"}).status_code == 400
+    assert client.get("/api/v1/tasks/", {"status": "running", "page": "1"}).status_code == 200
+
+
+def test_a_bare_scenario_is_held_to_the_schema_as_a_wrapped_one(client):
+    import json
+    from pathlib import Path
+
+    base = json.loads(Path("docs/examples/job_brokerage.json").read_text())
+    for body, where in (
+        ({**base, "gdpconfg": {}}, "$: unknown key 'gdpconfg' (did you mean 'gdpconfig'?)"),
+        (
+            {**base, "task": {**base["task"], "corecount": 8}},
+            "$.task: unknown key 'corecount' (did you mean 'coreCount'?)",
+        ),
+        ({"plugin": "atlas_prod_task", "foo": 1}, "$: unknown key 'foo'"),
+    ):
+        for sent in (body, {"scenario": body}):
+            answer = client.post("/api/v1/broker/preview", sent, content_type="application/json")
+            assert answer.status_code == 400, sent
+            assert answer.json()["error"]["fields"]["scenario"] == [where]

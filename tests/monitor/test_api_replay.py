@@ -86,9 +86,10 @@ def test_what_if_over_a_cycle_and_over_a_window(client, brokered):  # noqa: F811
     ).json()
     assert window["cycles"] == [decision.cycle_id]
     assert window["changed_choice"] == 1
-    assert {row["target"]: (row["before"], row["after"]) for row in window["assignments"]} == {
-        "SAT_Q": (1, 0),
-        "(none)": (0, 1),
+    # by kind of choice, a decision that chose nothing with no target (issue 50: one axis held every kind)
+    assert {(row["kind"], row["target"]): (row["before"], row["after"]) for row in window["assignments"]} == {
+        ("queue", "SAT_Q"): (1, 0),
+        ("queue", None): (0, 1),
     }
     reversed_window = post(
         client, "/api/v1/cycles/what-if/", {"since": "2026-11-02T00:00:00Z", "until": "2026-11-01T00:00:00Z"}

@@ -104,6 +104,66 @@ LAYOUT_PROBLEMS = """() => {
       break;
     }
   }
+  // issue 50: a gdpconfig key is never cut at all ("MIN_IO_INTENSITY_WITH_LOCAL…"), a component never split
+  // inside its word ("taskbrokera/ge")
+  for (const el of document.querySelectorAll('td.key code'))
+    if (el.scrollWidth > el.clientWidth + 1) { problems.push('key cut short: ' + el.textContent); break; }
+  for (const el of document.querySelectorAll('td.component'))
+    if (el.getClientRects().length && el.scrollWidth > el.clientWidth + 1) {
+      problems.push('component cut: ' + el.textContent); break;
+    }
+  // a word of a name column never split inside: every line of a name ends at a separator or a space
+  for (const el of document.querySelectorAll('td.name, dd.name')) {
+    const range = document.createRange();
+    const text = el.textContent;
+    let split = null;
+    for (const node of el.childNodes) if (node.nodeType === 3 && node.length > 1) {
+      for (let i = 1; i < node.length; i++) {
+        range.setStart(node, i - 1); range.setEnd(node, i);
+        const before = range.getBoundingClientRect();
+        range.setStart(node, i); range.setEnd(node, i + 1);
+        const after = range.getBoundingClientRect();
+        const a = node.data[i - 1], b = node.data[i];
+        if (after.top > before.top + 2 && /[A-Za-z0-9]/.test(a) && /[A-Za-z0-9]/.test(b)) { split = text; break; }
+      }
+      if (split) break;
+    }
+    if (split) { problems.push('a word split over lines: ' + split); break; }
+  }
+  // issue 50: the header is one row at 1440 px, two at most at 1024
+  const bar = document.querySelector('header.topbar');
+  if (bar) {
+    const tops = Array.from(bar.querySelectorAll('a, button, input')).filter(e => e.offsetWidth > 0)
+      .map(e => e.getBoundingClientRect().top).sort((a, b) => a - b);
+    let rows = tops.length ? 1 : 0;
+    for (let i = 1; i < tops.length; i++) if (tops[i] - tops[i - 1] > 20) rows++;
+    const allowed = window.innerWidth >= 1400 ? 1 : 2;
+    if (rows > allowed) problems.push('the header takes ' + rows + ' rows');
+  }
+  // issue 50: no template source in what a reader sees
+  const seen = document.body.innerText;
+  const source = seen.match(/[{][{%#]|[}%#][}]/);
+  if (source) problems.push('template source: ' + seen.substr(Math.max(0, source.index - 30), 80));
+  // issue 50: series of different statuses never share a colour (a line per status, or a bar per status)
+  for (const box of document.querySelectorAll('.chart[data-drawn]')) {
+    const traces = box.data || [];
+    const byColour = {};
+    for (const t of traces) {
+      const colour = t.marker && typeof t.marker.color === 'string' ? t.marker.color : null;
+      if (colour && t.name) (byColour[colour] = byColour[colour] || new Set()).add(t.name);
+      if (t.marker && Array.isArray(t.marker.color)) {
+        const labels = t.orientation === 'h' ? t.y : t.x;
+        const seenColour = {};
+        t.marker.color.forEach((c, i) => {
+          if (seenColour[c] !== undefined && seenColour[c] !== labels[i] && !box.id.startsWith('weights'))
+            problems.push(box.id + ': ' + seenColour[c] + ' and ' + labels[i] + ' share ' + c);
+          seenColour[c] = labels[i];
+        });
+      }
+    }
+    for (const [colour, names] of Object.entries(byColour))
+      if (names.size > 1) problems.push(box.id + ': ' + Array.from(names).join(', ') + ' share ' + colour);
+  }
   for (const el of document.querySelectorAll('.clamp2'))
     if (el.scrollHeight > el.clientHeight + 1 && !el.title) {
       problems.push('clamped without a title: ' + el.textContent);

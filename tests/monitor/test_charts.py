@@ -4,6 +4,7 @@ colours, dots on a log scale, a single point with its time, few count ticks, leg
 from datetime import UTC, datetime
 
 from monitor import charts
+from monitor.status_colours import GROUPS, NEUTRAL, STATUS_COLOURS, status_colour, status_css
 
 
 def test_status_bars_take_the_pages_status_colours():
@@ -17,7 +18,8 @@ def test_status_bars_take_the_pages_status_colours():
             title="Jobs",
         )
     )
-    assert figure["data"][0]["marker"]["color"] == [charts.GOOD, charts.BAD, charts.NEUTRAL]
+    assert figure["data"][0]["marker"]["color"] == ["#0d9488", "#b91c1c", "#475569"]
+    assert figure["data"][0]["marker"]["color"] == [status_colour(s) for s in ("running", "failed", "defined")]
     assert figure["layout"]["yaxis"]["rangemode"] == "tozero"  # bars from zero: 6,298 is three quarters of 8,549
 
 
@@ -33,6 +35,8 @@ def test_weights_on_a_log_scale_are_dots_and_bars_only_from_zero():
     assert dots["layout"]["xaxis"]["type"] == "linear"
     wide = charts.figure_json(charts.weights_chart([*rows, {"name": "W", "weight": 12.0}], chosen="A"))
     assert wide["layout"]["xaxis"]["type"] == "log"  # 12 to 8,549: the log scale shows the ratios
+    # one label a decade, never Plotly's 2s and 5s between ("5 10 2 5 100 2", issue 50)
+    assert (wide["layout"]["xaxis"]["dtick"], wide["layout"]["xaxis"]["tickformat"]) == (1, "~g")
     assert dots["data"][0]["marker"]["color"] == [charts.GOOD, charts.ACCENT]
     assert dots["data"][0]["y"] == ["★ A", "B"]
     assert dots["layout"]["xaxis"]["title"]["text"] == "weight"  # short enough never to be cut
@@ -41,7 +45,7 @@ def test_weights_on_a_log_scale_are_dots_and_bars_only_from_zero():
     assert bars["layout"]["xaxis"]["type"] == "linear"
 
 
-def test_a_series_of_one_point_is_a_dot_with_its_time():
+def test_a_series_of_one_point_is_a_dot_its_time_on_the_axis():
     at = datetime(2026, 11, 27, 14, 0, tzinfo=UTC)
     figure = charts.figure_json(
         charts.timeline_chart(
@@ -50,9 +54,10 @@ def test_a_series_of_one_point_is_a_dot_with_its_time():
         )
     )
     trace = figure["data"][0]
-    assert trace["mode"] == "markers+text"
-    assert trace["text"] == ["14:00"]
-    assert trace["marker"]["color"] == charts.BAD
+    # no "14:00" written beside the dot: with a dot per status they overprinted each other (issue 50)
+    assert trace["mode"] == "markers"
+    assert "text" not in trace
+    assert trace["marker"]["color"] == status_colour("failed")
     assert figure["layout"]["xaxis"]["range"] == ["2026-11-27T13:00:00+00:00", "2026-11-27T15:00:00+00:00"]
 
 
@@ -78,3 +83,22 @@ def test_long_names_on_a_vertical_axis_wrap_at_spaces():
     assert figure["data"][0]["y"] == ["memory too small<br>(lowmemory)"]
     figure = charts.figure_json(charts.error_chart([{"label": "pilot:1305 Failed to execute payload", "count": 2}]))
     assert figure["data"][0]["y"] == ["pilot:1305 Failed to<br>execute payload"]
+
+
+def test_every_status_has_its_own_colour_within_what_a_chart_shows_together():
+    # issue 50: finished and running both green; assigned, finished, running one green; activated, starting one blue
+    for group, statuses in GROUPS.items():
+        colours = [status_colour(status) for status in statuses]
+        assert len(set(colours)) == len(colours), group
+        assert NEUTRAL not in colours, group  # every status of every machine has a colour of its own
+    assert status_colour("finished") != status_colour("running")
+    assert status_colour("Running") == status_colour("running")  # DIRAC's and WMCore's namesakes: PanDA's colour
+    assert status_colour("no such status") == NEUTRAL
+
+
+def test_the_badges_stylesheet_is_written_from_the_table():
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "static" / "css" / "status-colours.css"
+    assert path.read_text() == status_css(), "run monitor.status_colours.status_css() into the file"
+    assert f".status-finished {{ border-left-color: {STATUS_COLOURS['finished']};" in status_css()

@@ -210,6 +210,17 @@ def test_decision_explorer_filters(client, living_grid):
     response, _ = page(client, reverse("monitor:decisions"), chosen=chosen.chosen, task=str(chosen.task_id))
     assert chosen.pk in [d.pk for d in response.context["page"].object_list]
     assert response.context["cycles"]
+    # issue 50: "Took —" on every finished cycle (rows of values() have no model property)
+    from brokerage.models import BrokerageCycle
+
+    latest = response.context["cycles"][0]
+    stored = BrokerageCycle.objects.get(pk=latest["pk"])
+    assert latest["took"] == stored.finished - stored.started
+    # an assigned decision shows no main reason: its skip codes are not why it went where it did
+    assigned = Decision.objects.filter(outcome="assigned", task__isnull=False).exclude(primary_reason="").first()
+    if assigned is not None:
+        html = page(client, reverse("monitor:decisions"), task=str(assigned.task_id), outcome="assigned")[1]
+        assert f"reason={assigned.primary_reason}" not in html
 
 
 def test_gdpconfig_page_lists_every_parameter_and_changes(client, living_grid):

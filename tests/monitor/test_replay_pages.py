@@ -53,7 +53,10 @@ def test_what_if_over_the_cycle_and_the_window_count_candidate_changes(client, b
     )
     assert window.context["n_cycles"] == 1
     assert window.context["result"]["changed_choice"] == 1
-    assert 'id="assignments-window"' in window.content.decode()  # SAT_Q 1 → 0: the chart is drawn
+    html = window.content.decode()
+    assert 'id="assignments-window-queue"' in html  # SAT_Q 1 → 0: the queues' chart is drawn
+    assert "Decisions that chose no queue: 0 stored, 1 with the change." in html  # not a bar called "(none)"
+    assert "(none)" not in html
     unrun = client.get(reverse("monitor:what-if"))
     assert unrun.status_code == 200
     assert unrun.context["result"] is None
