@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from brokerage.engine import UnknownPlugin
 from brokerage.gdpconfig import ConfigView
 from brokerage.inputs_codec import inputs_decode
-from brokerage.engine import UnknownPlugin
 from brokerage.models import BrokerageCycle, Decision, DecisionTrace
 from brokerage.plugins import plugin_registry
 from brokerage.selectors.inputs import REPLAYABLE, InputsUnavailable, grid_inputs_many

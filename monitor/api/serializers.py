@@ -3,6 +3,7 @@ same words as in the real systems."""
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import re
@@ -395,10 +396,9 @@ class GdpConfigSerializer(StrictKeys, serializers.ModelSerializer):
 
     def to_representation(self, instance):
         data = super().to_representation(instance)
-        try:
+        # a row stored before its type was tightened keeps its text, which the admin flags
+        with contextlib.suppress(InvalidValue):
             data["value"] = parse_value(instance.key, instance.type, instance.value)
-        except InvalidValue:
-            pass  # a row stored before its type was tightened: its text, which the admin flags
         return data
 
     def validate_key(self, key: str) -> str:
