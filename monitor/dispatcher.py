@@ -86,7 +86,12 @@ class GetJob(PilotCall):
         queue = str(fields.get("computingElement") or fields.get("siteName") or "")
         if not queue:
             return answer(SC_INVALID, errorDialog="siteName or computingElement: the queue asking")
-        job = pilot_job_acquire(queue=queue, node=str(fields.get("node") or "")[:128], now=timezone.now())
+        job = pilot_job_acquire(
+            queue=queue,
+            node=str(fields.get("node") or "")[:128],
+            computing_element=str(fields.get("computingElement") or ""),
+            now=timezone.now(),
+        )
         if job is None:
             return answer(SC_NO_JOBS)
         return JsonResponse(pilot_job_description(job=job))

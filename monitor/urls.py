@@ -13,6 +13,8 @@ urlpatterns = [
     path("tasks/<int:task_id>/action/", views.task_action, name="task-action"),
     path("jobs/", views.jobs, name="jobs"),
     path("jobs/<int:job_id>/", views.job, name="job"),
+    path("errors/", views.errors, name="errors"),
+    path("users/<path:name>/", views.user, name="user"),
     path("queues/", views.queues, name="queues"),
     # queue, site and request names may hold "/" (pseudo-queues such as CERN/MCORE), spaces or any letters
     path("queues/<path:name>/", views.queue, name="queue"),

@@ -27,7 +27,7 @@ from brokerage.selectors.dirac import (
     dirac_task_queue_detail,
 )
 from brokerage.selectors.gdpconfig import gdpconfig_overview
-from brokerage.selectors.jobs import job_detail, job_error_summary, job_list
+from brokerage.selectors.jobs import error_overview, job_detail, job_error_summary, job_list
 from brokerage.selectors.nuclei import nucleus_names
 from brokerage.selectors.overview import database_overview
 from brokerage.selectors.preview import PreviewUnavailable, broker_preview_task
@@ -38,6 +38,7 @@ from brokerage.selectors.shares import shares_overview
 from brokerage.selectors.sites import site_detail, site_list
 from brokerage.selectors.tasks import PLUGIN_NAMES, task_detail, task_filter_choices, task_list
 from brokerage.selectors.timeouts import timeouts_overview
+from brokerage.selectors.users import user_detail
 from brokerage.selectors.wmcore import wmcore_overview
 from brokerage.selectors.wmcore_request import wmcore_request_detail
 from brokerage.services.task_commands import TaskCommandRefused, task_action_run
@@ -491,6 +492,48 @@ def task_errors(request: HttpRequest, task_id: int) -> HttpResponse:
         "monitor/errors.html",
         {"task": task, "summary": summary, "chart": chart, "refresh": _refresh(request)},
     )
+
+
+@require_safe
+def errors(request: HttpRequest) -> HttpResponse:
+    """Errors across tasks (BigPanDA's error summary): a window, filters by task, queue, site, cloud and user, each
+    error drilling down to its queues and to the jobs."""
+    detail = error_overview(filters=request.GET.dict(), now=timezone.now())
+    summary = detail["summary"]
+    chart = _chart(
+        summary["errors"],
+        lambda: charts.error_chart(summary["errors"][:25]),
+        "errors-chart",
+        "No job failed, was closed or cancelled in this window.",
+    )
+    return render(
+        request,
+        "monitor/error_overview.html",
+        {**detail, "chart": chart, "refresh": _refresh(request)},
+        status=400 if detail["problems"] else 200,
+    )
+
+
+@require_safe
+def user(request: HttpRequest, name: str) -> HttpResponse:
+    detail = user_detail(name=name, now=timezone.now())
+    if detail is None:
+        raise Http404(f"No task or recent job of user {name}.")
+    figures = {
+        "tasks": _chart(
+            detail["task_statuses"],
+            lambda: charts.status_bar_chart(detail["task_statuses"], title="Tasks by status", unit="tasks"),
+            "user-tasks-chart",
+            "No task.",
+        ),
+        "jobs": _chart(
+            detail["job_statuses"],
+            lambda: charts.status_bar_chart(detail["job_statuses"], title="Jobs by status, last 7 days", unit="jobs"),
+            "user-jobs-chart",
+            "No job changed state in the last 7 days.",
+        ),
+    }
+    return render(request, "monitor/user.html", {**detail, "figures": figures, "refresh": _refresh(request)})
 
 
 def _search_url(thing: dict) -> str:

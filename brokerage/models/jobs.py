@@ -119,6 +119,18 @@ class Job(Stateful):
     # has moved it to the archive, JOB_ARCHIVE_AFTER_DAYS after its end (PanDA's jobsArchived4 keeps three days).
     # Readers find an archived job as an active one: it is the same model; the archive is where it is stored.
     archiveDay = models.DateField(null=True, blank=True, help_text="Day of its end once archived; empty if active.")
+    # Where it ran, as the pilot reports it (getJob's computingElement, updateJob's node, batchID and pilotID: the
+    # pilot's id and its log's address, "id|stdout URL|…" as pilot 3 sends it); the job page shows them as BigPanDA does
+    computingElement = models.CharField(max_length=128, blank=True, default="")
+    modificationHost = models.CharField(max_length=128, blank=True, default="", help_text="The worker node.")
+    batchID = models.CharField(max_length=80, blank=True, default="")
+    pilotID = models.CharField(max_length=250, blank=True, default="")
+    # The input files the job took, as PanDA's filesTable4 keeps them per job: a file goes back to its dataset (or to
+    # another job) when this one fails, and a shifter still sees which file failed and at which attempt (issue 50).
+    # "fileID:attemptNr" pairs, comma-separated: one text column both bulk-update paths write.
+    inputFiles = models.TextField(
+        blank=True, default="", help_text="fileID:attemptNr of each input file as the job took it, comma-separated."
+    )
 
     class Meta:
         db_table = "panda_jobs"
@@ -335,3 +347,18 @@ class JobStateHour(models.Model):
 
     def __str__(self) -> str:
         return f"{self.hour:%Y-%m-%d %H}h {self.computingSite} → {self.new_status}: {self.n}"
+
+
+def input_files_text(pairs: list[tuple[int, int]]) -> str:
+    """Job.inputFiles from (fileID, attemptNr) pairs."""
+    return ",".join(f"{file_id}:{attempt}" for file_id, attempt in pairs)
+
+
+def input_files_parse(text: str) -> list[tuple[int, int]]:
+    """(fileID, attemptNr) pairs of Job.inputFiles; [] for a job made before it was kept."""
+    pairs = []
+    for item in text.split(","):
+        file_id, _, attempt = item.partition(":")
+        if file_id.strip().isdigit():
+            pairs.append((int(file_id), int(attempt) if attempt.strip().isdigit() else 0))
+    return pairs

@@ -22,7 +22,7 @@ from brokerage.models import (
     JobStatusLog,
     PandaQueue,
 )
-from brokerage.models.jobs import job_archive_window
+from brokerage.models.jobs import input_files_parse, job_archive_window
 from brokerage.params import whole_number
 from brokerage.selectors.hours import hour_start, summarised_rows
 from brokerage.selectors.paging import CappedPaginator
@@ -73,14 +73,30 @@ def job_error_filter(text: str) -> Q | None:
 ERROR_ROW_FIELDS = ("error_component", "error_code", "computingSite", "attemptNr", "jobStatus")
 
 
-def job_error_rows(*, task_id: int | None = None, queue: str | None = None, since=None, until=None) -> list[dict]:
+def job_error_rows(
+    *,
+    task_id: int | None = None,
+    queue: str | None = None,
+    since=None,
+    until=None,
+    user: str | None = None,
+    cloud: str | None = None,
+    site: str | None = None,
+) -> list[dict]:
     """Jobs that ended badly, counted per main error, queue, attempt and status, read from the jobs (one query):
-    the rows job_error_summary groups, and the housekeeping rolls up per hour."""
+    the rows job_error_summary groups, and the housekeeping rolls up per hour. Narrowed to a task, a queue, a
+    user, a cloud or a site's queues when asked."""
     jobs: QuerySet = Job.objects.filter(jobStatus__in=ENDED_BADLY)
     if task_id is not None:
         jobs = jobs.filter(task_id=task_id)
     if queue is not None:
         jobs = jobs.filter(computingSite=queue)
+    if user is not None:
+        jobs = jobs.filter(prodUserName=user)
+    if cloud is not None:
+        jobs = jobs.filter(cloud=cloud)
+    if site is not None:
+        jobs = jobs.filter(computingSite__in=PandaQueue.objects.filter(site__name=site).values("name"))
     if since is not None:
         jobs = jobs.filter(job_archive_window(since), stateChangeTime__gte=since)
     if until is not None:
@@ -266,12 +282,14 @@ def job_detail(*, job_id: int, now: datetime) -> dict[str, Any] | None:
         "history": list(JobStatusLog.objects.filter(job_id=job_id).order_by("pk")),
         "decision": decision,
         "why_here": why_here,
-        "files": list(
-            DatasetFile.objects.filter(PandaID=job_id)
-            .select_related("dataset")
-            .order_by("lfn")
-            .values("pk", "lfn", "status", "attemptNr", "maxAttempt", "fsize", "nEvents", "dataset__datasetName")[:200]
+        "files": job_input_files(job_ids=[job_id])[job_id][:200],
+        "outputs": list(
+            DatasetFile.objects.filter(PandaID=job_id, type__in=states.OUTPUT_TYPES)
+            .order_by("type", "lfn")
+            .values("pk", "lfn", "type", "status", "fsize", "dataset__datasetName")[:200]
         ),
+        "usage": job_resource_use(job, now=now),
+        "log_url": job_log_url(job.pilotID),
         "retries": retries,
         # its pilot is a real one (issue 36): its states and heartbeats are the pilot's reports
         "pilot_driven": PandaQueue.objects.filter(name=job.computingSite, pilot_driven=True).exists(),
@@ -283,7 +301,135 @@ def job_detail(*, job_id: int, now: datetime) -> dict[str, Any] | None:
     }
 
 
-JOB_FILTERS = ("status", "queue", "task", "jobset")
+def job_input_files(*, job_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+    """The input files each job took, with the attempt it took them at, whatever happened to them since (two
+    queries): a failed job's files went back to their dataset or on to another job, and the job still shows them
+    (issue 50, finding 7). A job made before Job.inputFiles was kept shows the files that still name it."""
+    taken = dict(Job.objects.filter(pk__in=job_ids).values_list("pk", "inputFiles"))
+    pairs = {job_id: input_files_parse(text or "") for job_id, text in taken.items()}
+    wanted = {file_id for rows in pairs.values() for file_id, _ in rows}
+    legacy = [job_id for job_id, rows in pairs.items() if not rows]
+    condition = Q(pk__in=wanted)
+    if legacy:
+        condition |= Q(PandaID__in=legacy, type__in=states.INPUT_TYPES)
+    files = {
+        row["pk"]: row
+        for row in DatasetFile.objects.filter(condition).values(
+            "pk", "lfn", "status", "attemptNr", "maxAttempt", "fsize", "nEvents", "PandaID", "type", "GUID",
+            "checksum", "scope", "task_id", "dataset_id", "dataset__datasetName",
+        )
+    }  # fmt: skip
+    result: dict[int, list[dict[str, Any]]] = {}
+    for job_id in job_ids:
+        rows = pairs.get(job_id) or [(pk, row["attemptNr"]) for pk, row in files.items() if row["PandaID"] == job_id]
+        result[job_id] = sorted(
+            (
+                {**files[file_id], "jobAttemptNr": attempt, "now_with": files[file_id]["PandaID"]}
+                for file_id, attempt in rows
+                if file_id in files
+            ),
+            key=lambda row: row["lfn"],
+        )
+    return result
+
+
+def job_facets(queryset: QuerySet) -> list[dict[str, Any]]:
+    """The jobs of a filtered list counted by status, queue, cloud, user and main error (BigPanDA's job-list
+    facets), the commonest values of each, each a filter of the list; the counts add up to the rows they count."""
+    facets = []
+    for column, name in JOB_FACETS.items():
+        counted = list(
+            queryset.order_by().values(column).annotate(n=Count("pk")).order_by("-n", column)[: FACET_VALUES + 1]
+        )
+        facets.append(
+            {
+                "name": name,
+                "values": [{"value": row[column], "count": row["n"]} for row in counted[:FACET_VALUES]],
+                "more": len(counted) > FACET_VALUES,
+            }
+        )
+    errors = list(
+        queryset.filter(jobStatus__in=ENDED_BADLY)
+        .annotate(**_main_error_annotations())
+        .exclude(error_component="")
+        .order_by()
+        .values("error_component", "error_code")
+        .annotate(n=Count("pk"))
+        .order_by("-n", "error_component", "error_code")[: FACET_VALUES + 1]
+    )
+    facets.append(
+        {
+            "name": "error",
+            "values": [
+                {"value": f"{row['error_component']}:{row['error_code']}", "count": row["n"]}
+                for row in errors[:FACET_VALUES]
+            ],
+            "more": len(errors) > FACET_VALUES,
+        }
+    )
+    return facets
+
+
+ERROR_WINDOWS = {"1h": timedelta(hours=1), "6h": timedelta(hours=6), "1d": timedelta(days=1), "7d": timedelta(days=7)}
+ERROR_FILTERS = ("task", "queue", "site", "cloud", "user")
+
+
+def error_overview(*, filters: dict[str, str], now: datetime) -> dict[str, Any]:
+    """The errors page (BigPanDA's error summary): jobs that ended badly in a window (1h, 6h, 1d, 7d; a day by
+    default), narrowed by task, queue, site, cloud and user, grouped by main error with the queues it struck; each
+    error and queue a link to those jobs. Unfiltered, from the hourly summaries; filtered, from the jobs."""
+    problems: dict[str, str] = {}
+    window = (filters.get("window") or "1d").strip()
+    if window not in ERROR_WINDOWS:
+        problems["window"] = f"{window!r} is not a time window; one of {', '.join(ERROR_WINDOWS)}"
+        window = "1d"
+    applied = {key: (filters.get(key) or "").strip() for key in ERROR_FILTERS if (filters.get(key) or "").strip()}
+    if "task" in applied and whole_number(applied["task"]) is None:
+        problems["task"] = f"{applied.pop('task')!r} is not a task ID (a whole number)"
+    since = now - ERROR_WINDOWS[window]
+    if not applied:
+        rows = job_error_rows_recent(since=since)
+    elif set(applied) == {"queue"}:
+        rows = job_error_rows_recent(since=since, queue=applied["queue"])
+    else:
+        rows = job_error_rows(
+            task_id=whole_number(applied["task"]) if "task" in applied else None,
+            queue=applied.get("queue"),
+            user=applied.get("user"),
+            cloud=applied.get("cloud"),
+            site=applied.get("site"),
+            since=since,
+        )
+    summary = job_error_summary(rows=rows, limit=100)
+    return {"summary": summary, "filters": applied, "window": window, "windows": list(ERROR_WINDOWS),
+            "problems": problems}  # fmt: skip
+
+
+def job_resource_use(job: Job, *, now: datetime) -> dict[str, Any]:
+    """What the job used, as BigPanDA's job page shows it: wall time (start to end, or to now while it runs), CPU
+    time, CPU efficiency (CPU ÷ (wall × cores), in %) and memory (maxRSS, maxPSS in kB as the pilot reports them)."""
+    wall = None
+    if job.startTime:
+        wall = max(((job.endTime or now) - job.startTime).total_seconds(), 0.0)
+    cores = job.actualCoreCount or job.coreCount or 1
+    cpu = job.cpuConsumptionTime
+    efficiency = round(100 * cpu / (wall * cores), 1) if cpu is not None and wall else None
+    return {"wall_seconds": wall, "cpu_seconds": cpu, "cores": cores, "cpu_efficiency": efficiency,
+            "maxRSS_kB": job.maxRSS, "maxPSS_kB": job.maxPSS}  # fmt: skip
+
+
+def job_log_url(pilot_id: str) -> str:
+    """The pilot's log as pilot 3 names it in its pilotID ("id|stdout URL|…"); "" when it sent none."""
+    for part in (pilot_id or "").split("|")[1:]:
+        if part.startswith(("https://", "http://")):
+            return part
+    return ""
+
+
+JOB_FILTERS = ("status", "queue", "task", "jobset", "cloud", "user", "site", "error")
+# the job list's facets (BigPanDA's job list): column counted → the filter its links set
+JOB_FACETS = {"jobStatus": "status", "computingSite": "queue", "cloud": "cloud", "prodUserName": "user"}
+FACET_VALUES = 12  # the commonest values of each facet
 # the job list's windows of last change; without a task it shows the last day unless asked for more (issue 32: a
 # year of archive behind would make it slower each day; BigPanDA's job list shows the last 12 hours by default)
 JOB_WINDOWS = {"1h": timedelta(hours=1), "6h": timedelta(hours=6), "1d": timedelta(days=1), "7d": timedelta(days=7)}
@@ -302,6 +448,9 @@ def job_list_problems(filters: dict[str, str]) -> dict[str, str]:
     jobset = (filters.get("jobset") or "").strip()
     if jobset and whole_number(jobset) is None:
         problems["jobset"] = f"{jobset!r} is not a job set ID (a whole number)"
+    error = (filters.get("error") or "").strip()
+    if error and job_error_filter(error) is None:
+        problems["error"] = f"{error!r} is not component:code (e.g. pilot:1305)"
     window = (filters.get("window") or "").strip()
     if window and window != "all" and window not in JOB_WINDOWS:
         problems["window"] = f"{window!r} is not a time window; one of {', '.join(JOB_WINDOWS)}, all"
@@ -322,8 +471,14 @@ def job_list(
         if not value or key in problems:
             continue
         applied[key] = value
-        column = {"status": "jobStatus", "queue": "computingSite", "task": "task_id", "jobset": "jobsetID"}[key]
-        queryset = queryset.filter(**{column: value})
+        if key == "error":
+            queryset = queryset.filter(job_error_filter(value))
+        elif key == "site":
+            queryset = queryset.filter(computingSite__in=PandaQueue.objects.filter(site__name=value).values("name"))
+        else:
+            column = {"status": "jobStatus", "queue": "computingSite", "task": "task_id", "jobset": "jobsetID",
+                      "cloud": "cloud", "user": "prodUserName"}[key]  # fmt: skip
+            queryset = queryset.filter(**{column: value})
     window = "" if "window" in problems else (filters.get("window") or "").strip()
     if window == "" and "task" not in applied:
         window = DEFAULT_JOB_WINDOW
@@ -348,8 +503,10 @@ def job_list(
     for row in rows:
         component, code, _ = job_main_error(row)
         row["error"] = error_label(component, code) if code else ""
+        row["error_key"] = f"{component}:{code}" if code else ""
     return {
         "page": rows,
+        "facets": job_facets(queryset),
         "filters": applied,
         "problems": problems,
         "statuses": states.JOB.statuses,

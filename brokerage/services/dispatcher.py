@@ -69,8 +69,9 @@ class DispatcherRefused(ValueError):
     have); the message says which."""
 
 
-def pilot_job_acquire(*, queue: str, node: str, now: datetime) -> Job | None:
-    """getJob: the queue's next activated job, now `sent` to the pilot on `node`; None when there is none."""
+def pilot_job_acquire(*, queue: str, node: str, now: datetime, computing_element: str = "") -> Job | None:
+    """getJob: the queue's next activated job, now `sent` to the pilot on `node` (and `computing_element`, kept on the
+    job with the node); None when there is none."""
     row = PandaQueue.objects.filter(name=queue).values("status", "pilot_driven").first()
     if row is None or not row["pilot_driven"] or row["status"] != "online":
         return None
@@ -96,6 +97,9 @@ def pilot_job_acquire(*, queue: str, node: str, now: datetime) -> Job | None:
                 now=now,
             )
             if moved:
+                Job.objects.filter(pk=picked).update(
+                    modificationHost=node[:128], computingElement=computing_element[:128]
+                )
                 return Job.objects.select_related("task").get(pk=picked)
     return None
 
@@ -176,6 +180,11 @@ def _report_columns(report: dict[str, Any]) -> dict[str, Any]:
         number = _whole(report.get(field))
         if number is not None and number >= 0:
             columns[column] = number
+    for field, column, length in (("node", "modificationHost", 128), ("batchID", "batchID", 80),
+                                  ("pilotID", "pilotID", 250)):  # fmt: skip
+        value = report.get(field)
+        if value not in (None, "", "NULL"):
+            columns[column] = str(value)[:length]
     cores = _whole(report.get("coreCount"))
     if cores is not None and cores > 0:
         columns["actualCoreCount"] = cores

@@ -42,6 +42,7 @@ from brokerage.models import (
     Task,
     WorkQueue,
 )
+from brokerage.models.jobs import input_files_text
 from brokerage.plugins import THROTTLER_PLUGIN, plugin_registry
 from brokerage.selectors.gdpconfig import cycle_gdpconfig
 from brokerage.services.bulk import bulk_update_values, rows_insert, rows_lock
@@ -480,12 +481,23 @@ def _use_inputs(created: list[Job], chunks: list[JobChunk], *, now: datetime) ->
             )
     if not picked:
         return
-    rows = list(DatasetFile.objects.filter(pk__in=list(picked)).values("pk", "dataset_id"))
+    rows = list(DatasetFile.objects.filter(pk__in=list(picked)).values("pk", "dataset_id", "attemptNr"))
     dataset_of = {row["pk"]: row["dataset_id"] for row in rows}
+    attempt_of = {row["pk"]: row["attemptNr"] for row in rows}
     bulk_update_values(
         DatasetFile,
         fields=("status", "PandaID", "jobsetID", "lastAttemptTime"),
         rows=[(row["pk"], "picked", *picked[row["pk"]], now) for row in rows],
+    )
+    # each job keeps the files it took and their attempt (Job.inputFiles), whoever takes them next
+    bulk_update_values(
+        Job,
+        fields=("inputFiles",),
+        rows=[
+            (job.pk, input_files_text([(f, attempt_of[f]) for f in chunk.files if f in attempt_of]))
+            for job, chunk in zip(created, chunks, strict=True)
+            if chunk.files
+        ],
     )
     for event in events:
         event.dataset_id = dataset_of[event.file_id]

@@ -33,6 +33,7 @@ from brokerage.models import (
     WMCoreRequest,
     WorkQueue,
 )
+from brokerage.models.jobs import input_files_parse
 from brokerage.params import BIGGEST_ID
 from brokerage.selectors.decisions import trace_expiry
 from monitor.api.schema import SCENARIO_SCHEMA
@@ -129,6 +130,7 @@ class TimeoutStateSerializer(serializers.Serializer):
 class JobSerializer(serializers.ModelSerializer):
     jediTaskID = serializers.IntegerField(source="task_id", read_only=True)
     timeout = serializers.SerializerMethodField()
+    inputFiles = serializers.SerializerMethodField()
 
     class Meta:
         model = Job
@@ -155,9 +157,35 @@ class JobSerializer(serializers.ModelSerializer):
             "endTime",
             "pilotErrorCode",
             "pilotErrorDiag",
+            "exeErrorCode",
+            "exeErrorDiag",
             "taskBufferErrorDiag",
+            "prodUserName",
+            "cloud",
+            "computingElement",
+            "modificationHost",
+            "batchID",
+            "homepackage",
+            "transformation",
+            "cpuConsumptionTime",
+            "maxRSS",
+            "maxPSS",
+            "inputFiles",
             "timeout",
         ]
+
+    @extend_schema_field(
+        {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"fileID": {"type": "integer"}, "attemptNr": {"type": "integer"}},
+            },
+            "description": "The input files the job took and the attempt it took each at (kept when the job failed).",
+        }
+    )
+    def get_inputFiles(self, job) -> list[dict]:
+        return [{"fileID": file_id, "attemptNr": attempt} for file_id, attempt in input_files_parse(job.inputFiles)]
 
     @extend_schema_field(TimeoutStateSerializer(allow_null=True))
     def get_timeout(self, job) -> dict | None:

@@ -38,6 +38,19 @@ def duration(value) -> str:
 
 
 @register.filter
+def kilobytes(value) -> str:
+    """A size the pilot reports in kB (maxRSS, maxPSS) as a person reads it: 2.1 GB, 850 MB."""
+    if value is None or value == "":
+        return "—"
+    kb = float(value)
+    if kb >= 1024 * 1024:
+        return f"{kb / 1024 / 1024:,.1f} GB"
+    if kb >= 1024:
+        return f"{kb / 1024:,.0f} MB"
+    return f"{kb:,.0f} kB"
+
+
+@register.filter
 def grid_duration(value) -> str:
     """A wait of the grid (a throttled period, a retry, a timeout's time left, how long a task has been in its
     status) in grid time, the clock PanDA's figures are in: the real duration × the demo's grid speed, labelled

@@ -1,0 +1,142 @@
+"""What a BigPanDA user looks for first (issue 50, finding 11), with worked numbers: the job list's facets and
+filters, the errors page drilling down to queues and jobs, a user's page, and the job page's input files (kept
+when the job failed), where it ran and what it used."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from brokerage.models import Job
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def small_grid(db):
+    """Seven jobs changed within the hour at two queues of two sites: alice has 3 failed (2 pilot:1305 at Q_A, 1
+    exe:65 at Q_B) and 1 running at Q_A; bob has 2 finished at Q_B and 1 failed (pilot:1305 at Q_B)."""
+    now = timezone.now()
+    site_a, site_b = factories.SiteFactory(name="SITE-A"), factories.SiteFactory(name="SITE-B")
+    factories.PandaQueueFactory(name="Q_A", site=site_a)
+    factories.PandaQueueFactory(name="Q_B", site=site_b)
+    alice = factories.TaskFactory(userName="alice", status="running")
+    bob = factories.TaskFactory(userName="bob", status="running")
+    changed = now - timedelta(minutes=20)
+
+    def job(task, status, queue, cloud, **errors):
+        return factories.JobFactory(
+            task=task, jobStatus=status, computingSite=queue, cloud=cloud, prodUserName=task.userName,
+            stateChangeTime=changed, **errors,
+        )  # fmt: skip
+
+    jobs = {
+        "a1": job(alice, "failed", "Q_A", "CERN", pilotErrorCode=1305),
+        "a2": job(alice, "failed", "Q_A", "CERN", pilotErrorCode=1305),
+        "a3": job(alice, "failed", "Q_B", "DE", exeErrorCode=65),
+        "a4": job(alice, "running", "Q_A", "CERN"),
+        "b1": job(bob, "finished", "Q_B", "DE"),
+        "b2": job(bob, "finished", "Q_B", "DE"),
+        "b3": job(bob, "failed", "Q_B", "DE", pilotErrorCode=1305),
+    }
+    return now, jobs
+
+
+def facet(response, name):
+    return {v["value"]: v["count"] for v in next(f for f in response.context["facets"] if f["name"] == name)["values"]}
+
+
+def test_the_job_list_counts_each_facet_and_each_count_is_a_filter(client, small_grid):
+    response = client.get("/jobs/", {"window": "1h"})
+    assert response.status_code == 200
+    assert facet(response, "status") == {"failed": 4, "finished": 2, "running": 1}
+    assert facet(response, "queue") == {"Q_A": 3, "Q_B": 4}
+    assert facet(response, "cloud") == {"CERN": 3, "DE": 4}
+    assert facet(response, "user") == {"alice": 4, "bob": 3}
+    assert facet(response, "error") == {"pilot:1305": 3, "exe:65": 1}
+    # every facet adds up to the rows it counts
+    assert sum(facet(response, "status").values()) == response.context["page"].paginator.count == 7
+    html = response.content.decode()
+    assert "window=1h&amp;error=pilot%3A1305" in html
+    narrowed = client.get("/jobs/", {"window": "1h", "error": "pilot:1305", "site": "SITE-B"})
+    assert [row["pk"] for row in narrowed.context["page"]] == [small_grid[1]["b3"].pk]
+    assert facet(narrowed, "user") == {"bob": 1}
+    bad = client.get("/jobs/", {"error": "1305"})
+    assert bad.status_code == 400
+    assert "component:code" in bad.context["problems"]["error"]
+
+
+def test_the_errors_page_drills_down_from_a_code_to_its_queues_and_jobs(client, small_grid):
+    response = client.get("/errors/", {"window": "1d", "user": "alice"})
+    assert response.status_code == 200
+    errors = {e["label"].split(" ")[0]: (e["count"], dict(e["queues"])) for e in response.context["summary"]["errors"]}
+    assert errors == {"pilot:1305": (2, {"Q_A": 2}), "exe:65": (1, {"Q_B": 1})}
+    html = response.content.decode()
+    assert "/jobs/?error=pilot:1305&amp;queue=Q_A&amp;window=1d" in html
+    everyone = client.get("/errors/", {"window": "1d", "cloud": "DE"}).context["summary"]
+    assert (everyone["total"], {e["label"].split(" ")[0]: e["count"] for e in everyone["errors"]}) == (
+        2,
+        {"pilot:1305": 1, "exe:65": 1},
+    )
+    assert client.get("/errors/", {"window": "2d"}).status_code == 400
+
+
+def test_a_users_page_has_their_tasks_jobs_and_errors(client, small_grid):
+    response = client.get("/users/alice/")
+    assert response.status_code == 200
+    assert response.context["tasks_total"] == 1
+    assert {r["status"]: r["count"] for r in response.context["job_statuses"]} == {"failed": 3, "running": 1}
+    assert response.context["errors"]["total"] == 3
+    assert client.get("/users/nobody/").status_code == 404
+
+
+def test_a_failed_job_keeps_the_input_files_it_took_and_their_attempt(client, small_grid):
+    _, jobs = small_grid
+    failed, retry = jobs["a1"], jobs["a4"]
+    dataset = factories.DatasetFactory(task=failed.task, datasetName="mc23.EVNT.keep")
+    first = factories.DatasetFileFactory(dataset=dataset, lfn="EVNT.A._1.root", attemptNr=2, PandaID=retry.pk)
+    second = factories.DatasetFileFactory(dataset=dataset, lfn="EVNT.A._2.root", attemptNr=1, status="ready")
+    # the job took both at their first and second attempts; one went on to another job, one back to the dataset
+    Job.objects.filter(pk=failed.pk).update(inputFiles=f"{first.pk}:1,{second.pk}:0")
+    response = client.get(f"/jobs/{failed.pk}/")
+    files = {f["lfn"]: (f["jobAttemptNr"], f["now_with"]) for f in response.context["files"]}
+    assert files == {"EVNT.A._1.root": (1, retry.pk), "EVNT.A._2.root": (0, None)}
+    html = response.content.decode()
+    assert "Input files (2)" in html
+    assert f'href="/jobs/{retry.pk}/"' in html
+
+
+def test_the_job_page_says_where_it_ran_and_what_it_used(client, small_grid):
+    now, jobs = small_grid
+    Job.objects.filter(pk=jobs["b1"].pk).update(
+        startTime=now - timedelta(hours=2),
+        endTime=now - timedelta(hours=1),
+        coreCount=8,
+        actualCoreCount=None,
+        cpuConsumptionTime=14_400,  # 4 h of CPU over 1 h × 8 cores: 50 %
+        maxRSS=2 * 1024 * 1024,
+        maxPSS=850 * 1024,
+        computingElement="ce01.example",
+        modificationHost="wn007.example",
+        pilotID="abc|https://logs.example/pilot.out|PR|3.7.0.36",
+        homepackage="Athena/24.0.50",
+        transformation="Sim_tf.py",
+    )
+    response = client.get(f"/jobs/{jobs['b1'].pk}/")
+    usage = response.context["usage"]
+    assert (usage["wall_seconds"], usage["cpu_seconds"], usage["cpu_efficiency"]) == (3600.0, 14_400, 50.0)
+    html = response.content.decode()
+    assert "2.0 GB · 850 MB" in html
+    assert 'href="https://logs.example/pilot.out"' in html
+    for shown in ("ce01.example", "wn007.example", "Athena/24.0.50", "Sim_tf.py"):
+        assert shown in html.replace("<wbr>", "")
+
+
+def test_the_api_gives_a_failed_jobs_input_files_and_the_new_filters(client, small_grid):
+    _, jobs = small_grid
+    Job.objects.filter(pk=jobs["a1"].pk).update(inputFiles="11:0,12:2")
+    record = client.get(f"/api/v1/jobs/{jobs['a1'].pk}/").json()
+    assert record["inputFiles"] == [{"fileID": 11, "attemptNr": 0}, {"fileID": 12, "attemptNr": 2}]
+    listed = client.get("/api/v1/jobs/", {"site": "SITE-B", "cloud": "DE", "status": "failed"}).json()["results"]
+    assert [row["PandaID"] for row in listed] == [jobs["b3"].pk, jobs["a3"].pk]
