@@ -53,6 +53,15 @@ def _changes(request: HttpRequest) -> dict:
         form["overrides"] = assignments_parse(text.splitlines())
     except GdpConfigError as error:
         form["overrides"], form["error"] = {}, f"changes: {error}"
+    # `base`: KEY=VALUE lines the decisions are compared under instead of as stored (a restore's what-if: the
+    # values in force now, which the last hour's cycles may not have run under)
+    form["base"] = fields.get("base", "")
+    form["baseline"] = None
+    if form["base"].strip():
+        try:
+            form["baseline"] = assignments_parse(form["base"].splitlines())
+        except GdpConfigError as error:
+            form["error"] = f"compared with: {error}"
     return form
 
 
@@ -146,6 +155,7 @@ def _what_if_page(request: HttpRequest, *, cycle_ids: list[int], context: dict, 
                     overrides=form["overrides"],
                     limit=form["limit"],
                     seconds=settings.WHAT_IF_SECONDS,
+                    baseline=form["baseline"],
                 )
         except SlotsBusy as busy:
             return busy_page(
@@ -241,8 +251,11 @@ def gdpconfig_revision(request: HttpRequest, revision_id: int) -> HttpResponse:
         raise Http404(f"No gdpconfig revision {revision_id}.")
     what_if = ""
     if detail["restore_overrides"]:
+        # the revision's values against those in force now, each decision run under both (issue 50: compared with
+        # the stored decisions, which ran under older values, a restore reported "0 would change")
         lines = "\n".join(f"{key}={value}" for key, value in detail["restore_overrides"].items())
-        what_if = reverse("monitor:what-if") + "?" + urlencode({"set": lines})
+        base = "\n".join(f"{key}={value}" for key, value in detail["in_force"].items())
+        what_if = reverse("monitor:what-if") + "?" + urlencode({"set": lines, "base": base})
     can_restore = request.user.is_authenticated and request.user.has_perm("brokerage.change_gdpconfig")
     return render(
         request, "monitor/gdpconfig_revision.html", {**detail, "what_if": what_if, "can_restore": can_restore}

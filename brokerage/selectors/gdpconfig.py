@@ -176,14 +176,20 @@ def gdpconfig_revision_detail(*, revision_id: int, against_id: int | None = None
     latest = GdpConfigRevision.objects.order_by("-pk").first()
     to_restore = gdpconfig_revision_diff(old=latest, new=revision) if latest.pk != revision.pk else []
     live = ConfigView.from_flat({}, profile=gdpconfig_view().profile)
-    overrides, not_expressible = {}, []
+    in_force_now = cycle_gdpconfig()
+    overrides, in_force, not_expressible = {}, {}, []
     for row in to_restore:
         found = REGISTRY.find(row["key"])
-        if found is None or found[1] or row["vo"] not in ("", "atlas"):
+        # a per-gshare or per-workflow row (DISK_THRESHOLD_Express) is an override as it is written (issue 50)
+        if found is None or row["vo"] not in ("", "atlas"):
             not_expressible.append(row["key"])
             continue
-        value = row["after"] if row["after"] is not None else live.get(row["key"])
-        overrides[row["key"]] = found[0].parse(value, row["key"]) if isinstance(value, str) else value
+        parameter = found[0]
+        value = row["after"] if row["after"] is not None else live.get(parameter.key)
+        overrides[row["key"]] = parameter.parse(value, row["key"]) if isinstance(value, str) else value
+        now_value = in_force_now.get(row["key"], in_force_now.get(parameter.key, live.get(parameter.key)))
+        if now_value is not None:
+            in_force[row["key"]] = now_value
     return {
         "revision": revision,
         "against": against,
@@ -191,6 +197,7 @@ def gdpconfig_revision_detail(*, revision_id: int, against_id: int | None = None
         "latest": latest,
         "to_restore": to_restore,
         "restore_overrides": overrides,
+        "in_force": in_force,
         "not_expressible": not_expressible,
     }
 

@@ -119,12 +119,38 @@ def replay_one(
     overrides: dict[str, Any] | None = None,
     stored_blob: bytes | None = None,
     full: bool = True,
+    baseline: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Runs one decision again over `grid` (its own side `own`) and compares it with the stored one. With `full`
     (a single replay) the replayed trace is encoded against the stored frame and compared byte for byte, and the
-    replayed decision comes back whole; without (a what-if over many) only what changed is worked out."""
+    replayed decision comes back whole; without (a what-if over many) only what changed is worked out.
+
+    `baseline`: compared not with the stored decision but with the same decision run again under these values (a
+    restore's what-if: the decisions of the last hour ran under older values than those in force now, and compared
+    with them it reported "0 would change", issue 50)."""
     scenario = parsed_scenario(own=own, grid=grid, profile=profile, overrides=overrides)
     replayed: EngineDecision = _broker(scenario.plugin).decide(scenario)
+    if baseline is not None and not full:
+        base_scenario = parsed_scenario(own=own, grid=grid, profile=profile, overrides=baseline)
+        base: EngineDecision = _broker(base_scenario.plugin).decide(base_scenario)
+        difference = decision_difference(
+            before=_outline_from(base, details=False),
+            after=_outline_from(replayed, details=False),
+            outcomes=(base.outcome, replayed.outcome),
+            chosen=(base.chosen, replayed.chosen),
+        )
+        return {
+            "decision": decision.pk,
+            "plugin": decision.plugin,
+            "task": decision.task_id,
+            "cycle": grid.cycle_id,
+            "own_cycle": grid.cycle_id == decision.cycle_id,
+            "profile": replayed.profile,
+            "overrides": dict(overrides or {}),
+            "difference": difference,
+            "message_before": base.message,
+            "identical": not candidates_changed(difference),
+        }
     if stored_blob is None:
         stored_blob = DecisionTrace.objects.filter(decision_id=decision.pk).values_list("trace", flat=True).first()
     if stored_blob is None:

@@ -39,6 +39,7 @@ def cycles_what_if(
     overrides: dict[str, Any] | None = None,
     limit: int = DEFAULT_LIMIT,
     seconds: float | None = None,
+    baseline: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Every stored decision of `cycle_ids` (up to `limit`, the cycles in the order given) run again with
     `overrides` and `profile`: how many change outcome, choice or candidates, each changed one with what changed,
@@ -47,9 +48,14 @@ def cycles_what_if(
 
     `seconds` bounds the time it takes (issue 47: one viewer's what-if over a day cost 15 s of CPU, eight of them
     stalled the site): past it no further decision is replayed, and `stopped_early` says how many were looked at
-    of how many. None: no bound (the command line, the benchmarks)."""
+    of how many. None: no bound (the command line, the benchmarks).
+
+    `baseline`: each decision is compared with itself run again under these values instead of as stored (a
+    restore's what-if compares the revision with the values in force now)."""
     overrides = dict(overrides or {})
     ConfigView.from_flat(overrides)  # every override known and valid, or GdpConfigError naming it
+    if baseline is not None:
+        ConfigView.from_flat(baseline)
     limit = max(1, min(int(limit), MAX_LIMIT))
     by_cycle, selected, truncated = _decisions_by_cycle(cycle_ids=cycle_ids, limit=limit)
     tally = WhatIfTally()
@@ -84,6 +90,7 @@ def cycles_what_if(
                     overrides=overrides,
                     stored_blob=trace,
                     full=False,
+                    baseline=baseline,
                 )
                 tally.add(decision, cycle_id, result["difference"])
             if tally.stopped_early:
@@ -94,6 +101,7 @@ def cycles_what_if(
         "cycles": list(cycle_ids),
         "profile": profile or "",
         "overrides": overrides,
+        "baseline": baseline,
         "limit": limit,
         "truncated": truncated,
         "seconds": seconds,

@@ -125,3 +125,35 @@ def test_a_second_what_if_of_the_same_client_is_told_to_wait(client, brokered): 
         assert busy["Retry-After"] == "5"
         assert "Your previous what-if is still running" in busy.content.decode()
     assert client.post(url, {"set": "NQUEUED_SAT_CAP=300"}).status_code == 200  # the slot was given back
+
+
+def test_a_restores_what_if_compares_the_revision_with_the_values_in_force(client, brokered):  # noqa: F811
+    # the cycle ran under NQUEUED_SAT_CAP 150 (SAT2_Q skipped, 200 files queued); since then 300 is in force. Restoring
+    # the revision of 150 compared with the stored decisions changes nothing ("0 would change", issue 50); compared
+    # with the values in force now, SAT2_Q drops out again
+    from urllib.parse import parse_qs, urlsplit
+
+    gdpconfig_save(key="NQUEUED_SAT_CAP", value="150")
+    old = GdpConfigRevision.objects.order_by("-pk").first()
+    gdpconfig_save(key="NQUEUED_SAT_CAP", value="300")
+    page = client.get(reverse("monitor:gdpconfig-revision", args=[old.pk]))
+    assert (page.context["restore_overrides"], page.context["in_force"]) == (
+        {"NQUEUED_SAT_CAP": 150},
+        {"NQUEUED_SAT_CAP": 300},
+    )
+    query = {key: values[0] for key, values in parse_qs(urlsplit(page.context["what_if"]).query).items()}
+    assert query == {"set": "NQUEUED_SAT_CAP=150", "base": "NQUEUED_SAT_CAP=300"}
+    window = "?since=2026-11-01T00:00&until=2026-11-02T00:00"
+    as_stored = client.post(reverse("monitor:what-if") + window, {"set": query["set"]}).context["result"]
+    assert as_stored["changed_candidates"] == 0
+    compared = client.post(reverse("monitor:what-if") + window, query)
+    assert compared.context["result"]["changed_candidates"] == 1
+    assert compared.context["result"]["baseline"] == {"NQUEUED_SAT_CAP": 300}
+    assert 'id="what-if-base"' in compared.content.decode()
+
+
+def test_every_gdpconfig_key_per_gshare_ones_too_has_its_what_if(client, brokered):  # noqa: F811
+    gdpconfig_save(key="DISK_THRESHOLD_Express", value="50")
+    html = client.get(reverse("monitor:gdpconfig")).content.decode()
+    assert reverse("monitor:what-if") + "?set=DISK_THRESHOLD_Express%3D50" in html
+    assert reverse("monitor:what-if") + "?set=NQUEUED_SAT_CAP%3D" in html
