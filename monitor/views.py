@@ -543,6 +543,8 @@ def _search_url(thing: dict) -> str:
         return reverse("monitor:jobs") + "?" + urlencode({"task": thing["task"], "jobset": key, "window": "all"})
     if kind == "cms-site":
         return reverse("monitor:wmcore") + "?" + urlencode({"site": key}) + "#slots"
+    if kind == "error":
+        return reverse("monitor:jobs") + "?" + urlencode({"error": key, "window": "1d"})
     return reverse(f"monitor:{'task' if kind == 'dataset' else kind}", args=[key])
 
 

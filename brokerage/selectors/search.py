@@ -3,22 +3,28 @@ job, WMCore request), the exact matches first."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.db.models import Count
 from django.db.models.functions import Length
+from django.utils import timezone
 
+from brokerage.job_errors import error_label
 from brokerage.models import (
     Dataset,
     DiracJob,
+    DiracMatchRecord,
     Job,
     PandaQueue,
     Site,
+    StorageEndpoint,
     Task,
     WMCoreRequest,
     WMCoreSite,
 )
 from brokerage.params import whole_number
+from brokerage.selectors.jobs import job_error_filter
 
 SEARCH_LIMIT = 20
 
@@ -103,7 +109,8 @@ def _things_a_number_names(number: int) -> list[dict[str, Any]]:
 
 
 def _things_a_name_names(name: str) -> list[dict[str, Any]]:
-    """Everything called exactly this: a queue, a site, a CMS site, a WMCore request, a task, a dataset (of each
+    """Everything called exactly this: a queue, a site, a CMS site, a WMCore request, an error code (pilot:1305), a
+    DIRAC site or CE (LCG.CERN.cern), a storage endpoint (DE-T1-02_DATADISK), a user, a task, a dataset (of each
     task that reads or writes it). A fixed number of indexed queries."""
     things: list[dict[str, Any]] = []
     queue = PandaQueue.objects.filter(name=name).values("status", "site__name").first()
@@ -151,6 +158,41 @@ def _things_a_name_names(name: str) -> list[dict[str, Any]]:
                 status=request["RequestStatus"],
             )
         )
+    condition = job_error_filter(name)
+    if condition is not None:  # pilot:1305, as the pages write a job's main error
+        component, _, code = name.partition(":")
+        things.append(
+            _thing(
+                kind="error",
+                key=f"{component}:{int(code)}",
+                label=f"Error {error_label(component, int(code))}",
+                detail="the jobs that ended with it",
+                status="",
+            )
+        )
+    # a DIRAC site (LCG.CERN.cern) or CE names itself with dots; its requests of the last day are a scan of that
+    # day by the records' time index, as the DIRAC page reads them (no index by site: issue 32)
+    recent = DiracMatchRecord.objects.filter(at__gte=timezone.now() - timedelta(days=1))
+    for field, what in (("site", "DIRAC site"), ("gridCE", "DIRAC CE")) if "." in name else ():
+        record = recent.filter(**{field: name}).order_by("-at").values("pk", "at", "matched").first()
+        if record:
+            things.append(
+                _thing(
+                    kind="dirac-match",
+                    key=record["pk"],
+                    label=f"{what} {name}",
+                    detail=f"its latest matching request, {record['at']:%Y-%m-%d %H:%M} UTC",
+                    status="matched" if record["matched"] else "no match",
+                )
+            )
+    endpoint = StorageEndpoint.objects.filter(name=name).values("site__name").first()
+    if endpoint and endpoint["site__name"]:
+        things.append(
+            _thing(kind="site", key=endpoint["site__name"], label=f"Storage endpoint {name}",
+                   detail=f"at site {endpoint['site__name']}", status="")
+        )  # fmt: skip
+    if Task.objects.filter(userName=name).exists() or Job.objects.filter(prodUserName=name).exists():
+        things.append(_thing(kind="user", key=name, label=f"User {name}", detail="their tasks, jobs and errors"))
     tasks = Task.objects.filter(taskName=name).values("jediTaskID", "status").order_by("-jediTaskID")
     for task in tasks[:SEARCH_LIMIT]:
         things.append(

@@ -128,3 +128,25 @@ def test_the_site_list_counts_each_sites_queues_and_jobs(client):
     bad = client.get(reverse("monitor:sites"), {"role": "bogus"})
     assert bad.status_code == 400
     assert "is not a site role" in bad.content.decode()
+
+
+def test_error_codes_dirac_sites_and_ces_endpoints_and_users_are_found(client):
+    # issue 50, finding 9: the search found ids and names, not these
+    from django.utils import timezone
+
+    from brokerage.models import DiracMatchRecord
+
+    opened = client.get("/search/", {"q": "pilot:1305"})
+    assert opened.status_code == 302
+    assert opened["Location"] == "/jobs/?error=pilot%3A1305&window=1d"
+    record = DiracMatchRecord.objects.create(
+        at=timezone.now(), site="LCG.CERN.cern", gridCE="ce503.cern.ch", setup="LHCb-Production", matched=False, seed=7
+    )
+    for name in ("LCG.CERN.cern", "ce503.cern.ch"):
+        found = client.get("/search/", {"q": name})
+        assert found["Location"] == f"/dirac/matches/{record.pk}/", name
+    site = factories.SiteFactory(name="DE-T1-02")
+    factories.StorageEndpointFactory(name="DE-T1-02_DATADISK", site=site)
+    assert client.get("/search/", {"q": "DE-T1-02_DATADISK"})["Location"] == "/sites/DE-T1-02/"
+    factories.TaskFactory(userName="alice")
+    assert client.get("/search/", {"q": "alice"})["Location"] == "/users/alice/"
