@@ -44,6 +44,7 @@ SECTIONS = (
         [
             "GdpConfig",
             "GdpConfigChange",
+            "GdpConfigRevision",
             "WorkQueue",
             "GlobalShare",
             "GlobalShareSnapshot",
@@ -72,7 +73,21 @@ SECTIONS = (
             "JobSubmitterReport",
         ],
     ),
-    ("Operations", ["ProcessLock", "WorkerHeartbeat", "IntegrityCheck", "ApiToken", "OidcIdentity"]),
+    (
+        "Operations",
+        [
+            "ProcessLock",
+            "WorkerHeartbeat",
+            "IntegrityCheck",
+            "HousekeepingRun",
+            "JobStateHour",
+            "JobErrorHour",
+            "DecisionHour",
+            "SummaryMark",
+            "ApiToken",
+            "OidcIdentity",
+        ],
+    ),
 )
 
 

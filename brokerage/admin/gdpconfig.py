@@ -65,6 +65,12 @@ class GdpConfigForm(forms.ModelForm):
             self.fields[name].required = False
         key = self.initial.get("key") or self.data.get("key") or getattr(self.instance, "key", "")
         found = REGISTRY.find(key) if key else None
+        if found is not None and self.instance.pk:
+            # a registered parameter's type, app and component are the registry's: shown, not editable (a change
+            # was silently put back, issue 50)
+            for name in ("type", "app", "component"):
+                self.fields[name].disabled = True
+                self.fields[name].help_text = "From the registry: the same for every row of this parameter."
         if found is not None:
             parameter = found[0]
             # the admin shows help text as HTML: descriptions hold KEY_<gshare>, so it is escaped here
@@ -91,6 +97,12 @@ class GdpConfigForm(forms.ModelForm):
         except GdpConfigInputError as error:
             self.add_error(error.field if error.field in self.fields else None, str(error))
             return cleaned
+        # a registered parameter given another type, app or component (a new row: the fields are still open) is told
+        # so on the field, not put back without a word
+        for field in ("type", "app", "component"):
+            given = cleaned.get(field) or ""
+            if not data.is_custom and given and given != getattr(data, field) and not self.fields[field].disabled:
+                self.add_error(field, f"{data.key} is registered with {field} '{getattr(data, field)}', not '{given}'")
         # Normalised values go into the instance, so the model's unique check sees the real row identity.
         for field in ("app", "component", "key", "vo", "value", "type", "is_custom"):
             cleaned[field] = getattr(data, field)
@@ -315,7 +327,7 @@ class GdpConfigAdmin(admin.ModelAdmin):
 class GdpConfigChangeAdmin(admin.ModelAdmin):
     """The change history, deletions included; read-only."""
 
-    list_display = ["changed_at", "key", "vo", "action", "old_value", "new_value", "username", "comment"]
+    list_display = ["changed_at", "__str__", "action", "username", "comment"]
     list_filter = ["action", "component", "vo"]
     search_fields = ["key", "username", "comment", "old_value", "new_value"]
     date_hierarchy = "changed_at"

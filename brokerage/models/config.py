@@ -91,7 +91,14 @@ class GdpConfigChange(models.Model):
         indexes = [models.Index(fields=["key", "-changed_at"], name="gdpconfig_change_key")]
 
     def __str__(self) -> str:
-        return f"{self.action} {self.key}: {self.old_value!r} → {self.new_value!r} by {self.username or '?'}"
+        # a sentence, not raw text ("create DISK_THRESHOLD_Express: '' → '50' by ?", issue 50)
+        who = self.username or "a process (no signed-in user)"
+        vo = f" ({self.vo})" if self.vo else ""
+        if self.action == "create":
+            return f"{self.key}{vo} set to {self.new_value} by {who}"
+        if self.action == "delete":
+            return f"{self.key}{vo} removed (was {self.old_value}) by {who}"
+        return f"{self.key}{vo} changed from {self.old_value} to {self.new_value} by {who}"
 
 
 class GdpConfigRevision(models.Model):

@@ -201,6 +201,36 @@ class TestGdpConfigAdmin:
         assert "calmer" in page
         assert "250" in page
 
+    def test_a_registered_parameters_identity_is_shown_not_editable(self, admin_client_logged):
+        # issue 50: Type, App and Component were editable and a change silently put back
+        row = gdpconfig_save(key="NQUEUED_SAT_CAP", value="300")
+        url = reverse("admin:brokerage_gdpconfig_change", args=[row.pk])
+        form = admin_client_logged.get(url).context["adminform"].form
+        assert all(form.fields[name].disabled for name in ("type", "app", "component"))
+        payload = {
+            "key": "NQUEUED_SAT_CAP", "vo": "", "value": "250", "type": "str", "app": "mine", "component": "other",
+            "descr": row.descr, "comment": "", "changes-TOTAL_FORMS": "0", "changes-INITIAL_FORMS": "0",
+        }  # fmt: skip
+        assert admin_client_logged.post(url, payload).status_code == 302
+        row.refresh_from_db()
+        assert (row.type, row.app, row.component, row.value) == ("int", "jedi", "jobbroker", "250")
+        # a new row given another type is told so on the field
+        response = self.post(admin_client_logged, key="DISK_THRESHOLD_Express", value="50", type="str")
+        assert response.context["adminform"].form.errors["type"] == [
+            "DISK_THRESHOLD_Express is registered with type 'int', not 'str'"
+        ]
+
+    def test_the_change_history_reads_as_sentences_and_revisions_sit_with_gdpconfig(self, admin_client_logged):
+        gdpconfig_save(key="DISK_THRESHOLD_Express", value="50")
+        change = GdpConfigChange.objects.get()
+        assert str(change) == "DISK_THRESHOLD_Express set to 50 by a process (no signed-in user)"
+        sections = {
+            section["name"]: [m["object_name"] for m in section["models"]]
+            for section in admin_client_logged.get(reverse("admin:index")).context["app_list"]
+        }
+        assert "GdpConfigRevision" in sections["Brokerage"]
+        assert "Other" not in sections
+
     def test_duplicate_row_is_a_form_error(self, admin_client_logged):
         gdpconfig_save(key="NQUEUED_SAT_CAP", value="300", vo="atlas")
         response = self.post(admin_client_logged, key="NQUEUED_SAT_CAP", value="100", vo="atlas")
