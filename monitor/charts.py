@@ -406,6 +406,28 @@ def timeouts_chart(rows: Sequence[Mapping[str, Any]]):
     return figure
 
 
+def distribution_chart(rows: Sequence[Mapping[str, Any]], *, title: str, unit: str):
+    """How values spread (rows: status, value), one overlaid histogram per status in its colour (a task's job
+    durations or memory, BigPanDA's task page)."""
+    figure = _figure(title, barmode="overlay")
+    by_status: dict[str, list[float]] = {}
+    for row in rows:
+        by_status.setdefault(str(row["status"]), []).append(float(row["value"]))
+    for status, values in sorted(by_status.items()):
+        figure.add_trace(
+            "histogram",
+            x=values,
+            name=status,
+            opacity=0.7,
+            nbinsx=30,
+            marker={"color": status_colour(status)},
+            hovertemplate="%{x}: %{y:,d} jobs<extra>" + status + "</extra>",
+        )
+    figure.update_xaxes(title={"text": unit})
+    figure.update_yaxes(count_axis("jobs"))
+    return figure
+
+
 def weight_history_chart(rows: Sequence[Mapping[str, Any]], *, queue: str):
     """A queue's weight in recent decisions where it was a candidate (rows: time, weight)."""
     figure = _figure(f"{queue}: weight in recent decisions")

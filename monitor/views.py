@@ -185,6 +185,19 @@ def task(request: HttpRequest, task_id: int) -> HttpResponse:
         "task-errors-chart",
         "No failed job.",
     )
+    distributions = detail["distributions"]
+    duration_chart = _chart(
+        distributions["duration"],
+        lambda: charts.distribution_chart(distributions["duration"], title="How long its jobs ran", unit="hours"),
+        "task-duration-chart",
+        "Duration: no job of this task has ended yet.",
+    )
+    memory_chart = _chart(
+        distributions["memory"],
+        lambda: charts.distribution_chart(distributions["memory"], title="Memory its jobs used (maxRSS)", unit="MB"),
+        "task-memory-chart",
+        "Memory: no ended job of this task reported its maxRSS.",
+    )
     preview = _preview(request, task_id)
     return render(
         request,
@@ -194,6 +207,8 @@ def task(request: HttpRequest, task_id: int) -> HttpResponse:
             "decision_panels": panels,
             "jobs_chart": jobs_chart,
             "errors_chart": errors_chart,
+            "duration_chart": duration_chart,
+            "memory_chart": memory_chart,
             "preview": preview,
             "gdpconfig_keys": [parameter.key for parameter in REGISTRY],
             "actions": [

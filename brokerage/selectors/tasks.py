@@ -23,6 +23,7 @@ from brokerage.models import (
     Decision,
     GlobalShare,
     Job,
+    JobRetryHistory,
     Task,
     TaskStatusLog,
 )
@@ -354,6 +355,52 @@ def _task_decision_selected(*, task_id: int, decision_id: int | None) -> dict[st
     return {"decision": chosen, "trace": decision_trace(decision=chosen), "plugin": chosen.plugin}
 
 
+DISTRIBUTION_JOBS = 5000  # the latest ended jobs a task's distributions are drawn from
+
+
+def task_job_distributions(*, task_id: int) -> dict[str, list[dict[str, Any]]]:
+    """How long the task's ended jobs ran and how much memory they used (BigPanDA's task page): one row per job
+    with its status, wall seconds and maxRSS in MB, the latest DISTRIBUTION_JOBS of them (one query)."""
+    rows = (
+        Job.objects.filter(task_id=task_id, jobStatus__in=("finished", "failed"), startTime__isnull=False,
+                           endTime__isnull=False)
+        .order_by("-endTime")
+        .values_list("jobStatus", "startTime", "endTime", "maxRSS")[:DISTRIBUTION_JOBS]
+    )  # fmt: skip
+    duration, memory = [], []
+    for status, start, end, rss in rows:
+        duration.append({"status": status, "value": max((end - start).total_seconds(), 0.0) / 3600})
+        if rss:
+            memory.append({"status": status, "value": rss / 1024})
+    return {"duration": duration, "memory": memory}
+
+
+def task_retry_chains(*, task_id: int, limit: int = 20) -> list[dict[str, Any]]:
+    """The task's retry chains (JobRetryHistory): from each first job, the jobs that retried it in order, the longest
+    chains first; a chain is the story of one piece of work failing and coming back."""
+    links = list(
+        JobRetryHistory.objects.filter(task_id=task_id).order_by("pk").values_list("oldPandaID", "newPandaID",
+                                                                                  "relationType")
+    )  # fmt: skip
+    following = {old: (new, relation) for old, new, relation in links}
+    retried = {new for _, new, _ in links}
+    chains = []
+    for first in sorted(following.keys() - retried):
+        jobs, relations, current = [first], [], first
+        while current in following and len(jobs) < 50:
+            current, relation = following[current]
+            jobs.append(current)
+            relations.append(relation)
+        chains.append({"jobs": jobs, "relations": relations, "length": len(jobs) - 1})
+    chains.sort(key=lambda chain: (-chain["length"], chain["jobs"][0]))
+    statuses = dict(
+        Job.objects.filter(pk__in=[chain["jobs"][-1] for chain in chains[:limit]]).values_list("pk", "jobStatus")
+    )
+    for chain in chains[:limit]:
+        chain["last_status"] = statuses.get(chain["jobs"][-1], "")
+    return chains[:limit]
+
+
 def task_detail(*, task_id: int, now: datetime, decision_id: int | None = None) -> dict[str, Any] | None:
     """Everything the task page shows, in a fixed number of queries whatever the number of jobs."""
     task = Task.objects.select_related("workQueue", "parent").filter(pk=task_id).first()
@@ -408,6 +455,8 @@ def task_detail(*, task_id: int, now: datetime, decision_id: int | None = None) 
             for pk, state in sorted(timeout_states.items(), key=lambda item: item[1].left or timedelta.max)
         ],
         "children": list(Task.objects.filter(parent_id=task_id).values("jediTaskID", "taskName", "status")[:20]),
+        "distributions": task_job_distributions(task_id=task_id),
+        "retry_chains": task_retry_chains(task_id=task_id),
         "errors": errors,
         "recent_jobs": list(
             jobs.order_by("-stateChangeTime", "-pk").values(

@@ -140,3 +140,34 @@ def test_the_api_gives_a_failed_jobs_input_files_and_the_new_filters(client, sma
     assert record["inputFiles"] == [{"fileID": 11, "attemptNr": 0}, {"fileID": 12, "attemptNr": 2}]
     listed = client.get("/api/v1/jobs/", {"site": "SITE-B", "cloud": "DE", "status": "failed"}).json()["results"]
     assert [row["PandaID"] for row in listed] == [jobs["b3"].pk, jobs["a3"].pk]
+
+
+def test_the_task_page_has_its_parameters_distributions_and_retry_chains(client, small_grid):
+    from brokerage.models import JobRetryHistory, Task
+
+    now, jobs = small_grid
+    task = jobs["a1"].task
+    Task.objects.filter(pk=task.pk).update(taskParams={"nEventsPerJob": 1000, "ramCount": 2000})
+    # two ended jobs of alice's task: 1 h and 3 h, 2 GB and 4 GB
+    for key, hours, rss in (("a1", 1, 2), ("a3", 3, 4)):
+        Job.objects.filter(pk=jobs[key].pk).update(
+            startTime=now - timedelta(hours=hours + 1), endTime=now - timedelta(hours=1), maxRSS=rss * 1024 * 1024
+        )
+    # a1 → a2 → a4: one chain of two retries
+    for old, new in (("a1", "a2"), ("a2", "a4")):
+        JobRetryHistory.objects.create(
+            task=task, oldPandaID=jobs[old].pk, newPandaID=jobs[new].pk, relationType="retry"
+        )
+    response = client.get(f"/tasks/{task.pk}/")
+    distributions = response.context["distributions"]
+    assert sorted(row["value"] for row in distributions["duration"]) == [1.0, 3.0]
+    assert sorted(row["value"] for row in distributions["memory"]) == [2048.0, 4096.0]
+    (chain,) = response.context["retry_chains"]
+    assert (chain["jobs"], chain["length"], chain["last_status"]) == (
+        [jobs["a1"].pk, jobs["a2"].pk, jobs["a4"].pk],
+        2,
+        "running",
+    )
+    html = response.content.decode()
+    assert 'id="task-duration-chart"' in html
+    assert "nEventsPerJob" in html
