@@ -615,10 +615,18 @@ def server_error(request: HttpRequest) -> HttpResponse:
 
 @require_safe
 def site(request: HttpRequest, name: str) -> HttpResponse:
-    detail = site_detail(name=name)
+    detail = site_detail(name=name, now=timezone.now())
     if detail is None:
         raise Http404(f"No site {name}.")
-    return render(request, "monitor/site.html", {**detail, "refresh": _refresh(request)})
+    over_time = _chart(
+        detail["over_time"],
+        lambda: charts.timeline_chart(
+            detail["over_time"], title="Job state changes per hour at its queues, last day", y_title="jobs per hour"
+        ),
+        "site-over-time",
+        "No job changed state at its queues in the last day.",
+    )
+    return render(request, "monitor/site.html", {**detail, "over_time_chart": over_time, "refresh": _refresh(request)})
 
 
 @require_safe

@@ -150,7 +150,12 @@ def _hour_slices(since: datetime, until: datetime | None, end: datetime) -> list
 
 
 def job_state_rows(
-    *, since: datetime, until: datetime | None = None, queue: str | None = None, now: datetime | None = None
+    *,
+    since: datetime,
+    until: datetime | None = None,
+    queue: str | None = None,
+    now: datetime | None = None,
+    queues: list[str] | None = None,
 ) -> list[dict]:
     """Job status moves per hour, queue and new status, read from the status logs: what the queue page charts, and
     the housekeeping rolls up per hour (JobStateHour). A range of up to three hours (the summaries' edges, an
@@ -161,6 +166,8 @@ def job_state_rows(
     logs = JobStatusLog.objects.all()
     if queue is not None:
         logs = logs.filter(computingSite=queue)
+    if queues is not None:  # a site's queues
+        logs = logs.filter(computingSite__in=queues)
     if since <= end <= hour_start(since) + HOUR_AT_A_TIME:
         rows = []
         for start, stop in _hour_slices(since, until, end):
@@ -182,21 +189,25 @@ def job_state_rows(
     )
 
 
-def job_state_rows_recent(*, since: datetime, queue: str | None = None, now: datetime | None = None) -> list[dict]:
+def job_state_rows_recent(
+    *, since: datetime, queue: str | None = None, now: datetime | None = None, queues: list[str] | None = None
+) -> list[dict]:
     """The rows of job_state_rows for everything since `since` (up to `now`, the clock by default), from
-    JobStateHour and the logs of the edges."""
+    JobStateHour and the logs of the edges; of one queue, or of a site's `queues`."""
 
     def summaries(first, mark):
         rows = JobStateHour.objects.filter(hour__gte=first, hour__lt=mark)
         if queue is not None:
             rows = rows.filter(computingSite=queue)
+        if queues is not None:
+            rows = rows.filter(computingSite__in=queues)
         return rows.values("hour", "computingSite", "new_status", "n")
 
     return summarised_rows(
         mark_name=JOB_STATE_HOURS,
         since=since,
         summaries=summaries,
-        live=lambda start, until: job_state_rows(since=start, until=until, queue=queue, now=now),
+        live=lambda start, until: job_state_rows(since=start, until=until, queue=queue, now=now, queues=queues),
     )
 
 

@@ -2,27 +2,56 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import Count
+from django.utils import timezone
 
 from brokerage.models import (
     PandaQueue,
     Site,
+    StorageEndpoint,
 )
+from brokerage.selectors.jobs import job_error_rows, job_error_summary, job_state_rows_recent
 from brokerage.selectors.queues import jobs_by_queue
 
+SITE_WINDOW = timedelta(days=1)
+ENDPOINT_COLUMNS = ("name", "type", "space_total", "space_free", "space_expired", "is_tape", "blacklisted",
+                    "detailed_status")  # fmt: skip
 
-def site_detail(*, name: str) -> dict[str, Any] | None:
-    """A site and its queues with their jobs by status (two queries)."""
+
+def site_detail(*, name: str, now: datetime | None = None) -> dict[str, Any] | None:
+    """A site as BigPanDA's site page shows it: its queues with their jobs by status, the queues out of service
+    (our downtimes: a queue brokeroff or offline, with when the demo's CRIC brings it back), its storage endpoints
+    with their space and state, the errors of its jobs and their state changes per hour over the last day. A fixed
+    number of queries, whatever its queues."""
     site = Site.objects.filter(name=name).first()
     if site is None:
         return None
-    queues = list(PandaQueue.objects.filter(site=site).order_by("name").values("name", "status"))
-    jobs = jobs_by_queue([queue["name"] for queue in queues])
+    now = now or timezone.now()
+    queues = list(PandaQueue.objects.filter(site=site).order_by("name").values("name", "status", "cric"))
+    names = [queue["name"] for queue in queues]
+    jobs = jobs_by_queue(names)
     for queue in queues:
         queue["jobs"] = jobs[queue["name"]]
-    return {"site": site, "queues": queues}
+    since = now - SITE_WINDOW
+    per_hour: dict[tuple, int] = {}
+    for row in job_state_rows_recent(since=since, queues=names, now=now) if names else []:
+        key = (row["hour"], row["new_status"])
+        per_hour[key] = per_hour.get(key, 0) + row["n"]
+    return {
+        "site": site,
+        "queues": queues,
+        "downtimes": [
+            {"name": q["name"], "status": q["status"], "back_at": (q["cric"] or {}).get("demo_back_at")}
+            for q in queues
+            if q["status"] in ("brokeroff", "offline", "test", "paused")
+        ],
+        "endpoints": list(StorageEndpoint.objects.filter(site=site).order_by("name").values(*ENDPOINT_COLUMNS)),
+        "errors": job_error_summary(rows=job_error_rows(site=name, since=since), limit=20),
+        "over_time": [{"time": hour, "status": status, "count": n} for (hour, status), n in sorted(per_hour.items())],
+    }
 
 
 def site_list(*, role: str = "") -> dict[str, Any]:

@@ -171,3 +171,29 @@ def test_the_task_page_has_its_parameters_distributions_and_retry_chains(client,
     html = response.content.decode()
     assert 'id="task-duration-chart"' in html
     assert "nEventsPerJob" in html
+
+
+def test_the_site_page_has_its_endpoints_downtimes_errors_and_time_series(client, small_grid):
+    from brokerage.models import JobStatusLog, PandaQueue, Site
+
+    now, jobs = small_grid
+    site = Site.objects.get(name="SITE-B")
+    factories.StorageEndpointFactory(name="SITE-B_DATADISK", site=site, space_total=1000, space_free=250)
+    factories.PandaQueueFactory(name="Q_B_DOWN", site=site, status="offline")
+    for job in (jobs["b1"], jobs["b2"]):
+        JobStatusLog.objects.create(
+            job=job, old_status="running", new_status="finished", timestamp=now - timedelta(minutes=10),
+            computingSite="Q_B",
+        )  # fmt: skip
+    response = client.get("/sites/SITE-B/")
+    assert response.status_code == 200
+    assert [e["name"] for e in response.context["endpoints"]] == ["SITE-B_DATADISK"]
+    assert [(d["name"], d["status"]) for d in response.context["downtimes"]] == [("Q_B_DOWN", "offline")]
+    # Q_B's failed jobs: b3 (pilot:1305) and a3 (exe:65)
+    assert {e["label"].split(" ")[0]: e["count"] for e in response.context["errors"]["errors"]} == {
+        "pilot:1305": 1,
+        "exe:65": 1,
+    }
+    assert sum(row["count"] for row in response.context["over_time"] if row["status"] == "finished") == 2
+    assert PandaQueue.objects.filter(site=site).count() == 2
+    assert 'id="site-over-time"' in response.content.decode()
