@@ -29,7 +29,7 @@ from brokerage.selectors.dirac import (
 from brokerage.selectors.gdpconfig import gdpconfig_overview
 from brokerage.selectors.jobs import error_overview, job_detail, job_error_summary, job_list
 from brokerage.selectors.nuclei import nucleus_names
-from brokerage.selectors.overview import database_overview
+from brokerage.selectors.overview import OVERVIEW_SPANS, database_overview
 from brokerage.selectors.preview import PreviewUnavailable, broker_preview_task
 from brokerage.selectors.queues import queue_detail, queue_list
 from brokerage.selectors.replay import decision_detail
@@ -97,17 +97,27 @@ def _query_without(request: HttpRequest, *keys: str) -> str:
 def overview(request: HttpRequest) -> HttpResponse:
     """The home page: the last 24 h of jobs (states per hour, the queues failing most) and what is in the database,
     by entity and by status."""
-    overview = database_overview(now=timezone.now())
+    span = request.GET.get("span", "1d")
+    problems = {}
+    if span not in OVERVIEW_SPANS:
+        problems["span"] = f"{span!r} is not a span; one of {', '.join(OVERVIEW_SPANS)}"
+        span = "1d"
+    overview = database_overview(now=timezone.now(), span=span)
+    label = overview["span_label"]
     trend = _chart(
         overview["job_trend"],
         lambda: charts.timeline_chart(
-            overview["job_trend"], title="Jobs entering each state, per hour (last 24 h)", y_title="jobs"
+            overview["job_trend"], title=f"Jobs entering each state, per {overview['bucket']} (last {label})",
+            y_title="jobs",
         ),
         "overview-job-trend",
-        empty="No job changed state in the last 24 h.",
-    )
+        empty=f"No job changed state in the last {label}.",
+    )  # fmt: skip
     return render(
-        request, "monitor/overview.html", {"overview": overview, "trend": trend, "refresh": _refresh(request)}
+        request,
+        "monitor/overview.html",
+        {"overview": overview, "trend": trend, "refresh": _refresh(request), "problems": problems},
+        status=400 if problems else 200,
     )
 
 

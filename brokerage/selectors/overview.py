@@ -97,7 +97,13 @@ def _failing_queues(per_queue: dict[str, Counter]) -> list[dict[str, Any]]:
     return rows[:FAILING_QUEUES_SHOWN]
 
 
-def database_overview(*, now=None) -> dict[str, Any]:
+# How far back the overview looks (BigPanDA shows days and weeks): from the hourly summaries, so 30 days cost what a
+# day does; beyond two days the trend is drawn per day
+OVERVIEW_SPANS = {"1d": timedelta(days=1), "7d": timedelta(days=7), "30d": timedelta(days=30)}
+SPAN_LABELS = {"1d": "24 hours", "7d": "7 days", "30d": "30 days"}
+
+
+def database_overview(*, now=None, span: str = "1d") -> dict[str, Any]:
     """Counts per entity, tasks/jobs/queues by status, the most recently modified tasks, the latest integrity
     check when it found something (None when the latest found nothing) and the latest housekeeping run.
 
@@ -105,6 +111,9 @@ def database_overview(*, now=None) -> dict[str, Any]:
     32): the archive is a year of history, and counting it, or the days of ended jobs waiting to be archived, on
     every visit would make the overview slower with the grid's rate."""
     now = now or timezone.now()
+    length = OVERVIEW_SPANS[span]
+    since = now - length
+    bucket = "hour" if length <= timedelta(days=2) else "day"
     tasks_by_status = _by_status(models.Task.objects.all(), "status", states.TASK.statuses)
     jobs_by_status = _by_status(
         models.Job.objects.filter(archiveDay__isnull=True, jobStatus__in=JOB_NOT_ENDED), "jobStatus", JOB_NOT_ENDED
@@ -114,10 +123,11 @@ def database_overview(*, now=None) -> dict[str, Any]:
     ended: Counter = Counter()
     per_hour: Counter = Counter()
     per_queue: dict[str, Counter] = {}
-    for row in job_state_rows_recent(since=now - timedelta(days=1), now=now):
+    for row in job_state_rows_recent(since=since, now=now):
         status = row["new_status"]
         if status in TREND_STATUSES:
-            per_hour[(row["hour"], status)] += row["n"]
+            when = row["hour"] if bucket == "hour" else row["hour"].replace(hour=0, minute=0, second=0, microsecond=0)
+            per_hour[(when, status)] += row["n"]
         if status in JOB_ENDED:
             ended[status] += row["n"]
             per_queue.setdefault(row["computingSite"] or "", Counter())[status] += row["n"]
@@ -136,6 +146,10 @@ def database_overview(*, now=None) -> dict[str, Any]:
         "counts": counts,
         "tasks_by_status": tasks_by_status,
         "jobs_by_status": jobs_by_status,
+        "span": span,
+        "span_label": SPAN_LABELS[span],
+        "spans": list(OVERVIEW_SPANS),
+        "bucket": bucket,
         "jobs_ended_last_day": [StatusCount(status, ended[status]) for status in JOB_ENDED if ended[status]],
         "job_trend": [{"time": hour, "status": status, "count": n} for (hour, status), n in sorted(per_hour.items())],
         "failing_queues": _failing_queues(per_queue),
@@ -147,7 +161,7 @@ def database_overview(*, now=None) -> dict[str, Any]:
         "retention": {
             key: getattr(settings, key) for key in ("JOB_ARCHIVE_AFTER_DAYS", "DECISION_DAYS", "DECISION_TRACE_DAYS")
         },
-        "errors": job_error_summary(rows=job_error_rows_recent(since=now - timedelta(days=1)), limit=10),
+        "errors": job_error_summary(rows=job_error_rows_recent(since=since), limit=10),
         "recent_tasks": list(
             models.Task.objects.order_by("-modificationTime").values(
                 "jediTaskID", "taskName", "status", "currentPriority", "nucleus", "gshare", "modificationTime"

@@ -197,3 +197,28 @@ def test_the_site_page_has_its_endpoints_downtimes_errors_and_time_series(client
     assert sum(row["count"] for row in response.context["over_time"] if row["status"] == "finished") == 2
     assert PandaQueue.objects.filter(site=site).count() == 2
     assert 'id="site-over-time"' in response.content.decode()
+
+
+def test_the_overview_looks_back_7_and_30_days(client, small_grid):
+    from brokerage.models import JobStatusLog
+
+    now, jobs = small_grid
+    for job, ago in (
+        (jobs["b1"], timedelta(minutes=10)),
+        (jobs["b2"], timedelta(days=3)),
+        (jobs["a4"], timedelta(days=20)),
+    ):
+        JobStatusLog.objects.create(
+            job=job, old_status="running", new_status="finished", timestamp=now - ago, computingSite="Q_B"
+        )
+
+    def finished(span):
+        response = client.get("/", {"span": span})
+        assert response.status_code == 200
+        overview = response.context["overview"]
+        return sum(row["count"] for row in overview["job_trend"] if row["status"] == "finished"), overview["bucket"]
+
+    assert finished("1d") == (1, "hour")
+    assert finished("7d") == (2, "day")
+    assert finished("30d") == (3, "day")
+    assert client.get("/", {"span": "1y"}).status_code == 400
