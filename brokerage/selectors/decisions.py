@@ -230,16 +230,38 @@ def candidate_draw(*, chosen: str | None, candidates: list[dict[str, Any]]) -> s
 
 
 def decision_candidate(*, decision: Decision, name: str) -> dict[str, Any]:
-    """What one decision said of one candidate (the queue page asks this of 40 decisions): its weight if it was
-    kept, the reason code if it was skipped; nothing of either when the trace has expired or did not name it. Only
-    the trace is decoded: no sentence is written for the other candidates."""
-    try:
-        trace = _decoded(decision)
-    except TraceExpired:
-        return {"weight": None, "skip_code": ""}
-    weight = next((c["weight"] for c in trace["candidates"] if c["name"] == name), None)
-    skip = trace["skipped"].get(name)
-    return {"weight": weight, "skip_code": skip["code"] if skip is not None else ""}
+    """What one decision said of one candidate: its weight if it was kept, the reason code if it was skipped;
+    nothing of either when the trace has expired or did not name it (decision_candidate_many of one)."""
+    return decision_candidate_many(decisions=[decision], name=name)[decision.pk]
+
+
+def decision_candidate_many(*, decisions: list[Decision], name: str) -> dict[int, dict[str, Any]]:
+    """decision_candidate of many decisions at once, in a fixed number of queries (their traces in one, their
+    cycles' frames in another; a change-stored trace's base as _base_trace reads it): the queue page asked it of 40
+    decisions one by one, 94 queries and 390 ms on a database of 300,000 jobs (issue 50)."""
+    stored = {
+        pk: (bytes(blob), base_id)
+        for pk, blob, base_id in DecisionTrace.objects.filter(decision_id__in=[d.pk for d in decisions]).values_list(
+            "decision_id", "trace", "base_id"
+        )
+    }
+    frames = cycle_frames(sorted({d.cycle_id for d in decisions if d.plugin not in FRAMELESS_PLUGINS}))
+    found = {}
+    for decision in decisions:
+        if decision.pk not in stored:
+            found[decision.pk] = {"weight": None, "skip_code": ""}
+            continue
+        blob, base_id = stored[decision.pk]
+        try:
+            base = _base_trace(base_id)[0] if base_id else None
+        except TraceExpired:
+            found[decision.pk] = {"weight": None, "skip_code": ""}
+            continue
+        trace = trace_decode(blob, frame=frames.get(decision.cycle_id), base=base)
+        weight = next((c["weight"] for c in trace["candidates"] if c["name"] == name), None)
+        skip = trace["skipped"].get(name)
+        found[decision.pk] = {"weight": weight, "skip_code": skip["code"] if skip is not None else ""}
+    return found
 
 
 def trace_expiry(*, decision: Decision) -> datetime:

@@ -15,7 +15,7 @@ from brokerage.models import (
     JobTimeoutSummary,
     PandaQueue,
 )
-from brokerage.selectors.decisions import decision_candidate
+from brokerage.selectors.decisions import decision_candidate_many
 from brokerage.selectors.jobs import job_error_rows_recent, job_error_summary, job_state_rows_recent
 from brokerage.selectors.timeouts import timeout_pass_latest
 
@@ -40,13 +40,14 @@ def queue_detail(*, name: str, now: datetime, decisions: int = 40) -> dict[str, 
         moves[(row["hour"], row["new_status"])] += row["n"]
     over_time = [{"time": hour, "status": status, "count": count} for (hour, status), count in sorted(moves.items())]
     weights, skips = [], Counter()
-    recent = (
-        Decision.objects.filter(plugin__in=("atlas_prod_job", "atlas_anal_job"), created__gte=now - timedelta(days=2))
-        .select_related("cycle")
-        .order_by("-created", "-pk")[:decisions]
+    recent = list(
+        Decision.objects.filter(
+            plugin__in=("atlas_prod_job", "atlas_anal_job"), created__gte=now - timedelta(days=2)
+        ).order_by("-created", "-pk")[:decisions]
     )
+    candidates = decision_candidate_many(decisions=recent, name=name)
     for decision in recent:
-        entry = decision_candidate(decision=decision, name=name)
+        entry = candidates[decision.pk]
         if entry["weight"] is not None:
             weights.append({"time": decision.created, "weight": entry["weight"], "decision": decision.pk})
         if entry["skip_code"]:

@@ -113,7 +113,7 @@ LAYOUT_PROBLEMS = """() => {
       problems.push('component cut: ' + el.textContent); break;
     }
   // a word of a name column never split inside: every line of a name ends at a separator or a space
-  for (const el of document.querySelectorAll('td.name, dd.name')) {
+  for (const el of document.querySelectorAll('table.grid td.name')) {
     const range = document.createRange();
     const text = el.textContent;
     let split = null;

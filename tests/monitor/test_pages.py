@@ -171,6 +171,20 @@ def test_queue_page(client, living_grid):
     assert "queue-over-time" in html
 
 
+def test_the_queue_page_reads_its_decisions_in_a_fixed_number_of_queries(client, living_grid):
+    # issue 50: 94 queries and 390 ms in bench history, one trace read (and its cycle's frame) per decision
+    from brokerage.selectors.queues import queue_detail
+
+    queue = Job.objects.exclude(computingSite="").values_list("computingSite", flat=True).first()
+    counts = {}
+    for decisions in (2, 40):
+        with CaptureQueriesContext(connection) as queries:
+            detail = queue_detail(name=queue, now=living_grid, decisions=decisions)
+        counts[decisions] = (len(queries), detail["decisions_read"])
+    assert counts[40][1] > counts[2][1]  # more decisions were read …
+    assert counts[40][0] == counts[2][0]  # … in the same number of queries
+
+
 def test_shares_page(client, living_grid):
     response, html = page(client, reverse("monitor:shares"))
     names = {row["name"] for row in response.context["tree"]}

@@ -48,6 +48,9 @@ def _insert_jobs(*, count: int, task_of: str, queues: list[str], now) -> None:
             "pilotErrorCode": f"CASE WHEN n %% {len(STATUSES)} = {failed} THEN "
             f"CASE n %% 4 WHEN 0 THEN 1099 WHEN 1 THEN 1137 WHEN 2 THEN 1213 ELSE 1305 END END",
             "attemptNr": "1 + n %% 3",
+            # 50 users and 5 clouds, for the job list's facets, the errors page and the user page
+            "prodUserName": "'benchuser' || (n %% 50)",
+            "cloud": "CASE n %% 5 WHEN 0 THEN 'CERN' WHEN 1 THEN 'DE' WHEN 2 THEN 'US' WHEN 3 THEN 'UK' ELSE 'FR' END",
             "stateChangeTime": changed,
             "modificationTime": changed,
         },
@@ -123,6 +126,15 @@ def pages(*, quick: bool = False) -> list[Row]:
                 ("search listing matches", f"/search/?q={PREFIX}Q1"),
                 ("search an ID", f"/search/?q={job_of_big_task}"),
                 ("site list", "/sites/"),
+                # issue 50: BigPanDA's pages
+                ("job list with facets", "/jobs/?refresh=0"),
+                ("job list by user and error", "/jobs/?user=benchuser7&error=pilot:1305&refresh=0"),
+                ("errors page", "/errors/?refresh=0"),
+                ("errors page of a user", "/errors/?user=benchuser7&refresh=0"),
+                ("user page", "/users/benchuser7/?refresh=0"),
+                ("site page", f"/sites/{PREFIX}SITE/?refresh=0"),
+                ("overview 7 days", "/?span=7d"),
+                ("overview 30 days", "/?span=30d"),
             )
         ]
         return time_pages(
