@@ -37,6 +37,19 @@ def duration(value) -> str:
     return f"{sign}{secs} s"
 
 
+HEX_ID = re.compile(r"[0-9a-f]{20,}")
+
+
+@register.filter
+def short_id(value) -> SafeString:
+    """A WMCore element's 32-hex id, cut to 12 characters with the whole of it in a title (it has no separator to
+    wrap at, and a column of them pushed a table past the page); any other name as it is, wrappable."""
+    text = "" if value is None else str(value)
+    if HEX_ID.fullmatch(text):
+        return mark_safe(f'<span title="{conditional_escape(text)}">{conditional_escape(text[:12])}…</span>')
+    return wrappable(text)
+
+
 @register.filter
 def kilobytes(value) -> str:
     """A size the pilot reports in kB (maxRSS, maxPSS) as a person reads it: 2.1 GB, 850 MB."""

@@ -58,3 +58,12 @@ def test_a_grid_wait_reads_in_grid_time_labelled_when_the_grid_runs_faster(setti
     assert grid_duration(timedelta(minutes=1, seconds=22)) == "1 h 22 min of grid time"
     assert grid_label() == " of grid time"
     assert "60× faster" in grid_clock_note()
+
+
+def test_a_hex_element_id_is_cut_with_its_whole_in_a_title():
+    from monitor.templatetags.monitor import short_id
+
+    assert short_id("b014160b29ef4d30b5ba766937b2750b") == (
+        '<span title="b014160b29ef4d30b5ba766937b2750b">b014160b29ef…</span>'
+    )
+    assert short_id("CERN/MCORE") == "CERN/<wbr>MCORE"
