@@ -3,6 +3,7 @@ files, its retries and its timeout; failed and closed jobs grouped by error, que
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -82,6 +83,7 @@ def job_error_rows(
     user: str | None = None,
     cloud: str | None = None,
     site: str | None = None,
+    queues: list[str] | None = None,
 ) -> list[dict]:
     """Jobs that ended badly, counted per main error, queue, attempt and status, read from the jobs (one query):
     the rows job_error_summary groups, and the housekeeping rolls up per hour. Narrowed to a task, a queue, a
@@ -97,6 +99,8 @@ def job_error_rows(
         jobs = jobs.filter(cloud=cloud)
     if site is not None:
         jobs = jobs.filter(computingSite__in=PandaQueue.objects.filter(site__name=site).values("name"))
+    if queues is not None:
+        jobs = jobs.filter(computingSite__in=queues)
     if since is not None:
         jobs = jobs.filter(job_archive_window(since), stateChangeTime__gte=since)
     if until is not None:
@@ -113,21 +117,23 @@ JOB_ERROR_HOURS = "job_error_hours"  # the SummaryMark of JobErrorHour
 JOB_STATE_HOURS = "job_state_hours"  # the SummaryMark of JobStateHour
 
 
-def job_error_rows_recent(*, since: datetime, queue: str | None = None) -> list[dict]:
+def job_error_rows_recent(*, since: datetime, queue: str | None = None, queues: list[str] | None = None) -> list[dict]:
     """The rows of job_error_rows for everything since `since`, from the hourly summaries (JobErrorHour) and the
-    jobs of the edges (_summarised)."""
+    jobs of the edges (_summarised); of one queue, or of a site's `queues`."""
 
     def summaries(first, mark):
         rows = JobErrorHour.objects.filter(hour__gte=first, hour__lt=mark)
         if queue is not None:
             rows = rows.filter(computingSite=queue)
+        if queues is not None:
+            rows = rows.filter(computingSite__in=queues)
         return rows.values(*ERROR_ROW_FIELDS).annotate(n=Sum("n"), diag=Max("diag"), example=Min("example")).order_by()
 
     return summarised_rows(
         mark_name=JOB_ERROR_HOURS,
         since=since,
         summaries=summaries,
-        live=lambda start, until: job_error_rows(queue=queue, since=start, until=until),
+        live=lambda start, until: job_error_rows(queue=queue, queues=queues, since=start, until=until),
     )
 
 
@@ -350,43 +356,29 @@ FACET_SCAN = 10_000  # the latest jobs of a list its facets count (BigPanDA coun
 def job_facets(queryset: QuerySet) -> dict[str, Any]:
     """The latest FACET_SCAN jobs of a filtered list counted by status, queue, cloud, user and main error
     (BigPanDA's job-list facets), the commonest values of each, each a filter of the list; every facet's counts add
-    up to the jobs counted. Bounded so that a day of a real grid (a million jobs) costs what ten thousand do."""
-    latest = queryset.order_by("-stateChangeTime", "-pk").values("pk")[:FACET_SCAN]
-    counted_jobs = Job.objects.filter(pk__in=latest)
-    scanned = counted_jobs.count()
-    queryset = counted_jobs
+    up to the jobs counted. One query of those jobs' columns, counted here: six GROUP BYs over them cost 600 ms on
+    a day of a million jobs (bench pages)."""
+    columns = [*JOB_FACETS, *(code for _, code, _ in COMPONENTS)]
+    rows = list(queryset.order_by("-stateChangeTime", "-pk").values(*columns)[:FACET_SCAN])
+    counters: dict[str, Counter] = {name: Counter() for name in (*JOB_FACETS.values(), "error")}
+    for row in rows:
+        for column, name in JOB_FACETS.items():
+            counters[name][row[column]] += 1
+        if row["jobStatus"] in ENDED_BADLY:
+            component, code, _ = job_main_error(row)
+            if code:
+                counters["error"][f"{component}:{code}"] += 1
     facets = []
-    for column, name in JOB_FACETS.items():
-        counted = list(
-            queryset.order_by().values(column).annotate(n=Count("pk")).order_by("-n", column)[: FACET_VALUES + 1]
-        )
+    for name, counter in counters.items():
+        ranked = sorted(counter.items(), key=lambda item: (-item[1], str(item[0])))
         facets.append(
             {
                 "name": name,
-                "values": [{"value": row[column], "count": row["n"]} for row in counted[:FACET_VALUES]],
-                "more": len(counted) > FACET_VALUES,
+                "values": [{"value": value, "count": count} for value, count in ranked[:FACET_VALUES]],
+                "more": len(ranked) > FACET_VALUES,
             }
         )
-    errors = list(
-        queryset.filter(jobStatus__in=ENDED_BADLY)
-        .annotate(**_main_error_annotations())
-        .exclude(error_component="")
-        .order_by()
-        .values("error_component", "error_code")
-        .annotate(n=Count("pk"))
-        .order_by("-n", "error_component", "error_code")[: FACET_VALUES + 1]
-    )
-    facets.append(
-        {
-            "name": "error",
-            "values": [
-                {"value": f"{row['error_component']}:{row['error_code']}", "count": row["n"]}
-                for row in errors[:FACET_VALUES]
-            ],
-            "more": len(errors) > FACET_VALUES,
-        }
-    )
-    return {"facets": facets, "scanned": scanned, "capped": scanned >= FACET_SCAN}
+    return {"facets": facets, "scanned": len(rows), "capped": len(rows) >= FACET_SCAN}
 
 
 ERROR_WINDOWS = {"1h": timedelta(hours=1), "6h": timedelta(hours=6), "1d": timedelta(days=1), "7d": timedelta(days=7)}

@@ -13,7 +13,7 @@ from brokerage.models import (
     Site,
     StorageEndpoint,
 )
-from brokerage.selectors.jobs import job_error_rows, job_error_summary, job_state_rows_recent
+from brokerage.selectors.jobs import job_error_rows_recent, job_error_summary, job_state_rows_recent
 from brokerage.selectors.queues import jobs_by_queue
 
 SITE_WINDOW = timedelta(days=1)
@@ -49,7 +49,7 @@ def site_detail(*, name: str, now: datetime | None = None) -> dict[str, Any] | N
             if q["status"] in ("brokeroff", "offline", "test", "paused")
         ],
         "endpoints": list(StorageEndpoint.objects.filter(site=site).order_by("name").values(*ENDPOINT_COLUMNS)),
-        "errors": job_error_summary(rows=job_error_rows(site=name, since=since), limit=20),
+        "errors": job_error_summary(rows=job_error_rows_recent(since=since, queues=names) if names else [], limit=20),
         "over_time": [{"time": hour, "status": status, "count": n} for (hour, status), n in sorted(per_hour.items())],
     }
 
