@@ -116,7 +116,7 @@ LAYOUT_PROBLEMS = """() => {
   for (const el of document.querySelectorAll('table.grid td.name')) {
     const range = document.createRange();
     const text = el.textContent.trim();
-    if (/\s/.test(text)) continue;  // prose may break between its words; an identifier never inside one
+    if (text.includes(' ')) continue;  // prose may break between its words; an identifier never inside one
     let split = null;
     for (const node of el.childNodes) if (node.nodeType === 3 && node.length > 1) {
       for (let i = 1; i < node.length; i++) {
