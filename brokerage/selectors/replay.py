@@ -133,40 +133,24 @@ def replay_one(
     if baseline is not None and not full:
         base_scenario = parsed_scenario(own=own, grid=grid, profile=profile, overrides=baseline)
         base: EngineDecision = _broker(base_scenario.plugin).decide(base_scenario)
-        difference = decision_difference(
-            before=_outline_from(base, details=False),
-            after=_outline_from(replayed, details=False),
-            outcomes=(base.outcome, replayed.outcome),
-            chosen=(base.chosen, replayed.chosen),
-        )
-        return {
-            "decision": decision.pk,
-            "plugin": decision.plugin,
-            "task": decision.task_id,
-            "cycle": grid.cycle_id,
-            "own_cycle": grid.cycle_id == decision.cycle_id,
-            "profile": replayed.profile,
-            "overrides": dict(overrides or {}),
-            "difference": difference,
-            "message_before": base.message,
-            "identical": not candidates_changed(difference),
-        }
-    if stored_blob is None:
-        stored_blob = DecisionTrace.objects.filter(decision_id=decision.pk).values_list("trace", flat=True).first()
-    if stored_blob is None:
-        raise InputsUnavailable("expired", f"the trace of decision {decision.pk} is no longer stored")
-    stored_blob = bytes(stored_blob)
-    before = trace_outline(stored_blob, frame=grid.frame)
-    delta = before is None
-    if delta:  # stored as the change against an earlier pull's: read with its base, compared decoded
-        stored_trace = decision_trace_plain(decision=decision)
-        before = _outline_of_trace(stored_trace)
-    after = _outline_from(replayed, details=full)
+        before, outcome, chosen, message = _outline_from(base, details=False), base.outcome, base.chosen, base.message
+    else:
+        if stored_blob is None:
+            stored_blob = DecisionTrace.objects.filter(decision_id=decision.pk).values_list("trace", flat=True).first()
+        if stored_blob is None:
+            raise InputsUnavailable("expired", f"the trace of decision {decision.pk} is no longer stored")
+        stored_blob = bytes(stored_blob)
+        before = trace_outline(stored_blob, frame=grid.frame)
+        delta = before is None
+        if delta:  # stored as the change against an earlier pull's: read with its base, compared decoded
+            stored_trace = decision_trace_plain(decision=decision)
+            before = _outline_of_trace(stored_trace)
+        outcome, chosen, message = decision.outcome, decision.chosen or None, decision.message
     difference = decision_difference(
         before=before,
-        after=after,
-        outcomes=(decision.outcome, replayed.outcome),
-        chosen=(decision.chosen or None, replayed.chosen),
+        after=_outline_from(replayed, details=full),
+        outcomes=(outcome, replayed.outcome),
+        chosen=(chosen, replayed.chosen),
     )
     result = {
         "decision": decision.pk,
@@ -177,7 +161,7 @@ def replay_one(
         "profile": replayed.profile,
         "overrides": dict(overrides or {}),
         "difference": difference,
-        "message_before": decision.message,
+        "message_before": message,
     }
     if full:
         blob = trace_encode(replayed, frame=grid.frame)
