@@ -9,6 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Count
 
+from brokerage import states
 from brokerage.models import (
     Decision,
     Job,
@@ -74,15 +75,14 @@ def queue_detail(*, name: str, now: datetime, decisions: int = 40) -> dict[str, 
     }
 
 
-def jobs_by_queue(names: list[str]) -> dict[str, list[tuple[str, int]]]:
-    """Jobs by status at each of these queues, sorted by status (one query)."""
+def jobs_by_queue(names: list[str], *, active: bool = False) -> dict[str, list[tuple[str, int]]]:
+    """Jobs by status at each of these queues, sorted by status (one query); `active`: only those not yet ended (the
+    ended ones a page reads from the hourly summaries: counting a site's day of ended jobs cost 120 ms a visit)."""
     counts: dict[str, dict[str, int]] = {}
-    for queue, status, n in (
-        Job.objects.filter(computingSite__in=names)
-        .values_list("computingSite", "jobStatus")
-        .annotate(n=Count("pk"))
-        .order_by()
-    ):
+    jobs = Job.objects.filter(computingSite__in=names)
+    if active:
+        jobs = jobs.filter(jobStatus__in=states.JOB_ACTIVE, archiveDay__isnull=True)
+    for queue, status, n in jobs.values_list("computingSite", "jobStatus").annotate(n=Count("pk")).order_by():
         counts.setdefault(queue, {})[status] = n
     return {name: sorted(counts.get(name, {}).items()) for name in names}
 

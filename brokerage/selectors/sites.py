@@ -32,7 +32,7 @@ def site_detail(*, name: str, now: datetime | None = None) -> dict[str, Any] | N
     now = now or timezone.now()
     queues = list(PandaQueue.objects.filter(site=site).order_by("name").values("name", "status", "cric"))
     names = [queue["name"] for queue in queues]
-    jobs = jobs_by_queue(names)
+    jobs = jobs_by_queue(names, active=True)
     for queue in queues:
         queue["jobs"] = jobs[queue["name"]]
     since = now - SITE_WINDOW
