@@ -100,7 +100,7 @@ def _failing_queues(per_queue: dict[str, Counter]) -> list[dict[str, Any]]:
 # How far back the overview looks (BigPanDA shows days and weeks): from the hourly summaries, so 30 days cost what a
 # day does; beyond two days the trend is drawn per day
 OVERVIEW_SPANS = {"1d": timedelta(days=1), "7d": timedelta(days=7), "30d": timedelta(days=30)}
-SPAN_LABELS = {"1d": "24 hours", "7d": "7 days", "30d": "30 days"}
+SPAN_LABELS = {"1d": "day", "7d": "7 days", "30d": "30 days"}
 
 
 def database_overview(*, now=None, span: str = "1d") -> dict[str, Any]:

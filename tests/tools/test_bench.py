@@ -119,6 +119,14 @@ def test_pages_rows_and_nothing_left_behind():
         "search listing matches",
         "search an ID",
         "site list",
+        "job list with facets",
+        "job list by user and error",
+        "errors page",
+        "errors page of a user",
+        "user page",
+        "site page",
+        "overview 7 days",
+        "overview 30 days",
     ]
     assert all(row["params"]["jobs"] == 20000 and row["median_ms"] > 0 for row in rows)
     assert not Task.objects.exists()
