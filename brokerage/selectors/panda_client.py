@@ -16,6 +16,7 @@ from django.db.models import F, Sum
 
 from brokerage import states
 from brokerage.models import Dataset, DatasetFile, Job, Task
+from brokerage.selectors.jobs import job_input_files
 
 # JediTaskSpec.attributes (panda-server 1.0.4, taskbuffer/JediTaskSpec.py): the keys of a task's full record
 TASK_SPEC_ATTRIBUTES = (
@@ -274,15 +275,22 @@ def panda_task_records(*, task_ids: list[int]) -> list[dict[str, Any]]:
 def panda_job_descriptions(*, job_ids: list[int]) -> list[dict[str, Any] | None]:
     """job/get_description (JobSpec.to_dict_advanced, 1.0.4): each job's record with its Files, in the order asked,
     None for an id that is no job. At most JOB_DESCRIPTIONS_MAX ids are read (the real server cuts the list too).
-    Three queries: the jobs with their task's VO and request, their input files, those files' datasets."""
+    Four queries: the jobs with their task's VO and request, the input files they took, their outputs and logs."""
     job_ids = job_ids[:JOB_DESCRIPTIONS_MAX]
     jobs = {
         row["PandaID"]: row
         for row in Job.objects.filter(pk__in=job_ids).values(*_JOB_COLUMNS, "task__vo", "task__reqID")
     }
     files: dict[int, list[dict[str, Any]]] = {}
+    # the input files each job took, at the attempt it took them, kept when it failed (Job.inputFiles: a failed job's
+    # Files came back empty once they went back to their dataset, issue 50); its outputs and logs by PandaID
+    for job_id, taken in job_input_files(job_ids=list(jobs)).items():
+        for row in taken:
+            record = {**row, "PandaID": job_id, "attemptNr": row["jobAttemptNr"],
+                      "dataset_name": row["dataset__datasetName"], "dataset_pk": row["dataset_id"]}  # fmt: skip
+            files.setdefault(job_id, []).append(_file_record(record))
     for row in (
-        DatasetFile.objects.filter(PandaID__in=list(jobs))
+        DatasetFile.objects.filter(PandaID__in=list(jobs), type__in=states.OUTPUT_TYPES)
         .order_by("pk")
         .values("pk", "PandaID", "GUID", "lfn", "type", "status", "fsize", "checksum", "scope", "task_id", "attemptNr")
         .annotate(dataset_name=F("dataset__datasetName"), dataset_pk=F("dataset_id"))

@@ -222,3 +222,17 @@ def test_the_overview_looks_back_7_and_30_days(client, small_grid):
     assert finished("7d") == (2, "day")
     assert finished("30d") == (3, "day")
     assert client.get("/", {"span": "1y"}).status_code == 400
+
+
+def test_panda_clients_job_description_keeps_a_failed_jobs_files(small_grid):
+    # issue 50: getJobStatus / get_description returned no Files for a failed job once they went back
+    from brokerage.selectors.panda_client import panda_job_descriptions
+
+    _, jobs = small_grid
+    dataset = factories.DatasetFactory(task=jobs["a1"].task, datasetName="mc23.EVNT.desc")
+    taken = factories.DatasetFileFactory(dataset=dataset, lfn="EVNT.D._1.root", attemptNr=2, status="ready")
+    Job.objects.filter(pk=jobs["a1"].pk).update(inputFiles=f"{taken.pk}:1")
+    (described,) = panda_job_descriptions(job_ids=[jobs["a1"].pk])
+    assert [(f["lfn"], f["attemptNr"], f["PandaID"], f["dataset"]) for f in described["Files"]] == [
+        ("EVNT.D._1.root", 1, jobs["a1"].pk, "mc23.EVNT.desc")
+    ]
