@@ -118,7 +118,7 @@ def test_the_job_explained_with_worked_numbers(grid):
 
 
 def test_the_job_page_words_the_numbers(client, grid):
-    page = client.get(f"/dirac/jobs/{grid['a']}/").content.decode()
+    page = client.get(f"/dirac/jobs/{grid['a']}/").content.decode().replace("<wbr>", "")
     assert "2 owners with task queues in the group split it equally: 1,000 ÷ 2 = 500" in page
     assert "500 × 2 ÷ 3 = 333.3333" in page
     assert "ce503.cern.ch" in page
@@ -216,7 +216,7 @@ def test_the_job_page_reads_a_fixed_number_of_queries(client, grid, django_asser
         offer = {"setup": SETUP, "cpuTime": 100, "site": f"SITE{number}", "gridCE": f"ce{number}.example"}
         dirac_match_request(resource=resource_from(offer), now=later, seed=number)
     with django_assert_num_queries(len(two_askers.captured_queries)):
-        page = client.get(f"/dirac/jobs/{grid['a']}/").content.decode()
+        page = client.get(f"/dirac/jobs/{grid['a']}/").content.decode().replace("<wbr>", "")
     assert "ce7.example" in page
 
 
