@@ -252,7 +252,21 @@ def test_the_guides_commands_bring_up_a_site_no_viewer_can_stall_and_that_outliv
         assert len(statuses) == 8
         assert set(statuses) <= {200, 429}, statuses
         assert 200 in statuses, statuses
-        assert statuses.count(429) >= 4, statuses  # one at a time per client (brokerage.costly)
+        # eight at once: some are refused, whatever each one's length (how many depends on how long a what-if takes
+        # against how fast gunicorn hands out the rest: counting them raced, issue 50's CI saw 2 of 8)
+        assert 429 in statuses, statuses
+        # one at a time per client (brokerage.costly), deterministically: while the viewer's slot is held, a what-if
+        # of theirs is refused; once it is free, it runs
+        slot = (
+            "from django.core.cache import cache; from django.contrib.auth.models import User; "
+            "key = 'costly:client:user:%d' % User.objects.get(username='viewer').pk; "
+        )
+        held = manage("shell", "-c", slot + "cache.set(key, 'held by the test', 60)")
+        assert held.returncode == 0, held.stderr
+        assert viewer.request("POST", "/what-if/?hours=168", {"set": "", "limit": "5000"})[0] == 429
+        freed = manage("shell", "-c", slot + "cache.delete(key)")
+        assert freed.returncode == 0, freed.stderr
+        assert viewer.request("POST", "/what-if/?hours=168", {"set": "", "limit": "5000"})[0] == 200
         assert max(seconds for _, seconds in what_ifs) < 25  # WHAT_IF_SECONDS (8) and the page around it
         assert {status for status, _ in reads} == {200}, reads
         slowest = max(seconds for _, seconds in reads)
