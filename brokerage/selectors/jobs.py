@@ -325,7 +325,7 @@ def job_input_files(*, job_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
     taken = dict(Job.objects.filter(pk__in=job_ids).values_list("pk", "inputFiles"))
     pairs = {job_id: input_files_parse(text or "") for job_id, text in taken.items()}
     wanted = {file_id for rows in pairs.values() for file_id, _ in rows}
-    legacy = [job_id for job_id, rows in pairs.items() if not rows]
+    legacy = {job_id for job_id, rows in pairs.items() if not rows}
     condition = Q(pk__in=wanted)
     if legacy:
         condition |= Q(PandaID__in=legacy, type__in=states.INPUT_TYPES)
@@ -336,9 +336,13 @@ def job_input_files(*, job_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
             "checksum", "scope", "task_id", "dataset_id", "dataset__datasetName",
         )
     }  # fmt: skip
+    holding: dict[int, list[tuple[int, int]]] = {}  # a legacy job's files: those that still name it
+    for pk, row in files.items():
+        if row["PandaID"] in legacy:
+            holding.setdefault(row["PandaID"], []).append((pk, row["attemptNr"]))
     result: dict[int, list[dict[str, Any]]] = {}
     for job_id in job_ids:
-        rows = pairs.get(job_id) or [(pk, row["attemptNr"]) for pk, row in files.items() if row["PandaID"] == job_id]
+        rows = pairs.get(job_id) or holding.get(job_id, [])
         result[job_id] = sorted(
             (
                 {**files[file_id], "jobAttemptNr": attempt, "now_with": files[file_id]["PandaID"]}

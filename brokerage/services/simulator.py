@@ -186,12 +186,12 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0, inflow: bool = Fals
     )
 
 
-def _where_it_runs(started: list[int], queues: dict[str, dict]) -> None:
+def _where_it_runs(started: list[int], site_of: dict[int, str]) -> None:
     """The CE, worker node and batch id a pilot reports for the jobs it started: two CEs per queue, a few dozen
     nodes behind them, drawn from the job's id so that a replayed step writes the same."""
     rows = []
-    for pk, site in Job.objects.filter(pk__in=started).values_list("pk", "computingSite"):
-        host = site.lower().replace("_", "-").replace("/", "-")
+    for pk in started:
+        host = site_of[pk].lower().replace("_", "-").replace("/", "-")
         rows.append((pk, f"ce{pk % 2 + 1:02d}.{host}.example", f"wn{pk % 37:03d}.{host}.example", str(7_000_000 + pk)))
     bulk_update_values(Job, fields=("computingElement", "modificationHost", "batchID"), rows=rows)
 
@@ -214,7 +214,7 @@ def _jobs_start(queues: dict[str, dict], real_pilots: set[str], *, move) -> list
         to_start += ids[: max(slots - busy.get(site, 0), 0)]
     move(from_status="activated", to_status="starting", job_ids=to_start, reason="pilot got the job")
     started = move(from_status="starting", to_status="running", job_ids=to_start, reason="payload started")
-    _where_it_runs(started, queues)
+    _where_it_runs(started, {pk: site for site, ids in waiting.items() for pk in ids})
     Event.objects.filter(PandaID__in=started, status="ready").update(status="sent")
     Event.objects.filter(PandaID__in=started, status="sent").update(status="running")
     # whole files (event-level files follow their Event rows instead)
