@@ -81,6 +81,7 @@ SECTIONS = (
             "IntegrityCheck",
             "HousekeepingRun",
             "JobStateHour",
+            "JobCountNow",
             "JobErrorHour",
             "DecisionHour",
             "SummaryMark",

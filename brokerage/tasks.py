@@ -16,6 +16,7 @@ from brokerage.services.priority import task_priority_boost
 from brokerage.services.progress import task_refine
 from brokerage.services.shares import global_share_snapshot_take
 from brokerage.services.simulator import grid_simulate_turn
+from brokerage.services.summaries import job_counts_refresh
 from brokerage.services.watchdog import watchdog_cycle_run
 from brokerage.services.wmcore import element_locations_update, wmcore_agent_cycle_run, wmcore_global_cycle_run
 
@@ -117,6 +118,12 @@ def wmcore_agent_cycle_task(queue_id: int) -> dict:
 def wmcore_locations_task() -> int:
     """Periodic (beat): input, parent and pileup locations of Available elements read again (seed 004)."""
     return element_locations_update(now=timezone.now())
+
+
+@shared_task(name="brokerage.tasks.job_counts_refresh_task", **RETRY)
+def job_counts_refresh_task() -> int:
+    """Periodic (beat): counts the active jobs per queue and status for the site and queue lists."""
+    return job_counts_refresh(now=timezone.now())
 
 
 @shared_task(name="brokerage.tasks.housekeeping_task", **RETRY)

@@ -589,6 +589,16 @@ class JobStateHourAdmin(ReadOnlyAdmin):
     show_full_result_count = False
 
 
+@admin.register(models.JobCountNow)
+class JobCountNowAdmin(ReadOnlyAdmin):
+    """Read-only: the active jobs per queue and status as last counted (the site and queue lists read them)."""
+
+    list_display = ["computingSite", "jobStatus", "n"]
+    list_filter = ["jobStatus"]
+    search_fields = ["computingSite"]
+    show_full_result_count = False
+
+
 @admin.register(models.DecisionHour)
 class DecisionHourAdmin(ReadOnlyAdmin):
     """Read-only: the hourly decision counts the housekeeping rolls up (the decision explorer reads them)."""

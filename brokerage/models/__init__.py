@@ -21,6 +21,7 @@ from .inputs import CycleInputs, DiracMatchInputs, ScenarioPart
 from .integrity import IntegrityCheck
 from .jobs import (
     Job,
+    JobCountNow,
     JobErrorHour,
     JobRetryHistory,
     JobStateHour,
@@ -76,6 +77,7 @@ __all__ = [
     "HousekeepingStatus",
     "IntegrityCheck",
     "Job",
+    "JobCountNow",
     "JobErrorHour",
     "JobRetryHistory",
     "JobStateHour",

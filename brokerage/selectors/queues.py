@@ -8,13 +8,16 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import Count
+from django.utils import timezone
 
 from brokerage import states
 from brokerage.models import (
     Decision,
     Job,
+    JobCountNow,
     JobTimeoutSummary,
     PandaQueue,
+    SummaryMark,
 )
 from brokerage.selectors.decisions import decision_candidate_many
 from brokerage.selectors.jobs import job_error_rows_recent, job_error_summary, job_state_rows_recent
@@ -75,20 +78,46 @@ def queue_detail(*, name: str, now: datetime, decisions: int = 40) -> dict[str, 
     }
 
 
-def jobs_by_queue(names: list[str], *, active: bool = False) -> dict[str, list[tuple[str, int]]]:
-    """Jobs by status at each of these queues, sorted by status (one query); `active`: only those not yet ended (the
-    ended ones a page reads from the hourly summaries: counting a site's day of ended jobs cost 120 ms a visit)."""
+JOB_COUNTS = "job_counts_now"  # the SummaryMark of JobCountNow: `until` is when the jobs were counted
+
+
+def job_counts_fresh_for() -> timedelta:
+    """How old the periodic count of active jobs may be and still be shown: three of its beats (one late or missed
+    refresh is no reason to count half a million jobs on every visit; three are: the beat or its worker is down)."""
+    return timedelta(seconds=3 * settings.JOB_COUNTS_INTERVAL_SECONDS)
+
+
+def job_count_rows_active(*, queues: list[str] | None = None) -> list[tuple[str, str, int]]:
+    """(queue, status, n) of the jobs not yet ended, counted now (one query), of `queues` or all. No archiveDay
+    filter: only ended jobs are archived (the constraint job_archived_only_ended), and without it PostgreSQL reads
+    the count from the index (computingSite, jobStatus) rather than the rows."""
+    jobs = Job.objects.filter(jobStatus__in=states.JOB_ACTIVE)
+    if queues is not None:
+        jobs = jobs.filter(computingSite__in=queues)
+    return list(jobs.values_list("computingSite", "jobStatus").annotate(n=Count("pk")).order_by())
+
+
+def jobs_by_queue(
+    names: list[str], *, now: datetime | None = None
+) -> tuple[dict[str, list[tuple[str, int]]], datetime | None]:
+    """Active jobs by status at each of these queues, sorted by status, and when they were counted: from the
+    periodic count (JobCountNow) while it is recent (job_counts_fresh_for, against the real clock `now`), else by
+    counting the jobs themselves (None: counted now). One or two queries."""
+    now = now or timezone.now()
+    counted_at = SummaryMark.objects.filter(name=JOB_COUNTS).values_list("until", flat=True).first()
+    if counted_at is not None and now - counted_at <= job_counts_fresh_for():
+        rows = JobCountNow.objects.filter(computingSite__in=names).values_list("computingSite", "jobStatus", "n")
+    else:
+        counted_at, rows = None, job_count_rows_active(queues=names)
     counts: dict[str, dict[str, int]] = {}
-    jobs = Job.objects.filter(computingSite__in=names)
-    if active:
-        jobs = jobs.filter(jobStatus__in=states.JOB_ACTIVE, archiveDay__isnull=True)
-    for queue, status, n in jobs.values_list("computingSite", "jobStatus").annotate(n=Count("pk")).order_by():
+    for queue, status, n in rows:
         counts.setdefault(queue, {})[status] = n
-    return {name: sorted(counts.get(name, {}).items()) for name in names}
+    return {name: sorted(counts.get(name, {}).items()) for name in names}, counted_at
 
 
 def queue_list(*, status: str = "") -> dict[str, Any]:
-    """PanDA queues with their site and jobs by status, optionally of one status (two queries)."""
+    """PanDA queues with their site and active jobs by status (jobs_by_queue), optionally of one status (three queries
+    at most)."""
     from brokerage.models import choices
 
     problems = {}
@@ -98,11 +127,12 @@ def queue_list(*, status: str = "") -> dict[str, Any]:
     elif status:
         queues = queues.filter(status=status)
     rows = list(queues.values("name", "status", "site__name"))
-    jobs = jobs_by_queue([row["name"] for row in rows])
+    jobs, counted_at = jobs_by_queue([row["name"] for row in rows])
     for row in rows:
         row["jobs"] = jobs[row["name"]]
     return {
         "queues": rows,
+        "counted_at": counted_at,
         "problems": problems,
         "status": "" if problems else status,
         "statuses": choices.QueueStatus.values,

@@ -32,7 +32,7 @@ def site_detail(*, name: str, now: datetime | None = None) -> dict[str, Any] | N
     now = now or timezone.now()
     queues = list(PandaQueue.objects.filter(site=site).order_by("name").values("name", "status", "cric"))
     names = [queue["name"] for queue in queues]
-    jobs = jobs_by_queue(names, active=True)
+    jobs, counted_at = jobs_by_queue(names)
     for queue in queues:
         queue["jobs"] = jobs[queue["name"]]
     since = now - SITE_WINDOW
@@ -43,6 +43,7 @@ def site_detail(*, name: str, now: datetime | None = None) -> dict[str, Any] | N
     return {
         "site": site,
         "queues": queues,
+        "counted_at": counted_at,
         "downtimes": [
             {"name": q["name"], "status": q["status"], "back_at": (q["cric"] or {}).get("demo_back_at")}
             for q in queues
@@ -55,8 +56,8 @@ def site_detail(*, name: str, now: datetime | None = None) -> dict[str, Any] | N
 
 
 def site_list(*, role: str = "") -> dict[str, Any]:
-    """CRIC sites, nuclei first, with their cloud, country, tier, queues and their queues' jobs by status, optionally
-    of one role (three queries)."""
+    """CRIC sites, nuclei first, with their cloud, country, tier, queues and their queues' active jobs by status
+    (jobs_by_queue), optionally of one role (four queries at most)."""
     from brokerage.models import choices
 
     problems = {}
@@ -71,7 +72,7 @@ def site_list(*, role: str = "") -> dict[str, Any]:
         "name", "site__name"
     ):
         queues_of.setdefault(site, []).append(queue)
-    jobs = jobs_by_queue([queue for names in queues_of.values() for queue in names])
+    jobs, counted_at = jobs_by_queue([queue for names in queues_of.values() for queue in names])
     for row in rows:
         totals: dict[str, int] = {}
         for queue in queues_of.get(row["name"], []):
@@ -80,6 +81,7 @@ def site_list(*, role: str = "") -> dict[str, Any]:
         row["jobs"] = sorted(totals.items())
     return {
         "sites": rows,
+        "counted_at": counted_at,
         "problems": problems,
         "role": "" if problems else role,
         "roles": choices.SiteRole.values,

@@ -2,7 +2,9 @@
 and an hour or two of raw rows, not every failed job or status move of the day:
 - the jobs that ended badly, counted per hour, queue, status, main error and attempt (JobErrorHour);
 - the job status moves, counted per hour, queue and new status (JobStateHour);
-- the decisions, counted per hour, plugin, outcome and main reason (DecisionHour), for the decision explorer.
+- the decisions, counted per hour, plugin, outcome and main reason (DecisionHour), for the decision explorer;
+- and, not hourly, the active jobs per queue and status, counted every minute for the site and queue lists
+  (JobCountNow, job_counts_refresh).
 
 The housekeeping rolls up every whole hour since the last one rolled up (SummaryMark), once the hour has been
 over for ROLLUP_GRACE: a cycle stamps its jobs with its own `now`, which can lag the clock by the cycle's length.
@@ -15,10 +17,19 @@ from datetime import datetime, timedelta
 
 from django.db import transaction
 
-from brokerage.models import BrokerageCycle, CycleStatus, DecisionHour, JobErrorHour, JobStateHour, SummaryMark
+from brokerage.models import (
+    BrokerageCycle,
+    CycleStatus,
+    DecisionHour,
+    JobCountNow,
+    JobErrorHour,
+    JobStateHour,
+    SummaryMark,
+)
 from brokerage.selectors.decisions import DECISION_HOURS, decision_count_rows
 from brokerage.selectors.hours import hour_start
 from brokerage.selectors.jobs import JOB_ERROR_HOURS, JOB_STATE_HOURS, job_error_rows, job_state_rows
+from brokerage.selectors.queues import JOB_COUNTS, job_count_rows_active
 
 ROLLUP_GRACE = timedelta(minutes=10)
 # the first rollup starts this far back: the job summaries serve windows of a day, the decision explorer's reach
@@ -129,3 +140,20 @@ def decision_hour_rollup(*, hour: datetime) -> list[DecisionHour]:
         hour=hour,
         summaries=lambda end: [DecisionHour(hour=hour, **row) for row in decision_count_rows(since=hour, until=end)],
     )
+
+
+@transaction.atomic
+def job_counts_refresh(*, now: datetime) -> int:
+    """Counts the active jobs per queue and status and replaces JobCountNow by the count, its mark JOB_COUNTS
+    stamped `now`, in one transaction: a reader sees the old count or the new one, never half of each. Refreshes
+    queue behind the mark's row lock (taken before counting, so the later one also counts later) and never
+    interleave their replacements. Returns how many rows."""
+    SummaryMark.objects.get_or_create(name=JOB_COUNTS, defaults={"until": now})
+    SummaryMark.objects.select_for_update().filter(name=JOB_COUNTS).values_list("pk", flat=True).get()
+    rows = job_count_rows_active()
+    JobCountNow.objects.all().delete()
+    JobCountNow.objects.bulk_create(
+        (JobCountNow(computingSite=queue, jobStatus=status, n=n) for queue, status, n in rows), batch_size=2000
+    )
+    SummaryMark.objects.filter(name=JOB_COUNTS).update(until=now)
+    return len(rows)

@@ -253,6 +253,8 @@ CELERY_TASK_PUBLISH_RETRY = True
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 20, "interval_start": 0.5, "interval_step": 1, "interval_max": 5}
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# How often the active jobs are counted per queue and status for the site and queue lists (selectors.queues)
+JOB_COUNTS_INTERVAL_SECONDS = env_positive("JOB_COUNTS_INTERVAL_SECONDS", 60)
 CELERY_BEAT_SCHEDULE = {
     "process-lock-expiry": {
         "task": "brokerage.tasks.process_lock_expire_task",
@@ -291,6 +293,10 @@ CELERY_BEAT_SCHEDULE = {
     "wmcore-locations": {
         "task": "brokerage.tasks.wmcore_locations_task",
         "schedule": env_positive("WMCORE_LOCATION_INTERVAL_SECONDS", 1200),
+    },
+    "job-counts": {
+        "task": "brokerage.tasks.job_counts_refresh_task",
+        "schedule": JOB_COUNTS_INTERVAL_SECONDS,
     },
     # archive ended jobs, drop expired history (brokerage.services.housekeeping)
     "housekeeping": {

@@ -101,6 +101,20 @@ def grid_clock_note() -> str:
     )
 
 
+@register.simple_tag
+def job_counts_note(counted_at) -> str:
+    """The sentence beside active jobs read from the periodic count (selectors.queues.jobs_by_queue): how long
+    ago they were counted and how often, on the grid's clock; empty when the page counted them itself."""
+    from django.conf import settings
+    from django.utils import timezone
+
+    if counted_at is None:
+        return ""
+    age = max(timezone.now() - counted_at, timedelta(0))
+    every = timedelta(seconds=settings.JOB_COUNTS_INTERVAL_SECONDS)
+    return f"Active jobs as counted {grid_duration(age)} ago (they are counted every {grid_duration(every)})."
+
+
 @register.filter
 def factor_meaning(name) -> str:
     """What a weight factor of the trace is (brokerage.engine.core.reasons.FACTOR_MEANINGS), for its title."""

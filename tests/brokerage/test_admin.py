@@ -75,6 +75,7 @@ FACTORY_FOR = {
     models.JobStateHour: lambda: models.JobStateHour.objects.create(
         hour=timezone.now().replace(minute=0, second=0, microsecond=0), new_status="running", n=3
     ),
+    models.JobCountNow: lambda: models.JobCountNow.objects.create(computingSite="CERN-PROD", jobStatus="running", n=5),
     models.DecisionHour: lambda: models.DecisionHour.objects.create(
         hour=timezone.now().replace(minute=0, second=0, microsecond=0), plugin="atlas_prod_job", outcome="pending", n=4
     ),

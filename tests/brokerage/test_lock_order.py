@@ -44,6 +44,7 @@ def deadlocks() -> int:
 
 def backend_waits_on_lock() -> bool:
     with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_clear_snapshot()")  # inside a transaction the activity view is read once
         cursor.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
         )
@@ -239,3 +240,39 @@ def test_ending_jobs_locks_their_tasks_before_their_files():
     assert Job.objects.get(pk=job.pk).jobStatus == "failed"
     assert Task.objects.get(pk=task.pk).ramCount > 2000  # the memory raise happened
     assert DatasetFile.objects.get(pk=file.pk).status == "ready"  # back for another attempt
+
+
+def test_two_refreshes_of_the_job_counts_queue_one_behind_the_other():
+    """Issue 50: two beats' refreshes of JobCountNow at once (a beat late, the next on time): the second waits for
+    the first's mark lock, then replaces its rows; without the lock both delete the old rows and the second's
+    insert meets the first's on the unique (queue, status)."""
+    from brokerage.models import JobCountNow
+    from brokerage.services.summaries import job_counts_refresh
+
+    factories.JobFactory.create_batch(2, computingSite="CERN-PROD", jobStatus="running")
+    job_counts_refresh(now=NOW)  # the mark exists, as after the first beat
+    errors: list[BaseException] = []
+    inside = threading.Event()
+
+    def second():
+        try:
+            inside.wait(10)
+            job_counts_refresh(now=NOW)
+        except BaseException as error:  # reported below
+            errors.append(error)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=second)
+    thread.start()
+    with transaction.atomic():
+        job_counts_refresh(now=NOW)
+        inside.set()
+        deadline = time.monotonic() + 10
+        while not backend_waits_on_lock() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert backend_waits_on_lock()  # the second refresh waits on the mark, holding nothing
+    thread.join(10)
+    assert not thread.is_alive()
+    assert errors == []
+    assert list(JobCountNow.objects.values_list("computingSite", "jobStatus", "n")) == [("CERN-PROD", "running", 2)]

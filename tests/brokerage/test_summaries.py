@@ -4,6 +4,7 @@ logs and the decisions, and come out the same as a count of the raw rows."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -293,3 +294,60 @@ def test_the_decision_explorer_counts_the_day_from_the_summaries(client, day_of_
     by_queue = decision_explorer(filters={"queue": "CERN-PROD"}, now=NOW)
     assert dict(by_queue["outcomes"]) == {"assigned": 3}
     assert by_queue["page"].paginator.count == len(by_queue["page"].object_list) == 3
+
+
+# The active jobs counted every minute (issue 50: the site page counted half a million jobs a visit)
+
+
+@pytest.fixture
+def active_jobs():
+    for status, n in (("running", 3), ("activated", 1), ("failed", 2)):
+        factories.JobFactory.create_batch(n, computingSite="CERN-PROD", jobStatus=status)
+    factories.JobFactory(computingSite="BNL_PROD", jobStatus="defined")
+
+
+def test_the_count_of_active_jobs_is_replaced_whole_and_stamped(active_jobs):
+    from brokerage.models import JobCountNow
+    from brokerage.selectors.queues import JOB_COUNTS
+    from brokerage.services.summaries import job_counts_refresh
+
+    assert job_counts_refresh(now=NOW) == 3  # the 2 failed jobs have ended: not counted
+    rows = set(JobCountNow.objects.values_list("computingSite", "jobStatus", "n"))
+    assert rows == {("CERN-PROD", "running", 3), ("CERN-PROD", "activated", 1), ("BNL_PROD", "defined", 1)}
+    assert SummaryMark.objects.get(name=JOB_COUNTS).until == NOW
+    Job.objects.filter(computingSite="BNL_PROD").update(jobStatus="finished")
+    assert job_counts_refresh(now=NOW + timedelta(minutes=1)) == 2  # BNL_PROD's row goes: no job to count
+    assert not JobCountNow.objects.filter(computingSite="BNL_PROD").exists()
+    assert SummaryMark.objects.get(name=JOB_COUNTS).until == NOW + timedelta(minutes=1)
+
+
+def test_pages_read_the_count_while_recent_and_count_the_jobs_after(active_jobs, settings):
+    from brokerage.selectors.queues import jobs_by_queue
+    from brokerage.services.summaries import job_counts_refresh
+
+    settings.JOB_COUNTS_INTERVAL_SECONDS = 60  # recent: three beats, 180 s
+    names = ["CERN-PROD", "BNL_PROD", "EMPTY"]
+    counted, at = jobs_by_queue(names, now=NOW)
+    assert at is None  # never counted: the jobs themselves
+    assert counted == {"CERN-PROD": [("activated", 1), ("running", 3)], "BNL_PROD": [("defined", 1)], "EMPTY": []}
+    job_counts_refresh(now=NOW)
+    factories.JobFactory(computingSite="CERN-PROD", jobStatus="running")  # after the count
+    counted, at = jobs_by_queue(names, now=NOW + timedelta(seconds=180))
+    assert (at, counted["CERN-PROD"]) == (NOW, [("activated", 1), ("running", 3)])
+    counted, at = jobs_by_queue(names, now=NOW + timedelta(seconds=181))  # the beat stopped: count them
+    assert (at, counted["CERN-PROD"]) == (None, [("activated", 1), ("running", 4)])
+
+
+def test_the_site_list_says_when_its_jobs_were_counted(client, active_jobs):
+    from django.utils import timezone
+
+    from brokerage.services.summaries import job_counts_refresh
+
+    factories.PandaQueueFactory(name="CERN-PROD", site=factories.SiteFactory(name="CERN"))
+    assert "Active jobs as counted" not in client.get("/sites/").content.decode()
+    job_counts_refresh(now=timezone.now() - timedelta(seconds=40))
+    for path in ("/sites/", "/queues/", "/sites/CERN/"):
+        page = client.get(path).content.decode()
+        # 40 s, or a little more on a slow machine
+        assert re.search(r"Active jobs as counted 4\d s ago \(they are counted every 1 min\)\.", page), path
+        assert "activated 1, running 3" in page, path

@@ -104,7 +104,7 @@ def test_a_page_request_may_name_a_redirect_as_its_answer():
 
 @pytest.mark.django_db(transaction=True)
 def test_pages_rows_and_nothing_left_behind():
-    from brokerage.models import BrokerageCycle, Job, Task
+    from brokerage.models import BrokerageCycle, Job, JobCountNow, JobErrorHour, JobStateHour, SummaryMark, Task
 
     rows = json.loads(bench("pages", "--json", "--quick"))
     assert [row["params"]["page"] for row in rows] == [
@@ -132,6 +132,11 @@ def test_pages_rows_and_nothing_left_behind():
     assert not Task.objects.exists()
     assert not Job.objects.exists()
     assert not BrokerageCycle.objects.exists()
+    # the hourly summaries it rolled up, as the housekeeping would have, and their marks (none before) went too
+    assert not JobErrorHour.objects.exists()
+    assert not JobStateHour.objects.exists()
+    assert not JobCountNow.objects.exists()
+    assert not SummaryMark.objects.exists()
 
 
 @pytest.mark.django_db(transaction=True)

@@ -55,6 +55,7 @@ PERIODS = {
     "brokerage.tasks.job_generation_dispatch_task": 20,
     "brokerage.tasks.wmcore_dispatch_task": 20,
     "brokerage.tasks.watchdog_task": 30,
+    "brokerage.tasks.job_counts_refresh_task": 10,
     "brokerage.tasks.housekeeping_task": 60,
     "brokerage.tasks.wmcore_locations_task": 120,
     "brokerage.tasks.task_priority_boost_task": 600,

@@ -6,7 +6,10 @@ changes are spread over the last day, as a running grid's are.
 
 The rows are committed and the jobs table vacuumed and analysed before timing, the state autovacuum keeps a busy
 table in (PostgreSQL ≥ 13 vacuums after inserts too): the visibility map lets the per-status counts be read from
-the index alone. Everything is removed afterwards."""
+the index alone. The day's whole hours are then rolled up into the hourly summaries, as the housekeeping does every
+hour on a running grid (a day of jobs with no summaries is only ever seen in the first hours after installing), and
+the active jobs counted per queue, as the beat does every minute (JobCountNow).
+Everything is removed afterwards, the summaries and their marks with the jobs when the benchmark made them."""
 
 from __future__ import annotations
 
@@ -15,8 +18,21 @@ from datetime import timedelta
 from django.db import connection, transaction
 from django.utils import timezone
 
-from brokerage.models import BrokerageCycle, Job, PandaQueue, Site, Task
+from brokerage.models import (
+    BrokerageCycle,
+    Job,
+    JobCountNow,
+    JobErrorHour,
+    JobStateHour,
+    PandaQueue,
+    Site,
+    SummaryMark,
+    Task,
+)
+from brokerage.selectors.jobs import JOB_ERROR_HOURS, JOB_STATE_HOURS
+from brokerage.selectors.queues import JOB_COUNTS
 from brokerage.services.decisions import cycle_finish, cycle_start
+from brokerage.services.summaries import job_counts_refresh, job_error_hours_rollup, job_state_hours_rollup
 
 from .runner import Row, benchmark, insert_series, time_pages
 
@@ -59,8 +75,9 @@ def _insert_jobs(*, count: int, task_of: str, queues: list[str], now) -> None:
     )
 
 
-def _cleanup() -> None:
-    """Removes the benchmark's rows (raw deletes: a million jobs through the ORM's collector would take minutes)."""
+def _cleanup(*, marks_made: tuple[str, ...] = ()) -> None:
+    """Removes the benchmark's rows (raw deletes: a million jobs through the ORM's collector would take minutes),
+    its queues' hourly summaries and the summary marks it made (`marks_made`: those that were not there before)."""
     tasks = list(Task.objects.filter(taskName__startswith="bench.pages.").values_list("pk", flat=True))
     if tasks:
         with connection.cursor() as cursor:
@@ -72,6 +89,10 @@ def _cleanup() -> None:
     Task.objects.filter(pk__in=tasks).delete()
     PandaQueue.objects.filter(name__startswith=PREFIX).delete()
     Site.objects.filter(name__startswith=PREFIX).delete()
+    JobErrorHour.objects.filter(computingSite__startswith=PREFIX).delete()
+    JobStateHour.objects.filter(computingSite__startswith=PREFIX).delete()
+    JobCountNow.objects.filter(computingSite__startswith=PREFIX).delete()
+    SummaryMark.objects.filter(name__in=marks_made).delete()
 
 
 @benchmark("pages")
@@ -83,6 +104,8 @@ def pages(*, quick: bool = False) -> list[Row]:
     now = timezone.now()
     _cleanup()
     cycle = None
+    marks = (JOB_ERROR_HOURS, JOB_STATE_HOURS, JOB_COUNTS)
+    marks_made = tuple(set(marks) - set(SummaryMark.objects.filter(name__in=marks).values_list("name", flat=True)))
     try:
         with transaction.atomic():
             site = Site.objects.create(name=f"{PREFIX}SITE", role="nucleus")
@@ -107,6 +130,9 @@ def pages(*, quick: bool = False) -> list[Row]:
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute(f"VACUUM ANALYZE {connection.ops.quote_name(Job._meta.db_table)}")
+        job_error_hours_rollup(now=now)  # what the hourly housekeeping has done on a running grid
+        job_state_hours_rollup(now=now)
+        job_counts_refresh(now=timezone.now())  # the beat's, every minute: the site and queue lists read it
         job_of_big_task = Job.objects.filter(task=big_task).order_by("pk").values_list("pk", flat=True)[big // 2]
         repeat = 5 if quick else 15
         # the search box sends an ID naming one thing straight to its page (302) and shows a choice (200) when
@@ -141,6 +167,6 @@ def pages(*, quick: bool = False) -> list[Row]:
             "pages", requests, repeat=repeat, params={"jobs": total, "task_jobs": big, "database": connection.vendor}
         )
     finally:
-        _cleanup()
+        _cleanup(marks_made=marks_made)
         if cycle is not None:
             BrokerageCycle.objects.filter(pk=cycle.pk).delete()
