@@ -341,7 +341,9 @@ def normalised_shares(nodes: Sequence[ShareNode], *, root_value: float = 100.0) 
         siblings = children.get(parent, [])
         total = sum(node.value for node in siblings)
         for node in siblings:
-            share = available * node.value / total if total > 0 else available / len(siblings)
+            # value × (parent / siblings' sum), in this order, as GlobalShares.Share.normalize multiplies: the
+            # pledges of two shares a hair apart decide which goes first (tools/peer/shares_compare.py)
+            share = node.value * (available / total) if total > 0 else available / len(siblings)
             result[node.name] = share
             visit(node.name, share)
 
@@ -361,3 +363,73 @@ def share_usage(
         running = executing.get(leaf, 0.0)
         rows[leaf] = {"executing": running, "target": target, "usage": running / target if target > 0 else None}
     return rows
+
+
+# --- the order the grid serves the shares in (panda-server 1.0.4: GlobalShares.py, entity_module.py) ---
+
+EXECUTING_HS06, QUEUED_HS06, PLEDGED_HS06 = "executing", "queued", "pledged"
+# a share with no target sorts after every share that has one (GlobalShares.sort_branch_by_current_hs_distribution)
+NO_TARGET_RATIO = 10**6
+# the share whose jobs go before every other's (JobDispatcher's criteria: "Test share will bypass others")
+FIRST_SHARE = "Test"
+
+
+def hs06_distribution(
+    *, nodes: Sequence[ShareNode], executing: Mapping[str, float], queued: Mapping[str, float]
+) -> dict[str, dict[str, float]]:
+    """Each share's executing, queued and pledged HS06, as entity_module.__get_hs_leave_distribution and
+    GlobalShares.aggregate_hs_distribution make them: a leaf's pledge is the grid's executing HS06 (every share's,
+    leaf or not) × its normalised value / 100; a parent's figures are its children's sums. `executing` (sent and
+    running) and `queued` (activated) are per gshare."""
+    normalised = normalised_shares(nodes)
+    children: dict[str | None, list[str]] = {}
+    for node in nodes:
+        children.setdefault(node.parent, []).append(node.name)
+    total = sum(executing.values())
+    distribution: dict[str, dict[str, float]] = {
+        name: {EXECUTING_HS06: float(executing.get(name, 0.0)), QUEUED_HS06: float(queued.get(name, 0.0)),
+               PLEDGED_HS06: 0.0}
+        for name in {*executing, *queued}
+    }  # fmt: skip
+
+    def visit(name: str) -> tuple[float, float, float]:
+        if name not in children:  # a leaf
+            row = distribution.setdefault(name, {EXECUTING_HS06: 0.0, QUEUED_HS06: 0.0, PLEDGED_HS06: 0.0})
+            row[PLEDGED_HS06] = total * normalised.get(name, 0.0) / 100.0
+            return row[EXECUTING_HS06], row[QUEUED_HS06], row[PLEDGED_HS06]
+        sums = [visit(child) for child in children[name]]
+        figures = tuple(sum(values) for values in zip(*sums, strict=True))
+        distribution[name] = dict(zip((EXECUTING_HS06, QUEUED_HS06, PLEDGED_HS06), figures, strict=True))
+        return figures  # type: ignore[return-value]
+
+    for top in children.get(None, []):
+        visit(top)
+    return distribution
+
+
+def under_pledge_order(*, nodes: Sequence[ShareNode], distribution: Mapping[str, Mapping[str, float]]) -> list[str]:
+    """The leaf shares, furthest below their pledge first: at each level the children in order of executing /
+    pledged (no pledge: NO_TARGET_RATIO), ties keeping the tree's order, each child followed by its own sorted
+    leaves. GlobalShares.sort_branch_by_current_hs_distribution, including its insertion sort's way with ties."""
+    children: dict[str | None, list[str]] = {}
+    for node in nodes:
+        children.setdefault(node.parent, []).append(node.name)
+
+    def ratio(name: str) -> float:
+        row = distribution[name]
+        return row[EXECUTING_HS06] / row[PLEDGED_HS06] if row[PLEDGED_HS06] else NO_TARGET_RATIO
+
+    def branch(name: str | None) -> list[str]:
+        if name is not None and name not in children:
+            return [name]
+        ranked: list[str] = []
+        for child in children.get(name, []):
+            insert = len(ranked)
+            for index, other in enumerate(ranked):
+                if ratio(child) < ratio(other):
+                    insert = index
+                    break
+            ranked.insert(insert, child)
+        return [leaf for child in ranked for leaf in branch(child)]
+
+    return branch(None)

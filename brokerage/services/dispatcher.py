@@ -2,9 +2,10 @@
 the PanDA pilot's `getJob`, `updateJob` and `getStatus` (jobdispatcher/JobDispatcher.py; the pilot 3.7.0.36 still
 speaks this protocol, panda-server 1.0.4 answers it with a 403).
 
-- getJob: the asking queue's activated job of highest priority (then the oldest) goes to `sent`, taken with SKIP
-  LOCKED so that two pilots never get the same job; nothing when the queue has none (or is not pilot-driven, or
-  not online).
+- getJob: the asking queue's activated job of the global share furthest below its pledge, then of highest
+  priority, then the oldest (JobDispatcher's getCriteriaForGlobalShares, adapters.shares.global_share_order) goes
+  to `sent`, taken with SKIP LOCKED so that two pilots never get the same job; nothing when the queue has none (or
+  is not pilot-driven, or not online).
 - updateJob: the pilot's state moves the job along seed 000's job machine (sent → starting → running → holding /
   transferring → finished | failed); a state the machine reaches only through others goes through them (a pilot
   that reports `running` first starts the job too). Every update is a heartbeat (modificationTime), so the
@@ -20,6 +21,7 @@ from typing import Any
 
 from django.db import transaction
 
+from brokerage.adapters.shares import global_share_order, share_rank
 from brokerage.models import Job, PandaQueue
 from brokerage.models.jobs import JOB_ENDED
 from brokerage.services.retries import job_inputs_after_end, job_tasks_lock
@@ -75,6 +77,7 @@ def pilot_job_acquire(*, queue: str, node: str, now: datetime, computing_element
     row = PandaQueue.objects.filter(name=queue).values("status", "pilot_driven").first()
     if row is None or not row["pilot_driven"] or row["status"] != "online":
         return None
+    order = global_share_order()
     # PostgreSQL locks the pick (SKIP LOCKED) until the move; SQLite has no row locks, so another pilot may move
     # the picked job first (the move then moves nothing): pick again
     for _ in range(3):
@@ -82,7 +85,8 @@ def pilot_job_acquire(*, queue: str, node: str, now: datetime, computing_element
             picked = (
                 Job.objects.select_for_update(skip_locked=True, no_key=True)
                 .filter(computingSite=queue, jobStatus="activated")
-                .order_by("-currentPriority", "pk")
+                .annotate(share_rank=share_rank(order))
+                .order_by("share_rank", "-currentPriority", "pk")
                 .values_list("pk", flat=True)
                 .first()
             )

@@ -25,6 +25,7 @@ from functools import partial
 from django.db import transaction
 from django.db.models import Count
 
+from brokerage.adapters.shares import global_share_order, share_rank
 from brokerage.job_errors import PILOT
 from brokerage.models import (
     DatasetFile,
@@ -197,12 +198,16 @@ def _where_it_runs(started: list[int], site_of: dict[int, str]) -> None:
 
 
 def _jobs_start(queues: dict[str, dict], real_pilots: set[str], *, move) -> list[int]:
-    """The activated jobs pilots take, highest priority first, up to each online queue's free demo slots (queues
-    with real pilots left to them): activated → starting → running, their events and whole files running too."""
+    """The activated jobs pilots take, as getJob hands them out (the global share furthest below its pledge first,
+    then the highest priority: services.dispatcher), up to each online queue's free demo slots (queues with real
+    pilots left to them): activated → starting → running, their events and whole files running too."""
     busy = _jobs_per_queue(Job.objects.filter(jobStatus__in=("starting", "running")))
     waiting = defaultdict(list)
     for pk, site in (
-        Job.objects.filter(jobStatus="activated").order_by("-currentPriority", "pk").values_list("pk", "computingSite")
+        Job.objects.filter(jobStatus="activated")
+        .annotate(share_rank=share_rank(global_share_order()))
+        .order_by("share_rank", "-currentPriority", "pk")
+        .values_list("pk", "computingSite")
     ):
         waiting[site].append(pk)
     to_start = []

@@ -43,6 +43,23 @@ def moves(job_id):
     return [(log.old_status, log.new_status) for log in JobStatusLog.objects.filter(job_id=job_id).order_by("pk")]
 
 
+def test_get_job_serves_the_share_furthest_below_its_pledge_first(queue):
+    # MC 16 (pledge 75 %) runs 9,000 of the grid's 10,000 HS06: 9,000 / 7,500 = 1.2; Express (25 %) runs 1,000 of
+    # its 2,500 (0.4): an Express job goes first although its priority is lower; Test goes with the first share
+    for name, value in (("MC 16", 75), ("Express", 25), ("Test", 0)):
+        factories.GlobalShareFactory(name=name, value=value)
+    factories.JobFactory(jobStatus="running", computingSite="ELSEWHERE", gshare="MC 16", hs06=9000)
+    factories.JobFactory(jobStatus="running", computingSite="ELSEWHERE", gshare="Express", hs06=1000)
+    mc = activated(priority=900, gshare="MC 16")
+    express = activated(priority=300, gshare="Express")
+    test = activated(priority=100, gshare="Test")
+    unknown = activated(priority=1000, gshare="retired share")
+    now = timezone.now()
+    picked = [pilot_job_acquire(queue="LOCAL_PILOT", node=f"wn{n}", now=now).pk for n in range(4)]
+    # Express (rank 0) and Test (rank 0 too) by priority, then MC 16 (rank 1), then the gshare in no tree (last)
+    assert picked == [express.pk, test.pk, mc.pk, unknown.pk]
+
+
 def test_get_job_hands_the_best_activated_job_once(queue):
     now = timezone.now()
     low, high, other_high = activated(priority=500), activated(priority=900), activated(priority=900)

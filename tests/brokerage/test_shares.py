@@ -16,9 +16,11 @@ from brokerage.shares import (
     QueueRule,
     ShareNode,
     distribute_shares,
+    hs06_distribution,
     normalised_shares,
     parse_variables,
     share_usage,
+    under_pledge_order,
     work_queue_for,
 )
 from brokerage.tasks import global_share_snapshot_task
@@ -166,6 +168,39 @@ class TestGlobalShares:
         assert rows["MC 16"] == {"executing": 6000, "target": 4800, "usage": pytest.approx(1.25)}
         assert rows["User Analysis"]["usage"] == pytest.approx(4000 / 1600)
         assert rows["Express"]["usage"] == 0
+
+    def test_pledges_are_the_grids_executing_hs06_by_normalised_value(self):
+        # 10,000 HS06 executing: MC 16 6,000, User Analysis 3,000, and 1,000 under a gshare outside the tree (it counts
+        # in the grid's total all the same); MC 16's pledge 48 % = 4,800, a parent's the sum of its children's
+        executing = {"MC 16": 6000, "User Analysis": 3000, "retired share": 1000}
+        distribution = hs06_distribution(nodes=self.NODES, executing=executing, queued={"Express": 250})
+        assert distribution["MC 16"] == {"executing": 6000, "queued": 0, "pledged": pytest.approx(4800)}
+        assert distribution["Express"] == {"executing": 0, "queued": 250, "pledged": pytest.approx(1200)}
+        assert distribution["WLCG Production"] == {"executing": 6000, "queued": 250, "pledged": pytest.approx(8000)}
+        assert distribution["Analysis"]["pledged"] == pytest.approx(2000)
+
+    def test_the_share_furthest_below_its_pledge_goes_first_at_each_level(self):
+        # Analysis runs 3,000 of 2,000 pledged (1.5), WLCG Production 6,000 of 8,000 (0.75): production first;
+        # inside it Reprocessing and Express run nothing (0) and keep the tree's order, then MC 16 (1.25);
+        # inside Analysis, Group Analysis has nothing (0) before User Analysis (3,000 / 1,600)
+        distribution = hs06_distribution(
+            nodes=self.NODES, executing={"MC 16": 6000, "User Analysis": 3000, "retired share": 1000}, queued={}
+        )
+        assert under_pledge_order(nodes=self.NODES, distribution=distribution) == [
+            "Reprocessing",
+            "Express",
+            "MC 16",
+            "Group Analysis",
+            "User Analysis",
+        ]
+
+    def test_a_share_without_a_pledge_goes_last_and_an_idle_grid_keeps_the_trees_order(self):
+        nodes = [ShareNode("A", 50, None), ShareNode("B", 0, None), ShareNode("C", 50, None)]
+        distribution = hs06_distribution(nodes=nodes, executing={"A": 100, "C": 10}, queued={})
+        # A 100 / 55 ≈ 1.8, C 10 / 55 ≈ 0.18, B pledged 0 → 10⁶
+        assert under_pledge_order(nodes=nodes, distribution=distribution) == ["C", "A", "B"]
+        idle = hs06_distribution(nodes=nodes, executing={}, queued={"B": 5})
+        assert under_pledge_order(nodes=nodes, distribution=idle) == ["A", "B", "C"]
 
 
 @pytest.mark.django_db
