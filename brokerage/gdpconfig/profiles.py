@@ -57,6 +57,8 @@ PROFILES: dict[str, Profile] = {
             "ANALYSIS_BAD_JOBS_STRICT": True,
             "ANALYSIS_STORAGE_FLOOR_RULE": "panda",
             "ANALYSIS_THROTTLE_RULE": "panda",
+            # AtlasAnalWatchDog.doForPriorityMassage and DBProxy.throttleUserJobs (job-level throttling)
+            "USER_JOB_CAP_RULE": "panda",
             "ANALYSIS_SITES_RULE": "panda",
             "ANALYSIS_STABILIZER_RULE": "panda",
             "ANALYSIS_OVERLOAD_RULE": "panda",

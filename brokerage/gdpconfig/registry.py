@@ -21,7 +21,9 @@ VALUE_TYPES = ("str", "int", "float", "bool", "json")
 SUFFIX_KINDS = ("gshare", "workflow", "workqueue")
 # JEDI resource types (longest first): throttler limits may be set per work queue and resource type
 RESOURCE_TYPES = ("SCORE_HIMEM", "MCORE_HIMEM", "SCORE", "MCORE")
-KEY_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]*$")
+# A trailing * only on the throttler's MCORE/SCORE family limits (NQUEUELIMIT_MC_16_SCORE*, JEDI's spelling;
+# services.gdpconfig refuses it on any other key)
+KEY_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]*\*?$")
 
 # The largest value a numeric parameter takes when its entry names no maximum, by unit (issue 31: NQUEUED_SAT_CAP
 # = 99999999999999999999999 was stored). Each is far beyond any real grid (a million cores, ten million jobs,
@@ -1255,6 +1257,19 @@ REGISTRY = Registry(
             minimum=0,
         ),
         parameter(
+            "USER_JOB_CAP_RULE",
+            "prio_mgr",
+            "str",
+            "seed",
+            "",
+            "Throttling a user's activated analysis jobs by the CAP_RUNNING_* caps. seed: more running than a set cap "
+            "throttles them all, none over releases them, an unset cap is no cap. panda (AtlasAnalWatchDog, "
+            "DBProxy.throttleUserJobs): an unset cap is 10,000, reaching a cap throttles the jobs longer than six "
+            "hours, under 90 % of both caps releases them.",
+            "seed 002, Throttled jobs and tasks",
+            choices=("seed", "panda"),
+        ),
+        parameter(
             "USER_USAGE_THRESHOLD_A",
             "anal_jobbroker",
             "float",
@@ -1724,7 +1739,7 @@ REGISTRY = Registry(
             "float",
             None,
             "ratio",
-            "The threshold while WORK_SHORTAGE is on; unset means THROTTLE_THRESHOLD.",
+            "The threshold while WORK_SHORTAGE is on; unset means 2.0 (panda-server 1.0.4's JobThrottlerBase).",
             _S002_THROTTLE,
             minimum=0,
         ),

@@ -59,6 +59,10 @@ def gdpconfig_validate(
     if not KEY_PATTERN.match(key):
         raise GdpConfigInputError("key", f"'{key}' is not a valid parameter name (letters, digits, _ . -)")
     found = REGISTRY.find(key)
+    if key.endswith("*") and (found is None or found[0].suffix != "workqueue" or not found[1]):
+        raise GdpConfigInputError(
+            "key", f"'{key}': only a work queue's MCORE/SCORE limit ends in * (NQUEUELIMIT_<work queue>_MCORE*)"
+        )
     if found is not None:
         parameter, _suffix = found
         try:

@@ -56,7 +56,17 @@ from brokerage.services.retries import job_retry_history_record
 from brokerage.services.scouting import task_scouting_check
 from brokerage.services.status import job_status_transition_many, task_status_transition_many
 from brokerage.splitter import JobChunk, job_set_summary, task_chunks
-from brokerage.throttle import JobCounts, ThrottleLimits, ThrottleVerdict, job_throttle
+from brokerage.throttle import (
+    DEFAULT_THRESHOLD,
+    WHOLE_QUEUE_WORK_QUEUES,
+    JobCounts,
+    LimitLevel,
+    ThrottleLimits,
+    ThrottleVerdict,
+    job_throttle,
+    limit_keys,
+    resource_family,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -78,43 +88,73 @@ def work_queue_job_counts(*, work_queue_id: int) -> dict[str, dict[str, int]]:
     return counts
 
 
+def throttle_threshold(*, config: ConfigView) -> float:
+    """THROTTLE_THRESHOLD, or while WORK_SHORTAGE is on THROTTLE_THRESHOLD_FOR_WORK_SHORTAGE; either unset is 2.0
+    (JobThrottlerBase.toBeThrottledBase, 1.0.4: the seeds do not name the work-shortage threshold)."""
+    key = "THROTTLE_THRESHOLD_FOR_WORK_SHORTAGE" if config.get("WORK_SHORTAGE") else "THROTTLE_THRESHOLD"
+    value = config.get(key)
+    return DEFAULT_THRESHOLD if value is None else value
+
+
+def throttle_limits(*, config: ConfigView, work_queue: str, resource_type: str, threshold: float) -> ThrottleLimits:
+    """The three limits for a work queue and resource type, each from the most specific key set (limit_keys), with
+    its level; a stored 0 is passed over as unset, as JobThrottlerBase 1.0.4 does (`if value:`)."""
+    found: dict[str, tuple[int | None, str, str | None]] = {}
+    for tag in ("NQUEUELIMIT", "NQUEUECAP", "NRUNNINGCAP"):
+        found[tag] = (None, LimitLevel.RESOURCE_TYPE, None)
+        for key, level in limit_keys(tag, work_queue, resource_type):
+            value, origin = config.explain(tag, workqueue=key[len(tag) + 1 :])
+            if origin == key and value:
+                found[tag] = (value, level, key)
+                break
+    return ThrottleLimits(
+        threshold=threshold,
+        queue_limit=found["NQUEUELIMIT"][0],
+        queue_cap=found["NQUEUECAP"][0],
+        running_cap=found["NRUNNINGCAP"][0],
+        queue_limit_level=found["NQUEUELIMIT"][1],
+        queue_cap_level=found["NQUEUECAP"][1],
+        running_cap_level=found["NRUNNINGCAP"][1],
+        keys={tag: key for tag, (_, _, key) in found.items() if key},
+    )
+
+
 def throttle_verdicts(
     *, work_queue: WorkQueue, resource_types: set[str], config: ConfigView, tasks: list[dict[str, Any]]
 ) -> dict[str, ThrottleVerdict]:
     """The throttler's verdict for each resource type the cycle's tasks need (two queries: the job counts and
-    the highest queued priority with its number of jobs)."""
-    counts = work_queue_job_counts(work_queue_id=work_queue.pk)
-    whole: dict[str, int] = defaultdict(int)
-    for by_status in counts.values():
-        for status, jobs in by_status.items():
-            whole[status] += jobs
-    top = (
+    the highest queued priority per resource type with its number of jobs). The event service work queue is
+    throttled as a whole, its priorities too (JobThrottlerBase.non_rt_wqs)."""
+    counts = {resource: JobCounts.from_statuses(by_status) for resource, by_status in
+              work_queue_job_counts(work_queue_id=work_queue.pk).items()}  # fmt: skip
+    whole = sum(counts.values(), JobCounts())
+    tops: dict[str, tuple[int, int]] = {}  # resource type → (its highest queued priority, jobs at it)
+    for resource, priority, jobs in (
         Job.objects.filter(workQueue=work_queue, jobStatus__in=("defined", "assigned", "activated", "starting"))
-        .values("currentPriority")
+        .values_list("resource_type", "currentPriority")
         .annotate(jobs=Count("pk"))
-        .order_by("-currentPriority")
-        .first()
-    )
-    queued_priority, queued_at_top = (top["currentPriority"], top["jobs"]) if top else (None, 0)
+        .order_by()
+    ):
+        if resource not in tops or priority > tops[resource][0]:
+            tops[resource] = (priority, jobs)
+    per_queue = work_queue.queue_name in WHOLE_QUEUE_WORK_QUEUES
+    if per_queue and tops:
+        top = max(priority for priority, _ in tops.values())
+        tops = {"": (top, sum(jobs for priority, jobs in tops.values() if priority == top))}
     name = "_".join(work_queue.queue_name.split(" "))
-    threshold = config.get("THROTTLE_THRESHOLD")
-    if config.get("WORK_SHORTAGE") and config.get("THROTTLE_THRESHOLD_FOR_WORK_SHORTAGE") is not None:
-        threshold = config.get("THROTTLE_THRESHOLD_FOR_WORK_SHORTAGE")
+    threshold = throttle_threshold(config=config)
     verdicts = {}
     for resource in sorted(resource_types):
-        key = f"{name}_{resource}"
-        waiting = [t["currentPriority"] for t in tasks if t["resource_type"] == resource]
+        family = resource_family(resource)
+        waiting = [t["currentPriority"] for t in tasks if per_queue or t["resource_type"] == resource]
+        queued_priority, queued_at_top = tops.get("" if per_queue else resource, (None, 0))
         verdicts[resource] = job_throttle(
             work_queue=work_queue.queue_name,
             throttled=work_queue.queue_share is not None,
-            resource=JobCounts.from_statuses(counts.get(resource, {})),
-            whole_queue=JobCounts.from_statuses(whole),
-            limits=ThrottleLimits(
-                threshold=threshold,
-                queue_limit=config.get("NQUEUELIMIT", workqueue=key),
-                queue_cap=config.get("NQUEUECAP", workqueue=key),
-                running_cap=config.get("NRUNNINGCAP", workqueue=key),
-            ),
+            resource=counts.get(resource, JobCounts()),
+            family=sum((n for rt, n in counts.items() if rt.startswith(family)), JobCounts()),
+            whole_queue=whole,
+            limits=throttle_limits(config=config, work_queue=name, resource_type=resource, threshold=threshold),
             highest_waiting_priority=max(waiting, default=None),
             highest_queued_priority=queued_priority,
             queued_at_highest_priority=queued_at_top,

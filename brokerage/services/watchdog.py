@@ -176,13 +176,15 @@ def job_fast_rebrokerage(*, now: datetime, vo: str = "atlas") -> list[Rebrokerag
 
 
 def watchdog_cycle_run(*, now: datetime) -> dict[str, int]:
-    """One watchdog pass: job timeouts, fast rebrokerage, then the task states (throttled, exhausted), and the
-    integrity check when INTEGRITY_CHECK_MINUTES have passed since the last one."""
+    """One watchdog pass: job timeouts, fast rebrokerage, the users' job caps, then the task states (throttled,
+    exhausted), and the integrity check when INTEGRITY_CHECK_MINUTES have passed since the last one."""
     from brokerage.services.integrity import integrity_check_due, integrity_check_run
     from brokerage.services.task_commands import task_watch
+    from brokerage.services.user_caps import user_jobs_cap
 
     timeouts = job_timeout_apply(now=now)
     cuts = job_fast_rebrokerage(now=now)
+    capped = user_jobs_cap(now=now)
     tasks = task_watch(now=now)
     integrity = integrity_check_run(now=now)[0].n_findings if integrity_check_due(now=now) else None
     return {
@@ -191,5 +193,7 @@ def watchdog_cycle_run(*, now: datetime) -> dict[str, int]:
         "closed": len(timeouts.closed),
         "failed": len(timeouts.failed),
         "rebrokered": sum(len(cut.closed) for cut in cuts),
+        "user_jobs_throttled": sum(len(move.jobs) for move in capped if move.verdict.action == "throttle"),
+        "user_jobs_released": sum(len(move.jobs) for move in capped if move.verdict.action == "release"),
         **{f"tasks_{name}": len(ids) for name, ids in tasks.items()},
     }

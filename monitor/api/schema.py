@@ -165,7 +165,8 @@ def gdpconfig_overrides_schema() -> dict:
     for parameter in REGISTRY:
         properties[parameter.key] = gdpconfig_value_schema(parameter)
         if parameter.suffix:
-            patterns[variant_pattern([parameter.key])] = gdpconfig_value_schema(parameter)
+            star = parameter.suffix == "workqueue"
+            patterns[variant_pattern([parameter.key], star=star)] = gdpconfig_value_schema(parameter)
     return {
         "type": "object",
         "description": "KEY → value overriding the effective parameters (docs/gdpconfig.md); per-gshare, workflow "
@@ -201,8 +202,9 @@ def _any_suffix_but(words: list[str]) -> str:
     return "(?:" + "|".join(option for option in options if option) + ")"
 
 
-def variant_pattern(base_keys: list[str]) -> str:
-    """KEY_<name> variants of these registered keys, excluding names that are registered keys themselves."""
+def variant_pattern(base_keys: list[str], *, star: bool = False) -> str:
+    """KEY_<name> variants of these registered keys, excluding names that are registered keys themselves; `star`:
+    the throttler's work-queue limits, whose MCORE/SCORE family key ends in * (NQUEUELIMIT_MC_16_SCORE*)."""
     from brokerage.gdpconfig import REGISTRY
 
     registered = {parameter.key for parameter in REGISTRY}
@@ -210,7 +212,7 @@ def variant_pattern(base_keys: list[str]) -> str:
     for key in sorted(base_keys):
         taken = sorted(other[len(key) + 1 :] for other in registered if other.startswith(key + "_"))
         parts.append(re.escape(key) + "_" + _any_suffix_but(taken))
-    return f"^(?:{'|'.join(parts)})$"
+    return f"^(?:{'|'.join(parts)}){chr(92) + '*?' if star else ''}$"
 
 
 def gdpconfig_row_request(base: dict, *, partial: bool) -> dict:
@@ -222,18 +224,20 @@ def gdpconfig_row_request(base: dict, *, partial: bool) -> dict:
     schema = json.loads(json.dumps(base))
     schema["properties"]["key"] = {"type": "string", "maxLength": 64, "description": "A registered parameter."}
     schema["properties"]["value"] = {"description": "In the JSON type of the key's parameter, within its bounds."}
-    groups: dict[str, tuple[dict, list[str], list[str]]] = {}
+    groups: dict[str, tuple[dict, list[str], list[str], list[str]]] = {}
     for parameter in REGISTRY:
         value = gdpconfig_value_schema(parameter)
-        _, keys, suffixed = groups.setdefault(json.dumps(value, sort_keys=True), (value, [], []))
+        _, keys, suffixed, starred = groups.setdefault(json.dumps(value, sort_keys=True), (value, [], [], []))
         keys.append(parameter.key)
         if parameter.suffix:
-            suffixed.append(parameter.key)
+            (starred if parameter.suffix == "workqueue" else suffixed).append(parameter.key)
     alternatives = []
-    for value, keys, suffixed in groups.values():
+    for value, keys, suffixed, starred in groups.values():
         alternatives.append({"properties": {"key": {"enum": sorted(keys)}, "value": value}})
-        if suffixed:
-            alternatives.append({"properties": {"key": {"pattern": variant_pattern(suffixed)}, "value": value}})
+        for names, star in ((suffixed, False), (starred, True)):
+            if names:
+                pattern = variant_pattern(names, star=star)
+                alternatives.append({"properties": {"key": {"pattern": pattern}, "value": value}})
     if partial:
         alternatives.append({"properties": {"key": False, "value": False}})  # neither: other fields only
         schema.pop("required", None)
