@@ -354,6 +354,8 @@ MACHINES: dict[str, StateMachine] = {
 }
 
 # Dataset and file types (JEDI_Datasets.TYPE). Pseudo inputs carry random seeds and serial numbers (seed 002).
+# task statuses whose tasks get new jobs; scouting tasks wait for their scouts (seed 002 task statuses)
+TASK_GENERATING = ("ready", "scouted", "running")
 INPUT_TYPES = ("input", "pseudo_input")
 OUTPUT_TYPES = ("output", "log", "lib", "tmpl_output", "tmpl_log")
 DATASET_TYPES = INPUT_TYPES + OUTPUT_TYPES

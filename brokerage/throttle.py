@@ -86,6 +86,15 @@ def resource_type_for(*, core_count: int | None, ram_per_core_mb: float | None) 
     return kind
 
 
+def task_resource_type(*, core_count: int | None, ram_count: float | None, ram_unit: str | None) -> str:
+    """A task's resource type from its cores and memory (ramCount per core when its unit says PerCore, per job
+    otherwise)."""
+    per_core = (
+        ram_count if (ram_unit or "").endswith("PerCore") or ram_count is None else ram_count / max(core_count or 1, 1)
+    )
+    return resource_type_for(core_count=core_count, ram_per_core_mb=per_core)
+
+
 @dataclass(frozen=True)
 class JobCounts:
     """Jobs of one work queue (or of one of its resource types) by the states the throttler compares."""

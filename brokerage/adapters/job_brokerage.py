@@ -34,7 +34,7 @@ from brokerage.models import (
     WorkQueue,
 )
 from brokerage.splitter import job_set_summary, task_chunks
-from brokerage.throttle import resource_type_for
+from brokerage.throttle import task_resource_type
 
 PLUGIN = "atlas_prod_job"
 
@@ -227,9 +227,9 @@ def job_set_task_rows(task_ids: list[int]) -> dict[int, dict]:
     fields = {*TASK_FIELDS, "nucleus", "status", "workDiskCount", "taskName", "workQueue_id", "splitRule", "taskClass"}
     rows = {row["jediTaskID"]: row for row in Task.objects.filter(pk__in=task_ids).values(*fields)}
     for row in rows.values():
-        ram = row["ramCount"]
-        per_core = ram if (row["ramUnit"] or "").endswith("PerCore") or ram is None else ram / max(row["coreCount"], 1)
-        row["resource_type"] = resource_type_for(core_count=row["coreCount"], ram_per_core_mb=per_core)
+        row["resource_type"] = task_resource_type(
+            core_count=row["coreCount"], ram_count=row["ramCount"], ram_unit=row["ramUnit"]
+        )
     return rows
 
 

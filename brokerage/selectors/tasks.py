@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.core.paginator import Paginator
 from django.db.models import Count, F, Q
 
@@ -28,10 +29,12 @@ from brokerage.models import (
     TaskStatusLog,
 )
 from brokerage.params import whole_number
-from brokerage.selectors.decisions import decision_trace
+from brokerage.plugins import THROTTLER_PLUGIN
+from brokerage.selectors.decisions import TraceExpired, decision_trace, decision_trace_plain
 from brokerage.selectors.jobs import job_error_summary
 from brokerage.selectors.paging import PAGE_SIZE, WINDOWS, window_problem
 from brokerage.selectors.timeouts import job_timeout_states
+from brokerage.throttle import task_resource_type
 
 TASK_SORTS = {
     "id": "jediTaskID",
@@ -247,12 +250,56 @@ def task_advice(
 RECENT_HOURS = 6  # a running task's failure rate: over its jobs that ended in the last hours
 
 
+# The rule of a throttler verdict that lifts a SKIP for the tasks of the highest waiting priority (brokerage.throttle)
+PRIORITY_LIMIT_SUFFIX = "_but_higher_priority_waiting"
+
+
+def task_generation_hold(task: Task, *, now: datetime) -> tuple[str, dict] | None:
+    """Why a task that could get jobs gets none: the job throttler's verdict on its work queue and resource type,
+    when one was stored within the last two job-generation periods (a work queue held back is decided again each
+    period; an older one no longer holds), as a reason code and its numbers. None when nothing holds it (one
+    query, and the verdict's trace)."""
+    if task.status not in states.TASK_GENERATING or task.workQueue is None:
+        return None
+    period = timedelta(seconds=float(settings.CELERY_BEAT_SCHEDULE["job-generation"]["schedule"]))
+    resource = task_resource_type(core_count=task.coreCount, ram_count=task.ramCount, ram_unit=task.ramUnit)
+    held = (
+        Decision.objects.filter(
+            plugin=THROTTLER_PLUGIN,
+            outcome="throttled",
+            created__gte=now - 2 * period,
+            message__startswith=f"work queue {task.workQueue.queue_name} {resource}:",
+        )
+        .order_by("-created", "-pk")
+        .first()
+    )
+    if held is None:
+        return None
+    try:
+        extra = decision_trace_plain(decision=held).get("extra") or {}
+    except TraceExpired:
+        return None
+    rule = str(extra.get("rule", ""))
+    detail = {
+        **(extra.get("detail") or {}),
+        "work_queue": task.workQueue.queue_name,
+        "resource_type": resource,
+        "priority": task.currentPriority,
+    }
+    if rule.endswith(PRIORITY_LIMIT_SUFFIX):
+        if task.currentPriority >= (detail.get("highest_waiting_priority") or 0):
+            return None  # the limit lets this task through
+        return "throttle_priority_limit", detail
+    return f"throttle_{rule}", detail
+
+
 def task_state_facts(
     task: Task, *, entered: dict[str, Any], errors: dict | None, ended_badly: int, jobs_total: int, now: datetime
 ) -> TaskFacts:
     """What engine/panda/task_states.py needs of the task: the move into its status (`task_entered`: its reason, who,
-    when), and only what its state asks for (at most one more query)."""
-    facts: dict[str, Any] = {}
+    when), only what its state asks for (at most one more query), and whether the throttler holds its new jobs
+    back (task_generation_hold)."""
+    facts: dict[str, Any] = {"generation_hold": task_generation_hold(task, now=now)}
     if task.status == "throttled":
         top = (
             DatasetFile.objects.filter(task_id=task.pk, dataset__type__in=states.INPUT_TYPES)
@@ -399,6 +446,31 @@ def task_retry_chains(*, task_id: int, limit: int = 20) -> list[dict[str, Any]]:
     for chain in chains[:limit]:
         chain["last_status"] = statuses.get(chain["jobs"][-1], "")
     return chains[:limit]
+
+
+def task_why(*, task_id: int, now: datetime) -> dict[str, Any] | None:
+    """Why the task is where it is and what a shifter can do, as its page says it (the sentences of its latest
+    decisions while pending, of its state, of the throttler holding its new jobs back, and the advice with its
+    evidence), without the rest of the page: what the API answers to "why does this task get no jobs"."""
+    task = Task.objects.select_related("workQueue").filter(pk=task_id).first()
+    if task is None:
+        return None
+    by_status, _ = _task_job_counts(task_id=task_id)
+    jobs_failed = sum(by_status[s] for s in ENDED_BADLY)
+    errors = job_error_summary(task_id=task_id, limit=10) if jobs_failed else None
+    panels = _latest_decisions(task_id)
+    facts = task_state_facts(
+        task, entered=task_entered(task), errors=errors, ended_badly=jobs_failed, jobs_total=by_status.total(), now=now
+    )
+    state_why, state_advice = task_state_explain(facts)
+    return {
+        "task": task,
+        "why": why_pending(task, panels) + state_why,
+        "advice": task_advice(
+            task, panels, jobs_failed=jobs_failed, jobs_total=by_status.total(), state_advice=state_advice
+        ),
+        "held_by_throttler": facts.generation_hold[0] if facts.generation_hold else None,
+    }
 
 
 def task_detail(*, task_id: int, now: datetime, decision_id: int | None = None) -> dict[str, Any] | None:

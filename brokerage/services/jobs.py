@@ -56,6 +56,7 @@ from brokerage.services.retries import job_retry_history_record
 from brokerage.services.scouting import task_scouting_check
 from brokerage.services.status import job_status_transition_many, task_status_transition_many
 from brokerage.splitter import JobChunk, job_set_summary, task_chunks
+from brokerage.states import TASK_GENERATING
 from brokerage.throttle import (
     DEFAULT_THRESHOLD,
     WHOLE_QUEUE_WORK_QUEUES,
@@ -71,8 +72,7 @@ from brokerage.throttle import (
 logger = logging.getLogger(__name__)
 
 ACTOR = "job generator"
-# Task statuses whose tasks get new jobs; scouting tasks wait for their scouts (seed 002 task statuses).
-GENERATING = ("ready", "scouted", "running")
+GENERATING = TASK_GENERATING  # the statuses whose tasks get new jobs
 JOB_COUNT_STATUSES = ("running", "assigned", "activated", "starting", "defined", "waiting")
 
 
@@ -254,7 +254,8 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
         items: list[DecisionToStore] = [
             DecisionToStore(_throttled_decision(work_queue=work_queue, resource=rt, verdict=v, now=now, seed=0))
             for rt, v in verdicts.items()
-            if not v.passed
+            # a SKIP, or a PASS for the most urgent tasks only: both hold some task's jobs back, which its page says
+            if not v.passed or v.min_priority is not None
         ]
         decided, plans = _job_set_decisions(
             ordered=ordered, verdicts=verdicts, inputs=(masters, files, replicas, used), cycle_id=cycle.pk,

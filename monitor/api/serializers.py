@@ -119,6 +119,23 @@ class TaskSerializer(serializers.ModelSerializer):
         ]
 
 
+class AdviceSerializer(serializers.Serializer):
+    kind = serializers.CharField(help_text="Who acts: wait, site, data, task or config.")
+    action = serializers.CharField()
+    evidence = serializers.CharField(help_text="What the advice rests on: the candidates, the code, the numbers.")
+    codes = serializers.ListField(child=serializers.CharField())
+
+
+class TaskWhySerializer(serializers.Serializer):
+    jediTaskID = serializers.IntegerField(source="task.pk")
+    status = serializers.CharField(source="task.status")
+    why = serializers.ListField(child=serializers.CharField(), help_text="The task page's sentences, in its order.")
+    advice = AdviceSerializer(many=True)
+    held_by_throttler = serializers.CharField(
+        allow_null=True, help_text="The job throttler's reason code when it holds the task's new jobs back now."
+    )
+
+
 class TimeoutStateSerializer(serializers.Serializer):
     rule = serializers.CharField(allow_null=True)
     deadline = serializers.DateTimeField(allow_null=True)

@@ -47,6 +47,7 @@ from brokerage.selectors.gdpconfig import gdpconfig_parameter_rows, gdpconfig_re
 from brokerage.selectors.inputs import InputsUnavailable, decision_scenario
 from brokerage.selectors.preview import PreviewUnavailable, broker_preview_scenario, broker_preview_task
 from brokerage.selectors.replay import decision_replay
+from brokerage.selectors.tasks import task_why
 from brokerage.selectors.timeouts import job_timeout_states
 from brokerage.selectors.whatif import cycle_id_list, cycles_what_if
 from brokerage.services.dirac import dirac_match_request, resource_from
@@ -77,6 +78,14 @@ class TaskViewSet(ReadOnly):
     serializer_class = serializers.TaskSerializer
     filterset_class = filters.TaskFilter
     ordering_fields = ["jediTaskID", "currentPriority", "modificationTime", "creationDate", "progress"]
+
+    @extend_schema(responses=serializers.TaskWhySerializer)
+    @action(detail=True)
+    def why(self, request, pk=None):
+        """Why the task is where it is, why it gets no jobs (the job throttler holding its work queue back, with the
+        numbers) and what a shifter can do, as the task page says it."""
+        task = self.get_object()
+        return Response(serializers.TaskWhySerializer(task_why(task_id=task.pk, now=timezone.now())).data)
 
 
 class JobViewSet(ReadOnly):

@@ -7,6 +7,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from brokerage.engine.core.reasons import explain
+from brokerage.engine.panda.task_states import TaskFacts, task_state_explain
 from brokerage.models import (
     Dataset,
     DatasetFile,
@@ -21,6 +23,7 @@ from brokerage.models import (
     Task,
 )
 from brokerage.selectors.gdpconfig import gdpconfig_cache_clear
+from brokerage.selectors.tasks import task_generation_hold
 from brokerage.services.cycles import task_pending_retry
 from brokerage.services.jobs import job_generation_cycle_run, task_scouting_check
 from brokerage.services.status import job_status_transition_many
@@ -184,6 +187,18 @@ def test_throttled_work_queue_generates_nothing_and_says_why(grid, work_queue, r
     assert "queued=6" in throttled.message
     assert cycle.n_throttled == 1
 
+    # the task's page says why it gets no jobs, with the numbers and what to do, within two generation periods
+    held = task_generation_hold(task, now=NOW + timedelta(seconds=60))
+    assert held[0] == "throttle_no_running_enough_queued"
+    why, advice = task_state_explain(TaskFacts(status=task.status, generation_hold=held))
+    assert why == [
+        f"No MCORE job of work queue {work_queue.queue_name} runs while 6 are queued, more than its queue limit of 5: "
+        "no new jobs until some start."
+    ]
+    assert advice[0].action.startswith("Look at the queues holding its work queue's activated jobs")
+    # after two periods without a new verdict, nothing holds it any more
+    assert task_generation_hold(task, now=NOW + timedelta(seconds=121)) is None
+
 
 def test_a_waiting_task_above_every_queued_job_passes_the_throttle_alone(grid, work_queue, ready_task):
     # same queue as above, but a task of 950 waits
@@ -195,6 +210,14 @@ def test_a_waiting_task_above_every_queued_job_passes_the_throttle_alone(grid, w
     # the urgent task gets its scouts, the normal one is held back by the priority limit
     assert Job.objects.filter(task=urgent).count() == 10
     assert not Job.objects.filter(task=normal).exists()
+    # which the normal task's page says; the urgent one is not held
+    code, detail = task_generation_hold(normal, now=NOW)
+    assert code == "throttle_priority_limit"
+    assert explain(code, detail) == (
+        f"Work queue {work_queue.queue_name} makes MCORE jobs only for tasks of priority 950 or more while it is "
+        "throttled; this task's priority is 500."
+    )
+    assert task_generation_hold(urgent, now=NOW) is None
 
 
 def test_throttler_max_jobs_bounds_the_cycle(grid, work_queue, ready_task):
@@ -344,3 +367,24 @@ def test_analysis_pending_retries_after_20_minutes(grid, analysis, ready_task):
     assert task.status == "pending"
     assert task_pending_retry(now=NOW + timedelta(minutes=19)) == []
     assert task_pending_retry(now=NOW + timedelta(minutes=20)) == [task.pk]
+
+
+def test_the_api_and_the_task_page_say_why_a_task_gets_no_jobs(client, grid, work_queue, ready_task):
+    from django.utils import timezone
+
+    throttle(work_queue, NQUEUELIMIT=5)
+    queued_jobs(work_queue, ready_task, count=6, priority=900)
+    task = ready_task(work_queue)
+    run(work_queue, now=timezone.now())
+    sentence = (
+        f"No MCORE job of work queue {work_queue.queue_name} runs while 6 are queued, more than its queue limit of 5: "
+        "no new jobs until some start."
+    )
+    answer = client.get(f"/api/v1/tasks/{task.pk}/why/")
+    assert answer.status_code == 200
+    body = answer.json()
+    assert (body["jediTaskID"], body["held_by_throttler"]) == (task.pk, "throttle_no_running_enough_queued")
+    assert sentence in body["why"]
+    assert body["advice"][0]["codes"] == ["throttle_no_running_enough_queued"]
+    assert sentence in client.get(f"/tasks/{task.pk}/").content.decode()
+    assert client.get("/api/v1/tasks/999999/why/").status_code == 404

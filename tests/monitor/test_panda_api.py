@@ -115,6 +115,11 @@ def test_the_real_servers_refusals_in_its_envelope(analysis_task):
     not_json = reader.post("/api/v1/job/get_description", "{", content_type="application/json")
     assert not_json.status_code == 200
     assert not_json.json()["message"].startswith("failed to load JSON")
+    # a number past a 64-bit integer is refused as the type error it is (it was a 500: SQLite cannot be asked)
+    huge = reader.post("/api/v1/job/get_description", {"job_ids": 9.33e259}, format="json")
+    assert huge.status_code == 200
+    assert huge.json()["message"].startswith("Type error: 'job_ids' with value '9.33e+259' could not be casted")
+    assert reader.get("/api/v1/task/get_status", {"task_id": str(2**63)}).json()["success"] is False
 
 
 def test_job_descriptions_in_panda_server_field_names(analysis_task):

@@ -75,6 +75,22 @@ ACTIONS: dict[str, Action] = {
     "tmp_user_problem": Action(WAIT, "Wait: the user's queued jobs there start first."),
     "fileunavailable": Action(DATA, "Ask data management to recover the input files."),
     "low_weight": Action(WAIT, "Nothing to do: it can be chosen, others weigh more."),
+    # the job throttler (brokerage/throttle.py): a work queue's new jobs held back
+    "throttle_no_running_enough_queued": Action(
+        SITE, "Look at the queues holding its work queue's activated jobs: if no pilot comes, report them to the site."
+    ),
+    "throttle_queued_over_threshold": Action(WAIT, "Wait: new jobs come as the queued ones start."),
+    "throttle_too_many_defined": Action(
+        CONFIG, "Ask an expert: jobs wait for job brokerage; its decisions on the jobs list say why."
+    ),
+    "throttle_too_many_waiting": Action(DATA, "Ask data management about the inputs the waiting jobs need."),
+    "throttle_running_cap": Action(
+        CONFIG, "Nothing to do unless the cap is too low: an expert may raise NRUNNINGCAP for the work queue."
+    ),
+    "throttle_queue_cap": Action(WAIT, "Wait: new jobs come as the queued ones start (NQUEUECAP)."),
+    "throttle_priority_limit": Action(
+        TASK, "Wait for the more urgent tasks, or raise this task's priority if it is as urgent."
+    ),
     # a task's state (engine/panda/task_states.py)
     "state_throttled": Action(
         WAIT,

@@ -591,7 +591,59 @@ _STATES = [
     ),
 ]
 
-REASONS: dict[str, Reason] = {reason.code: _with_job_numbers(reason) for reason in (*_REASONS, *_STATES)}
+# --- the job throttler holding a work queue's new jobs back (brokerage/throttle.py): why a task gets none ---
+_THROTTLE = [
+    Reason(
+        "throttle_no_running_enough_queued",
+        "no job runs, enough queued",
+        "No job of its work queue runs while more are queued than its limit: pilots do not come, or the data is not "
+        "there.",
+        "No {resource_type} job of work queue {work_queue} runs while {queued} are queued, more than its queue limit "
+        "of {queue_limit}: no new jobs until some start.",
+    ),
+    Reason(
+        "throttle_queued_over_threshold",
+        "enough queued",
+        "Its work queue already holds more queued jobs than its running ones allow.",
+        "Work queue {work_queue} holds {queued} queued {resource_type} jobs for {running} running, more than "
+        "{threshold} × running and over its queue limit of {queue_limit}: no new jobs until the queued ones start.",
+    ),
+    Reason(
+        "throttle_too_many_defined",
+        "brokerage stuck",
+        "Too many of its work queue's jobs wait to be assigned a site.",
+        "{defined} {resource_type} jobs of work queue {work_queue} are defined, waiting for a site, more than its "
+        "queue limit of {queue_limit}.",
+    ),
+    Reason(
+        "throttle_too_many_waiting",
+        "too many waiting",
+        "Too many of its work queue's jobs wait for their input.",
+        "{waiting} {resource_type} jobs of work queue {work_queue} wait for input, more than max(4 × {running} "
+        "running, 2 × {bunch}).",
+    ),
+    Reason(
+        "throttle_running_cap",
+        "running cap reached",
+        "Its work queue runs as many jobs as its running cap allows.",
+        "Work queue {work_queue} runs {running} {resource_type} jobs, over its cap of {running_cap} (NRUNNINGCAP).",
+    ),
+    Reason(
+        "throttle_queue_cap",
+        "queue cap reached",
+        "Its work queue holds as many queued jobs as its cap allows.",
+        "Work queue {work_queue} holds {queued} queued {resource_type} jobs, over its cap of {queue_cap} (NQUEUECAP).",
+    ),
+    Reason(
+        "throttle_priority_limit",
+        "higher priority first",
+        "Its work queue makes jobs only for tasks of higher priority than this one for now.",
+        "Work queue {work_queue} makes {resource_type} jobs only for tasks of priority {highest_waiting_priority} or "
+        "more while it is throttled; this task's priority is {priority}.",
+    ),
+]
+
+REASONS: dict[str, Reason] = {reason.code: _with_job_numbers(reason) for reason in (*_REASONS, *_STATES, *_THROTTLE)}
 
 
 # Skips that only say a candidate is of another kind than the work — a queue of another core count or

@@ -7,6 +7,8 @@ table beside it (advice.py ACTIONS), like the reasons of a skipped candidate. Wh
 task, the site or the data — comes from its code (FAULT_OF_ERROR; pilot codes from pilot3's
 pilot/common/errorcodes.py, task-buffer codes from panda-server's taskbuffer/ErrorCode.py).
 
+A task that could get jobs but does not because the job throttler holds its work queue back (brokerage/throttle.py)
+is told so too, with the throttler's numbers (codes `throttle_*`).
 Pure: the selector gathers the facts (`TaskFacts`), `task_state_explain` returns the lines and the advice.
 """
 
@@ -105,6 +107,8 @@ class TaskFacts:
     scouts_failed: int = 0
     main_error: MainError | None = None
     sentences: list[str] = field(default_factory=list)
+    # the job throttler holding its work queue's new jobs back now: (reason code `throttle_*`, its numbers)
+    generation_hold: tuple[str, dict] | None = None
 
 
 def _time(at: datetime | None) -> str:
@@ -182,9 +186,14 @@ def task_state_explain(facts: TaskFacts) -> tuple[list[str], list[Advice]]:
         codes.append("state_scouting")
     elif status == "paused":
         codes.append("state_paused")
+    numbers = {code: detail for code in codes}
+    if facts.generation_hold is not None:  # "why does this task get no jobs"
+        hold, hold_detail = facts.generation_hold
+        codes.append(hold)
+        numbers[hold] = hold_detail
     advice: list[Advice] = []
     for code in codes:
-        lines.append(explain(code, detail))
+        lines.append(explain(code, numbers[code]))
         action = ACTIONS.get(code)
         if action is not None:
             advice.append(Advice(action.kind, action.text, lines[-1], (code,)))
