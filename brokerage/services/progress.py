@@ -68,7 +68,7 @@ def task_completion_check(*, now: datetime) -> dict[str, list[int]]:
     intervention"). A fixed number of queries, the bulk updates and one bulk move per outcome."""
     counts = (
         DatasetFile.objects.filter(
-            task__status__in=(*CLOSABLE, "finishing"),
+            task__status__in=(*CLOSABLE, "finishing", "passed"),
             dataset__master__isnull=True,
             dataset__type__in=("input", "pseudo_input"),
         )
@@ -100,10 +100,10 @@ def task_completion_check(*, now: datetime) -> dict[str, list[int]]:
     complete = {
         pk: c
         for pk, c in per_task.items()
-        if c["total"] and (c["open"] == 0 if tasks[pk] != "finishing" else pk not in busy)
+        if c["total"] and (tasks[pk] == "passed" or (c["open"] == 0 if tasks[pk] != "finishing" else pk not in busy))
     }
     # a task whose outputs are merged waits for its merges (merging.py)
-    for pk in merges_pending(task_ids=[pk for pk in complete if tasks[pk] != "finishing"]):
+    for pk in merges_pending(task_ids=[pk for pk in complete if tasks[pk] not in ("finishing", "passed")]):
         del complete[pk]
     if not complete:
         return {}
@@ -128,17 +128,20 @@ def task_completion_check(*, now: datetime) -> dict[str, list[int]]:
             now=now,
             skip_locked=True,  # a task busy elsewhere is closed in the next round
         )
-    outcomes: dict[str, dict[int, tuple[str, str]]] = defaultdict(dict)
+    outcomes: dict[str, dict[str, dict[int, tuple[str, str]]]] = defaultdict(lambda: defaultdict(dict))
     for pk, c in complete.items():
         outcome = "done" if c["finished"] == c["total"] else "finished" if c["finished"] else "failed"
         if tasks[pk] == "finishing" and outcome == "failed":
             outcome = "finished"  # a finish command ends a task as finished, whatever it processed
-        elif outcome != "done" and (params[pk] or {}).get("exhaustedOnFailure"):
-            outcome = "exhausted"
-        outcomes[outcome][pk] = (outcome, f"{c['finished']} of {c['total']} input files finished, {c['failed']} failed")
-    closed = {}
-    for outcome, moves in outcomes.items():
-        closed[outcome] = task_status_transition_many(from_status="prepared", moves=moves, actor=ACTOR, now=now)
+        elif outcome != "done" and tasks[pk] != "passed" and (params[pk] or {}).get("exhaustedOnFailure"):
+            outcome = "exhausted"  # a passed task was exhausted already: it goes to its final status now
+        source = "passed" if tasks[pk] == "passed" else "prepared"
+        summary = f"{c['finished']} of {c['total']} input files finished, {c['failed']} failed"
+        outcomes[source][outcome][pk] = (outcome, summary)
+    closed: dict[str, list[int]] = defaultdict(list)
+    for source, by_outcome in outcomes.items():
+        for outcome, moves in by_outcome.items():
+            closed[outcome] += task_status_transition_many(from_status=source, moves=moves, actor=ACTOR, now=now)
     ended = {pk for ids in closed.values() for pk in ids}
     Dataset.objects.filter(
         task_id__in=[pk for pk in complete if tasks[pk] != "finishing" and pk in ended],
@@ -146,4 +149,4 @@ def task_completion_check(*, now: datetime) -> dict[str, list[int]]:
         type__in=("input", "pseudo_input"),
         status="ready",
     ).update(status="done", modificationTime=now)
-    return closed
+    return dict(closed)

@@ -5,7 +5,8 @@ aborted, broken or failed), abort (queued and running jobs killed, the task abor
 killed, running ones may end, then finished), and marking input files lost or broken (never used again).
 
 Watch: a task whose largest attemptNr reached a multiple of 5 is throttled for 120 × int(attemptNr/5)²
-minutes; an exhausted task left alone for 10 days is finished; a task pending in the brokerage for longer than
+minutes; an exhausted task left alone for 10 days, or finished by a shifter, is passed (then closed by the completion
+check); a task pending in the brokerage for longer than
 TASK_PENDING_TIMEOUT is exhausted.
 """
 
@@ -111,6 +112,11 @@ def task_finish(*, task_id: int, actor: str, now: datetime, reason: str = "finis
     """Finishes a task soon: no more jobs, queued jobs cancelled, running ones may end; the completion check
     then closes it as finished (or done). Returns the jobs killed."""
     task = Task.objects.select_for_update(no_key=True).get(pk=task_id)
+    if task.status == "exhausted":
+        # nothing runs: the command is done at once, and the task is passed on to its final status (JEDI's
+        # commandStatusMap: finish is "finishing" while doing, "passed" when done; seed 002 passed)
+        _command(task, "passed", f"{reason}: manual intervention", actor, now)
+        return []
     _command(task, "finishing", reason, actor, now)
     return _kill_jobs(task_ids=[task_id], statuses=QUEUED_JOB_STATUSES, reason=reason, actor=actor, now=now)
 
@@ -329,22 +335,17 @@ def task_watch(*, now: datetime, vo: str = "atlas") -> dict[str, list[int]]:
                     now=now,
                 )
             )
-    # exhausted for 10 days: finished
+    # exhausted for 10 days: passed on to its final status (seed 002 passed: "ready to go to a final state after
+    # manual intervention or timeout"; the completion check decides done, finished or failed)
     stale = list(
         Task.objects.filter(status="exhausted", stateChangeTime__lte=now - EXHAUSTED_TIMEOUT).values_list(
             "pk", flat=True
         )
     )
     if stale:
-        task_status_transition_many(
+        moved["passed"] = task_status_transition_many(
             from_status="exhausted",
-            moves={pk: ("finishing", "exhausted for 10 days") for pk in stale},
-            actor="watchdog",
-            now=now,
-        )
-        moved["finished"] = task_status_transition_many(
-            from_status="finishing",
-            moves={pk: ("finished", "exhausted for 10 days without intervention") for pk in stale},
+            moves={pk: ("passed", "exhausted for 10 days without intervention") for pk in stale},
             actor="watchdog",
             now=now,
         )

@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from brokerage.models import Dataset, DatasetFile, Job, JobStatusLog, Task
+from brokerage.models import Dataset, DatasetFile, Job, JobStatusLog, Task, TaskStatusLog
 from brokerage.services.cycles import task_brokerage_cycle_run
 from brokerage.services.jobs import job_generation_cycle_run
 from brokerage.services.progress import task_completion_check
@@ -148,11 +148,33 @@ def test_tenth_attempt_throttles_for_eight_hours():
     assert task_watch(now=NOW + timedelta(minutes=480))["released"] == [task.pk]
 
 
-def test_exhausted_for_ten_days_is_finished():
-    task = factories.TaskFactory(status="exhausted", stateChangeTime=NOW - timedelta(days=10))
+def test_exhausted_for_ten_days_is_passed_then_closed_by_what_it_processed(grid, work_queue, ready_task):
+    # seed 002 passed: "ready to go to a final state after manual intervention or timeout" (of 10 days)
+    task = ready_task(work_queue, files=3, status="running", exhaustedOnFailure=True)
+    DatasetFile.objects.filter(task=task).update(status="failed")
+    two = list(DatasetFile.objects.filter(task=task).order_by("pk").values_list("pk", flat=True)[:2])
+    DatasetFile.objects.filter(pk__in=two).update(status="finished")
+    assert task_completion_check(now=NOW) == {"exhausted": [task.pk]}  # 2 of 3 finished: exhausted, not finished
+    Task.objects.filter(pk=task.pk).update(stateChangeTime=NOW - timedelta(days=10))
     recent = factories.TaskFactory(status="exhausted", stateChangeTime=NOW - timedelta(days=10) + timedelta(seconds=1))
-    assert task_watch(now=NOW)["finished"] == [task.pk]
+    assert task_watch(now=NOW)["passed"] == [task.pk]
     assert Task.objects.get(pk=recent.pk).status == "exhausted"
+    # the completion check takes it to its final status, never back to exhausted: 2 of 3 finished → finished
+    assert task_completion_check(now=NOW) == {"finished": [task.pk]}
+    assert list(TaskStatusLog.objects.filter(task=task).values_list("new_status", flat=True))[-2:] == [
+        "passed",
+        "finished",
+    ]
+
+
+def test_a_shifters_finish_passes_an_exhausted_task_at_once(grid, work_queue, ready_task):
+    task = ready_task(work_queue, files=2, status="running", exhaustedOnFailure=True)
+    DatasetFile.objects.filter(task=task).update(status="failed")
+    task_completion_check(now=NOW)
+    assert task_finish(task_id=task.pk, actor="shifter", now=NOW) == []
+    task.refresh_from_db()
+    assert (task.status, task.oldStatus) == ("passed", "exhausted")
+    assert task_completion_check(now=NOW) == {"failed": [task.pk]}  # nothing finished: failed
 
 
 def test_pending_in_the_brokerage_too_long_is_exhausted():
