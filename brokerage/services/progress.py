@@ -3,7 +3,9 @@ the brokerage queues, and closing them once every input file has an outcome.
 
 Refining (JEDI's TaskRefiner): a registered task gets its work queue and is defined; a defined production task
 without a nucleus goes to task brokerage (assigning), one with a nucleus (or an analysis task, which needs
-none) is ready for job generation; its input datasets become ready.
+none) is ready for job generation; its input datasets become ready. A task with an input dataset DDM does not
+know (its DDM state "unknown") is broken instead, the dataset too (seed 002, "Broken tasks":
+"Input datasets are unknown"; input dataset broken: "permanently unavailable").
 
 Completion (JEDI's post-processing): when no master input file of a running task is waiting or in use any
 more, the task goes to prepared and then done (every file finished), finished (some finished) or failed (none),
@@ -22,7 +24,7 @@ from brokerage.services.bulk import bulk_update_values
 from brokerage.services.counters import dataset_counters_refresh
 from brokerage.services.merging import merges_pending
 from brokerage.services.shares import task_work_queue_assign
-from brokerage.services.status import task_status_transition_many
+from brokerage.services.status import status_transition, task_status_transition_many
 from brokerage.states import JOB_ACTIVE
 
 ACTOR = "task refiner"
@@ -46,6 +48,10 @@ def task_refine(*, now: datetime, limit: int = 1000) -> dict[str, list[int]]:
     defined = list(
         Task.objects.filter(status="defined").order_by("pk").values_list("pk", "prodSourceLabel", "nucleus")[:limit]
     )
+    unknown = datasets_unknown(task_ids=[pk for pk, *_ in defined])
+    if unknown:
+        moved["broken"] = tasks_break_on_unknown_inputs(unknown=unknown, now=now)
+        defined = [row for row in defined if row[0] not in unknown]
     moves = {}
     for pk, label, nucleus in defined:
         if label in ("user", "panda") or nucleus:
@@ -58,6 +64,46 @@ def task_refine(*, now: datetime, limit: int = 1000) -> dict[str, list[int]]:
             status="ready", modificationTime=now
         )
     return moved
+
+
+# A dataset's DDM state when DDM answered that it has no such dataset (JEDI's contents feeder: "unknown dataset")
+DDM_UNKNOWN = "unknown"
+
+
+def datasets_unknown(*, task_ids: list[int]) -> dict[int, list[tuple[int, str]]]:
+    """Task → its input datasets DDM does not know (state DDM_UNKNOWN, still defined); one query. A dataset whose
+    DDM state was never checked is not judged."""
+    unknown: dict[int, list[tuple[int, str]]] = defaultdict(list)
+    for task_id, dataset_id, name in Dataset.objects.filter(
+        task_id__in=task_ids, type__in=("input", "pseudo_input"), status="defined", state=DDM_UNKNOWN
+    ).values_list("task_id", "pk", "datasetName"):
+        unknown[task_id].append((dataset_id, name))
+    return dict(unknown)
+
+
+def tasks_break_on_unknown_inputs(*, unknown: dict[int, list[tuple[int, str]]], now: datetime) -> list[int]:
+    """The input datasets DDM does not know → broken, their tasks defined → tobroken → broken with the names in
+    the reason; returns the tasks broken."""
+    # one by one: a dataset's machine is its type's (input or output), which the bulk move cannot tell; few are
+    for dataset in Dataset.objects.filter(pk__in=[dataset_id for rows in unknown.values() for dataset_id, _ in rows]):
+        status_transition(obj=dataset, new_status="broken", reason="unknown to DDM", actor=ACTOR, now=now)
+    reasons = {
+        task_id: "input dataset " + ", ".join(name for _, name in rows)[:200] + " unknown to DDM"
+        for task_id, rows in unknown.items()
+    }
+    task_status_transition_many(
+        from_status="defined",
+        moves={task_id: ("tobroken", reason) for task_id, reason in reasons.items()},
+        actor=ACTOR,
+        now=now,
+        extra={task_id: {"errorDialog": reason[:255]} for task_id, reason in reasons.items()},
+    )
+    return task_status_transition_many(
+        from_status="tobroken",
+        moves={task_id: ("broken", reason) for task_id, reason in reasons.items()},
+        actor=ACTOR,
+        now=now,
+    )
 
 
 def task_completion_check(*, now: datetime) -> dict[str, list[int]]:

@@ -306,6 +306,11 @@ def strict_bodies(result, generator, request, public):
     # a body is required wherever an empty one is refused (the preview needs a scenario or a task)
     for operations in result.get("paths", {}).values():
         for operation in operations.values():
+            # every text query parameter refuses NUL (monitor.request_guard), the paginators' `cursor` included:
+            # the fuzz test sent one in a cursor and called the 400 a schema-valid request refused
+            for parameter in operation.get("parameters", []) if isinstance(operation, dict) else []:
+                if parameter.get("in") == "query":
+                    _no_nul(parameter.get("schema", {}))
             body = operation.get("requestBody") if isinstance(operation, dict) else None
             reference = (body or {}).get("content", {}).get("application/json", {}).get("schema", {}).get("$ref", "")
             name = reference.rsplit("/", 1)[-1]

@@ -44,6 +44,28 @@ def test_refine_defines_then_sends_production_to_task_brokerage_and_analysis_to_
     ]
 
 
+def test_a_task_whose_input_ddm_does_not_know_is_broken(work_queue):
+    # seed 002 "Broken tasks": "Input datasets are unknown"; the dataset is "permanently unavailable" (broken)
+    task = factories.TaskFactory(status="registered", prodSourceLabel="managed")
+    unknown = factories.DatasetFactory(
+        task=task, type="input", status="defined", datasetName="mc23.unknown.EVNT", state="unknown"
+    )
+    unchecked = factories.TaskFactory(status="registered", prodSourceLabel="managed")
+    factories.DatasetFactory(task=unchecked, type="input", status="defined", state="")  # never asked: not judged
+    moved = task_refine(now=NOW)
+    assert moved["broken"] == [task.pk]
+    task.refresh_from_db()
+    unknown.refresh_from_db()
+    assert (task.status, task.errorDialog) == ("broken", "input dataset mc23.unknown.EVNT unknown to DDM")
+    assert unknown.status == "broken"
+    assert list(TaskStatusLog.objects.filter(task=task).values_list("new_status", flat=True)) == [
+        "defined",
+        "tobroken",
+        "broken",
+    ]
+    assert Task.objects.get(pk=unchecked.pk).status == "assigning"
+
+
 def test_completion_counts_progress_and_closes_by_outcome(grid, work_queue, ready_task):
     # three running tasks of 4 files: all finished, 3 finished + 1 failed, all failed; a fourth still busy
     outcomes = {"done": ["finished"] * 4, "finished": ["finished"] * 3 + ["failed"], "failed": ["failed"] * 4}

@@ -140,6 +140,17 @@ class TestSchemaSaysWhatComesBack:
             assert response["type"] == "array", path
             assert isinstance(client.get(path).json(), list)
 
+    def test_every_text_query_parameter_says_it_refuses_nul(self, client, schema):
+        # the server refuses NUL in any query parameter (monitor.request_guard); a cursor sent with one was a
+        # "schema-valid request refused" to the fuzz test
+        for path, operations in schema["paths"].items():
+            for method, operation in operations.items():
+                for parameter in operation.get("parameters", []):
+                    kind = parameter.get("schema", {})
+                    if parameter["in"] == "query" and kind.get("type") == "string":
+                        assert {"pattern", "enum", "format"} & set(kind), (method, path, parameter["name"])
+        assert client.get("/api/v1/jobs/", {"cursor": "a\x00b"}).status_code == 400
+
     def test_every_operation_documents_its_errors(self, schema):
         for path, operations in schema["paths"].items():
             for method, operation in operations.items():
