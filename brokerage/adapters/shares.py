@@ -99,4 +99,7 @@ def share_rank(order: list[str]) -> Case:
     """A job's place in `order` as an expression for ORDER BY: the Test share shares the first place, a gshare
     outside the order comes after all (JobDispatcher's getCriteriaForGlobalShares)."""
     whens = [When(gshare=name, then=Value(0 if name == FIRST_SHARE else index)) for index, name in enumerate(order)]
-    return Case(*whens, default=Value(len(order)), output_field=IntegerField())
+    # a job of no gshare goes last too; said as a WHEN, so that a CASE stays a CASE with no share at all (a bare
+    # constant would be read as `ORDER BY 0`, a column position, by PostgreSQL)
+    last = Value(len(order))
+    return Case(When(gshare="", then=last), *whens, default=last, output_field=IntegerField())
