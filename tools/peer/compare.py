@@ -84,25 +84,32 @@ def compare_one(kind: str, seed: int, ours: dict[str, float], theirs: dict[str, 
     return Comparison(seed, same_set and not different, ours, theirs, note)
 
 
-def peer_decisions(peer: Peer, kind: str, scenarios: list[dict[str, Any]], *, repeat: int = 1) -> list[dict[str, Any]]:
-    """The real broker's result for each scenario, from one peer process (each brokered `repeat` times in a row,
-    the fastest run timed)."""
+def driver_run(peer: Peer, driver: str, items: list[dict[str, Any]], *args: str, timeout: int = 1800) -> list:
+    """Runs one of our drivers of the real code (tools/peer/<driver>) in the peer's environment on `items`, written
+    to a file it reads (the first of `args` goes before the file, the driver's kind, the rest after); its JSON
+    answer, one per item. A driver that fails is a RuntimeError with its stderr."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
-        json.dump(scenarios, handle)
+        json.dump(items, handle)
         path = handle.name
     try:
         result = subprocess.run(
-            [str(peer.python), str(HERE / "panda_driver.py"), kind, path, str(repeat)],
+            [str(peer.python), str(HERE / driver), *args[:1], path, *args[1:]],
             capture_output=True,
             text=True,
             env=peer.environment(),
-            timeout=1800,
+            timeout=timeout,
         )
     finally:
         Path(path).unlink(missing_ok=True)
     if result.returncode != 0:
-        raise RuntimeError(f"the peer driver failed: {result.stderr.strip()[-1500:]}")
+        raise RuntimeError(f"the peer driver {driver} failed: {result.stderr.strip()[-1500:]}")
     return json.loads(result.stdout)
+
+
+def peer_decisions(peer: Peer, kind: str, scenarios: list[dict[str, Any]], *, repeat: int = 1) -> list[dict[str, Any]]:
+    """The real broker's result for each scenario, from one peer process (each brokered `repeat` times in a row,
+    the fastest run timed)."""
+    return driver_run(peer, "panda_driver.py", scenarios, kind, str(repeat))
 
 
 def compare(

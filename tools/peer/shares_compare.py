@@ -9,18 +9,13 @@ Siblings all of value 0 make the real normalisation divide by zero; ours shares 
 
 from __future__ import annotations
 
-import json
 import math
 import random
-import subprocess
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from brokerage.shares import PLEDGED_HS06, ShareNode, hs06_distribution, under_pledge_order
-
-HERE = Path(__file__).resolve().parent
+from tools.peer.compare import driver_run
 
 
 def case_generate(rng: random.Random) -> dict[str, Any]:
@@ -79,22 +74,8 @@ class SharesComparison:
 
 
 def peer_orders(peer, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
-        json.dump(cases, handle)
-        path = handle.name
-    try:
-        result = subprocess.run(
-            [str(peer.python), str(HERE / "shares_driver.py"), path],
-            capture_output=True,
-            text=True,
-            env=peer.environment(),
-            timeout=600,
-        )
-    finally:
-        Path(path).unlink(missing_ok=True)
-    if result.returncode != 0:
-        raise RuntimeError(f"the shares driver failed: {result.stderr.strip()[-1500:]}")
-    return json.loads(result.stdout)
+    """The real code's answer to each case, from one peer process."""
+    return driver_run(peer, "shares_driver.py", cases, timeout=600)
 
 
 def shares_compare(peer, *, count: int, first_seed: int = 0) -> list[SharesComparison]:

@@ -10,20 +10,16 @@ JobGenerator counts it down to ≤ 0), the same lowest priority and the same "no
 
 from __future__ import annotations
 
-import json
 import math
 import random
-import subprocess
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from brokerage.gdpconfig.registry import ConfigView
 from brokerage.services.jobs import throttle_limits, throttle_threshold
 from brokerage.throttle import JobCounts, ThrottleVerdict, job_throttle, resource_family
+from tools.peer.compare import driver_run
 
-HERE = Path(__file__).resolve().parent
 RESOURCE_TYPES = ("SCORE", "MCORE", "SCORE_HIMEM", "MCORE_HIMEM")
 WORK_QUEUES = ("MC 16", "Express", "eventservice", "Heavy Ion", "Reprocessing default", "MC_16")
 STATUSES = ("running", "assigned", "activated", "starting", "defined", "waiting")
@@ -135,22 +131,7 @@ def agreement(verdict: ThrottleVerdict, theirs: dict[str, Any]) -> bool:
 
 def peer_throttles(peer, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The real throttler's answer to each case, from one peer process."""
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
-        json.dump(cases, handle)
-        path = handle.name
-    try:
-        result = subprocess.run(
-            [str(peer.python), str(HERE / "throttle_driver.py"), path],
-            capture_output=True,
-            text=True,
-            env=peer.environment(),
-            timeout=600,
-        )
-    finally:
-        Path(path).unlink(missing_ok=True)
-    if result.returncode != 0:
-        raise RuntimeError(f"the throttle driver failed: {result.stderr.strip()[-1500:]}")
-    return json.loads(result.stdout)
+    return driver_run(peer, "throttle_driver.py", cases, timeout=600)
 
 
 def throttle_compare(peer, *, count: int, first_seed: int = 0) -> list[ThrottleComparison]:

@@ -19,6 +19,7 @@ import logging
 import sys
 import traceback
 
+from panda_driver import Lines  # tools/peer/panda_driver.py, beside this script
 from pandajedi.jedithrottle import JobThrottlerBase as throttler_module
 from pandajedi.jedithrottle.JobThrottlerBase import JobThrottlerBase
 
@@ -67,15 +68,6 @@ class TaskBuffer:
 
     def getTotalWallTime_JEDI(self, vo, prod_source_label, work_queue, resource_name):
         return self.case.get("total_walltime")
-
-
-class Lines(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.DEBUG)
-        self.lines: list[str] = []
-
-    def emit(self, record):
-        self.lines.append(record.getMessage())
 
 
 def run(case: dict, lines: Lines) -> dict:
