@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db.models import Count
 
-from brokerage.adapters.shares import global_share_usage
+from brokerage.adapters.shares import global_share_order, global_share_usage
 from brokerage.models import (
     GlobalShareSnapshot,
     Task,
@@ -101,7 +101,8 @@ def work_queue_shares(*, vo: str = "atlas", queue_type: str = "production") -> l
 
 
 def shares_overview(*, now: datetime) -> dict[str, Any]:
-    """The global share tree with usage, its history, and the work-queue shares with their redistribution."""
+    """The global share tree with usage, its history, the order getJob serves the leaf shares in now (the one
+    furthest below its pledge first), and the work-queue shares with their redistribution."""
     usage = global_share_usage()
     tree = [
         {
@@ -137,4 +138,4 @@ def shares_overview(*, now: datetime) -> dict[str, Any]:
                     "partition": row["partition"].queue_name if row["partition"] else "",
                 }
             )
-    return {"tree": tree, "history": history, "work_queues": queues}
+    return {"tree": tree, "history": history, "work_queues": queues, "served_order": global_share_order()}

@@ -192,6 +192,12 @@ def test_shares_page(client, living_grid):
     assert {row["name"] for row in response.context["work_queues"]} >= {"evgensimul", "others"}
     assert "share-tree" in html
     assert "work-queues" in html
+    # the order getJob serves the leaves in now: every leaf once, as the adapter computes it
+    leaves = {row["name"] for row in response.context["tree"] if row["leaf"]}
+    order = response.context["served_order"]
+    assert sorted(order) == sorted(leaves)
+    assert "Pilots take activated jobs of the share furthest below its target first" in html
+    assert f"now <b>{order[0]}</b>" in html
 
 
 def test_timeouts_page(client, living_grid):
