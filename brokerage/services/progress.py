@@ -29,6 +29,8 @@ from brokerage.states import JOB_ACTIVE
 
 ACTOR = "task refiner"
 OPEN_FILE_STATUSES = ("ready", "picked", "running", "partial", "missing")
+# seed 002 "Memory probe and brokerage": the shared memory (MB) of a job by the task's processingType
+BASE_RAM_COUNT_MB = {"simul": 1000, "pile": 1500, "reco": 1000}
 # Statuses whose tasks are closed when their inputs are all processed.
 CLOSABLE = ("running", "scouted")
 
@@ -39,6 +41,12 @@ def task_refine(*, now: datetime, limit: int = 1000) -> dict[str, list[int]]:
     moved: dict[str, list[int]] = {}
     if registered:
         task_work_queue_assign(task_ids=registered)
+        # seed 002 "Memory probe and brokerage": the baseramcount "is fixed per processingtype"; a task that names
+        # its own keeps it
+        for processing_type, base in BASE_RAM_COUNT_MB.items():
+            Task.objects.filter(pk__in=registered, processingType=processing_type, baseRamCount__isnull=True).update(
+                baseRamCount=base
+            )
         moved["defined"] = task_status_transition_many(
             from_status="registered",
             moves={pk: ("defined", "task parameters refined") for pk in registered},

@@ -44,6 +44,23 @@ def test_refine_defines_then_sends_production_to_task_brokerage_and_analysis_to_
     ]
 
 
+def test_refining_gives_a_base_ram_count_by_processing_type(work_queue):
+    # seed 002: simul 1000, pile 1500, reco 1000 MB; other types none; a task's own value kept
+    tasks = {
+        kind: factories.TaskFactory(status="registered", processingType=kind, baseRamCount=None)
+        for kind in ("simul", "pile", "reco", "evgen")
+    }
+    own = factories.TaskFactory(status="registered", processingType="pile", baseRamCount=700)
+    task_refine(now=NOW)
+    assert {kind: Task.objects.get(pk=task.pk).baseRamCount for kind, task in tasks.items()} == {
+        "simul": 1000,
+        "pile": 1500,
+        "reco": 1000,
+        "evgen": None,
+    }
+    assert Task.objects.get(pk=own.pk).baseRamCount == 700
+
+
 def test_a_task_whose_input_ddm_does_not_know_is_broken(work_queue):
     # seed 002 "Broken tasks": "Input datasets are unknown"; the dataset is "permanently unavailable" (broken)
     task = factories.TaskFactory(status="registered", prodSourceLabel="managed")
