@@ -15,7 +15,7 @@ Plain Python: the service reads the files and writes jobs, files and events.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -197,3 +197,34 @@ def job_set_summary(chunks: list[JobChunk], *, scouts: bool, task: dict) -> dict
         "isPreMerged": bool((task["taskParams"] or {}).get("mergeOutput")),
         "nJobs": len(chunks),
     }
+
+
+# --- random seeds (seed 002, "Random seed assignment") ---
+
+ENDED_BADLY = ("failed", "closed", "cancelled")
+
+
+@dataclass
+class RandomSeeds:
+    """A task's random seeds for its next jobs: "the initial value … is incremented per job. If a job used a random
+    seed value and failed, the value is reused by the next job regardless of whether the old job is combined or
+    split" (seed 002): the seeds given back first, lowest first, then new ones."""
+
+    free: list[int]
+    next_new: int
+
+    def take(self) -> int:
+        if self.free:
+            return self.free.pop(0)
+        self.next_new += 1
+        return self.next_new - 1
+
+
+def random_seeds(*, first: int, used: Iterable[tuple[int, str]]) -> RandomSeeds:
+    """The seeds of a task whose initial value is `first`, given (seed, job status) of its jobs so far: a seed every
+    job of which ended badly (failed, closed or cancelled) is free again; a new one follows the largest given."""
+    every_job_ended_badly: dict[int, bool] = {}
+    for seed, status in used:
+        every_job_ended_badly[seed] = every_job_ended_badly.get(seed, True) and status in ENDED_BADLY
+    free = sorted(seed for seed, given_back in every_job_ended_badly.items() if given_back)
+    return RandomSeeds(free, max(max(every_job_ended_badly, default=first - 1) + 1, first))

@@ -89,6 +89,9 @@ class Job(Stateful):
     endTime = models.DateTimeField(null=True, blank=True)
     nEvents = models.PositiveIntegerField(null=True, blank=True)
     nInputFiles = models.PositiveIntegerField(null=True, blank=True)
+    randomSeed = models.BigIntegerField(
+        null=True, blank=True, help_text="The random seed of a task that asks for one (taskParams randomSeed)."
+    )
     inputFileBytes = models.PositiveBigIntegerField(null=True, blank=True)
     outputFileBytes = models.PositiveBigIntegerField(null=True, blank=True)
     maxRSS = models.PositiveBigIntegerField(null=True, blank=True, help_text="kB.")

@@ -55,7 +55,7 @@ from brokerage.services.progress import task_completion_check
 from brokerage.services.retries import job_retry_history_record
 from brokerage.services.scouting import task_scouting_check
 from brokerage.services.status import job_status_transition_many, task_status_transition_many
-from brokerage.splitter import JobChunk, job_set_summary, task_chunks
+from brokerage.splitter import JobChunk, RandomSeeds, job_set_summary, random_seeds, task_chunks
 from brokerage.states import TASK_GENERATING
 from brokerage.throttle import (
     DEFAULT_THRESHOLD,
@@ -370,14 +370,36 @@ def _job_set_decisions(
 def _apply(*, plans, queues, work_queue: WorkQueue, files: dict[int, dict], now: datetime) -> None:
     """Writes the outcome of every job set: jobs, their log rows, files, events, dataset counters, tasks, and
     the retry history of files that come back after a failed or closed job."""
-    _write(job_generation_plan(plans=plans, queues=queues, work_queue=work_queue, files=files, now=now), now=now)
+    seeds = task_random_seeds(tasks=[task for task, *_ in plans])
+    plan = job_generation_plan(plans=plans, queues=queues, work_queue=work_queue, files=files, now=now, seeds=seeds)
+    _write(plan, now=now)
+
+
+def task_random_seeds(*, tasks: list[dict]) -> dict[int, RandomSeeds]:
+    """The seed pools of the tasks that ask for random seeds (taskParams randomSeed: the initial value), from the
+    seeds their jobs had so far (one query)."""
+    first = {
+        task["jediTaskID"]: int((task["taskParams"] or {})["randomSeed"])
+        for task in tasks
+        if isinstance((task["taskParams"] or {}).get("randomSeed"), int)
+    }
+    if not first:
+        return {}
+    used: dict[int, list[tuple[int, str]]] = defaultdict(list)
+    for task_id, seed, status in Job.objects.filter(task_id__in=list(first), randomSeed__isnull=False).values_list(
+        "task_id", "randomSeed", "jobStatus"
+    ):
+        used[task_id].append((seed, status))
+    return {task_id: random_seeds(first=value, used=used[task_id]) for task_id, value in first.items()}
 
 
 def job_generation_plan(
-    *, plans, queues, work_queue: WorkQueue, files: dict[int, dict], now: datetime
+    *, plans, queues, work_queue: WorkQueue, files: dict[int, dict], now: datetime, seeds: dict | None = None
 ) -> GenerationWrites:
     """The writes the decisions of a cycle ask for, made in memory (no query): plain, so the rules of job
-    generation (cores, attempts, memory, scouts, merges, task moves) can be read and tested apart."""
+    generation (cores, attempts, memory, scouts, merges, task moves, random seeds from `seeds`:
+    task_random_seeds) can be read and tested apart."""
+    seeds = seeds or {}
     writes = GenerationWrites()
     jobs, job_chunks, previous_jobs = writes.jobs, writes.job_chunks, writes.previous_jobs
     task_moves, task_extra, throttled_dialogs = writes.task_moves, writes.task_extra, writes.throttled_dialogs
@@ -445,6 +467,10 @@ def job_generation_plan(
                     nEvents=chunk.n_events,
                     nInputFiles=len(merge.job_ids) if merge else len(chunk.files),
                     inputFileBytes=chunk.input_bytes,
+                    # a merge job makes no events: no seed
+                    randomSeed=seeds[task["jediTaskID"]].take()
+                    if merge is None and task["jediTaskID"] in seeds
+                    else None,
                 )
             )
             job_chunks.append(chunk)

@@ -168,6 +168,7 @@ class JobSerializer(serializers.ModelSerializer):
             "minRamCount",
             "nEvents",
             "nInputFiles",
+            "randomSeed",
             "creationTime",
             "stateChangeTime",
             "startTime",

@@ -388,3 +388,36 @@ def test_the_api_and_the_task_page_say_why_a_task_gets_no_jobs(client, grid, wor
     assert body["advice"][0]["codes"] == ["throttle_no_running_enough_queued"]
     assert sentence in client.get(f"/tasks/{task.pk}/").content.decode()
     assert client.get("/api/v1/tasks/999999/why/").status_code == 404
+
+
+def test_random_seeds_are_incremented_per_job_and_a_failed_jobs_seed_goes_to_the_next_job(grid, work_queue, ready_task):
+    # seed 002 "Random seed assignment": initial value 100, one per job; a job that failed gives its seed back
+    task = ready_task(work_queue, files=6, randomSeed=100, nScoutJobs=3)
+    run(work_queue)
+    scouts = list(Job.objects.filter(task=task).order_by("pk").values_list("pk", "randomSeed"))
+    assert [seed for _, seed in scouts] == [100, 101, 102]
+    failed = scouts[1][0]
+    job_status_transition_many(from_status="assigned", to_status="failed", job_ids=[failed], now=NOW)
+    Task.objects.filter(pk=task.pk).update(status="running")
+    DatasetFile.objects.filter(PandaID=failed).update(status="ready", PandaID=None)
+    run(work_queue, now=NOW + timedelta(minutes=1))
+    later = list(
+        Job.objects.filter(task=task, pk__gt=scouts[-1][0]).order_by("pk").values_list("randomSeed", flat=True)
+    )
+    assert later[:2] == [101, 103]  # 101 again (its job failed), then a new one after the largest given
+    assert len(later) == len(set(later))
+
+
+def test_the_seed_pool_gives_back_only_seeds_every_job_of_which_ended_badly():
+    from brokerage.splitter import random_seeds
+
+    pool = random_seeds(first=100, used=[(100, "finished"), (101, "failed"), (102, "closed"), (102, "running")])
+    assert [pool.take() for _ in range(3)] == [101, 103, 104]  # 102 runs again in another job: not free
+    assert random_seeds(first=7, used=[]).take() == 7
+
+
+def test_a_jobs_random_seed_on_its_page_and_in_the_api(client):
+    job = factories.JobFactory(randomSeed=4242)
+    assert "<dt>Random seed</dt><dd>4242</dd>" in client.get(f"/jobs/{job.pk}/").content.decode()
+    assert client.get(f"/api/v1/jobs/{job.pk}/").json()["randomSeed"] == 4242
+    assert "Random seed" not in client.get(f"/jobs/{factories.JobFactory().pk}/").content.decode()

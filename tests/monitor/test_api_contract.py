@@ -144,6 +144,8 @@ class TestSchemaSaysWhatComesBack:
         # the server refuses NUL in any query parameter (monitor.request_guard); a cursor sent with one was a
         # "schema-valid request refused" to the fuzz test
         for path, operations in schema["paths"].items():
+            if path.startswith(PANDA_PATHS):  # PanDA's contract: its own
+                continue
             for method, operation in operations.items():
                 for parameter in operation.get("parameters", []):
                     kind = parameter.get("schema", {})
