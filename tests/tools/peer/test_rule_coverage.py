@@ -36,9 +36,10 @@ def test_every_filter_factor_and_situation_is_exercised_both_ways(coverage, kind
     assert one_way == {}, f"{kind}: {one_way}\n{report}"
 
 
-# Switches the live adapters read, not the engine: their effect is tested against the database
+# Switches the live adapters and services read, not the engine's brokers: their effect is tested against the database
 READ_BY_ADAPTERS = {
     "DATA_CHECK_TIMEOUT_FROM": "the analysis adapter's clock (tests/brokerage/test_live_parity.py)",
+    "USER_JOB_CAP_RULE": "the watchdog's users' job caps (tests/watchdog/test_user_caps.py, both profiles)",
 }
 
 
