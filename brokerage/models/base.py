@@ -85,6 +85,9 @@ class Stateful(models.Model):
     """
 
     STATUS_FIELD = "status"
+    # The columns the state machine depends on (a dataset's type picks the input or the output machine): a move of
+    # many rows reads them to check each row against its own machine.
+    MACHINE_FIELDS: tuple[str, ...] = ()
 
     class Meta:
         abstract = True

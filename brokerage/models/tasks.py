@@ -276,6 +276,8 @@ class Dataset(Stateful):
         """The primary input of a task (seed 000 taskBrokerOnMaster considers only these)."""
         return self.is_input and self.master_id is None
 
+    MACHINE_FIELDS = ("type",)
+
     @property
     def state_machine(self) -> states.StateMachine:
         return states.dataset_machine(self.type)
@@ -366,6 +368,8 @@ class DatasetFile(Stateful):
 
     def __str__(self) -> str:
         return self.lfn
+
+    MACHINE_FIELDS = ("type",)
 
     @property
     def state_machine(self) -> states.StateMachine:

@@ -24,7 +24,7 @@ from brokerage.services.bulk import bulk_update_values
 from brokerage.services.counters import dataset_counters_refresh
 from brokerage.services.merging import merges_pending
 from brokerage.services.shares import task_work_queue_assign
-from brokerage.services.status import status_transition, task_status_transition_many
+from brokerage.services.status import status_transition_many, task_status_transition_many
 from brokerage.states import JOB_ACTIVE
 
 ACTOR = "task refiner"
@@ -92,9 +92,15 @@ def datasets_unknown(*, task_ids: list[int]) -> dict[int, list[tuple[int, str]]]
 def tasks_break_on_unknown_inputs(*, unknown: dict[int, list[tuple[int, str]]], now: datetime) -> list[int]:
     """The input datasets DDM does not know → broken, their tasks defined → tobroken → broken with the names in
     the reason; returns the tasks broken."""
-    # one by one: a dataset's machine is its type's (input or output), which the bulk move cannot tell; few are
-    for dataset in Dataset.objects.filter(pk__in=[dataset_id for rows in unknown.values() for dataset_id, _ in rows]):
-        status_transition(obj=dataset, new_status="broken", reason="unknown to DDM", actor=ACTOR, now=now)
+    status_transition_many(
+        model=Dataset,
+        ids=[dataset_id for rows in unknown.values() for dataset_id, _ in rows],
+        from_status="defined",
+        to_status="broken",
+        reason="unknown to DDM",
+        actor=ACTOR,
+        now=now,
+    )
     reasons = {
         task_id: "input dataset " + ", ".join(name for _, name in rows)[:200] + " unknown to DDM"
         for task_id, rows in unknown.items()

@@ -158,23 +158,33 @@ def status_transition_many(
     now: datetime | None = None,
     columns: Mapping[str, Any] | None = None,
 ) -> list[int]:
-    """`status_transition` for many rows of any Stateful model at once: checked against the model's machine,
-    the rows still in `from_status` locked in primary-key order (one lock order for every writer), moved with the
-    columns the model's `transition_updates` names plus `columns`, and logged through its `status_log_entry`.
-    Rows moved meanwhile by someone else are left alone; returns the ids moved. Three statements."""
+    """`status_transition` for many rows of any Stateful model at once: each row checked against its own machine
+    (the model's MACHINE_FIELDS pick it: a dataset's type), the rows still in `from_status` locked in primary-key
+    order (one lock order for every writer), moved with the columns the model's `transition_updates` names plus
+    `columns`, and logged through its `status_log_entry`. An illegal move for any row raises IllegalTransition
+    and changes nothing. Rows moved meanwhile by someone else are left alone; returns the ids moved."""
     now = now or timezone.now()
     ids = list(ids)
-    template = model()
-    template.state_machine.check(from_status, to_status, identifier=ids[0] if ids else None)
+    machine_fields = model.MACHINE_FIELDS
+    if not machine_fields:  # one machine for every row: checked before anything is read
+        model().state_machine.check(from_status, to_status, identifier=ids[0] if ids else None)
     if not ids:
         return []
     with transaction.atomic():
-        moved = list(
+        rows = list(
             model.objects.select_for_update(no_key=True)
             .filter(pk__in=ids, **{model.STATUS_FIELD: from_status})
             .order_by("pk")
-            .values_list("pk", flat=True)
+            .values_list("pk", *machine_fields)
         )
+        templates: dict[tuple, Stateful] = {}
+        for pk, *values in rows:
+            key = tuple(values)
+            if key not in templates:
+                templates[key] = model(**dict(zip(machine_fields, key, strict=True)))
+                templates[key].state_machine.check(from_status, to_status, identifier=pk)
+        moved = [pk for pk, *_ in rows]
+        template = next(iter(templates.values()), None) or model()
         updates = {
             model.STATUS_FIELD: to_status,
             **template.transition_updates(from_status, to_status, now),

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from brokerage import states
-from brokerage.models import DatasetStatusLog, Event, Job, JobStatusLog, Task, TaskStatusLog
-from brokerage.services.status import status_transition
+from brokerage.models import Dataset, DatasetStatusLog, Event, Job, JobStatusLog, Task, TaskStatusLog
+from brokerage.services.status import status_transition, status_transition_many
 from tests import factories
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
@@ -152,3 +152,24 @@ def test_input_and_output_rows_follow_their_own_machines():
     event = factories.EventFactory(status="ready")
     status_transition(obj=event, new_status="sent", now=NOW)
     assert Event.objects.get(pk=event.pk).status == "sent"
+
+
+@pytest.mark.django_db
+def test_many_rows_each_checked_against_their_own_machine():
+    """An input and an output dataset moved together: defined → broken is legal for inputs only (seed 002 has no
+    broken output dataset), so a mixed move is refused whole; inputs alone move and are logged."""
+    inputs = [factories.DatasetFactory(type="input", status="defined") for _ in range(2)]
+    output = factories.DatasetFactory(type="output", status="defined")
+    with pytest.raises(states.UnknownStatus, match="'broken' is not an output dataset status"):
+        status_transition_many(
+            model=Dataset, ids=[d.pk for d in [*inputs, output]], from_status="defined", to_status="broken", now=NOW
+        )
+    assert set(Dataset.objects.values_list("status", flat=True)) == {"defined"}
+    moved = status_transition_many(
+        model=Dataset, ids=[d.pk for d in inputs], from_status="defined", to_status="broken", reason="gone", now=NOW
+    )
+    assert moved == sorted(d.pk for d in inputs)
+    assert list(DatasetStatusLog.objects.filter(new_status="broken").values_list("dataset_id", "reason")) == [
+        (inputs[0].pk, "gone"),
+        (inputs[1].pk, "gone"),
+    ]
