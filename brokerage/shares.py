@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+from brokerage.engine.core.plugin import Variants
 
 
 class CriteriaError(ValueError):
@@ -433,3 +435,149 @@ def under_pledge_order(*, nodes: Sequence[ShareNode], distribution: Mapping[str,
         return [leaf for child in ranked for leaf in branch(child)]
 
     return branch(None)
+
+
+def under_pledge_serve(
+    *,
+    nodes: Sequence[ShareNode],
+    distribution: Mapping[str, Mapping[str, float]],
+    waiting: Sequence[tuple[int, str, float]],
+    slots: int,
+) -> tuple[list[int], dict[str, dict[str, float]]]:
+    """The jobs `slots` pilots arriving one after the other take from `waiting` (job id, gshare, HS06; each share's
+    jobs in the order they are served: highest priority first), and the distribution after they started: each pilot
+    gets a job of the first share in the under-pledge order that has one waiting (Test before all, a gshare outside
+    the tree last), and the HS06 of the job it starts counts as executing for the next pilot, its share's and every
+    parent's. What getJob does when the order is read again between pilots; served in one go, a batch of free slots
+    would all go to one share."""
+    parent = {node.name: node.parent for node in nodes}
+    figures = {name: dict(row) for name, row in distribution.items()}
+    queues: dict[str, list[tuple[int, float]]] = {}
+    for pk, gshare, hs06 in waiting:
+        queues.setdefault(gshare, []).append((pk, hs06))
+    for queue in queues.values():
+        queue.reverse()  # popped from the end
+    taken: list[int] = []
+    while len(taken) < slots and queues:
+        order = under_pledge_order(nodes=nodes, distribution=figures)
+        ranked = sorted(queues, key=lambda share: (0 if share == FIRST_SHARE else 1, _rank(order, share)))
+        share = ranked[0]
+        pk, hs06 = queues[share].pop()
+        if not queues[share]:
+            del queues[share]
+        taken.append(pk)
+        name: str | None = share
+        while name is not None and name in figures:
+            figures[name][EXECUTING_HS06] += hs06
+            name = parent.get(name)
+    return taken, figures
+
+
+def _rank(order: list[str], share: str) -> int:
+    return order.index(share) if share in order else len(order)
+
+
+# --- shares that allocate the grid at job generation (seed 002, "Shares") ---
+
+GLOBAL_SHARE_LEVEL, WORK_QUEUE_LEVEL = "global share", "work queue"
+
+
+@dataclass(frozen=True)
+class ShareState:
+    """One share of a pool (the leaf global shares, or the throttled work queues of one type) as job generation
+    sees it: its own share in percent of the pool, whether it takes idle shares first (stretchable), whether it is
+    busy (jobs sent, running or queued, or a task that can get jobs), the HS06 its sent and running jobs use and the
+    HS06 of its jobs queued to run."""
+
+    name: str
+    share: float
+    stretchable: bool
+    busy: bool
+    executing: float
+    queued: float = 0.0
+
+
+@dataclass(frozen=True)
+class ShareAllocation:
+    """What a share may use of its pool now and whether new jobs are held back: `effective` is its share in percent
+    after idle shares were lent, `target` that part of the HS06 the pool's jobs execute; `held` says why ("running":
+    it executes over its target, "queued": its queued jobs are over `queued_ratio` × its target), empty when not."""
+
+    level: str
+    name: str
+    executing: float
+    target: float
+    effective: float
+    queued: float = 0.0
+    queued_ratio: float = 0.0
+    held: str = ""
+
+    @property
+    def message(self) -> str:
+        """'global share MC 16 runs 1,320 HS06 over a target of 1,100: no new jobs' (empty when not held)."""
+        if self.held == "running":
+            return (
+                f"{self.level} {self.name} runs {self.executing:,.0f} HS06 over a target of {self.target:,.0f}: "
+                "no new jobs"
+            )
+        if self.held == "queued":
+            return (
+                f"{self.level} {self.name} holds {self.queued:,.0f} HS06 queued over {self.queued_ratio:g} × a target "
+                f"of {self.target:,.0f}: no new jobs"
+            )
+        return ""
+
+
+def share_allocations_seed(
+    *, level: str, shares: Sequence[ShareState], queued_ratio: float
+) -> dict[str, ShareAllocation]:
+    """seed 002 "Shares": each share gets its part of the CPU the pool's jobs use; an idle share's part is lent to
+    the busy stretchable shares first, in proportion to their own shares, else to every busy share (REFERENCE.md,
+    distribute_shares). A share gets no new jobs
+    - while it runs more than its target and another share below its own has jobs queued to take the slots the first
+      frees (the pilots serve the share furthest below its pledge first): when no share below its target has jobs
+      waiting, an idle slot would help nobody;
+    - while its queued jobs are more than `queued_ratio` (THROTTLE_THRESHOLD) × its target and another busy share
+      runs below its own: the queues' caps count every share's queued jobs together (seed 000, "too many queued"),
+      and one share's backlog would keep the others' jobs out of every queue."""
+    effective = distribute_shares([(s.name, s.share, s.stretchable, s.busy) for s in shares])
+    pool = sum(s.share for s in shares)
+    total = sum(s.executing for s in shares)
+    percent = {s.name: (100.0 * effective[s.name] / pool if pool > 0 else 0.0) for s in shares}
+    target = {s.name: total * percent[s.name] / 100.0 for s in shares}
+    below = {s.name for s in shares if s.busy and s.executing < target[s.name]}
+    waiting_below = {s.name for s in shares if s.name in below and s.queued > 0}
+
+    def held(state: ShareState) -> str:
+        if state.executing > target[state.name] and waiting_below - {state.name}:
+            return "running"
+        if total > 0 and state.queued > queued_ratio * target[state.name] and below - {state.name}:
+            return "queued"
+        return ""
+
+    return {
+        s.name: ShareAllocation(
+            level=level,
+            name=s.name,
+            executing=s.executing,
+            target=target[s.name],
+            effective=percent[s.name],
+            queued=s.queued,
+            queued_ratio=queued_ratio,
+            held=held(s),
+        )
+        for s in shares
+    }
+
+
+def share_allocations_panda(
+    *, level: str, shares: Sequence[ShareState], queued_ratio: float
+) -> dict[str, ShareAllocation]:
+    """panda-server 1.0.4 allocates no share at job generation: JobGenerator and JobThrottlerBase read a global share
+    only as one more level of NQUEUELIMIT/NRUNNINGCAP/NQUEUECAP, and the shares are served in getJob's order
+    (JobDispatcher.getCriteriaForGlobalShares). The targets are still computed, for the pages; nothing is held."""
+    seed = share_allocations_seed(level=level, shares=shares, queued_ratio=queued_ratio)
+    return {name: replace(allocation, held="") for name, allocation in seed.items()}
+
+
+share_allocation_rules = Variants("SHARE_ALLOCATION_RULE", seed=share_allocations_seed, panda=share_allocations_panda)

@@ -61,6 +61,14 @@ class LimitLevel:
     WORK_QUEUE = "work queue"  # NQUEUELIMIT_<work queue>
 
 
+def throttle_threshold(*, config) -> float:
+    """THROTTLE_THRESHOLD, or while WORK_SHORTAGE is on THROTTLE_THRESHOLD_FOR_WORK_SHORTAGE; either unset is 2.0
+    (JobThrottlerBase.toBeThrottledBase, 1.0.4: the seeds do not name the work-shortage threshold)."""
+    key = "THROTTLE_THRESHOLD_FOR_WORK_SHORTAGE" if config.get("WORK_SHORTAGE") else "THROTTLE_THRESHOLD"
+    value = config.get(key)
+    return DEFAULT_THRESHOLD if value is None else value
+
+
 def resource_family(resource_type: str) -> str:
     """MCORE for MCORE and MCORE_HIMEM, SCORE for the rest (JobThrottlerBase.__prepareJobStats)."""
     return "MCORE" if resource_type.startswith("MCORE") else "SCORE"

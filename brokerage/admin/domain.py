@@ -7,9 +7,14 @@ millions of rows into a select box or counts them twice.
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.template.response import TemplateResponse
+from django.urls import path
 from django.utils import timezone
 
 from brokerage import models
+from brokerage.models.choices import WorkQueueType
+from brokerage.selectors.shares import share_change_effect
 from brokerage.services.task_commands import TaskCommandRefused, task_abort, task_finish, task_retry
 
 from .decisions import ReadOnlyAdmin
@@ -291,6 +296,16 @@ class WorkQueueAdmin(admin.ModelAdmin):
     list_filter = ["queue_type", "vo", "status", "is_partition", "stretchable"]
     search_fields = ["queue_name", "criteria"]
     list_select_related = ["partition"]
+    change_form_template = "admin/brokerage/shares/change_form.html"
+
+    def get_urls(self):
+        view = self.admin_site.admin_view(self.what_if_view)
+        return [path("what-if/", view, name="brokerage_workqueue_what_if"), *super().get_urls()]
+
+    def what_if_view(self, request):
+        """Before saving: the work queue's share and stretchable flag as typed in the change form, against the jobs
+        running and queued now (selectors.shares.share_change_effect). Reads only."""
+        return _share_what_if(self, request, level="work queue")
 
 
 @admin.register(models.GlobalShare)
@@ -308,6 +323,60 @@ class GlobalShareAdmin(admin.ModelAdmin):
     list_filter = ["vo", "throttled"]
     search_fields = ["name", "processingtype", "workinggroup"]
     list_select_related = ["parent"]
+    change_form_template = "admin/brokerage/shares/change_form.html"
+
+    def get_urls(self):
+        view = self.admin_site.admin_view(self.what_if_view)
+        return [path("what-if/", view, name="brokerage_globalshare_what_if"), *super().get_urls()]
+
+    def what_if_view(self, request):
+        """Before saving: the global share's value as typed in the change form, against the jobs running and queued
+        now (selectors.shares.share_change_effect). Reads only."""
+        return _share_what_if(self, request, level="global share")
+
+
+def _share_what_if(model_admin, request, *, level: str):
+    """The what-if of a share change posted from a change form (its token in the body): every share's effective
+    part, target and hold now and with the typed value, as a fragment under the form (or a page without script)."""
+    if not model_admin.has_view_permission(request):
+        raise PermissionDenied
+    source = request.POST if request.method == "POST" else {}
+    name = str(source.get("queue_name" if level == "work queue" else "name", "")).strip()
+    error, rows = "", []
+    raw = str(source.get("queue_share" if level == "work queue" else "value", "")).strip()
+    try:
+        value = float(raw) if raw else None
+        if value is not None and (value < 0 or value != value or value in (float("inf"), float("-inf"))):
+            raise ValueError
+    except ValueError:
+        error = f"The {'share' if level == 'work queue' else 'value'} must be a number of 0 or more: {raw[:40]!r}."
+    else:
+        if not name:
+            error = "Give the share a name first."
+        elif level == "work queue":
+            share = None if value is None else int(value)
+            queue_type = str(source.get("queue_type", "production"))
+            queue_type = queue_type if queue_type in WorkQueueType.values else "production"
+            rows = share_change_effect(
+                now=timezone.now(),
+                queue_type=queue_type,
+                queue_values={name: (share, source.get("stretchable") in ("on", "true", "1"))},
+            )
+        elif value is None:
+            error = "The value is required."
+        else:
+            rows = share_change_effect(now=timezone.now(), global_values={name: value})
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.model._meta,
+        "title": "What if this share were saved?",
+        "name": name,
+        "rows": rows,
+        "error": error,
+    }
+    fragment = request.headers.get("X-Requested-With") == "fetch"
+    template = "admin/brokerage/shares/_what_if_result.html" if fragment else "admin/brokerage/shares/what_if.html"
+    return TemplateResponse(request, template, context)
 
 
 @admin.register(models.GlobalShareSnapshot)

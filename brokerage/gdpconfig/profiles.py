@@ -59,6 +59,8 @@ PROFILES: dict[str, Profile] = {
             "ANALYSIS_THROTTLE_RULE": "panda",
             # AtlasAnalWatchDog.doForPriorityMassage and DBProxy.throttleUserJobs (job-level throttling)
             "USER_JOB_CAP_RULE": "panda",
+            # JobGenerator and JobThrottlerBase allocate no share: getJob's order serves them (SHARE_ALLOCATION_RULE)
+            "SHARE_ALLOCATION_RULE": "panda",
             "ANALYSIS_SITES_RULE": "panda",
             "ANALYSIS_STABILIZER_RULE": "panda",
             "ANALYSIS_OVERLOAD_RULE": "panda",

@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Count
+from django.conf import settings
+from django.db.models import Count, Q
 
-from brokerage.adapters.shares import global_share_order, global_share_usage
+from brokerage.adapters.shares import global_share_order, global_share_usage, share_allocations
 from brokerage.models import (
+    Decision,
     GlobalShareSnapshot,
     Task,
     WorkQueue,
 )
+from brokerage.plugins import THROTTLER_PLUGIN
+from brokerage.selectors.gdpconfig import gdpconfig_view
 from brokerage.shares import Criteria, QueueRule, distribute_shares
+from brokerage.throttle import throttle_threshold
 
+# how the job generator says a share is held (brokerage.shares.ShareAllocation.message)
+SHARE_HELD_WORDS = " a target of "
+SHARE_HELD = re.compile(r"^(?P<share>.+) (runs|holds) [\d,]+ HS06 ")
 ACTIVE_TASK_STATUSES = ("ready", "scouting", "running", "pending", "throttled")
 
 
@@ -138,4 +147,73 @@ def shares_overview(*, now: datetime) -> dict[str, Any]:
                     "partition": row["partition"].queue_name if row["partition"] else "",
                 }
             )
-    return {"tree": tree, "history": history, "work_queues": queues, "served_order": global_share_order()}
+    return {
+        "tree": tree,
+        "history": history,
+        "work_queues": queues,
+        "served_order": global_share_order(),
+        "held": shares_held(now=now),
+    }
+
+
+def shares_held(*, now: datetime) -> list[dict[str, Any]]:
+    """The shares job generation holds back now (SHARE_ALLOCATION_RULE): the latest such throttler decision of each
+    share within the last two job-generation periods, newest first (one query, at most a few dozen rows)."""
+    period = timedelta(seconds=float(settings.CELERY_BEAT_SCHEDULE["job-generation"]["schedule"]))
+    latest: dict[str, dict[str, Any]] = {}
+    for pk, message, created in (
+        Decision.objects.filter(plugin=THROTTLER_PLUGIN, outcome="throttled", created__gte=now - 2 * period)
+        .filter(
+            Q(message__startswith="global share ") | Q(message__startswith="work queue "),
+            message__contains=SHARE_HELD_WORDS,
+        )
+        .order_by("-created", "-pk")
+        .values_list("pk", "message", "created")[:200]
+    ):
+        found = SHARE_HELD.match(message)
+        share = found["share"] if found else message
+        latest.setdefault(share, {"share": share, "message": message, "decision": pk, "created": created})
+    return list(latest.values())
+
+
+def share_change_effect(
+    *,
+    now: datetime,
+    queue_type: str = "production",
+    global_values: dict[str, float] | None = None,
+    queue_values: dict[str, tuple[int | None, bool]] | None = None,
+) -> list[dict[str, Any]]:
+    """The admin's what-if of a share change, before it is saved: for every leaf global share and every throttled
+    work queue of `queue_type`, its effective share, target and whether job generation holds it back now, and the
+    same with the changed values (global share name → value; work queue name → (share, stretchable)), on the jobs
+    running and queued now. Reads only (a few queries)."""
+    config = gdpconfig_view(vo="atlas")
+    ratio = throttle_threshold(config=config)
+    before = share_allocations(config=config, queue_type=queue_type, queued_ratio=ratio, now=now)
+    after = share_allocations(
+        config=config,
+        queue_type=queue_type,
+        queued_ratio=ratio,
+        now=now,
+        global_values=global_values,
+        queue_values=queue_values,
+    )
+    rows = []
+    for key in sorted(set(before) | set(after)):
+        was, will = before.get(key), after.get(key)
+        rows.append(
+            {
+                "level": key[0],
+                "name": key[1],
+                "executing": (was or will).executing,
+                "effective_before": was.effective if was else None,
+                "effective_after": will.effective if will else None,
+                "target_before": was.target if was else None,
+                "target_after": will.target if will else None,
+                "held_before": was.message if was else "",
+                "held_after": will.message if will else "",
+                "changed": (was is None) != (will is None)
+                or (was is not None and will is not None and (was.effective, was.held) != (will.effective, will.held)),
+            }
+        )
+    return rows

@@ -255,21 +255,24 @@ PRIORITY_LIMIT_SUFFIX = "_but_higher_priority_waiting"
 
 
 def task_generation_hold(task: Task, *, now: datetime) -> tuple[str, dict] | None:
-    """Why a task that could get jobs gets none: the job throttler's verdict on its work queue and resource type,
-    when one was stored within the last two job-generation periods (a work queue held back is decided again each
-    period; an older one no longer holds), as a reason code and its numbers. None when nothing holds it (one
-    query, and the verdict's trace)."""
+    """Why a task that could get jobs gets none: the job throttler's verdict on its work queue and resource type, or
+    its share over its target (its work queue's, a sub-queue's partition's, or its global share's), when one was
+    stored within the last two job-generation periods (a work queue held back is decided again each period; an older
+    one no longer holds), as a reason code and its numbers. None when nothing holds it (one query, and the verdict's
+    trace)."""
     if task.status not in states.TASK_GENERATING or task.workQueue is None:
         return None
     period = timedelta(seconds=float(settings.CELERY_BEAT_SCHEDULE["job-generation"]["schedule"]))
     resource = task_resource_type(core_count=task.coreCount, ram_count=task.ramCount, ram_unit=task.ramUnit)
+    top = task.workQueue.partition.queue_name if task.workQueue.partition_id else task.workQueue.queue_name
+    # the messages the job generator writes (services/jobs.py: throttler verdicts, share allocations)
+    messages = Q(message__startswith=f"work queue {task.workQueue.queue_name} {resource}:")
+    if task.processingType != "urgent":  # urgent tasks ignore fairshare: never held by a share
+        for share in (f"work queue {top}", f"global share {task.gshare}"):
+            messages |= Q(message__startswith=f"{share} runs ") | Q(message__startswith=f"{share} holds ")
     held = (
-        Decision.objects.filter(
-            plugin=THROTTLER_PLUGIN,
-            outcome="throttled",
-            created__gte=now - 2 * period,
-            message__startswith=f"work queue {task.workQueue.queue_name} {resource}:",
-        )
+        Decision.objects.filter(plugin=THROTTLER_PLUGIN, outcome="throttled", created__gte=now - 2 * period)
+        .filter(messages)
         .order_by("-created", "-pk")
         .first()
     )

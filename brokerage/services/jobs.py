@@ -31,7 +31,9 @@ from brokerage.adapters.job_brokerage import (
     job_set_scenario,
     job_set_task_rows,
 )
+from brokerage.adapters.shares import share_allocations
 from brokerage.engine.core.decision import Decision as EngineDecision
+from brokerage.engine.panda.urgency import URGENT
 from brokerage.gdpconfig import ConfigView
 from brokerage.models import (
     BrokerageCycle,
@@ -55,10 +57,10 @@ from brokerage.services.progress import task_completion_check
 from brokerage.services.retries import job_retry_history_record
 from brokerage.services.scouting import task_scouting_check
 from brokerage.services.status import job_status_transition_many, task_status_transition_many
+from brokerage.shares import GLOBAL_SHARE_LEVEL, WORK_QUEUE_LEVEL, ShareAllocation
 from brokerage.splitter import JobChunk, RandomSeeds, job_set_summary, random_seeds, task_chunks
 from brokerage.states import TASK_GENERATING
 from brokerage.throttle import (
-    DEFAULT_THRESHOLD,
     WHOLE_QUEUE_WORK_QUEUES,
     JobCounts,
     LimitLevel,
@@ -67,6 +69,7 @@ from brokerage.throttle import (
     job_throttle,
     limit_keys,
     resource_family,
+    throttle_threshold,
 )
 
 logger = logging.getLogger(__name__)
@@ -86,14 +89,6 @@ def work_queue_job_counts(*, work_queue_id: int) -> dict[str, dict[str, int]]:
     ):
         counts[resource][status] = jobs
     return counts
-
-
-def throttle_threshold(*, config: ConfigView) -> float:
-    """THROTTLE_THRESHOLD, or while WORK_SHORTAGE is on THROTTLE_THRESHOLD_FOR_WORK_SHORTAGE; either unset is 2.0
-    (JobThrottlerBase.toBeThrottledBase, 1.0.4: the seeds do not name the work-shortage threshold)."""
-    key = "THROTTLE_THRESHOLD_FOR_WORK_SHORTAGE" if config.get("WORK_SHORTAGE") else "THROTTLE_THRESHOLD"
-    value = config.get(key)
-    return DEFAULT_THRESHOLD if value is None else value
 
 
 def throttle_limits(*, config: ConfigView, work_queue: str, resource_type: str, threshold: float) -> ThrottleLimits:
@@ -198,6 +193,56 @@ def _throttled_decision(*, work_queue: WorkQueue, resource: str, verdict: Thrott
     )
 
 
+def _share_decision(*, allocation: ShareAllocation, now) -> EngineDecision:
+    return EngineDecision(
+        plugin=THROTTLER_PLUGIN,
+        outcome="throttled",
+        chosen=None,
+        candidates=(),
+        skipped={},
+        stages=(),
+        message=allocation.message[:500],
+        retry_after_minutes=None,
+        now=now,
+        seed=0,
+        initial=(),
+        extra={
+            "rule": "share_over_target" if allocation.held == "running" else "share_queued_over_target",
+            "detail": {
+                "level": allocation.level,
+                "share": allocation.name,
+                "executing_hs06": round(allocation.executing, 1),
+                "queued_hs06": round(allocation.queued, 1),
+                "target_hs06": round(allocation.target, 1),
+                "effective_percent": round(allocation.effective, 2),
+                "threshold": allocation.queued_ratio,
+            },
+        },
+    )
+
+
+def share_holds(
+    *, work_queue: WorkQueue, tasks: list[dict], config: ConfigView, now: datetime
+) -> dict[int, ShareAllocation]:
+    """Task → the share allocation that holds its new jobs back (SHARE_ALLOCATION_RULE): its work queue's (a
+    sub-queue's partition's) or else its global share's, when over its target (running, or queued over the throttler's
+    threshold × it). processingType urgent "also ignores
+    fairshare" (seed 002, "Express"): never held."""
+    threshold = throttle_threshold(config=config)
+    allocations = share_allocations(config=config, queue_type=work_queue.queue_type, queued_ratio=threshold, now=now)
+    top = work_queue.partition.queue_name if work_queue.partition_id else work_queue.queue_name
+    queue_allocation = allocations.get((WORK_QUEUE_LEVEL, top))
+    holds = {}
+    for task in tasks:
+        if task["processingType"] == URGENT:
+            continue
+        allocation = queue_allocation if queue_allocation and queue_allocation.held else None
+        allocation = allocation or allocations.get((GLOBAL_SHARE_LEVEL, task["gshare"]))
+        if allocation is not None and allocation.held:
+            holds[task["jediTaskID"]] = allocation
+    return holds
+
+
 def job_generation_dispatch(*, now: datetime) -> list[int]:
     """The dispatch's turn before the work queues' cycles: closes the tasks whose master inputs all have an
     outcome (task_completion_check, once for every work queue: it reads every running task's files, and each
@@ -244,6 +289,10 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
         since = base.config.get("DATA_CHECK_TIMEOUT_FROM")
         user_stats = analysis_user_stats(now=now, task_ids=claimed, since=since) if analysis else {}
         ordered = sorted(tasks.values(), key=lambda t: (-t["currentPriority"], t["jediTaskID"]))
+        # the shares first: a task its share holds back does not wait for jobs this cycle, so the throttler's
+        # highest waiting priority is among the others' (a held share's urgent tasks would keep the rest out)
+        holds = share_holds(work_queue=work_queue, tasks=ordered, config=base.config, now=now)
+        ordered = [task for task in ordered if task["jediTaskID"] not in holds]
         verdicts = throttle_verdicts(
             work_queue=work_queue,
             resource_types={t["resource_type"] for t in ordered},
@@ -252,6 +301,10 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
         )
         masters, files, replicas, used = job_set_inputs(claimed)
         items: list[DecisionToStore] = [
+            DecisionToStore(_share_decision(allocation=allocation, now=now))
+            for allocation in {(a.level, a.name): a for a in holds.values()}.values()
+        ]
+        items += [
             DecisionToStore(_throttled_decision(work_queue=work_queue, resource=rt, verdict=v, now=now, seed=0))
             for rt, v in verdicts.items()
             # a SKIP, or a PASS for the most urgent tasks only: both hold some task's jobs back, which its page says

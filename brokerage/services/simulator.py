@@ -25,7 +25,7 @@ from functools import partial
 from django.db import transaction
 from django.db.models import Count
 
-from brokerage.adapters.shares import global_share_order, share_rank
+from brokerage.adapters.shares import DEFAULT_HS06_PER_CORE, global_share_distribution
 from brokerage.job_errors import PILOT
 from brokerage.models import (
     DatasetFile,
@@ -53,6 +53,7 @@ from brokerage.services.locks import exclusive_run
 from brokerage.services.retries import OUT_OF_MEMORY_CODES, job_inputs_after_end, job_tasks_lock
 from brokerage.services.status import job_status_transition_many, status_transition_many
 from brokerage.services.wmcore import wmbs_job_transition_many
+from brokerage.shares import under_pledge_serve
 
 ACTOR = "grid simulator"
 TRANSFER_MINUTES = 5
@@ -203,23 +204,27 @@ def _jobs_start(queues: dict[str, dict], real_pilots: set[str], *, move) -> list
     pilots left to them): activated → starting → running, their events and whole files running too."""
     busy = _jobs_per_queue(Job.objects.filter(jobStatus__in=("starting", "running")))
     waiting = defaultdict(list)
-    for pk, site in (
+    for pk, site, gshare, hs06, cores in (
         Job.objects.filter(jobStatus="activated")
-        .annotate(share_rank=share_rank(global_share_order()))
-        .order_by("share_rank", "-currentPriority", "pk")
-        .values_list("pk", "computingSite")
+        .order_by("-currentPriority", "pk")
+        .values_list("pk", "computingSite", "gshare", "hs06", "coreCount")
     ):
-        waiting[site].append(pk)
+        waiting[site].append((pk, gshare, float(hs06 if hs06 is not None else (cores or 1) * DEFAULT_HS06_PER_CORE)))
+    nodes, distribution = global_share_distribution()
     to_start = []
-    for site, ids in waiting.items():
+    for site, jobs in waiting.items():
         queue = queues.get(site)
         if queue is None or queue["status"] != "online" or site in real_pilots:
             continue
         slots = int((queue["cric"] or {}).get("demo_slots", DEFAULT_SLOTS))
-        to_start += ids[: max(slots - busy.get(site, 0), 0)]
+        # the next queue's pilots see the jobs this one's started as running
+        taken, distribution = under_pledge_serve(
+            nodes=nodes, distribution=distribution, waiting=jobs, slots=max(slots - busy.get(site, 0), 0)
+        )
+        to_start += taken
     move(from_status="activated", to_status="starting", job_ids=to_start, reason="pilot got the job")
     started = move(from_status="starting", to_status="running", job_ids=to_start, reason="payload started")
-    _where_it_runs(started, {pk: site for site, ids in waiting.items() for pk in ids})
+    _where_it_runs(started, {pk: site for site, jobs in waiting.items() for pk, *_ in jobs})
     Event.objects.filter(PandaID__in=started, status="ready").update(status="sent")
     Event.objects.filter(PandaID__in=started, status="sent").update(status="running")
     # whole files (event-level files follow their Event rows instead)

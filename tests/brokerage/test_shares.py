@@ -14,11 +14,15 @@ from brokerage.shares import (
     Criteria,
     CriteriaError,
     QueueRule,
+    GLOBAL_SHARE_LEVEL,
     ShareNode,
+    ShareState,
     distribute_shares,
     hs06_distribution,
     normalised_shares,
     parse_variables,
+    share_allocations_panda,
+    share_allocations_seed,
     share_usage,
     under_pledge_order,
     work_queue_for,
@@ -201,6 +205,99 @@ class TestGlobalShares:
         assert under_pledge_order(nodes=nodes, distribution=distribution) == ["C", "A", "B"]
         idle = hs06_distribution(nodes=nodes, executing={}, queued={"B": 5})
         assert under_pledge_order(nodes=nodes, distribution=idle) == ["A", "B", "C"]
+
+
+class TestShareAllocation:
+    """seed 002 "Shares" at job generation (SHARE_ALLOCATION_RULE): the demo's leaf global shares, normalised MC 16
+    48, Reprocessing 20, Express 12, User Analysis 16, Group Analysis 4, with 2,000 HS06 executing."""
+
+    @staticmethod
+    def leaves(*, stretchable=(), idle=("Express", "Group Analysis"), executing=None, queued=None):
+        executing = executing or {"MC 16": 1320.0, "Reprocessing": 400.0, "User Analysis": 280.0}
+        queued = {"Reprocessing": 50.0} if queued is None else queued
+        values = {"MC 16": 48, "Reprocessing": 20, "Express": 12, "User Analysis": 16, "Group Analysis": 4}
+        return [
+            ShareState(
+                name, value, name in stretchable, name not in idle, executing.get(name, 0.0), queued.get(name, 0.0)
+            )
+            for name, value in values.items()
+        ]
+
+    def test_idle_shares_are_lent_to_every_busy_share_by_its_own(self):
+        allocations = share_allocations_seed(level=GLOBAL_SHARE_LEVEL, queued_ratio=2.0, shares=self.leaves())
+        # Express's 12 and Group Analysis's 4 are idle: 16 lent over the busy 48 + 20 + 16 = 84
+        mc16, repro, analysis = allocations["MC 16"], allocations["Reprocessing"], allocations["User Analysis"]
+        assert mc16.effective == pytest.approx(48 + 16 * 48 / 84)  # 57.14 %
+        assert mc16.target == pytest.approx(2000 * (48 + 16 * 48 / 84) / 100)  # 1,142.9 HS06
+        assert repro.target == pytest.approx(2000 * (20 + 16 * 20 / 84) / 100)  # 476.2
+        assert analysis.target == pytest.approx(2000 * (16 + 16 * 16 / 84) / 100)  # 381.0
+        assert allocations["Express"].target == 0
+        # MC 16 runs 1,320 > 1,142.9 while Reprocessing (400 < 476.2) is below its own: held
+        assert (mc16.held, repro.held, analysis.held) == ("running", "", "")
+        assert mc16.message == "global share MC 16 runs 1,320 HS06 over a target of 1,143: no new jobs"
+        assert repro.message == ""
+
+    def test_a_stretchable_share_takes_the_idle_shares_first(self):
+        allocations = share_allocations_seed(
+            level=GLOBAL_SHARE_LEVEL,
+            queued_ratio=2.0,
+            shares=self.leaves(stretchable=("MC 16",), queued={"User Analysis": 30.0}),
+        )
+        # all 16 idle points go to MC 16: 64 % of 2,000 = 1,280 (1,320 still over); the others keep their own
+        assert allocations["MC 16"].target == pytest.approx(1280)
+        assert allocations["Reprocessing"].target == pytest.approx(400)
+        assert allocations["User Analysis"].target == pytest.approx(320)
+        # User Analysis (280 < 320) has jobs queued to take MC 16's slots: held
+        assert allocations["MC 16"].held
+        # Reprocessing at exactly its 400 is not over it
+        assert not allocations["Reprocessing"].held
+
+    def test_nothing_is_held_when_no_share_below_its_target_has_jobs_waiting(self):
+        # Reprocessing (400 < 476.2) and User Analysis (280 < 381.0) are below their targets but have no job queued:
+        # the slots MC 16 would free would stay empty, so MC 16 goes on
+        allocations = share_allocations_seed(level=GLOBAL_SHARE_LEVEL, queued_ratio=2.0, shares=self.leaves(queued={}))
+        assert allocations["MC 16"].executing > allocations["MC 16"].target
+        assert not any(a.held for a in allocations.values())
+        # Reprocessing and User Analysis idle: MC 16 takes all 100 %, 1,320 of 2,000 is not over
+        idle = ("Express", "Group Analysis", "Reprocessing", "User Analysis")
+        alone = share_allocations_seed(level=GLOBAL_SHARE_LEVEL, queued_ratio=2.0, shares=self.leaves(idle=idle))[
+            "MC 16"
+        ]
+        assert (alone.effective, alone.held) == (pytest.approx(100), "")
+
+    def test_a_share_queuing_over_twice_its_target_is_held_while_another_runs_below_its_own(self):
+        # MC 16 runs 1,000 of its 1,142.9 target, but has 2,400 HS06 queued, over 2 × 1,142.9 = 2,285.7, while User
+        # Analysis runs 300 of its 381.0: held, so that MC 16's backlog does not fill the queues' caps
+        executing = {"MC 16": 1000.0, "Reprocessing": 700.0, "User Analysis": 300.0}
+        allocations = share_allocations_seed(
+            level=GLOBAL_SHARE_LEVEL,
+            queued_ratio=2.0,
+            shares=self.leaves(executing=executing, queued={"MC 16": 2400.0}),
+        )
+        assert allocations["MC 16"].held == "queued"
+        assert allocations["MC 16"].message == (
+            "global share MC 16 holds 2,400 HS06 queued over 2 × a target of 1,143: no new jobs"
+        )
+        # 2,200 queued is under 2,285.7: not held
+        under = share_allocations_seed(
+            level=GLOBAL_SHARE_LEVEL,
+            queued_ratio=2.0,
+            shares=self.leaves(executing=executing, queued={"MC 16": 2200.0}),
+        )
+        assert under["MC 16"].held == ""
+        # nothing running yet (the grid filling): every target is 0, nothing is held for its queue
+        empty = share_allocations_seed(
+            level=GLOBAL_SHARE_LEVEL,
+            queued_ratio=2.0,
+            shares=self.leaves(executing={"MC 16": 0.0}, queued={"MC 16": 99.0}),
+        )
+        assert not any(a.held for a in empty.values())
+
+    def test_the_panda_profile_computes_targets_and_holds_nothing(self):
+        seed = share_allocations_seed(level=GLOBAL_SHARE_LEVEL, queued_ratio=2.0, shares=self.leaves())
+        panda = share_allocations_panda(level=GLOBAL_SHARE_LEVEL, queued_ratio=2.0, shares=self.leaves())
+        assert {n: a.target for n, a in panda.items()} == {n: a.target for n, a in seed.items()}
+        assert not any(a.held for a in panda.values())
 
 
 @pytest.mark.django_db

@@ -4,8 +4,10 @@ decision per job set, pending and retry, the throttler, the process lock, and a 
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
 
 from brokerage.engine.core.reasons import explain
 from brokerage.engine.panda.task_states import TaskFacts, task_state_explain
@@ -15,6 +17,7 @@ from brokerage.models import (
     Decision,
     Event,
     GdpConfig,
+    GlobalShare,
     Job,
     JobStatusLog,
     PandaQueue,
@@ -261,6 +264,7 @@ def test_queries_do_not_grow_with_the_number_of_tasks(grid, work_queue, ready_ta
         for _ in range(n_tasks):
             ready_task(work_queue, files=2)
         gdpconfig_cache_clear()  # both runs read the parameters from the table
+        cache.clear()  # and count the shares' jobs (read at most every 10 s otherwise)
         with CaptureQueriesContext(connection) as captured:
             run(work_queue, NOW + timedelta(hours=offset))
         Task.objects.filter(status="scouting").update(status="done")
@@ -421,3 +425,95 @@ def test_a_jobs_random_seed_on_its_page_and_in_the_api(client):
     assert "<dt>Random seed</dt><dd>4242</dd>" in client.get(f"/jobs/{job.pk}/").content.decode()
     assert client.get(f"/api/v1/jobs/{job.pk}/").json()["randomSeed"] == 4242
     assert "Random seed" not in client.get(f"/jobs/{factories.JobFactory().pk}/").content.decode()
+
+
+def shares_with_mc16_over_target(work_queue, ready_task):
+    """Global shares MC 16 (60) and Reprocessing (40). MC 16 runs 10 jobs of 100 HS06, Reprocessing 2 with 3
+    activated: 1,200 HS06 executing, targets 720 and 480; MC 16 is over (1,000) while Reprocessing (200) is below
+    with jobs waiting to take the slots."""
+    factories.GlobalShareFactory(name="MC 16", value=60)
+    factories.GlobalShareFactory(name="Reprocessing", value=40)
+    old = ready_task(work_queue)
+    Task.objects.filter(pk=old.pk).update(status="done")
+    for gshare, status, count in (
+        ("MC 16", "running", 10),
+        ("Reprocessing", "running", 2),
+        ("Reprocessing", "activated", 3),
+    ):
+        for _ in range(count):
+            factories.JobFactory(task=old, workQueue=work_queue, jobStatus=status, gshare=gshare, hs06=100)
+
+
+def test_a_share_over_its_target_gets_no_new_jobs_and_its_tasks_say_why(grid, work_queue, ready_task):
+    shares_with_mc16_over_target(work_queue, ready_task)
+    held = ready_task(work_queue)  # gshare MC 16
+    urgent = ready_task(work_queue)
+    Task.objects.filter(pk=urgent.pk).update(processingType="urgent")
+    cycle = run(work_queue)
+    # the urgent task "also ignores fairshare" (seed 002): its scouts; the other MC 16 task none
+    assert Job.objects.filter(task=urgent).count() == 10
+    assert not Job.objects.filter(task=held).exists()
+    decision = Decision.objects.get(cycle=cycle, outcome="throttled")
+    assert decision.message == "global share MC 16 runs 1,000 HS06 over a target of 720: no new jobs"
+    code, detail = task_generation_hold(held, now=NOW + timedelta(seconds=30))
+    assert code == "throttle_share_over_target"
+    assert explain(code, detail) == (
+        "The global share MC 16 runs 1000 HS06 over its target of 720 HS06 (60 % of what the grid runs, idle "
+        "shares lent included): no new jobs until it is back under its target."
+    )
+    urgent.refresh_from_db()
+    assert task_generation_hold(urgent, now=NOW) is None
+
+
+def test_the_panda_profile_allocates_no_share_at_generation(grid, work_queue, ready_task):
+    shares_with_mc16_over_target(work_queue, ready_task)
+    GdpConfig.objects.create(key="SHARE_ALLOCATION_RULE", value="panda", component="prod_job_throttler", app="jedi")
+    gdpconfig_cache_clear()
+    task = ready_task(work_queue)
+    cycle = run(work_queue)
+    assert Job.objects.filter(task=task).count() == 10
+    assert not Decision.objects.filter(cycle=cycle, outcome="throttled").exists()
+
+
+def test_the_shares_page_lists_the_shares_held_back(client, grid, work_queue, ready_task):
+    from django.utils import timezone
+
+    shares_with_mc16_over_target(work_queue, ready_task)
+    ready_task(work_queue)
+    cycle = run(work_queue, now=timezone.now())
+    page = client.get("/shares/").content.decode()
+    decision = Decision.objects.get(cycle=cycle, outcome="throttled")
+    assert f'href="/decisions/{decision.pk}/">global share MC 16 runs 1,000 HS06 over a target of 720' in page
+
+
+def test_the_admins_what_if_shows_a_share_change_before_it_is_saved(admin_client_logged, grid, work_queue, ready_task):
+    shares_with_mc16_over_target(work_queue, ready_task)
+    mc16 = GlobalShare.objects.get(name="MC 16")
+    url = reverse("admin:brokerage_globalshare_what_if")
+    # MC 16 raised from 60 to 90 (of 130): 69.2 %, a target of 831 HS06 of the 1,200 executing; still over at 1,000
+    answer = admin_client_logged.post(url, {"name": "MC 16", "value": "90"}, headers={"X-Requested-With": "fetch"})
+    page = answer.content.decode()
+    assert answer.status_code == 200
+    assert "<td>60.0</td><td>69.2</td>" in page
+    assert "<td>720</td><td>831</td>" in page
+    assert "global share MC 16 runs 1,000 HS06 over a target of 831: no new jobs" in page
+    # raised to 200 (of 240): 83.3 %, 1,000 of a target of 1,000 is not over: no longer held
+    page = admin_client_logged.post(url, {"name": "MC 16", "value": "200"}).content.decode()
+    assert "<td>720</td><td>1,000</td>\n<td>global share MC 16 runs 1,000 HS06 over a target of 720" in page
+    assert "no new jobs</td><td>no</td></tr>" in page
+    # nothing was saved; a value that is no number is said so, never a 500
+    mc16.refresh_from_db()
+    assert mc16.value == 60
+    answer = admin_client_logged.post(url, {"name": "MC 16", "value": "lots"})
+    assert answer.status_code == 200
+    assert "must be a number of 0 or more: &#x27;lots&#x27;" in answer.content.decode()
+    # a work queue given a share: throttled from then on, the only one of its type, so 100 % of it
+    page = admin_client_logged.post(
+        reverse("admin:brokerage_workqueue_what_if"), {"queue_name": "MC_16", "queue_share": "20"}
+    ).content.decode()
+    assert "<td>work queue <strong>MC_16</strong></td><td>1,200</td>\n<td>—</td><td>100.0</td>" in page
+    # the change form carries the what-if
+    assert (
+        'id="what-if-run"'
+        in admin_client_logged.get(reverse("admin:brokerage_globalshare_change", args=[mc16.pk])).content.decode()
+    )

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from brokerage.gdpconfig.registry import ConfigView
-from brokerage.services.jobs import throttle_limits, throttle_threshold
-from brokerage.throttle import JobCounts, ThrottleVerdict, job_throttle, resource_family
+from brokerage.services.jobs import throttle_limits
+from brokerage.throttle import JobCounts, ThrottleVerdict, job_throttle, resource_family, throttle_threshold
 from tools.peer.compare import driver_run
 
 RESOURCE_TYPES = ("SCORE", "MCORE", "SCORE_HIMEM", "MCORE_HIMEM")

@@ -91,6 +91,12 @@ ACTIONS: dict[str, Action] = {
     "throttle_priority_limit": Action(
         TASK, "Wait for the more urgent tasks, or raise this task's priority if it is as urgent."
     ),
+    "throttle_share_queued_over_target": Action(WAIT, "Wait: new jobs come as the share's queued ones start."),
+    "throttle_share_over_target": Action(
+        WAIT,
+        "Wait: its jobs resume as the share's running ones end. If the share is too small for its work, an expert "
+        "may change it (the admin's what-if shows the effect first).",
+    ),
     # a task's state (engine/panda/task_states.py)
     "state_throttled": Action(
         WAIT,

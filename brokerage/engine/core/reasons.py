@@ -641,6 +641,20 @@ _THROTTLE = [
         "Work queue {work_queue} makes {resource_type} jobs only for tasks of priority {highest_waiting_priority} or "
         "more while it is throttled; this task's priority is {priority}.",
     ),
+    Reason(
+        "throttle_share_over_target",
+        "share used up",
+        "Its share of the grid is used up: other shares below theirs get the free slots first.",
+        "The {level} {share} runs {executing_hs06} HS06 over its target of {target_hs06} HS06 ({effective_percent} % "
+        "of what the grid runs, idle shares lent included): no new jobs until it is back under its target.",
+    ),
+    Reason(
+        "throttle_share_queued_over_target",
+        "share's queue full",
+        "Its share already has more jobs queued than its part of the grid can run soon.",
+        "The {level} {share} holds {queued_hs06} HS06 of queued jobs, over {threshold} × its target of {target_hs06} "
+        "HS06 ({effective_percent} % of what the grid runs): no new jobs until its queued ones start.",
+    ),
 ]
 
 REASONS: dict[str, Reason] = {reason.code: _with_job_numbers(reason) for reason in (*_REASONS, *_STATES, *_THROTTLE)}
