@@ -19,6 +19,8 @@ TASK_ACTIONS = {
     "broker_now": "Broker again now (do not wait for the retry delay)",
     "reassign": "Reassign to another nucleus",
     "priority": "Change the priority",
+    "pause": "Pause (no new jobs until resumed; its jobs go on)",
+    "resume": "Resume (back to what it was doing)",
     "finish": "Finish (no new jobs; running jobs may end)",
     "abort": "Abort (every job killed)",
 }
@@ -41,6 +43,10 @@ def task_actions_available(task: Task) -> list[str]:
         available.append("reassign")
     if live:
         available.append("priority")
+    if task.status == "paused":
+        available.append("resume")
+    elif "paused" in states.TASK.allowed_from(task.status):
+        available.append("pause")
     for action, target in (("finish", "finishing"), ("abort", "aborting")):
         if target in states.TASK.allowed_from(task.status):
             available.append(action)

@@ -11,16 +11,34 @@ fifth attempt, the completion check and the scouting rules close them. At `make 
 - throttled after about three minutes (the same crash, twelve attempts allowed: the fifth throttles it for
   120 grid minutes), released, throttled again at the tenth (480 grid minutes), and failed in the end;
 - broken (its three scouts all crash: "no scout job succeeded");
-- exhausted (an analysis task set to stop for manual intervention when inputs fail);
-- finished (half its inputs fail once, no second attempt).
+- exhausted (an analysis task set to stop for manual intervention when inputs fail), then passed when the demo's
+  shifter finishes it;
+- finished (half its inputs fail once, no second attempt), then retried by the shifter (toretry);
+- paused by the shifter and resumed, aborted by the shifter (its jobs cancelled), finished by the shifter while it
+  runs (finishing).
+
+The demo's shifter gives the commands a story lists (task parameter `demoCommands`: [grid minutes after the task was
+created, command]) through the same services as the task page (brokerage.services.task_commands), as "demo
+shifter"; a command its task's status refuses is tried again at the next step, for two grid hours at most.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from brokerage import models
+from brokerage.services.task_commands import (
+    TaskCommandRefused,
+    task_abort,
+    task_finish,
+    task_pause,
+    task_resume,
+    task_retry,
+)
+
+logger = logging.getLogger(__name__)
 
 GB = 1024**3
 
@@ -52,13 +70,48 @@ STORIES = (
         "user.eva.flaky_ntuples.v1",
         6,
         1,
-        {"demoRunMinutes": 8, "demoFailurePercent": 60, "exhaustedOnFailure": True},
+        {"demoRunMinutes": 8, "demoFailurePercent": 60, "exhaustedOnFailure": True, "demoCommands": [[150, "finish"]]},
         analysis=True,
     ),
     Story(
-        "finished", "mc23_13p6TeV.802006.partial_input.deriv", 4, 1, {"demoRunMinutes": 10, "demoFailurePercent": 50}
+        "finished",
+        "mc23_13p6TeV.802006.partial_input.deriv",
+        4,
+        1,
+        {"demoRunMinutes": 10, "demoFailurePercent": 50, "demoCommands": [[90, "retry"]]},
+    ),
+    Story(
+        "paused",
+        "mc23_13p6TeV.802007.paused_by_shifter.simul",
+        6,
+        3,
+        {"demoRunMinutes": 30, "demoFailurePercent": 0, "demoCommands": [[15, "pause"], [45, "resume"]]},
+    ),
+    Story(
+        "aborted",
+        "mc23_13p6TeV.802008.wrong_campaign.evgen",
+        8,
+        3,
+        {"demoRunMinutes": 40, "demoFailurePercent": 0, "demoCommands": [[20, "abort"]]},
+    ),
+    Story(
+        "finishing",
+        "mc23_13p6TeV.802009.enough_events.recon",
+        12,
+        3,
+        {"demoRunMinutes": 40, "demoFailurePercent": 0, "nScoutJobs": 2, "demoCommands": [[30, "finish"]]},
     ),
 )
+DEMO_SHIFTER = "demo shifter"
+# how long a command its task refuses is tried again (grid minutes past its time)
+COMMAND_PATIENCE_MINUTES = 120
+COMMANDS = {
+    "pause": task_pause,
+    "resume": task_resume,
+    "finish": task_finish,
+    "abort": task_abort,
+    "retry": task_retry,
+}
 
 
 def demo_stories_build(
@@ -130,3 +183,31 @@ def demo_stories_build(
         for endpoint in nuclei
     )
     return tasks
+
+
+def demo_shifter_act(*, now: datetime, minute: timedelta) -> list[tuple[int, str]]:
+    """Gives the commands the stories list whose time has come (`minute`: one grid minute at the demo's speed), in
+    order, each through its service; a refused one is tried again at the next step until COMMAND_PATIENCE_MINUTES
+    past its time, then given up (logged). Returns (task, command) of those given."""
+    given = []
+    # a task whose commands were all given keeps them as demoCommandsGiven: the filter then passes it over
+    tasks = models.Task.objects.filter(taskParams__has_key="demoCommands")
+    for task_id, created, params in tasks.values_list("pk", "creationDate", "taskParams"):
+        commands, done = params.get("demoCommands") or [], int(params.get("demoCommandsDone", 0))
+        while done < len(commands) and created + commands[done][0] * minute <= now:
+            at, name = commands[done]
+            try:
+                COMMANDS[name](task_id=task_id, actor=DEMO_SHIFTER, now=now, reason=f"{name} by the demo's shifter")
+            except TaskCommandRefused as refused:
+                if created + (at + COMMAND_PATIENCE_MINUTES) * minute > now:
+                    break  # again at the next step
+                logger.info("demo shifter gives up %s of task %s: %s", name, task_id, refused)
+            else:
+                given.append((task_id, name))
+            done += 1
+        if done != int(params.get("demoCommandsDone", 0)):
+            params = {**params, "demoCommandsDone": done}
+            if done >= len(commands):
+                params["demoCommandsGiven"] = params.pop("demoCommands")
+            models.Task.objects.filter(pk=task_id).update(taskParams=params)
+    return given

@@ -122,6 +122,27 @@ def task_finish(*, task_id: int, actor: str, now: datetime, reason: str = "finis
 
 
 @transaction.atomic
+def task_pause(*, task_id: int, actor: str, now: datetime, reason: str = "pause command") -> str:
+    """Pauses a task (seed 002: "paused and doesn't do anything until it is resumed"): no new jobs, no brokerage;
+    its queued and running jobs go on, as JEDI's pause leaves them. Returns the status it had."""
+    task = Task.objects.select_for_update(no_key=True).get(pk=task_id)
+    was = task.status
+    _command(task, "paused", reason, actor, now)
+    return was
+
+
+@transaction.atomic
+def task_resume(*, task_id: int, actor: str, now: datetime, reason: str = "resume command") -> str:
+    """Resumes a paused task to the status it had before (JEDI keeps it in oldStatus). Returns it."""
+    task = Task.objects.select_for_update(no_key=True).get(pk=task_id)
+    if task.status != "paused":
+        raise TaskCommandRefused(f"task {task_id} is {task.status}: only a paused task can be resumed")
+    back = task.oldStatus or "ready"
+    _command(task, back, reason, actor, now)
+    return back
+
+
+@transaction.atomic
 def task_retry(*, task_id: int, actor: str, now: datetime, reason: str = "retry command") -> list[int]:
     """Retries a finished or exhausted task and, unless aborted, broken or failed, its finished or exhausted
     children: failed input files get as many new attempts as the task allows, input datasets are used again,
@@ -239,6 +260,10 @@ def task_action_run(*, task_id: int, action: str, user, params: dict, now: datet
         priority = -priority if raw.startswith("-") else priority
         changed = task_priority_change(task_id=task_id, priority=priority, actor=actor, now=now)
         done = f"Task {task_id} priority set to {priority} ({changed} queued jobs too)."
+    elif action == "pause":
+        done = f"Task {task_id} paused (it was {task_pause(task_id=task_id, actor=actor, now=now)})."
+    elif action == "resume":
+        done = f"Task {task_id} resumed: {task_resume(task_id=task_id, actor=actor, now=now)} again."
     elif action == "finish":
         killed = task_finish(task_id=task_id, actor=actor, now=now, reason=f"finish from the {via}")
         done = f"Task {task_id} finishing: {len(killed)} queued jobs cancelled."

@@ -11,10 +11,10 @@ from brokerage.models import GlobalShareSnapshot, Task
 from brokerage.selectors.shares import work_queue_shares
 from brokerage.services.shares import global_share_snapshot_take, task_work_queue_assign
 from brokerage.shares import (
+    GLOBAL_SHARE_LEVEL,
     Criteria,
     CriteriaError,
     QueueRule,
-    GLOBAL_SHARE_LEVEL,
     ShareNode,
     ShareState,
     distribute_shares,

@@ -25,16 +25,9 @@ pytestmark = [
 ]
 
 START = datetime(2026, 11, 1, 12, tzinfo=UTC)
-A_COMMAND = "entered by a shifter's or a user's command (abort, finish, pause, retry), which the demo never gives"
 NOT_MODELLED_YET = "not entered by any service yet (issue 51)"
 NOT_REACHED_YET = {
     "task": {
-        "aborting": A_COMMAND,
-        "aborted": A_COMMAND,
-        "finishing": A_COMMAND,
-        "paused": A_COMMAND,
-        "toretry": A_COMMAND,
-        "passed": "after 10 days exhausted, or a shifter's finish: not within ten minutes",
         "topreprocess": NOT_MODELLED_YET,
         "preprocessing": NOT_MODELLED_YET,
         "toincexec": NOT_MODELLED_YET,
@@ -49,7 +42,6 @@ NOT_REACHED_YET = {
         "holding": "the simulator's jobs end straight from running",
         "transferring": "the simulator's jobs end straight from running",
         "closed": "the demo's timeouts (12 h assigned, 2 days activated) come after ten grid hours",
-        "cancelled": A_COMMAND,
     },
     "input dataset": {
         "toupdate": NOT_MODELLED_YET,

@@ -14,6 +14,8 @@ from brokerage.services.task_commands import (
     dataset_files_mark,
     task_abort,
     task_finish,
+    task_pause,
+    task_resume,
     task_retry,
     task_watch,
 )
@@ -89,6 +91,32 @@ def test_finish_stops_new_work_then_closes_when_running_jobs_end(grid, work_queu
     assert task_completion_check(now=NOW) == {"finished": [task.pk]}
     task.refresh_from_db()
     assert task.status == "finished"
+
+
+def test_a_paused_task_gets_no_jobs_until_resumed_to_what_it_was(grid, work_queue, ready_task):
+    from brokerage.task_actions import task_actions_available
+
+    task = ready_task(work_queue, files=4, nScoutJobs=0)
+    assert "pause" in task_actions_available(task)
+    assert task_pause(task_id=task.pk, actor="shifter", now=NOW) == "ready"
+    task.refresh_from_db()
+    assert (task.status, task.oldStatus) == ("paused", "ready")
+    assert task_actions_available(task)[-3:] == ["resume", "finish", "abort"]
+    # seed 002: "doesn't do anything until it is resumed"
+    job_generation_cycle_run(work_queue_id=work_queue.pk, now=NOW)
+    assert not Job.objects.filter(task=task).exists()
+    with pytest.raises(TaskCommandRefused, match="is paused: cannot pause"):
+        task_pause(task_id=task.pk, actor="shifter", now=NOW)
+    assert task_resume(task_id=task.pk, actor="shifter", now=NOW + timedelta(minutes=5)) == "ready"
+    job_generation_cycle_run(work_queue_id=work_queue.pk, now=NOW + timedelta(minutes=5))
+    assert Job.objects.filter(task=task).count() == 4
+    assert list(TaskStatusLog.objects.filter(task=task).values_list("new_status", "actor")) == [
+        ("paused", "shifter"),
+        ("ready", "shifter"),
+        ("running", "job generator"),
+    ]
+    with pytest.raises(TaskCommandRefused, match="only a paused task can be resumed"):
+        task_resume(task_id=task.pk, actor="shifter", now=NOW)
 
 
 def test_lost_and_broken_files_are_skipped_and_the_task_closes_without_them(grid, work_queue, ready_task):
