@@ -401,6 +401,16 @@ class TaskFinish(TaskCommand):
     }
 
 
+class TaskPause(TaskCommand):
+    action = "pause"
+    parameters: ClassVar = {"task_id": Parameter(int, required=True)}
+
+
+class TaskResume(TaskCommand):
+    action = "resume"
+    parameters: ClassVar = {"task_id": Parameter(int, required=True)}
+
+
 class TaskRetry(TaskCommand):
     action = "retry"
     parameters: ClassVar = {
@@ -475,6 +485,10 @@ METHODS: dict[str, tuple[type[PandaMethod], str, str]] = {
                   "2 no such task, 4 not in a status that can be killed). Needs brokerage.change_task."),
     "task/finish": (TaskFinish, "Finish a task", "finishTask, pbook finish: no new jobs, queued ones killed, "
                     "running ones may end (data as for kill). Needs brokerage.change_task."),
+    "task/pause": (TaskPause, "Pause a task", "pauseTask, pbook pause: no new jobs until resumed; its jobs go on "
+                   "(data as for kill). Needs brokerage.change_task."),
+    "task/resume": (TaskResume, "Resume a task", "resumeTask, pbook resume: back to what it was doing (data as for "
+                    "kill). Needs brokerage.change_task."),
     "task/retry": (TaskRetry, "Retry a task", "retryTask, pbook retry: failed inputs get new attempts (finished or "
                    "exhausted tasks; data as for kill). Needs brokerage.change_task."),
     "job/get_description": (

@@ -224,6 +224,19 @@ def test_task_commands_need_the_permission_of_the_task_pages_actions(analysis_ta
     finish = shifter.post("/api/v1/task/finish", {"task_id": running.pk, "soft": True}, format="json").json()
     assert (finish["success"], finish["data"]) == (True, 0)
     assert Task.objects.get(pk=running.pk).status == "finishing"
+    # pbook pause and resume: a paused task back to what it was
+    ready = factories.TaskFactory(status="ready")
+    paused = shifter.post("/api/v1/task/pause", {"task_id": ready.pk}, format="json").json()
+    assert (paused["success"], paused["data"]) == (True, 0)
+    assert Task.objects.get(pk=ready.pk).status == "paused"
+    again = shifter.post("/api/v1/task/pause", {"task_id": ready.pk}, format="json").json()
+    assert (again["success"], again["data"]) == (False, 4)
+    resumed = shifter.post("/api/v1/task/resume", {"task_id": ready.pk}, format="json").json()
+    assert (resumed["success"], resumed["message"], resumed["data"]) == (
+        True,
+        f"Task {ready.pk} resumed: ready again.",
+        0,
+    )
 
 
 def test_killing_jobs_answers_per_job(analysis_task):

@@ -127,7 +127,7 @@ def test_panda_client_reads_what_our_api_reports(panda_client, live_server, user
     assert described["creationTime"].startswith(str(Job.objects.get(pk=job.pk).creationTime.year))
 
 
-def test_pbook_lists_the_users_tasks_and_kills_only_with_permission(panda_client, live_server, user_task, issuer,
+def test_pbook_lists_the_users_tasks_pauses_resumes_and_kills_only_with_permission(panda_client, live_server, user_task, issuer,
                                                                     tmp_path):  # fmt: skip
     factories.TaskFactory(taskName="user.olga.not-mine/", status="running", prodSourceLabel="user", userName="Olga")
     plain = issuer("elund", "eva lund", ["/atlas"])
@@ -143,6 +143,14 @@ def test_pbook_lists_the_users_tasks_and_kills_only_with_permission(panda_client
     production = Group.objects.create(name="atlas/production")
     production.permissions.add(Permission.objects.get(codename="change_task"))
     with_role = issuer("elund", "eva lund", ["/atlas", "/atlas/production"])
+    # pbook has no pause or resume command: its PBookCore calls Client.pauseTask and resumeTask, as here. The
+    # answer is the real server's envelope (success, data 0), which 2.2.0's "extended" mode turns into (True, 0)
+    (paused,) = client_calls(panda_client, live_server.url, tmp_path, [["pauseTask", [TASK_ID]]], token=with_role)
+    assert paused == [0, [True, 0]]
+    assert Task.objects.get(pk=TASK_ID).status == "paused"
+    (resumed,) = client_calls(panda_client, live_server.url, tmp_path, [["resumeTask", [TASK_ID]]], token=with_role)
+    assert resumed == [0, [True, 0]]
+    assert Task.objects.get(pk=TASK_ID).status == "running"
     killed = pbook(panda_client, live_server.url, tmp_path, with_role, "kill", str(TASK_ID))
     assert f"Done, jediTaskID={TASK_ID} will be killed" in killed.stdout + killed.stderr, killed.stderr[-2000:]
     assert Task.objects.get(pk=TASK_ID).status == "aborted"
