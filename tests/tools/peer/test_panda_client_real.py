@@ -127,8 +127,9 @@ def test_panda_client_reads_what_our_api_reports(panda_client, live_server, user
     assert described["creationTime"].startswith(str(Job.objects.get(pk=job.pk).creationTime.year))
 
 
-def test_pbook_lists_the_users_tasks_pauses_resumes_and_kills_only_with_permission(panda_client, live_server, user_task, issuer,
-                                                                    tmp_path):  # fmt: skip
+def test_pbook_lists_the_users_tasks_pauses_resumes_and_kills_only_with_permission(
+    panda_client, live_server, user_task, issuer, tmp_path
+):
     factories.TaskFactory(taskName="user.olga.not-mine/", status="running", prodSourceLabel="user", userName="Olga")
     plain = issuer("elund", "eva lund", ["/atlas"])
     shown = pbook(panda_client, live_server.url, tmp_path, plain, "show", "--format", "plain")
