@@ -21,6 +21,7 @@ DAY = timedelta(days=1)
 # rule → (statuses, the gdpconfig duration key, human sentence); see job_timeout_state for the conditions
 RULE_SENTENCES = {
     "pending": "pending for {limit}",
+    "waiting": "waiting for {limit}",
     "defined": "defined for {limit}",
     "assigned": "assigned for {limit}",
     "throttled": "throttled for {limit}",
@@ -38,7 +39,7 @@ RULE_SENTENCES = {
     "analysis_rebrokerage": "analysis job not started within {limit}: reattempted elsewhere",
 }
 # Statuses the watchdog closes (they never ran) and those it fails (they ran or were running).
-CLOSE_ON_TIMEOUT = ("pending", "defined", "assigned", "throttled", "activated", "starting", "sent")
+CLOSE_ON_TIMEOUT = ("pending", "waiting", "defined", "assigned", "throttled", "activated", "starting", "sent")
 FAIL_ON_TIMEOUT = ("running", "holding", "transferring")
 WATCHED_STATUSES = CLOSE_ON_TIMEOUT + FAIL_ON_TIMEOUT
 
@@ -77,6 +78,7 @@ class TimeoutLimits:
     HEARTBEAT_TIMEOUT_<workflow>; `workflow_has_own_heartbeat(workflow)` tells whether that key exists."""
 
     pending: float = 1
+    waiting: float = 0.5
     defined: float = 4
     assigned: float = 12
     throttled: float = 168
@@ -110,6 +112,7 @@ class TimeoutLimits:
                     own[workflow] = value
         return cls(
             pending=get("TIMEOUT_PENDING"),
+            waiting=get("TIMEOUT_WAITING"),
             defined=get("TIMEOUT_DEFINED"),
             assigned=get("TIMEOUT_ASSIGNED"),
             throttled=get("TIMEOUT_THROTTLED"),
@@ -164,6 +167,7 @@ def _candidates(job: TimeoutJob, queue: TimeoutQueue, limits: TimeoutLimits, now
     changed, heartbeat = job.stateChangeTime, job.modificationTime
     simple = {
         "pending": limits.pending,
+        "waiting": limits.waiting,
         "defined": limits.defined,
         "assigned": limits.assigned,
         "throttled": limits.throttled,

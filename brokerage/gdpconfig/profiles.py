@@ -61,6 +61,8 @@ PROFILES: dict[str, Profile] = {
             "USER_JOB_CAP_RULE": "panda",
             # JobGenerator and JobThrottlerBase allocate no share: getJob's order serves them (SHARE_ALLOCATION_RULE)
             "SHARE_ALLOCATION_RULE": "panda",
+            # copyArchive.py kills the waiting jobs older than an hour (seed 002: 30 min)
+            "TIMEOUT_WAITING": 1,
             "ANALYSIS_SITES_RULE": "panda",
             "ANALYSIS_STABILIZER_RULE": "panda",
             "ANALYSIS_OVERLOAD_RULE": "panda",

@@ -1468,6 +1468,17 @@ REGISTRY = Registry(
             minimum=0,
         ),
         parameter(
+            "TIMEOUT_WAITING",
+            "watcher",
+            "float",
+            0.5,
+            "hours",
+            "Waiting jobs (waiting for their input: fake co-jumbo jobs) are closed after this long in waiting.",
+            "seed 002, Timeout values for production jobs",
+            app="pandaserver",
+            minimum=0,
+        ),
+        parameter(
             "TIMEOUT_DEFINED",
             "watcher",
             "float",

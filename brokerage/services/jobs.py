@@ -491,7 +491,7 @@ def job_generation_plan(
                     task_id=task["jediTaskID"],
                     jobsetID=jobset_id,
                     jobName=f"{task['taskName'][:200]}.{jobset_id}.{'merge' if merge else number}",
-                    jobStatus="defined",
+                    jobStatus="pending",
                     prodSourceLabel=task["prodSourceLabel"] or "managed",
                     processingType=task["processingType"] or "",
                     currentPriority=task["currentPriority"],
@@ -544,11 +544,21 @@ def _write(writes: GenerationWrites, *, now: datetime) -> None:
     """Writes what job_generation_plan made, in bulk statements whatever the number of jobs."""
     throttled_dialogs, previous_jobs = writes.throttled_dialogs, writes.previous_jobs
     bulk_update_values(Task, fields=("errorDialog",), rows=throttled_dialogs)
+    # JEDI inserts its jobs pending (DBProxy.insertNewJob, 1.0.4: "jobs from JEDI"), and the Setupper, once their
+    # input is registered for dispatch, makes them defined; ours are set up in the same transaction
     created = Job.objects.bulk_create(writes.jobs, batch_size=1000)
     rows_insert(
         JobStatusLog,
         fields=("job_id", "timestamp", "old_status", "new_status", "actor", "reason", "computingSite"),
-        rows=((job.pk, now, "", "defined", ACTOR, "generated", job.computingSite) for job in created),
+        rows=((job.pk, now, "", "pending", ACTOR, "generated", job.computingSite) for job in created),
+    )
+    job_status_transition_many(
+        from_status="pending",
+        to_status="defined",
+        job_ids=[job.pk for job in created],
+        reason="set up: input registered for dispatch",
+        actor=ACTOR,
+        now=now,
     )
     # defined → assigned through the job state machine, in one move (three statements whatever the number of jobs
     # and queues): each log row carries its job's queue in computingSite

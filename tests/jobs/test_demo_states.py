@@ -34,7 +34,6 @@ NOT_REACHED_YET = {
         "rerefine": NOT_MODELLED_YET,
     },
     "job": {
-        "pending": NOT_MODELLED_YET,
         "waiting": NOT_MODELLED_YET + "; issue 52's fake co-jumbo jobs wait too",
         "merging": "pre-merged jobs wait in merging: issue 52's merging",
         "throttled": "the demo sets no CAP_RUNNING_USER_* cap",

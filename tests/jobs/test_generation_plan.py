@@ -48,7 +48,7 @@ def test_jobs_tasks_and_dialogs_from_three_decisions():
         5,
     )
     assert (job.jobStatus, job.jobsetID, job.jobName, job.nInputFiles, job.nEvents) == (
-        "defined", 7, "mc.task1.7.0", 2, 200
+        "pending", 7, "mc.task1.7.0", 2, 200
     )  # fmt: skip
     assert writes.previous_jobs == [[900]]
     assert writes.task_moves == {"ready": {2: ("pending", "no queue")}}

@@ -74,7 +74,11 @@ def test_a_ready_task_gets_ten_scouts_brokered_as_one_job_set(grid, work_queue, 
         JobStatusLog.objects.filter(job=jobs[0])
         .order_by("pk")
         .values_list("old_status", "new_status", "reason", "computingSite")
-    ) == [("", "defined", "generated", "SAT_Q"), ("defined", "assigned", "chosen by job brokerage", "SAT_Q")]
+    ) == [
+        ("", "pending", "generated", "SAT_Q"),  # JEDI inserts its jobs pending, the Setupper makes them defined
+        ("pending", "defined", "set up: input registered for dispatch", "SAT_Q"),
+        ("defined", "assigned", "chosen by job brokerage", "SAT_Q"),
+    ]
     # the move to assigned went through the job state machine: it stamps the state change
     assert {(j.stateChangeTime, j.modificationTime) for j in jobs} == {(NOW, NOW)}
     assert (cycle.n_decisions, cycle.n_assigned) == (1, 1)

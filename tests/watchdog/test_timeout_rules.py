@@ -31,6 +31,7 @@ def check_edges(the_job, queue, rule, limit, limits=LIMITS):
     ("status", "limit"),
     [
         ("pending", timedelta(hours=1)),
+        ("waiting", timedelta(minutes=30)),  # seed 002, Timeout values for production jobs
         ("defined", timedelta(hours=4)),
         ("assigned", timedelta(hours=12)),
         ("throttled", timedelta(days=7)),
