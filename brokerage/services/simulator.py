@@ -135,7 +135,10 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0, inflow: bool = Fals
     """One simulator step at `now` (module docstring); `inflow`: new tasks arrive as the old ones end."""
     minute = timedelta(minutes=1) / max(speed, 1e-9)
     registered = demo_tasks_inflow(now=now) if inflow else []
-    queues = {row["name"]: row for row in PandaQueue.objects.values("pk", "name", "status", "cric", "pilot_driven")}
+    queues = {
+        row["name"]: row
+        for row in PandaQueue.objects.values("pk", "name", "status", "cric", "pilot_driven", "site__name")
+    }
     # a pilot-driven queue's jobs start, beat and end as its real pilots say (services/dispatcher.py)
     real_pilots = {name for name, row in queues.items() if row["pilot_driven"]}
     # 1. input transferred: assigned → activated
@@ -155,20 +158,30 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0, inflow: bool = Fals
         )
     )
     running = [row for row in running if row[1] not in real_pilots]
-    failed_ids, finished_ids, crashed = _jobs_ending(running, queues, now=now, minute=minute)
+    failed_ids, done_ids, crashed = _jobs_ending(running, queues, now=now, minute=minute)
+    # 4. a finished payload's job holds while its outputs are added, then transfers them to the nucleus (a job
+    # elsewhere) and ends finished: the files it used are finished then
+    stored, finished_ids = _jobs_stage_out(queues, now=now, minute=minute, move=move)
     with transaction.atomic():
         free = job_tasks_lock(job_ids=finished_ids + failed_ids)
         finished_ids = [pk for pk in finished_ids if pk in free]
         failed_ids = [pk for pk in failed_ids if pk in free]
-        move(from_status="running", to_status="finished", job_ids=finished_ids, reason="payload finished")
+        for source in ("holding", "transferring"):
+            move(
+                from_status=source,
+                to_status="finished",
+                job_ids=[pk for pk in finished_ids if stored[pk] == source],
+                reason="outputs stored",
+            )
         move(
             from_status="running",
             to_status="failed",
             job_ids=failed_ids,
             reason="payload failed",
         )
-        _pilot_reports_apply(finished=finished_ids, failed=failed_ids, crashed=crashed)
+        _pilot_reports_apply(finished=done_ids, failed=failed_ids, now=now, crashed=crashed)
         job_inputs_after_end(finished=finished_ids, failed=failed_ids, now=now)
+    move(from_status="running", to_status="holding", job_ids=done_ids, reason="payload finished: adding its outputs")
     demo_shifter_act(now=now, minute=minute)
     _heartbeats_send(running=[pk for pk, *_ in running], now=now, minute=minute)
     _pilots_report(queues, now=now, minute=minute)
@@ -187,6 +200,32 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0, inflow: bool = Fals
         dirac_ended,
         len(registered),
     )
+
+
+# grid minutes a job holds while its outputs are added to their datasets
+HOLDING_MINUTES = 1
+
+
+def _jobs_stage_out(queues: dict[str, dict], *, now: datetime, minute: timedelta, move) -> tuple[dict, list[int]]:
+    """Holding jobs after HOLDING_MINUTES: those at their task's nucleus (or with none) are done, the others
+    transfer their outputs there (holding → transferring); transferring ones are done after TRANSFER_MINUTES.
+    Returns (job → the status it is done from, the jobs done), for the caller to finish with their files."""
+    site_of = {row["name"]: row["site__name"] for row in queues.values()}
+    done: dict[int, str] = {}
+    to_transfer = []
+    for pk, site, nucleus in Job.objects.filter(
+        jobStatus="holding", stateChangeTime__lte=now - HOLDING_MINUTES * minute
+    ).values_list("pk", "computingSite", "nucleus"):
+        if nucleus and site_of.get(site) not in (None, nucleus):
+            to_transfer.append(pk)
+        else:
+            done[pk] = "holding"
+    for pk in Job.objects.filter(
+        jobStatus="transferring", stateChangeTime__lte=now - TRANSFER_MINUTES * minute
+    ).values_list("pk", flat=True):
+        done[pk] = "transferring"
+    move(from_status="holding", to_status="transferring", job_ids=to_transfer, reason="outputs going to the nucleus")
+    return done, list(done)
 
 
 def _where_it_runs(started: list[int], site_of: dict[int, str]) -> None:
@@ -223,7 +262,8 @@ def _jobs_start(queues: dict[str, dict], real_pilots: set[str], *, move) -> list
             nodes=nodes, distribution=distribution, waiting=jobs, slots=max(slots - busy.get(site, 0), 0)
         )
         to_start += taken
-    move(from_status="activated", to_status="starting", job_ids=to_start, reason="pilot got the job")
+    move(from_status="activated", to_status="sent", job_ids=to_start, reason="dispatched to a pilot (getJob)")
+    move(from_status="sent", to_status="starting", job_ids=to_start, reason="pilot got the job")
     started = move(from_status="starting", to_status="running", job_ids=to_start, reason="payload started")
     _where_it_runs(started, {pk: site for site, jobs in waiting.items() for pk, *_ in jobs})
     Event.objects.filter(PandaID__in=started, status="ready").update(status="sent")
@@ -423,7 +463,9 @@ def failure_cause(pk: int) -> dict:
 MEASURED_COLUMNS = ("cpuConsumptionTime", "maxPSS", "maxRSS", "outputFileBytes")
 
 
-def _pilot_reports_apply(*, finished: list[int], failed: list[int], crashed: set[int] = frozenset()) -> None:
+def _pilot_reports_apply(
+    *, finished: list[int], failed: list[int], now: datetime, crashed: set[int] = frozenset()
+) -> None:
     """What the pilot reports at a job's end, written in one statement per kind of end:
     - for every job, its CPU time and memory (read by the scout rules of the watchdog) and output bytes;
     - for a failed job, its error columns drawn from FAILURES (`failure_cause`); a demo story's jobs (`crashed`)
@@ -437,7 +479,7 @@ def _pilot_reports_apply(*, finished: list[int], failed: list[int], crashed: set
         "pk", "coreCount", "minRamCount", "startTime", "endTime", "inputFileBytes"
     )
     for pk, cores, ram_per_core, start, end, input_bytes in rows:
-        seconds = int((end - start).total_seconds()) if start and end else 0
+        seconds = int(((end or now) - start).total_seconds()) if start else 0  # a holding job has no end yet
         ram = (ram_per_core or 2000) * (cores or 1)
         values = (
             seconds * (cores or 1) * 85 // 100,

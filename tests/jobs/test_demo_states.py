@@ -34,12 +34,10 @@ NOT_REACHED_YET = {
         "rerefine": NOT_MODELLED_YET,
     },
     "job": {
-        "waiting": NOT_MODELLED_YET + "; issue 52's fake co-jumbo jobs wait too",
+        "waiting": "only fake co-jumbo jobs wait (DBProxy.insertNewJob, 1.0.4): issue 52's jumbo jobs",
         "merging": "pre-merged jobs wait in merging: issue 52's merging",
-        "throttled": "the demo sets no CAP_RUNNING_USER_* cap",
-        "sent": "entered when a real pilot's getJob takes a job; the simulator's pilots go straight to starting",
-        "holding": "the simulator's jobs end straight from running",
-        "transferring": "the simulator's jobs end straight from running",
+        "throttled": "a user over CAP_RUNNING_USER_JOBS needs activated jobs waiting: the demo's analysis queues start "
+        "them at once (the job-level throttle is tested in tests/watchdog/test_user_caps.py)",
         "closed": "the demo's timeouts (12 h assigned, 2 days activated) come after ten grid hours",
     },
     "input dataset": {

@@ -6,7 +6,17 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from brokerage.models import Dataset, DatasetFile, DiracJob, Job, PandaQueue, QueuePilotStats, Task, TaskStatusLog
+from brokerage.models import (
+    Dataset,
+    DatasetFile,
+    DiracJob,
+    Job,
+    JobStatusLog,
+    PandaQueue,
+    QueuePilotStats,
+    Task,
+    TaskStatusLog,
+)
 from brokerage.services.cycles import task_brokerage_cycle_run
 from brokerage.services.demo_stories import STORIES
 from brokerage.services.jobs import job_generation_cycle_run
@@ -115,16 +125,27 @@ def test_simulator_transfers_starts_up_to_slots_and_ends_jobs(grid, work_queue, 
     assert report.started == 4
     assert Job.objects.filter(task=task, jobStatus="running").count() == 4
     assert DatasetFile.objects.filter(task=task, status="running").count() == 4
-    # after the longest run time every running job has ended, finished at a 0 % failure rate
+    # after the longest run time every payload has ended, none failed (a 0 % failure rate): the jobs hold while
+    # their outputs are added, with what their pilots reported
     later = NOW + timedelta(seconds=5 + 151)
     report = grid_simulate_step(now=later, speed=60)
-    assert report.finished == 4
-    assert report.failed == 0
-    assert DatasetFile.objects.filter(task=task, status="finished").count() == 4
-    assert Job.objects.filter(task=task, jobStatus="finished", maxPSS__gt=0, cpuConsumptionTime__gt=0).count() == 4
-    # the next step gives the freed slots to the remaining activated jobs, and the pilots are counted
+    assert (report.finished, report.failed) == (0, 0)
+    assert Job.objects.filter(task=task, jobStatus="holding", maxPSS__gt=0, cpuConsumptionTime__gt=0).count() == 4
+    # a grid minute later their outputs go to the nucleus NUC (the queue is at SAT), and the freed slots are given
+    # to the remaining activated jobs, dispatched (sent) then started
     report = grid_simulate_step(now=later + timedelta(seconds=1), speed=60)
     assert report.started == 4
+    assert Job.objects.filter(task=task, jobStatus="transferring").count() == 4
+    assert DatasetFile.objects.filter(task=task, status="finished").count() == 0
+    # five grid minutes of transfer later they are finished, and so are their files
+    report = grid_simulate_step(now=later + timedelta(seconds=6), speed=60)
+    assert report.finished == 4
+    assert DatasetFile.objects.filter(task=task, status="finished").count() == 4
+    first = Job.objects.filter(task=task, jobStatus="finished").order_by("pk").first()
+    assert list(JobStatusLog.objects.filter(job=first).order_by("pk").values_list("new_status", flat=True)) == [
+        "pending", "defined", "assigned", "activated", "sent", "starting", "running", "holding", "transferring",
+        "finished",
+    ]  # fmt: skip
     stats = QueuePilotStats.objects.get(queue=grid)
     assert stats.pilotsLast3h == 8 + 1  # 8 jobs started in 3 grid hours + 4 // 10 + 1 idle pilots
     assert stats.nBatchJob == 4
@@ -160,7 +181,8 @@ def test_a_task_flows_from_registered_to_done(grid, work_queue, ready_task):
     task = ready_task(work_queue, files=3, status="registered", nScoutJobs=0)
     Task.objects.filter(pk=task.pk).update(nucleus="", gshare="MC 16", ioIntensity=100)
     now = NOW
-    for _ in range(12):
+    # (five grid hours: task brokerage, five minutes of input transfer, up to 150 of running, holding, output transfer)
+    for _ in range(15):
         now += timedelta(seconds=20)
         task_refine(now=now)
         task_brokerage_cycle_run(now=now)

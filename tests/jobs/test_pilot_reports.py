@@ -32,7 +32,7 @@ def _ended(pk: int, status: str) -> Job:
 def test_a_finished_job_reports_its_cpu_memory_and_output():
     _ended(900001, "finished")
     assert (_draw(900001, 3) % 35, _draw(900001, 4) % 35, _draw(900001, 6) % 30) == (15, 0, 10)
-    _pilot_reports_apply(finished=[900001], failed=[])
+    _pilot_reports_apply(finished=[900001], failed=[], now=END)
     job = Job.objects.get(pk=900001)
     assert job.cpuConsumptionTime == 48_960  # 7,200 s × 8 cores × 85 %
     assert job.maxPSS == 12_288_000  # 16,000 MB × 1,024 × (60 + 15) %
@@ -49,7 +49,7 @@ def test_a_failure_gets_its_drawn_cause_or_runs_out_of_memory_and_a_crash_stays_
     # 900012: its draw (2) is not a memory failure; its cause (2 of 15) is the transform's crash
     assert [_draw(pk, 5) % 5 for pk in (900002, 900003, 900012)] == [0, 0, 2]
     assert [_draw(pk, 4) % 15 for pk in (900002, 900012)] == [10, 2]
-    _pilot_reports_apply(finished=[], failed=[900002, 900003, 900012], crashed={900003})
+    _pilot_reports_apply(finished=[], failed=[900002, 900003, 900012], now=END, crashed={900003})
     jobs = {job.pk: job for job in Job.objects.filter(pk__in=(900002, 900003, 900012))}
     memory = jobs[900002]
     assert (memory.pilotErrorCode, memory.pilotErrorDiag) == (1212, PILOT[1212])
