@@ -14,6 +14,7 @@ fifth attempt, the completion check and the scouting rules close them. At `make 
 - exhausted (an analysis task set to stop for manual intervention when inputs fail), then passed when the demo's
   shifter finishes it;
 - finished (half its inputs fail once, no second attempt), then retried by the shifter (toretry);
+- preprocessing (a preprocess job first, then its own jobs);
 - paused by the shifter and resumed, aborted by the shifter (its jobs cancelled), finished by the shifter while it
   runs (finishing).
 
@@ -79,6 +80,14 @@ STORIES = (
         4,
         1,
         {"demoRunMinutes": 10, "demoFailurePercent": 50, "demoCommands": [[90, "retry"]]},
+    ),
+    Story(
+        "preprocessing",
+        "user.eva.preprocessed_ntuples.v1",
+        3,
+        3,
+        {"demoRunMinutes": 6, "demoFailurePercent": 0, "preproSpec": {"transPath": "prepro.py"}},
+        analysis=True,
     ),
     Story(
         "paused",

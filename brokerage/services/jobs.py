@@ -53,7 +53,7 @@ from brokerage.services.cycles import brokerage_pending_mark, task_claim, task_c
 from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_store_many, worker_name
 from brokerage.services.locks import process_lock_acquire, process_lock_release
 from brokerage.services.merging import MergeSet, merge_outcomes_apply, merge_sets
-from brokerage.services.progress import task_completion_check
+from brokerage.services.progress import PREPROCESS_HANDLING, task_completion_check
 from brokerage.services.retries import job_retry_history_record
 from brokerage.services.scouting import task_scouting_check
 from brokerage.services.status import job_status_transition_many, task_status_transition_many
@@ -160,7 +160,8 @@ def throttle_verdicts(
 
 def _claim(*, work_queue_id: int, now: datetime, owner: str, limit: int) -> list[int]:
     """Up to `limit` tasks of the work queue that can get jobs: those with input left — ready files, or (event
-    level) picked files whose events are not all out — or with pre-merged outputs to merge."""
+    level) picked files whose events are not all out — or with pre-merged outputs to merge, and those waiting for
+    their preprocess job (topreprocess)."""
     inputs = DatasetFile.objects.filter(task=OuterRef("pk"), type__in=("input", "pseudo_input"))
     unmerged = Job.objects.filter(task=OuterRef("pk"), jobStatus="finished", isMerge=False, mergeJob__isnull=True)
     has_input = (
@@ -169,8 +170,8 @@ def _claim(*, work_queue_id: int, now: datetime, owner: str, limit: int) -> list
         | (Q(taskParams__mergeOutput=True) & Exists(unmerged))
     )
     candidates = (
-        Task.objects.filter(workQueue_id=work_queue_id, status__in=GENERATING)
-        .filter(has_input)
+        Task.objects.filter(workQueue_id=work_queue_id)
+        .filter((Q(status__in=GENERATING) & has_input) | Q(status="topreprocess"))
         .order_by("-currentPriority", "jediTaskID")
     )
     return task_claim(candidates=candidates, now=now, owner=owner, limit=limit)
@@ -385,20 +386,26 @@ def _job_set_decisions(
         if not verdict.passed or (verdict.min_priority is not None and task["currentPriority"] < verdict.min_priority):
             continue
         master = masters.get(task["jediTaskID"])
-        if master is None:
+        preprocess = task["status"] == "topreprocess"
+        if master is None and not preprocess:
             continue
         scouts = task["status"] == "ready" and int((task["taskParams"] or {}).get("nScoutJobs", SCOUT_JOBS)) > 0
         wanted = int((task["taskParams"] or {}).get("nScoutJobs", SCOUT_JOBS)) if scouts else JOBS_PER_SET
         wanted = int(min(wanted, budget[task["resource_type"]]))
-        chunks = task_chunks(task, files.get(task["jediTaskID"], []), used, wanted) if wanted > 0 else []
+        if preprocess:  # one job, reading nothing of the task's input (JobGenerator.doGeneratePrePro, 1.0.4)
+            chunks = [JobChunk((), 0, None)] if wanted > 0 else []
+        else:
+            chunks = task_chunks(task, files.get(task["jediTaskID"], []), used, wanted) if wanted > 0 else []
         if not chunks:
             continue
         jobset_id = (cycle_id << 20) + sequence
-        found = replicas[master["datasetName"]]
+        found = replicas[master["datasetName"]] if master else {}
         scenario = job_set_scenario(
             base=base,
             task=task,
-            datasets=[
+            datasets=[]
+            if master is None
+            else [
                 {
                     "name": master["datasetName"],
                     "master": True,
@@ -486,11 +493,14 @@ def job_generation_plan(
             )
             if merge is not None:
                 merged.append((merge, len(jobs)))
+            preprocess = task["status"] == "topreprocess"
             jobs.append(
                 Job(
                     task_id=task["jediTaskID"],
                     jobsetID=jobset_id,
-                    jobName=f"{task['taskName'][:200]}.{jobset_id}.{'merge' if merge else number}",
+                    jobName=f"{task['taskName'][:200]}.{jobset_id}."
+                    + ("merge" if merge else PREPROCESS_HANDLING if preprocess else str(number)),
+                    specialHandling=PREPROCESS_HANDLING if preprocess else "",
                     jobStatus="pending",
                     prodSourceLabel=task["prodSourceLabel"] or "managed",
                     processingType=task["processingType"] or "",
@@ -510,10 +520,11 @@ def job_generation_plan(
                     and task["status"] == "ready"
                     and int(params.get("nScoutJobs", SCOUT_JOBS)) > 0,
                     isMerge=merge is not None,
-                    coreCount=core_count,
+                    coreCount=1 if preprocess else core_count,
                     minRamCount=ram,
                     attemptNr=attempt,
-                    maxAttempt=int(params.get("maxAttempt", 3)),
+                    # a preprocess job is tried once (doGeneratePrePro: maxAttempt = attemptNr)
+                    maxAttempt=1 if preprocess else int(params.get("maxAttempt", 3)),
                     creationTime=now,
                     modificationTime=now,
                     stateChangeTime=now,
@@ -530,6 +541,7 @@ def job_generation_plan(
         if merge is not None:
             continue  # a merge job set leaves the task where it is
         target = "scouting" if task["status"] == "ready" and jobs[-1].isScout else "running"
+        target = "preprocessing" if task["status"] == "topreprocess" else target
         if task["status"] != target:
             task_moves[task["status"]][task["jediTaskID"]] = (target, f"{len(chunks)} jobs to {decision.chosen}")
             task_extra[task["jediTaskID"]] = {"errorDialog": ""}

@@ -27,6 +27,10 @@ from brokerage.services.shares import task_work_queue_assign
 from brokerage.services.status import status_transition_many, task_status_transition_many
 from brokerage.states import JOB_ACTIVE
 
+# how a preprocess job is told apart (JobSpec's specialHandling, as JEDI tags its special jobs)
+PREPROCESS_HANDLING = "preprocess"
+JOB_ENDED_STATUSES = ("finished", "failed", "closed", "cancelled")
+
 ACTOR = "task refiner"
 OPEN_FILE_STATUSES = ("ready", "picked", "running", "partial", "missing")
 # seed 002 "Memory probe and brokerage": the shared memory (MB) of a job by the task's processingType
@@ -36,9 +40,10 @@ CLOSABLE = ("running", "scouted")
 
 
 def task_refine(*, now: datetime, limit: int = 1000) -> dict[str, list[int]]:
-    """registered → defined (with a work queue), defined → assigning or ready; input datasets → ready."""
+    """registered → defined (with a work queue), defined → assigning, ready or topreprocess (a preprocess job
+    first); preprocessed tasks defined again; input datasets → ready."""
     registered = list(Task.objects.filter(status="registered").order_by("pk").values_list("pk", flat=True)[:limit])
-    moved: dict[str, list[int]] = {}
+    moved: dict[str, list[int]] = tasks_preprocessed(now=now)
     if registered:
         task_work_queue_assign(task_ids=registered)
         # seed 002 "Memory probe and brokerage": the baseramcount "is fixed per processingtype"; a task that names
@@ -61,9 +66,13 @@ def task_refine(*, now: datetime, limit: int = 1000) -> dict[str, list[int]]:
         moved["broken"] = tasks_break_on_unknown_inputs(unknown=unknown, now=now)
         defined = [row for row in defined if row[0] not in unknown]
     moves = {}
+    preprocess = task_preprocess_wanted(task_ids=[pk for pk, *_ in defined])
     for pk, label, nucleus in defined:
         if label in ("user", "panda") or nucleus:
-            moves[pk] = ("ready", "no task brokerage needed" if not nucleus else f"nucleus {nucleus} preset")
+            if pk in preprocess:
+                moves[pk] = ("topreprocess", "a preprocess job first (preproSpec)")
+            else:
+                moves[pk] = ("ready", "no task brokerage needed" if not nucleus else f"nucleus {nucleus} preset")
         else:
             moves[pk] = ("assigning", "waiting for task brokerage")
     if moves:
@@ -72,6 +81,56 @@ def task_refine(*, now: datetime, limit: int = 1000) -> dict[str, list[int]]:
             status="ready", modificationTime=now
         )
     return moved
+
+
+# The split rule a preprocessed task keeps (JEDI's splitRule token usePrePro: 1 to preprocess, 2 preprocessed)
+PREPROCESSED = "preprocessed"
+
+
+def task_preprocess_wanted(*, task_ids: list[int]) -> set[int]:
+    """The tasks that run a preprocess job before their own (seed 002 topreprocess: "preprocess job is ready for the
+    task"): those whose parameters carry JEDI's preproSpec and that were not preprocessed yet (one query)."""
+    return {
+        pk
+        for pk, params in Task.objects.filter(pk__in=task_ids, taskParams__has_key="preproSpec").values_list(
+            "pk", "taskParams"
+        )
+        if not (params or {}).get(PREPROCESSED)
+    }
+
+
+def tasks_preprocessed(*, now: datetime) -> dict[str, list[int]]:
+    """Preprocessing tasks whose preprocess job ended: finished → the task is defined again, marked preprocessed, and
+    refined into its own jobs (JEDI: "registered", with splitRule usePrePro=2); failed, closed or cancelled → broken,
+    as nothing of the task can run without it (JEDI ends it through prepared). Two queries, one move each way."""
+    ended = dict(
+        Job.objects.filter(
+            task__status="preprocessing", specialHandling=PREPROCESS_HANDLING, jobStatus__in=JOB_ENDED_STATUSES
+        ).values_list("task_id", "jobStatus")
+    )
+    good = [pk for pk, status in ended.items() if status == "finished"]
+    for pk, params in Task.objects.filter(pk__in=good).values_list("pk", "taskParams"):
+        Task.objects.filter(pk=pk).update(taskParams={**(params or {}), PREPROCESSED: True})
+    moved = {
+        "defined": task_status_transition_many(
+            from_status="preprocessing",
+            moves={pk: ("defined", "preprocess job finished") for pk in good},
+            actor=ACTOR,
+            now=now,
+        )
+    }
+    bad = {pk: f"preprocess job {status}" for pk, status in ended.items() if status != "finished"}
+    task_status_transition_many(
+        from_status="preprocessing",
+        moves={pk: ("tobroken", reason) for pk, reason in bad.items()},
+        actor=ACTOR,
+        now=now,
+        extra={pk: {"errorDialog": reason} for pk, reason in bad.items()},
+    )
+    moved["broken"] = task_status_transition_many(
+        from_status="tobroken", moves={pk: ("broken", reason) for pk, reason in bad.items()}, actor=ACTOR, now=now
+    )
+    return {status: ids for status, ids in moved.items() if ids}
 
 
 # A dataset's DDM state when DDM answered that it has no such dataset (JEDI's contents feeder: "unknown dataset")

@@ -28,8 +28,6 @@ START = datetime(2026, 11, 1, 12, tzinfo=UTC)
 NOT_MODELLED_YET = "not entered by any service yet (issue 51)"
 NOT_REACHED_YET = {
     "task": {
-        "topreprocess": NOT_MODELLED_YET,
-        "preprocessing": NOT_MODELLED_YET,
         "toincexec": NOT_MODELLED_YET,
         "rerefine": NOT_MODELLED_YET,
     },

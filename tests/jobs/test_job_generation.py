@@ -24,6 +24,7 @@ from brokerage.models import (
     ProcessLock,
     StorageEndpoint,
     Task,
+    TaskStatusLog,
 )
 from brokerage.selectors.gdpconfig import gdpconfig_cache_clear
 from brokerage.selectors.tasks import task_generation_hold
@@ -521,3 +522,48 @@ def test_the_admins_what_if_shows_a_share_change_before_it_is_saved(admin_client
         'id="what-if-run"'
         in admin_client_logged.get(reverse("admin:brokerage_globalshare_change", args=[mc16.pk])).content.decode()
     )
+
+
+def test_a_task_with_a_preprocess_job_runs_it_first_then_its_own_jobs(grid, work_queue, ready_task):
+    from brokerage.services.progress import task_refine
+
+    # seed 002: topreprocess "preprocess job is ready for the task", preprocessing "preprocess job is running"
+    task = ready_task(work_queue, files=4, status="defined", nScoutJobs=0, preproSpec={"transPath": "prepro.py"})
+    assert task_refine(now=NOW)["assigning"] == [task.pk]  # nucleus NUC preset: no task brokerage
+    task.refresh_from_db()
+    assert task.status == "topreprocess"
+    run(work_queue)
+    (job,) = Job.objects.filter(task=task)
+    assert (job.specialHandling, job.coreCount, job.maxAttempt, job.nInputFiles, job.jobName.split(".")[-1]) == (
+        "preprocess", 1, 1, 0, "preprocess"
+    )  # fmt: skip
+    task.refresh_from_db()
+    assert task.status == "preprocessing"
+    run(work_queue, NOW + timedelta(minutes=1))  # nothing else while it runs
+    assert Job.objects.filter(task=task).count() == 1
+    # the preprocess job finishes: the task is defined again, preprocessed, and refined into its own four jobs
+    for source, target in (("assigned", "activated"), ("activated", "starting"), ("starting", "running"),
+                           ("running", "finished")):  # fmt: skip
+        job_status_transition_many(from_status=source, to_status=target, job_ids=[job.pk], now=NOW)
+    moved = task_refine(now=NOW + timedelta(minutes=2))
+    assert (moved["defined"], moved["assigning"]) == ([task.pk], [task.pk])
+    task.refresh_from_db()
+    assert (task.status, task.taskParams["preprocessed"]) == ("ready", True)
+    run(work_queue, NOW + timedelta(minutes=3))
+    assert Job.objects.filter(task=task, specialHandling="").count() == 4
+    assert list(TaskStatusLog.objects.filter(task=task).values_list("new_status", flat=True)) == [
+        "topreprocess", "preprocessing", "defined", "ready", "running"
+    ]  # fmt: skip
+
+
+def test_a_failed_preprocess_job_breaks_its_task(grid, work_queue, ready_task):
+    from brokerage.services.progress import task_refine
+
+    task = ready_task(work_queue, files=2, status="defined", preproSpec={"transPath": "prepro.py"})
+    task_refine(now=NOW)
+    run(work_queue)
+    job = Job.objects.get(task=task)
+    job_status_transition_many(from_status="assigned", to_status="failed", job_ids=[job.pk], now=NOW)
+    assert task_refine(now=NOW + timedelta(minutes=1))["broken"] == [task.pk]
+    task.refresh_from_db()
+    assert (task.status, task.errorDialog) == ("broken", "preprocess job failed")

@@ -127,6 +127,17 @@ ACTIONS: dict[str, Action] = {
     ),
     "state_scouting": Action(WAIT, "Wait for the scouts: the rest of the jobs follow once they end."),
     "state_paused": Action(TASK, "Resume the task when the reason it was paused for is gone."),
+    "state_topreprocess": Action(WAIT, "Wait: the preprocess job is made at the next job generation."),
+    "state_preprocessing": Action(
+        WAIT, "Wait for the preprocess job; if it fails the task is broken: look at that job's error."
+    ),
+    "state_aborting": Action(WAIT, "Nothing to do: it is aborted as soon as its jobs are killed."),
+    "state_aborted": Action(TASK, "Nothing to do unless it was aborted by mistake: then submit it again."),
+    "state_finishing": Action(WAIT, "Wait for its running jobs to end; it closes by itself."),
+    "state_passed": Action(WAIT, "Nothing to do: it closes at the next completion check."),
+    "state_toretry": Action(WAIT, "Wait: its failed inputs are made into new jobs."),
+    "state_toincexec": Action(WAIT, "Wait: the new parameters are applied at the next refining."),
+    "state_rerefine": Action(WAIT, "Wait: its inputs are looked up again, then new jobs are made."),
     # whose fault the main error is
     "fault_task": Action(
         TASK,

@@ -567,6 +567,57 @@ _STATES = [
         "Someone paused it: nothing is brokered or generated until it is resumed.",
         "{by} paused it at {at}: nothing is brokered or generated until it is resumed.",
     ),
+    Reason(
+        "state_topreprocess",
+        "preprocess job next",
+        "Its preprocess job is made at the next job generation; its own jobs come after it.",
+        "Its preprocess job ({reason}) is made at the next job generation; its own jobs come after it.",
+    ),
+    Reason(
+        "state_preprocessing",
+        "preprocessing",
+        "Its preprocess job runs; its own jobs are made once it has finished (it is tried once).",
+        "Its preprocess job runs since {at}; its own jobs are made once it has finished (it is tried once).",
+    ),
+    Reason(
+        "state_aborting",
+        "being aborted",
+        "Someone aborted it: its jobs are being killed.",
+        "{by} aborted it at {at}: its jobs are being killed.",
+    ),
+    Reason(
+        "state_aborted", "aborted", "Someone aborted it: its jobs were killed.", "{by} aborted it at {at} ({reason})."
+    ),
+    Reason(
+        "state_finishing",
+        "being finished",
+        "Someone finished it: no new jobs, its queued ones cancelled; it closes once its running jobs end.",
+        "{by} finished it at {at}: no new jobs, its queued ones cancelled; it closes once its running jobs end.",
+    ),
+    Reason(
+        "state_passed",
+        "passed",
+        "Left exhausted for ten days or finished by a shifter: it closes at the next check by what it processed.",
+        "Passed at {at} ({reason}): it closes at the next check as done, finished or failed by what it processed.",
+    ),
+    Reason(
+        "state_toretry",
+        "being retried",
+        "Someone retried it: its failed inputs get new attempts.",
+        "{by} retried it at {at}: its failed inputs get new attempts.",
+    ),
+    Reason(
+        "state_toincexec",
+        "new parameters coming",
+        "Someone resubmitted it with new parameters (incremental execution): they are applied next.",
+        "{by} resubmitted it at {at} with new parameters ({reason}): they are applied at the next refining.",
+    ),
+    Reason(
+        "state_rerefine",
+        "parameters changed",
+        "Its new parameters were applied; its inputs are looked up again for new files before new jobs are made.",
+        "Its new parameters were applied at {at} ({reason}); its inputs are looked up again for new files.",
+    ),
     # whose fault the main error is (engine/panda/task_states.py FAULT_OF_ERROR)
     Reason(
         "fault_task",

@@ -138,6 +138,21 @@ def _exhausted_code(reason: str) -> str:
     return "state_exhausted"
 
 
+# statuses said in one sentence of who and when, with what to do (seed 002, "Transition of task status")
+SAID_AS_IS = (
+    "paused",
+    "topreprocess",
+    "preprocessing",
+    "aborting",
+    "aborted",
+    "finishing",
+    "passed",
+    "toretry",
+    "toincexec",
+    "rerefine",
+)
+
+
 def task_state_explain(facts: TaskFacts) -> tuple[list[str], list[Advice]]:
     """(why, advice) for the task's state; both empty for a state that needs no explaining (a running task whose
     jobs mostly succeed, a task finished without failures, a pending one: its decisions answer)."""
@@ -184,8 +199,8 @@ def task_state_explain(facts: TaskFacts) -> tuple[list[str], list[Advice]]:
     elif status == "scouting":
         detail.update(wanted=facts.scouts_wanted, done=facts.scouts_done, failed=facts.scouts_failed)
         codes.append("state_scouting")
-    elif status == "paused":
-        codes.append("state_paused")
+    elif status in SAID_AS_IS:
+        codes.append(f"state_{status}")
     numbers = {code: detail for code in codes}
     if facts.generation_hold is not None:  # "why does this task get no jobs"
         hold, hold_detail = facts.generation_hold

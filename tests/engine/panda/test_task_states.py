@@ -146,6 +146,42 @@ def test_scouting_paused_and_finished_with_failures():
     assert task_state_explain(TaskFacts(status="finished", jobs_total=8)) == ([], [])
 
 
+@pytest.mark.parametrize(
+    ("status", "reason", "sentence", "kind"),
+    [
+        ("topreprocess", "a preprocess job first (preproSpec)",
+         "Its preprocess job (a preprocess job first (preproSpec)) is made at the next job generation; its own jobs "
+         "come after it.", WAIT),
+        ("preprocessing", "1 jobs to SAT_Q",
+         "Its preprocess job runs since 2026-11-27 14:00 UTC; its own jobs are made once it has finished (it is tried "
+         "once).", WAIT),
+        ("aborting", "abort command", "shifter:ana aborted it at 2026-11-27 14:00 UTC: its jobs are being killed.",
+         WAIT),
+        ("aborted", "4 jobs killed", "shifter:ana aborted it at 2026-11-27 14:00 UTC (4 jobs killed).", TASK),
+        ("finishing", "finish command",
+         "shifter:ana finished it at 2026-11-27 14:00 UTC: no new jobs, its queued ones cancelled; it closes once its "
+         "running jobs end.", WAIT),
+        ("passed", "exhausted for 10 days",
+         "Passed at 2026-11-27 14:00 UTC (exhausted for 10 days): it closes at the next check as done, finished or "
+         "failed by what it processed.", WAIT),
+        ("toretry", "retry command",
+         "shifter:ana retried it at 2026-11-27 14:00 UTC: its failed inputs get new attempts.", WAIT),
+        ("toincexec", "nFilesPerJob=2",
+         "shifter:ana resubmitted it at 2026-11-27 14:00 UTC with new parameters (nFilesPerJob=2): they are applied "
+         "at the next refining.", WAIT),
+        ("rerefine", "nFilesPerJob=2",
+         "Its new parameters were applied at 2026-11-27 14:00 UTC (nFilesPerJob=2); its inputs are looked up again "
+         "for new files.", WAIT),
+    ],
+)  # fmt: skip
+def test_the_states_a_command_or_a_preprocess_job_brings_are_said_with_who_and_when(status, reason, sentence, kind):
+    why, advice = task_state_explain(
+        TaskFacts(status=status, entered_by="shifter:ana", entered_at=AT, entered_reason=reason)
+    )
+    assert why == [sentence]
+    assert [a.kind for a in advice] == [kind]
+
+
 def test_a_broken_task_says_what_broke_it():
     why, advice = task_state_explain(TaskFacts(status="broken", entered_reason="no scout job succeeded"))
     assert why == ["It cannot run as defined: no scout job succeeded."]
