@@ -19,6 +19,7 @@ TASK_ACTIONS = {
     "broker_now": "Broker again now (do not wait for the retry delay)",
     "reassign": "Reassign to another nucleus",
     "priority": "Change the priority",
+    "incexec": "Resubmit with new parameters (incremental execution)",
     "pause": "Pause (no new jobs until resumed; its jobs go on)",
     "resume": "Resume (back to what it was doing)",
     "finish": "Finish (no new jobs; running jobs may end)",
@@ -34,6 +35,8 @@ def task_actions_available(task: Task) -> list[str]:
     available = []
     if task.status in RETRYABLE:
         available.append("retry")
+    if task.status in ("done", "failed", "finished"):
+        available.append("incexec")
     if task.status == "pending" and task.oldStatus in ("assigning", "ready", "scouted", "running"):
         available.append("broker_now")
     # only production tasks have a nucleus: an analysis task's jobs go wherever its input and the user's queues are

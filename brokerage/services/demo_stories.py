@@ -15,6 +15,13 @@ fifth attempt, the completion check and the scouting rules close them. At `make 
   shifter finishes it;
 - finished (half its inputs fail once, no second attempt), then retried by the shifter (toretry);
 - preprocessing (a preprocess job first, then its own jobs);
+- resubmitted with new parameters once done (toincexec, rerefine: its input dataset updated, DDM's two more files
+  fed);
+- waiting for an open, empty input dataset (dataset and task pending) until DDM lists its files (toupdate);
+- with input files missing at its nucleus (its open dataset grew elsewhere first) until they are replicated there.
+
+The demo's data management plays the replicas a story lists (task parameter `demoDDM`: [grid minutes after the
+task was created, files DDM lists, files at the task's nucleus]).
 - paused by the shifter and resumed, aborted by the shifter (its jobs cancelled), finished by the shifter while it
   runs (finishing).
 
@@ -28,12 +35,14 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 
 from brokerage import models
 from brokerage.services.task_commands import (
     TaskCommandRefused,
     task_abort,
     task_finish,
+    task_incexec,
     task_pause,
     task_resume,
     task_retry,
@@ -52,6 +61,9 @@ class Story:
     max_attempt: int
     params: dict = field(default_factory=dict)
     analysis: bool = False
+    ddm_files: int | None = None  # the files DDM lists at first, if more than the task takes (default: `files`)
+    open_dataset: bool = False  # its input dataset is open in DDM: looked at again for new files
+    at_nucleus: bool = False  # its nucleus preset (the first nucleus): no task brokerage
 
 
 CRASH = {"demoRunMinutes": 3, "demoFailurePercent": 100}
@@ -90,6 +102,33 @@ STORIES = (
         analysis=True,
     ),
     Story(
+        "rerefine",
+        "user.eva.more_ntuples.v1",
+        4,
+        3,
+        {"demoRunMinutes": 5, "demoFailurePercent": 0, "demoCommands": [[60, "incexec"]]},
+        analysis=True,
+        ddm_files=6,
+    ),
+    Story(
+        "pending",
+        "user.eva.fresh_ntuples.v1",
+        0,
+        3,
+        {"demoRunMinutes": 5, "demoFailurePercent": 0, "demoDDM": [[10, 4, 4]]},
+        analysis=True,
+        open_dataset=True,
+    ),
+    Story(
+        "running",
+        "mc23_13p6TeV.802010.partly_replicated.simul",
+        4,
+        3,
+        {"demoRunMinutes": 8, "demoFailurePercent": 0, "nScoutJobs": 0, "demoDDM": [[10, 6, 4], [40, 6, 6]]},
+        open_dataset=True,
+        at_nucleus=True,
+    ),
+    Story(
         "paused",
         "mc23_13p6TeV.802007.paused_by_shifter.simul",
         6,
@@ -115,6 +154,8 @@ DEMO_SHIFTER = "demo shifter"
 # how long a command its task refuses is tried again (grid minutes past its time)
 COMMAND_PATIENCE_MINUTES = 120
 COMMANDS = {
+    # a resubmission asks for two files per job (seed 002: nFilesPerJob is one a resubmission may change)
+    "incexec": partial(task_incexec, params={"nFilesPerJob": 2}),
     "pause": task_pause,
     "resume": task_resume,
     "finish": task_finish,
@@ -150,6 +191,7 @@ def demo_stories_build(
             architecture=architecture,
             creationDate=now,
             modificationTime=now,
+            nucleus=nuclei[0].site.name if story.at_nucleus and nuclei else "",
             taskParams={
                 "maxAttempt": story.max_attempt,
                 "ipConnectivity": "full#IPv4",
@@ -166,6 +208,7 @@ def demo_stories_build(
             datasetName=f"{task.taskName}.input.{task.pk}",
             type="input",
             status="defined",
+            state="open" if story.open_dataset else "",
             nFiles=story.files,
             nEvents=1000 * story.files,
             nEventsUsed=0,
@@ -187,8 +230,13 @@ def demo_stories_build(
         for number in range(story.files)
     )
     models.DatasetReplica.objects.bulk_create(
-        models.DatasetReplica(datasetName=dataset.datasetName, endpoint=endpoint, nFiles=dataset.nFiles, sizeGB=1.0)
-        for dataset in datasets
+        models.DatasetReplica(
+            datasetName=dataset.datasetName,
+            endpoint=endpoint,
+            nFiles=story.ddm_files if story.ddm_files is not None else story.files,
+            sizeGB=1.0,
+        )
+        for dataset, story in zip(datasets, stories, strict=True)
         for endpoint in nuclei
     )
     return tasks
@@ -220,3 +268,29 @@ def demo_shifter_act(*, now: datetime, minute: timedelta) -> list[tuple[int, str
                 params["demoCommandsGiven"] = params.pop("demoCommands")
             models.Task.objects.filter(pk=task_id).update(taskParams=params)
     return given
+
+
+def demo_ddm_act(*, now: datetime, minute: timedelta) -> list[int]:
+    """The demo's data management: the replicas the stories list (`demoDDM`) set when their time comes, those at
+    the task's nucleus to the files there, the others to the files DDM lists. Returns the tasks whose input
+    changed."""
+    changed = []
+    for task_id, created, nucleus, params in models.Task.objects.filter(taskParams__has_key="demoDDM").values_list(
+        "pk", "creationDate", "nucleus", "taskParams"
+    ):
+        plan, done = params.get("demoDDM") or [], int(params.get("demoDDMDone", 0))
+        names = models.Dataset.objects.filter(task_id=task_id, type="input").values_list("datasetName", flat=True)
+        start = done
+        while done < len(plan) and created + plan[done][0] * minute <= now:
+            _, listed, at_nucleus = plan[done]
+            replicas = models.DatasetReplica.objects.filter(datasetName__in=list(names))
+            replicas.exclude(endpoint__site__name=nucleus).update(nFiles=listed, updated=now)
+            replicas.filter(endpoint__site__name=nucleus).update(nFiles=at_nucleus if nucleus else listed, updated=now)
+            done += 1
+        if done != start:
+            params = {**params, "demoDDMDone": done}
+            if done >= len(plan):
+                params["demoDDMGiven"] = params.pop("demoDDM")
+            models.Task.objects.filter(pk=task_id).update(taskParams=params)
+            changed.append(task_id)
+    return changed

@@ -17,10 +17,11 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import datetime
 
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q
 
 from brokerage.models import Dataset, DatasetFile, Job, Task
 from brokerage.services.bulk import bulk_update_values
+from brokerage.services.contents import datasets_contents_feed, datasets_pending_mark
 from brokerage.services.counters import dataset_counters_refresh
 from brokerage.services.merging import merges_pending
 from brokerage.services.shares import task_work_queue_assign
@@ -44,6 +45,9 @@ def task_refine(*, now: datetime, limit: int = 1000) -> dict[str, list[int]]:
     first); preprocessed tasks defined again; input datasets → ready."""
     registered = list(Task.objects.filter(status="registered").order_by("pk").values_list("pk", flat=True)[:limit])
     moved: dict[str, list[int]] = tasks_preprocessed(now=now)
+    moved.update(tasks_incexec_apply(now=now))
+    moved.update(datasets_contents_feed(now=now))
+    moved.update(tasks_rerefined(now=now))
     if registered:
         task_work_queue_assign(task_ids=registered)
         # seed 002 "Memory probe and brokerage": the baseramcount "is fixed per processingtype"; a task that names
@@ -65,6 +69,10 @@ def task_refine(*, now: datetime, limit: int = 1000) -> dict[str, list[int]]:
     if unknown:
         moved["broken"] = tasks_break_on_unknown_inputs(unknown=unknown, now=now)
         defined = [row for row in defined if row[0] not in unknown]
+    waiting = datasets_pending_mark(task_ids=[pk for pk, *_ in defined], now=now)
+    if waiting:
+        moved["pending"] = waiting
+        defined = [row for row in defined if row[0] not in set(waiting)]
     moves = {}
     preprocess = task_preprocess_wanted(task_ids=[pk for pk, *_ in defined])
     for pk, label, nucleus in defined:
@@ -131,6 +139,78 @@ def tasks_preprocessed(*, now: datetime) -> dict[str, list[int]]:
         from_status="tobroken", moves={pk: ("broken", reason) for pk, reason in bad.items()}, actor=ACTOR, now=now
     )
     return {status: ids for status, ids in moved.items() if ids}
+
+
+# The parameters a resubmission may change (seed 002, "Task resubmission": "site, cloud, includedSite, excludedSite,
+# nFilesPerJob, nGBPerJob, nFiles, nEvents, and ignoreMissingInDS. Other parameters are not changed")
+RESUBMIT_PARAMS = (
+    "site",
+    "cloud",
+    "includedSite",
+    "excludedSite",
+    "nFilesPerJob",
+    "nGBPerJob",
+    "nFiles",
+    "nEvents",
+    "ignoreMissingInDS",
+)
+INCEXEC_PARAMS = "incexecParams"  # the new parameters, kept with the task between the command and the refiner
+
+
+def tasks_incexec_apply(*, now: datetime) -> dict[str, list[int]]:
+    """Tasks resubmitted with new parameters (toincexec): those a resubmission may change applied, the others
+    dropped and said; failed input files ready again with new attempts (as a retry); every input dataset to update
+    (JEDI's retryTask_JEDI for incexec: "toupdate"); the task → rerefine. A few queries per task (few are)."""
+    moved = []
+    for pk, params in Task.objects.filter(status="toincexec").values_list("pk", "taskParams"):
+        params = dict(params or {})
+        asked = params.pop(INCEXEC_PARAMS, {}) or {}
+        applied = {key: value for key, value in asked.items() if key in RESUBMIT_PARAMS}
+        ignored = sorted(set(asked) - set(applied))
+        params.update(applied)
+        Task.objects.filter(pk=pk).update(taskParams=params)
+        max_attempt = int(params.get("maxAttempt", 3))
+        DatasetFile.objects.filter(task_id=pk, status="failed", type__in=("input", "pseudo_input")).update(
+            status="ready", maxAttempt=F("attemptNr") + max_attempt
+        )
+        for status in ("ready", "done"):
+            status_transition_many(
+                model=Dataset,
+                ids=Dataset.objects.filter(task_id=pk, type__in=("input", "pseudo_input"), status=status).values_list(
+                    "pk", flat=True
+                ),
+                from_status=status,
+                to_status="toupdate",
+                reason="resubmitted with new parameters",
+                actor=ACTOR,
+                now=now,
+            )
+        said = ", ".join(f"{key}={value}" for key, value in sorted(applied.items())) or "no parameter changed"
+        if ignored:
+            said += "; not changed on resubmission: " + ", ".join(ignored)
+        moved += task_status_transition_many(
+            from_status="toincexec", moves={pk: ("rerefine", said[:500])}, actor=ACTOR, now=now
+        )
+    return {"rerefine": moved} if moved else {}
+
+
+def tasks_rerefined(*, now: datetime) -> dict[str, list[int]]:
+    """Tasks rerefined whose input datasets are all fed (none to update): running again when some input finished
+    already, ready otherwise (as a retry). One query and a move each way."""
+    rows = Task.objects.filter(status="rerefine").exclude(
+        pk__in=Dataset.objects.filter(status="toupdate").values("task_id")
+    )
+    finished = set(
+        DatasetFile.objects.filter(task__in=rows, status="finished").values_list("task_id", flat=True).distinct()
+    )
+    ids = list(rows.values_list("pk", flat=True))
+    moved = task_status_transition_many(
+        from_status="rerefine",
+        moves={pk: ("running" if pk in finished else "ready", "inputs fed again") for pk in ids},
+        actor=ACTOR,
+        now=now,
+    )
+    return {"resumed": moved} if moved else {}
 
 
 # A dataset's DDM state when DDM answered that it has no such dataset (JEDI's contents feeder: "unknown dataset")

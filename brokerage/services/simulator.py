@@ -47,7 +47,7 @@ from brokerage.services.bulk import bulk_update_values
 from brokerage.services.demo_dirac import PILOTS as DIRAC_PILOTS
 from brokerage.services.demo_dirac import dirac_demo_jobs
 from brokerage.services.demo_grid import ARCHITECTURE, RELEASES, demo_tasks_register
-from brokerage.services.demo_stories import STORIES, demo_shifter_act, demo_stories_build
+from brokerage.services.demo_stories import STORIES, demo_ddm_act, demo_shifter_act, demo_stories_build
 from brokerage.services.dirac import dirac_jobs_submit, dirac_match_request, resource_from
 from brokerage.services.locks import exclusive_run
 from brokerage.services.retries import OUT_OF_MEMORY_CODES, job_inputs_after_end, job_tasks_lock
@@ -183,6 +183,7 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0, inflow: bool = Fals
         job_inputs_after_end(finished=finished_ids, failed=failed_ids, now=now)
     move(from_status="running", to_status="holding", job_ids=done_ids, reason="payload finished: adding its outputs")
     demo_shifter_act(now=now, minute=minute)
+    demo_ddm_act(now=now, minute=minute)
     _heartbeats_send(running=[pk for pk, *_ in running], now=now, minute=minute)
     _pilots_report(queues, now=now, minute=minute)
     _downtimes_end(queues, now=now)

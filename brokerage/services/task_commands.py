@@ -12,6 +12,7 @@ TASK_PENDING_TIMEOUT is exhausted.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 
 from django.db import transaction
@@ -142,6 +143,30 @@ def task_resume(*, task_id: int, actor: str, now: datetime, reason: str = "resum
     return back
 
 
+# the statuses a task can be resubmitted with new parameters from (seed 002 task status: toincexec)
+INCEXEC_FROM = ("done", "failed", "finished")
+
+
+@transaction.atomic
+def task_incexec(
+    *, task_id: int, params: dict, actor: str, now: datetime, reason: str = "resubmitted with new parameters"
+) -> str:
+    """Resubmits an ended task with new parameters (seed 002 "Task resubmission"; JEDI's incexec command, panda-client's
+    retryTask with newParams): toincexec now, the refiner applying those a resubmission may change
+    (services.progress.RESUBMIT_PARAMS) and looking the input up again for new files. Returns the reason logged."""
+    from brokerage.services.progress import INCEXEC_PARAMS
+
+    task = Task.objects.select_for_update(no_key=True).get(pk=task_id)
+    if task.status not in INCEXEC_FROM:
+        raise TaskCommandRefused(
+            f"task {task_id} is {task.status}: only done, failed or finished tasks are resubmitted"
+        )
+    said = f"{reason}: " + ", ".join(f"{key}={value}" for key, value in sorted(params.items()))
+    Task.objects.filter(pk=task_id).update(taskParams={**(task.taskParams or {}), INCEXEC_PARAMS: params})
+    _command(task, "toincexec", said[:500], actor, now)
+    return said
+
+
 @transaction.atomic
 def task_retry(*, task_id: int, actor: str, now: datetime, reason: str = "retry command") -> list[int]:
     """Retries a finished or exhausted task and, unless aborted, broken or failed, its finished or exhausted
@@ -260,6 +285,16 @@ def task_action_run(*, task_id: int, action: str, user, params: dict, now: datet
         priority = -priority if raw.startswith("-") else priority
         changed = task_priority_change(task_id=task_id, priority=priority, actor=actor, now=now)
         done = f"Task {task_id} priority set to {priority} ({changed} queued jobs too)."
+    elif action == "incexec":
+        new = params.get("new_parameters") or {}
+        if isinstance(new, str):  # the task page's field
+            try:
+                new = json.loads(new[:1000])
+            except ValueError:
+                new = None
+        if not isinstance(new, dict) or not new:
+            raise TaskCommandRefused('new_parameters: a JSON object of task parameters, e.g. {"nFilesPerJob": 2}')
+        done = f"Task {task_id} " + task_incexec(task_id=task_id, params=new, actor=actor, now=now) + "."
     elif action == "pause":
         done = f"Task {task_id} paused (it was {task_pause(task_id=task_id, actor=actor, now=now)})."
     elif action == "resume":

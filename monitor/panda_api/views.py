@@ -369,12 +369,13 @@ class TaskCommand(PandaMethod):
         self.check(options)
         if panda_task_status(task_id=task_id) is None:
             return False, f"jediTaskID={task_id} not found", CODE_NOT_FOUND
+        action, params = self.command(options)
         try:
             done = task_action_run(
                 task_id=task_id,
-                action=self.action,
+                action=action,
                 user=request.user,
-                params={},
+                params=params,
                 now=timezone.now(),
                 via="panda-client",
             )
@@ -384,6 +385,10 @@ class TaskCommand(PandaMethod):
 
     def check(self, options: dict[str, Any]) -> None:
         """Options the command cannot honour: CallRefused saying so."""
+
+    def command(self, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The task page's action these options ask for, and its parameters."""
+        return self.action, {}
 
 
 class TaskKill(TaskCommand):
@@ -423,9 +428,14 @@ class TaskRetry(TaskCommand):
         "ignore_hard_exhausted": Parameter(bool, False),
     }
 
-    def check(self, options):
+    def command(self, options):
+        # with new parameters the retry is JEDI's incexec (TaskCommando: a resubmission), for a done, failed or
+        # finished task
         if options.get("new_parameters"):
-            raise CallRefused("new_parameters: a task cannot be resubmitted with new ones here", CODE_SERVER_ERROR)
+            return "incexec", {"new_parameters": options["new_parameters"]}
+        return self.action, {}
+
+    def check(self, options):
         for flag in ("no_child_retry", "discard_events", "disable_staging_mode", "keep_gshare_priority"):
             if options.get(flag):
                 raise CallRefused(f"{flag}: not supported here (the retry of seed 002 only)", CODE_SERVER_ERROR)
@@ -490,7 +500,8 @@ METHODS: dict[str, tuple[type[PandaMethod], str, str]] = {
     "task/resume": (TaskResume, "Resume a task", "resumeTask, pbook resume: back to what it was doing (data as for "
                     "kill). Needs brokerage.change_task."),
     "task/retry": (TaskRetry, "Retry a task", "retryTask, pbook retry: failed inputs get new attempts (finished or "
-                   "exhausted tasks; data as for kill). Needs brokerage.change_task."),
+                   "exhausted tasks); with new_parameters, a resubmission (incexec: done, failed or finished tasks, "
+                   "the parameters seed 002 lets change). Data as for kill. Needs brokerage.change_task."),
     "job/get_description": (
         JobDescription,
         "Descriptions of jobs",

@@ -27,10 +27,7 @@ pytestmark = [
 START = datetime(2026, 11, 1, 12, tzinfo=UTC)
 NOT_MODELLED_YET = "not entered by any service yet (issue 51)"
 NOT_REACHED_YET = {
-    "task": {
-        "toincexec": NOT_MODELLED_YET,
-        "rerefine": NOT_MODELLED_YET,
-    },
+    "task": {},
     "job": {
         "waiting": "only fake co-jumbo jobs wait (DBProxy.insertNewJob, 1.0.4): issue 52's jumbo jobs",
         "merging": "pre-merged jobs wait in merging: issue 52's merging",
@@ -39,12 +36,9 @@ NOT_REACHED_YET = {
         "closed": "the demo's timeouts (12 h assigned, 2 days activated) come after ten grid hours",
     },
     "input dataset": {
-        "toupdate": NOT_MODELLED_YET,
-        "pending": NOT_MODELLED_YET,
         "broken": "no demo task has an input DDM does not know",
     },
     "input file": {
-        "missing": NOT_MODELLED_YET,
         "partial": NOT_MODELLED_YET,
         "lost": "a file is lost when its replicas go: the demo's storage keeps them",
         "broken": "a file is broken by a shifter marking it (dataset_files_mark)",

@@ -216,10 +216,21 @@ def test_task_commands_need_the_permission_of_the_task_pages_actions(analysis_ta
     retried = shifter.post("/api/v1/task/retry", {"task_id": finished.pk}).json()
     assert (retried["success"], retried["data"]) == (True, 0)
     assert Task.objects.get(pk=finished.pk).status in ("ready", "running")
+    # with new parameters a retry is a resubmission (JEDI's incexec), for a done, failed or finished task
+    done = factories.TaskFactory(status="done")
     new_params = shifter.post(
-        "/api/v1/task/retry", {"task_id": finished.pk, "new_parameters": {"nFilesPerJob": 2}}, format="json"
+        "/api/v1/task/retry", {"task_id": done.pk, "new_parameters": {"nFilesPerJob": 2}}, format="json"
     ).json()
-    assert (new_params["success"], new_params["data"]) == (False, 1)
+    assert new_params == {
+        "success": True,
+        "message": f"Task {done.pk} resubmitted with new parameters: nFilesPerJob=2.",
+        "data": 0,
+    }
+    assert Task.objects.get(pk=done.pk).status == "toincexec"
+    refused = shifter.post(
+        "/api/v1/task/retry", {"task_id": running_task_id(), "new_parameters": {"nFilesPerJob": 2}}, format="json"
+    ).json()
+    assert (refused["success"], refused["data"]) == (False, 4)
     running = factories.TaskFactory(status="running")
     finish = shifter.post("/api/v1/task/finish", {"task_id": running.pk, "soft": True}, format="json").json()
     assert (finish["success"], finish["data"]) == (True, 0)
@@ -237,6 +248,10 @@ def test_task_commands_need_the_permission_of_the_task_pages_actions(analysis_ta
         f"Task {ready.pk} resumed: ready again.",
         0,
     )
+
+
+def running_task_id() -> int:
+    return factories.TaskFactory(status="running").pk
 
 
 def test_killing_jobs_answers_per_job(analysis_task):
