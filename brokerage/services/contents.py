@@ -12,10 +12,11 @@ the replicas holding a dataset's files in order. So:
 - a dataset to update gets the files DDM lists beyond its own (ready where available, missing where not: "the
   file is missing in the cloud/site where corresponding task is assigned") and is ready; a task waiting on it
   resumes, a prepared one runs again;
-- a missing file becomes ready once a replica where the task runs holds it.
+- a missing file becomes ready once a replica where the task runs holds it; a ready file of an open dataset no
+  replica there holds any more is lost, and ready again when one does (lost-file recovery).
 
 Each step is a few queries whatever the number of datasets (bulk moves and inserts), but for one per dataset with
-missing files.
+missing or lost files or open for a live task.
 """
 
 from __future__ import annotations
@@ -113,7 +114,7 @@ def datasets_contents_feed(*, now: datetime) -> dict[str, list[int]]:
             )
         )
     moved["fed"] = _feed(now=now)
-    moved["missing found"] = files_missing_recheck(now=now)
+    moved.update(files_availability_recheck(now=now))
     return {kind: ids for kind, ids in moved.items() if ids}
 
 
@@ -184,28 +185,40 @@ def _feed(*, now: datetime) -> list[int]:
     return fed
 
 
-def files_missing_recheck(*, now: datetime) -> list[int]:
-    """Missing input files a replica where their task runs now holds: ready again (in the dataset's file order).
-    Two queries and one per dataset with missing files; returns the files found."""
+def files_availability_recheck(*, now: datetime) -> dict[str, list[int]]:
+    """Input files against the replicas where their task runs, in each dataset's file order: missing ones a replica
+    now holds are ready, lost ones too (lost-file recovery), and ready ones of an open dataset no replica there holds
+    any more are lost ("available in the previous lookup but is now unavailable"). Looked at: the datasets with
+    missing or lost files and the open ones of live tasks; two queries and one per such dataset."""
     rows = list(
-        DatasetFile.objects.filter(type__in=INPUT_TYPES, status="missing")
-        .values_list("dataset_id", "dataset__datasetName", "task__nucleus")
-        .distinct()
+        Dataset.objects.filter(type__in=INPUT_TYPES)
+        .filter(
+            Q(pk__in=DatasetFile.objects.filter(status__in=("missing", "lost")).values("dataset_id"))
+            | Q(state=OPEN, status="ready", task__status__in=LIVE)
+        )
+        .values_list("pk", "datasetName", "task__nucleus")
     )
     if not rows:
-        return []
+        return {}
     counts = ddm_file_counts(names=[name for _, name, _ in rows], nucleus_of=_nucleus_of((n, c) for _, n, c in rows))
-    found = []
+    moves: dict[tuple[str, str], list[int]] = defaultdict(list)
     for dataset_id, name, _ in rows:
         available = counts[name][1]
         files = DatasetFile.objects.filter(dataset_id=dataset_id).order_by("pk").values_list("pk", "status")
-        found += [pk for number, (pk, status) in enumerate(files) if status == "missing" and number < available]
-    return status_transition_many(
-        model=DatasetFile,
-        ids=found,
-        from_status="missing",
-        to_status="ready",
-        reason="now at a replica where its task runs",
-        actor=ACTOR,
-        now=now,
-    )
+        for number, (pk, status) in enumerate(files):
+            if number < available and status in ("missing", "lost"):
+                moves[(status, "ready")].append(pk)
+            elif number >= available and status == "ready":
+                moves[("ready", "lost")].append(pk)
+    moved: dict[str, list[int]] = {}
+    for (source, target), ids in moves.items():
+        moved[f"{source} → {target}"] = status_transition_many(
+            model=DatasetFile,
+            ids=ids,
+            from_status=source,
+            to_status=target,
+            reason="at a replica where its task runs" if target == "ready" else "no replica where its task runs",
+            actor=ACTOR,
+            now=now,
+        )
+    return {kind: ids for kind, ids in moved.items() if ids}

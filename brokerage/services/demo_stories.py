@@ -18,7 +18,9 @@ fifth attempt, the completion check and the scouting rules close them. At `make 
 - resubmitted with new parameters once done (toincexec, rerefine: its input dataset updated, DDM's two more files
   fed);
 - waiting for an open, empty input dataset (dataset and task pending) until DDM lists its files (toupdate);
-- with input files missing at its nucleus (its open dataset grew elsewhere first) until they are replicated there.
+- with input files missing at its nucleus (its open dataset grew elsewhere first) until they are replicated there,
+  one of them lost when the nucleus's replica shrinks and found again, another marked broken by the shifter;
+- broken at once: its input dataset is one DDM does not know (a misspelt name).
 
 The demo's data management plays the replicas a story lists (task parameter `demoDDM`: [grid minutes after the
 task was created, files DDM lists, files at the task's nucleus]).
@@ -40,6 +42,7 @@ from functools import partial
 from brokerage import models
 from brokerage.services.task_commands import (
     TaskCommandRefused,
+    dataset_files_mark,
     task_abort,
     task_finish,
     task_incexec,
@@ -63,6 +66,7 @@ class Story:
     analysis: bool = False
     ddm_files: int | None = None  # the files DDM lists at first, if more than the task takes (default: `files`)
     open_dataset: bool = False  # its input dataset is open in DDM: looked at again for new files
+    ddm_state: str = ""  # its input dataset's state in DDM, when not open: "unknown" (DDM has no such dataset)
     at_nucleus: bool = False  # its nucleus preset (the first nucleus): no task brokerage
 
 
@@ -124,9 +128,24 @@ STORIES = (
         "mc23_13p6TeV.802010.partly_replicated.simul",
         4,
         3,
-        {"demoRunMinutes": 8, "demoFailurePercent": 0, "nScoutJobs": 0, "demoDDM": [[10, 6, 4], [40, 6, 6]]},
+        {
+            "demoRunMinutes": 60,
+            "demoFailurePercent": 0,
+            # two scouts run an hour: the other files wait ready meanwhile, for DDM to lose one and find it again
+            "nScoutJobs": 2,
+            "demoDDM": [[10, 6, 4], [20, 6, 3], [40, 6, 6]],
+            "demoCommands": [[50, "break_file"]],
+        },
         open_dataset=True,
         at_nucleus=True,
+    ),
+    Story(
+        "broken",
+        "mc23_13p6TeV.802011.misspelt_input.simul",
+        2,
+        3,
+        {"demoRunMinutes": 5, "demoFailurePercent": 0},
+        ddm_state="unknown",
     ),
     Story(
         "paused",
@@ -153,7 +172,23 @@ STORIES = (
 DEMO_SHIFTER = "demo shifter"
 # how long a command its task refuses is tried again (grid minutes past its time)
 COMMAND_PATIENCE_MINUTES = 120
+
+
+def _file_break(*, task_id: int, actor: str, now: datetime, reason: str) -> int:
+    """A shifter marks the task's last input file that no job took yet broken (seed 002: "the file is corrupted")."""
+    last = (
+        models.DatasetFile.objects.filter(task_id=task_id, type="input", status="ready")
+        .order_by("-pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if last is None:
+        raise TaskCommandRefused(f"task {task_id} has no input file left to mark")
+    return dataset_files_mark(file_ids=[last], status="broken", actor=actor, now=now)
+
+
 COMMANDS = {
+    "break_file": _file_break,
     # a resubmission asks for two files per job (seed 002: nFilesPerJob is one a resubmission may change)
     "incexec": partial(task_incexec, params={"nFilesPerJob": 2}),
     "pause": task_pause,
@@ -208,7 +243,7 @@ def demo_stories_build(
             datasetName=f"{task.taskName}.input.{task.pk}",
             type="input",
             status="defined",
-            state="open" if story.open_dataset else "",
+            state="open" if story.open_dataset else story.ddm_state,
             nFiles=story.files,
             nEvents=1000 * story.files,
             nEventsUsed=0,

@@ -72,11 +72,21 @@ def test_files_listed_by_ddm_but_not_at_the_nucleus_are_missing_until_replicated
     assert files == ["ready"] * 4 + ["missing"] * 2  # "missing in the cloud/site where the task is assigned"
     dataset.refresh_from_db()
     assert (dataset.status, dataset.nFiles) == ("ready", 6)
-    assert task_refine(now=NOW + timedelta(minutes=1)).get("missing found") is None
+    assert task_refine(now=NOW + timedelta(minutes=1)).get("missing → ready") is None
     replicas(dataset, NUC_DATADISK=5)  # one more at the nucleus: the fifth file is found, the sixth still missing
-    assert len(task_refine(now=NOW + timedelta(minutes=2))["missing found"]) == 1
+    assert len(task_refine(now=NOW + timedelta(minutes=2))["missing → ready"]) == 1
     files = list(DatasetFile.objects.filter(dataset=dataset).order_by("pk").values_list("status", flat=True))
     assert files == ["ready"] * 5 + ["missing"]
+    # the nucleus's replica shrinks to 3: the fourth and fifth files, ready before, are lost; back at 6, every file
+    # is ready again (lost-file recovery)
+    replicas(dataset, NUC_DATADISK=3)
+    assert len(task_refine(now=NOW + timedelta(minutes=3))["ready → lost"]) == 2
+    files = list(DatasetFile.objects.filter(dataset=dataset).order_by("pk").values_list("status", flat=True))
+    assert files == ["ready"] * 3 + ["lost"] * 2 + ["missing"]
+    replicas(dataset, NUC_DATADISK=6)
+    moved = task_refine(now=NOW + timedelta(minutes=4))
+    assert (len(moved["lost → ready"]), len(moved["missing → ready"])) == (2, 1)
+    assert set(DatasetFile.objects.filter(dataset=dataset).values_list("status", flat=True)) == {"ready"}
 
 
 def test_a_done_task_resubmitted_with_new_parameters_takes_the_files_ddm_added(grid, work_queue, ready_task):

@@ -35,13 +35,9 @@ NOT_REACHED_YET = {
         "them at once (the job-level throttle is tested in tests/watchdog/test_user_caps.py)",
         "closed": "the demo's timeouts (12 h assigned, 2 days activated) come after ten grid hours",
     },
-    "input dataset": {
-        "broken": "no demo task has an input DDM does not know",
-    },
+    "input dataset": {},
     "input file": {
         "partial": NOT_MODELLED_YET,
-        "lost": "a file is lost when its replicas go: the demo's storage keeps them",
-        "broken": "a file is broken by a shifter marking it (dataset_files_mark)",
     },
 }
 
