@@ -177,7 +177,9 @@ def _claim(*, work_queue_id: int, now: datetime, owner: str, limit: int) -> list
     return task_claim(candidates=candidates, now=now, owner=owner, limit=limit)
 
 
-def _throttled_decision(*, work_queue: WorkQueue, resource: str, verdict: ThrottleVerdict, now, seed) -> EngineDecision:
+def _held_decision(*, message: str, extra: dict, now, seed: int = 0) -> EngineDecision:
+    """A decision of the job throttler that holds jobs back (a verdict, or a share over its part), stored with its
+    numbers for the task pages and the API."""
     return EngineDecision(
         plugin=THROTTLER_PLUGIN,
         outcome="throttled",
@@ -185,28 +187,27 @@ def _throttled_decision(*, work_queue: WorkQueue, resource: str, verdict: Thrott
         candidates=(),
         skipped={},
         stages=(),
-        message=f"work queue {work_queue.queue_name} {resource}: {verdict.message}"[:500],
+        message=message[:500],
         retry_after_minutes=None,
         now=now,
         seed=seed,
         initial=(),
+        extra=extra,
+    )
+
+
+def _throttled_decision(*, work_queue: WorkQueue, resource: str, verdict: ThrottleVerdict, now, seed) -> EngineDecision:
+    return _held_decision(
+        message=f"work queue {work_queue.queue_name} {resource}: {verdict.message}",
         extra={"rule": verdict.rule, "detail": dict(verdict.detail), "resource_type": resource},
+        now=now,
+        seed=seed,
     )
 
 
 def _share_decision(*, allocation: ShareAllocation, now) -> EngineDecision:
-    return EngineDecision(
-        plugin=THROTTLER_PLUGIN,
-        outcome="throttled",
-        chosen=None,
-        candidates=(),
-        skipped={},
-        stages=(),
-        message=allocation.message[:500],
-        retry_after_minutes=None,
-        now=now,
-        seed=0,
-        initial=(),
+    return _held_decision(
+        message=allocation.message,
         extra={
             "rule": "share_over_target" if allocation.held == "running" else "share_queued_over_target",
             "detail": {
@@ -219,6 +220,7 @@ def _share_decision(*, allocation: ShareAllocation, now) -> EngineDecision:
                 "threshold": allocation.queued_ratio,
             },
         },
+        now=now,
     )
 
 
