@@ -160,13 +160,16 @@ def throttle_verdicts(
 
 def _claim(*, work_queue_id: int, now: datetime, owner: str, limit: int) -> list[int]:
     """Up to `limit` tasks of the work queue that can get jobs: those with input left — ready files, or (event
-    level) picked files whose events are not all out — or with pre-merged outputs to merge, and those waiting for
-    their preprocess job (topreprocess)."""
+    level) picked, running or partial files whose events are not all out — or with pre-merged outputs to merge,
+    and those waiting for their preprocess job (topreprocess)."""
     inputs = DatasetFile.objects.filter(task=OuterRef("pk"), type__in=("input", "pseudo_input"))
     unmerged = Job.objects.filter(task=OuterRef("pk"), jobStatus="finished", isMerge=False, mergeJob__isnull=True)
     has_input = (
         Exists(inputs.filter(status="ready"))
-        | (Q(taskParams__has_key="nEventsPerJob") & Exists(inputs.filter(status="picked", nEvents__isnull=False)))
+        | (
+            Q(taskParams__has_key="nEventsPerJob")
+            & Exists(inputs.filter(status__in=("picked", "running", "partial"), nEvents__isnull=False))
+        )
         | (Q(taskParams__mergeOutput=True) & Exists(unmerged))
     )
     candidates = (
@@ -625,13 +628,16 @@ def _use_inputs(created: list[Job], chunks: list[JobChunk], *, now: datetime) ->
             )
     if not picked:
         return
-    rows = list(DatasetFile.objects.filter(pk__in=list(picked)).values("pk", "dataset_id", "attemptNr"))
+    rows = list(DatasetFile.objects.filter(pk__in=list(picked)).values("pk", "dataset_id", "attemptNr", "status"))
     dataset_of = {row["pk"]: row["dataset_id"] for row in rows}
     attempt_of = {row["pk"]: row["attemptNr"] for row in rows}
+    # an event-level file some of whose ranges run stays running while more of its ranges go out
     bulk_update_values(
         DatasetFile,
         fields=("status", "PandaID", "jobsetID", "lastAttemptTime"),
-        rows=[(row["pk"], "picked", *picked[row["pk"]], now) for row in rows],
+        rows=[
+            (row["pk"], "running" if row["status"] == "running" else "picked", *picked[row["pk"]], now) for row in rows
+        ],
     )
     # each job keeps the files it took and their attempt (Job.inputFiles), whoever takes them next
     bulk_update_values(

@@ -77,9 +77,11 @@ def job_inputs_after_end(*, finished: list[int], failed: list[int], closed: list
 
 
 def _event_files_close(job_ids: list[int], *, now: datetime) -> None:
-    """An event-level file ends once every event of it is given out and none of its ranges is still open."""
+    """An event-level file ends once every event of it is given out and none of its ranges is still open; a running
+    one none of whose ranges runs any more, some finished, is partial (seed 002: "split at event-level and some of
+    event chunks were successfully finished") until its next range runs."""
     files = list(
-        DatasetFile.objects.filter(events__PandaID__in=job_ids, status__in=("picked", "running"))
+        DatasetFile.objects.filter(events__PandaID__in=job_ids, status__in=("picked", "running", "partial"))
         .values("pk", "nEvents")
         .distinct()
     )
@@ -91,12 +93,18 @@ def _event_files_close(job_ids: list[int], *, now: datetime) -> None:
             last=Max("def_max_eventID"),
             open=Count("pk", filter=~Q(status__in=("finished", "failed"))),
             bad=Count("pk", filter=Q(status="failed")),
+            good=Count("pk", filter=Q(status="finished")),
+            running=Count("pk", filter=Q(status__in=("sent", "running"))),
         )
     )
     done: dict[str, list[int]] = {"finished": [], "failed": []}
+    partial = []
     for row in ranges:
         if row["open"] == 0 and row["last"] + 1 >= size[row["file_id"]]:
             done["failed" if row["bad"] else "finished"].append(row["file_id"])
+        elif row["good"] and not row["running"]:
+            partial.append(row["file_id"])
+    DatasetFile.objects.filter(pk__in=partial, status="running").update(status="partial", lastAttemptTime=now)
     for status, ids in done.items():
         DatasetFile.objects.filter(pk__in=ids).update(status=status, lastAttemptTime=now)
 

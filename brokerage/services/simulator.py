@@ -269,6 +269,8 @@ def _jobs_start(queues: dict[str, dict], real_pilots: set[str], *, move) -> list
     _where_it_runs(started, {pk: site for site, jobs in waiting.items() for pk, *_ in jobs})
     Event.objects.filter(PandaID__in=started, status="ready").update(status="sent")
     Event.objects.filter(PandaID__in=started, status="sent").update(status="running")
+    # an event-level file runs while one of its ranges does
+    DatasetFile.objects.filter(events__PandaID__in=started, status__in=("picked", "partial")).update(status="running")
     # whole files (event-level files follow their Event rows instead)
     DatasetFile.objects.filter(PandaID__in=started, status="picked").exclude(
         pk__in=Event.objects.filter(PandaID__in=started).values("file_id")

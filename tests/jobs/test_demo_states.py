@@ -36,9 +36,7 @@ NOT_REACHED_YET = {
         "closed": "the demo's timeouts (12 h assigned, 2 days activated) come after ten grid hours",
     },
     "input dataset": {},
-    "input file": {
-        "partial": NOT_MODELLED_YET,
-    },
+    "input file": {},
 }
 
 

@@ -10,6 +10,7 @@ from brokerage.models import (
     Dataset,
     DatasetFile,
     DiracJob,
+    Event,
     Job,
     JobStatusLog,
     PandaQueue,
@@ -213,3 +214,38 @@ def test_demo_grid_command_builds_a_medium_grid_once(capsys):
     assert refused.value.returncode == 2
     call_command("demo_grid", "--if-empty")  # says so and changes nothing
     assert Task.objects.count() == 300 + len(STORIES)
+
+
+def test_an_event_level_file_is_partial_between_its_ranges(grid, work_queue, ready_task):
+    from brokerage.services.retries import job_inputs_after_end
+    from brokerage.services.status import job_status_transition_many
+
+    # one file of 1,000 events, 400 per job: ranges 0-399, 400-799, 800-999, three jobs
+    task = ready_task(work_queue, files=1, events_per_file=1000, nScoutJobs=0, nEventsPerJob=400)
+    job_generation_cycle_run(work_queue_id=work_queue.pk, now=NOW)
+    file = DatasetFile.objects.get(task=task)
+    assert file.status == "picked"  # its three ranges given out, none running yet
+    first, second, third = Job.objects.filter(task=task).order_by("pk")
+    PandaQueue.objects.filter(pk=grid.pk).update(cric={"demo_slots": 1, "demo_failure_percent": 0})
+    grid_simulate_step(now=NOW + timedelta(seconds=5), speed=60)  # one slot: the first range runs
+    file.refresh_from_db()
+    assert file.status == "running"
+    # the first job ends while the other two wait activated: some of its event chunks finished, none runs — partial
+    ended = NOW + timedelta(seconds=6)
+    job_status_transition_many(from_status="running", to_status="finished", job_ids=[first.pk], now=ended)
+    job_inputs_after_end(finished=[first.pk], failed=[], now=ended)
+    file.refresh_from_db()
+    assert file.status == "partial"
+    # the next range starts: running again; both others finish: finished
+    grid_simulate_step(now=NOW + timedelta(seconds=7), speed=60)
+    file.refresh_from_db()
+    assert (file.status, Job.objects.get(pk=second.pk).jobStatus) == ("running", "running")
+    for job in (second, third):
+        Job.objects.filter(pk=job.pk).update(jobStatus="running")
+        Event.objects.filter(PandaID=job.pk).update(status="running")
+        later = NOW + timedelta(seconds=8)
+        Job.objects.filter(pk=job.pk, startTime__isnull=True).update(startTime=NOW)
+        job_status_transition_many(from_status="running", to_status="finished", job_ids=[job.pk], now=later)
+        job_inputs_after_end(finished=[job.pk], failed=[], now=later)
+    file.refresh_from_db()
+    assert file.status == "finished"
