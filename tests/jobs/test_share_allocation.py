@@ -4,7 +4,7 @@ share furthest below its pledge first, and the simulator's jobs ending.
 
 The simulator draws run times and failures from the PandaIDs, so a run is one draw: these tests pin it (the jobs
 numbered from 1) and check that draw's figures. Other draws are worse — with the PandaIDs from 5,001, 20,001 or
-77,778, MC 16 runs 15-50 % under its target in the same hours (a job set goes to one queue, and a freed slot's
+77,778, MC 16 runs up to 52 % under its target in the same hours (a job set goes to one queue, and a freed slot's
 queue often holds no job of the share below its target): issue 51's 10 % is not met on every draw."""
 
 import os
