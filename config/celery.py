@@ -23,6 +23,11 @@ from celery.signals import celeryd_after_setup, task_postrun, worker_init, worke
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.development")
 
+# make run's filesystem broker, its messages written whole (brokerage/kombu_filesystem.py)
+from brokerage.kombu_filesystem import filesystem_transport_install
+
+filesystem_transport_install()
+
 app = Celery("brokerage")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()

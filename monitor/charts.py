@@ -395,14 +395,16 @@ def work_queue_shares_chart(rows: Sequence[Mapping[str, Any]]):
 def timeouts_chart(rows: Sequence[Mapping[str, Any]]):
     """Jobs watched, approaching and timed out per rule (rows: rule, watched, approaching, timed_out)."""
     rows = list(rows)
-    figure = _figure("Timeouts by rule", barmode="group")
-    rules = [r["rule"] for r in rows]
+    # the rules down the side, as many as there are statuses watched: side by side their names overlapped once a
+    # queue held jobs in holding and transferring too
+    rules = [wrapped_label(r["rule"].replace("_", " ")) for r in rows]
+    figure = _figure("Timeouts by rule", barmode="group", height=max(220, 3 * _bars_height(rules) // 2 - 110))
     values = []
     for key, label in (("watched", "watched"), ("approaching", "< 1 h left"), ("timed_out", "timed out")):
         values += [r[key] for r in rows]
-        figure.add_trace("bar", x=rules, y=[r[key] for r in rows], name=label)
-    figure.update_xaxes(_category_axis("timeout rule"))
-    figure.update_yaxes(count_axis("jobs", values))
+        figure.add_trace("bar", orientation="h", y=rules, x=[r[key] for r in rows], name=label)
+    figure.update_yaxes(_category_axis("timeout rule"), autorange="reversed")
+    figure.update_xaxes(count_axis("jobs", values))
     return figure
 
 
