@@ -85,8 +85,16 @@ def task_refine(*, now: datetime, limit: int = 1000) -> dict[str, list[int]]:
             moves[pk] = ("assigning", "waiting for task brokerage")
     if moves:
         moved["assigning"] = task_status_transition_many(from_status="defined", moves=moves, actor=ACTOR, now=now)
-        Dataset.objects.filter(task_id__in=list(moves), status="defined", type__in=("input", "pseudo_input")).update(
-            status="ready", modificationTime=now
+        status_transition_many(
+            model=Dataset,
+            ids=Dataset.objects.filter(
+                task_id__in=list(moves), status="defined", type__in=("input", "pseudo_input")
+            ).values_list("pk", flat=True),
+            from_status="defined",
+            to_status="ready",
+            reason="task refined",
+            actor=ACTOR,
+            now=now,
         )
     return moved
 
@@ -342,10 +350,19 @@ def task_completion_check(*, now: datetime) -> dict[str, list[int]]:
         for outcome, moves in by_outcome.items():
             closed[outcome] += task_status_transition_many(from_status=source, moves=moves, actor=ACTOR, now=now)
     ended = {pk for ids in closed.values() for pk in ids}
-    Dataset.objects.filter(
-        task_id__in=[pk for pk in complete if tasks[pk] != "finishing" and pk in ended],
-        master__isnull=True,
-        type__in=("input", "pseudo_input"),
-        status="ready",
-    ).update(status="done", modificationTime=now)
+    # through the machine, logged: a dataset the contents feeder moved has a log its status must end with
+    status_transition_many(
+        model=Dataset,
+        ids=Dataset.objects.filter(
+            task_id__in=[pk for pk in complete if tasks[pk] != "finishing" and pk in ended],
+            master__isnull=True,
+            type__in=("input", "pseudo_input"),
+            status="ready",
+        ).values_list("pk", flat=True),
+        from_status="ready",
+        to_status="done",
+        reason="every file processed",
+        actor=ACTOR,
+        now=now,
+    )
     return dict(closed)

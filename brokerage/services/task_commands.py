@@ -24,7 +24,12 @@ from brokerage.models import Dataset, DatasetFile, Job, Task
 from brokerage.params import whole_number
 from brokerage.selectors.gdpconfig import gdpconfig_view
 from brokerage.services.counters import dataset_counters_refresh, datasets_of_files
-from brokerage.services.status import job_status_transition_many, status_transition, task_status_transition_many
+from brokerage.services.status import (
+    job_status_transition_many,
+    status_transition,
+    status_transition_many,
+    task_status_transition_many,
+)
 from brokerage.states import INPUT_FILE, IllegalTransition, throttled_period_minutes
 from brokerage.task_actions import RETRYABLE
 from brokerage.watchdog import EXHAUSTED_TIMEOUT
@@ -186,8 +191,16 @@ def task_retry(*, task_id: int, actor: str, now: datetime, reason: str = "retry 
     again = DatasetFile.objects.filter(task_id=task_id, status="failed", type__in=("input", "pseudo_input"))
     again.update(status="ready", maxAttempt=F("attemptNr") + max_attempt)
     dataset_counters_refresh(dataset_ids=Dataset.objects.filter(task_id=task_id).values_list("pk", flat=True), now=now)
-    Dataset.objects.filter(task_id=task_id, type__in=("input", "pseudo_input"), status="done").update(
-        status="ready", modificationTime=now
+    status_transition_many(
+        model=Dataset,
+        ids=Dataset.objects.filter(task_id=task_id, type__in=("input", "pseudo_input"), status="done").values_list(
+            "pk", flat=True
+        ),
+        from_status="done",
+        to_status="ready",
+        reason=reason,
+        actor=actor,
+        now=now,
     )
     some_finished = DatasetFile.objects.filter(task_id=task_id, status="finished").exists()
     status_transition(
