@@ -15,8 +15,7 @@ the replicas holding a dataset's files in order. So:
 - a missing file becomes ready once a replica where the task runs holds it; a ready file of an open dataset no
   replica there holds any more is lost, and ready again when one does (lost-file recovery).
 
-Each step is a few queries whatever the number of datasets (bulk moves and inserts), but for one per dataset with
-missing or lost files or open for a live task.
+Each step is a few queries whatever the number of datasets (bulk moves and inserts).
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ from datetime import datetime
 from django.db.models import Q
 
 from brokerage.models import Dataset, DatasetFile, DatasetReplica, Task
+from brokerage.services.bulk import bulk_update_values
 from brokerage.services.status import status_transition_many, task_status_transition_many
 from brokerage.states import INPUT_TYPES
 
@@ -154,8 +154,7 @@ def _feed(*, now: datetime) -> list[int]:
         if listed > files:
             updates.append((pk, listed, (events or 0) + per_file * (listed - files)))
     DatasetFile.objects.bulk_create(new_files, batch_size=1000)
-    for pk, files, events in updates:
-        Dataset.objects.filter(pk=pk).update(nFiles=files, nEvents=events, modificationTime=now)
+    bulk_update_values(Dataset, fields=("nFiles", "nEvents", "modificationTime"), rows=[(*row, now) for row in updates])
     fed = status_transition_many(
         model=Dataset,
         ids=[row[0] for row in rows],
@@ -189,7 +188,7 @@ def files_availability_recheck(*, now: datetime) -> dict[str, list[int]]:
     """Input files against the replicas where their task runs, in each dataset's file order: missing ones a replica
     now holds are ready, lost ones too (lost-file recovery), and ready ones of an open dataset no replica there holds
     any more are lost ("available in the previous lookup but is now unavailable"). Looked at: the datasets with
-    missing or lost files and the open ones of live tasks; two queries and one per such dataset."""
+    missing or lost files and the open ones of live tasks; three queries and a move per kind."""
     rows = list(
         Dataset.objects.filter(type__in=INPUT_TYPES)
         .filter(
@@ -201,11 +200,18 @@ def files_availability_recheck(*, now: datetime) -> dict[str, list[int]]:
     if not rows:
         return {}
     counts = ddm_file_counts(names=[name for _, name, _ in rows], nucleus_of=_nucleus_of((n, c) for _, n, c in rows))
+    # every file of these datasets in one query, each dataset's in file order
+    files_of: dict[int, list[tuple[int, str]]] = defaultdict(list)
+    for dataset_id, pk, status in (
+        DatasetFile.objects.filter(dataset_id__in=[row[0] for row in rows])
+        .order_by("dataset_id", "pk")
+        .values_list("dataset_id", "pk", "status")
+    ):
+        files_of[dataset_id].append((pk, status))
     moves: dict[tuple[str, str], list[int]] = defaultdict(list)
     for dataset_id, name, _ in rows:
         available = counts[name][1]
-        files = DatasetFile.objects.filter(dataset_id=dataset_id).order_by("pk").values_list("pk", "status")
-        for number, (pk, status) in enumerate(files):
+        for number, (pk, status) in enumerate(files_of[dataset_id]):
             if number < available and status in ("missing", "lost"):
                 moves[(status, "ready")].append(pk)
             elif number >= available and status == "ready":

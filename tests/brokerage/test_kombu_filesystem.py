@@ -7,14 +7,19 @@ from kombu import Connection
 from brokerage.kombu_filesystem import Channel, filesystem_transport_install
 
 
-def test_messages_appear_whole_and_are_read_back(tmp_path):
-    filesystem_transport_install()
-    options = {
+def folders(tmp_path) -> dict:
+    """The transport's folders in the test's directory (its control folder is not the working directory's)."""
+    return {
         "data_folder_in": str(tmp_path),
         "data_folder_out": str(tmp_path),
         "store_processed": False,
-        "control_folder": str(tmp_path / "control"),  # not the working directory's
+        "control_folder": str(tmp_path / "control"),
     }
+
+
+def test_messages_appear_whole_and_are_read_back(tmp_path):
+    filesystem_transport_install()
+    options = folders(tmp_path)
     with Connection("filesystem://", transport_options=options) as connection:
         channel = connection.default_channel
         assert isinstance(channel, Channel)
@@ -34,12 +39,7 @@ def test_a_file_being_written_is_not_taken(tmp_path):
     # what a consumer meets while a producer writes: the partial name is not one it reads
     filesystem_transport_install()
     (tmp_path / ".123_abc.work.msg.part").write_bytes(b"")
-    options = {
-        "data_folder_in": str(tmp_path),
-        "data_folder_out": str(tmp_path),
-        "store_processed": False,
-        "control_folder": str(tmp_path / "control"),  # not the working directory's
-    }
+    options = folders(tmp_path)
     with Connection("filesystem://", transport_options=options) as connection:
         queue = connection.SimpleQueue("work")
         assert queue.qsize() == 0
