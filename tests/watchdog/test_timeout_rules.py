@@ -158,6 +158,15 @@ def test_limits_come_from_gdpconfig():
     assert limits.workflow_heartbeats == {"pull_ups": 6.0}
 
 
+def test_the_panda_profile_waits_an_hour_for_waiting_jobs():
+    # seed 002 says 30 min; copyArchive.py (panda-server 1.0.4) times out waiting jobs after an hour
+    from brokerage.gdpconfig import ConfigView
+
+    for profile, limit in (("seed", timedelta(minutes=30)), ("panda", timedelta(hours=1))):
+        limits = TimeoutLimits.from_config(ConfigView({}, profile=profile).get)
+        check_edges(job("waiting"), BUSY, "waiting", limit, limits)
+
+
 def test_analysis_jobs_not_started_in_12_hours_are_reattempted():
     analysis = TimeoutJob("activated", 500, T0, T0, "", analysis=True)
     check_edges(analysis, BUSY, "analysis_rebrokerage", timedelta(hours=12))
