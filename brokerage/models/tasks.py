@@ -55,7 +55,9 @@ class Task(Stateful):
     transHome = models.CharField(max_length=128, blank=True, default="")
     transPath = models.CharField(max_length=128, blank=True, default="")
     splitRule = models.CharField(max_length=100, blank=True, default="")
-    termCondition = models.CharField(max_length=100, blank=True, default="")
+    termCondition = models.CharField(
+        max_length=100, blank=True, default="", help_text="Share of files finished that ends the task, e.g. 90%."
+    )
     # Scout-measured job properties (seed 002, memory / IO / HS06sPerEvent sections).
     walltime = models.IntegerField(null=True, blank=True)
     walltimeUnit = models.CharField(max_length=32, blank=True, default="")
@@ -136,6 +138,8 @@ class Task(Stateful):
             models.CheckConstraint(
                 condition=Q(failureRate__isnull=True) | Q(failureRate__lte=100), name="task_failure_rate_percent"
             ),
+            # TaskRefinerBase (1.0.4): a goal over 100 % is no goal
+            models.CheckConstraint(condition=Q(goal__isnull=True) | Q(goal__lte=1000), name="task_goal_permille"),
             models.CheckConstraint(
                 condition=Q(lockedBy="", lockedTime__isnull=True) | (~Q(lockedBy="") & Q(lockedTime__isnull=False)),
                 name="task_lock_owner_and_time_together",

@@ -25,6 +25,7 @@ from datetime import datetime
 
 from django.db.models import Q
 
+from brokerage.engine.panda.task_outcome import file_attempt_limits
 from brokerage.models import Dataset, DatasetFile, DatasetReplica, Task
 from brokerage.services.bulk import bulk_update_values
 from brokerage.services.status import status_transition_many, task_status_transition_many
@@ -128,7 +129,7 @@ def _feed(*, now: datetime) -> list[int]:
     not), its counts updated, ready; the tasks it held resumed. Returns the datasets fed."""
     rows = list(
         Dataset.objects.filter(type__in=INPUT_TYPES, status="toupdate").values_list(
-            "pk", "task_id", "datasetName", "nFiles", "nEvents", "task__nucleus"
+            "pk", "task_id", "datasetName", "nFiles", "nEvents", "task__nucleus", "task__taskParams"
         )
     )
     if not rows:
@@ -136,8 +137,9 @@ def _feed(*, now: datetime) -> list[int]:
     counts = ddm_file_counts(names=[row[2] for row in rows], nucleus_of=_nucleus_of((row[2], row[5]) for row in rows))
     new_files = []
     updates = []
-    for pk, task_id, name, files, events, _ in rows:
+    for pk, task_id, name, files, events, _, params in rows:
         listed, available = counts[name]
+        max_attempt, max_failure = file_attempt_limits(params or {})
         per_file = (events or 0) // files if files and events else 1000
         for number in range(files, listed):
             new_files.append(
@@ -149,6 +151,8 @@ def _feed(*, now: datetime) -> list[int]:
                     lfn=f"{name}._{number:06d}.pool.root.1",
                     fsize=GB,
                     nEvents=per_file,
+                    maxAttempt=max_attempt,
+                    maxFailure=max_failure,
                 )
             )
         if listed > files:

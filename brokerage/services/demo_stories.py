@@ -2,7 +2,8 @@
 
 The generated tasks of `demo_grid` take an hour of demo time to end; these few are small and carry a payload
 the grid simulator plays (task parameters `demoFailurePercent`, `demoRunMinutes`: how often their jobs fail and
-how many grid minutes they run). Everything else is the real machinery: the cycles refine and broker them, job
+how many grid minutes they run; `demoFailingFiles`: the first so many input files always fail, so the story ends
+the same way every run). Everything else is the real machinery: the cycles refine and broker them, job
 generation makes their jobs, failed jobs give their files back for another attempt, the watchdog throttles at the
 fifth attempt, the completion check and the scouting rules close them. At `make run`'s speed a newcomer sees:
 
@@ -11,9 +12,10 @@ fifth attempt, the completion check and the scouting rules close them. At `make 
 - throttled after about three minutes (the same crash, twelve attempts allowed: the fifth throttles it for
   120 grid minutes), released, throttled again at the tenth (480 grid minutes), and failed in the end;
 - broken (its three scouts all crash: "no scout job succeeded");
-- exhausted (an analysis task set to stop for manual intervention when inputs fail), then passed when the demo's
-  shifter finishes it;
-- finished (half its inputs fail once, no second attempt), then retried by the shifter (toretry);
+- exhausted (an analysis task set to stop for manual intervention when it ends under its goal: half its inputs
+  fail, its goal is 90 %), then passed when the demo's shifter finishes it, and finished;
+- finished (half its inputs fail once, no second attempt; its goal of 40 % reached), then retried by the shifter
+  (toretry);
 - preprocessing (a preprocess job first, then its own jobs);
 - resubmitted with new parameters once done (toincexec, rerefine: its input dataset updated, DDM's two more files
   fed);
@@ -87,7 +89,14 @@ STORIES = (
         "user.eva.flaky_ntuples.v1",
         6,
         1,
-        {"demoRunMinutes": 8, "demoFailurePercent": 60, "exhaustedOnFailure": True, "demoCommands": [[150, "finish"]]},
+        {
+            "demoRunMinutes": 8,
+            "demoFailurePercent": 0,
+            "demoFailingFiles": 3,
+            "useExhausted": True,
+            "goal": 90,
+            "demoCommands": [[150, "finish"]],
+        },
         analysis=True,
     ),
     Story(
@@ -95,7 +104,13 @@ STORIES = (
         "mc23_13p6TeV.802006.partial_input.deriv",
         4,
         1,
-        {"demoRunMinutes": 10, "demoFailurePercent": 50, "demoCommands": [[90, "retry"]]},
+        {
+            "demoRunMinutes": 10,
+            "demoFailurePercent": 0,
+            "demoFailingFiles": 2,
+            "goal": 40,
+            "demoCommands": [[90, "retry"]],
+        },
     ),
     Story(
         "preprocessing",

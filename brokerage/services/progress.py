@@ -9,7 +9,8 @@ know (its DDM state "unknown") is broken instead, the dataset too (seed 002, "Br
 
 Completion (JEDI's post-processing): when no master input file of a running task is waiting or in use any
 more, the task goes to prepared and then done (every file finished), finished (some finished) or failed (none),
-its master dataset to done, and its progress in percent follows the finished files all along.
+or exhausted, as its goal says (brokerage.engine.panda.task_outcome); its master dataset to done; its progress
+and failure rate in percent follow its files all along, and its termination condition, once met, finishes it.
 """
 
 from __future__ import annotations
@@ -17,8 +18,16 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import datetime
 
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, Q, Sum
 
+from brokerage.engine.panda.task_outcome import (
+    TaskInputCounts,
+    TaskOutcome,
+    task_failure_rate,
+    task_goal,
+    task_outcome,
+    termination_reached,
+)
 from brokerage.models import Dataset, DatasetFile, Job, Task
 from brokerage.services.bulk import bulk_update_values
 from brokerage.services.contents import datasets_contents_feed, datasets_pending_mark
@@ -56,6 +65,7 @@ def task_refine(*, now: datetime, limit: int = 1000) -> dict[str, list[int]]:
             Task.objects.filter(pk__in=registered, processingType=processing_type, baseRamCount__isnull=True).update(
                 baseRamCount=base
             )
+        tasks_goal_refine(task_ids=registered)
         moved["defined"] = task_status_transition_many(
             from_status="registered",
             moves={pk: ("defined", "task parameters refined") for pk in registered},
@@ -97,6 +107,18 @@ def task_refine(*, now: datetime, limit: int = 1000) -> dict[str, list[int]]:
             now=now,
         )
     return moved
+
+
+def tasks_goal_refine(*, task_ids: list[int]) -> None:
+    """The goal and termination condition a new task's parameters ask for go to their columns (TaskRefinerBase
+    1.0.4: goal in percent kept ×10, none above 100 %); a column already set is kept. One query, one update each."""
+    for pk, params, goal, condition in Task.objects.filter(
+        Q(taskParams__has_key="goal") | Q(taskParams__has_key="termCondition"), pk__in=task_ids
+    ).values_list("pk", "taskParams", "goal", "termCondition"):
+        Task.objects.filter(pk=pk).update(
+            goal=goal if goal is not None else task_goal(params.get("goal")),
+            termCondition=condition or str(params.get("termCondition") or "")[:100],
+        )
 
 
 # The split rule a preprocessed task keeps (JEDI's splitRule token usePrePro: 1 to preprocess, 2 preprocessed)
@@ -179,7 +201,7 @@ def tasks_incexec_apply(*, now: datetime) -> dict[str, list[int]]:
         Task.objects.filter(pk=pk).update(taskParams=params)
         max_attempt = int(params.get("maxAttempt", 3))
         DatasetFile.objects.filter(task_id=pk, status="failed", type__in=("input", "pseudo_input")).update(
-            status="ready", maxAttempt=F("attemptNr") + max_attempt
+            status="ready", maxAttempt=F("attemptNr") + max_attempt, maxFailure=F("maxFailure") + max_attempt
         )
         for status in ("ready", "done"):
             status_transition_many(
@@ -268,11 +290,11 @@ def tasks_break_on_unknown_inputs(*, unknown: dict[int, list[tuple[int, str]]], 
 
 
 def task_completion_check(*, now: datetime) -> dict[str, list[int]]:
-    """Updates the progress of running tasks and closes those whose master inputs all have an outcome, and the
-    finishing tasks (finish command) once none of their jobs is active. The outcome: done (every file
-    finished), finished (some), failed (none) — or exhausted instead of finished or failed when the task sets
-    the parameter `exhaustedOnFailure` (seed 002: "configured to go to this state … to wait for manual
-    intervention"). A fixed number of queries, the bulk updates and one bulk move per outcome."""
+    """Updates the progress and failure rate of running tasks, finishes those whose termination condition is met,
+    and closes those whose master inputs all have an outcome and the finishing tasks (finish command, termination
+    condition) once none of their jobs is active. The outcome, its goal and the exhausted stop for a human follow
+    brokerage.engine.panda.task_outcome (seed 002, PostProcessorBase 1.0.4). A fixed number of queries, the bulk
+    updates and one bulk move per outcome."""
     counts = (
         DatasetFile.objects.filter(
             task__status__in=(*CLOSABLE, "finishing", "passed"),
@@ -285,23 +307,64 @@ def task_completion_check(*, now: datetime) -> dict[str, list[int]]:
             finished=Count("pk", filter=Q(status="finished")),
             failed=Count("pk", filter=Q(status__in=("failed", "lost", "broken"))),
             open=Count("pk", filter=Q(status__in=OPEN_FILE_STATUSES)),
+            events=Sum("nEvents"),
+            events_finished=Sum("nEvents", filter=Q(status="finished")),
+            attempts=Sum("attemptNr"),
+            failed_attempts=Sum("failedAttempt"),
         )
     )
     per_task: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     datasets = set()
     for row in counts:
-        for key in ("total", "finished", "failed", "open"):
-            per_task[row["task_id"]][key] += row[key]
+        for key in ("total", "finished", "failed", "open", "events", "events_finished", "attempts", "failed_attempts"):
+            per_task[row["task_id"]][key] += row[key] or 0
         datasets.add(row["dataset_id"])
     dataset_counters_refresh(dataset_ids=datasets, now=now)
-    # progress is rewritten every round: a task another transaction holds keeps its value until the next one
+    inputs = {
+        pk: TaskInputCounts(
+            files=c["total"],
+            finished=c["finished"],
+            failed=c["failed"],
+            events=c["events"],
+            events_finished=c["events_finished"],
+            attempts=c["attempts"],
+            failed_attempts=c["failed_attempts"],
+        )
+        for pk, c in per_task.items()
+    }
+    # progress and failure rate are rewritten every round: a task another transaction holds keeps them until the next
     bulk_update_values(
         Task,
-        fields=("progress",),
-        rows=[(pk, c["finished"] * 100 // c["total"]) for pk, c in per_task.items() if c["total"]],
+        fields=("progress", "failureRate"),
+        rows=[
+            (pk, c["finished"] * 100 // c["total"], task_failure_rate(inputs[pk]))
+            for pk, c in per_task.items()
+            if c["total"]
+        ],
         skip_locked=True,
     )
-    tasks = dict(Task.objects.filter(pk__in=list(per_task)).values_list("pk", "status"))
+    rows = {
+        pk: (status, params or {}, goal, condition)
+        for pk, status, params, goal, condition in Task.objects.filter(pk__in=list(per_task)).values_list(
+            "pk", "status", "taskParams", "goal", "termCondition"
+        )
+    }
+    tasks = {pk: row[0] for pk, row in rows.items()}
+    # seed 002 TERMCONDITION: "to terminate task when 90% of files are successfully processed"
+    terminated = {
+        pk: ("finishing", f"termination condition {rows[pk][3]} met: {inputs[pk].finished:,} of {inputs[pk].files:,}")
+        for pk, c in per_task.items()
+        if tasks[pk] in CLOSABLE and c["open"] and termination_reached(rows[pk][3], inputs[pk])
+    }
+    for status in CLOSABLE:
+        for pk in task_status_transition_many(
+            from_status=status,
+            moves={pk: move for pk, move in terminated.items() if tasks[pk] == status},
+            actor=ACTOR,
+            now=now,
+            skip_locked=True,
+        ):
+            tasks[pk] = "finishing"
     finishing = [pk for pk, status in tasks.items() if status == "finishing"]
     busy = set(Job.objects.filter(task_id__in=finishing, jobStatus__in=JOB_ACTIVE).values_list("task_id", flat=True))
     complete = {
@@ -313,8 +376,7 @@ def task_completion_check(*, now: datetime) -> dict[str, list[int]]:
     for pk in merges_pending(task_ids=[pk for pk in complete if tasks[pk] not in ("finishing", "passed")]):
         del complete[pk]
     if not complete:
-        return {}
-    params = dict(Task.objects.filter(pk__in=list(complete)).values_list("pk", "taskParams"))
+        return {"finishing": list(terminated)} if terminated else {}
     scouted = [pk for pk in complete if tasks[pk] == "scouted"]
     if scouted:  # the scouts used every input: nothing left to generate
         task_status_transition_many(
@@ -326,7 +388,7 @@ def task_completion_check(*, now: datetime) -> dict[str, list[int]]:
         )
     for status, sources, reason in (
         ("running", ("running", "scouted"), "every input file processed"),
-        ("finishing", ("finishing",), "no job left after the finish command"),
+        ("finishing", ("finishing",), "no job left to finish"),
     ):
         task_status_transition_many(
             from_status=status,
@@ -336,16 +398,23 @@ def task_completion_check(*, now: datetime) -> dict[str, list[int]]:
             skip_locked=True,  # a task busy elsewhere is closed in the next round
         )
     outcomes: dict[str, dict[str, dict[int, tuple[str, str]]]] = defaultdict(lambda: defaultdict(dict))
-    for pk, c in complete.items():
-        outcome = "done" if c["finished"] == c["total"] else "finished" if c["finished"] else "failed"
-        if tasks[pk] == "finishing" and outcome == "failed":
-            outcome = "finished"  # a finish command ends a task as finished, whatever it processed
-        elif outcome != "done" and tasks[pk] != "passed" and (params[pk] or {}).get("exhaustedOnFailure"):
-            outcome = "exhausted"  # a passed task was exhausted already: it goes to its final status now
-        source = "passed" if tasks[pk] == "passed" else "prepared"
-        summary = f"{c['finished']} of {c['total']} input files finished, {c['failed']} failed"
-        outcomes[source][outcome][pk] = (outcome, summary)
+    for pk in complete:
+        status, params = tasks[pk], rows[pk][1]
+        outcome = task_outcome(
+            inputs[pk],
+            goal=rows[pk][2],
+            fail_goal_unreached=bool(params.get("failWhenGoalUnreached")),
+            # a finish command (or a met termination condition) ends the task whatever it processed
+            use_exhausted=bool(params.get("useExhausted")) and status != "finishing",
+            passed=status == "passed",
+        )
+        if status == "finishing" and outcome.status in ("failed", "exhausted"):
+            outcome = TaskOutcome("finished", outcome.reason)
+        source = "passed" if status == "passed" else "prepared"
+        outcomes[source][outcome.status][pk] = (outcome.status, outcome.reason)
     closed: dict[str, list[int]] = defaultdict(list)
+    if terminated:
+        closed["finishing"] = list(terminated)
     for source, by_outcome in outcomes.items():
         for outcome, moves in by_outcome.items():
             closed[outcome] += task_status_transition_many(from_status=source, moves=moves, actor=ACTOR, now=now)

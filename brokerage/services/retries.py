@@ -1,7 +1,8 @@
 """What happens to a job's inputs when it ends (seed 002, "Job rebrokerage", "Memory increase in job retry").
 
 Finished jobs finish their files. Failed or closed jobs give their files back for another attempt: the file's
-attemptNr goes up, and the file is ready again until attemptNr reaches maxAttempt, then it is failed. The next
+attemptNr goes up, and the file is ready again until attemptNr reaches maxAttempt or, counting failed jobs only,
+failedAttempt reaches maxFailure; then it is failed. The next
 job generation picks the file up and records the retry (JobRetryHistory) — random-seed files of pseudo inputs
 come back the same way, so a retried job reuses its seeds. A job that ran out of memory raises the memory of
 its files' next job to the next step of 1000, 2000, 3000, 4000, 6000, 8000 above max(maxPSS, ramCount); when
@@ -56,7 +57,10 @@ def job_inputs_after_end(*, finished: list[int], failed: list[int], closed: list
     )
     for ids, failure in ((failed, 1), (closed, 0)):
         retry = whole.filter(PandaID__in=ids, status__in=("picked", "running"))
-        used_up = Q(maxAttempt__isnull=False, attemptNr__gte=F("maxAttempt") - 1)
+        # the last attempt (task_outcome.file_attempts_used_up): maxAttempt reached, or maxFailure by a failure
+        used_up = Q(maxAttempt__isnull=False, attemptNr__gte=F("maxAttempt") - 1) | Q(
+            maxFailure__isnull=False, failedAttempt__gte=F("maxFailure") - failure
+        )
         retry.filter(used_up).update(
             status="failed",
             attemptNr=F("attemptNr") + 1,

@@ -294,10 +294,33 @@ def _jobs_ending(running, queues: dict[str, dict], *, now: datetime, minute: tim
             else:
                 crashed.add(pk)
             ending.append((pk, failure_percent))
+    doomed = _demo_doomed_jobs([pk for pk, _ in ending], task_ids={task_id for *_, task_id in running})
     failed_ids, finished_ids = [], []
     for pk, rate in ending:
-        (failed_ids if _draw(pk, 2) % 100 < rate else finished_ids).append(pk)
+        (failed_ids if pk in doomed or _draw(pk, 2) % 100 < rate else finished_ids).append(pk)
     return failed_ids, finished_ids, crashed
+
+
+def _demo_doomed_jobs(job_ids: list[int], *, task_ids: set[int]) -> set[int]:
+    """The jobs that read one of the first N input files of a story task setting `demoFailingFiles`: N: they
+    always fail, so the story ends the same way every run (a failure percent is drawn per job). Two queries, and
+    none when no task sets it."""
+    wanted = {
+        pk: int(params["demoFailingFiles"])
+        for pk, params in Task.objects.filter(pk__in=task_ids, taskParams__has_key="demoFailingFiles").values_list(
+            "pk", "taskParams"
+        )
+    }
+    if not wanted or not job_ids:
+        return set()
+    doomed_files = set()
+    for task_id, count in wanted.items():
+        doomed_files |= set(
+            DatasetFile.objects.filter(task_id=task_id, type="input")
+            .order_by("pk")
+            .values_list("pk", flat=True)[:count]
+        )
+    return set(DatasetFile.objects.filter(pk__in=doomed_files, PandaID__in=job_ids).values_list("PandaID", flat=True))
 
 
 def demo_tasks_inflow(*, now: datetime) -> list[int]:

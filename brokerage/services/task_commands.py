@@ -189,7 +189,8 @@ def task_retry(*, task_id: int, actor: str, now: datetime, reason: str = "retry 
     _command(task, "toretry", reason, actor, now)
     max_attempt = int((task.taskParams or {}).get("maxAttempt", 3))
     again = DatasetFile.objects.filter(task_id=task_id, status="failed", type__in=("input", "pseudo_input"))
-    again.update(status="ready", maxAttempt=F("attemptNr") + max_attempt)
+    # task_complex_module.py 1.0.4: maxFailure grows by the same attempts (NULL stays NULL)
+    again.update(status="ready", maxAttempt=F("attemptNr") + max_attempt, maxFailure=F("maxFailure") + max_attempt)
     dataset_counters_refresh(dataset_ids=Dataset.objects.filter(task_id=task_id).values_list("pk", flat=True), now=now)
     status_transition_many(
         model=Dataset,

@@ -10,6 +10,7 @@ from django.db.models import Count
 
 from brokerage.grid_clock import grid_minutes, grid_speed
 from brokerage.models import (
+    DatasetFile,
     DiracJob,
     DiracMatchRecord,
     Job,
@@ -168,6 +169,20 @@ def test_a_story_task_crashes_like_a_bad_release(grid, work_queue, ready_task, m
     assert report.failed == 4
     errors = set(Job.objects.filter(task=task).values_list("pilotErrorCode", "exeErrorCode", "exeErrorDiag"))
     assert errors == {(CRASH["pilotErrorCode"], 65, "Non-zero return code from the transform (65)")}
+
+
+def test_a_story_task_fails_on_its_first_files_every_run(grid, work_queue, ready_task, monkeypatch):
+    # demoFailingFiles: 2: the jobs of the first two of its four files fail, the others finish, whatever the draw
+    monkeypatch.setattr("brokerage.services.simulator.pilot_lost", lambda pk: False)
+    PandaQueue.objects.filter(pk=grid.pk).update(cric={"demo_slots": 50, "demo_failure_percent": 0})
+    task = ready_task(work_queue, files=4, nScoutJobs=0, demoRunMinutes=3, demoFailurePercent=0, demoFailingFiles=2)
+    job_generation_cycle_run(work_queue_id=work_queue.pk, now=NOW)
+    grid_simulate_step(now=NOW + timedelta(seconds=5), speed=60)
+    assert grid_simulate_step(now=NOW + timedelta(seconds=8), speed=60).failed == 2
+    # the two others ended well: their outputs hold (then transfer) before they finish
+    status = dict(Job.objects.filter(task=task).values_list("pk", "jobStatus"))
+    ended = DatasetFile.objects.filter(task=task).order_by("pk").values_list("failedAttempt", "PandaID")
+    assert [(failures, status[job] == "failed") for failures, job in ended] == [(1, 1), (1, 1), (0, 0), (0, 0)]
 
 
 # --- DIRAC's pilots ---

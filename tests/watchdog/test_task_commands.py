@@ -178,7 +178,7 @@ def test_tenth_attempt_throttles_for_eight_hours():
 
 def test_exhausted_for_ten_days_is_passed_then_closed_by_what_it_processed(grid, work_queue, ready_task):
     # seed 002 passed: "ready to go to a final state after manual intervention or timeout" (of 10 days)
-    task = ready_task(work_queue, files=3, status="running", exhaustedOnFailure=True)
+    task = ready_task(work_queue, files=3, status="running", useExhausted=True)
     DatasetFile.objects.filter(task=task).update(status="failed")
     two = list(DatasetFile.objects.filter(task=task).order_by("pk").values_list("pk", flat=True)[:2])
     DatasetFile.objects.filter(pk__in=two).update(status="finished")
@@ -196,13 +196,15 @@ def test_exhausted_for_ten_days_is_passed_then_closed_by_what_it_processed(grid,
 
 
 def test_a_shifters_finish_passes_an_exhausted_task_at_once(grid, work_queue, ready_task):
-    task = ready_task(work_queue, files=2, status="running", exhaustedOnFailure=True)
-    DatasetFile.objects.filter(task=task).update(status="failed")
-    task_completion_check(now=NOW)
+    task = ready_task(work_queue, files=2, status="running", useExhausted=True)
+    first, second = DatasetFile.objects.filter(task=task).order_by("pk")
+    DatasetFile.objects.filter(pk=first.pk).update(status="finished")
+    DatasetFile.objects.filter(pk=second.pk).update(status="failed")
+    assert task_completion_check(now=NOW) == {"exhausted": [task.pk]}
     assert task_finish(task_id=task.pk, actor="shifter", now=NOW) == []
     task.refresh_from_db()
     assert (task.status, task.oldStatus) == ("passed", "exhausted")
-    assert task_completion_check(now=NOW) == {"failed": [task.pk]}  # nothing finished: failed
+    assert task_completion_check(now=NOW) == {"finished": [task.pk]}  # 1 of 2 finished, no goal to fail
 
 
 def test_pending_in_the_brokerage_too_long_is_exhausted():
@@ -219,12 +221,22 @@ def test_pending_in_the_brokerage_too_long_is_exhausted():
     assert (task.status, task.errorDialog) == ("exhausted", "timed out while pending in the brokerage")
 
 
-def test_exhausted_on_failure_when_the_task_says_so(grid, work_queue, ready_task):
-    task = ready_task(work_queue, files=2, status="running", exhaustedOnFailure=True)
-    DatasetFile.objects.filter(task=task).update(status="failed")
-    other = ready_task(work_queue, files=2, status="running")
-    DatasetFile.objects.filter(task=other).update(status="failed")
-    assert task_completion_check(now=NOW) == {"exhausted": [task.pk], "failed": [other.pk]}
+def test_exhausted_when_the_task_says_so_and_only_some_finished(grid, work_queue, ready_task):
+    # PostProcessorBase.doPreCheck (1.0.4): exhausted only instead of finished; nothing finished is failed anyway
+    tasks = {
+        "exhausting": ready_task(work_queue, files=2, status="running", useExhausted=True),
+        "plain": ready_task(work_queue, files=2, status="running"),
+        "all failed": ready_task(work_queue, files=2, status="running", useExhausted=True),
+    }
+    DatasetFile.objects.filter(task__in=tasks.values()).update(status="failed")
+    for name in ("exhausting", "plain"):
+        first = DatasetFile.objects.filter(task=tasks[name]).order_by("pk").first()
+        DatasetFile.objects.filter(pk=first.pk).update(status="finished")
+    assert task_completion_check(now=NOW) == {
+        "exhausted": [tasks["exhausting"].pk],
+        "finished": [tasks["plain"].pk],
+        "failed": [tasks["all failed"].pk],
+    }
 
 
 def test_admin_actions_run_the_commands_and_report_refusals(admin_client_logged):

@@ -134,6 +134,9 @@ ACTIONS: dict[str, Action] = {
     "state_aborting": Action(WAIT, "Nothing to do: it is aborted as soon as its jobs are killed."),
     "state_aborted": Action(TASK, "Nothing to do unless it was aborted by mistake: then submit it again."),
     "state_finishing": Action(WAIT, "Wait for its running jobs to end; it closes by itself."),
+    "state_finishing_terminated": Action(
+        WAIT, "Wait for its running jobs to end; retry it afterwards if the files left unprocessed are wanted."
+    ),
     "state_passed": Action(WAIT, "Nothing to do: it closes at the next completion check."),
     "state_toretry": Action(WAIT, "Wait: its failed inputs are made into new jobs."),
     "state_toincexec": Action(WAIT, "Wait: the new parameters are applied at the next refining."),

@@ -595,6 +595,13 @@ _STATES = [
         "{by} finished it at {at}: no new jobs, its queued ones cancelled; it closes once its running jobs end.",
     ),
     Reason(
+        "state_finishing_terminated",
+        "being finished: its termination condition met",
+        "Enough of its input files finished for its termination condition: no new jobs; it closes once its running "
+        "jobs end.",
+        "Its {reason} input files finished ({at}): no new jobs; it closes once its running jobs end.",
+    ),
+    Reason(
         "state_passed",
         "passed",
         "Left exhausted for ten days or finished by a shifter: it closes at the next check by what it processed.",

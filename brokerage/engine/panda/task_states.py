@@ -51,6 +51,8 @@ EXHAUSTED_RULES = (
     ("all reattempts done", "state_exhausted_attempts"),
 )
 SHORT_JOBS_MARK = "ran less than 4 minutes"
+# how the completion check says a task met its termination condition (services/progress.py)
+TERMINATED_MARK = "termination condition"
 # a running task whose recently ended jobs fail at least this often gets a Why and advice
 FAILURE_RATE_SHOWN = 0.2
 
@@ -199,6 +201,8 @@ def task_state_explain(facts: TaskFacts) -> tuple[list[str], list[Advice]]:
     elif status == "scouting":
         detail.update(wanted=facts.scouts_wanted, done=facts.scouts_done, failed=facts.scouts_failed)
         codes.append("state_scouting")
+    elif status == "finishing" and reason.startswith(TERMINATED_MARK):
+        codes.append("state_finishing_terminated")
     elif status in SAID_AS_IS:
         codes.append(f"state_{status}")
     numbers = {code: detail for code in codes}

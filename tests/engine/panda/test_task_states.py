@@ -1,6 +1,7 @@
 """A Why and a What-to-do for every state (issue 35, finding 1), worked numbers: the sentence of each state with
 the figures it names, whose fault the main error is, and the action for it (engine/panda/task_states.py)."""
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -186,3 +187,19 @@ def test_a_broken_task_says_what_broke_it():
     why, advice = task_state_explain(TaskFacts(status="broken", entered_reason="no scout job succeeded"))
     assert why == ["It cannot run as defined: no scout job succeeded."]
     assert advice[0].codes == ("state_broken",)
+
+
+def test_a_task_finishing_on_its_termination_condition_says_so():
+    facts = TaskFacts(
+        status="finishing", entered_reason="termination condition 90% met: 9 of 10", entered_by="task refiner"
+    )
+    facts = replace(facts, entered_at=AT)
+    why, advice = task_state_explain(facts)
+    assert why == [
+        "Its termination condition 90% met: 9 of 10 input files finished (2026-11-27 14:00 UTC): no new jobs; it "
+        "closes once its running jobs end."
+    ]
+    assert advice[0].codes == ("state_finishing_terminated",)
+    # a finish command is said as before
+    commanded = task_state_explain(replace(facts, entered_reason="finished by a shifter", entered_by="shifter:ana"))
+    assert commanded[1][0].codes == ("state_finishing",)
