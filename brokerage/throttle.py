@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from brokerage.engine.core.plugin import Variants
+from brokerage.engine.panda.task_states import DATA_MOTION_MARK
 
 # JobThrottlerBase's constants; seed 002 quotes 500, 600 and the halving.
 BUNCH_MIN = 500
@@ -317,3 +318,57 @@ def user_cap_verdict_panda(*, running: dict[str, int], caps: dict[str, int | Non
 
 
 user_cap_rules = Variants("USER_JOB_CAP_RULE", seed=user_cap_verdict_seed, panda=user_cap_verdict_panda)
+
+
+# A user's data in motion (seed 002, "Throttled jobs and tasks": "If the total size of staging/transferring data
+# from TAPE/DISK is larger than PRESTAGE_LIMIT for a user, tasks for the user with data staging/transfers are
+# throttled until the total size drops below the limit"). panda-server 1.0.4's AtlasAnalWatchDog.doForPreStaging
+# compares each kind (prestaging from tape, transfer from disk) with its own limit (USER_PRESTAGE_LIMIT,
+# USER_TRANSFER_LIMIT, 1,024 GB each when unset), in whole GB, strictly over; it throttles running tasks for
+# 120 minutes at a time and releases them once the user is no longer over.
+DATA_MOTION_KINDS = ("prestaging", "transfer")
+DATA_MOTION_UNSET_PANDA_TB = 1.0  # 1,024 GB
+DATA_MOTION_THROTTLE_MINUTES = 120
+
+
+@dataclass(frozen=True)
+class DataMotionVerdict:
+    """One user's data in motion over the limit: the kinds it throttles (the tasks moving data of those kinds),
+    the total compared in GB and the limit in GB; no kinds when not over."""
+
+    kinds: tuple[str, ...]
+    total_gb: int = 0
+    limit_gb: float | None = None
+
+    @property
+    def sentence(self) -> str:
+        """JEDI's errorDialog: 'throttled since transferring large data volume in total=2048GB > limit=1024GB
+        type=transfer'."""
+        if not self.kinds:
+            return ""
+        kind = "+".join(self.kinds)
+        return f"{DATA_MOTION_MARK} in total={self.total_gb}GB > limit={self.limit_gb:g}GB type={kind}"
+
+
+def data_motion_verdict_seed(*, gigabytes: dict[str, float], limit_tb: float | None) -> DataMotionVerdict:
+    """seed 002: the staging and transferring data together over PRESTAGE_LIMIT (TB); an unset limit is none."""
+    if limit_tb is None:
+        return DataMotionVerdict(())
+    total = int(sum(gigabytes.values()))
+    limit = limit_tb * 1024
+    if total > limit:
+        return DataMotionVerdict(tuple(kind for kind in DATA_MOTION_KINDS if gigabytes.get(kind)), total, limit)
+    return DataMotionVerdict((), total, limit)
+
+
+def data_motion_verdict_panda(*, gigabytes: dict[str, float], limit_tb: float | None) -> DataMotionVerdict:
+    """panda-server 1.0.4 (AtlasAnalWatchDog.doForPreStaging): each kind against the limit on its own (one limit
+    here for both of 1.0.4's), 1 TB when unset; the first kind over is the one said."""
+    limit = (DATA_MOTION_UNSET_PANDA_TB if limit_tb is None else limit_tb) * 1024
+    over = [(kind, int(gigabytes.get(kind, 0))) for kind in DATA_MOTION_KINDS if int(gigabytes.get(kind, 0)) > limit]
+    if not over:
+        return DataMotionVerdict((), 0, limit)
+    return DataMotionVerdict(tuple(kind for kind, _ in over), over[0][1], limit)
+
+
+data_motion_rules = Variants("PRESTAGE_RULE", seed=data_motion_verdict_seed, panda=data_motion_verdict_panda)

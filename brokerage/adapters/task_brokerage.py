@@ -8,7 +8,9 @@ read for all the cycle's tasks at once (five queries, six when tasks have parent
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from django.db.models import F, FloatField, OuterRef, Q, QuerySet, Subquery, Sum, Value, Window
@@ -100,7 +102,18 @@ def grid_base(*, now: datetime, gdpconfig: dict[str, Any]) -> Scenario:
 
 
 def task_scenarios(*, task_ids: list[int], base: Scenario, seed_of) -> dict[int, Scenario]:
-    """One scenario per task over the shared `base` (three queries for all tasks)."""
+    """One scenario per task over the shared `base` (a few queries for all tasks), each on the grid as it is."""
+    return {task_id: scenario for task_id, scenario, _ in task_scenarios_live(task_ids=task_ids, base=base,
+                                                                             seed_of=seed_of)}  # fmt: skip
+
+
+def task_scenarios_live(
+    *, task_ids: list[int], base: Scenario, seed_of
+) -> Iterator[tuple[int, Scenario, Callable[[str], None]]]:
+    """The scenarios of a cycle's tasks in the order given, each made when asked for, with a callback to say the
+    task went to a nucleus: its own remaining work then counts in that nucleus's RW for the tasks after it of equal
+    or lower priority in its share, as AtlasProdTaskBroker's live RW table does within a batch (1.0.4, lines
+    610-620). The same few queries for all tasks."""
     tasks = {row["jediTaskID"]: row for row in Task.objects.filter(pk__in=task_ids).values(*TASK_FIELDS)}
     parents = dict(
         Task.objects.filter(pk__in={t["parent_id"] for t in tasks.values() if t["parent_id"]}).values_list(
@@ -123,10 +136,11 @@ def task_scenarios(*, task_ids: list[int], base: Scenario, seed_of) -> dict[int,
             "sizeGB": row["sizeGB"],
         }
     work = remaining_work_rows()
+    own_work = dict(_task_work(Task.objects.filter(pk__in=task_ids)).values_list("pk", "work"))
     first_files = _first_files(task_ids)
     bare = {name: site.bareNucleus for name, site in base.sites.items()}
-    scenarios = {}
-    for task_id, task in tasks.items():
+    for task_id in [pk for pk in task_ids if pk in tasks]:
+        task = tasks[task_id]
         first = task_chunks(task, first_files.get(task_id, []), {}, 1)
         # AtlasProdTaskBroker's input chunk is read with readMinFiles, never as scouts (task_complex_module 1.0.4)
         jobs = job_set_summary(first, scouts=False, task=task) if first else {}
@@ -161,8 +175,13 @@ def task_scenarios(*, task_ids: list[int], base: Scenario, seed_of) -> dict[int,
                 "nucleus_stats": {name: {"rw": value} for name, value in rw.items()},
             }
         )
-        scenarios[task_id] = over_base(parsed, base)
-    return scenarios
+        row = (task["gshare"], task["currentPriority"], float(own_work.get(task_id) or 0.0))
+        yield task_id, over_base(parsed, base), partial(_work_add, work, row)
+
+
+def _work_add(work: list[tuple[str, str, int, float]], row: tuple[str, int, float], nucleus: str) -> None:
+    gshare, priority, amount = row
+    work.append((nucleus, gshare, priority, amount))
 
 
 def first_usable_files(files: QuerySet, *, per_task: int) -> QuerySet:
@@ -195,6 +214,18 @@ RW_STATUSES = ("ready", "scouting", "running", "pending")
 def remaining_work_rows() -> list[tuple[str, str, int, float]]:
     """(nucleus, gshare, currentPriority, RW in HS06 s) over the tasks assigned to a nucleus and in RW_STATUSES
     (REFERENCE.md): each task contributes max(0, nEvents − nEventsUsed) of its master inputs × cpuTime. One query."""
+    rows = (
+        _task_work(Task.objects.filter(status__in=RW_STATUSES).exclude(nucleus=""))
+        .values("nucleus", "gshare", "currentPriority")
+        .annotate(rw=Sum("work"))
+        .values_list("nucleus", "gshare", "currentPriority", "rw")
+    )
+    return [(nucleus, gshare, priority, float(rw or 0.0)) for nucleus, gshare, priority, rw in rows]
+
+
+def _task_work(tasks: QuerySet) -> QuerySet:
+    """The tasks, each annotated with its remaining work `work` in HS06 s: max(0, nEvents − nEventsUsed) of its
+    master inputs × cpuTime (calculateTaskWorldRW_JEDI, 1.0.4)."""
     remaining_events = (
         Dataset.objects.filter(task=OuterRef("pk"), type__in=("input", "pseudo_input"), master__isnull=True)
         .values("task")
@@ -203,18 +234,10 @@ def remaining_work_rows() -> list[tuple[str, str, int, float]]:
         .annotate(left=Sum(Greatest(Coalesce(F("nEvents"), 0) - Coalesce(F("nEventsUsed"), 0), 0)))
         .values("left")
     )
-    rows = (
-        Task.objects.filter(status__in=RW_STATUSES)
-        .exclude(nucleus="")
-        .annotate(
-            work=Coalesce(Subquery(remaining_events), 0, output_field=FloatField())
-            * Coalesce(F("cpuTime"), Value(0), output_field=FloatField())
-        )
-        .values("nucleus", "gshare", "currentPriority")
-        .annotate(rw=Sum("work"))
-        .values_list("nucleus", "gshare", "currentPriority", "rw")
+    return tasks.annotate(
+        work=Coalesce(Subquery(remaining_events), 0, output_field=FloatField())
+        * Coalesce(F("cpuTime"), Value(0), output_field=FloatField())
     )
-    return [(nucleus, gshare, priority, float(rw or 0.0)) for nucleus, gshare, priority, rw in rows]
 
 
 def remaining_work_by_nucleus(

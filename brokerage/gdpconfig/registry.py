@@ -1398,9 +1398,22 @@ REGISTRY = Registry(
             "float",
             None,
             "TB",
-            "A user's tasks needing staging are throttled while the user's data being staged exceeds this.",
+            "A user's running tasks moving data (input staged from tape or transferred from disk for their jobs "
+            "waiting to start) are throttled while the user's data in motion exceeds this; unset, no limit.",
             "seed 002, Throttled jobs and tasks",
             minimum=0,
+        ),
+        parameter(
+            "PRESTAGE_RULE",
+            "anal_jobbroker",
+            "str",
+            "seed",
+            "",
+            "How PRESTAGE_LIMIT is compared. seed: staging and transfers together over the limit. panda "
+            "(AtlasAnalWatchDog.doForPreStaging, 1.0.4): each kind on its own over the limit (1 TB when unset), in "
+            "whole GB.",
+            "seed 002, Throttled jobs and tasks",
+            choices=("seed", "panda"),
         ),
         parameter(
             "ANALY_TIMEOUT",

@@ -265,8 +265,9 @@ def task_generation_hold(task: Task, *, now: datetime) -> tuple[str, dict] | Non
     period = timedelta(seconds=float(settings.CELERY_BEAT_SCHEDULE["job-generation"]["schedule"]))
     resource = task_resource_type(core_count=task.coreCount, ram_count=task.ramCount, ram_unit=task.ramUnit)
     top = task.workQueue.partition.queue_name if task.workQueue.partition_id else task.workQueue.queue_name
-    # the messages the job generator writes (services/jobs.py: throttler verdicts, share allocations)
-    messages = Q(message__startswith=f"work queue {task.workQueue.queue_name} {resource}:")
+    # the messages the job generator writes (services/jobs.py: throttler verdicts, share allocations); a partition's
+    # cycle throttles its sub-queues' tasks together, in its own name
+    messages = Q(message__startswith=f"work queue {top} {resource}:")
     if task.processingType != "urgent":  # urgent tasks ignore fairshare: never held by a share
         for share in (f"work queue {top}", f"global share {task.gshare}"):
             messages |= Q(message__startswith=f"{share} runs ") | Q(message__startswith=f"{share} holds ")
@@ -285,7 +286,7 @@ def task_generation_hold(task: Task, *, now: datetime) -> tuple[str, dict] | Non
     rule = str(extra.get("rule", ""))
     detail = {
         **(extra.get("detail") or {}),
-        "work_queue": task.workQueue.queue_name,
+        "work_queue": top,
         "resource_type": resource,
         "priority": task.currentPriority,
     }

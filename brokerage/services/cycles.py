@@ -11,7 +11,7 @@ from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 
 from brokerage.adapters.grid import ANALYSIS_LABELS
-from brokerage.adapters.task_brokerage import PLUGIN, grid_base, task_scenarios
+from brokerage.adapters.task_brokerage import PLUGIN, grid_base, task_scenarios_live
 from brokerage.grid_clock import grid_minutes
 from brokerage.models import BrokerageCycle, Task
 from brokerage.plugins import plugin_registry
@@ -122,10 +122,15 @@ def task_brokerage_cycle_run(*, now: datetime, limit: int = 500) -> BrokerageCyc
         limit=limit,
     )
     try:
-        scenarios = task_scenarios(
+        # in the claimed order (highest priority first), each task's nucleus counting in the RW of those after it
+        scenarios, decisions = {}, {}
+        for task_id, scenario, assigned in task_scenarios_live(
             task_ids=claimed, base=base, seed_of=lambda task_id: (task_id * 7919 + cycle.pk) % 2**31
-        )
-        decisions = {task_id: broker.decide(scenario) for task_id, scenario in scenarios.items()}
+        ):
+            scenarios[task_id] = scenario
+            decisions[task_id] = broker.decide(scenario)
+            if decisions[task_id].chosen is not None:
+                assigned(decisions[task_id].chosen)
         decision_store_many(
             cycle=cycle,
             items=[DecisionToStore(d, task_id=t, inputs=scenarios[t].raw) for t, d in decisions.items()],

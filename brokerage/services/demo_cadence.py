@@ -7,9 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from brokerage.models import WorkQueue
 from brokerage.services.cycles import task_brokerage_cycle_run
-from brokerage.services.jobs import job_generation_cycle_run
+from brokerage.services.jobs import job_generation_cycle_run, work_queues_generating
 from brokerage.services.progress import task_completion_check, task_refine
 from brokerage.services.simulator import grid_simulate_step
 from brokerage.services.watchdog import watchdog_cycle_run
@@ -26,7 +25,7 @@ def demo_cadence_run(
 ) -> datetime:
     """Runs the demo's beat from `start` for `seconds` of its clock (`after_beat(now)` after each beat, for a test
     that watches the states go by); returns the time of the last beat."""
-    work_queues = list(WorkQueue.objects.filter(is_partition=False).values_list("pk", flat=True))
+    work_queues = work_queues_generating()
     now = start
     for tick in range(0, seconds + 1, 5):
         now = start + timedelta(seconds=tick)

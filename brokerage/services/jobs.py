@@ -79,11 +79,21 @@ GENERATING = TASK_GENERATING  # the statuses whose tasks get new jobs
 JOB_COUNT_STATUSES = ("running", "assigned", "activated", "starting", "defined", "waiting")
 
 
-def work_queue_job_counts(*, work_queue_id: int) -> dict[str, dict[str, int]]:
-    """Jobs of a work queue by resource type and status (one query): what the throttler compares."""
+def work_queue_members(*, work_queue: WorkQueue) -> list[int]:
+    """The work queues whose tasks a cycle for this one generates: itself, or a partition's sub-queues (seed 002,
+    "Work queues": "JEDI works with the partition queue, e.g., tasks in the partition queue are submitted together
+    regardless of sub queues")."""
+    if not work_queue.is_partition:
+        return [work_queue.pk]
+    return list(WorkQueue.objects.filter(partition=work_queue).order_by("pk").values_list("pk", flat=True))
+
+
+def work_queue_job_counts(*, work_queue_ids: list[int]) -> dict[str, dict[str, int]]:
+    """Jobs of a work queue (a partition's: of its sub-queues) by resource type and status (one query): what the
+    throttler compares."""
     counts: dict[str, dict[str, int]] = defaultdict(dict)
     for resource, status, jobs in (
-        Job.objects.filter(workQueue_id=work_queue_id, jobStatus__in=JOB_COUNT_STATUSES)
+        Job.objects.filter(workQueue_id__in=work_queue_ids, jobStatus__in=JOB_COUNT_STATUSES)
         .values_list("resource_type", "jobStatus")
         .annotate(n=Count("pk"))
     ):
@@ -120,12 +130,13 @@ def throttle_verdicts(
     """The throttler's verdict for each resource type the cycle's tasks need (two queries: the job counts and
     the highest queued priority per resource type with its number of jobs). The event service work queue is
     throttled as a whole, its priorities too (JobThrottlerBase.non_rt_wqs)."""
+    members = work_queue_members(work_queue=work_queue)
     counts = {resource: JobCounts.from_statuses(by_status) for resource, by_status in
-              work_queue_job_counts(work_queue_id=work_queue.pk).items()}  # fmt: skip
+              work_queue_job_counts(work_queue_ids=members).items()}  # fmt: skip
     whole = sum(counts.values(), JobCounts())
     tops: dict[str, tuple[int, int]] = {}  # resource type → (its highest queued priority, jobs at it)
     for resource, priority, jobs in (
-        Job.objects.filter(workQueue=work_queue, jobStatus__in=("defined", "assigned", "activated", "starting"))
+        Job.objects.filter(workQueue_id__in=members, jobStatus__in=("defined", "assigned", "activated", "starting"))
         .values_list("resource_type", "currentPriority")
         .annotate(jobs=Count("pk"))
         .order_by()
@@ -158,10 +169,11 @@ def throttle_verdicts(
     return verdicts
 
 
-def _claim(*, work_queue_id: int, now: datetime, owner: str, limit: int) -> list[int]:
-    """Up to `limit` tasks of the work queue that can get jobs: those with input left — ready files, or (event
-    level) picked, running or partial files whose events are not all out — or with pre-merged outputs to merge,
-    and those waiting for their preprocess job (topreprocess)."""
+def _claim(*, work_queue_ids: list[int], now: datetime, owner: str, limit: int) -> list[int]:
+    """Up to `limit` tasks of the work queues (one, or a partition's sub-queues together) that can get jobs: those
+    with input left — ready files, or (event level) picked, running or partial files whose events are not all out —
+    or with pre-merged outputs to merge, and those waiting for their preprocess job (topreprocess), highest
+    priority first whichever sub-queue they are in."""
     inputs = DatasetFile.objects.filter(task=OuterRef("pk"), type__in=("input", "pseudo_input"))
     unmerged = Job.objects.filter(task=OuterRef("pk"), jobStatus="finished", isMerge=False, mergeJob__isnull=True)
     has_input = (
@@ -173,7 +185,7 @@ def _claim(*, work_queue_id: int, now: datetime, owner: str, limit: int) -> list
         | (Q(taskParams__mergeOutput=True) & Exists(unmerged))
     )
     candidates = (
-        Task.objects.filter(workQueue_id=work_queue_id)
+        Task.objects.filter(workQueue_id__in=work_queue_ids)
         .filter((Q(status__in=GENERATING) & has_input) | Q(status="topreprocess"))
         .order_by("-currentPriority", "jediTaskID")
     )
@@ -253,13 +265,19 @@ def job_generation_dispatch(*, now: datetime) -> list[int]:
     """The dispatch's turn before the work queues' cycles: closes the tasks whose master inputs all have an
     outcome (task_completion_check, once for every work queue: it reads every running task's files, and each
     work queue's cycle reading them again cost a sixth of the workers' time at a million jobs a day, issue 32),
-    then returns the active production and analysis work queues to generate for (partitions generate through
-    their sub-queues)."""
+    then returns the work queues to generate for (work_queues_generating)."""
     task_completion_check(now=now)
+    return work_queues_generating()
+
+
+def work_queues_generating() -> list[int]:
+    """The active production and analysis work queues a job-generation cycle each runs for: the normal queues
+    outside any partition and the partitions, whose cycle generates for all their sub-queues together (seed 002:
+    "tasks in the partition queue are submitted together regardless of sub queues")."""
     return list(
-        WorkQueue.objects.filter(
-            status="active", queue_type__in=("production", "analysis"), is_partition=False
-        ).values_list("pk", flat=True)
+        WorkQueue.objects.filter(status="active", queue_type__in=("production", "analysis"), partition__isnull=True)
+        .order_by("pk")
+        .values_list("pk", flat=True)
     )
 
 
@@ -281,7 +299,9 @@ def job_generation_cycle_run(
 
 def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: int) -> BrokerageCycle:
     work_queue = WorkQueue.objects.get(pk=work_queue_id)
-    task_scouting_check(work_queue_id=work_queue_id, now=now)
+    members = work_queue_members(work_queue=work_queue)
+    for member in members:
+        task_scouting_check(work_queue_id=member, now=now)
     gdpconfig = cycle_gdpconfig(vo=vo)
     base = job_grid_base(now=now, gdpconfig=gdpconfig)
     analysis = work_queue.queue_type == "analysis"
@@ -289,7 +309,7 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
     broker = plugin_registry().get(plugin)()
     frame = broker.frame(base)
     cycle = cycle_start(plugin=plugin, now=now, gdpconfig=gdpconfig, frame=frame, inputs=base.raw)
-    claimed = _claim(work_queue_id=work_queue_id, now=now, owner=owner, limit=limit)
+    claimed = _claim(work_queue_ids=members, now=now, owner=owner, limit=limit)
     try:
         tasks = job_set_task_rows(claimed)
         since = base.config.get("DATA_CHECK_TIMEOUT_FROM")
@@ -514,7 +534,7 @@ def job_generation_plan(
                     computingSite=site,
                     nucleus=task["nucleus"] or "",
                     gshare=task["gshare"] or "",
-                    workQueue_id=work_queue.pk,
+                    workQueue_id=task["workQueue_id"] or work_queue.pk,  # a partition's job: its sub-queue's
                     resource_type=task["resource_type"],
                     prodUserName=task["userName"] or "",
                     workingGroup=task["workingGroup"] or "",

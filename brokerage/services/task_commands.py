@@ -32,6 +32,7 @@ from brokerage.services.status import (
 )
 from brokerage.states import INPUT_FILE, IllegalTransition, throttled_period_minutes
 from brokerage.task_actions import RETRYABLE
+from brokerage.throttle import DATA_MOTION_MARK
 from brokerage.watchdog import EXHAUSTED_TIMEOUT
 
 QUEUED_JOB_STATUSES = ("pending", "defined", "waiting", "assigned", "throttled", "activated")
@@ -393,9 +394,10 @@ def task_watch(*, now: datetime, vo: str = "atlas") -> dict[str, list[int]]:
     # release after 120 × int(attemptNr/5)² minutes, to the status the task had
     released = [
         (pk, old)
-        for pk, old, since, level in Task.objects.filter(status="throttled", throttledTime__isnull=False).values_list(
-            "pk", "oldStatus", "throttledTime", "numThrottled"
-        )
+        for pk, old, since, level in Task.objects.filter(status="throttled", throttledTime__isnull=False)
+        # a task throttled for its user's data in motion is released by that throttle (services/user_caps.py)
+        .exclude(errorDialog__startswith=DATA_MOTION_MARK)
+        .values_list("pk", "oldStatus", "throttledTime", "numThrottled")
         if throttled_until(since=since, level=level) <= now and old in GENERATING
     ]
     for status in GENERATING:

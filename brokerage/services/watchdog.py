@@ -180,11 +180,12 @@ def watchdog_cycle_run(*, now: datetime) -> dict[str, int]:
     exhausted), and the integrity check when INTEGRITY_CHECK_MINUTES have passed since the last one."""
     from brokerage.services.integrity import integrity_check_due, integrity_check_run
     from brokerage.services.task_commands import task_watch
-    from brokerage.services.user_caps import user_jobs_cap
+    from brokerage.services.user_caps import user_jobs_cap, users_data_motion_throttle
 
     timeouts = job_timeout_apply(now=now)
     cuts = job_fast_rebrokerage(now=now)
     capped = user_jobs_cap(now=now)
+    motion = users_data_motion_throttle(now=now)
     tasks = task_watch(now=now)
     integrity = integrity_check_run(now=now)[0].n_findings if integrity_check_due(now=now) else None
     return {
@@ -195,5 +196,7 @@ def watchdog_cycle_run(*, now: datetime) -> dict[str, int]:
         "rebrokered": sum(len(cut.closed) for cut in cuts),
         "user_jobs_throttled": sum(len(move.jobs) for move in capped if move.verdict.action == "throttle"),
         "user_jobs_released": sum(len(move.jobs) for move in capped if move.verdict.action == "release"),
+        "data_motion_tasks_throttled": sum(len(move.throttled) for move in motion),
+        "data_motion_tasks_released": sum(len(move.released) for move in motion),
         **{f"tasks_{name}": len(ids) for name, ids in tasks.items()},
     }

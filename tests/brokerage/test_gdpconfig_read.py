@@ -33,7 +33,6 @@ NOT_READ_YET = {
         ),
         "JumboWatchDog's (seed 002, Jumbo job switcher): jumbo jobs are issue 52",
     ),
-    "PRESTAGE_LIMIT": "a user's data being staged from tape: PanDA tasks' staging is not modelled yet (issue 51)",
 }
 
 

@@ -132,6 +132,26 @@ def test_remaining_work_of_equal_or_higher_priority_reaches_the_weights(grid):
     assert factors["SECOND"]["RW"] == 0
 
 
+def test_a_task_assigned_in_the_cycle_counts_in_the_rw_of_the_tasks_after_it(grid):
+    # AtlasProdTaskBroker (1.0.4, 610-620) adds each assigned task's RW to its nucleus for the rest of its batch:
+    # the first task (priority 900, 2,000 events left × 300 = 600,000) goes to GOOD, the only nucleus with room;
+    # the next of priority 500 in its share sees GOOD's RW at 600,000, one in another share sees none
+    first = waiting_task(priority=900)
+    Task.objects.filter(pk=first.pk).update(cpuTime=300)
+    first.datasets.update(nEvents=2_000, nEventsUsed=0)
+    second = waiting_task(priority=500)
+    other_share = waiting_task(priority=500)
+    Task.objects.filter(pk=other_share.pk).update(gshare="Express")
+    task_brokerage_cycle_run(now=NOW)
+    assert Task.objects.get(pk=first.pk).nucleus == "GOOD"
+    rw = {}
+    for task in (second, other_share):
+        trace = decision_trace(decision=Decision.objects.select_related("cycle").get(task=task))
+        rw[task.pk] = {c["name"]: c["factors"]["RW"] for c in trace["candidates"]}
+    assert rw[second.pk]["GOOD"] == 600_000
+    assert rw[other_share.pk]["GOOD"] == 0
+
+
 def test_snapshot_and_cycle_cost_the_same_queries_for_2_or_8_tasks(grid):
     def queries_for(count):
         Task.objects.filter(status__in=("assigning", "ready", "pending")).delete()
@@ -160,7 +180,7 @@ def test_a_failing_cycle_is_recorded_and_releases_its_tasks(grid, monkeypatch):
     def broken(**kwargs):
         raise RuntimeError("snapshot unreadable")
 
-    monkeypatch.setattr(cycles, "task_scenarios", broken)
+    monkeypatch.setattr(cycles, "task_scenarios_live", broken)
     cycle = task_brokerage_cycle_run(now=NOW)
     assert (cycle.status, cycle.error) == ("failed", "RuntimeError: snapshot unreadable")
     stored = Task.objects.get(pk=task.pk)

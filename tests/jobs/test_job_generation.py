@@ -567,3 +567,46 @@ def test_a_failed_preprocess_job_breaks_its_task(grid, work_queue, ready_task):
     assert task_refine(now=NOW + timedelta(minutes=1))["broken"] == [task.pk]
     task.refresh_from_db()
     assert (task.status, task.errorDialog) == ("broken", "preprocess job failed")
+
+
+def partition_of_two(work_queue):
+    """Partition P of sub-queues A (work_queue) and B, throttled as one (a share); the normal MC_16 outside it."""
+    partition = factories.WorkQueueFactory(queue_name="P", is_partition=True, queue_share=None)
+    other = factories.WorkQueueFactory(queue_name="B", partition=partition, queue_share=None, criteria="")
+    WorkQueue = type(work_queue)
+    WorkQueue.objects.filter(pk=work_queue.pk).update(partition=partition)
+    work_queue.refresh_from_db()
+    return partition, work_queue, other
+
+
+def test_a_partitions_sub_queues_are_generated_together_by_priority(grid, work_queue, ready_task):
+    # seed 002: "tasks in the partition queue are submitted together regardless of sub queues"
+    from brokerage.services.jobs import job_generation_dispatch
+
+    outside = factories.WorkQueueFactory(queue_name="OUTSIDE", queue_share=None)
+    partition, first, second = partition_of_two(work_queue)
+    low = ready_task(first, priority=500, nScoutJobs=0)
+    high = ready_task(second, priority=900, nScoutJobs=0)
+    assert job_generation_dispatch(now=NOW) == sorted([outside.pk, partition.pk])
+    cycle = job_generation_cycle_run(work_queue_id=partition.pk, now=NOW)
+    # both tasks got their job set in the one cycle, the higher first; each job in its own task's sub-queue
+    sets = list(Decision.objects.filter(cycle=cycle, task__isnull=False).order_by("jobsetID").values_list("task_id"))
+    assert sets == [(high.pk,), (low.pk,)]
+    assert set(Job.objects.values_list("task_id", "workQueue_id").distinct()) == {
+        (high.pk, second.pk),
+        (low.pk, first.pk),
+    }
+
+
+def test_a_partition_is_throttled_on_the_jobs_of_all_its_sub_queues(grid, work_queue, ready_task):
+    partition, first, second = partition_of_two(work_queue)
+    throttle(partition, NQUEUELIMIT=5)
+    # 3 jobs queued in each sub-queue: 6 in the partition, over its limit of 5, although each sub-queue has 3
+    queued_jobs(first, ready_task, count=3, priority=900)
+    queued_jobs(second, ready_task, count=3, priority=900)
+    task = ready_task(second, priority=500)
+    cycle = job_generation_cycle_run(work_queue_id=partition.pk, now=NOW)
+    assert not Job.objects.filter(task=task).exists()
+    assert "queued=6" in Decision.objects.get(cycle=cycle, outcome="throttled").message
+    # the task's page finds the partition's verdict
+    assert task_generation_hold(task, now=NOW + timedelta(seconds=60))[0] == "throttle_no_running_enough_queued"

@@ -133,6 +133,9 @@ ACTIONS: dict[str, Action] = {
     ),
     "state_aborting": Action(WAIT, "Nothing to do: it is aborted as soon as its jobs are killed."),
     "state_aborted": Action(TASK, "Nothing to do unless it was aborted by mistake: then submit it again."),
+    "state_throttled_data_motion": Action(
+        WAIT, "Wait: it is released once the user's waiting jobs have their input, at the latest in 120 minutes."
+    ),
     "state_finishing": Action(WAIT, "Wait for its running jobs to end; it closes by itself."),
     "state_finishing_terminated": Action(
         WAIT, "Wait for its running jobs to end; retry it afterwards if the files left unprocessed are wanted."

@@ -498,6 +498,14 @@ _STATES = [
         ),
     ),
     Reason(
+        "state_throttled_data_motion",
+        "throttled: its user moves too much data",
+        "Its user's input data being staged or transferred to jobs waiting for it is over PRESTAGE_LIMIT: no new "
+        "jobs until it drops under the limit (its existing jobs run on).",
+        "{by} throttled it at {at}: {reason} (PRESTAGE_LIMIT). No new jobs until it drops under the limit; its "
+        "existing jobs run on.",
+    ),
+    Reason(
         "state_exhausted",
         "exhausted",
         "The task stopped for a shifter to look at it.",

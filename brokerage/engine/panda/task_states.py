@@ -51,6 +51,8 @@ EXHAUSTED_RULES = (
     ("all reattempts done", "state_exhausted_attempts"),
 )
 SHORT_JOBS_MARK = "ran less than 4 minutes"
+# how the data-motion throttle says why it throttled a task (JEDI's errorDialog, brokerage/throttle.py)
+DATA_MOTION_MARK = "throttled since transferring large data volume"
 # how the completion check says a task met its termination condition (services/progress.py)
 TERMINATED_MARK = "termination condition"
 # a running task whose recently ended jobs fail at least this often gets a Why and advice
@@ -164,7 +166,9 @@ def task_state_explain(facts: TaskFacts) -> tuple[list[str], list[Advice]]:
     codes: list[str] = []
     detail: dict = {"reason": reason, "by": facts.entered_by or "someone", "at": _time(facts.entered_at)}
     with_error = False
-    if status == "throttled":
+    if status == "throttled" and DATA_MOTION_MARK in reason:
+        codes.append("state_throttled_data_motion")
+    elif status == "throttled":
         if facts.top_attempt_file:
             detail["file"] = facts.top_attempt_file
         detail.update(

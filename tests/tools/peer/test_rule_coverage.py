@@ -41,6 +41,7 @@ READ_BY_ADAPTERS = {
     "DATA_CHECK_TIMEOUT_FROM": "the analysis adapter's clock (tests/brokerage/test_live_parity.py)",
     "USER_JOB_CAP_RULE": "the watchdog's users' job caps (tests/watchdog/test_user_caps.py, both profiles)",
     "SHARE_ALLOCATION_RULE": "job generation's share holds (tests/jobs/test_job_generation.py, both profiles)",
+    "PRESTAGE_RULE": "the watchdog's data-motion throttle (tests/watchdog/test_data_motion.py, both profiles)",
     "TIMEOUT_WAITING": "the watchdog's waiting jobs (tests/watchdog/test_timeout_rules.py, both profiles)",
 }
 
