@@ -10,13 +10,26 @@ Event level ("Event-level splitting"): the files are cut into ranges of nEventsP
 crossing file boundaries as in the seed's figure — (File1, 0-99), (File1, 100-149)+(File2, 0-49), … — and each
 (file, range) becomes one Event row. Files already partly used resume after their last assigned event.
 
+Secondary datasets ("Dataset attributes": repeat, nosplit, manytime, cvmfs, ratio; JEDI_Datasets.MASTERID and
+ATTRIBUTES): each job reads, beside its master files, files of each secondary input dataset of its task, as
+panda-server 1.0.4's InputChunk.getSubChunk gives them: `ratio=N` files per master file (N × the job's master
+files, rounded up when N is not whole; 1 per master file without a ratio), every file of a `nosplit` dataset in
+every job, and a `repeat` dataset's files in a cycle (the next job starts after the last one's, back at the first
+at the end). A secondary's files are followed like the master's (picked by the job, finished or given back with
+it) unless the dataset is nosplit or repeat: JediDatasetSpec.toKeepTrack follows neither when both are set, and a
+file every job reads, or read again and again, is never used up by one job (ours: either attribute alone too).
+`manytime` and `cvmfs` change no split: the brokerage reads manytime datasets' complete copies only (AtlasDDMClient,
+1.0.4), which the engine does for every secondary already (DATA_COMPLETE_ONLY_RULE), and CVMFS is not modelled.
+
 Plain Python: the service reads the files and writes jobs, files and events.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 MB = 1024 * 1024
@@ -54,6 +67,8 @@ class JobChunk:
     input_bytes: int
     n_events: int | None
     ranges: tuple[EventRange, ...] = ()
+    secondary: tuple[int, ...] = ()  # secondary files the job takes (picked, followed like the master's)
+    shared: tuple[int, ...] = ()  # secondary files it reads that nobody uses up (nosplit + repeat, repeat)
 
     @property
     def input_mb(self) -> float:
@@ -228,3 +243,68 @@ def random_seeds(*, first: int, used: Iterable[tuple[int, str]]) -> RandomSeeds:
         every_job_ended_badly[seed] = every_job_ended_badly.get(seed, True) and status in ENDED_BADLY
     free = sorted(seed for seed, given_back in every_job_ended_badly.items() if given_back)
     return RandomSeeds(free, max(max(every_job_ended_badly, default=first - 1) + 1, first))
+
+
+@dataclass(frozen=True)
+class SecondaryInput:
+    """A secondary input dataset of a task: its attributes and the files jobs may read, in file order (for a
+    followed dataset, the ready ones)."""
+
+    dataset_id: int
+    attributes: str
+    files: tuple[InputFile, ...]
+
+    def has(self, attribute: str) -> bool:
+        return attribute in {part.strip() for part in self.attributes.split(",")}
+
+    @property
+    def ratio(self) -> float | int:
+        """Files per master file (JediDatasetSpec.getRatioToMaster: `ratio=N`, 1 when unset)."""
+        found = re.search(r"ratio=(\d+(\.\d+)?)", self.attributes)
+        if found is None:
+            return 1
+        return float(found.group(1)) if found.group(2) else int(found.group(1))
+
+    @property
+    def followed(self) -> bool:
+        """Whether its files are picked and end with their jobs (toKeepTrack; see the module docstring)."""
+        return not (self.has("repeat") or self.has("nosplit"))
+
+
+def files_by_ratio(ratio: float | int, masters: int) -> int:
+    """JediDatasetSpec.getNumMultByRatio: masters × ratio, rounded up for a ratio that is not whole."""
+    return masters * ratio if isinstance(ratio, int) else math.ceil(masters * ratio)
+
+
+def chunks_with_secondaries(chunks: list[JobChunk], secondaries: Sequence[SecondaryInput]) -> list[JobChunk]:
+    """The chunks with each secondary dataset's files added (module docstring). A chunk for which a followed
+    secondary has too few files left gets those there are, as InputChunk does when a dataset runs out."""
+    if not secondaries:
+        return chunks
+    position = {secondary.dataset_id: 0 for secondary in secondaries}
+    result = []
+    for chunk in chunks:
+        masters = len(chunk.files) or len({r.fileID for r in chunk.ranges})
+        taken: list[InputFile] = []
+        shared: list[InputFile] = []
+        for secondary in secondaries:
+            files = secondary.files
+            if secondary.has("nosplit"):
+                picked = list(files)
+            else:
+                wanted = files_by_ratio(secondary.ratio, masters)
+                start = position[secondary.dataset_id]
+                picked = list(files[start : start + wanted])
+                position[secondary.dataset_id] = start + len(picked)
+                if secondary.has("repeat") and files:
+                    position[secondary.dataset_id] %= len(files)
+            (taken if secondary.followed else shared).extend(picked)
+        result.append(
+            replace(
+                chunk,
+                input_bytes=chunk.input_bytes + sum(f.size_bytes for f in (*taken, *shared)),
+                secondary=tuple(f.fileID for f in taken),
+                shared=tuple(f.fileID for f in shared),
+            )
+        )
+    return result

@@ -104,6 +104,9 @@ def test_workers_take_tasks_from_redis_and_write_to_postgresql(redis_socket, tmp
             factories.ProcessLockFactory(lockedTime=now - timedelta(hours=2))
         kept = factories.ProcessLockFactory(lockedTime=now)
         sender = Celery(broker=broker_url)
+        # both joined the broker before the work is sent: on a loaded machine the second started after the first
+        # had expired the locks, and its log had not yet said it connected (a fresh clone's CI run)
+        wait_for_workers(sender, 2)
         for _ in range(4):  # several messages: whichever worker takes one, the stale locks go
             sender.send_task("brokerage.tasks.process_lock_expire_task")
         deadline = time.monotonic() + 60

@@ -11,8 +11,8 @@ from collections import defaultdict
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db.models import Count, Max, OuterRef, Q, Subquery, Sum, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Count, F, Max, OuterRef, Q, Subquery, Sum, Value, Window
+from django.db.models.functions import Coalesce, RowNumber
 
 from brokerage.adapters.grid import (
     GRID_PARTS,
@@ -33,7 +33,7 @@ from brokerage.models import (
     Task,
     WorkQueue,
 )
-from brokerage.splitter import job_set_summary, task_chunks
+from brokerage.splitter import InputFile, SecondaryInput, job_set_summary, task_chunks
 from brokerage.throttle import task_resource_type
 
 PLUGIN = "atlas_prod_job"
@@ -221,6 +221,57 @@ def job_set_inputs(
         .values_list("file_id", "last")
     )
     return masters, files, replicas, {file_id: last + 1 for file_id, last in used.items()}
+
+
+def job_set_secondaries(task_ids: list[int]) -> tuple[dict[int, list[SecondaryInput]], dict[int, list[dict]]]:
+    """The secondary input datasets of the tasks (master set; seed 002 "Dataset attributes") as the splitter takes
+    them (splitter.SecondaryInput: up to FILES_PER_TASK files each, the ready ones of a followed dataset, every
+    file of a shared one) and as the brokerage's scenario lists them (name, master False, files, size, replicas).
+    Three queries for any number of tasks, none more without secondaries."""
+    datasets = list(
+        Dataset.objects.filter(task_id__in=task_ids, type="input", master__isnull=False)
+        .order_by("datasetID")
+        .values("datasetID", "task_id", "datasetName", "nFiles", "attributes")
+    )
+    if not datasets:
+        return {}, {}
+    shared = {
+        row["datasetID"]
+        for row in datasets
+        if not SecondaryInput(row["datasetID"], row["attributes"] or "", ()).followed
+    }
+    files: dict[int, list[InputFile]] = defaultdict(list)
+    rows = (
+        DatasetFile.objects.filter(dataset_id__in=[row["datasetID"] for row in datasets])
+        .filter(Q(status="ready") | Q(dataset_id__in=shared))
+        .annotate(position=Window(RowNumber(), partition_by=[F("dataset_id")], order_by=F("fileID").asc()))
+        .filter(position__lte=FILES_PER_TASK)
+        .values_list("dataset_id", "fileID", "fsize", "nEvents")
+    )
+    for dataset_id, file_id, size, events in rows:
+        files[dataset_id].append(InputFile(file_id, size or 0, events))
+    replicas: dict[str, dict] = defaultdict(dict)
+    for name, endpoint, n_files, size in DatasetReplica.objects.filter(
+        datasetName__in=[row["datasetName"] for row in datasets]
+    ).values_list("datasetName", "endpoint__name", "nFiles", "sizeGB"):
+        replicas[name][endpoint] = {"nFiles": n_files, "sizeGB": size}
+    inputs: dict[int, list[SecondaryInput]] = defaultdict(list)
+    listed: dict[int, list[dict]] = defaultdict(list)
+    for row in datasets:
+        found = replicas.get(row["datasetName"], {})
+        inputs[row["task_id"]].append(
+            SecondaryInput(row["datasetID"], row["attributes"] or "", tuple(files.get(row["datasetID"], ())))
+        )
+        listed[row["task_id"]].append(
+            {
+                "name": row["datasetName"],
+                "master": False,
+                "nFiles": row["nFiles"],
+                "sizeGB": max((r["sizeGB"] for r in found.values()), default=0.0),
+                "replicas": found,
+            }
+        )
+    return inputs, listed
 
 
 def job_set_task_rows(task_ids: list[int]) -> dict[int, dict]:

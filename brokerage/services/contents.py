@@ -28,6 +28,7 @@ from django.db.models import Q
 from brokerage.engine.panda.task_outcome import file_attempt_limits
 from brokerage.models import Dataset, DatasetFile, DatasetReplica, Task
 from brokerage.services.bulk import bulk_update_values
+from brokerage.services.counters import dataset_counters_refresh
 from brokerage.services.status import status_transition_many, task_status_transition_many
 from brokerage.states import INPUT_TYPES
 
@@ -213,14 +214,19 @@ def files_availability_recheck(*, now: datetime) -> dict[str, list[int]]:
     ):
         files_of[dataset_id].append((pk, status))
     moves: dict[tuple[str, str], list[int]] = defaultdict(list)
+    moved_ids: set[int] = set()
     for dataset_id, name, _ in rows:
         available = counts[name][1]
         for number, (pk, status) in enumerate(files_of[dataset_id]):
             if number < available and status in ("missing", "lost"):
                 moves[(status, "ready")].append(pk)
+                moved_ids.add(pk)
             elif number >= available and status == "ready":
                 moves[("ready", "lost")].append(pk)
+                moved_ids.add(pk)
     moved: dict[str, list[int]] = {}
+    # a lost file counts as failed in its dataset's counters (selectors.counters): they follow the moves
+    touched = {dataset_id for dataset_id, _, _ in rows if any(pk in moved_ids for pk, _ in files_of[dataset_id])}
     for (source, target), ids in moves.items():
         moved[f"{source} → {target}"] = status_transition_many(
             model=DatasetFile,
@@ -231,4 +237,6 @@ def files_availability_recheck(*, now: datetime) -> dict[str, list[int]]:
             actor=ACTOR,
             now=now,
         )
+    if touched:
+        dataset_counters_refresh(dataset_ids=touched, now=now)
     return {kind: ids for kind, ids in moved.items() if ids}

@@ -27,11 +27,12 @@ fifth attempt, the completion check and the scouting rules close them. At `make 
 The demo's data management plays the replicas a story lists (task parameter `demoDDM`: [grid minutes after the
 task was created, files DDM lists, files at the task's nucleus]).
 - paused by the shifter and resumed, aborted by the shifter (its jobs cancelled), finished by the shifter while it
-  runs (finishing).
+  runs (finishing);
+- event ranges: one file cut in four ranges, partial between its scouts' ranges and the last one.
 
 The demo's shifter gives the commands a story lists (task parameter `demoCommands`: [grid minutes after the task was
 created, command]) through the same services as the task page (brokerage.services.task_commands), as "demo
-shifter"; a command its task's status refuses is tried again at the next step, for two grid hours at most.
+shifter"; a command its task's status refuses is tried again at the next step, for four grid hours at most.
 """
 
 from __future__ import annotations
@@ -95,7 +96,8 @@ STORIES = (
             "demoFailingFiles": 3,
             "useExhausted": True,
             "goal": 90,
-            "demoCommands": [[150, "finish"]],
+            # after the 2-hour heartbeat timeout of a job whose pilot is lost: it is exhausted by then
+            "demoCommands": [[240, "finish"]],
         },
         analysis=True,
     ),
@@ -183,10 +185,20 @@ STORIES = (
         3,
         {"demoRunMinutes": 40, "demoFailurePercent": 0, "nScoutJobs": 2, "demoCommands": [[30, "finish"]]},
     ),
+    Story(
+        "scouted",
+        "mc23_13p6TeV.802012.event_ranges.simul",
+        1,
+        3,
+        # one file of 1,000 events in ranges of 250: three scouts run the first three; the file is partial between
+        # the scouts' end and the last range's job (three scouts: a lost pilot leaves the others to succeed)
+        {"demoRunMinutes": 20, "demoFailurePercent": 0, "nScoutJobs": 3, "nEventsPerJob": 250},
+    ),
 )
 DEMO_SHIFTER = "demo shifter"
 # how long a command its task refuses is tried again (grid minutes past its time)
-COMMAND_PATIENCE_MINUTES = 120
+# four hours: a story task one of whose jobs lost its pilot waits the 2-hour heartbeat timeout before it can end
+COMMAND_PATIENCE_MINUTES = 240
 
 
 def _file_break(*, task_id: int, actor: str, now: datetime, reason: str) -> int:

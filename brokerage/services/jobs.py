@@ -29,6 +29,7 @@ from brokerage.adapters.job_brokerage import (
     job_grid_base,
     job_set_inputs,
     job_set_scenario,
+    job_set_secondaries,
     job_set_task_rows,
 )
 from brokerage.adapters.shares import share_allocations
@@ -58,7 +59,14 @@ from brokerage.services.retries import job_retry_history_record
 from brokerage.services.scouting import task_scouting_check
 from brokerage.services.status import job_status_transition_many, task_status_transition_many
 from brokerage.shares import GLOBAL_SHARE_LEVEL, WORK_QUEUE_LEVEL, ShareAllocation
-from brokerage.splitter import JobChunk, RandomSeeds, job_set_summary, random_seeds, task_chunks
+from brokerage.splitter import (
+    JobChunk,
+    RandomSeeds,
+    chunks_with_secondaries,
+    job_set_summary,
+    random_seeds,
+    task_chunks,
+)
 from brokerage.states import TASK_GENERATING
 from brokerage.throttle import (
     WHOLE_QUEUE_WORK_QUEUES,
@@ -326,6 +334,7 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
             tasks=ordered,
         )
         masters, files, replicas, used = job_set_inputs(claimed)
+        secondaries = job_set_secondaries(claimed)
         items: list[DecisionToStore] = [
             DecisionToStore(_share_decision(allocation=allocation, now=now))
             for allocation in {(a.level, a.name): a for a in holds.values()}.values()
@@ -338,7 +347,7 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
         ]
         decided, plans = _job_set_decisions(
             ordered=ordered, verdicts=verdicts, inputs=(masters, files, replicas, used), cycle_id=cycle.pk,
-            base=base, broker=broker, user_stats=user_stats,
+            base=base, broker=broker, user_stats=user_stats, secondaries=secondaries,
         )  # fmt: skip
         items += decided
         # merge job sets of the tasks whose outputs are merged (merging.py), pre-assigned to their queue
@@ -398,7 +407,7 @@ Plan = tuple[dict, list[JobChunk], int, EngineDecision, MergeSet | None]
 
 
 def _job_set_decisions(
-    *, ordered: list[dict], verdicts, inputs, cycle_id: int, base, broker, user_stats
+    *, ordered: list[dict], verdicts, inputs, cycle_id: int, base, broker, user_stats, secondaries=({}, {})
 ) -> tuple[list[DecisionToStore], list[Plan]]:
     """One job set per task the throttler lets through, in priority order, each brokered: scouts first (nScoutJobs)
     or JOBS_PER_SET jobs, never more than its resource type's budget left (the throttler's max jobs)."""
@@ -421,6 +430,8 @@ def _job_set_decisions(
             chunks = [JobChunk((), 0, None)] if wanted > 0 else []
         else:
             chunks = task_chunks(task, files.get(task["jediTaskID"], []), used, wanted) if wanted > 0 else []
+            # each job's secondary files beside its master ones (splitter, "Dataset attributes")
+            chunks = chunks_with_secondaries(chunks, secondaries[0].get(task["jediTaskID"], ()))
         if not chunks:
             continue
         jobset_id = (cycle_id << 20) + sequence
@@ -437,7 +448,8 @@ def _job_set_decisions(
                     "nFiles": master["nFiles"],
                     "sizeGB": max((r["sizeGB"] for r in found.values()), default=0.0),
                     "replicas": found,
-                }
+                },
+                *secondaries[1].get(task["jediTaskID"], ()),
             ],
             jobs=job_set_summary(chunks, scouts=scouts, task=task),
             seed=(jobset_id * 7919) % 2**31,
@@ -534,7 +546,7 @@ def job_generation_plan(
                     computingSite=site,
                     nucleus=task["nucleus"] or "",
                     gshare=task["gshare"] or "",
-                    workQueue_id=task["workQueue_id"] or work_queue.pk,  # a partition's job: its sub-queue's
+                    workQueue_id=task.get("workQueue_id") or work_queue.pk,  # a partition's job: its sub-queue's
                     resource_type=task["resource_type"],
                     prodUserName=task["userName"] or "",
                     workingGroup=task["workingGroup"] or "",
@@ -632,7 +644,7 @@ def _use_inputs(created: list[Job], chunks: list[JobChunk], *, now: datetime) ->
     picked: dict[int, tuple[int, int]] = {}
     events: list[Event] = []
     for job, chunk in zip(created, chunks, strict=True):
-        for file_id in chunk.files:
+        for file_id in (*chunk.files, *chunk.secondary):
             picked.setdefault(file_id, (job.pk, job.jobsetID))
         for event_range in chunk.ranges:
             events.append(
@@ -664,9 +676,12 @@ def _use_inputs(created: list[Job], chunks: list[JobChunk], *, now: datetime) ->
         Job,
         fields=("inputFiles",),
         rows=[
-            (job.pk, input_files_text([(f, attempt_of[f]) for f in chunk.files if f in attempt_of]))
+            (
+                job.pk,
+                input_files_text([(f, attempt_of[f]) for f in (*chunk.files, *chunk.secondary) if f in attempt_of]),
+            )
             for job, chunk in zip(created, chunks, strict=True)
-            if chunk.files
+            if chunk.files or chunk.secondary
         ],
     )
     for event in events:

@@ -203,6 +203,8 @@ def tasks_incexec_apply(*, now: datetime) -> dict[str, list[int]]:
         DatasetFile.objects.filter(task_id=pk, status="failed", type__in=("input", "pseudo_input")).update(
             status="ready", maxAttempt=F("attemptNr") + max_attempt, maxFailure=F("maxFailure") + max_attempt
         )
+        # the failed files ready again no longer count as failed (the integrity check found the drift)
+        dataset_counters_refresh(dataset_ids=Dataset.objects.filter(task_id=pk).values_list("pk", flat=True), now=now)
         for status in ("ready", "done"):
             status_transition_many(
                 model=Dataset,

@@ -83,10 +83,13 @@ def test_files_listed_by_ddm_but_not_at_the_nucleus_are_missing_until_replicated
     assert len(task_refine(now=NOW + timedelta(minutes=3))["ready → lost"]) == 2
     files = list(DatasetFile.objects.filter(dataset=dataset).order_by("pk").values_list("status", flat=True))
     assert files == ["ready"] * 3 + ["lost"] * 2 + ["missing"]
+    # a lost file counts as failed in its dataset's counters, at once (the integrity check found them drift)
+    assert Dataset.objects.get(pk=dataset.pk).nFilesFailed == 2
     replicas(dataset, NUC_DATADISK=6)
     moved = task_refine(now=NOW + timedelta(minutes=4))
     assert (len(moved["lost → ready"]), len(moved["missing → ready"])) == (2, 1)
     assert set(DatasetFile.objects.filter(dataset=dataset).values_list("status", flat=True)) == {"ready"}
+    assert Dataset.objects.get(pk=dataset.pk).nFilesFailed == 0
 
 
 def test_a_done_task_resubmitted_with_new_parameters_takes_the_files_ddm_added(grid, work_queue, ready_task):
@@ -115,3 +118,16 @@ def test_a_done_task_resubmitted_with_new_parameters_takes_the_files_ddm_added(g
     with pytest.raises(TaskCommandRefused, match="is running: only done, failed or finished tasks are resubmitted"):
         task_incexec(task_id=task.pk, params={"nFilesPerJob": 3}, actor="eva", now=NOW)
     assert Task.objects.get(pk=task.pk).status == "running"
+
+
+def test_a_resubmission_gives_failed_files_new_attempts_and_keeps_the_counters_true(grid, work_queue, ready_task):
+    task = ready_task(work_queue, files=3, status="failed")
+    dataset = Dataset.objects.get(task=task)
+    DatasetFile.objects.filter(dataset=dataset).update(status="failed", attemptNr=3)
+    Dataset.objects.filter(pk=dataset.pk).update(status="done", nFilesFailed=3, nFilesUsed=3)
+    task_incexec(task_id=task.pk, params={"nFilesPerJob": 3}, actor="eva", now=NOW)
+    task_refine(now=NOW + timedelta(minutes=1))
+    dataset.refresh_from_db()
+    # three new attempts each (maxAttempt 3 + 3), none failed any more
+    assert set(DatasetFile.objects.filter(dataset=dataset).values_list("status", "maxAttempt")) == {("ready", 6)}
+    assert (dataset.nFilesFailed, dataset.nFilesUsed) == (0, 0)

@@ -337,9 +337,9 @@ def test_the_demo_shifter_gives_each_command_when_its_time_comes_and_retries_a_r
         [[15, "pause"], [45, "resume"]],
         False,
     )
-    # a retry of a task still running is refused: tried again at each step, given up 120 grid minutes past its time
+    # a retry of a task still running is refused: tried again at each step, given up 240 grid minutes past its time
     later = factories.TaskFactory(status="running", creationDate=start, taskParams={"demoCommands": [[10, "retry"]]})
-    assert demo_shifter_act(now=start + 100 * minute, minute=minute) == []
+    assert demo_shifter_act(now=start + 249 * minute, minute=minute) == []
     assert Task.objects.get(pk=later.pk).taskParams["demoCommands"] == [[10, "retry"]]
-    assert demo_shifter_act(now=start + 131 * minute, minute=minute) == []
+    assert demo_shifter_act(now=start + 251 * minute, minute=minute) == []
     assert Task.objects.get(pk=later.pk).taskParams == {"demoCommandsDone": 1, "demoCommandsGiven": [[10, "retry"]]}

@@ -610,3 +610,53 @@ def test_a_partition_is_throttled_on_the_jobs_of_all_its_sub_queues(grid, work_q
     assert "queued=6" in Decision.objects.get(cycle=cycle, outcome="throttled").message
     # the task's page finds the partition's verdict
     assert task_generation_hold(task, now=NOW + timedelta(seconds=60))[0] == "throttle_no_running_enough_queued"
+
+
+def test_secondary_inputs_go_with_the_master_files_and_into_the_brokerage(grid, work_queue, ready_task):
+    # a task of 4 master files with a pile-up secondary of ratio=2 (8 files) and a nosplit conditions dataset
+    # (2 files): each job takes 1 master file, its 2 pile-up files, and reads both conditions files
+    from brokerage.services.retries import job_inputs_after_end
+
+    task = ready_task(work_queue, files=4, nScoutJobs=0)
+    master = Dataset.objects.get(task=task)
+    made = {}
+    for name, attributes, count in (("pileup", "ratio=2", 8), ("conditions", "nosplit", 2)):
+        made[name] = factories.DatasetFactory(
+            task=task, type="input", master=master, status="ready", nFiles=count, attributes=attributes,
+            datasetName=f"{name}.{task.pk}",
+        )  # fmt: skip
+        DatasetFile.objects.bulk_create(
+            DatasetFile(dataset=made[name], task=task, lfn=f"{name}.{i}", type="input", fsize=GB) for i in range(count)
+        )
+        factories.DatasetReplicaFactory(
+            datasetName=made[name].datasetName, endpoint=StorageEndpoint.objects.get(name="NUC_DATADISK"),
+            nFiles=count, sizeGB=float(count),
+        )  # fmt: skip
+    cycle = run(work_queue)
+    jobs = list(Job.objects.filter(task=task).order_by("pk"))
+    assert len(jobs) == 4
+    pileup = DatasetFile.objects.filter(dataset=made["pileup"]).order_by("pk")
+    assert [row.PandaID for row in pileup] == [job.pk for job in jobs for _ in range(2)]
+    assert set(pileup.values_list("status", flat=True)) == {"picked"}
+    # the conditions files are read by every job and used up by none
+    assert set(DatasetFile.objects.filter(dataset=made["conditions"]).values_list("status", "PandaID")) == {
+        ("ready", None)
+    }
+    # 2 GB master + 2 GB pile-up + 2 GB conditions per job
+    assert {job.inputFileBytes for job in jobs} == {6 * GB}
+    # the brokerage saw the secondaries' replicas
+    inputs = decision_trace_inputs(Decision.objects.get(cycle=cycle, task=task))
+    assert [(d["name"], d["master"]) for d in inputs["datasets"]] == [
+        (master.datasetName, True),
+        (made["pileup"].datasetName, False),
+        (made["conditions"].datasetName, False),
+    ]
+    # a failed job gives its pile-up files back for the next attempt; a finished one finishes them
+    job_inputs_after_end(finished=[jobs[0].pk], failed=[jobs[1].pk], now=NOW)
+    assert list(pileup.values_list("status", flat=True)) == ["finished"] * 2 + ["ready"] * 2 + ["picked"] * 4
+
+
+def decision_trace_inputs(decision):
+    from brokerage.selectors.inputs import decision_inputs
+
+    return decision_inputs(decision=decision)

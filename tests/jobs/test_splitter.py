@@ -86,3 +86,45 @@ def test_event_split_gives_the_remainder_to_a_last_smaller_job():
 def test_event_split_needs_a_positive_size():
     with pytest.raises(ValueError, match="nEventsPerJob"):
         split_events([InputFile(1, MB, 10)], events_per_job=0, max_jobs=1)
+
+
+# --- secondary datasets (seed 002, "Dataset attributes"; InputChunk.getSubChunk, 1.0.4) ---
+
+
+def secondary(dataset_id, attributes, count, *, first=100):
+    from brokerage.splitter import SecondaryInput
+
+    return SecondaryInput(dataset_id, attributes, tuple(InputFile(first + i, GB) for i in range(count)))
+
+
+def test_a_secondary_gives_one_file_per_master_file_and_ratio_more():
+    from brokerage.splitter import chunks_with_secondaries
+
+    chunks = split_files(files(1, 1, 1, 1), max_jobs=10, files_per_job=2)  # (1, 2), (3, 4)
+    plain, doubled = secondary(7, "", 10), secondary(8, "ratio=2", 10, first=200)
+    got = chunks_with_secondaries(chunks, [plain, doubled])
+    assert [c.secondary for c in got] == [(100, 101, 200, 201, 202, 203), (102, 103, 204, 205, 206, 207)]
+    # 2 master + 6 secondary GB per job
+    assert [c.input_bytes for c in got] == [8 * GB, 8 * GB]
+
+
+def test_a_ratio_that_is_not_whole_is_rounded_up_per_job():
+    from brokerage.splitter import chunks_with_secondaries, files_by_ratio
+
+    assert (files_by_ratio(0.5, 3), files_by_ratio(2, 3), files_by_ratio(1.5, 1)) == (2, 6, 2)
+    assert secondary(1, "nosplit,ratio=0.5", 0).ratio == 0.5
+    chunks = split_files(files(1, 1, 1, 1, 1, 1), max_jobs=10, files_per_job=3)
+    got = chunks_with_secondaries(chunks, [secondary(7, "ratio=0.5", 3)])
+    assert [c.secondary for c in got] == [(100, 101), (102,)]  # ceil(1.5) = 2, then only one left
+
+
+def test_nosplit_gives_every_job_the_whole_dataset_and_repeat_cycles_through_it():
+    from brokerage.splitter import chunks_with_secondaries
+
+    chunks = split_files(files(1, 1, 1), max_jobs=10)
+    got = chunks_with_secondaries(chunks, [secondary(7, "nosplit", 2), secondary(8, "repeat,ratio=2", 3, first=300)])
+    assert [c.shared for c in got] == [(100, 101, 300, 301), (100, 101, 302), (100, 101, 300, 301)]
+    # neither is followed: nobody uses their files up
+    assert [c.secondary for c in got] == [(), (), ()]
+    assert secondary(9, "manytime", 1).followed
+    assert not secondary(9, "nosplit,repeat", 1).followed
