@@ -165,6 +165,11 @@ class Task(Stateful):
         return f"{self.jediTaskID} {self.taskName}"
 
     @property
+    def goal_percent(self) -> float | None:
+        """The completion goal in percent (kept in ‰, as JEDI_Tasks.GOAL)."""
+        return None if self.goal is None else self.goal / 10
+
+    @property
     def state_machine(self) -> states.StateMachine:
         return states.TASK
 

@@ -165,13 +165,13 @@ def test_snapshot_and_cycle_cost_the_same_queries_for_2_or_8_tasks(grid):
         return sum(1 for query in context.captured_queries if "SAVEPOINT" not in query["sql"])
 
     # the grid (eleven queries: nuclei, endpoints, network, queues with storages, software, GPUs and four of queue
-    # statistics, which the job check reads), the tasks' part (five), the cycle's bookkeeping and writes, and the
-    # claim's liveness (the worker's heartbeat, the holders of claimed tasks, which of them are gone); on PostgreSQL
-    # the pending marks and the claim release each lock their tasks first, in the one lock order (two more); the
-    # cycle's frame and the decisions' traces are stored in tables of their own (issue 32: two inserts); the cycle's
-    # gdpconfig revision and its inputs (issue 34: the parts known that day, an insert of the new ones, the cycle's
-    # list of them) four more
-    assert queries_for(2) == queries_for(8) <= (43 if connection.vendor == "postgresql" else 41)
+    # statistics, which the job check reads), the tasks' part (six: their own remaining work for the live RW), the
+    # cycle's bookkeeping and writes, and the claim's liveness (the worker's heartbeat, the holders of claimed
+    # tasks, which of them are gone); on PostgreSQL the pending marks and the claim release each lock their tasks
+    # first, in the one lock order (two more); the cycle's frame and the decisions' traces are stored in tables of
+    # their own (issue 32: two inserts); the cycle's gdpconfig revision and its inputs (issue 34: the parts known
+    # that day, an insert of the new ones, the cycle's list of them) four more
+    assert queries_for(2) == queries_for(8) <= (44 if connection.vendor == "postgresql" else 42)
 
 
 def test_a_failing_cycle_is_recorded_and_releases_its_tasks(grid, monkeypatch):

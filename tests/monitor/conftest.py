@@ -8,10 +8,9 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from brokerage.models import WorkQueue
 from brokerage.services.cycles import task_brokerage_cycle_run
 from brokerage.services.demo_grid import demo_grid_build
-from brokerage.services.jobs import job_generation_cycle_run
+from brokerage.services.jobs import job_generation_cycle_run, work_queues_generating
 from brokerage.services.progress import task_completion_check, task_refine
 from brokerage.services.shares import global_share_snapshot_take
 from brokerage.services.simulator import grid_simulate_step
@@ -24,7 +23,7 @@ def grid_live(*, steps: int = 8) -> datetime:
     now: the pages show the last hour or day of the real clock."""
     start = timezone.now() - timedelta(seconds=20 * steps + 60)
     demo_grid_build(size="small", now=start, seed=7)
-    work_queues = list(WorkQueue.objects.filter(is_partition=False).values_list("pk", flat=True))
+    work_queues = work_queues_generating()
     now = start
     for _ in range(steps):
         now += timedelta(seconds=20)

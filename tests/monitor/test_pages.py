@@ -139,6 +139,13 @@ def test_task_page_shows_jobs_datasets_history_and_timeouts(client, living_grid)
     assert response.context["selected"]["decision"].pk == older
 
 
+def test_task_page_shows_the_goal_termination_condition_and_failed_attempts(client, living_grid):
+    task = factories.TaskFactory(status="running", progress=70, goal=955, termCondition="90%", failureRate=12)
+    _, html = page(client, reverse("monitor:task", args=[task.pk]))
+    assert "70 % · goal 95.5 % · ends at 90%" in html
+    assert "<dt>Failed attempts</dt><dd>12 %</dd>" in html
+
+
 def test_task_page_query_count_does_not_grow_with_jobs(client, living_grid):
     small = factories.TaskFactory(status="running")
     big = factories.TaskFactory(status="running")
