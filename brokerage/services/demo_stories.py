@@ -28,7 +28,9 @@ The demo's data management plays the replicas a story lists (task parameter `dem
 task was created, files DDM lists, files at the task's nucleus]).
 - paused by the shifter and resumed, aborted by the shifter (its jobs cancelled), finished by the shifter while it
   runs (finishing);
-- event ranges: one file cut in four ranges, partial between its scouts' ranges and the last one.
+- event ranges: one file cut in four ranges, partial between its scouts' ranges and the last one;
+- pilots lost at dispatch (`demoLostAtDispatch`): its first jobs stay sent until the watchdog closes them (30 grid
+  minutes), then their files' second attempts run and it is done.
 
 The demo's shifter gives the commands a story lists (task parameter `demoCommands`: [grid minutes after the task was
 created, command]) through the same services as the task page (brokerage.services.task_commands), as "demo
@@ -184,6 +186,15 @@ STORIES = (
         12,
         3,
         {"demoRunMinutes": 40, "demoFailurePercent": 0, "nScoutJobs": 2, "demoCommands": [[30, "finish"]]},
+    ),
+    Story(
+        "done",
+        "mc23_13p6TeV.802013.lost_pilots.evgen",
+        2,
+        3,
+        # the pilots of its first jobs die after taking them: sent for TIMEOUT_SENT, closed by the watchdog, and
+        # the files' second attempts run
+        {"demoRunMinutes": 10, "demoFailurePercent": 0, "nScoutJobs": 0, "demoLostAtDispatch": True},
     ),
     Story(
         "scouted",

@@ -173,8 +173,12 @@ def exclusive_run(name: str) -> Iterator[bool]:
                 try:
                     with connection.cursor() as cursor:
                         cursor.execute("SELECT pg_advisory_unlock(%s)", [key])
-                except DatabaseError:  # the connection broke: the server has freed the lock with it
-                    logger.warning("exclusive run %s: unlock failed, the connection went with the lock", name)
+                except DatabaseError:
+                    # the connection broke (the server freed the lock with it), or its transaction failed and it
+                    # answers nothing more: closed, so that the server frees the lock rather than this worker's
+                    # kept connection holding it and every later run finding it taken
+                    logger.warning("exclusive run %s: unlock failed, the connection is closed with the lock", name)
+                    connection.close()
         return
     from brokerage.services.decisions import worker_name
 

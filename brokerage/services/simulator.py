@@ -264,6 +264,9 @@ def _jobs_start(queues: dict[str, dict], real_pilots: set[str], *, move) -> list
         )
         to_start += taken
     move(from_status="activated", to_status="sent", job_ids=to_start, reason="dispatched to a pilot (getJob)")
+    # a story's pilots that die between getJob and the start: their jobs stay sent until the watchdog closes them
+    lost = _demo_lost_at_dispatch(to_start)
+    to_start = [pk for pk in to_start if pk not in lost]
     move(from_status="sent", to_status="starting", job_ids=to_start, reason="pilot got the job")
     started = move(from_status="starting", to_status="running", job_ids=to_start, reason="payload started")
     _where_it_runs(started, {pk: site for site, jobs in waiting.items() for pk, *_ in jobs})
@@ -299,6 +302,18 @@ def _jobs_ending(running, queues: dict[str, dict], *, now: datetime, minute: tim
     for pk, rate in ending:
         (failed_ids if pk in doomed or _draw(pk, 2) % 100 < rate else finished_ids).append(pk)
     return failed_ids, finished_ids, crashed
+
+
+def _demo_lost_at_dispatch(job_ids: list[int]) -> set[int]:
+    """The first attempts of a story task setting `demoLostAtDispatch`: their pilots take them and die before
+    starting them (one query)."""
+    if not job_ids:
+        return set()
+    return set(
+        Job.objects.filter(pk__in=job_ids, attemptNr=1, task__taskParams__has_key="demoLostAtDispatch").values_list(
+            "pk", flat=True
+        )
+    )
 
 
 def _demo_doomed_jobs(job_ids: list[int], *, task_ids: set[int]) -> set[int]:

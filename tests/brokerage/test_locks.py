@@ -248,3 +248,29 @@ def test_on_postgresql_a_dead_holders_run_is_free_at_once():
     while not _try_exclusive("grid simulator") and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _try_exclusive("grid simulator") is True
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(not os.environ.get("DATABASE_URL", "").startswith("postgres"), reason="advisory locks")
+def test_on_postgresql_a_failed_unlock_closes_the_connection_and_frees_the_run():
+    # a connection whose unlock fails (its transaction failed, it answers nothing more) is closed: kept open, it
+    # would hold the session lock and every later run would find it taken
+    from django.db import DatabaseError, connection
+
+    def run_whose_unlock_fails():
+        with exclusive_run("grid simulator") as mine:
+            assert mine
+            real_cursor = connection.cursor
+
+            def failing_cursor(*args, **kwargs):
+                raise DatabaseError("current transaction is aborted")
+
+            connection.cursor = failing_cursor
+        connection.cursor = real_cursor
+        return connection.connection is None  # closed
+
+    assert _in_another_thread(run_whose_unlock_fails) is True
+    deadline = time.monotonic() + 5
+    while not _try_exclusive("grid simulator") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _try_exclusive("grid simulator") is True

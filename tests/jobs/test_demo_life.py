@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.db.models import Count
+from django.test import override_settings
 
 from brokerage.grid_clock import grid_minutes, grid_speed
 from brokerage.models import (
@@ -183,6 +184,27 @@ def test_a_story_task_fails_on_its_first_files_every_run(grid, work_queue, ready
     status = dict(Job.objects.filter(task=task).values_list("pk", "jobStatus"))
     ended = DatasetFile.objects.filter(task=task).order_by("pk").values_list("failedAttempt", "PandaID")
     assert [(failures, status[job] == "failed") for failures, job in ended] == [(1, 1), (1, 1), (0, 0), (0, 0)]
+
+
+def test_a_story_tasks_first_pilots_die_after_taking_their_jobs(grid, work_queue, ready_task, monkeypatch):
+    # demoLostAtDispatch: the first attempts stay sent; the watchdog closes them after TIMEOUT_SENT (30 grid
+    # minutes: 30 s at 60×); the files' second attempts start
+    from brokerage.services.watchdog import job_timeout_apply
+
+    monkeypatch.setattr("brokerage.services.simulator.pilot_lost", lambda pk: False)
+    PandaQueue.objects.filter(pk=grid.pk).update(cric={"demo_slots": 50, "demo_failure_percent": 0})
+    task = ready_task(work_queue, files=2, nScoutJobs=0, demoRunMinutes=3, demoLostAtDispatch=True)
+    job_generation_cycle_run(work_queue_id=work_queue.pk, now=NOW)
+    assert grid_simulate_step(now=NOW + timedelta(seconds=5), speed=60).started == 0
+    assert set(Job.objects.filter(task=task).values_list("jobStatus", flat=True)) == {"sent"}
+    with override_settings(GRID_SIMULATOR=True, GRID_SIMULATOR_SPEED=60):
+        assert job_timeout_apply(now=NOW + timedelta(seconds=34)).closed == []
+        assert len(job_timeout_apply(now=NOW + timedelta(seconds=36)).closed) == 2
+    job_generation_cycle_run(work_queue_id=work_queue.pk, now=NOW + timedelta(seconds=40))
+    grid_simulate_step(now=NOW + timedelta(seconds=45), speed=60)
+    again = Job.objects.filter(task=task, attemptNr=2)
+    assert set(again.values_list("jobStatus", flat=True)) == {"running"}
+    assert again.count() == 2
 
 
 # --- DIRAC's pilots ---

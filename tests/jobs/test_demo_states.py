@@ -33,7 +33,6 @@ NOT_REACHED_YET = {
         "merging": "pre-merged jobs wait in merging: issue 52's merging",
         "throttled": "a user over CAP_RUNNING_USER_JOBS needs activated jobs waiting: the demo's analysis queues start "
         "them at once (the job-level throttle is tested in tests/watchdog/test_user_caps.py)",
-        "closed": "the demo's timeouts (12 h assigned, 2 days activated) come after ten grid hours",
     },
     "input dataset": {},
     "input file": {},
