@@ -425,7 +425,9 @@ def distribution_chart(rows: Sequence[Mapping[str, Any]], *, title: str, unit: s
             marker={"color": status_colour(status)},
             hovertemplate="%{x}: %{y:,d} jobs<extra>" + status + "</extra>",
         )
-    figure.update_xaxes(title={"text": unit})
+    # durations and memory are never below zero: jobs that all took the same (a minute, rounded) drew one bar
+    # centred on 0 with half the axis negative
+    figure.update_xaxes(title={"text": unit}, rangemode="nonnegative")
     figure.update_yaxes(count_axis("jobs"))
     return figure
 

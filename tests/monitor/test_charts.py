@@ -69,6 +69,12 @@ def test_count_axes_have_few_whole_ticks():
     assert "dtick" not in wide
 
 
+def test_a_distribution_of_durations_never_shows_negative_hours():
+    rows = [{"status": "finished", "value": 0.0}, {"status": "finished", "value": 0.0}]
+    figure = charts.figure_json(charts.distribution_chart(rows, title="How long its jobs ran", unit="hours"))
+    assert figure["layout"]["xaxis"]["rangemode"] == "nonnegative"
+
+
 def test_legends_stand_beside_the_plot():
     figure = charts.figure_json(charts.timeouts_chart([{"rule": "r", "watched": 1, "approaching": 0, "timed_out": 0}]))
     assert figure["layout"]["legend"]["orientation"] == "v"

@@ -144,6 +144,8 @@ def test_task_page_shows_the_goal_termination_condition_and_failed_attempts(clie
     _, html = page(client, reverse("monitor:task", args=[task.pk]))
     assert "70 % · goal 95.5 % · ends at 90%" in html
     assert "<dt>Failed attempts</dt><dd>12 %</dd>" in html
+    row = client.get(f"/api/v1/tasks/{task.pk}/").json()
+    assert (row["goal"], row["termCondition"], row["failureRate"]) == (955, "90%", 12)
 
 
 def test_task_page_query_count_does_not_grow_with_jobs(client, living_grid):
