@@ -111,14 +111,19 @@ def task_refine(*, now: datetime, limit: int = 1000) -> dict[str, list[int]]:
 
 def tasks_goal_refine(*, task_ids: list[int]) -> None:
     """The goal and termination condition a new task's parameters ask for go to their columns (TaskRefinerBase
-    1.0.4: goal in percent kept ×10, none above 100 %); a column already set is kept. One query, one update each."""
-    for pk, params, goal, condition in Task.objects.filter(
+    1.0.4: goal in percent kept ×10, none above 100 %); a column already set is kept. One query, one update."""
+    asking = Task.objects.filter(
         Q(taskParams__has_key="goal") | Q(taskParams__has_key="termCondition"), pk__in=task_ids
-    ).values_list("pk", "taskParams", "goal", "termCondition"):
-        Task.objects.filter(pk=pk).update(
-            goal=goal if goal is not None else task_goal(params.get("goal")),
-            termCondition=condition or str(params.get("termCondition") or "")[:100],
+    ).values_list("pk", "taskParams", "goal", "termCondition")
+    rows = [
+        (
+            pk,
+            goal if goal is not None else task_goal(params.get("goal")),
+            condition or str(params.get("termCondition") or "")[:100],
         )
+        for pk, params, goal, condition in asking
+    ]
+    bulk_update_values(Task, fields=("goal", "termCondition"), rows=rows)
 
 
 # The split rule a preprocessed task keeps (JEDI's splitRule token usePrePro: 1 to preprocess, 2 preprocessed)
@@ -358,15 +363,18 @@ def task_completion_check(*, now: datetime) -> dict[str, list[int]]:
         for pk, c in per_task.items()
         if tasks[pk] in CLOSABLE and c["open"] and termination_reached(rows[pk][3], inputs[pk])
     }
-    for status in CLOSABLE:
+    finishing_now = [
+        pk
+        for status in CLOSABLE
         for pk in task_status_transition_many(
             from_status=status,
             moves={pk: move for pk, move in terminated.items() if tasks[pk] == status},
             actor=ACTOR,
             now=now,
-            skip_locked=True,
-        ):
-            tasks[pk] = "finishing"
+            skip_locked=True,  # a task busy elsewhere is finished in the next round
+        )
+    ]
+    tasks.update(dict.fromkeys(finishing_now, "finishing"))
     finishing = [pk for pk, status in tasks.items() if status == "finishing"]
     busy = set(Job.objects.filter(task_id__in=finishing, jobStatus__in=JOB_ACTIVE).values_list("task_id", flat=True))
     complete = {
@@ -378,7 +386,7 @@ def task_completion_check(*, now: datetime) -> dict[str, list[int]]:
     for pk in merges_pending(task_ids=[pk for pk in complete if tasks[pk] not in ("finishing", "passed")]):
         del complete[pk]
     if not complete:
-        return {"finishing": list(terminated)} if terminated else {}
+        return {"finishing": finishing_now} if finishing_now else {}
     scouted = [pk for pk in complete if tasks[pk] == "scouted"]
     if scouted:  # the scouts used every input: nothing left to generate
         task_status_transition_many(
@@ -415,8 +423,8 @@ def task_completion_check(*, now: datetime) -> dict[str, list[int]]:
         source = "passed" if status == "passed" else "prepared"
         outcomes[source][outcome.status][pk] = (outcome.status, outcome.reason)
     closed: dict[str, list[int]] = defaultdict(list)
-    if terminated:
-        closed["finishing"] = list(terminated)
+    if finishing_now:
+        closed["finishing"] = finishing_now
     for source, by_outcome in outcomes.items():
         for outcome, moves in by_outcome.items():
             closed[outcome] += task_status_transition_many(from_status=source, moves=moves, actor=ACTOR, now=now)
