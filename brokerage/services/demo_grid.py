@@ -21,7 +21,7 @@ from django.db import transaction
 from brokerage import models
 from brokerage.services.demo import DEMO_GPU, GLOBAL_SHARES, WORK_QUEUES, _demo_global_shares, _demo_work_queues
 from brokerage.services.demo_dirac import demo_dirac_build
-from brokerage.services.demo_stories import demo_stories_build
+from brokerage.services.demo_stories import STORY_GROUP_JOB_CAP, demo_stories_build
 from brokerage.services.gdpconfig import gdpconfig_save
 
 
@@ -132,6 +132,9 @@ def demo_grid_build(*, size: str, now: datetime, seed: int = 2026, progress: Pro
     task_ids_from(first=DEMO_FIRST_TASK_ID)
     _tasks(spec, endpoints, now, rng)
     gdpconfig_save(key="DISK_THRESHOLD_Express", value="50", comment="demo: Express tasks need less room")
+    gdpconfig_save(
+        key="CAP_RUNNING_GROUP_JOBS", value=str(STORY_GROUP_JOB_CAP), comment="demo: a group story's jobs throttled"
+    )
     _wmcore(now, rng)
     # what keeps the demo moving draws from its own generator, so the grid above stays what it was for a seed
     life = random.Random(seed + 1)

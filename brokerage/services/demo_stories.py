@@ -73,9 +73,14 @@ class Story:
     open_dataset: bool = False  # its input dataset is open in DDM: looked at again for new files
     ddm_state: str = ""  # its input dataset's state in DDM, when not open: "unknown" (DDM has no such dataset)
     at_nucleus: bool = False  # its nucleus preset (the first nucleus): no task brokerage
+    user: str = ""  # who submits it (default: eva for analysis, prodsys for production)
+    working_group: str = ""  # the working group it runs for (its jobs count against the CAP_RUNNING_GROUP_* caps)
 
 
 CRASH = {"demoRunMinutes": 3, "demoFailurePercent": 100}
+# the working group of the story whose jobs get throttled, and its cap (the demo's CAP_RUNNING_GROUP_JOBS: the
+# demo's other analysis users run for no group, so no other story meets it)
+STORY_WORKING_GROUP, STORY_GROUP_JOB_CAP = "AP_Exotics", 3
 STORIES = (
     Story("done", "mc23_13p6TeV.802001.quick_validation.evgen", 4, 3, {"demoRunMinutes": 12, "demoFailurePercent": 0}),
     Story("failed", "mc23_13p6TeV.802002.bad_release.simul", 3, 2, CRASH),
@@ -205,6 +210,19 @@ STORIES = (
         # the scouts' end and the last range's job (three scouts: a lost pilot leaves the others to succeed)
         {"demoRunMinutes": 20, "demoFailurePercent": 0, "nScoutJobs": 3, "nEventsPerJob": 250},
     ),
+    Story(
+        "done",
+        "group.AP_Exotics.capped_ntuples.v1",
+        16,
+        3,
+        # its pilots come one a turn, so its jobs wait activated while those started run: once the group runs more
+        # than the demo's CAP_RUNNING_GROUP_JOBS, the watchdog throttles the waiting ones and releases them when the
+        # running have ended (seed 002, "Throttled jobs and tasks")
+        {"demoRunMinutes": 30, "demoFailurePercent": 0, "demoPilotsEachTurn": 1},
+        analysis=True,
+        user="frank",
+        working_group=STORY_WORKING_GROUP,
+    ),
 )
 DEMO_SHIFTER = "demo shifter"
 # how long a command its task refuses is tried again (grid minutes past its time)
@@ -249,7 +267,8 @@ def demo_stories_build(
             processingType="panda-client" if story.analysis else story.name.split(".")[-1],
             prodSourceLabel="user" if story.analysis else "managed",
             gshare="User Analysis" if story.analysis else "MC 16",
-            userName="eva" if story.analysis else "prodsys",
+            userName=story.user or ("eva" if story.analysis else "prodsys"),
+            workingGroup=story.working_group,
             taskPriority=900 if story.analysis else 800,
             currentPriority=900 if story.analysis else 800,
             coreCount=1,

@@ -245,11 +245,16 @@ def _jobs_start(queues: dict[str, dict], real_pilots: set[str], *, move) -> list
     pilots left to them): activated → starting → running, their events and whole files running too."""
     busy = _jobs_per_queue(Job.objects.filter(jobStatus__in=("starting", "running")))
     waiting = defaultdict(list)
-    for pk, site, gshare, hs06, cores in (
+    slow = _demo_slow_pilots()
+    for pk, site, gshare, hs06, cores, task_id in (
         Job.objects.filter(jobStatus="activated")
         .order_by("-currentPriority", "pk")
-        .values_list("pk", "computingSite", "gshare", "hs06", "coreCount")
+        .values_list("pk", "computingSite", "gshare", "hs06", "coreCount", "task_id")
     ):
+        if task_id in slow:
+            if slow[task_id] <= 0:
+                continue  # this turn's pilots for the task are taken
+            slow[task_id] -= 1
         waiting[site].append((pk, gshare, float(hs06 if hs06 is not None else (cores or 1) * DEFAULT_HS06_PER_CORE)))
     nodes, distribution = global_share_distribution()
     to_start = []
@@ -302,6 +307,17 @@ def _jobs_ending(running, queues: dict[str, dict], *, now: datetime, minute: tim
     for pk, rate in ending:
         (failed_ids if pk in doomed or _draw(pk, 2) % 100 < rate else finished_ids).append(pk)
     return failed_ids, finished_ids, crashed
+
+
+def _demo_slow_pilots() -> dict[int, int]:
+    """The running story tasks setting `demoPilotsEachTurn`: N: pilots come for at most N of their activated jobs a
+    turn, so the others wait activated meanwhile (one query)."""
+    return {
+        pk: int(params["demoPilotsEachTurn"])
+        for pk, params in Task.objects.filter(
+            status__in=("running", "scouting"), taskParams__has_key="demoPilotsEachTurn"
+        ).values_list("pk", "taskParams")
+    }
 
 
 def _demo_lost_at_dispatch(job_ids: list[int]) -> set[int]:

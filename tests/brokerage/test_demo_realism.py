@@ -21,10 +21,11 @@ def test_cern_prod_is_in_switzerland_and_analysis_tasks_are_named_as_users_name_
     # the Tier-1s take the other clouds, each named after its own
     assert all(site.name.startswith(site.cloud) for site in Site.objects.filter(role="nucleus").exclude(pk=cern.pk))
     assert not Site.objects.filter(role="nucleus", cloud="CERN").exclude(pk=cern.pk).exists()
-    analysis = list(Task.objects.filter(prodSourceLabel="user").values_list("taskName", "userName"))
+    analysis = list(Task.objects.filter(prodSourceLabel="user").values_list("taskName", "userName", "workingGroup"))
     assert analysis
-    for name, user in analysis:
-        assert name.startswith(f"user.{user}."), name
+    for name, user, group in analysis:
+        # a working group's outputs are named after the group (group.<group>.…), a user's after the user
+        assert name.startswith(f"group.{group}." if group else f"user.{user}."), name
     assert all(
         name.startswith("mc23_13p6TeV.")
         for name in Task.objects.filter(prodSourceLabel="managed").values_list("taskName", flat=True)

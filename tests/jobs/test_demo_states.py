@@ -31,8 +31,6 @@ NOT_REACHED_YET = {
     "job": {
         "waiting": "only fake co-jumbo jobs wait (DBProxy.insertNewJob, 1.0.4): issue 52's jumbo jobs",
         "merging": "pre-merged jobs wait in merging: issue 52's merging",
-        "throttled": "a user over CAP_RUNNING_USER_JOBS needs activated jobs waiting: the demo's analysis queues start "
-        "them at once (the job-level throttle is tested in tests/watchdog/test_user_caps.py)",
     },
     "input dataset": {},
     "input file": {},
@@ -66,3 +64,12 @@ def test_what_the_demo_reaches_in_ten_minutes(settings):
     }
     for name, machine in machines.items():
         assert set(machine.statuses) - seen[name] == set(NOT_REACHED_YET[name]), name
+    # the group story's waiting jobs were throttled by its group's cap, with the numbers, and released
+    throttles = JobStatusLog.objects.filter(new_status="throttled")
+    assert throttles.exists()
+    assert all(
+        reason.startswith("user frank of group AP_Exotics: running jobs ")
+        and reason.endswith(" > CAP_RUNNING_GROUP_JOBS 3")
+        for reason in throttles.values_list("reason", flat=True)
+    )
+    assert JobStatusLog.objects.filter(old_status="throttled", new_status="activated").exists()
