@@ -486,8 +486,9 @@ GLOBAL_SHARE_LEVEL, WORK_QUEUE_LEVEL = "global share", "work queue"
 class ShareState:
     """One share of a pool (the leaf global shares, or the throttled work queues of one type) as job generation
     sees it: its own share in percent of the pool, whether it takes idle shares first (stretchable), whether it is
-    busy (jobs sent, running or queued, or a task that can get jobs), the HS06 its sent and running jobs use and the
-    HS06 of its jobs queued to run."""
+    busy (jobs sent, running or queued, or a task that can get jobs), the HS06 its sent and running jobs use, the
+    HS06 of its jobs queued to run and, of those, the HS06 of the jobs waiting for a pilot (activated: their input is
+    there, only a slot is missing)."""
 
     name: str
     share: float
@@ -495,6 +496,7 @@ class ShareState:
     busy: bool
     executing: float
     queued: float = 0.0
+    waiting: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -534,9 +536,10 @@ def share_allocations_seed(
     """seed 002 "Shares": each share gets its part of the CPU the pool's jobs use; an idle share's part is lent to
     the busy stretchable shares first, in proportion to their own shares, else to every busy share (REFERENCE.md,
     distribute_shares). A share gets no new jobs
-    - while it runs more than its target and another share below its own has jobs queued to take the slots the first
-      frees (the pilots serve the share furthest below its pledge first): when no share below its target has jobs
-      waiting, an idle slot would help nobody;
+    - while it runs more than its target and another share below its own has jobs waiting for a pilot to take the
+      slots the first frees (the pilots serve the share furthest below its pledge first): when no share below its
+      target has jobs waiting for a slot — none, or only jobs still waiting for their input — the grid has room for
+      both, and holding one would leave slots idle that help nobody;
     - while its queued jobs are more than `queued_ratio` (THROTTLE_THRESHOLD) × its target and another busy share
       runs below its own: the queues' caps count every share's queued jobs together (seed 000, "too many queued"),
       and one share's backlog would keep the others' jobs out of every queue."""
@@ -546,7 +549,7 @@ def share_allocations_seed(
     percent = {s.name: (100.0 * effective[s.name] / pool if pool > 0 else 0.0) for s in shares}
     target = {s.name: total * percent[s.name] / 100.0 for s in shares}
     below = {s.name for s in shares if s.busy and s.executing < target[s.name]}
-    waiting_below = {s.name for s in shares if s.name in below and s.queued > 0}
+    waiting_below = {s.name for s in shares if s.name in below and s.waiting > 0}
 
     def held(state: ShareState) -> str:
         if state.executing > target[state.name] and waiting_below - {state.name}:

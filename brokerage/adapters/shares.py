@@ -124,7 +124,7 @@ def share_rank(order: list[str]) -> Case:
 
 # Jobs that hold a share busy besides the executing ones: queued, about to run
 SHARE_QUEUED = ("defined", "assigned", "activated", "starting", "throttled")
-SHARE_POOLS_KEY = "share-pools"
+SHARE_POOLS_KEY = "share-pools-v2"  # v2: with the HS06 waiting for a pilot
 # A share with a task in these has work, although none of its jobs may be queued: a pending task waits for room in
 # the queues (job brokerage retries it), a throttled or scouting one for its time to come
 SHARE_BUSY_TASKS = (*TASK_GENERATING, "scouting", "pending", "throttled")
@@ -143,6 +143,8 @@ def _share_pools(*, now: datetime) -> dict[str, Any]:
         by_queue: dict[int, float] = {}
         queued_gshare: dict[str, float] = {}
         queued_queue: dict[int, float] = {}
+        waiting_gshare: dict[str, float] = {}
+        waiting_queue: dict[int, float] = {}
         busy_gshares: set[str] = set()
         busy_queues: set[int] = set()
         for gshare, queue_id, status, total in (
@@ -156,6 +158,9 @@ def _share_pools(*, now: datetime) -> dict[str, Any]:
             into_gshare, into_queue = (by_gshare, by_queue) if status in EXECUTING else (queued_gshare, queued_queue)
             into_gshare[gshare] = into_gshare.get(gshare, 0.0) + float(total or 0.0)
             into_queue[queue_id] = into_queue.get(queue_id, 0.0) + float(total or 0.0)
+            if status in QUEUED:  # waiting for a pilot, not for its input
+                waiting_gshare[gshare] = waiting_gshare.get(gshare, 0.0) + float(total or 0.0)
+                waiting_queue[queue_id] = waiting_queue.get(queue_id, 0.0) + float(total or 0.0)
         for gshare, queue_id in (
             Task.objects.filter(status__in=SHARE_BUSY_TASKS).values_list("gshare", "workQueue_id").distinct()
         ):
@@ -166,6 +171,8 @@ def _share_pools(*, now: datetime) -> dict[str, Any]:
             "queue": by_queue,
             "queued_gshare": queued_gshare,
             "queued_queue": queued_queue,
+            "waiting_gshare": waiting_gshare,
+            "waiting_queue": waiting_queue,
             "busy_gshares": busy_gshares,
             "busy_queues": busy_queues,
         }
@@ -202,7 +209,8 @@ def share_allocations(
     parents = {parent for _, _, parent, _ in rows}
     leaves = [
         ShareState(name, normalised.get(name, 0.0), bool(stretchable), name in pools["busy_gshares"],
-                   pools["gshare"].get(name, 0.0), pools["queued_gshare"].get(name, 0.0))
+                   pools["gshare"].get(name, 0.0), pools["queued_gshare"].get(name, 0.0),
+                   pools["waiting_gshare"].get(name, 0.0))
         for name, _, _, stretchable in rows
         if name not in parents
     ]  # fmt: skip
@@ -227,6 +235,7 @@ def share_allocations(
             any(m in pools["busy_queues"] for m in members[pk]),
             sum(pools["queue"].get(m, 0.0) for m in members[pk]),
             sum(pools["queued_queue"].get(m, 0.0) for m in members[pk]),
+            sum(pools["waiting_queue"].get(m, 0.0) for m in members[pk]),
         )
         for pk, name, share, stretchable, partition in queues
         if partition is None and share is not None

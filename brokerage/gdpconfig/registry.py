@@ -1755,9 +1755,9 @@ REGISTRY = Registry(
             "",
             "Whether job generation holds back a share running over its part of the grid. seed: each leaf global "
             "share and throttled work queue gets its share of the HS06 its pool executes, idle shares lent to "
-            "stretchable work queues first; one over its target gets no new jobs while another busy one is below "
-            "its own. panda (JobGenerator, JobThrottlerBase, 1.0.4): no allocation at generation, shares are "
-            "only served in getJob's order.",
+            "stretchable work queues first; one over its target gets no new jobs while another one below its own "
+            "has jobs waiting for a pilot. panda (JobGenerator, JobThrottlerBase, 1.0.4): no allocation at "
+            "generation, shares are only served in getJob's order.",
             "seed 002, Shares",
             choices=("seed", "panda"),
         ),

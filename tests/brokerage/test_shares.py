@@ -212,13 +212,21 @@ class TestShareAllocation:
     48, Reprocessing 20, Express 12, User Analysis 16, Group Analysis 4, with 2,000 HS06 executing."""
 
     @staticmethod
-    def leaves(*, stretchable=(), idle=("Express", "Group Analysis"), executing=None, queued=None):
+    def leaves(*, stretchable=(), idle=("Express", "Group Analysis"), executing=None, queued=None, waiting=None):
+        """The shares, each queued job waiting for a pilot unless `waiting` says otherwise."""
         executing = executing or {"MC 16": 1320.0, "Reprocessing": 400.0, "User Analysis": 280.0}
         queued = {"Reprocessing": 50.0} if queued is None else queued
+        waiting = queued if waiting is None else waiting
         values = {"MC 16": 48, "Reprocessing": 20, "Express": 12, "User Analysis": 16, "Group Analysis": 4}
         return [
             ShareState(
-                name, value, name in stretchable, name not in idle, executing.get(name, 0.0), queued.get(name, 0.0)
+                name,
+                value,
+                name in stretchable,
+                name not in idle,
+                executing.get(name, 0.0),
+                queued.get(name, 0.0),
+                waiting.get(name, 0.0),
             )
             for name, value in values.items()
         ]
@@ -264,6 +272,17 @@ class TestShareAllocation:
             "MC 16"
         ]
         assert (alone.effective, alone.held) == (pytest.approx(100), "")
+
+    def test_nothing_is_held_while_the_jobs_below_their_target_wait_for_their_input_only(self):
+        # Reprocessing (400 < 476.2) has 50 HS06 queued, but assigned: their input is on its way, no slot is missing
+        # for them yet, so MC 16's jobs (1,320 > 1,142.9) take slots nobody else could use
+        allocations = share_allocations_seed(level=GLOBAL_SHARE_LEVEL, queued_ratio=2.0, shares=self.leaves(waiting={}))
+        assert not allocations["MC 16"].held
+        # the first 10 HS06 of them activated (waiting for a pilot): held again
+        allocations = share_allocations_seed(
+            level=GLOBAL_SHARE_LEVEL, queued_ratio=2.0, shares=self.leaves(waiting={"Reprocessing": 10.0})
+        )
+        assert allocations["MC 16"].held == "running"
 
     def test_a_share_queuing_over_twice_its_target_is_held_while_another_runs_below_its_own(self):
         # MC 16 runs 1,000 of its 1,142.9 target, but has 2,400 HS06 queued, over 2 × 1,142.9 = 2,285.7, while User

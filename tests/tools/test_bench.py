@@ -302,6 +302,19 @@ def test_keepup_rows_and_nothing_left_behind():
     # 20,000 a day at 60×: 13.9 jobs a real second, 278 a 20-s generation cycle, a limit of 20 times that
     assert whole["work_queue_limit"] == 20 * 278
     assert whole["rows_per_simulated_day"]["panda_job_status_log"] > 0
+    # what limits the rate: the holds by kind, the job sets placed, pending (with their first reasons) or held, and
+    # where the jobs and the tasks stand at the end (the grid is flushed afterwards: read here or never)
+    assert set(whole["generation_held"]) == {
+        "share_running_over_target",
+        "share_queued_over_target",
+        "work_queue_limits",
+    }
+    generation = whole["generation_cycles"]
+    assert generation["n"] > 0
+    assert generation["assigned"] > 0
+    assert sum(whole["generation_pending_reasons"].values()) <= generation["pending"]
+    assert sum(whole["jobs_by_status_at_end"].values()) >= whole["jobs_ended"]
+    assert whole["tasks_by_status_at_end"]
     names = {row["params"]["cycle"] for row in cycles}
     assert {"grid_simulate_task", "task_refine_task", "job_generation_cycle_task"} <= names
     assert "job_generation_dispatch_task" not in names  # counted through its cycles

@@ -321,15 +321,31 @@ def _jobs(since) -> tuple[int, int]:
     return made, ended
 
 
+def _holds(since) -> dict[str, int]:
+    """The job throttler's decisions in the window that held jobs back, by kind: a share running over its target,
+    a share's queue over the threshold × its target, a work queue's limits."""
+    from brokerage.models import Decision
+    from brokerage.plugins import THROTTLER_PLUGIN
+
+    held = Decision.objects.filter(plugin=THROTTLER_PLUGIN, created__gte=since)
+    return {
+        "share_running_over_target": held.filter(message__contains=" HS06 over a target of ").count(),
+        "share_queued_over_target": held.filter(message__contains=" HS06 queued over ").count(),
+        "work_queue_limits": held.exclude(message__contains=" HS06 ").count(),
+    }
+
+
 @benchmark("keepup")
 def keepup(
     *, quick: bool = False, jobs_per_day: int = 1_000_000, minutes: float = 10.0, speed: float = 60.0
 ) -> list[Row]:
     if connection.vendor != "postgresql":
         raise RuntimeError("bench keepup runs the production path: PostgreSQL only (scripts/with_postgres.sh)")
+    from django.db.models import Count, Sum
     from django.utils import timezone
 
-    from brokerage.models import BrokerageCycle, Job, Task
+    from brokerage.adapters.job_brokerage import ANALYSIS_PLUGIN, PLUGIN
+    from brokerage.models import BrokerageCycle, Decision, Job, Task
 
     if Task.objects.exists():
         raise RuntimeError("bench keepup builds its own grid: run it on an empty database")
@@ -385,6 +401,29 @@ def keepup(
         cycle_counts = {
             "cycles_succeeded": cycles.filter(status="succeeded").count(),
             "cycles_failed": cycles.filter(status="failed").count(),
+            # why job generation held work back in the window, and where the jobs stand at its end: what limits the
+            # rate when the cycles keep up
+            "generation_held": _holds(started_at),
+            "jobs_by_status_at_end": dict(
+                Job.objects.values_list("jobStatus").annotate(n=Count("pk")).values_list("jobStatus", "n")
+            ),
+            # why job sets found no queue: the pending decisions' first reasons, most frequent first
+            "generation_pending_reasons": dict(
+                Decision.objects.filter(
+                    plugin__in=(PLUGIN, ANALYSIS_PLUGIN), outcome="pending", created__gte=started_at
+                )
+                .values_list("primary_reason")
+                .annotate(n=Count("pk"))
+                .order_by("-n")
+                .values_list("primary_reason", "n")[:8]
+            ),
+            "tasks_by_status_at_end": dict(
+                Task.objects.values_list("status").annotate(n=Count("pk")).values_list("status", "n")
+            ),
+            # job generation's cycles: how many, and the job sets each placed, left pending or held back
+            "generation_cycles": cycles.filter(plugin__in=(PLUGIN, ANALYSIS_PLUGIN)).aggregate(
+                n=Count("pk"), assigned=Sum("n_assigned"), pending=Sum("n_pending"), throttled=Sum("n_throttled")
+            ),
         }
         stop.set()
         lags = schedule.lags(since=started, until=ended_at)
