@@ -408,6 +408,9 @@ def timeouts_chart(rows: Sequence[Mapping[str, Any]]):
     return figure
 
 
+DISTRIBUTION_TICK_STANDOFF_PX = 8
+
+
 def distribution_chart(rows: Sequence[Mapping[str, Any]], *, title: str, unit: str):
     """How values spread (rows: status, value), one overlaid histogram per status in its colour (a task's job
     durations or memory, BigPanDA's task page)."""
@@ -428,6 +431,9 @@ def distribution_chart(rows: Sequence[Mapping[str, Any]], *, title: str, unit: s
     # durations and memory are never below zero: jobs that all took the same (a minute, rounded) drew one bar
     # centred on 0 with half the axis negative
     figure.update_xaxes(title={"text": unit}, rangemode="nonnegative")
+    # the value labels a little below the axis: a range starting at a round value (the first bar at 1,400 MB, or
+    # 0.015 hours) put its label in the corner, over the count axis's 0
+    figure.update_xaxes(ticklabelstandoff=DISTRIBUTION_TICK_STANDOFF_PX)
     figure.update_yaxes(count_axis("jobs"))
     return figure
 

@@ -80,6 +80,9 @@ def gdpconfig_get(*, key: str, vo: str = "", gshare: str | None = None, workflow
     return gdpconfig_view(vo=vo).get(key, gshare=gshare, workflow=workflow)
 
 
+STORED_ROW = "stored row"
+
+
 def gdpconfig_parameter_rows(*, vo: str = "") -> list[dict[str, Any]]:
     """The registry as rows for the admin and the monitor: default, effective value and where it comes from."""
     config = gdpconfig_view(vo=vo)
@@ -108,7 +111,9 @@ def gdpconfig_parameter_rows(*, vo: str = "") -> list[dict[str, Any]]:
                 "bounds": parameter.bounds_text,
                 "default": parameter.default_text,
                 "effective": "unset" if value is None else value,
-                "origin": origin,
+                # the row's own key wins: "stored row" (the key column names it; a 22-letter key here widened the
+                # page past 1,024 px), another key (a per-gshare one) by its name
+                "origin": STORED_ROW if origin == parameter.key else origin,
                 "overridden": origin != "default" and origin != "unset",
                 "description": parameter.description,
                 "source": parameter.source,

@@ -108,6 +108,9 @@ def test_parameter_rows_show_default_and_effective_side_by_side():
     rows = {row["key"]: row for row in gdpconfig_parameter_rows()}
     assert (rows["NQUEUED_SAT_CAP"]["default"], rows["NQUEUED_SAT_CAP"]["effective"]) == ("150", 400)
     assert rows["NQUEUED_SAT_CAP"]["overridden"]
+    # its own stored row is "stored row" (the key column names it); a default is "default"
+    assert rows["NQUEUED_SAT_CAP"]["origin"] == "stored row"
+    assert rows["FREE_DISK_CUTOFF"]["origin"] == "default"
     assert rows["MAX_DISKIO_DEFAULT"]["effective"] == "unset"
     assert rows["JUMBO_MAX_EVENTS"]["default"] == "JUMBO_MAX_TASKS × JUMBO_MIN_EVENTS_ENABLE / 2"
 

@@ -463,3 +463,29 @@ def test_destructive_task_actions_are_red_last_and_apart(live_server, browser, m
     assert separator == "2px"
     assert page.evaluate(LAYOUT_PROBLEMS) == []
     assert errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_round_smallest_value_keeps_its_tick_clear_of_the_count_axis(live_server, browser, monkeypatch):
+    """A task whose jobs used 1,400 and 2,000 MB and ran one to nine minutes: the first ticks, 1400 and 0.015,
+    stood in the corner over the count axis's 0 (the fresh-clone CI's living grid drew such tasks)."""
+    from datetime import UTC, datetime, timedelta
+
+    from tests import factories
+
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    task, start = factories.TaskFactory(), datetime(2026, 11, 1, tzinfo=UTC)
+    for number, megabytes in enumerate([1400, 1400, 2000] * 3):
+        factories.JobFactory(
+            task=task, jobStatus="failed" if number % 2 else "finished", startTime=start,
+            endTime=start + timedelta(minutes=1 + number), maxRSS=megabytes * 1024,
+        )  # fmt: skip
+    errors: list[str] = []
+    page = open_page(browser, live_server.url + f"/tasks/{task.pk}/", errors, width=1440)
+    assert charts_drawn(page) >= 2
+    ticks = page.evaluate(
+        "() => Array.from(document.querySelectorAll('#task-memory-chart .xtick text')).map(t => t.textContent)"
+    )
+    assert "1400" in ticks
+    assert page.evaluate(LAYOUT_PROBLEMS) == []
+    assert errors == []

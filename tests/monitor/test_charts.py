@@ -73,6 +73,8 @@ def test_a_distribution_of_durations_never_shows_negative_hours():
     rows = [{"status": "finished", "value": 0.0}, {"status": "finished", "value": 0.0}]
     figure = charts.figure_json(charts.distribution_chart(rows, title="How long its jobs ran", unit="hours"))
     assert figure["layout"]["xaxis"]["rangemode"] == "nonnegative"
+    # its value labels stand below the axis, clear of the count axis's 0 (tests/monitor/test_browser.py draws it)
+    assert figure["layout"]["xaxis"]["ticklabelstandoff"] == charts.DISTRIBUTION_TICK_STANDOFF_PX
 
 
 def test_legends_stand_beside_the_plot():
