@@ -38,6 +38,7 @@ TASK_BUFFER_KILLED = 100  # EC_Kill
 TASK_BUFFER_TRANSFER_TIMEOUT = 101  # EC_Transfer
 TASK_BUFFER_EXPIRED = 102  # EC_Expire
 TASK_BUFFER_REASSIGNED = 105  # EC_Reassigned (rebrokerage)
+TASK_BUFFER_MERGE_FAILED = 113  # EC_MergeFailed: the merge job of its pre-merged outputs failed its last attempt
 TASK_BUFFER = {
     TASK_BUFFER_KILLED: "killed",
     TASK_BUFFER_TRANSFER_TIMEOUT: "transfer timeout",
@@ -45,6 +46,7 @@ TASK_BUFFER = {
     103: "aborted",
     TASK_BUFFER_REASSIGNED: "reassigned by rebrokerage",
     106: "reassigned by server-side retry",
+    TASK_BUFFER_MERGE_FAILED: "merge failed",
 }
 
 KNOWN = {"pilot": PILOT, "taskbuffer": TASK_BUFFER}

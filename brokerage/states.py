@@ -236,6 +236,13 @@ JOB = _machine(
     },
 )
 
+# Output merging (seed 002, "Output merging"; services/merging.py): "merge jobs will be generated with
+# priority=5000", "tried at most three times"; the pre-merged jobs of a merge whose last attempt failed are cancelled
+# with panda-server 1.0.4's jobSubStatus for it (JobComplexModule.updateUnmergedJobs)
+MERGE_PRIORITY = 5000
+MERGE_MAX_ATTEMPTS = 3
+MERGE_FAILED_SUBSTATUS = "merge_failed"
+
 # DIRAC job statuses and moves (REFERENCE.md, from DIRAC's JobStatus module).
 DIRAC_JOB = _machine(
     "DIRAC job",

@@ -315,7 +315,61 @@ def job_detail(*, job_id: int, now: datetime) -> dict[str, Any] | None:
         else None,
         "errors": errors,
         "timeout": timeout,
+        "merge": job_merge_state(job),
     }
+
+
+def job_merge_state(job: Job) -> dict[str, Any] | None:
+    """Where a job of a task whose outputs are merged stands (services/merging.py, seed 002 "Output merging"): a
+    pre-merged job's merge job, or a merge job's pre-merged jobs, in a sentence. None for any other job. At most
+    one query."""
+    tries = states.MERGE_MAX_ATTEMPTS
+    if job.isMerge:
+        premerged = list(Job.objects.filter(mergeJob_id=job.pk).order_by("pk").values_list("pk", flat=True)[:101])
+        count = len(premerged)
+        more = "over 100" if count > 100 else f"{count}"
+        if job.jobStatus in states.JOB_ACTIVE:
+            sentence = (
+                f"Merge job, attempt {job.attemptNr} of {tries}, of {more} pre-merged jobs at "
+                f"{job.computingSite}: they finish when it does; if its attempt {tries} fails they are "
+                "cancelled and their inputs run again."
+            )
+        elif job.jobStatus == "finished":
+            sentence = f"Merge job: it merged the outputs of {more} pre-merged jobs, which finished with it."
+        elif job.attemptNr >= tries:
+            sentence = (
+                f"Merge job: its last attempt failed, so its {more} pre-merged jobs were cancelled and their inputs "
+                "run again."
+            )
+        else:
+            sentence = f"Merge job: this attempt failed; the next attempt merges the same {more} pre-merged jobs."
+        return {"sentence": sentence, "premerged": premerged[:100], "merge_job": None}
+    merge = None
+    if job.mergeJob_id is not None:
+        merge = Job.objects.filter(pk=job.mergeJob_id).values("pk", "jobStatus", "attemptNr").first()
+    if job.jobStatus == "merging":
+        if merge is None:
+            sentence = (
+                f"Its payload finished; its pre-merged outputs wait at {job.computingSite} until the task's other "
+                "jobs there are done, then a merge job (priority 5,000) merges them. Merging jobs have no timeout."
+            )
+        elif merge["jobStatus"] in states.JOB_ACTIVE:
+            sentence = (
+                f"Its outputs are being merged by merge job {merge['pk']} (attempt {merge['attemptNr']} of "
+                f"{tries}, {merge['jobStatus']}); it finishes when that job does."
+            )
+        else:
+            sentence = (
+                f"Merge job {merge['pk']} failed its attempt {merge['attemptNr']} of {tries}: the next "
+                "attempt is made at the next job generation."
+            )
+    elif job.jobSubStatus == states.MERGE_FAILED_SUBSTATUS:
+        sentence = "The merge of its outputs failed three times: it was cancelled and its input files run again."
+    elif merge is not None:
+        sentence = f"Its outputs were merged by merge job {merge['pk']}."
+    else:
+        return None
+    return {"sentence": sentence, "premerged": [], "merge_job": merge["pk"] if merge else None}
 
 
 def job_input_files(*, job_ids: list[int]) -> dict[int, list[dict[str, Any]]]:

@@ -329,6 +329,17 @@ def task_state_facts(
             )
         )
         facts.update(recent_finished=ended["finished"], recent_failed=ended.total() - ended["finished"])
+        if (task.taskParams or {}).get("mergeOutput"):
+            merges = Job.objects.filter(task_id=task.pk).aggregate(
+                merging=Count("pk", filter=Q(jobStatus="merging")),
+                active=Count("pk", filter=Q(isMerge=True, jobStatus__in=states.JOB_ACTIVE)),
+                failed=Count("pk", filter=Q(isMerge=True, jobStatus__in=("failed", "closed"))),
+            )
+            facts.update(
+                merging_jobs=merges["merging"],
+                merge_jobs_active=merges["active"],
+                merge_attempts_failed=merges["failed"],
+            )
     elif task.status == "scouting":
         scouts = Counter(
             dict(

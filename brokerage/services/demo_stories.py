@@ -30,7 +30,9 @@ task was created, files DDM lists, files at the task's nucleus]).
   runs (finishing);
 - event ranges: one file cut in four ranges, partial between its scouts' ranges and the last one;
 - pilots lost at dispatch (`demoLostAtDispatch`): its first jobs stay sent until the watchdog closes them (30 grid
-  minutes), then their files' second attempts run and it is done.
+  minutes), then their files' second attempts run and it is done;
+- outputs merged (`mergeOutput`): its jobs wait in merging, its merge job fails its three attempts
+  (`demoMergeFailures`), its jobs are cancelled and their inputs retried, and the second round is merged and done.
 
 The demo's shifter gives the commands a story lists (task parameter `demoCommands`: [grid minutes after the task was
 created, command]) through the same services as the task page (brokerage.services.task_commands), as "demo
@@ -209,6 +211,23 @@ STORIES = (
         # one file of 1,000 events in ranges of 250: three scouts run the first three; the file is partial between
         # the scouts' end and the last range's job (three scouts: a lost pilot leaves the others to succeed)
         {"demoRunMinutes": 20, "demoFailurePercent": 0, "nScoutJobs": 3, "nEventsPerJob": 250},
+    ),
+    Story(
+        "done",
+        "mc23_13p6TeV.802014.merged_outputs.deriv",
+        4,
+        3,
+        # its outputs are merged (seed 002, "Output merging"): its jobs wait in merging for their queue's merge job
+        # (priority 5000), whose three attempts fail: the jobs are cancelled, their inputs retried, and the second
+        # round's merge succeeds
+        {
+            "demoRunMinutes": 8,
+            "demoFailurePercent": 0,
+            "nScoutJobs": 0,
+            "mergeOutput": True,
+            "nFilesPerMergeJob": 4,
+            "demoMergeFailures": 3,
+        },
     ),
     Story(
         "done",

@@ -24,6 +24,7 @@ from django.db import transaction
 from brokerage.adapters.shares import global_share_order, share_rank
 from brokerage.models import Job, PandaQueue
 from brokerage.models.jobs import JOB_ENDED
+from brokerage.services.merging import premerged_split
 from brokerage.services.retries import job_inputs_after_end, job_tasks_lock
 from brokerage.services.status import job_status_transition_many
 from brokerage.states import JOB
@@ -119,6 +120,8 @@ def pilot_job_update(*, job_id: int, state: str, report: dict[str, Any], now: da
     current = job["jobStatus"]
     if current in JOB_ENDED:
         return "NULL" if current == state else "tobekilled"
+    if current == "merging" and state == "finished":
+        return "NULL"  # the pilot's final update again: its pre-merged outputs wait for their merge (merging.py)
     columns = _report_columns(report)
     if state in ("failed", "closed"):
         if state not in JOB.allowed_from(current):
@@ -139,7 +142,15 @@ def pilot_job_update(*, job_id: int, state: str, report: dict[str, Any], now: da
         )  # fmt: skip
         current = step
     if steps[-1] == "finished":
-        _end(job_id, current, "finished", columns, now)
+        # a pre-merged job's outputs stay at its queue for their merge: merging, not finished (merging.py)
+        premerged = current != "transferring" and premerged_split(job_ids=[job_id])[0]
+        if premerged:
+            job_status_transition_many(
+                from_status=current, to_status="merging", job_ids=[job_id], now=now, columns=columns, actor=ACTOR,
+                reason="pilot reported finished: its pre-merged outputs wait for the merge",
+            )  # fmt: skip
+        else:
+            _end(job_id, current, "finished", columns, now)
     else:
         job_status_transition_many(
             from_status=current, to_status=steps[-1], job_ids=[job_id], reason="pilot reported it", actor=ACTOR,

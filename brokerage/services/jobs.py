@@ -53,7 +53,7 @@ from brokerage.services.counters import dataset_counters_refresh
 from brokerage.services.cycles import brokerage_pending_mark, task_claim, task_claim_release
 from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_store_many, worker_name
 from brokerage.services.locks import process_lock_acquire, process_lock_release
-from brokerage.services.merging import MergeSet, merge_outcomes_apply, merge_sets
+from brokerage.services.merging import MERGE_ATTEMPT_FAILED, MergeSet, merge_outcomes_apply, merge_sets
 from brokerage.services.progress import PREPROCESS_HANDLING, task_completion_check
 from brokerage.services.retries import job_retry_history_record
 from brokerage.services.scouting import task_scouting_check
@@ -67,7 +67,7 @@ from brokerage.splitter import (
     random_seeds,
     task_chunks,
 )
-from brokerage.states import TASK_GENERATING
+from brokerage.states import MERGE_MAX_ATTEMPTS, MERGE_PRIORITY, TASK_GENERATING
 from brokerage.throttle import (
     WHOLE_QUEUE_WORK_QUEUES,
     JobCounts,
@@ -183,7 +183,10 @@ def _claim(*, work_queue_ids: list[int], now: datetime, owner: str, limit: int) 
     or with pre-merged outputs to merge, and those waiting for their preprocess job (topreprocess), highest
     priority first whichever sub-queue they are in."""
     inputs = DatasetFile.objects.filter(task=OuterRef("pk"), type__in=("input", "pseudo_input"))
-    unmerged = Job.objects.filter(task=OuterRef("pk"), jobStatus="finished", isMerge=False, mergeJob__isnull=True)
+    # jobs merging that no merge job holds (none yet, or its attempt failed): merging.merge_sets says when they are due
+    unmerged = Job.objects.filter(task=OuterRef("pk"), jobStatus="merging", isMerge=False).filter(
+        Q(mergeJob__isnull=True) | Q(mergeJob__jobStatus__in=MERGE_ATTEMPT_FAILED)
+    )
     has_input = (
         Exists(inputs.filter(status="ready"))
         | (
@@ -351,8 +354,7 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
         )  # fmt: skip
         items += decided
         # merge job sets of the tasks whose outputs are merged (merging.py), pre-assigned to their queue
-        inputs_left = {task_id for task_id, rows in files.items() if any(r["status"] == "ready" for r in rows)}
-        for number, merge in enumerate(merge_sets(tasks=tasks, inputs_left=inputs_left, now=now)):
+        for number, merge in enumerate(merge_sets(tasks=tasks, now=now)):
             task = tasks[merge.task_id]
             jobset_id = (cycle.pk << 20) + len(ordered) + number
             scenario = job_set_scenario(
@@ -531,6 +533,8 @@ def job_generation_plan(
             if merge is not None:
                 merged.append((merge, len(jobs)))
             preprocess = task["status"] == "topreprocess"
+            # seed 002, "Output merging": "merge jobs will be generated with priority=5000"
+            priority = MERGE_PRIORITY if merge else task["currentPriority"]
             jobs.append(
                 Job(
                     task_id=task["jediTaskID"],
@@ -541,8 +545,8 @@ def job_generation_plan(
                     jobStatus="pending",
                     prodSourceLabel=task["prodSourceLabel"] or "managed",
                     processingType=task["processingType"] or "",
-                    currentPriority=task["currentPriority"],
-                    assignedPriority=task["currentPriority"],
+                    currentPriority=priority,
+                    assignedPriority=priority,
                     computingSite=site,
                     nucleus=task["nucleus"] or "",
                     gshare=task["gshare"] or "",
@@ -559,9 +563,9 @@ def job_generation_plan(
                     isMerge=merge is not None,
                     coreCount=1 if preprocess else core_count,
                     minRamCount=ram,
-                    attemptNr=attempt,
+                    attemptNr=merge.attempt if merge else attempt,
                     # a preprocess job is tried once (doGeneratePrePro: maxAttempt = attemptNr)
-                    maxAttempt=1 if preprocess else int(params.get("maxAttempt", 3)),
+                    maxAttempt=MERGE_MAX_ATTEMPTS if merge else 1 if preprocess else int(params.get("maxAttempt", 3)),
                     creationTime=now,
                     modificationTime=now,
                     stateChangeTime=now,

@@ -1,12 +1,29 @@
-"""Merge job sets (the JEDI task parameter `mergeOutput`).
+"""Output merging (seed 002, "Output merging" and "Internal Merging"; the JEDI task parameter `mergeOutput`).
 
-The finished jobs of such a task leave pre-merged files at their queue. Once `nFilesPerMergeJob` of them are
-there, or the task has no input and no production job left, a merge job set takes them. Merge jobs are
-pre-assigned to the queue holding the pre-merged files "to avoid transferring small pre-merged files", and "the
-pre-assignment is ignored if the relevant queues have been skipped for 24 hours" (seed 000, job brokerage). The
-first skip of a queue is recorded in MergePreassignment; job brokerage reads the hours since then
+"If the task is submitted with --mergeOutput and jobs successfully produce pre-merged files, their status will
+change to merging and those jobs will wait until other jobs at the same site are finished/failed/cancelled. Once
+all jobs at the site are done, merge jobs will be generated with priority=5000. When merge jobs successfully
+finish, merged files are added to output dataset containers and job status will change from merging to finished
+... Merge jobs themselves are tried at most three times. If the final attempt for the merge job fails, the status
+of merging jobs will change to cancelled and input files will be retried."
+
+So a pre-merged job ends its payload in `merging` (its outputs stay at its queue: no transfer to the nucleus), and
+its input files stay taken. Once no other job of its task at that queue is active, the merging jobs there get merge
+jobs, `nFilesPerMergeJob` pre-merged files each (JEDI's default 10 when the task does not set it), made by job
+generation like any job set. A merge job that fails is tried again with the same pre-merged jobs (its next attempt,
+MERGE_MAX_ATTEMPTS at most); when it finishes, its pre-merged jobs finish and their inputs with them; when its last
+attempt fails, they are cancelled (panda-server's EC_MergeFailed, 113) and their inputs go back for another attempt
+(as a closed job's: the attempt counts, the failure does not).
+
+Merge jobs are pre-assigned to the queue holding the pre-merged files "to avoid transferring small pre-merged
+files", and "the pre-assignment is ignored if the relevant queues have been skipped for 24 hours" (seed 000, job
+brokerage). The first skip of a queue is recorded in MergePreassignment; job brokerage reads the hours since then
 (`jobs.preassignedSkippedHours`) and drops the pre-assignment itself. A task whose outputs are merged is done only
-when every pre-merged file is merged and no merge job is active.
+when no job of it is merging and no merge job is active.
+
+panda-server 1.0.4 differs in one place, kept in docs/decisions.md: its pre-merged jobs take the status of the merge
+job's last attempt (failed, jobSubStatus merge_failed; JobComplexModule.updateUnmergedJobs) where the seed says
+cancelled; ours follow the seed.
 """
 
 from __future__ import annotations
@@ -18,24 +35,33 @@ from typing import Any
 
 from django.db.models import Count, Q
 
+from brokerage.job_errors import TASK_BUFFER_MERGE_FAILED
 from brokerage.models import Job, MergePreassignment
 from brokerage.services.bulk import bulk_update_values
-from brokerage.states import JOB_ACTIVE
+from brokerage.services.status import job_status_transition_many
+from brokerage.states import JOB_ACTIVE, MERGE_FAILED_SUBSTATUS, MERGE_MAX_ATTEMPTS
 
 # JEDI's nFilesPerMergeJob when the task does not set it
 MERGE_FILES_DEFAULT = 10
+# how a merge job's attempt ends badly: failed, or closed by the watchdog before it ran
+MERGE_ATTEMPT_FAILED = ("failed", "closed")
+# the jobs of a task at a queue that keep its merging jobs waiting ("until other jobs at the same site are
+# finished/failed/cancelled"): active production jobs, merging ones aside
+PRODUCTION_ACTIVE = tuple(status for status in JOB_ACTIVE if status != "merging")
+ACTOR = "merging"
 MB = 1024**2
 
 
 @dataclass(frozen=True)
 class MergeSet:
-    """The pre-merged outputs one merge job takes: finished jobs of a task at one queue."""
+    """The pre-merged outputs one merge job takes: merging jobs of a task at one queue, and which attempt it is."""
 
     task_id: int
     site: str
     job_ids: tuple[int, ...]
     input_bytes: int
     skipped_hours: float
+    attempt: int = 1
 
     def jobs(self) -> dict[str, Any]:
         """The scenario's `jobs` object of the merge job set."""
@@ -53,42 +79,65 @@ def merges_output(task: dict[str, Any]) -> bool:
     return bool((task.get("taskParams") or {}).get("mergeOutput"))
 
 
-def merge_sets(*, tasks: dict[int, dict[str, Any]], inputs_left: set[int], now: datetime) -> list[MergeSet]:
-    """The merge job sets due for the tasks (rows with taskParams): full sets of nFilesPerMergeJob pre-merged
-    files per queue, and the rest once the task has no input left (`inputs_left` lists those that have) and no
-    production job active. Three queries for any number of tasks."""
+def premerged_split(*, job_ids: list[int]) -> tuple[list[int], list[int]]:
+    """Of jobs whose payload just ended well, (the pre-merged ones — production jobs of tasks whose outputs are
+    merged — the others). One query."""
+    if not job_ids:
+        return [], []
+    premerged = set(
+        Job.objects.filter(pk__in=job_ids, isMerge=False, task__taskParams__mergeOutput=True).values_list(
+            "pk", flat=True
+        )
+    )
+    return [pk for pk in job_ids if pk in premerged], [pk for pk in job_ids if pk not in premerged]
+
+
+def merge_sets(*, tasks: dict[int, dict[str, Any]], now: datetime) -> list[MergeSet]:
+    """The merge job sets due for the tasks (rows with taskParams), at each queue where no production job of the
+    task is active any more: the merging jobs no merge job took, nFilesPerMergeJob a set, and the next attempt of
+    each merge job that failed, with the same jobs. Three queries for any number of tasks."""
     merging = [pk for pk, task in tasks.items() if merges_output(task)]
     if not merging:
         return []
-    unmerged: dict[tuple[int, str], list[tuple[int, int]]] = defaultdict(list)
-    for pk, task_id, site, size in (
-        Job.objects.filter(task_id__in=merging, jobStatus="finished", isMerge=False, mergeJob__isnull=True)
+    fresh: dict[tuple[int, str], list[tuple[int, int]]] = defaultdict(list)
+    retried: dict[tuple[int, str, int, int], list[tuple[int, int]]] = defaultdict(list)
+    for pk, task_id, site, size, merge_id, merge_attempt in (
+        Job.objects.filter(task_id__in=merging, jobStatus="merging", isMerge=False)
+        .filter(Q(mergeJob__isnull=True) | Q(mergeJob__jobStatus__in=MERGE_ATTEMPT_FAILED))
         .order_by("pk")
-        .values_list("pk", "task_id", "computingSite", "outputFileBytes")
+        .values_list("pk", "task_id", "computingSite", "outputFileBytes", "mergeJob_id", "mergeJob__attemptNr")
     ):
-        unmerged[(task_id, site)].append((pk, size or 0))
+        if merge_id is None:
+            fresh[(task_id, site)].append((pk, size or 0))
+        elif (merge_attempt or 1) < MERGE_MAX_ATTEMPTS:  # the last failure cancels them (merge_jobs_after_end)
+            retried[(task_id, site, merge_id, (merge_attempt or 1) + 1)].append((pk, size or 0))
     busy = set(
-        Job.objects.filter(task_id__in=merging, jobStatus__in=JOB_ACTIVE, isMerge=False).values_list(
-            "task_id", flat=True
-        )
+        Job.objects.filter(task_id__in=merging, jobStatus__in=PRODUCTION_ACTIVE, isMerge=False)
+        .values_list("task_id", "computingSite")
+        .distinct()
     )
     skipped = {
         (row.task_id, row.computingSite): row.skipped_since
         for row in MergePreassignment.objects.filter(task_id__in=merging)
     }
-    sets = []
-    for (task_id, site), outputs in sorted(unmerged.items()):
-        size = int((tasks[task_id]["taskParams"] or {}).get("nFilesPerMergeJob") or MERGE_FILES_DEFAULT)
-        last_call = task_id not in inputs_left and task_id not in busy
+
+    def hours(task_id: int, site: str) -> float:
         since = skipped.get((task_id, site))
-        hours = max((now - since).total_seconds() / 3600, 0.0) if since is not None else 0.0
-        for start in range(0, len(outputs), size):
-            group = outputs[start : start + size]
-            if len(group) < size and not last_call:
-                break
-            sets.append(
-                MergeSet(task_id, site, tuple(pk for pk, _ in group), sum(bytes_ for _, bytes_ in group), hours)
-            )
+        return max((now - since).total_seconds() / 3600, 0.0) if since is not None else 0.0
+
+    def merge_set(task_id: int, site: str, group: list[tuple[int, int]], attempt: int) -> MergeSet:
+        jobs, total = tuple(pk for pk, _ in group), sum(bytes_ for _, bytes_ in group)
+        return MergeSet(task_id, site, jobs, total, hours(task_id, site), attempt)
+
+    sets = []
+    for (task_id, site, _, attempt), group in sorted(retried.items()):
+        if (task_id, site) not in busy:
+            sets.append(merge_set(task_id, site, group, attempt))
+    for (task_id, site), outputs in sorted(fresh.items()):
+        if (task_id, site) in busy:
+            continue
+        size = int((tasks[task_id]["taskParams"] or {}).get("nFilesPerMergeJob") or MERGE_FILES_DEFAULT)
+        sets += [merge_set(task_id, site, outputs[at : at + size], 1) for at in range(0, len(outputs), size)]
     return sets
 
 
@@ -110,17 +159,51 @@ def merge_outcomes_apply(*, chosen: list[tuple[MergeSet, int]], skipped: list[Me
     )
 
 
+def merge_jobs_after_end(*, finished: list[int], failed: list[int], now: datetime) -> tuple[list[int], list[int]]:
+    """What the merge jobs among jobs that just ended do to their pre-merged jobs: a finished merge finishes them; a
+    merge whose last attempt failed cancels them (EC_MergeFailed); an earlier failed attempt leaves them merging
+    for the next (merge_sets). Returns (the pre-merged jobs finished, those cancelled), for their input files.
+    The caller holds their tasks (the one lock order: services.retries.job_tasks_lock)."""
+    merges = dict(Job.objects.filter(pk__in=[*finished, *failed], isMerge=True).values_list("pk", "attemptNr"))
+    if not merges:
+        return [], []
+    ended = {pk: "finished" for pk in finished if pk in merges}
+    ended |= {pk: "failed" for pk in failed if pk in merges and (merges[pk] or 1) >= MERGE_MAX_ATTEMPTS}
+    by_merge: dict[int, list[int]] = defaultdict(list)
+    for pk, merge_id in Job.objects.filter(mergeJob_id__in=list(ended), jobStatus="merging").values_list(
+        "pk", "mergeJob_id"
+    ):
+        by_merge[merge_id].append(pk)
+    finished_premerged: list[int] = []
+    cancelled: list[int] = []
+    for merge_id, job_ids in sorted(by_merge.items()):
+        if ended[merge_id] == "finished":
+            finished_premerged += job_status_transition_many(
+                from_status="merging", to_status="finished", job_ids=job_ids, now=now, actor=ACTOR,
+                reason=f"outputs merged by merge job {merge_id}",
+            )  # fmt: skip
+        else:
+            diag = f"merge job {merge_id} failed its attempt {merges[merge_id]} of {MERGE_MAX_ATTEMPTS}"
+            cancelled += job_status_transition_many(
+                from_status="merging", to_status="cancelled", job_ids=job_ids, now=now, actor=ACTOR,
+                reason=f"{diag}: inputs retried",
+                columns={"jobSubStatus": MERGE_FAILED_SUBSTATUS, "taskBufferErrorCode": TASK_BUFFER_MERGE_FAILED,
+                         "taskBufferErrorDiag": diag},
+            )  # fmt: skip
+    return finished_premerged, cancelled
+
+
 def merges_pending(*, task_ids: list[int]) -> set[int]:
-    """Of the tasks, those whose outputs are merged and that still have a pre-merged file to merge or a merge
-    job active (one query)."""
+    """Of the tasks, those whose outputs are merged and that still have a job merging or a merge job active (one
+    query)."""
     if not task_ids:
         return set()
     rows = (
         Job.objects.filter(task_id__in=task_ids, task__taskParams__mergeOutput=True)
         .values("task_id")
         .annotate(
-            unmerged=Count("pk", filter=Q(jobStatus="finished", isMerge=False, mergeJob__isnull=True)),
-            merging=Count("pk", filter=Q(jobStatus__in=JOB_ACTIVE, isMerge=True)),
+            merging=Count("pk", filter=Q(jobStatus="merging")),
+            merges=Count("pk", filter=Q(jobStatus__in=JOB_ACTIVE, isMerge=True)),
         )
     )
-    return {row["task_id"] for row in rows if row["unmerged"] or row["merging"]}
+    return {row["task_id"] for row in rows if row["merging"] or row["merges"]}

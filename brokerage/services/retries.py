@@ -1,12 +1,13 @@
 """What happens to a job's inputs when it ends (seed 002, "Job rebrokerage", "Memory increase in job retry").
 
-Finished jobs finish their files. Failed or closed jobs give their files back for another attempt: the file's
-attemptNr goes up, and the file is ready again until attemptNr reaches maxAttempt or, counting failed jobs only,
-failedAttempt reaches maxFailure; then it is failed. The next
-job generation picks the file up and records the retry (JobRetryHistory) — random-seed files of pseudo inputs
-come back the same way, so a retried job reuses its seeds. A job that ran out of memory raises the memory of
-its files' next job to the next step of 1000, 2000, 3000, 4000, 6000, 8000 above max(maxPSS, ramCount); when
-30 % of a task's ended jobs failed that way, the task's ramCount goes up too.
+Finished jobs finish their files (a pre-merged job once its outputs are merged: services.merging). Failed or
+closed jobs (and pre-merged jobs cancelled when their merge failed) give their files back for another attempt: the
+file's attemptNr goes up, and the file is ready again until attemptNr reaches maxAttempt or, counting failed jobs
+only, failedAttempt reaches maxFailure; then it is failed. The next job generation picks the file up and records
+the retry (JobRetryHistory) — random-seed files of pseudo inputs come back the same way, so a retried job reuses
+its seeds. A job that ran out of memory raises the memory of its files' next job to the next step of 1000, 2000,
+3000, 4000, 6000, 8000 above max(maxPSS, ramCount); when 30 % of a task's ended jobs failed that way, the task's
+ramCount goes up too.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from django.db.models import Count, F, Max, Q
 from brokerage.models import DatasetFile, Event, Job, JobRetryHistory, Task
 from brokerage.services.bulk import bulk_update_values, rows_lock
 from brokerage.services.counters import dataset_counters_refresh, datasets_of_files
+from brokerage.services.merging import merge_jobs_after_end
 from brokerage.watchdog import next_ram_count, task_needs_more_memory
 
 # Pilot error codes of jobs killed for memory (PanDA pilot: payload out of memory, memory limit exceeded).
@@ -44,7 +46,10 @@ def job_tasks_lock(*, job_ids: list[int]) -> set[int]:
 
 
 def job_inputs_after_end(*, finished: list[int], failed: list[int], closed: list[int] = (), now: datetime) -> None:
-    """Updates the files and events of jobs that just ended (module docstring). Bulk statements only."""
+    """Updates the files and events of jobs that just ended (module docstring), and of the pre-merged jobs a merge
+    job among them finished or cancelled (services.merging). Bulk statements only."""
+    merged, unmerged = merge_jobs_after_end(finished=finished, failed=[*failed, *closed], now=now)
+    finished, closed = [*finished, *merged], [*closed, *unmerged]
     ended_badly = [*failed, *closed]
     touched = datasets_of_files(file_filter=Q(PandaID__in=[*finished, *ended_badly]))
     touched |= datasets_of_files(file_filter=Q(events__PandaID__in=[*finished, *ended_badly]))

@@ -50,6 +50,7 @@ from brokerage.services.demo_grid import ARCHITECTURE, RELEASES, demo_tasks_regi
 from brokerage.services.demo_stories import STORIES, demo_ddm_act, demo_shifter_act, demo_stories_build
 from brokerage.services.dirac import dirac_jobs_submit, dirac_match_request, resource_from
 from brokerage.services.locks import exclusive_run
+from brokerage.services.merging import premerged_split
 from brokerage.services.retries import OUT_OF_MEMORY_CODES, job_inputs_after_end, job_tasks_lock
 from brokerage.services.status import job_status_transition_many, status_transition_many
 from brokerage.services.wmcore import wmbs_job_transition_many
@@ -166,6 +167,15 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0, inflow: bool = Fals
         free = job_tasks_lock(job_ids=finished_ids + failed_ids)
         finished_ids = [pk for pk in finished_ids if pk in free]
         failed_ids = [pk for pk in failed_ids if pk in free]
+        # a pre-merged job waits in merging for its merge job, its outputs at its queue (services.merging)
+        premerged = set(premerged_split(job_ids=[pk for pk in finished_ids if stored[pk] == "holding"])[0])
+        move(
+            from_status="holding",
+            to_status="merging",
+            job_ids=sorted(premerged),
+            reason="pre-merged outputs stored at its queue: waiting for the merge",
+        )
+        finished_ids = [pk for pk in finished_ids if pk not in premerged]
         for source in ("holding", "transferring"):
             move(
                 from_status=source,
@@ -208,16 +218,21 @@ HOLDING_MINUTES = 1
 
 
 def _jobs_stage_out(queues: dict[str, dict], *, now: datetime, minute: timedelta, move) -> tuple[dict, list[int]]:
-    """Holding jobs after HOLDING_MINUTES: those at their task's nucleus (or with none) are done, the others
-    transfer their outputs there (holding → transferring); transferring ones are done after TRANSFER_MINUTES.
-    Returns (job → the status it is done from, the jobs done), for the caller to finish with their files."""
+    """Holding jobs after HOLDING_MINUTES: those at their task's nucleus (or with none) are done, and pre-merged
+    ones (their outputs stay at their queue for the merge), the others transfer their outputs there (holding →
+    transferring); transferring ones are done after TRANSFER_MINUTES. Returns (job → the status it is done from,
+    the jobs done), for the caller to finish with their files."""
     site_of = {row["name"]: row["site__name"] for row in queues.values()}
     done: dict[int, str] = {}
     to_transfer = []
-    for pk, site, nucleus in Job.objects.filter(
-        jobStatus="holding", stateChangeTime__lte=now - HOLDING_MINUTES * minute
-    ).values_list("pk", "computingSite", "nucleus"):
-        if nucleus and site_of.get(site) not in (None, nucleus):
+    holding = list(
+        Job.objects.filter(jobStatus="holding", stateChangeTime__lte=now - HOLDING_MINUTES * minute).values_list(
+            "pk", "computingSite", "nucleus"
+        )
+    )
+    premerged = set(premerged_split(job_ids=[pk for pk, *_ in holding])[0])
+    for pk, site, nucleus in holding:
+        if nucleus and site_of.get(site) not in (None, nucleus) and pk not in premerged:
             to_transfer.append(pk)
         else:
             done[pk] = "holding"
@@ -302,7 +317,8 @@ def _jobs_ending(running, queues: dict[str, dict], *, now: datetime, minute: tim
             else:
                 crashed.add(pk)
             ending.append((pk, failure_percent))
-    doomed = _demo_doomed_jobs([pk for pk, _ in ending], task_ids={task_id for *_, task_id in running})
+    ended_ids, task_ids = [pk for pk, _ in ending], {task_id for *_, task_id in running}
+    doomed = _demo_doomed_jobs(ended_ids, task_ids=task_ids) | _demo_failing_merges(ended_ids, task_ids=task_ids)
     failed_ids, finished_ids = [], []
     for pk, rate in ending:
         (failed_ids if pk in doomed or _draw(pk, 2) % 100 < rate else finished_ids).append(pk)
@@ -352,6 +368,31 @@ def _demo_doomed_jobs(job_ids: list[int], *, task_ids: set[int]) -> set[int]:
             .values_list("pk", flat=True)[:count]
         )
     return set(DatasetFile.objects.filter(pk__in=doomed_files, PandaID__in=job_ids).values_list("PandaID", flat=True))
+
+
+def _demo_failing_merges(job_ids: list[int], *, task_ids: set[int]) -> set[int]:
+    """The merge jobs of a story task setting `demoMergeFailures`: N that end while fewer than N of its merge jobs
+    have failed: they fail, so its first N merge attempts fail every run (services.merging: three attempts, then its
+    jobs are cancelled and their inputs retried). Two queries, and none when no task sets it."""
+    wanted = {
+        pk: int(params["demoMergeFailures"])
+        for pk, params in Task.objects.filter(pk__in=task_ids, taskParams__has_key="demoMergeFailures").values_list(
+            "pk", "taskParams"
+        )
+    }
+    if not wanted or not job_ids:
+        return set()
+    failed = Counter(
+        Job.objects.filter(task_id__in=wanted, isMerge=True, jobStatus="failed").values_list("task_id", flat=True)
+    )
+    doomed = set()
+    for pk, task_id in (
+        Job.objects.filter(pk__in=job_ids, isMerge=True, task_id__in=wanted).order_by("pk").values_list("pk", "task_id")
+    ):
+        if failed[task_id] < wanted[task_id]:
+            doomed.add(pk)
+            failed[task_id] += 1
+    return doomed
 
 
 def demo_tasks_inflow(*, now: datetime) -> list[int]:

@@ -149,6 +149,12 @@ class TimeoutStateSerializer(serializers.Serializer):
 
 class JobSerializer(serializers.ModelSerializer):
     jediTaskID = serializers.IntegerField(source="task_id", read_only=True)
+    mergeJob = serializers.IntegerField(
+        source="mergeJob_id",
+        read_only=True,
+        allow_null=True,
+        help_text="The PandaID of the merge job that took this pre-merged job's outputs (tasks with mergeOutput).",
+    )
     timeout = serializers.SerializerMethodField()
     inputFiles = serializers.SerializerMethodField()
 
@@ -159,6 +165,7 @@ class JobSerializer(serializers.ModelSerializer):
             "jediTaskID",
             "jobsetID",
             "jobStatus",
+            "jobSubStatus",
             "computingSite",
             "prodSourceLabel",
             "currentPriority",
@@ -167,6 +174,8 @@ class JobSerializer(serializers.ModelSerializer):
             "attemptNr",
             "maxAttempt",
             "isScout",
+            "isMerge",
+            "mergeJob",
             "coreCount",
             "minRamCount",
             "nEvents",
@@ -180,6 +189,7 @@ class JobSerializer(serializers.ModelSerializer):
             "pilotErrorDiag",
             "exeErrorCode",
             "exeErrorDiag",
+            "taskBufferErrorCode",
             "taskBufferErrorDiag",
             "prodUserName",
             "cloud",

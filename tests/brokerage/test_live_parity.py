@@ -206,10 +206,10 @@ def test_a_merge_job_set_from_the_database_fills_its_fields(live_grid, work_queu
 
     task = make_ready_task(work_queue, files=2, mergeOutput=True, nFilesPerMergeJob=2)
     for _ in range(2):
-        job(task, "finished", outputFileBytes=100 * 1024**2)
+        job(task, "merging", outputFileBytes=100 * 1024**2)
     factories.MergePreassignmentFactory(task=task, computingSite="SAT_Q", skipped_since=NOW - timedelta(hours=25))
     rows = {task.pk: {"taskParams": Task.objects.get(pk=task.pk).taskParams}}
-    (merge,) = merge_sets(tasks=rows, inputs_left=set(), now=NOW)
+    (merge,) = merge_sets(tasks=rows, now=NOW)
     jobs = parse_scenario({"plugin": "atlas_prod_job", "jobs": merge.jobs()}).jobs
     defaults = JobSet()
     merge_fields = MERGE_ONLY | {"nFiles", "inputSizeMB"}

@@ -30,7 +30,6 @@ NOT_REACHED_YET = {
     "task": {},
     "job": {
         "waiting": "only fake co-jumbo jobs wait (DBProxy.insertNewJob, 1.0.4): issue 52's jumbo jobs",
-        "merging": "pre-merged jobs wait in merging: issue 52's merging",
     },
     "input dataset": {},
     "input file": {},
@@ -73,3 +72,18 @@ def test_what_the_demo_reaches_in_ten_minutes(settings):
         for reason in throttles.values_list("reason", flat=True)
     )
     assert JobStatusLog.objects.filter(old_status="throttled", new_status="activated").exists()
+    # the merged story's jobs waited in merging; its merge failed three times (priority 5000), its jobs were
+    # cancelled and their inputs retried, and the second round was merged
+    story = Task.objects.get(taskName__startswith="mc23_13p6TeV.802014.merged_outputs")
+    merges = Job.objects.filter(task=story, isMerge=True).order_by("pk")
+    assert [(m.attemptNr, m.jobStatus, m.currentPriority) for m in merges][:4] == [
+        (1, "failed", 5000),
+        (2, "failed", 5000),
+        (3, "failed", 5000),
+        (1, "finished", 5000),
+    ]
+    cancelled = Job.objects.filter(task=story, isMerge=False, jobStatus="cancelled")
+    assert set(cancelled.values_list("jobSubStatus", flat=True)) == {"merge_failed"}
+    assert Job.objects.filter(task=story, isMerge=False, jobStatus="finished", mergeJob=merges[3]).exists()
+    story.refresh_from_db()
+    assert story.status == "done"

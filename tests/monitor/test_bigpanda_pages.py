@@ -236,3 +236,28 @@ def test_panda_clients_job_description_keeps_a_failed_jobs_files(small_grid):
     assert [(f["lfn"], f["attemptNr"], f["PandaID"], f["dataset"]) for f in described["Files"]] == [
         ("EVNT.D._1.root", 1, jobs["a1"].pk, "mc23.EVNT.desc")
     ]
+
+
+def test_the_job_pages_say_where_a_merge_stands(client, small_grid):
+    # a pre-merged job of a task whose outputs are merged, waiting in merging; then its merge job (attempt 2 of 3)
+    task = factories.TaskFactory(status="running", taskParams={"mergeOutput": True})
+    premerged = factories.JobFactory(task=task, jobStatus="merging", computingSite="Q_A")
+    html = client.get(f"/jobs/{premerged.pk}/").content.decode()
+    assert "its pre-merged outputs wait at Q_A until the task&#x27;s other jobs there are done" in html
+    merge = factories.JobFactory(task=task, jobStatus="running", isMerge=True, attemptNr=2, computingSite="Q_A")
+    Job.objects.filter(pk=premerged.pk).update(mergeJob=merge)
+    html = client.get(f"/jobs/{premerged.pk}/").content.decode()
+    assert f"Its outputs are being merged by merge job {merge.pk} (attempt 2 of 3, running)" in html
+    html = client.get(f"/jobs/{merge.pk}/").content.decode()
+    assert "Merge job, attempt 2 of 3, of 1 pre-merged jobs at Q_A" in html
+    assert f'href="/jobs/{premerged.pk}/"' in html
+    # the API says the same links
+    row = client.get("/api/v1/jobs/", {"status": "merging"}).json()["results"][0]
+    assert (row["jobStatus"], row["mergeJob"], row["isMerge"]) == ("merging", merge.pk, False)
+    # the merge's last attempt failed: the pre-merged job cancelled, merge_failed, task-buffer 113
+    Job.objects.filter(pk=premerged.pk).update(
+        jobStatus="cancelled", jobSubStatus="merge_failed", taskBufferErrorCode=113
+    )
+    html = client.get(f"/jobs/{premerged.pk}/").content.decode()
+    assert "The merge of its outputs failed three times: it was cancelled and its input files run again." in html
+    assert "merge failed" in html  # the main error's label

@@ -126,6 +126,11 @@ ACTIONS: dict[str, Action] = {
         SITE, "Look at the error summary now, before the inputs run out of attempts and the task is throttled."
     ),
     "state_scouting": Action(WAIT, "Wait for the scouts: the rest of the jobs follow once they end."),
+    "state_running_merging": Action(
+        WAIT,
+        "Wait for the merges; if a merge job fails its third attempt its jobs are cancelled and their inputs run "
+        "again: look at that merge job's error.",
+    ),
     "state_paused": Action(TASK, "Resume the task when the reason it was paused for is gone."),
     "state_topreprocess": Action(WAIT, "Wait: the preprocess job is made at the next job generation."),
     "state_preprocessing": Action(

@@ -563,6 +563,14 @@ _STATES = [
         "It runs, but {rate} % of its jobs that ended in the last {hours} h failed ({failed} of {ended}).",
     ),
     Reason(
+        "state_running_merging",
+        "running, outputs merging",
+        "Some of its jobs wait in merging: their pre-merged outputs are merged once their queue's other jobs are done.",
+        "{merging} of its jobs wait in merging for their merge ({merges} active, {failed_merges} failed): a queue's "
+        "merge job, at priority 5,000, is made once the task's other jobs "
+        "there are done, and is tried three times.",
+    ),
+    Reason(
         "state_scouting",
         "scouting",
         "A few scout jobs run first; the rest are made once their memory, CPU and output figures are known.",

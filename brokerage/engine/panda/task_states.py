@@ -1,5 +1,6 @@
 """Why a task is in its state and what a shifter can do about it, for every state a shifter asks about (issue 35):
-throttled, exhausted, failed, broken, finished with failures, running with a failure rate, scouting, paused. A
+throttled, exhausted, failed, broken, finished with failures, running with a failure rate or jobs merging, scouting,
+paused. A
 pending task is answered by its brokerage decisions (advice.py); this adds the states that no decision explains.
 
 The words come from the table of sentences (reasons.py, codes `state_*` and `fault_*`) and the actions from the
@@ -41,6 +42,7 @@ FAULT_OF_ERROR: dict[tuple[str, int], str] = {
     ("taskbuffer", 100): TASK_FAULT,  # killed (by its owner or a shifter)
     ("taskbuffer", 101): DATA_FAULT,  # transfer timeout
     ("taskbuffer", 102): SITE_FAULT,  # expired: no pilot took it
+    ("taskbuffer", 113): SITE_FAULT,  # its merge job failed three times: that job's own error says why
 }
 FAULT_OF_COMPONENT = {"exe": TASK_FAULT, "ddm": DATA_FAULT}
 
@@ -109,10 +111,18 @@ class TaskFacts:
     scouts_wanted: int = 0
     scouts_done: int = 0
     scouts_failed: int = 0
+    # a task whose outputs are merged: its jobs in merging, its merge jobs active and merge attempts failed
+    merging_jobs: int = 0
+    merge_jobs_active: int = 0
+    merge_attempts_failed: int = 0
     main_error: MainError | None = None
     sentences: list[str] = field(default_factory=list)
     # the job throttler holding its work queue's new jobs back now: (reason code `throttle_*`, its numbers)
     generation_hold: tuple[str, dict] | None = None
+
+
+def _counted(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
 def _time(at: datetime | None) -> str:
@@ -202,6 +212,13 @@ def task_state_explain(facts: TaskFacts) -> tuple[list[str], list[Advice]]:
             )
             codes.append("state_running_failing")
             with_error = True
+        if facts.merging_jobs:  # seed 002, "Output merging" (services/merging.py)
+            detail.update(
+                merging=facts.merging_jobs,
+                merges=_counted(facts.merge_jobs_active, "merge job"),
+                failed_merges=_counted(facts.merge_attempts_failed, "merge attempt"),
+            )
+            codes.append("state_running_merging")
     elif status == "scouting":
         detail.update(wanted=facts.scouts_wanted, done=facts.scouts_done, failed=facts.scouts_failed)
         codes.append("state_scouting")

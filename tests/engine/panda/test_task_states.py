@@ -203,3 +203,21 @@ def test_a_task_finishing_on_its_termination_condition_says_so():
     # a finish command is said as before
     commanded = task_state_explain(replace(facts, entered_reason="finished by a shifter", entered_by="shifter:ana"))
     assert commanded[1][0].codes == ("state_finishing",)
+
+
+def test_a_running_task_with_jobs_merging_says_how_many_and_its_merges():
+    # seed 002, "Output merging": 6 jobs merging, 1 merge job active, 2 merge attempts failed
+    facts = TaskFacts(
+        status="running", recent_finished=12, merging_jobs=6, merge_jobs_active=1, merge_attempts_failed=2
+    )
+    why, advice = task_state_explain(facts)
+    assert why == [
+        "6 of its jobs wait in merging for their merge (1 merge job active, 2 merge attempts failed): a queue's merge "
+        "job, at priority 5,000, is made once the task's other jobs there are done, and is tried three times."
+    ]
+    assert [(a.kind, a.codes) for a in advice] == [(WAIT, ("state_running_merging",))]
+    # beside a failure rate, both are said, each with its own numbers
+    failing = replace(facts, recent_failed=4, merge_jobs_active=2, merge_attempts_failed=1)
+    why, _ = task_state_explain(failing)
+    assert why[0] == "It runs, but 25 % of its jobs that ended in the last 6 h failed (4 of 16)."
+    assert why[1].startswith("6 of its jobs wait in merging for their merge (2 merge jobs active, 1 merge attempt ")
