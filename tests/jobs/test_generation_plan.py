@@ -51,6 +51,7 @@ def test_jobs_tasks_and_dialogs_from_three_decisions():
         "pending", 7, "mc.task1.7.0", 2, 200
     )  # fmt: skip
     assert writes.previous_jobs == [[900]]
+    assert job.inputFiles == "11:2,12:0"  # the files it takes and the attempt each is at, written with the job
     assert writes.task_moves == {"ready": {2: ("pending", "no queue")}}
     assert writes.task_extra == {2: {"errorDialog": "no queue"}}
     assert writes.throttled_dialogs == [(3, "user over cap")]
