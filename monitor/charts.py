@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -411,20 +412,44 @@ def timeouts_chart(rows: Sequence[Mapping[str, Any]]):
 DISTRIBUTION_TICK_STANDOFF_PX = 8
 
 
+DISTRIBUTION_BINS = 30  # about as many bars as a third of a page shows apart
+
+
+def histogram_bins(values: Sequence[float], *, target: int = DISTRIBUTION_BINS) -> tuple[float, float]:
+    """(start, size) of about `target` bins over the values, the size a round 1, 2 or 5 × 10^k as Plotly picks its
+    own: a round start and size keep the value labels round."""
+    low, high = min(values), max(values)
+    step = (high - low) / target if high > low else max(abs(low) / 10, 1.0)
+    magnitude = 10 ** math.floor(math.log10(step))
+    size = next(m * magnitude for m in (1, 2, 5, 10) if step <= m * magnitude * (1 + 1e-9))
+    return math.floor(low / size) * size, size
+
+
 def distribution_chart(rows: Sequence[Mapping[str, Any]], *, title: str, unit: str):
     """How values spread (rows: status, value), one overlaid histogram per status in its colour (a task's job
-    durations or memory, BigPanDA's task page)."""
+    durations or memory, BigPanDA's task page). The bins are ours, the same for every status, so the count axis is
+    sized to the tallest bar: sized blind, a few jobs of one duration drew a bar of 3 cut at 1.05."""
     figure = _figure(title, barmode="overlay")
     by_status: dict[str, list[float]] = {}
     for row in rows:
         by_status.setdefault(str(row["status"]), []).append(float(row["value"]))
+    tallest, bins = 0, None
+    if by_status:
+        start, size = histogram_bins([value for values in by_status.values() for value in values])
+        tallest = max(
+            # a hair over the edge: 0.3 / 0.1 is 2.999…, in the bar that starts at 0.3 as Plotly draws it
+            max(Counter(math.floor((value - start) / size + 1e-9) for value in values).values())
+            for values in by_status.values()
+        )
+        top = max(value for values in by_status.values() for value in values)
+        bins = {"start": start, "end": start + (math.floor((top - start) / size + 1e-9) + 1) * size, "size": size}
     for status, values in sorted(by_status.items()):
         figure.add_trace(
             "histogram",
             x=values,
             name=status,
             opacity=0.7,
-            nbinsx=30,
+            xbins=bins,
             marker={"color": status_colour(status)},
             hovertemplate="%{x}: %{y:,d} jobs<extra>" + status + "</extra>",
         )
@@ -434,7 +459,7 @@ def distribution_chart(rows: Sequence[Mapping[str, Any]], *, title: str, unit: s
     # the value labels a little below the axis: a range starting at a round value (the first bar at 1,400 MB, or
     # 0.015 hours) put its label in the corner, over the count axis's 0
     figure.update_xaxes(ticklabelstandoff=DISTRIBUTION_TICK_STANDOFF_PX)
-    figure.update_yaxes(count_axis("jobs"))
+    figure.update_yaxes(count_axis("jobs", [tallest]))
     return figure
 
 

@@ -96,7 +96,9 @@ def gdpconfig_parameter_rows(*, vo: str = "") -> list[dict[str, Any]]:
         parameter, name = found
         kind = parameter.suffix or ""
         in_force = config.get(parameter.key, **({kind: name} if kind in ("gshare", "workflow") else {}))
-        variants.setdefault(parameter.key, []).append({"key": key, "name": name, "kind": kind, "value": in_force})
+        variants.setdefault(parameter.key, []).append(
+            {"key": key, "name": name, "kind": kind, "value": in_force, "origin": STORED_ROW}
+        )
     rows = []
     parameter: Parameter
     for parameter in REGISTRY:

@@ -7,6 +7,8 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.db.models import DateTimeField, F, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from brokerage.models.base import Stateful
@@ -129,12 +131,13 @@ def job_status_transition_many(
             .values_list("pk", "computingSite")
         )
         moved = [pk for pk, _ in rows]
-        updates = {"jobStatus": to_status, "stateChangeTime": now, "modificationTime": now, **(columns or {})}
+        updates: dict[str, Any] = {"jobStatus": to_status, "stateChangeTime": now, "modificationTime": now}
+        if to_status == "running":  # the first start counts, in the same statement
+            updates["startTime"] = Coalesce(F("startTime"), Value(now, output_field=DateTimeField()))
+        updates.update(columns or {})
         if to_status in JOB_ENDED:
             updates["endTime"] = now
         Job.objects.filter(pk__in=moved).update(**updates)
-        if to_status == "running":
-            Job.objects.filter(pk__in=moved, startTime__isnull=True).update(startTime=now)
         site = (columns or {}).get("computingSite")
         rows_insert(
             JobStatusLog,

@@ -126,6 +126,14 @@ def test_simulator_transfers_starts_up_to_slots_and_ends_jobs(grid, work_queue, 
     assert report.started == 4
     assert Job.objects.filter(task=task, jobStatus="running").count() == 4
     assert DatasetFile.objects.filter(task=task, status="running").count() == 4
+    # where each runs, as its pilot reported at getJob: one of two CEs and a node drawn from its PandaID
+    for job in Job.objects.filter(task=task, jobStatus="running"):
+        assert (job.computingElement, job.modificationHost, job.batchID, job.startTime) == (
+            f"ce0{job.pk % 2 + 1}.sat-q.example",
+            f"wn{job.pk % 37:03d}.sat-q.example",
+            str(7_000_000 + job.pk),
+            NOW + timedelta(seconds=5),
+        )
     # after the longest run time every payload has ended, none failed (a 0 % failure rate): the jobs hold while
     # their outputs are added, with what their pilots reported
     later = NOW + timedelta(seconds=5 + 151)

@@ -3,6 +3,8 @@ colours, dots on a log scale, a single point with its time, few count ticks, leg
 
 from datetime import UTC, datetime
 
+import pytest
+
 from monitor import charts
 from monitor.status_colours import GROUPS, NEUTRAL, STATUS_COLOURS, status_colour, status_css
 
@@ -75,6 +77,19 @@ def test_a_distribution_of_durations_never_shows_negative_hours():
     assert figure["layout"]["xaxis"]["rangemode"] == "nonnegative"
     # its value labels stand below the axis, clear of the count axis's 0 (tests/monitor/test_browser.py draws it)
     assert figure["layout"]["xaxis"]["ticklabelstandoff"] == charts.DISTRIBUTION_TICK_STANDOFF_PX
+
+
+def test_a_distribution_s_count_axis_holds_its_tallest_bar():
+    # 1,400 to 2,000 MB over about 30 bins: 20 MB bins from 1,400; three finished jobs at 1,400 MB are one bar of 3,
+    # which the count axis (0 to 3.15, a tick a job) holds whole — sized blind it stopped at 1.05
+    rows = [{"status": "finished", "value": v} for v in (1400, 1400, 1400, 2000)]
+    rows.append({"status": "failed", "value": 1400})
+    figure = charts.figure_json(charts.distribution_chart(rows, title="Memory its jobs used", unit="MB"))
+    assert [trace["xbins"] for trace in figure["data"]] == [{"start": 1400, "end": 2020, "size": 20}] * 2
+    assert figure["layout"]["yaxis"]["range"] == [0, pytest.approx(3.15)]
+    assert figure["layout"]["yaxis"]["dtick"] == 1
+    assert charts.histogram_bins([0.0, 0.3]) == (0.0, 0.01)
+    assert charts.histogram_bins([5.0, 5.0]) == (5.0, 1.0)  # one value: one bar of a round width
 
 
 def test_legends_stand_beside_the_plot():
