@@ -257,6 +257,7 @@ _S000_JOB = "seed 000, ATLAS Production Job Brokerage"
 _S000_ANAL = "seed 000, ATLAS Analysis Job Brokerage"
 _S000_TIMEOUT = "seed 000, Timeout Rules"
 _PANDA_JOB = "panda-server 1.0.4 AtlasProdJobBroker.doBrokerage"
+_PANDA_JOBGEN = "panda-server 1.0.4 JobGenerator.get_params_to_get_tasks, panda_jedi.cfg jobgen"
 _S002_T1 = "seed 002, T1 weight"
 _S002_JUMBO = "seed 002, Jumbo job switcher"
 _S002_THROTTLE = "seed 002, Job throttling"
@@ -1745,6 +1746,19 @@ REGISTRY = Registry(
             "priority",
             "Only tasks with a lower current priority can enable jumbo jobs.",
             _S002_JUMBO,
+        ),
+        # --- job generation (JEDI's JobGenerator, per work queue: NTASKS_MC_16) ---
+        parameter(
+            "NTASKS",
+            "jobgen",
+            "int",
+            50,
+            "tasks",
+            "The tasks a job-generation cycle takes for each resource type of a work queue (NTASKS_<work queue>; "
+            "the unsuffixed row stands for JEDI's jobgen.nTasks of panda_jedi.cfg).",
+            _PANDA_JOBGEN,
+            suffix="workqueue",
+            minimum=1,
         ),
         # --- job throttler (per work queue, optionally per resource type: NQUEUELIMIT_MC_16_SCORE) ---
         parameter(

@@ -18,7 +18,8 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Case, CharField, Count, Exists, F, OuterRef, Q, Value, When
+from django.db.models.functions import Coalesce, Greatest
 
 from brokerage.adapters.job_brokerage import (
     ANALYSIS_PLUGIN,
@@ -36,6 +37,7 @@ from brokerage.adapters.shares import share_allocations
 from brokerage.engine.core.decision import Decision as EngineDecision
 from brokerage.engine.panda.urgency import URGENT
 from brokerage.gdpconfig import ConfigView
+from brokerage.gdpconfig.registry import RESOURCE_TYPES
 from brokerage.models import (
     BrokerageCycle,
     DatasetFile,
@@ -155,7 +157,7 @@ def throttle_verdicts(
     if per_queue and tops:
         top = max(priority for priority, _ in tops.values())
         tops = {"": (top, sum(jobs for priority, jobs in tops.values() if priority == top))}
-    name = "_".join(work_queue.queue_name.split(" "))
+    name = config_name(work_queue.queue_name)
     threshold = throttle_threshold(config=config)
     verdicts = {}
     for resource in sorted(resource_types):
@@ -177,11 +179,18 @@ def throttle_verdicts(
     return verdicts
 
 
-def _claim(*, work_queue_ids: list[int], now: datetime, owner: str, limit: int) -> list[int]:
-    """Up to `limit` tasks of the work queues (one, or a partition's sub-queues together) that can get jobs: those
-    with input left — ready files, or (event level) picked, running or partial files whose events are not all out —
-    or with pre-merged outputs to merge, and those waiting for their preprocess job (topreprocess), highest
-    priority first whichever sub-queue they are in."""
+def config_name(work_queue_name: str) -> str:
+    """A work queue's name in a gdpconfig key (NQUEUELIMIT_MC_16, NTASKS_Heavy_Ion): spaces become underscores."""
+    return "_".join(work_queue_name.split(" "))
+
+
+def _claim(*, work_queue_ids: list[int], now: datetime, owner: str, per_resource_type: int, limit: int) -> list[int]:
+    """The tasks of the work queues (one, or a partition's sub-queues together) that can get jobs: those with input
+    left — ready files, or (event level) picked, running or partial files whose events are not all out — or with
+    pre-merged outputs to merge, and those waiting for their preprocess job (topreprocess), highest priority first
+    whichever sub-queue they are in; up to `per_resource_type` of each resource type (NTASKS: JobGenerator 1.0.4
+    gets nTasks tasks for each resource type of the work queue in turn), `limit` in all (the deployment's bound on
+    a cycle, JOB_GENERATION_BATCH)."""
     inputs = DatasetFile.objects.filter(task=OuterRef("pk"), type__in=("input", "pseudo_input"))
     # jobs merging that no merge job holds (none yet, or its attempt failed): merging.merge_sets says when they are due
     unmerged = Job.objects.filter(task=OuterRef("pk"), jobStatus="merging", isMerge=False).filter(
@@ -200,7 +209,32 @@ def _claim(*, work_queue_ids: list[int], now: datetime, owner: str, limit: int) 
         .filter((Q(status__in=GENERATING) & has_input) | Q(status="topreprocess"))
         .order_by("-currentPriority", "jediTaskID")
     )
-    return task_claim(candidates=candidates, now=now, owner=owner, limit=limit)
+    candidates = candidates.annotate(claimed_type=task_resource_type_sql())
+    claimed: list[int] = []
+    for resource_type in RESOURCE_TYPES:
+        if len(claimed) >= limit:
+            break
+        wanted = min(per_resource_type, limit - len(claimed))
+        claimed += task_claim(
+            candidates=candidates.filter(claimed_type=resource_type), now=now, owner=owner, limit=wanted
+        )
+    return claimed
+
+
+def task_resource_type_sql() -> Case:
+    """throttle.task_resource_type in SQL, for claiming by resource type: MCORE above one core, _HIMEM above
+    2,000 MB a core (ramCount per core when its unit says PerCore, per job otherwise)."""
+    cores = Greatest(Coalesce(F("coreCount"), Value(1)), Value(1))
+    per_core_unit = Q(ramUnit__endswith="PerCore")
+    himem = (per_core_unit & Q(ramCount__gt=2000)) | (~per_core_unit & Q(ramCount__gt=cores * 2000))
+    multi = Q(coreCount__gt=1)
+    return Case(
+        When(multi & himem, then=Value("MCORE_HIMEM")),
+        When(multi, then=Value("MCORE")),
+        When(himem, then=Value("SCORE_HIMEM")),
+        default=Value("SCORE"),
+        output_field=CharField(),
+    )
 
 
 def _held_decision(*, message: str, extra: dict, now, seed: int = 0) -> EngineDecision:
@@ -293,7 +327,7 @@ def work_queues_generating() -> list[int]:
 
 
 def job_generation_cycle_run(
-    *, work_queue_id: int, now: datetime, vo: str = "atlas", prod_source_label: str = "managed", limit: int = 200
+    *, work_queue_id: int, now: datetime, vo: str = "atlas", prod_source_label: str = "managed", limit: int = 1000
 ) -> BrokerageCycle | None:
     """One job-generation cycle for a work queue; None when another worker holds the work queue's process
     lock. The cycle row records its status, duration, error and counts (assigned / pending / throttled)."""
@@ -320,7 +354,9 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
     broker = plugin_registry().get(plugin)()
     frame = broker.frame(base)
     cycle = cycle_start(plugin=plugin, now=now, gdpconfig=gdpconfig, frame=frame, inputs=base.raw)
-    claimed = _claim(work_queue_ids=members, now=now, owner=owner, limit=limit)
+    # NTASKS_<work queue>: a partition's sub-queues are generated together, under the partition's name
+    per_resource_type = base.config.get("NTASKS", workqueue=config_name(work_queue.queue_name))
+    claimed = _claim(work_queue_ids=members, now=now, owner=owner, per_resource_type=per_resource_type, limit=limit)
     try:
         tasks = job_set_task_rows(claimed)
         since = base.config.get("DATA_CHECK_TIMEOUT_FROM")

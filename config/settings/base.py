@@ -323,8 +323,9 @@ DIRAC_CPU_SEGMENTS = tuple(float(v) for v in env_list("DIRAC_CPU_SEGMENTS", "500
 DIRAC_GROUP_SHARES = json.loads(os.environ.get("DIRAC_GROUP_SHARES", "{}"))
 DIRAC_GROUPS = json.loads(os.environ.get("DIRAC_GROUPS", "{}"))
 
-# Tasks one job-generation cycle claims at most per work queue.
-JOB_GENERATION_BATCH = int(os.environ.get("JOB_GENERATION_BATCH", "200"))
+# Tasks one job-generation cycle claims at most per work queue, whatever NTASKS (gdpconfig: tasks per resource type,
+# 50 by default as JEDI's) asks: the deployment's bound on a cycle's memory and time.
+JOB_GENERATION_BATCH = int(os.environ.get("JOB_GENERATION_BATCH", "1000"))
 
 # Tasks one task-brokerage cycle claims at most; several workers share a larger backlog.
 TASK_BROKERAGE_BATCH = int(os.environ.get("TASK_BROKERAGE_BATCH", "500"))

@@ -45,8 +45,8 @@ def jobs_numbered_from_one() -> None:
 
 def full_grid_with_work(*, shares: dict[str, tuple[float, bool, bool]]) -> None:
     """Six 12-slot queues at one site and, per global share (name → (value, stretchable, busy)), a throttled work
-    queue (NQUEUELIMIT 30) with, if busy, 100 running tasks of 12 one-file jobs each, at priority 400 (below the 500
-    from which a task waiting at the queued jobs' priority passes the throttler)."""
+    queue (NQUEUELIMIT 30, NTASKS 100) with, if busy, 100 running tasks of 12 one-file jobs each, at priority 400
+    (below the 500 from which a task waiting at the queued jobs' priority passes the throttler)."""
     jobs_numbered_from_one()
     first = make_one_queue_grid()
     PandaQueue.objects.filter(pk=first.pk).update(cric={"demo_slots": SLOTS, "demo_failure_percent": 0})
@@ -64,6 +64,9 @@ def full_grid_with_work(*, shares: dict[str, tuple[float, bool, bool]]) -> None:
         GdpConfig.objects.create(
             key=f"NQUEUELIMIT_{queue_name}", value="30", component="prod_job_throttler", app="jedi"
         )
+        # every task of the work queue (all MCORE) considered each cycle, as with the 200 of any type claimed before
+        # NTASKS (50 a resource type by default): the test weighs the shares, not the claim
+        GdpConfig.objects.create(key=f"NTASKS_{queue_name}", value=str(TASKS_PER_SHARE), component="jobgen", app="jedi")
         for _ in range(TASKS_PER_SHARE if busy else 0):
             task = make_ready_task(work_queue, files=FILES_PER_TASK, priority=400, nScoutJobs=0, nFilesPerJob=1)
             Task.objects.filter(pk=task.pk).update(gshare=name, status="running")

@@ -43,6 +43,11 @@ WORKERS = 2
 # the machine's CPU was idle.
 CONCURRENCY = 2
 WARM_UP_SECONDS = 120
+# NTASKS_<work queue> of the benchmark's six work queues: the tasks a job-generation cycle takes per resource type
+# (JEDI's nTasks, 50 by default). The rate a hundred ATLAS work queues share rests on six here, so their operators
+# raise it, as they raise NQUEUELIMIT below; 80 is the most two cores sustain within a period of every beat
+# (docs/benchmarks.md: 320 tasks a cycle kept the simulator within 0.81 of its period, 500 left it 1.56 behind).
+NTASKS = 80
 # The slots follow the work this often (real seconds), as pilot factories send pilots where activated jobs wait.
 RESHARE_SECONDS = 30
 MEAN_RUN_MINUTES = 90  # brokerage.services.simulator.job_run_minutes: 30 to 150 grid minutes
@@ -206,15 +211,18 @@ def _throttle_open(*, jobs_per_day: int, speed: float) -> int:
     """Sizes each work queue's NQUEUELIMIT for the rate, as a grid's operators size theirs: the job throttler lets
     a cycle make a twentieth of the limit while fewer are queued (services/throttle.py, JEDI's JobThrottlerBase),
     else 250 to 300 jobs a resource type; ATLAS spreads its rate over a hundred work queues, the demo has six.
-    Each work queue's cycle may then make a whole cycle's jobs at the rate by itself. Returns the limit."""
+    Each work queue's cycle may then make a whole cycle's jobs at the rate by itself. And each takes NTASKS tasks
+    a resource type (JEDI's nTasks, 50 by default: a hundred work queues take 50 each). Returns the limit."""
     from brokerage.models import WorkQueue
     from brokerage.services.gdpconfig import gdpconfig_save
+    from brokerage.services.jobs import config_name
 
     per_cycle = math.ceil(jobs_per_day * speed / 86_400 * PERIODS["brokerage.tasks.job_generation_dispatch_task"])
     limit = 20 * per_cycle
     queues = WorkQueue.objects.filter(queue_type__in=("production", "analysis"))
     for name in queues.values_list("queue_name", flat=True):
-        gdpconfig_save(key=f"NQUEUELIMIT_{'_'.join(name.split(' '))}", value=limit, comment="bench keepup")
+        gdpconfig_save(key=f"NQUEUELIMIT_{config_name(name)}", value=limit, comment="bench keepup")
+        gdpconfig_save(key=f"NTASKS_{config_name(name)}", value=NTASKS, comment="bench keepup")
     return limit
 
 
