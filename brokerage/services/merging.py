@@ -93,9 +93,10 @@ def premerged_split(*, job_ids: list[int]) -> tuple[list[int], list[int]]:
 
 
 def merge_sets(*, tasks: dict[int, dict[str, Any]], now: datetime) -> list[MergeSet]:
-    """The merge job sets due for the tasks (rows with taskParams), at each queue where no production job of the
-    task is active any more: the merging jobs no merge job took, nFilesPerMergeJob a set, and the next attempt of
-    each merge job that failed, with the same jobs. Three queries for any number of tasks."""
+    """The merge job sets due for the tasks (rows with taskParams): at each queue where no production job of the
+    task is active any more, the merging jobs no merge job took, nFilesPerMergeJob a set; and the next attempt of
+    each merge job that failed, with the same jobs, whatever runs there now. Three queries for any number of
+    tasks."""
     merging = [pk for pk, task in tasks.items() if merges_output(task)]
     if not merging:
         return []
@@ -129,10 +130,8 @@ def merge_sets(*, tasks: dict[int, dict[str, Any]], now: datetime) -> list[Merge
         jobs, total = tuple(pk for pk, _ in group), sum(bytes_ for _, bytes_ in group)
         return MergeSet(task_id, site, jobs, total, hours(task_id, site), attempt)
 
-    sets = []
-    for (task_id, site, _, attempt), group in sorted(retried.items()):
-        if (task_id, site) not in busy:
-            sets.append(merge_set(task_id, site, group, attempt))
+    # a failed attempt's next one at once: the queue was quiet for the first, and its jobs' files wait merged or not
+    sets = [merge_set(task_id, site, group, attempt) for (task_id, site, _, attempt), group in sorted(retried.items())]
     for (task_id, site), outputs in sorted(fresh.items()):
         if (task_id, site) in busy:
             continue

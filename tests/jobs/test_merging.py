@@ -123,6 +123,8 @@ def test_a_merge_is_tried_three_times_then_its_jobs_are_cancelled_and_their_inpu
         end([merge.pk], "failed")
         if attempt < 3:  # an earlier failure leaves the jobs merging, for the next attempt with the same jobs
             assert set(Job.objects.filter(pk__in=premerged).values_list("jobStatus", flat=True)) == {"merging"}
+        if attempt == 1:  # the next attempts come at once, even with another job of the task running there now
+            factories.JobFactory(task=task, jobStatus="running", computingSite="SAT_Q")
     assert attempts == [(1, 3), (2, 3), (3, 3)]
     # the third failure: the three pre-merged jobs cancelled (EC_MergeFailed 113), their inputs ready again,
     # attempt 1 used, no failure counted

@@ -45,9 +45,10 @@ CONCURRENCY = 2
 WARM_UP_SECONDS = 120
 # NTASKS_<work queue> of the benchmark's six work queues: the tasks a job-generation cycle takes per resource type
 # (JEDI's nTasks, 50 by default). The rate a hundred ATLAS work queues share rests on six here, so their operators
-# raise it, as they raise NQUEUELIMIT below; 80 is the most two cores sustain within a period of every beat
-# (docs/benchmarks.md: 320 tasks a cycle kept the simulator within 0.81 of its period, 500 left it 1.56 behind).
-NTASKS = 80
+# raise it, as they raise NQUEUELIMIT below. The benchmark's tasks are not spread evenly over the four resource
+# types: 80 a type took fewer tasks a cycle than 320 of any type had (556,246 jobs a simulated day against
+# 612,648); 160 a type made 641,827 with every cycle within 0.72 of its period (docs/benchmarks.md, 2026-11-29).
+NTASKS = 160
 # The slots follow the work this often (real seconds), as pilot factories send pilots where activated jobs wait.
 RESHARE_SECONDS = 30
 MEAN_RUN_MINUTES = 90  # brokerage.services.simulator.job_run_minutes: 30 to 150 grid minutes
