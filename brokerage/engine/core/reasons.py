@@ -566,7 +566,7 @@ _STATES = [
         "state_running_merging",
         "running, outputs merging",
         "Some of its jobs wait in merging: their pre-merged outputs are merged once their queue's other jobs are done.",
-        "{merging} of its jobs wait in merging for their merge ({merges} active, {failed_merges} failed): a queue's "
+        "Jobs in merging, waiting for their merge: {merging} ({merges} active, {failed_merges} failed). A queue's "
         "merge job, at priority 5,000, is made once the task's other jobs "
         "there are done, and is tried three times.",
     ),

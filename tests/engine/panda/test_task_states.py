@@ -212,7 +212,7 @@ def test_a_running_task_with_jobs_merging_says_how_many_and_its_merges():
     )
     why, advice = task_state_explain(facts)
     assert why == [
-        "6 of its jobs wait in merging for their merge (1 merge job active, 2 merge attempts failed): a queue's merge "
+        "Jobs in merging, waiting for their merge: 6 (1 merge job active, 2 merge attempts failed). A queue's merge "
         "job, at priority 5,000, is made once the task's other jobs there are done, and is tried three times."
     ]
     assert [(a.kind, a.codes) for a in advice] == [(WAIT, ("state_running_merging",))]
@@ -220,4 +220,4 @@ def test_a_running_task_with_jobs_merging_says_how_many_and_its_merges():
     failing = replace(facts, recent_failed=4, merge_jobs_active=2, merge_attempts_failed=1)
     why, _ = task_state_explain(failing)
     assert why[0] == "It runs, but 25 % of its jobs that ended in the last 6 h failed (4 of 16)."
-    assert why[1].startswith("6 of its jobs wait in merging for their merge (2 merge jobs active, 1 merge attempt ")
+    assert why[1].startswith("Jobs in merging, waiting for their merge: 6 (2 merge jobs active, 1 merge attempt ")
