@@ -227,6 +227,8 @@ STORIES = (
             "mergeOutput": True,
             "nFilesPerMergeJob": 4,
             "demoMergeFailures": 3,
+            # five rounds of jobs one after another: no pilot of it is lost (simulator._jobs_ending)
+            "demoReliablePilots": True,
         },
     ),
     Story(
