@@ -86,11 +86,14 @@ def limit_keys(tag: str, work_queue: str, resource_type: str) -> tuple[tuple[str
     )
 
 
+HIMEM_MB_PER_CORE = 2000  # a resource type is _HIMEM above this memory a core
+
+
 def resource_type_for(*, core_count: int | None, ram_per_core_mb: float | None) -> str:
     """JEDI's resource types: SCORE or MCORE by cores, _HIMEM above 2 GB per core."""
     cores = core_count or 1
     kind = "MCORE" if cores > 1 else "SCORE"
-    if ram_per_core_mb is not None and ram_per_core_mb > 2000:
+    if ram_per_core_mb is not None and ram_per_core_mb > HIMEM_MB_PER_CORE:
         kind += "_HIMEM"
     return kind
 

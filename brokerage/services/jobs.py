@@ -71,6 +71,7 @@ from brokerage.splitter import (
 )
 from brokerage.states import MERGE_MAX_ATTEMPTS, MERGE_PRIORITY, TASK_GENERATING
 from brokerage.throttle import (
+    HIMEM_MB_PER_CORE,
     WHOLE_QUEUE_WORK_QUEUES,
     JobCounts,
     LimitLevel,
@@ -226,7 +227,9 @@ def task_resource_type_sql() -> Case:
     2,000 MB a core (ramCount per core when its unit says PerCore, per job otherwise)."""
     cores = Greatest(Coalesce(F("coreCount"), Value(1)), Value(1))
     per_core_unit = Q(ramUnit__endswith="PerCore")
-    himem = (per_core_unit & Q(ramCount__gt=2000)) | (~per_core_unit & Q(ramCount__gt=cores * 2000))
+    himem = (per_core_unit & Q(ramCount__gt=HIMEM_MB_PER_CORE)) | (
+        ~per_core_unit & Q(ramCount__gt=cores * HIMEM_MB_PER_CORE)
+    )
     multi = Q(coreCount__gt=1)
     return Case(
         When(multi & himem, then=Value("MCORE_HIMEM")),

@@ -164,13 +164,13 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0, inflow: bool = Fals
     failed_ids, done_ids, crashed = _jobs_ending(running, queues, now=now, minute=minute)
     # 4. a finished payload's job holds while its outputs are added, then transfers them to the nucleus (a job
     # elsewhere) and ends finished: the files it used are finished then
-    stored, finished_ids = _jobs_stage_out(queues, now=now, minute=minute, move=move)
+    stored, finished_ids, premerged = _jobs_stage_out(queues, now=now, minute=minute, move=move)
     with transaction.atomic():
         free = job_tasks_lock(job_ids=finished_ids + failed_ids)
         finished_ids = [pk for pk in finished_ids if pk in free]
         failed_ids = [pk for pk in failed_ids if pk in free]
         # a pre-merged job waits in merging for its merge job, its outputs at its queue (services.merging)
-        premerged = set(premerged_split(job_ids=[pk for pk in finished_ids if stored[pk] == "holding"])[0])
+        premerged = {pk for pk in finished_ids if pk in premerged}
         move(
             from_status="holding",
             to_status="merging",
@@ -223,7 +223,7 @@ def _jobs_stage_out(queues: dict[str, dict], *, now: datetime, minute: timedelta
     """Holding jobs after HOLDING_MINUTES: those at their task's nucleus (or with none) are done, and pre-merged
     ones (their outputs stay at their queue for the merge), the others transfer their outputs there (holding →
     transferring); transferring ones are done after TRANSFER_MINUTES. Returns (job → the status it is done from,
-    the jobs done), for the caller to finish with their files."""
+    the jobs done, the pre-merged ones among them), for the caller to finish with their files."""
     site_of = {row["name"]: row["site__name"] for row in queues.values()}
     done: dict[int, str] = {}
     to_transfer = []
@@ -243,7 +243,7 @@ def _jobs_stage_out(queues: dict[str, dict], *, now: datetime, minute: timedelta
     ).values_list("pk", flat=True):
         done[pk] = "transferring"
     move(from_status="holding", to_status="transferring", job_ids=to_transfer, reason="outputs going to the nucleus")
-    return done, list(done)
+    return done, list(done), premerged
 
 
 def _where_it_runs() -> dict[str, Any]:
@@ -324,11 +324,7 @@ def _jobs_ending(running, queues: dict[str, dict], *, now: datetime, minute: tim
     payloads = _demo_payloads({task_id for *_, task_id in running})
     # a story whose chain of rounds must fit the demo's first hours keeps its pilots (`demoReliablePilots`): one
     # lost pilot costs the 2-hour heartbeat timeout, and its twelve jobs in five rounds met one a quarter of runs
-    reliable = set(
-        Task.objects.filter(
-            pk__in={task_id for *_, task_id in running}, taskParams__has_key="demoReliablePilots"
-        ).values_list("pk", flat=True)
-    )
+    reliable = set(_story_setting("demoReliablePilots", pk__in={task_id for *_, task_id in running}))
     ending, crashed = [], set()
     for pk, site, start, task_id in running:
         if pilot_lost(pk) and task_id not in reliable:
@@ -352,11 +348,14 @@ def _jobs_ending(running, queues: dict[str, dict], *, now: datetime, minute: tim
 def _demo_slow_pilots() -> dict[int, int]:
     """The running story tasks setting `demoPilotsEachTurn`: N: pilots come for at most N of their activated jobs a
     turn, so the others wait activated meanwhile (one query)."""
+    return {pk: int(n) for pk, n in _story_setting("demoPilotsEachTurn", status__in=("running", "scouting")).items()}
+
+
+def _story_setting(key: str, **tasks) -> dict[int, Any]:
+    """The story tasks (filtered by `tasks`) setting task parameter `key`, with its value (one query)."""
     return {
-        pk: int(params["demoPilotsEachTurn"])
-        for pk, params in Task.objects.filter(
-            status__in=("running", "scouting"), taskParams__has_key="demoPilotsEachTurn"
-        ).values_list("pk", "taskParams")
+        pk: params[key]
+        for pk, params in Task.objects.filter(taskParams__has_key=key, **tasks).values_list("pk", "taskParams")
     }
 
 
@@ -376,12 +375,7 @@ def _demo_doomed_jobs(job_ids: list[int], *, task_ids: set[int]) -> set[int]:
     """The jobs that read one of the first N input files of a story task setting `demoFailingFiles`: N: they
     always fail, so the story ends the same way every run (a failure percent is drawn per job). Two queries, and
     none when no task sets it."""
-    wanted = {
-        pk: int(params["demoFailingFiles"])
-        for pk, params in Task.objects.filter(pk__in=task_ids, taskParams__has_key="demoFailingFiles").values_list(
-            "pk", "taskParams"
-        )
-    }
+    wanted = {pk: int(n) for pk, n in _story_setting("demoFailingFiles", pk__in=task_ids).items()}
     if not wanted or not job_ids:
         return set()
     doomed_files = set()
@@ -398,12 +392,7 @@ def _demo_failing_merges(job_ids: list[int], *, task_ids: set[int]) -> set[int]:
     """The merge jobs of a story task setting `demoMergeFailures`: N that end while fewer than N of its merge jobs
     have failed: they fail, so its first N merge attempts fail every run (services.merging: three attempts, then its
     jobs are cancelled and their inputs retried). Two queries, and none when no task sets it."""
-    wanted = {
-        pk: int(params["demoMergeFailures"])
-        for pk, params in Task.objects.filter(pk__in=task_ids, taskParams__has_key="demoMergeFailures").values_list(
-            "pk", "taskParams"
-        )
-    }
+    wanted = {pk: int(n) for pk, n in _story_setting("demoMergeFailures", pk__in=task_ids).items()}
     if not wanted or not job_ids:
         return set()
     failed = Counter(
