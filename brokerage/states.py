@@ -218,11 +218,13 @@ JOB = _machine(
     table={
         "pending": ("defined", *_JOB_ENDINGS),
         "defined": ("waiting", "assigned", "throttled", "activated", *_JOB_ENDINGS),
-        "waiting": ("assigned", "activated", *_JOB_ENDINGS),
-        "assigned": ("activated", "throttled", *_JOB_ENDINGS),
+        # a co-jumbo job whose events jumbo jobs processed is finished where it waits (seed 002: "A cron hourly checks
+        # co-jumbo jobs in waiting/assigned/activated state and finishes them")
+        "waiting": ("assigned", "activated", "finished", *_JOB_ENDINGS),
+        "assigned": ("activated", "throttled", "finished", *_JOB_ENDINGS),
         # throttled jobs go back to activated, or are closed after 7 days (seed 000 timeout rules)
         "throttled": ("activated", *_JOB_ENDINGS),
-        "activated": ("sent", "starting", "throttled", *_JOB_ENDINGS),
+        "activated": ("sent", "starting", "throttled", "finished", *_JOB_ENDINGS),
         "sent": ("starting", "running", *_JOB_ENDINGS),
         "starting": ("running", *_JOB_ENDINGS),
         "running": ("holding", "merging", "transferring", "finished", *_JOB_ENDINGS),
@@ -242,6 +244,28 @@ JOB = _machine(
 MERGE_PRIORITY = 5000
 MERGE_MAX_ATTEMPTS = 3
 MERGE_FAILED_SUBSTATUS = "merge_failed"
+
+# Jumbo and co-jumbo jobs (seed 002, "Jumbo jobs and co-jumbo jobs"; services/jumbo.py): Job.eventService as
+# panda-server 1.0.4 numbers them (EventServiceUtils: esJobFlagNumber 1, jumboJobFlagNumber 4, coJumboJobFlagNumber
+# 5), the queue name of fake co-jumbo jobs (siteIdForWaitingCoJumboJobs) and the CRIC catchall key of queues that take
+# jumbo jobs. A fake co-jumbo job older than this many hours is given back for a real one (getCoJumboJobsToBeFinished).
+ES_JOB = 1
+# A task's useJumbo flag (JediTaskSpec.enum_useJumbo, 1.0.4) and what each says (brokerage/jumbo.py moves it)
+USE_JUMBO = {
+    "": "never enabled",
+    "W": "enabled, no jumbo job made yet",
+    "R": "jumbo jobs made, every input given out",
+    "P": "jumbo jobs made, inputs left",
+    "L": "lacking an active jumbo job: the next job generation makes jumbo jobs only",
+    "D": "disabled",
+}
+JUMBO_JOB = 4
+CO_JUMBO_JOB = 5
+WAITING_CO_JUMBO = "WAITING_CO_JUMBO"
+JUMBO_USE_CATCHALL = "useJumboJobs"
+FAKE_CO_JUMBO_HOURS = 6
+# the events a job has processed: finished by it (or a jumbo job), done once its co-jumbo job finished, merged
+EVENTS_PROCESSED = ("finished", "done", "merged")
 
 # DIRAC job statuses and moves (REFERENCE.md, from DIRAC's JobStatus module).
 DIRAC_JOB = _machine(

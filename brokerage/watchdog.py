@@ -54,6 +54,10 @@ class TimeoutJob:
     modificationTime: datetime  # the last heartbeat
     jobSubStatus: str = ""
     analysis: bool = False
+    # a co-jumbo job (eventService 5): waiting, it waits for jumbo jobs, not for its input, and the hourly co-jumbo
+    # check decides its end (services.jumbo; copyArchive.py 1.0.4 leaves co-jumbo jobs out of its kill of waiting
+    # jobs)
+    co_jumbo: bool = False
 
 
 @dataclass(frozen=True)
@@ -209,6 +213,10 @@ def job_timeout_state(job: TimeoutJob, queue: TimeoutQueue, limits: TimeoutLimit
     watch a job (running: 21 days in the status or 2 hours without heartbeat)."""
     if job.jobStatus not in WATCHED_STATUSES:
         return TimeoutState(None, None, None, False, f"no timeout in status {job.jobStatus}")
+    if job.jobStatus == "waiting" and job.co_jumbo:
+        return TimeoutState(
+            None, None, None, False, "no timeout for a co-jumbo job waiting: the hourly co-jumbo check ends it"
+        )
     if queue.status == "paused" or queue.reassign_disabled:
         why = "the queue is paused" if queue.status == "paused" else "the queue has disableReassign in catchall"
         return TimeoutState(None, None, None, False, f"timeouts disabled: {why}", {"queue_status": queue.status})

@@ -12,6 +12,7 @@ PURE = [
     "brokerage/states.py",
     "brokerage/shares.py",
     "brokerage/throttle.py",
+    "brokerage/jumbo.py",
     "brokerage/splitter.py",
     "brokerage/watchdog.py",
     "brokerage/gdpconfig",
@@ -47,7 +48,7 @@ def test_no_framework_import_in_source(path):
 def test_importing_them_loads_no_framework():
     code = (
         "import sys, brokerage.states, brokerage.shares, brokerage.gdpconfig;"
-        "import brokerage.throttle, brokerage.splitter, brokerage.watchdog;"
+        "import brokerage.throttle, brokerage.jumbo, brokerage.splitter, brokerage.watchdog;"
         "import brokerage.engine, brokerage.engine.panda.synthetic, brokerage.inputs_codec;"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'django', 'rest_framework', 'celery'}))"
     )

@@ -21,7 +21,13 @@ from brokerage.adapters.grid import (
     grid_base,
     over_base,
 )
-from brokerage.adapters.task_brokerage import JOB_TASK_PARAMETERS, TASK_FIELDS, first_usable_files, task_values
+from brokerage.adapters.task_brokerage import (
+    JOB_TASK_PARAMETERS,
+    TASK_FIELDS,
+    first_usable_files,
+    jumbo_values,
+    task_values,
+)
 from brokerage.engine import Scenario, parse_scenario
 from brokerage.models import (
     Dataset,
@@ -56,6 +62,7 @@ def task_spec(task: dict[str, Any]) -> dict[str, Any]:
     )
     spec["nucleus"] = task.get("nucleus") or ""
     spec.update({key: params[key] for key in JOB_TASK_PARAMETERS if key in params})
+    spec.update(jumbo_values(use_jumbo=task.get("useJumbo") or "", params=params, site=task.get("site") or ""))
     return spec
 
 
@@ -214,8 +221,10 @@ def job_set_inputs(
     ).values("fileID", "task_id", "dataset_id", "fsize", "nEvents", "status", "attemptNr", "ramCount", "PandaID")
     for row in usable:
         files[row["task_id"]].append(row)
+    # a cancelled range (a fake co-jumbo job given back, services.jumbo) is cut again
     used = dict(
         Event.objects.filter(task_id__in=task_ids)
+        .exclude(status="cancelled")
         .values("file_id")
         .annotate(last=Max("def_max_eventID"))
         .values_list("file_id", "last")
@@ -275,7 +284,10 @@ def job_set_secondaries(task_ids: list[int]) -> tuple[dict[int, list[SecondaryIn
 
 
 def job_set_task_rows(task_ids: list[int]) -> dict[int, dict]:
-    fields = {*TASK_FIELDS, "nucleus", "status", "workDiskCount", "taskName", "workQueue_id", "splitRule", "taskClass"}
+    fields = {
+        *TASK_FIELDS, "nucleus", "status", "workDiskCount", "taskName", "workQueue_id", "splitRule", "taskClass",
+        "useJumbo",
+    }  # fmt: skip
     rows = {row["jediTaskID"]: row for row in Task.objects.filter(pk__in=task_ids).values(*fields)}
     for row in rows.values():
         row["resource_type"] = task_resource_type(

@@ -19,6 +19,7 @@ from django.db.models.functions import Coalesce, Greatest, RowNumber
 from brokerage.adapters import grid
 from brokerage.adapters.grid import over_base
 from brokerage.engine import Scenario, parse_scenario
+from brokerage.jumbo import jumbo_jobs_asked
 from brokerage.models import (
     Dataset,
     DatasetFile,
@@ -88,6 +89,13 @@ JOB_TASK_PARAMETERS = (
 FIRST_JOB_FILES = 100
 
 
+def jumbo_values(*, use_jumbo: str, params: dict, site: str) -> dict[str, Any]:
+    """The scenario's nJumboJobs, for a task whose jumbo jobs are on (brokerage.jumbo.jumbo_jobs_asked); nothing
+    otherwise."""
+    asked = jumbo_jobs_asked(use_jumbo=use_jumbo or "", params=params, site=site)
+    return {"nJumboJobs": asked} if asked else {}
+
+
 def task_values(row: dict[str, Any]) -> dict[str, Any]:
     """A task row's set values in the scenario's types (JEDI keeps eventService as a number)."""
     values = {key: value for key, value in row.items() if value is not None}
@@ -114,7 +122,7 @@ def task_scenarios_live(
     task went to a nucleus: its own remaining work then counts in that nucleus's RW for the tasks after it of equal
     or lower priority in its share, as AtlasProdTaskBroker's live RW table does within a batch (1.0.4, lines
     610-620). The same few queries for all tasks."""
-    tasks = {row["jediTaskID"]: row for row in Task.objects.filter(pk__in=task_ids).values(*TASK_FIELDS)}
+    tasks = {row["jediTaskID"]: row for row in Task.objects.filter(pk__in=task_ids).values(*TASK_FIELDS, "useJumbo")}
     parents = dict(
         Task.objects.filter(pk__in={t["parent_id"] for t in tasks.values() if t["parent_id"]}).values_list(
             "jediTaskID", "nucleus"
@@ -146,8 +154,10 @@ def task_scenarios_live(
         jobs = job_set_summary(first, scouts=False, task=task) if first else {}
         params = task.pop("taskParams") or {}
         parent_id = task.pop("parent_id")
+        use_jumbo = task.pop("useJumbo")
         spec = task_values(task)
         spec.update({key: params[key] for key in JOB_TASK_PARAMETERS if key in params})
+        spec.update(jumbo_values(use_jumbo=use_jumbo, params=params, site=task["site"] or ""))
         if parent_id in parents:
             spec["parentNucleus"] = parents[parent_id] or ""
             spec["parentBareNucleus"] = bare.get(parents[parent_id] or "", "")

@@ -61,6 +61,8 @@ PROFILES: dict[str, Profile] = {
             "USER_JOB_CAP_RULE": "panda",
             # AtlasAnalWatchDog.doForPreStaging: USER_PRESTAGE_LIMIT and USER_TRANSFER_LIMIT, 1,024 GB when unset
             "PRESTAGE_RULE": "panda",
+            # JumboWatchDog.run: no enabling (tasks ask with nJumboJobs), priority lifts, kicks, inputs given back
+            "JUMBO_DOG_RULE": "panda",
             # JobGenerator and JobThrottlerBase allocate no share: getJob's order serves them (SHARE_ALLOCATION_RULE)
             "SHARE_ALLOCATION_RULE": "panda",
             # copyArchive.py kills the waiting jobs older than an hour (seed 002: 30 min)

@@ -260,6 +260,7 @@ _PANDA_JOB = "panda-server 1.0.4 AtlasProdJobBroker.doBrokerage"
 _PANDA_JOBGEN = "panda-server 1.0.4 JobGenerator.get_params_to_get_tasks, panda_jedi.cfg jobgen"
 _S002_T1 = "seed 002, T1 weight"
 _S002_JUMBO = "seed 002, Jumbo job switcher"
+_PANDA_JUMBO = "panda-server 1.0.4 JumboWatchDog.run"
 _S002_THROTTLE = "seed 002, Job throttling"
 _S003_MATCH = "seed 003, Resource matching"
 _DIRAC_TQDB = "dirac 9.1.22 TaskQueueDB"
@@ -1487,7 +1488,8 @@ REGISTRY = Registry(
             "float",
             0.5,
             "hours",
-            "Waiting jobs (waiting for their input: fake co-jumbo jobs) are closed after this long in waiting.",
+            "Waiting jobs are closed after this long in waiting; not a co-jumbo job, which waits until the co-jumbo "
+            "check finishes it or gives it back (seed 002; copyArchive.py 1.0.4 leaves them out too).",
             "seed 002, Timeout values for production jobs",
             app="pandaserver",
             minimum=0,
@@ -1746,6 +1748,50 @@ REGISTRY = Registry(
             "priority",
             "Only tasks with a lower current priority can enable jumbo jobs.",
             _S002_JUMBO,
+        ),
+        parameter(
+            "JUMBO_PROG_TO_BOOST",
+            "jumbo_dog",
+            "int",
+            95,
+            "%",
+            "panda profile: a task with jumbo jobs whose remaining events are under this percent of its events (and "
+            "fewer files left than JUMBO_MAX_FILES_TO_BOOST) is lifted to priority 900.",
+            _PANDA_JUMBO,
+            minimum=0,
+        ),
+        parameter(
+            "JUMBO_MAX_FILES_TO_BOOST",
+            "jumbo_dog",
+            "int",
+            500,
+            "files",
+            "panda profile: a task near its end is lifted to priority 900 only with fewer input files left.",
+            _PANDA_JUMBO,
+            minimum=0,
+        ),
+        parameter(
+            "JUMBO_PRIO_DISABLED",
+            "jumbo_dog",
+            "int",
+            500,
+            "priority",
+            "panda profile: a task whose jumbo jobs were disabled is lifted to this priority.",
+            _PANDA_JUMBO,
+        ),
+        parameter(
+            "JUMBO_DOG_RULE",
+            "jumbo_dog",
+            "str",
+            "seed",
+            "",
+            "What JumboWatchDog does every ten minutes. seed: enables jumbo jobs in the eligible task with the most "
+            "events left while there are fewer than JUMBO_MAX_TASKS tasks and JUMBO_MAX_EVENTS events with them, and "
+            "disables them under JUMBO_MIN_EVENTS_DISABLE. panda (JumboWatchDog.py, 1.0.4): never enables; disables; "
+            "lifts priorities (JUMBO_PRIO_DISABLED, JUMBO_PROG_TO_BOOST); kicks tasks with no active jumbo job; "
+            "gives back the inputs of tasks at priority 900 for real co-jumbo jobs.",
+            _S002_JUMBO,
+            choices=("seed", "panda"),
         ),
         # --- job generation (JEDI's JobGenerator, per work queue: NTASKS_MC_16) ---
         parameter(

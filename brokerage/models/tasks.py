@@ -103,7 +103,7 @@ class Task(Stateful):
     goal = models.PositiveSmallIntegerField(null=True, blank=True, help_text="Completion goal in ‰.")
     errorDialog = models.CharField(max_length=255, blank=True, default="")
     eventService = models.PositiveSmallIntegerField(default=0)
-    useJumbo = models.CharField(max_length=1, blank=True, default="")
+    useJumbo = models.CharField(max_length=1, blank=True, default="", choices=choices.USE_JUMBO)
     ticketID = models.CharField(max_length=50, blank=True, default="")
     ticketSystemType = models.CharField(max_length=16, blank=True, default="")
     amiFlag = models.CharField(max_length=10, blank=True, default="")
@@ -132,6 +132,7 @@ class Task(Stateful):
         ordering = ["-jediTaskID"]
         constraints = [
             models.CheckConstraint(condition=Q(status__in=states.TASK.statuses), name="task_status_known"),
+            models.CheckConstraint(condition=Q(useJumbo__in=list(states.USE_JUMBO)), name="task_use_jumbo_known"),
             models.CheckConstraint(
                 condition=Q(progress__isnull=True) | Q(progress__lte=100), name="task_progress_percent"
             ),

@@ -16,6 +16,7 @@ from brokerage.job_errors import COMPONENTS, error_label, job_main_error
 from brokerage.models import (
     DatasetFile,
     Decision,
+    Event,
     Job,
     JobErrorHour,
     JobRetryHistory,
@@ -316,7 +317,60 @@ def job_detail(*, job_id: int, now: datetime) -> dict[str, Any] | None:
         "errors": errors,
         "timeout": timeout,
         "merge": job_merge_state(job),
+        "jumbo": job_jumbo_state(job),
     }
+
+
+def job_jumbo_state(job: Job) -> dict[str, Any] | None:
+    """What a jumbo or co-jumbo job is and where it stands (seed 002, "Jumbo jobs and co-jumbo jobs";
+    services/jumbo.py), in a sentence, with the task's active jumbo jobs. None for any other job. Two queries."""
+    if job.eventService not in (states.JUMBO_JOB, states.CO_JUMBO_JOB):
+        return None
+    jumbo_jobs = list(
+        Job.objects.filter(task_id=job.task_id, eventService=states.JUMBO_JOB, jobStatus__in=states.JOB_ACTIVE)
+        .exclude(pk=job.pk)
+        .order_by("pk")
+        .values_list("pk", flat=True)[:20]
+    )
+    if job.eventService == states.JUMBO_JOB:
+        processed = Event.objects.filter(task_id=job.task_id, is_jumbo=True).count()
+        sentence = (
+            f"Jumbo job: it takes any events of its task on demand, across every job set, at {job.computingSite}; "
+            "the events it processes are finished, and done once their co-jumbo job finishes. Event ranges of the "
+            f"task processed by jumbo jobs so far: {processed}."
+        )
+        return {"sentence": sentence, "jumbo_jobs": jumbo_jobs}
+    counts = dict(
+        Event.objects.filter(PandaID=job.pk)
+        .order_by()
+        .values("status")
+        .annotate(n=Count("pk"))
+        .values_list("status", "n")
+    )
+    total = sum(counts.values())
+    processed = sum(counts.get(status, 0) for status in states.EVENTS_PROCESSED)
+    numbers = f"{processed} of its {total} event ranges processed"
+    if job.jobSubStatus == "co_jumbo_reset":
+        sentence = (
+            "Fake co-jumbo job given back: its task disabled jumbo jobs or it waited over "
+            f"{states.FAKE_CO_JUMBO_HOURS} hours, so its unprocessed ranges were cancelled and its input goes to a "
+            f"real co-jumbo job ({numbers})."
+        )
+    elif job.computingSite == states.WAITING_CO_JUMBO and job.jobStatus == "waiting":
+        sentence = (
+            "Fake co-jumbo job: no queue running event service took its job set, so it waits at WAITING_CO_JUMBO "
+            f"while the task's jumbo jobs process its events ({numbers}). The co-jumbo check finishes it once all "
+            f"are processed, or gives it back for a real co-jumbo job after {states.FAKE_CO_JUMBO_HOURS} hours or "
+            "when the task disables jumbo jobs. Waiting co-jumbo jobs have no timeout."
+        )
+    elif job.jobStatus == "finished" and processed == total and total:
+        sentence = f"Co-jumbo job: finished once its events were processed ({numbers}); its events are done."
+    else:
+        sentence = (
+            f"Co-jumbo job: it processes the events of its job set, which the task's jumbo jobs may take as well "
+            f"({numbers}); if they process them all before it starts, the co-jumbo check finishes it."
+        )
+    return {"sentence": sentence, "jumbo_jobs": jumbo_jobs}
 
 
 def job_merge_state(job: Job) -> dict[str, Any] | None:

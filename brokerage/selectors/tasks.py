@@ -340,6 +340,16 @@ def task_state_facts(
                 merge_jobs_active=merges["active"],
                 merge_attempts_failed=merges["failed"],
             )
+        if task.useJumbo in ("W", "R", "P", "L"):
+            jumbo = Job.objects.filter(task_id=task.pk, jobStatus__in=states.JOB_ACTIVE).aggregate(
+                jumbo=Count("pk", filter=Q(eventService=states.JUMBO_JOB)),
+                fakes=Count("pk", filter=Q(computingSite=states.WAITING_CO_JUMBO, jobStatus="waiting")),
+            )
+            facts.update(
+                jumbo_flag=states.USE_JUMBO[task.useJumbo],
+                jumbo_jobs_active=jumbo["jumbo"],
+                fake_co_jumbo_waiting=jumbo["fakes"],
+            )
     elif task.status == "scouting":
         scouts = Counter(
             dict(

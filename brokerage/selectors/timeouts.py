@@ -16,6 +16,7 @@ from brokerage.models import (
     PandaQueue,
 )
 from brokerage.selectors.gdpconfig import gdpconfig_view
+from brokerage.states import CO_JUMBO_JOB
 from brokerage.watchdog import TimeoutJob, TimeoutLimits, TimeoutQueue, TimeoutState, job_timeout_state
 
 JOB_FIELDS = (
@@ -27,6 +28,7 @@ JOB_FIELDS = (
     "jobSubStatus",
     "computingSite",
     "prodSourceLabel",
+    "eventService",
 )
 ANALYSIS_LABELS = ("user", "panda")
 
@@ -66,6 +68,7 @@ def timeout_job(row: dict) -> TimeoutJob:
         modificationTime=row["modificationTime"],
         jobSubStatus=row["jobSubStatus"],
         analysis=row["prodSourceLabel"] in ANALYSIS_LABELS,
+        co_jumbo=row["eventService"] == CO_JUMBO_JOB,
     )
 
 

@@ -135,6 +135,9 @@ def demo_grid_build(*, size: str, now: datetime, seed: int = 2026, progress: Pro
     gdpconfig_save(
         key="CAP_RUNNING_GROUP_JOBS", value=str(STORY_GROUP_JOB_CAP), comment="demo: a group story's jobs throttled"
     )
+    # the jumbo story's task has a few thousand events, not the millions of a real one: it keeps its jumbo jobs
+    # until fewer than 100 are left (JUMBO_MIN_EVENTS_ENABLE then 1,000, JUMBO_MAX_EVENTS 500)
+    gdpconfig_save(key="JUMBO_MIN_EVENTS_DISABLE", value="100", comment="demo: tasks of thousands of events")
     _wmcore(now, rng)
     # what keeps the demo moving draws from its own generator, so the grid above stays what it was for a seed
     life = random.Random(seed + 1)
@@ -360,6 +363,12 @@ def _storages(sites, now, rng) -> dict[str, models.StorageEndpoint]:
     return {endpoint.site.name: endpoint for endpoint in created}
 
 
+# the name of the demo's queue taking jumbo jobs (its nucleus's name and this), and its memory: more than any other
+# demo queue's, so the jumbo story's task fits there only
+JUMBO_QUEUE_SUFFIX = "_JUMBO"
+JUMBO_QUEUE_MAXRSS = 64000
+
+
 def _queues(sites, endpoints, now, rng) -> list[models.PandaQueue]:
     rows = []
     for site in sites:
@@ -420,6 +429,29 @@ def _queues(sites, endpoints, now, rng) -> list[models.PandaQueue]:
                     transtimelo=3,
                 )
             )
+    # one queue taking jumbo jobs (CRIC catchall useJumboJobs) at the first nucleus, running event service
+    # (jobseed all): the jumbo-job story's (demo_stories); made without drawing, so the grid stays its seed's
+    nucleus = next(site for site in sites if site.role == "nucleus")
+    record = {
+        **next(row.cric for row in rows if row.name == nucleus.name),
+        "name": nucleus.name + JUMBO_QUEUE_SUFFIX,
+        "status": "online",
+        "type": "production",
+        "catchall": "useJumboJobs",
+        "jobseed": "all",
+        "corecount": 8,
+        "maxrss": JUMBO_QUEUE_MAXRSS,
+        "demo_slots": 20,
+        "demo_failure_percent": 0,
+    }
+    rows.append(
+        models.PandaQueue(
+            name=record["name"], site=nucleus, status="online", type="production", corecount=record["corecount"],
+            maxrss=record["maxrss"], maxtime=record["maxtime"], maxwdir=record["maxwdir"], releases=["ANY"],
+            pledgedcpu=None, wnconnectivity="full#IPv4", corepower=record["corepower"], cloud=nucleus.cloud,
+            catchall="useJumboJobs", jobseed="all", cric=record, updated=now, transtimehi=2, transtimelo=3,
+        )
+    )  # fmt: skip
     queues = models.PandaQueue.objects.bulk_create(rows)
     models.QueueStorage.objects.bulk_create(
         models.QueueStorage(queue=queue, endpoint=endpoints[queue.site.name], role=role)

@@ -31,6 +31,8 @@ task was created, files DDM lists, files at the task's nucleus]).
 - event ranges: one file cut in four ranges, partial between its scouts' ranges and the last one;
 - pilots lost at dispatch (`demoLostAtDispatch`): its first jobs stay sent until the watchdog closes them (30 grid
   minutes), then their files' second attempts run and it is done;
+- a jumbo job (`nJumboJobs`): its co-jumbo jobs wait at WAITING_CO_JUMBO while the jumbo job processes their events,
+  then are finished by the co-jumbo check, their events done;
 - outputs merged (`mergeOutput`): its jobs wait in merging, its merge job fails its three attempts
   (`demoMergeFailures`), its jobs are cancelled and their inputs retried, and the second round is merged and done.
 
@@ -77,6 +79,9 @@ class Story:
     at_nucleus: bool = False  # its nucleus preset (the first nucleus): no task brokerage
     user: str = ""  # who submits it (default: eva for analysis, prodsys for production)
     working_group: str = ""  # the working group it runs for (its jobs count against the CAP_RUNNING_GROUP_* caps)
+    event_service: bool = False  # an event service task (JEDI's eventService 1)
+    cores: int = 1
+    ram_per_core: int = 2000  # MB
 
 
 CRASH = {"demoRunMinutes": 3, "demoFailurePercent": 100}
@@ -233,6 +238,27 @@ STORIES = (
     ),
     Story(
         "done",
+        "mc23_13p6TeV.802015.jumbo_events.simul",
+        2,
+        3,
+        # an event service task with a jumbo job (seed 002, "Jumbo jobs and co-jumbo jobs"): only the demo's jumbo
+        # queue has its memory, and job brokerage keeps it for the jumbo job, so its co-jumbo jobs are fake ones
+        # waiting at WAITING_CO_JUMBO; the jumbo job processes their events, the co-jumbo check finishes them
+        # and their events are done; the jumbo watchdog then disables jumbo jobs (fewer than 100 events left)
+        {
+            "demoRunMinutes": 10,
+            "demoFailurePercent": 0,
+            "nEventsPerJob": 500,
+            "nJumboJobs": 1,
+            "demoReliablePilots": True,
+        },
+        event_service=True,
+        # 8 cores of 7,000 MB: only the demo's jumbo queue has the memory (demo_grid, JUMBO_QUEUE_MAXRSS)
+        cores=8,
+        ram_per_core=7000,
+    ),
+    Story(
+        "done",
         "group.AP_Exotics.capped_ntuples.v1",
         16,
         3,
@@ -292,8 +318,8 @@ def demo_stories_build(
             workingGroup=story.working_group,
             taskPriority=900 if story.analysis else 800,
             currentPriority=900 if story.analysis else 800,
-            coreCount=1,
-            ramCount=2000,
+            coreCount=story.cores,
+            ramCount=story.ram_per_core,
             ramUnit="MBPerCore",
             baseRamCount=1000,
             cpuTime=120,
@@ -305,13 +331,8 @@ def demo_stories_build(
             creationDate=now,
             modificationTime=now,
             nucleus=nuclei[0].site.name if story.at_nucleus and nuclei else "",
-            taskParams={
-                "maxAttempt": story.max_attempt,
-                "ipConnectivity": "full#IPv4",
-                "nScoutJobs": 0,
-                "nFilesPerJob": 1,
-                **story.params,
-            },
+            eventService=1 if story.event_service else 0,
+            taskParams=_story_params(story),
         )
         for story in stories
     )
@@ -353,6 +374,12 @@ def demo_stories_build(
         for endpoint in nuclei
     )
     return tasks
+
+
+def _story_params(story: Story) -> dict:
+    """A story task's parameters."""
+    return {"maxAttempt": story.max_attempt, "ipConnectivity": "full#IPv4", "nScoutJobs": 0, "nFilesPerJob": 1,
+            **story.params}  # fmt: skip
 
 
 def demo_shifter_act(*, now: datetime, minute: timedelta) -> list[tuple[int, str]]:

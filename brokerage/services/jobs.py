@@ -21,6 +21,7 @@ from django.db import transaction
 from django.db.models import Case, CharField, Count, Exists, F, OuterRef, Q, Value, When
 from django.db.models.functions import Coalesce, Greatest
 
+from brokerage import jumbo
 from brokerage.adapters.job_brokerage import (
     ANALYSIS_PLUGIN,
     JOBS_PER_SET,
@@ -35,9 +36,11 @@ from brokerage.adapters.job_brokerage import (
 )
 from brokerage.adapters.shares import share_allocations
 from brokerage.engine.core.decision import Decision as EngineDecision
+from brokerage.engine.panda.job_broker import AtlasProdJobBroker
 from brokerage.engine.panda.urgency import URGENT
 from brokerage.gdpconfig import ConfigView
 from brokerage.gdpconfig.registry import RESOURCE_TYPES
+from brokerage.jumbo import jumbo_jobs_asked
 from brokerage.models import (
     BrokerageCycle,
     DatasetFile,
@@ -50,6 +53,7 @@ from brokerage.models import (
 from brokerage.models.jobs import input_files_text
 from brokerage.plugins import THROTTLER_PLUGIN, plugin_registry
 from brokerage.selectors.gdpconfig import cycle_gdpconfig
+from brokerage.selectors.jumbo import jumbo_jobs_active
 from brokerage.services.bulk import bulk_update_values, rows_insert, rows_lock
 from brokerage.services.counters import dataset_counters_refresh
 from brokerage.services.cycles import brokerage_pending_mark, task_claim, task_claim_release
@@ -69,7 +73,15 @@ from brokerage.splitter import (
     random_seeds,
     task_chunks,
 )
-from brokerage.states import MERGE_MAX_ATTEMPTS, MERGE_PRIORITY, TASK_GENERATING
+from brokerage.states import (
+    CO_JUMBO_JOB,
+    ES_JOB,
+    JUMBO_JOB,
+    MERGE_MAX_ATTEMPTS,
+    MERGE_PRIORITY,
+    TASK_GENERATING,
+    WAITING_CO_JUMBO,
+)
 from brokerage.throttle import (
     HIMEM_MB_PER_CORE,
     WHOLE_QUEUE_WORK_QUEUES,
@@ -416,7 +428,10 @@ def _generate(*, work_queue_id: int, now: datetime, vo: str, owner: str, limit: 
             rows_lock(Task, [task["jediTaskID"] for task, *_ in plans])
             decision_store_many(cycle=cycle, items=items, frame=frame)
             file_info = {row["fileID"]: row for rows in files.values() for row in rows}
-            _apply(plans=plans, queues=base.queues, work_queue=work_queue, files=file_info, now=now)
+            _apply(
+                plans=plans, queues=base.queues, work_queue=work_queue, files=file_info, now=now,
+                active_jumbo=jumbo_jobs_active(task_ids=[task["jediTaskID"] for task, *_ in plans]),
+            )  # fmt: skip
     except Exception as error:
         logger.exception("job generation cycle %s failed", cycle.pk)
         return cycle_finish(cycle=cycle, now=now, error=f"{type(error).__name__}: {error}")
@@ -439,6 +454,7 @@ class GenerationWrites:
     throttled_dialogs: list[tuple[int, str]] = field(default_factory=list)
     merged: list[tuple[MergeSet, int]] = field(default_factory=list)  # (merge set, index of its merge job in jobs)
     merge_skips: list[MergeSet] = field(default_factory=list)
+    jumbo_flags: dict[int, str] = field(default_factory=dict)  # the useJumbo flag of tasks with jumbo jobs, after
     pending: list[int] = field(default_factory=list)
     assigned: list[int] = field(default_factory=list)
 
@@ -505,12 +521,73 @@ def _job_set_decisions(
     return items, plans
 
 
-def _apply(*, plans, queues, work_queue: WorkQueue, files: dict[int, dict], now: datetime) -> None:
+def _apply(
+    *, plans, queues, work_queue: WorkQueue, files: dict[int, dict], now: datetime, active_jumbo: dict | None = None
+) -> None:
     """Writes the outcome of every job set: jobs, their log rows, files, events, dataset counters, tasks, and
     the retry history of files that come back after a failed or closed job."""
     seeds = task_random_seeds(tasks=[task for task, *_ in plans])
-    plan = job_generation_plan(plans=plans, queues=queues, work_queue=work_queue, files=files, now=now, seeds=seeds)
+    plan = job_generation_plan(
+        plans=plans, queues=queues, work_queue=work_queue, files=files, now=now, seeds=seeds, active_jumbo=active_jumbo
+    )
     _write(plan, now=now)
+
+
+# the stage of job brokerage that keeps the queues taking jumbo jobs for them (AtlasProdJobBroker.late_skips)
+JUMBO_STAGE = AtlasProdJobBroker.late_stage
+
+
+def jumbo_placements(*, task: dict, decision: EngineDecision, active: dict[int, dict[str, int]]) -> list[str]:
+    """The queues of the jumbo jobs a job set adds (JobGenerator.makeJumboJobs, 1.0.4): as many as the task's
+    nJumboJobs less its active ones, each at a queue job brokerage kept for jumbo jobs (the stage "jumbo jobs"), no
+    queue holding more than maxJumboPerSite (1 unset) of the task's; queues in name order."""
+    params = task["taskParams"] or {}
+    asked = jumbo_jobs_asked(use_jumbo=task.get("useJumbo") or "", params=params, site=task.get("site") or "")
+    running = dict(active.get(task["jediTaskID"], {}))
+    wanted = asked - sum(running.values())
+    if wanted <= 0:
+        return []
+    per_site = params.get("maxJumboPerSite") or 1
+    candidates = sorted(name for name, skip in decision.skipped.items() if skip.filter == JUMBO_STAGE)
+    placed: list[str] = []
+    for name in candidates:
+        queue = name.partition("/")[0]
+        while len(placed) < wanted and running.get(queue, 0) < per_site:
+            placed.append(queue)
+            running[queue] = running.get(queue, 0) + 1
+    return placed
+
+
+def _jumbo_job(task: dict, queue: str, jobset_id: int, number: int, now: datetime) -> Job:
+    """A jumbo job: it takes any events of its task on demand, none given with it (seed 002)."""
+    return Job(
+        task_id=task["jediTaskID"],
+        jobsetID=jobset_id,
+        jobName=f"{task['taskName'][:200]}.{jobset_id}.jumbo{number}",
+        jobStatus="pending",
+        eventService=JUMBO_JOB,
+        prodSourceLabel=task["prodSourceLabel"] or "managed",
+        processingType=task["processingType"] or "",
+        currentPriority=task["currentPriority"],
+        assignedPriority=task["currentPriority"],
+        computingSite=queue,
+        nucleus=task["nucleus"] or "",
+        gshare=task["gshare"] or "",
+        workQueue_id=task.get("workQueue_id"),
+        resource_type=task["resource_type"],
+        prodUserName=task["userName"] or "",
+        workingGroup=task["workingGroup"] or "",
+        transformation=task["transUses"] or "",
+        homepackage=task["transHome"] or "",
+        cmtConfig=task["architecture"] or "",
+        coreCount=task["coreCount"] or 1,
+        nInputFiles=0,
+        attemptNr=1,
+        maxAttempt=int((task["taskParams"] or {}).get("maxAttempt", 3)),
+        creationTime=now,
+        modificationTime=now,
+        stateChangeTime=now,
+    )
 
 
 def task_random_seeds(*, tasks: list[dict]) -> dict[int, RandomSeeds]:
@@ -532,12 +609,20 @@ def task_random_seeds(*, tasks: list[dict]) -> dict[int, RandomSeeds]:
 
 
 def job_generation_plan(
-    *, plans, queues, work_queue: WorkQueue, files: dict[int, dict], now: datetime, seeds: dict | None = None
+    *,
+    plans,
+    queues,
+    work_queue: WorkQueue,
+    files: dict[int, dict],
+    now: datetime,
+    seeds: dict | None = None,
+    active_jumbo: dict[int, dict[str, int]] | None = None,
 ) -> GenerationWrites:
     """The writes the decisions of a cycle ask for, made in memory (no query): plain, so the rules of job
     generation (cores, attempts, memory, scouts, merges, task moves, random seeds from `seeds`:
-    task_random_seeds) can be read and tested apart."""
-    seeds = seeds or {}
+    task_random_seeds, jumbo jobs from `active_jumbo`: each task's active jumbo jobs per queue) can be read and
+    tested apart."""
+    seeds, active_jumbo = seeds or {}, active_jumbo or {}
     writes = GenerationWrites()
     jobs, job_chunks, previous_jobs = writes.jobs, writes.job_chunks, writes.previous_jobs
     task_moves, task_extra, throttled_dialogs = writes.task_moves, writes.task_extra, writes.throttled_dialogs
@@ -552,15 +637,40 @@ def job_generation_plan(
             # the user is over a cap (seed 000 analysis): the task waits where it is and says why
             throttled_dialogs.append((task["jediTaskID"], decision.message[:255]))
             continue
-        if decision.chosen is None:
+        scouts = merge is None and task["status"] == "ready" and int(params.get("nScoutJobs", SCOUT_JOBS)) > 0
+        jumbo_sites = [] if merge or scouts else jumbo_placements(task=task, decision=decision, active=active_jumbo)
+        if decision.chosen is None and not jumbo_sites:
             task_moves[task["status"]][task["jediTaskID"]] = ("pending", decision.message[:500])
             task_extra[task["jediTaskID"]] = {"errorDialog": decision.message[:255]}
             continue
+        co_jumbo = merge is None and bool(
+            jumbo_jobs_asked(use_jumbo=task.get("useJumbo") or "", params=params, site=task.get("site") or "")
+        )
+        # seed 002: jumbo jobs "can be generated when the PQ sets useJumbo and is lack of jumbo jobs, even if other
+        # PQs are full …; in this case, fake co-jumbo jobs are generated with computingSite=WAITING_CO_JUMBO"; a task
+        # lacking jumbo jobs (useJumbo L, kicked by the watchdog) gets jumbo jobs only (JobGenerator, "only")
+        only_jumbo = task.get("useJumbo") == jumbo.LACK
+        fake = decision.chosen is None
+        site = WAITING_CO_JUMBO if fake else decision.chosen.partition("/")[0]
+        jobs.extend(_jumbo_job(task, queue, jobset_id, number, now) for number, queue in enumerate(jumbo_sites))
+        job_chunks.extend(JobChunk((), 0, None) for _ in jumbo_sites)
+        previous_jobs.extend([] for _ in jumbo_sites)
+        if only_jumbo:
+            writes.jumbo_flags[task["jediTaskID"]] = jumbo.RUNNING
+            continue
         # A pseudo-queue (CERN-UCORE/MCORE) sends the jobs to its unified queue, as PanDA does; coreCount 0: the
         # job takes the queue's cores (one at a single-core pseudo-queue).
-        site, _, resource = decision.chosen.partition("/")
-        queue_cores = 1 if resource.startswith("SCORE") else queues[site].get("corecount") or 1
+        resource = "" if fake else decision.chosen.partition("/")[2]
+        queue_cores = 1 if resource.startswith("SCORE") else (queues.get(site) or {}).get("corecount") or 1
         core_count = task["coreCount"] or queue_cores
+        if co_jumbo:
+            # useJumbo P while files are left to give out, R once every one is (setUseJumboFlag_JEDI, 1.0.4)
+            taken = {file_id for chunk in chunks for file_id in chunk.files}
+            left = any(
+                row["task_id"] == task["jediTaskID"] and row["status"] == "ready" and file_id not in taken
+                for file_id, row in files.items()
+            )
+            writes.jumbo_flags[task["jediTaskID"]] = jumbo.PENDING if left else jumbo.RUNNING
         for number, chunk in enumerate(chunks):
             inputs = [files[file_id] for file_id in chunk.files if file_id in files]
             # a retried file brings its attempt count and the memory its last failure asked for
@@ -582,6 +692,7 @@ def job_generation_plan(
                     + ("merge" if merge else PREPROCESS_HANDLING if preprocess else str(number)),
                     specialHandling=PREPROCESS_HANDLING if preprocess else "",
                     jobStatus="pending",
+                    eventService=CO_JUMBO_JOB if co_jumbo else ES_JOB if task.get("eventService") else 0,
                     prodSourceLabel=task["prodSourceLabel"] or "managed",
                     processingType=task["processingType"] or "",
                     currentPriority=priority,
@@ -629,7 +740,8 @@ def job_generation_plan(
         target = "scouting" if task["status"] == "ready" and jobs[-1].isScout else "running"
         target = "preprocessing" if task["status"] == "topreprocess" else target
         if task["status"] != target:
-            task_moves[task["status"]][task["jediTaskID"]] = (target, f"{len(chunks)} jobs to {decision.chosen}")
+            to = decision.chosen or f"{WAITING_CO_JUMBO} (fake co-jumbo jobs)"
+            task_moves[task["status"]][task["jediTaskID"]] = (target, f"{len(chunks)} jobs to {to}")
             task_extra[task["jediTaskID"]] = {"errorDialog": ""}
     writes.pending = [
         task["jediTaskID"] for task, _, _, decision, merge in plans if decision.outcome == "pending" and not merge
@@ -660,14 +772,26 @@ def _write(writes: GenerationWrites, *, now: datetime) -> None:
     )
     # defined → assigned through the job state machine, in one move (three statements whatever the number of jobs
     # and queues): each log row carries its job's queue in computingSite
+    # fake co-jumbo jobs wait (DBProxy.insertNewJob, 1.0.4: "put co-jumbo jobs in waiting")
+    fake = [job.pk for job in created if job.computingSite == WAITING_CO_JUMBO]
+    job_status_transition_many(
+        from_status="defined",
+        to_status="waiting",
+        job_ids=fake,
+        reason="fake co-jumbo job: waiting for a real co-jumbo job or for jumbo jobs to process its events",
+        actor=ACTOR,
+        now=now,
+    )
     job_status_transition_many(
         from_status="defined",
         to_status="assigned",
-        job_ids=[job.pk for job in created],
+        job_ids=[job.pk for job in created if job.computingSite != WAITING_CO_JUMBO],
         reason="chosen by job brokerage",
         actor=ACTOR,
         now=now,
     )
+    for flag in (jumbo.PENDING, jumbo.RUNNING):
+        Task.objects.filter(pk__in=[pk for pk, f in writes.jumbo_flags.items() if f == flag]).update(useJumbo=flag)
     merge_outcomes_apply(
         chosen=[(merge, created[index].pk) for merge, index in writes.merged], skipped=writes.merge_skips, now=now
     )

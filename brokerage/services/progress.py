@@ -20,6 +20,7 @@ from datetime import datetime
 
 from django.db.models import Count, F, Q, Sum
 
+from brokerage import jumbo
 from brokerage.engine.panda.task_outcome import (
     TaskInputCounts,
     TaskOutcome,
@@ -66,6 +67,11 @@ def task_refine(*, now: datetime, limit: int = 1000) -> dict[str, list[int]]:
                 baseRamCount=base
             )
         tasks_goal_refine(task_ids=registered)
+        # TaskRefinerBase (1.0.4): a task asking for jumbo jobs (nJumboJobs) starts with useJumbo W, unless it sets
+        # its site ("This machinery is disabled if the task sets the site parameter", seed 002)
+        Task.objects.filter(pk__in=registered, taskParams__has_key="nJumboJobs", site="").exclude(
+            taskParams__nJumboJobs=0
+        ).update(useJumbo=jumbo.WAITING)
         moved["defined"] = task_status_transition_many(
             from_status="registered",
             moves={pk: ("defined", "task parameters refined") for pk in registered},

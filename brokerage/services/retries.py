@@ -21,6 +21,7 @@ from brokerage.models import DatasetFile, Event, Job, JobRetryHistory, Task
 from brokerage.services.bulk import bulk_update_values, rows_lock
 from brokerage.services.counters import dataset_counters_refresh, datasets_of_files
 from brokerage.services.merging import merge_jobs_after_end
+from brokerage.states import CO_JUMBO_JOB, EVENTS_PROCESSED
 from brokerage.watchdog import next_ram_count, task_needs_more_memory
 
 # Pilot error codes of jobs killed for memory (PanDA pilot: payload out of memory, memory limit exceeded).
@@ -79,6 +80,11 @@ def job_inputs_after_end(*, finished: list[int], failed: list[int], closed: list
             lastAttemptTime=now,
         )
     Event.objects.filter(PandaID__in=finished, status="running").update(status="finished")
+    # seed 002, "Jumbo jobs and co-jumbo jobs": the events of a co-jumbo job, processed by it or by jumbo jobs, "are
+    # changed to done when co-jumbo jobs are finished"
+    Event.objects.filter(
+        PandaID__in=Job.objects.filter(pk__in=finished, eventService=CO_JUMBO_JOB).values("pk"), status="finished"
+    ).update(status="done")
     Event.objects.filter(PandaID__in=ended_badly, status__in=("sent", "running")).update(status="failed")
     _event_files_close([*finished, *ended_badly], now=now)
     dataset_counters_refresh(dataset_ids=touched, now=now)
@@ -100,9 +106,9 @@ def _event_files_close(job_ids: list[int], *, now: datetime) -> None:
         .values("file_id")
         .annotate(
             last=Max("def_max_eventID"),
-            open=Count("pk", filter=~Q(status__in=("finished", "failed"))),
+            open=Count("pk", filter=~Q(status__in=(*EVENTS_PROCESSED, "failed"))),
             bad=Count("pk", filter=Q(status="failed")),
-            good=Count("pk", filter=Q(status="finished")),
+            good=Count("pk", filter=Q(status__in=EVENTS_PROCESSED)),
             running=Count("pk", filter=Q(status__in=("sent", "running"))),
         )
     )

@@ -57,6 +57,7 @@ from brokerage.services.retries import OUT_OF_MEMORY_CODES, job_inputs_after_end
 from brokerage.services.status import job_status_transition_many, status_transition_many
 from brokerage.services.wmcore import wmbs_job_transition_many
 from brokerage.shares import under_pledge_serve
+from brokerage.states import CO_JUMBO_JOB, JUMBO_JOB
 
 ACTOR = "grid simulator"
 TRANSFER_MINUTES = 5
@@ -193,6 +194,7 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0, inflow: bool = Fals
         )
         _pilot_reports_apply(finished=done_ids, failed=failed_ids, now=now, crashed=crashed)
         job_inputs_after_end(finished=finished_ids, failed=failed_ids, now=now)
+    _jumbo_events_process(done_ids)
     move(from_status="running", to_status="holding", job_ids=done_ids, reason="payload finished: adding its outputs")
     demo_shifter_act(now=now, minute=minute)
     demo_ddm_act(now=now, minute=minute)
@@ -316,6 +318,24 @@ def _jobs_start(queues: dict[str, dict], real_pilots: set[str], *, move) -> list
         pk__in=Event.objects.filter(PandaID__in=started).values("file_id")
     ).update(status="running")
     return started
+
+
+# co-jumbo jobs whose events a jumbo job may still take (not yet at a pilot)
+CO_JUMBO_NOT_STARTED = ("pending", "defined", "waiting", "assigned", "activated", "throttled")
+
+
+def _jumbo_events_process(payload_done: list[int]) -> int:
+    """The jumbo jobs among payloads just done processed, on demand, every event of their task whose co-jumbo job
+    has not started (seed 002: a jumbo job "can process any events in the task across all jobsets"): those events
+    are finished, marked as a jumbo job's (JEDI_Events.is_jumbo); they become done when their co-jumbo job finishes.
+    Returns the events processed."""
+    tasks = list(Job.objects.filter(pk__in=payload_done, eventService=JUMBO_JOB).values_list("task_id", flat=True))
+    if not tasks:
+        return 0
+    waiting = Job.objects.filter(task_id__in=tasks, eventService=CO_JUMBO_JOB, jobStatus__in=CO_JUMBO_NOT_STARTED)
+    return Event.objects.filter(task_id__in=tasks, status="ready", PandaID__in=waiting.values("pk")).update(
+        status="finished", is_jumbo=True
+    )
 
 
 def _jobs_ending(running, queues: dict[str, dict], *, now: datetime, minute: timedelta):

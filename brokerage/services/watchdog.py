@@ -179,6 +179,7 @@ def watchdog_cycle_run(*, now: datetime) -> dict[str, int]:
     """One watchdog pass: job timeouts, fast rebrokerage, the users' job caps, then the task states (throttled,
     exhausted), and the integrity check when INTEGRITY_CHECK_MINUTES have passed since the last one."""
     from brokerage.services.integrity import integrity_check_due, integrity_check_run
+    from brokerage.services.jumbo import co_jumbo_check, jumbo_watch_run
     from brokerage.services.task_commands import task_watch
     from brokerage.services.user_caps import user_jobs_cap, users_data_motion_throttle
 
@@ -187,6 +188,11 @@ def watchdog_cycle_run(*, now: datetime) -> dict[str, int]:
     capped = user_jobs_cap(now=now)
     motion = users_data_motion_throttle(now=now)
     tasks = task_watch(now=now)
+    # JumboWatchDog ("a sub-component of the WatchDog agent", seed 002) and the co-jumbo check, with every pass:
+    # both act on the state they read, so a pass more often than JEDI's ten minutes and the hourly cron changes
+    # how soon, not what (docs/decisions.md, "Jumbo jobs")
+    jumbo = jumbo_watch_run(now=now)
+    co_jumbo = co_jumbo_check(now=now)
     integrity = integrity_check_run(now=now)[0].n_findings if integrity_check_due(now=now) else None
     return {
         **({"integrity_findings": integrity} if integrity is not None else {}),
@@ -199,4 +205,6 @@ def watchdog_cycle_run(*, now: datetime) -> dict[str, int]:
         "data_motion_tasks_throttled": sum(len(move.throttled) for move in motion),
         "data_motion_tasks_released": sum(len(move.released) for move in motion),
         **{f"tasks_{name}": len(ids) for name, ids in tasks.items()},
+        "jumbo_actions": sum(1 for action in jumbo.actions if action.action != "keep"),
+        **{f"co_jumbo_{name}": len(ids) for name, ids in co_jumbo.items()},
     }

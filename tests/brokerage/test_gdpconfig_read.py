@@ -20,20 +20,7 @@ COMPOSED = {
     "CAP_RUNNING_GROUP_CORES": ("CAP_RUNNING_GROUP", "CORES"),
 }
 # registered for the record and read by nothing yet, with why; the list may only shrink
-NOT_READ_YET = {
-    **dict.fromkeys(
-        (
-            "JUMBO_MAX_TASKS",
-            "JUMBO_MIN_EVENTS_DISABLE",
-            "JUMBO_MIN_EVENTS_ENABLE",
-            "JUMBO_MAX_EVENTS",
-            "JUMBO_PER_TASK",
-            "JUMBO_PER_SITE",
-            "JUMBO_MAX_CURR_PRIO",
-        ),
-        "JumboWatchDog's (seed 002, Jumbo job switcher): jumbo jobs are issue 52",
-    ),
-}
+NOT_READ_YET: dict[str, str] = {}
 
 
 def string_constants() -> set[str]:

@@ -37,8 +37,11 @@ TASK_READS = {
     "includedSite", "inputPreStaging", "ioIntensity", "ipConnectivity", "maxCoreCount", "nEventsPerJob", "nucleus",
     "onlyTagsForFC", "outDiskCount", "outDiskUnit", "outputEndpointType", "processingType", "prodSourceLabel",
     "ramCount", "ramUnit", "site", "t1Weight", "taskClass", "taskPriority", "transHome", "transUses",
-    "workDiskCount", "workDiskUnit", "workingGroup", "nEsConsumers", "maxAttemptEsJob",
+    "workDiskCount", "workDiskUnit", "workingGroup", "nEsConsumers", "maxAttemptEsJob", "nJumboJobs",
 }  # fmt: skip
+# Read only from a task that names no site ("This machinery is disabled if the task sets the site parameter", seed
+# 002): the test task below sets its site, the test after it fills these
+UNSET_WITH_A_SITE = {"nJumboJobs"}
 # The per-queue statistics they read (queue_stats).
 QUEUE_STATS_READS = {
     "running", "activated", "assigned", "starting", "defined", "transferring", "nBatchJob", "runningCores",
@@ -146,7 +149,24 @@ def test_a_database_built_job_set_scenario_fills_every_field_a_task_sets(live_gr
     scenario = job_set_preview_scenario(task_id=task.pk, now=NOW, gdpconfig={}, seed=0)
     defaults = TaskSpec()
     left = sorted(name for name in TASK_READS if getattr(scenario.task, name) == getattr(defaults, name))
-    assert left == []
+    assert left == sorted(UNSET_WITH_A_SITE)
+
+
+@pytest.mark.parametrize(
+    ("use_jumbo", "site", "expected"),
+    [("W", "", 2), ("P", "", 2), ("R", "", 2), ("L", "", 2), ("D", "", None), ("", "", None), ("W", "SAT_Q", None)],
+)
+def test_a_task_asking_for_jumbo_jobs_brings_nJumboJobs_while_its_flag_is_on(
+    live_grid, work_queue, use_jumbo, site, expected
+):
+    task = every_task_field_set(work_queue)
+    Task.objects.filter(pk=task.pk).update(
+        useJumbo=use_jumbo, site=site, taskParams={**task.taskParams, "nJumboJobs": 2}
+    )
+    scenario = job_set_preview_scenario(task_id=task.pk, now=NOW, gdpconfig={}, seed=0)
+    assert scenario.task.nJumboJobs == expected
+    # task brokerage's job check keeps the jumbo queues for such a task too
+    assert task_scenario_live(task).task.nJumboJobs == expected
 
 
 def test_a_database_built_grid_fills_every_queue_statistic(live_grid, work_queue):
@@ -230,7 +250,7 @@ def test_a_database_built_task_scenario_fills_what_its_job_check_reads(live_grid
     defaults = TaskSpec()
     left = sorted(
         name
-        for name in TASK_READS - {"nucleus", "taskClass"}
+        for name in TASK_READS - {"nucleus", "taskClass"} - UNSET_WITH_A_SITE
         if getattr(scenario.task, name) == getattr(defaults, name)
     )
     assert left == []

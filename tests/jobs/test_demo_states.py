@@ -11,7 +11,16 @@ from datetime import UTC, datetime
 import pytest
 
 from brokerage import states
-from brokerage.models import Dataset, DatasetFile, DatasetStatusLog, Job, JobStatusLog, Task, TaskStatusLog
+from brokerage.models import (
+    Dataset,
+    DatasetFile,
+    DatasetStatusLog,
+    Event,
+    Job,
+    JobStatusLog,
+    Task,
+    TaskStatusLog,
+)
 from brokerage.services.demo_cadence import demo_cadence_run
 from brokerage.services.demo_grid import demo_grid_build
 
@@ -28,9 +37,7 @@ START = datetime(2026, 11, 1, 12, tzinfo=UTC)
 NOT_MODELLED_YET = "not entered by any service yet (issue 51)"
 NOT_REACHED_YET = {
     "task": {},
-    "job": {
-        "waiting": "only fake co-jumbo jobs wait (DBProxy.insertNewJob, 1.0.4): issue 52's jumbo jobs",
-    },
+    "job": {},
     "input dataset": {},
     "input file": {},
 }
@@ -87,3 +94,43 @@ def test_what_the_demo_reaches_in_ten_minutes(settings):
     assert Job.objects.filter(task=story, isMerge=False, jobStatus="finished", mergeJob=merges[3]).exists()
     story.refresh_from_db()
     assert story.status == "done"
+    # the jumbo story: its 2 files of 1,000 events, 500 a job, made 4 fake co-jumbo jobs waiting at WAITING_CO_JUMBO
+    # and one jumbo job at the demo's jumbo queue; the jumbo job processed their 4 ranges (is_jumbo), the co-jumbo
+    # check finished the 4 waiting jobs, their events became done, and the watchdog then disabled jumbo jobs
+    jumbo_story = Task.objects.get(taskName__startswith="mc23_13p6TeV.802015.jumbo_events")
+    fakes = Job.objects.filter(
+        task=jumbo_story, eventService=states.CO_JUMBO_JOB, computingSite=states.WAITING_CO_JUMBO
+    )
+    assert fakes.count() == 4
+    print(
+        "DBG",
+        list(
+            JobStatusLog.objects.filter(job__in=fakes).values_list(
+                "job_id", "timestamp", "old_status", "new_status", "reason"
+            )
+        ),
+    )
+    print(
+        "DBG2",
+        list(
+            Job.objects.filter(task=jumbo_story).values_list(
+                "pk", "eventService", "computingSite", "jobStatus", "creationTime", "endTime"
+            )
+        ),
+    )
+    print(
+        "DBG3",
+        list(TaskStatusLog.objects.filter(task=jumbo_story).values_list("timestamp", "new_status", "actor", "reason")),
+    )
+    assert set(fakes.values_list("jobStatus", flat=True)) == {"finished"}
+    assert JobStatusLog.objects.filter(job__in=fakes, old_status="defined", new_status="waiting").count() == 4
+    assert JobStatusLog.objects.filter(job__in=fakes, old_status="waiting", new_status="finished").count() == 4
+    jumbo_jobs = Job.objects.filter(task=jumbo_story, eventService=states.JUMBO_JOB)
+    assert [(j.computingSite.endswith("_JUMBO"), j.jobStatus) for j in jumbo_jobs] == [(True, "finished")]
+    events = Event.objects.filter(task=jumbo_story)
+    assert sorted(events.values_list("status", "is_jumbo", "def_min_eventID", "def_max_eventID")) == [
+        ("done", True, 0, 499), ("done", True, 0, 499), ("done", True, 500, 999), ("done", True, 500, 999),
+    ]  # fmt: skip
+    jumbo_story.refresh_from_db()
+    assert jumbo_story.status == "done"
+    assert jumbo_story.useJumbo == "D"

@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from brokerage import states
 from brokerage.models import Job
 from tests import factories
 
@@ -261,3 +262,26 @@ def test_the_job_pages_say_where_a_merge_stands(client, small_grid):
     html = client.get(f"/jobs/{premerged.pk}/").content.decode()
     assert "The merge of its outputs failed three times: it was cancelled and its input files run again." in html
     assert "merge failed" in html  # the main error's label
+
+
+def test_the_job_pages_say_what_a_jumbo_or_co_jumbo_job_is(client, small_grid):
+    # a fake co-jumbo job waiting with 1 of its 2 ranges processed by the task's running jumbo job
+    task = factories.TaskFactory(status="running", eventService=1, useJumbo="R", taskParams={"nJumboJobs": 1})
+    jumbo = factories.JobFactory(task=task, jobStatus="running", eventService=states.JUMBO_JOB, computingSite="Q_J")
+    fake = factories.JobFactory(
+        task=task, jobStatus="waiting", eventService=states.CO_JUMBO_JOB, computingSite=states.WAITING_CO_JUMBO
+    )
+    file = factories.DatasetFileFactory(dataset=factories.DatasetFactory(task=task), status="running")
+    factories.EventFactory(file=file, PandaID=fake.pk, status="finished", is_jumbo=True, job_processID=0)
+    factories.EventFactory(file=file, PandaID=fake.pk, status="ready", job_processID=1)
+    html = client.get(f"/jobs/{fake.pk}/").content.decode()
+    assert "Fake co-jumbo job: no queue running event service took its job set, so it waits at WAITING_CO_JUMBO" in html
+    assert "(1 of its 2 event ranges processed)" in html
+    assert f'Active jumbo jobs of the task: <a href="/jobs/{jumbo.pk}/">{jumbo.pk}</a>' in html
+    html = client.get(f"/jobs/{jumbo.pk}/").content.decode()
+    assert "Jumbo job: it takes any events of its task on demand, across every job set, at Q_J" in html
+    assert "Event ranges of the task processed by jumbo jobs so far: 1." in html
+    # the API gives the flags: eventService 4 (jumbo), 5 (co-jumbo), the task's useJumbo
+    rows = client.get("/api/v1/jobs/", {"jediTaskID": task.pk}).json()["results"]
+    assert sorted((row["PandaID"], row["eventService"]) for row in rows) == [(jumbo.pk, 4), (fake.pk, 5)]
+    assert client.get(f"/api/v1/tasks/{task.pk}/").json()["useJumbo"] == "R"

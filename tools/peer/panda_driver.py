@@ -449,6 +449,10 @@ def task_spec(scenario: dict) -> JediTaskSpec:
         spec.setSplitRule("nEsConsumers", str(task["nEsConsumers"]))
     if task.get("eventService") and task.get("maxAttemptEsJob") is not None:
         spec.setSplitRule("maxAttemptEsJob", str(task["maxAttemptEsJob"]))
+    if task.get("nJumboJobs"):
+        # JediTaskSpec.getNumJumboJobs reads the split rule while useJumbo is on (R: jumbo jobs made)
+        spec.useJumbo = spec.enum_useJumbo["running"]
+        spec.setSplitRule("nJumboJobs", str(task["nJumboJobs"]))
     if task.get("onlyTagsForFC"):
         spec.setSplitRule("onlyTagsForFC", "1")
     if task.get("inputPreStaging"):
@@ -577,11 +581,16 @@ def run_job(scenario: dict, lines: Lines) -> dict:
     for name, weight in pseudo.items():
         queue = name.split("/")[0]
         unified[queue] = max(unified.get(queue, weight), weight)
+    skipped = {k: v for k, v in skipped_codes(lines.lines).items() if k not in unified}
+    # the queues kept for the task's jumbo jobs (addSiteCandidateForJumbo) leave the job set's candidates: ours
+    # say so with the reason jumbo
+    for name in chunk.siteCandidatesJumbo:
+        skipped.setdefault(name.split("/")[0], []).append("jumbo")
     return {
         "status": "assigned" if status == broker.SC_SUCCEEDED else "failed",
         "candidates": unified,
         "pseudo": pseudo,
-        "skipped": {k: v for k, v in skipped_codes(lines.lines).items() if k not in unified},
+        "skipped": skipped,
         "seconds": seconds,
         **({"log": list(lines.lines)} if os.environ.get("PEER_LOG") else {}),
     }

@@ -108,6 +108,8 @@ def _reshape_task(rng: random.Random, task: dict[str, Any], jobs: dict[str, Any]
         task["nEsConsumers"] = rng.choice([1, 2, 4])
         if rng.random() < 0.5:
             task["maxAttemptEsJob"] = rng.choice([0, 2, 5])
+        if rng.random() < 0.5:  # a task with jumbo jobs keeps the useJumboJobs queues for them
+            task["nJumboJobs"] = rng.choice([1, 2])
     if rng.random() < 0.15:
         task["cpuTime"] = rng.choice([0.5, 120, 900])
         jobs["nEvents"] = rng.choice([50, 1000, 5000])
@@ -205,8 +207,21 @@ def job_real_scenario(seed: int) -> dict[str, Any]:
     _reshape_queues(rng, scenario, lambda record: record.get("type") != "analysis")
     _reshape_task(rng, scenario["task"], scenario["jobs"], analysis=False)
     _at_limits(rng, scenario)
+    if scenario["task"].get("nJumboJobs"):
+        _jumbo_queues(rng, scenario)
     scenario["seed"] = seed
     return scenario
+
+
+def _jumbo_queues(rng: random.Random, scenario: dict[str, Any]) -> None:
+    """A task with jumbo jobs meets queues running event service (jobseed all), some of which take jumbo jobs
+    (catchall useJumboJobs): those its job set weighs and then keeps for its jumbo jobs."""
+    names = sorted(scenario["queues"])
+    for name in rng.sample(names, min(len(names), rng.randint(2, 8))):
+        record = scenario["queues"][name]
+        record["jobseed"] = "all"
+        if rng.random() < 0.5:
+            record["catchall"] = ",".join(item for item in (record.get("catchall") or "", "useJumboJobs") if item)
 
 
 def _reads_elsewhere(rng: random.Random, scenario: dict[str, Any]) -> None:

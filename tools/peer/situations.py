@@ -336,6 +336,19 @@ def _event_service(rng: random.Random, scenario: dict[str, Any]) -> None:
         scenario["task"]["eventService"] = True
 
 
+def _jumbo(rng: random.Random, scenario: dict[str, Any]) -> None:
+    """An event-service task with jumbo jobs (nJumboJobs) among queues running event service, a few of which take
+    jumbo jobs (catchall useJumboJobs): its job set weighs them, then keeps them for its jumbo jobs."""
+    scenario["task"]["eventService"] = True
+    scenario["task"]["nJumboJobs"] = rng.choice([1, 2, 5])
+    names = _queue_names(scenario)
+    for name in names:
+        scenario["queues"][name]["jobseed"] = "all"
+    for name in rng.sample(names, rng.randint(1, max(1, len(names) // 2))):
+        record = scenario["queues"][name]
+        record["catchall"] = ",".join(item for item in (record.get("catchall") or "", "useJumboJobs") if item)
+
+
 def _input_incomplete(rng: random.Random, scenario: dict[str, Any]) -> None:
     """Every copy of the input partial: past MAX_MISSING_INPUT_FILES (10) and under MIN_INPUT_COMPLETENESS (90 %),
     or just within one of them."""
@@ -380,6 +393,7 @@ JOB_SITUATIONS: tuple[Situation, ...] = (
     ("hardware asks", 0.15, _hardware_asks),
     ("nucleus backlog", 0.06, _nucleus_backlog),
     ("event service", 0.08, _event_service),
+    ("jumbo", 0.1, _jumbo),
     ("input incomplete", 0.06, _input_incomplete),
     ("bootstrap", 0.08, _bootstrap),
     ("io boundary", 0.05, _io_boundary),

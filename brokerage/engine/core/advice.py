@@ -126,6 +126,11 @@ ACTIONS: dict[str, Action] = {
         SITE, "Look at the error summary now, before the inputs run out of attempts and the task is throttled."
     ),
     "state_scouting": Action(WAIT, "Wait for the scouts: the rest of the jobs follow once they end."),
+    "state_running_jumbo": Action(
+        WAIT,
+        "Wait for the jumbo jobs; with none active the jumbo watchdog kicks the task (useJumbo L) and the next job "
+        "generation makes one. Co-jumbo jobs left waiting six hours go back for real ones.",
+    ),
     "state_running_merging": Action(
         WAIT,
         "Wait for the merges; if a merge job fails its third attempt its jobs are cancelled and their inputs run "

@@ -444,6 +444,8 @@ class Plugin:
     candidate_kind: ClassVar[str] = "queue"
     retry_after_minutes: ClassVar[int | None] = None
     max_candidates: ClassVar[int | None] = None
+    # the stage that late_skips' candidates leave by
+    late_stage: ClassVar[str] = "problematic"
     filters: ClassVar[Sequence[Filter]] = ()
     # Detail and factor keys that are the candidate's own attributes → the prepared array holding them.
     frame_keys: ClassVar[Mapping[str, str]] = {}
@@ -581,7 +583,7 @@ class Plugin:
                     gone |= mask
                 before = len(candidates)
                 candidates = [c for c in candidates if not gone[names.index(c.name)]]
-                stages.append(Stage("problematic", before, len(candidates)))
+                stages.append(Stage(self.late_stage, before, len(candidates)))
             cap = self.candidate_cap(context)
             if cap is not None and len(candidates) > cap:
                 for dropped in candidates[cap:]:

@@ -571,6 +571,13 @@ _STATES = [
         "there are done, and is tried three times.",
     ),
     Reason(
+        "state_running_jumbo",
+        "running, with jumbo jobs",
+        "Its jumbo jobs take events of any of its job sets on demand, beside its co-jumbo jobs.",
+        "Jumbo jobs: {flag}; {jumbo}; {fakes} waiting at WAITING_CO_JUMBO for them. A co-jumbo job whose events "
+        "jumbo jobs processed is finished by the co-jumbo check, its events done.",
+    ),
+    Reason(
         "state_scouting",
         "scouting",
         "A few scout jobs run first; the rest are made once their memory, CPU and output figures are known.",

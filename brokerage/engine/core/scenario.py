@@ -70,6 +70,7 @@ class TaskSpec:
     eventService: bool = False
     nEsConsumers: int | None = None
     maxAttemptEsJob: int | None = None
+    nJumboJobs: int | None = None
     workDiskUnit: str = "MB"
     taskClass: str = ""
     site: str = ""
@@ -139,6 +140,7 @@ def _parse_task(data: object) -> TaskSpec:
             eventService=r.boolean("eventService"),
             nEsConsumers=r.integer("nEsConsumers", minimum=1),
             maxAttemptEsJob=r.integer("maxAttemptEsJob", minimum=0),
+            nJumboJobs=r.integer("nJumboJobs", minimum=0),
             taskClass=r.text("taskClass", choices=("", "S", "A", "B", "C")),
             site=r.text("site"),
         ),

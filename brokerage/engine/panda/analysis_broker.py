@@ -232,6 +232,8 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
     retry_after_minutes = 20  # seed 000: "the task is pending for 20 min"
     master_complete_only_when_io = False
     max_candidates = 10
+    # AtlasAnalJobBroker's late drops are its problematic queues (late_skips), not production's jumbo queues
+    late_stage = "problematic"
 
     @staticmethod
     def software_checker(config):

@@ -27,7 +27,7 @@ from brokerage.engine.core.plugin import (
 )
 from brokerage.engine.core.scenario import Scenario
 from brokerage.engine.panda import job_rules_data, job_rules_resources, job_rules_site, job_rules_worker
-from brokerage.engine.panda.job_candidates import JobCandidates
+from brokerage.engine.panda.job_candidates import JobCandidates, preassign_mode
 from brokerage.engine.panda.job_grid import JobGrid
 from brokerage.engine.panda.job_rules_worker import software_checkers
 from brokerage.engine.panda.job_weights import JobWeights
@@ -164,6 +164,19 @@ class AtlasProdJobBroker(JobCandidates, JobGrid, JobWeights, Plugin):
         "queued all",
         "t1 weight most running",
     )
+
+    # seed 002, "Jumbo jobs and co-jumbo jobs": a task with nJumboJobs gets "one jumbo job … for each PQ which has
+    # useJumbo", while its co-jumbo jobs go where "the standard brokerage procedures for event service" send them.
+    # AtlasProdJobBroker's last loop (2083-2092, 1.0.4) weighs the queues taking jumbo jobs with the others, then
+    # keeps them as the task's jumbo candidates instead of candidates for its job set: they leave at this stage,
+    # with the reason "jumbo", and the job generation reads them there (adapters.job_brokerage.jumbo_candidates).
+    late_stage = "jumbo jobs"
+
+    def late_skips(self, context: Context) -> list:
+        jumbo = context.task.nJumboJobs
+        if not jumbo or preassign_mode(context) == "site":
+            return []
+        return [(self.late_stage, context["jumbo_only"], "jumbo", {"nJumboJobs": jumbo})]
 
     def filters_for(self, scenario: Scenario):
         """The seed's order, or IO_CHECK_RULE panda's (_panda_order)."""

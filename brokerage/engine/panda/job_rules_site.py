@@ -229,9 +229,9 @@ ZERO_SHARE = Filter("zero share", "zeroshare", Variants("FAIRSHARE_RULE", seed=z
 
 def jumbo_only(context: Context) -> Rejection:
     """CRIC_QUEUE_RULE panda (AtlasProdJobBroker.py 618-635, 1.0.4): a queue whose catchall (or params) says
-    useJumboJobs takes jumbo jobs only, so a job set not pre-assigned of a task without nJumboJobs (no scenario
-    has any) skips it."""
-    if preassign_mode(context) == "site":
+    useJumboJobs takes jumbo jobs only, so a job set not pre-assigned of a task without nJumboJobs skips it (a task
+    with nJumboJobs keeps it for its jumbo jobs: AtlasProdJobBroker.late_skips)."""
+    if preassign_mode(context) == "site" or context.task.nJumboJobs:
         return NOTHING_FAILS
     return Rejection(context["jumbo_only"], {"useJumboJobs": context["jumbo_only"]})
 

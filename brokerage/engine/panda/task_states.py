@@ -115,6 +115,11 @@ class TaskFacts:
     merging_jobs: int = 0
     merge_jobs_active: int = 0
     merge_attempts_failed: int = 0
+    # a task with jumbo jobs (useJumbo W, R, P or L): its flag in words, its active jumbo jobs, its co-jumbo jobs
+    # waiting at WAITING_CO_JUMBO
+    jumbo_flag: str = ""
+    jumbo_jobs_active: int = 0
+    fake_co_jumbo_waiting: int = 0
     main_error: MainError | None = None
     sentences: list[str] = field(default_factory=list)
     # the job throttler holding its work queue's new jobs back now: (reason code `throttle_*`, its numbers)
@@ -219,6 +224,13 @@ def task_state_explain(facts: TaskFacts) -> tuple[list[str], list[Advice]]:
                 failed_merges=_counted(facts.merge_attempts_failed, "merge attempt"),
             )
             codes.append("state_running_merging")
+        if facts.jumbo_flag:  # seed 002, "Jumbo jobs and co-jumbo jobs" (services/jumbo.py)
+            detail.update(
+                flag=facts.jumbo_flag,
+                jumbo=_counted(facts.jumbo_jobs_active, "active jumbo job"),
+                fakes=_counted(facts.fake_co_jumbo_waiting, "co-jumbo job"),
+            )
+            codes.append("state_running_jumbo")
     elif status == "scouting":
         detail.update(wanted=facts.scouts_wanted, done=facts.scouts_done, failed=facts.scouts_failed)
         codes.append("state_scouting")

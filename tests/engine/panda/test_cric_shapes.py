@@ -144,6 +144,34 @@ class TestCricRecord:
         assert codes(under("panda", scenario)) == {"J": "jumbo", "K": "jumbo"}
         assert codes(under("seed", scenario)) == {}
 
+    @pytest.mark.parametrize("profile", ["seed", "panda"])
+    def test_a_task_with_jumbo_jobs_keeps_the_jumbo_queues_for_them(self, profile):
+        # AtlasProdJobBroker.py 2083-2092: a task with nJumboJobs weighs the jumbo queues with the others, then keeps
+        # them as jumbo candidates; its job set (co-jumbo jobs) is drawn among the rest
+        es = {"jobseed": "all"}
+        scenario = job_scenario(
+            queue("J", catchall="useJumboJobs", **es), queue("Q", **es), queue("N", site="NUC", **es),
+            task={"nJumboJobs": 2, "eventService": True},
+        )  # fmt: skip
+        decision = under(profile, scenario)
+        assert decision.chosen in {"Q", "N"}
+        assert decision.skipped["J"].code == "jumbo"
+        assert decision.skipped["J"].filter == "jumbo jobs"
+        assert decision.skipped["J"].detail["nJumboJobs"] == 2
+        assert decision.stages[-1].filter == "jumbo jobs"
+        assert (decision.stages[-1].before, decision.stages[-1].after) == (3, 2)
+
+    def test_a_task_with_jumbo_jobs_and_only_jumbo_queues_has_no_queue_for_its_job_set(self):
+        # the nucleus's queue runs no event service (jobseed std): the jumbo queue is the only one left, kept for jumbo
+        scenario = job_scenario(
+            queue("J", catchall="useJumboJobs", jobseed="all"), NUC, task={"nJumboJobs": 1, "eventService": True}
+        )
+        decision = under("panda", scenario)
+        assert decision.chosen is None
+        assert decision.outcome == "pending"
+        assert decision.skipped["N"].code == "es"
+        assert decision.skipped["J"].filter == "jumbo jobs"
+
     def test_a_queue_caps_the_io_intensity_it_takes(self):
         # AtlasProdJobBroker.py 1426-1441: ioIntensity 600 > params.max_io_intensity 500: skipped; 600 ≤ 600 kept
         scenario = job_scenario(

@@ -221,3 +221,22 @@ def test_a_running_task_with_jobs_merging_says_how_many_and_its_merges():
     why, _ = task_state_explain(failing)
     assert why[0] == "It runs, but 25 % of its jobs that ended in the last 6 h failed (4 of 16)."
     assert why[1].startswith("Jobs in merging, waiting for their merge: 6 (2 merge jobs active, 1 merge attempt ")
+
+
+def test_a_running_task_with_jumbo_jobs_says_its_flag_its_jumbo_jobs_and_the_co_jumbo_jobs_waiting():
+    # seed 002, "Jumbo jobs and co-jumbo jobs": useJumbo R, 1 jumbo job active, 4 fake co-jumbo jobs waiting
+    facts = TaskFacts(
+        status="running",
+        jumbo_flag="jumbo jobs made, every input given out",  # states.USE_JUMBO["R"]
+        jumbo_jobs_active=1,
+        fake_co_jumbo_waiting=4,
+    )
+    why, advice = task_state_explain(facts)
+    assert why == [
+        "Jumbo jobs: jumbo jobs made, every input given out; 1 active jumbo job; 4 co-jumbo jobs waiting at "
+        "WAITING_CO_JUMBO for them. A co-jumbo job whose events jumbo jobs processed is finished by the co-jumbo "
+        "check, its events done."
+    ]
+    assert [(a.kind, a.codes) for a in advice] == [(WAIT, ("state_running_jumbo",))]
+    # disabled (D) or never enabled: no flag given, nothing said
+    assert task_state_explain(replace(facts, jumbo_flag=""))[0] == []

@@ -43,6 +43,8 @@ READ_BY_ADAPTERS = {
     "SHARE_ALLOCATION_RULE": "job generation's share holds (tests/jobs/test_job_generation.py, both profiles)",
     "PRESTAGE_RULE": "the watchdog's data-motion throttle (tests/watchdog/test_data_motion.py, both profiles)",
     "TIMEOUT_WAITING": "the watchdog's waiting jobs (tests/watchdog/test_timeout_rules.py, both profiles)",
+    "JUMBO_DOG_RULE": "the jumbo watchdog (tests/brokerage/test_jumbo.py, tests/watchdog/test_jumbo_watchdog.py, both "
+    "profiles; tests/tools/peer/test_jumbo_watchdog.py against the real one)",
 }
 
 

@@ -1,0 +1,202 @@
+"""Jumbo jobs (seed 002, "Jumbo jobs and co-jumbo jobs" and "Jumbo job switcher"): the watchdog round that switches
+them on and off (brokerage.jumbo decides, this applies) and the hourly check of co-jumbo jobs.
+
+* `jumbo_watch_run` every ten minutes: each action on a task is written with its numbers in the task's status log
+  (status unchanged, actor "jumbo watchdog"), as the priority boost writes its own.
+* `co_jumbo_check` ("A cron hourly checks co-jumbo jobs in waiting/assigned/activated state and finishes them if
+  all events in corresponding jobsets are done"): such a job finishes, its events processed by jumbo jobs become
+  done ("Those events are changed to done when co-jumbo jobs are finished"). A fake co-jumbo job waiting at
+  WAITING_CO_JUMBO whose task disabled jumbo jobs, or older than six hours, is closed and its inputs go back for a
+  real co-jumbo job (getCoJumboJobsToBeFinished, 1.0.4).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import Exists, OuterRef
+
+from brokerage import jumbo
+from brokerage.jumbo import JumboLimits, JumboRound
+from brokerage.models import DatasetFile, Event, Job, Task, TaskStatusLog
+from brokerage.selectors.gdpconfig import gdpconfig_view
+from brokerage.selectors.jumbo import jumbo_task_facts
+from brokerage.services.bulk import rows_lock
+from brokerage.services.retries import job_inputs_after_end
+from brokerage.services.status import job_status_transition_many
+from brokerage.states import CO_JUMBO_JOB, EVENTS_PROCESSED, FAKE_CO_JUMBO_HOURS, JOB_ACTIVE, WAITING_CO_JUMBO
+
+ACTOR = "jumbo watchdog"
+# the co-jumbo jobs the hourly check looks at (seed 002)
+CHECKED_STATUSES = ("waiting", "assigned", "activated")
+
+
+def jumbo_limits(*, config) -> JumboLimits:
+    """The jumbo_dog parameters from a configuration view (derived defaults applied by the registry)."""
+    return JumboLimits(
+        max_tasks=config.get("JUMBO_MAX_TASKS"),
+        min_events_disable=config.get("JUMBO_MIN_EVENTS_DISABLE"),
+        min_events_enable=config.get("JUMBO_MIN_EVENTS_ENABLE"),
+        max_events=config.get("JUMBO_MAX_EVENTS"),
+        per_task=config.get("JUMBO_PER_TASK"),
+        per_site=config.get("JUMBO_PER_SITE"),
+        max_current_priority=config.get("JUMBO_MAX_CURR_PRIO"),
+        progress_to_boost=config.get("JUMBO_PROG_TO_BOOST"),
+        max_files_to_boost=config.get("JUMBO_MAX_FILES_TO_BOOST"),
+        priority_when_disabled=config.get("JUMBO_PRIO_DISABLED"),
+    )
+
+
+def jumbo_watch_run(*, now: datetime, vo: str = "atlas") -> JumboRound:
+    """One JumboWatchDog round: reads the tasks, decides (JUMBO_DOG_RULE's variant) and applies every action in
+    one transaction, the tasks locked in the one lock order."""
+    config = gdpconfig_view(vo=vo)
+    decided = jumbo.jumbo_rules.pick(config)(tasks=jumbo_task_facts(now=now), limits=jumbo_limits(config=config))
+    if not decided.actions:
+        return decided
+    with transaction.atomic():
+        locked = set(rows_lock(Task, {action.task_id for action in decided.actions}))
+        tasks = {task.pk: task for task in Task.objects.filter(pk__in=locked)}
+        logs = []
+        for action in decided.actions:
+            task = tasks.get(action.task_id)
+            if task is None or not _apply(task, action):
+                continue
+            task.modificationTime = now
+            logs.append(
+                TaskStatusLog(
+                    task=task,
+                    timestamp=now,
+                    old_status=task.status,
+                    new_status=task.status,
+                    actor=ACTOR,
+                    reason=action.message[:500],
+                )
+            )
+        Task.objects.bulk_update(
+            list(tasks.values()), ["useJumbo", "taskParams", "currentPriority", "modificationTime"]
+        )
+        TaskStatusLog.objects.bulk_create(logs)
+        for action in decided.actions:
+            if action.action == "reset" and action.task_id in tasks:
+                co_jumbo_inputs_reset(task_id=action.task_id, now=now)
+    return decided
+
+
+def _apply(task: Task, action: jumbo.JumboAction) -> bool:
+    """One action on a locked task; False when there is nothing to do (the task moved on since it was read)."""
+    params = dict(task.taskParams or {})
+    if action.action == "enable":
+        # enableJumboJobs (1.0.4): useJumbo W, nJumboJobs and maxJumboPerSite set (JEDI's NJ and MJ split rules)
+        task.useJumbo = jumbo.WAITING
+        params.update(nJumboJobs=action.detail["nJumboJobs"], maxJumboPerSite=action.detail["maxJumboPerSite"])
+    elif action.action == "disable":
+        task.useJumbo = jumbo.DISABLED
+        params.update(nJumboJobs=0, maxJumboPerSite=0)
+    elif action.action == "boost":
+        if task.currentPriority >= action.priority:
+            return False
+        task.currentPriority = action.priority
+    elif action.action == "kick":
+        # kickPendingTasksWithJumbo_JEDI: only a pending or running task with useJumbo P or R, not locked
+        if task.useJumbo not in (jumbo.PENDING, jumbo.RUNNING) or task.status not in ("pending", "running"):
+            return False
+        if task.lockedBy:
+            return False
+        task.useJumbo = jumbo.LACK
+    elif action.action not in ("keep", "reset"):
+        raise ValueError(f"unknown jumbo action {action.action!r}")
+    task.taskParams = params
+    return True
+
+
+def co_jumbo_inputs_reset(*, task_id: int, now: datetime) -> int:
+    """resetInputToReGenCoJumbo_JEDI (1.0.4): the task's master input files still running that no active job holds
+    go back to ready with one more attempt allowed, so job generation makes real co-jumbo jobs for them."""
+    holders = Job.objects.filter(pk=OuterRef("PandaID"), jobStatus__in=JOB_ACTIVE)
+    files = DatasetFile.objects.filter(
+        task_id=task_id, type__in=("input", "pseudo_input"), dataset__master__isnull=True, status="running"
+    ).exclude(Exists(holders))
+    reset = 0
+    for file in files.select_for_update():
+        file.status = "ready"
+        file.attemptNr += 1
+        file.maxAttempt = None if file.maxAttempt is None else file.maxAttempt + 1
+        file.maxFailure = None if file.maxFailure is None else file.maxFailure + 1
+        file.lastAttemptTime = now
+        file.save(update_fields=["status", "attemptNr", "maxAttempt", "maxFailure", "lastAttemptTime"])
+        reset += 1
+    return reset
+
+
+def co_jumbo_check(*, now: datetime) -> dict[str, list[int]]:
+    """The hourly check (module docstring): the co-jumbo jobs finished because jumbo jobs processed all their events,
+    and the fake ones closed to make room for real ones."""
+    jobs = list(
+        Job.objects.filter(eventService=CO_JUMBO_JOB, jobStatus__in=CHECKED_STATUSES).values_list(
+            "pk", "jobStatus", "computingSite", "creationTime", "task__useJumbo"
+        )
+    )
+    if not jobs:
+        return {}
+    ids = [pk for pk, *_ in jobs]
+    open_events = set(
+        Event.objects.filter(PandaID__in=ids).exclude(status__in=EVENTS_PROCESSED).values_list("PandaID", flat=True)
+    )
+    with_events = set(Event.objects.filter(PandaID__in=ids).values_list("PandaID", flat=True))
+    done = [pk for pk in ids if pk in with_events and pk not in open_events]
+    too_old = now - timedelta(hours=FAKE_CO_JUMBO_HOURS)
+    given_back = [
+        pk
+        for pk, status, site, created, use_jumbo in jobs
+        if pk not in done
+        and status == "waiting"
+        and site == WAITING_CO_JUMBO
+        and (use_jumbo == jumbo.DISABLED or created < too_old)
+    ]
+    finished: list[int] = []
+    closed: list[int] = []
+    by_status = {pk: status for pk, status, *_ in jobs}
+    with transaction.atomic():
+        for status in CHECKED_STATUSES:
+            finished += job_status_transition_many(
+                from_status=status,
+                to_status="finished",
+                job_ids=[pk for pk in done if by_status[pk] == status],
+                reason="co-jumbo job: every event of its job set processed by jumbo jobs",
+                actor=ACTOR,
+                now=now,
+            )
+        closed += job_status_transition_many(
+            from_status="waiting",
+            to_status="closed",
+            job_ids=given_back,
+            reason="fake co-jumbo job given back for a real co-jumbo job (jumbo disabled or waiting over "
+            f"{FAKE_CO_JUMBO_HOURS} h)",
+            actor=ACTOR,
+            now=now,
+            columns={"jobSubStatus": "co_jumbo_reset"},
+        )
+        # the given-back jobs' events not yet processed are cancelled, and their files go back to ready with one
+        # attempt more (as resetInputToReGenCoJumbo_JEDI's): job generation cuts those ranges again for real jobs
+        Event.objects.filter(PandaID__in=closed, status="ready").update(status="cancelled")
+        job_inputs_after_end(finished=finished, failed=[], closed=closed, now=now)
+        _files_given_back(job_ids=closed, now=now)
+    return {k: v for k, v in (("finished", finished), ("closed", closed)) if v}
+
+
+def _files_given_back(*, job_ids: list[int], now: datetime) -> None:
+    """The files of given-back co-jumbo jobs none of whose ranges is still open: ready again, one attempt more."""
+    open_ranges = Event.objects.filter(file_id=OuterRef("pk"), status__in=("ready", "sent", "running"))
+    for file in (
+        DatasetFile.objects.filter(events__PandaID__in=job_ids, status__in=("picked", "running", "partial"))
+        .exclude(Exists(open_ranges))
+        .distinct()
+        .select_for_update()
+    ):
+        file.status = "ready"
+        file.attemptNr += 1
+        file.maxAttempt = None if file.maxAttempt is None else file.maxAttempt + 1
+        file.lastAttemptTime = now
+        file.save(update_fields=["status", "attemptNr", "maxAttempt", "lastAttemptTime"])
