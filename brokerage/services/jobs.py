@@ -558,7 +558,24 @@ def jumbo_placements(*, task: dict, decision: EngineDecision, active: dict[int, 
     return placed
 
 
-def _jumbo_job(task: dict, queue: str, jobset_id: int, number: int, now: datetime) -> Job:
+def _task_job_fields(task: dict, *, work_queue_id: int) -> dict:
+    """What every job of a task takes from it (a partition's job: its own sub-queue's work queue)."""
+    return {
+        "prodSourceLabel": task["prodSourceLabel"] or "managed",
+        "processingType": task["processingType"] or "",
+        "nucleus": task["nucleus"] or "",
+        "gshare": task["gshare"] or "",
+        "workQueue_id": task.get("workQueue_id") or work_queue_id,
+        "resource_type": task["resource_type"],
+        "prodUserName": task["userName"] or "",
+        "workingGroup": task["workingGroup"] or "",
+        "transformation": task["transUses"] or "",
+        "homepackage": task["transHome"] or "",
+        "cmtConfig": task["architecture"] or "",
+    }
+
+
+def _jumbo_job(task: dict, queue: str, jobset_id: int, number: int, now: datetime, *, work_queue_id: int) -> Job:
     """A jumbo job: it takes any events of its task on demand, none given with it (seed 002)."""
     return Job(
         task_id=task["jediTaskID"],
@@ -566,20 +583,10 @@ def _jumbo_job(task: dict, queue: str, jobset_id: int, number: int, now: datetim
         jobName=f"{task['taskName'][:200]}.{jobset_id}.jumbo{number}",
         jobStatus="pending",
         eventService=JUMBO_JOB,
-        prodSourceLabel=task["prodSourceLabel"] or "managed",
-        processingType=task["processingType"] or "",
         currentPriority=task["currentPriority"],
         assignedPriority=task["currentPriority"],
         computingSite=queue,
-        nucleus=task["nucleus"] or "",
-        gshare=task["gshare"] or "",
-        workQueue_id=task.get("workQueue_id"),
-        resource_type=task["resource_type"],
-        prodUserName=task["userName"] or "",
-        workingGroup=task["workingGroup"] or "",
-        transformation=task["transUses"] or "",
-        homepackage=task["transHome"] or "",
-        cmtConfig=task["architecture"] or "",
+        **_task_job_fields(task, work_queue_id=work_queue_id),
         coreCount=task["coreCount"] or 1,
         nInputFiles=0,
         attemptNr=1,
@@ -652,7 +659,10 @@ def job_generation_plan(
         only_jumbo = task.get("useJumbo") == jumbo.LACK
         fake = decision.chosen is None
         site = WAITING_CO_JUMBO if fake else decision.chosen.partition("/")[0]
-        jobs.extend(_jumbo_job(task, queue, jobset_id, number, now) for number, queue in enumerate(jumbo_sites))
+        jobs.extend(
+            _jumbo_job(task, queue, jobset_id, number, now, work_queue_id=work_queue.pk)
+            for number, queue in enumerate(jumbo_sites)
+        )
         job_chunks.extend(JobChunk((), 0, None) for _ in jumbo_sites)
         previous_jobs.extend([] for _ in jumbo_sites)
         if only_jumbo:
@@ -693,20 +703,10 @@ def job_generation_plan(
                     specialHandling=PREPROCESS_HANDLING if preprocess else "",
                     jobStatus="pending",
                     eventService=CO_JUMBO_JOB if co_jumbo else ES_JOB if task.get("eventService") else 0,
-                    prodSourceLabel=task["prodSourceLabel"] or "managed",
-                    processingType=task["processingType"] or "",
                     currentPriority=priority,
                     assignedPriority=priority,
                     computingSite=site,
-                    nucleus=task["nucleus"] or "",
-                    gshare=task["gshare"] or "",
-                    workQueue_id=task.get("workQueue_id") or work_queue.pk,  # a partition's job: its sub-queue's
-                    resource_type=task["resource_type"],
-                    prodUserName=task["userName"] or "",
-                    workingGroup=task["workingGroup"] or "",
-                    transformation=task["transUses"] or "",
-                    homepackage=task["transHome"] or "",
-                    cmtConfig=task["architecture"] or "",
+                    **_task_job_fields(task, work_queue_id=work_queue.pk),
                     isScout=merge is None
                     and task["status"] == "ready"
                     and int(params.get("nScoutJobs", SCOUT_JOBS)) > 0,

@@ -24,7 +24,7 @@ from brokerage.selectors.gdpconfig import gdpconfig_view
 from brokerage.selectors.jumbo import jumbo_task_facts
 from brokerage.services.bulk import rows_lock
 from brokerage.services.retries import job_inputs_after_end
-from brokerage.services.status import job_status_transition_many
+from brokerage.services.status import job_status_transition_many, task_note
 from brokerage.states import CO_JUMBO_JOB, EVENTS_PROCESSED, FAKE_CO_JUMBO_HOURS, JOB_ACTIVE, WAITING_CO_JUMBO
 
 ACTOR = "jumbo watchdog"
@@ -64,16 +64,7 @@ def jumbo_watch_run(*, now: datetime, vo: str = "atlas") -> JumboRound:
             if task is None or not _apply(task, action):
                 continue
             task.modificationTime = now
-            logs.append(
-                TaskStatusLog(
-                    task=task,
-                    timestamp=now,
-                    old_status=task.status,
-                    new_status=task.status,
-                    actor=ACTOR,
-                    reason=action.message[:500],
-                )
-            )
+            logs.append(task_note(task=task, actor=ACTOR, reason=action.message, now=now))
         Task.objects.bulk_update(
             list(tasks.values()), ["useJumbo", "taskParams", "currentPriority", "modificationTime"]
         )

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.db.models import Q, Sum
 
 from brokerage.models import Dataset, Task, TaskStatusLog
+from brokerage.services.status import task_note
 
 BOOST_FRACTION = 0.95
 BOOST_MAX_JOBS_LEFT = 100
@@ -66,16 +67,12 @@ def task_priority_boost(*, now: datetime) -> list[int]:
             task.gshare = BOOST_GSHARE
             task.modificationTime = now
             logs.append(
-                TaskStatusLog(
+                task_note(
                     task=task,
-                    timestamp=now,
-                    old_status=task.status,
-                    new_status=task.status,
                     actor="priority boost",
-                    reason=(
-                        f"{fraction:.0%} done, {jobs_left} jobs left: priority {old[0]} → {task.currentPriority}, "
-                        f"gshare {old[1] or '—'} → {BOOST_GSHARE}"
-                    ),
+                    reason=f"{fraction:.0%} done, {jobs_left} jobs left: priority {old[0]} → {task.currentPriority}, "
+                    f"gshare {old[1] or '—'} → {BOOST_GSHARE}",
+                    now=now,
                 )
             )
         Task.objects.bulk_update(tasks, ["currentPriority", "gshare", "modificationTime"])

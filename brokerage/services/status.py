@@ -11,10 +11,19 @@ from django.db.models import DateTimeField, F, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from brokerage.models import Task, TaskStatusLog
 from brokerage.models.base import Stateful
 from brokerage.states import IllegalTransition
 
-__all__ = ["IllegalTransition", "status_transition", "status_transition_many"]
+__all__ = ["IllegalTransition", "status_transition", "status_transition_many", "task_note"]
+
+
+def task_note(*, task: Task, actor: str, reason: str, now: datetime) -> TaskStatusLog:
+    """A task status-log row (unsaved) that moves nothing: what a service did to the task in its status (a priority
+    boost, a jumbo-job switch), so the task's timeline says it beside its moves."""
+    return TaskStatusLog(
+        task=task, timestamp=now, old_status=task.status, new_status=task.status, actor=actor, reason=reason[:500]
+    )
 
 
 def status_transition(
