@@ -245,11 +245,13 @@ MERGE_PRIORITY = 5000
 MERGE_MAX_ATTEMPTS = 3
 MERGE_FAILED_SUBSTATUS = "merge_failed"
 
-# Jumbo and co-jumbo jobs (seed 002, "Jumbo jobs and co-jumbo jobs"; services/jumbo.py): Job.eventService as
-# panda-server 1.0.4 numbers them (EventServiceUtils: esJobFlagNumber 1, jumboJobFlagNumber 4, coJumboJobFlagNumber
-# 5), the queue name of fake co-jumbo jobs (siteIdForWaitingCoJumboJobs) and the CRIC catchall key of queues that take
-# jumbo jobs. A fake co-jumbo job older than this many hours is given back for a real one (getCoJumboJobsToBeFinished).
+# Jumbo, co-jumbo and event service jobs (seed 002, "Jumbo jobs and co-jumbo jobs", "Final status of Event Service
+# jobs"; services/jumbo.py, services/event_service.py): Job.eventService as panda-server 1.0.4 numbers them
+# (EventServiceUtils: esJobFlagNumber 1, esMergeJobFlagNumber 2, jumboJobFlagNumber 4, coJumboJobFlagNumber 5), the
+# queue name of fake co-jumbo jobs (siteIdForWaitingCoJumboJobs) and the CRIC catchall key of queues that take jumbo
+# jobs. A fake co-jumbo job older than this many hours is given back for a real one (getCoJumboJobsToBeFinished).
 ES_JOB = 1
+ES_MERGE_JOB = 2
 # A task's useJumbo flag (JediTaskSpec.enum_useJumbo, 1.0.4) and what each says (brokerage/jumbo.py moves it)
 USE_JUMBO = {
     "": "never enabled",

@@ -13,6 +13,7 @@ PURE = [
     "brokerage/shares.py",
     "brokerage/throttle.py",
     "brokerage/jumbo.py",
+    "brokerage/event_service.py",
     "brokerage/splitter.py",
     "brokerage/watchdog.py",
     "brokerage/gdpconfig",
@@ -48,7 +49,7 @@ def test_no_framework_import_in_source(path):
 def test_importing_them_loads_no_framework():
     code = (
         "import sys, brokerage.states, brokerage.shares, brokerage.gdpconfig;"
-        "import brokerage.throttle, brokerage.jumbo, brokerage.splitter, brokerage.watchdog;"
+        "import brokerage.throttle, brokerage.jumbo, brokerage.event_service, brokerage.splitter, brokerage.watchdog;"
         "import brokerage.engine, brokerage.engine.panda.synthetic, brokerage.inputs_codec;"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'django', 'rest_framework', 'celery'}))"
     )

@@ -317,13 +317,51 @@ def job_detail(*, job_id: int, now: datetime) -> dict[str, Any] | None:
         "errors": errors,
         "timeout": timeout,
         "merge": job_merge_state(job),
-        "jumbo": job_jumbo_state(job),
+        "jumbo": job_event_service_state(job),
     }
 
 
-def job_jumbo_state(job: Job) -> dict[str, Any] | None:
-    """What a jumbo or co-jumbo job is and where it stands (seed 002, "Jumbo jobs and co-jumbo jobs";
-    services/jumbo.py), in a sentence, with the task's active jumbo jobs. None for any other job. Two queries."""
+# what an event service job's substatus says (seed 002, "Final status of Event Service jobs"; services/event_service.py)
+ES_SUBSTATUS_SENTENCES = {
+    "es_retry": "it processed some of its event ranges; those left went to a new consumer of its job set, and it waits "
+    "in merging for the job set's ES merge job.",
+    "es_wait": "its event ranges are done; it waits in merging while other ES jobs of its job set still run, then one "
+    "ES merge job merges the set.",
+    "es_merge": "it was the last of its job set and every range of the set is done: the set's ES merge job merges "
+    "them.",
+    "es_inaction": "it processed no event range; its ranges went to another consumer (or the set was done without it).",
+    "es_aborted": "another ES job of its job set failed for good (a range at its attempt limit), so the set was given "
+    "up: its running ranges cancelled.",
+    "es_merge_failed": "its job set's ES merge job failed its last attempt.",
+}
+
+
+def job_event_service_state(job: Job) -> dict[str, Any] | None:
+    """What an event service, ES merge, jumbo or co-jumbo job is and where it stands, in a sentence, with its event
+    ranges by status and the task's active jumbo jobs. None for any other job. At most three queries."""
+    if job.eventService in (states.ES_JOB, states.ES_MERGE_JOB):
+        counts = dict(
+            Event.objects.filter(PandaID__in=[job.pk] if job.eventService == states.ES_JOB else
+                                 Job.objects.filter(mergeJob_id=job.pk).values("pk"))
+            .values("status").annotate(n=Count("pk")).values_list("status", "n")
+        )  # fmt: skip
+        ranges = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "none"
+        if job.eventService == states.ES_MERGE_JOB:
+            sentence = f"ES merge job: it merges the event ranges of its job set's ES jobs (ranges: {ranges})."
+        elif job.jobSubStatus in ES_SUBSTATUS_SENTENCES:
+            sentence = f"Event service job ({job.jobSubStatus}): {ES_SUBSTATUS_SENTENCES[job.jobSubStatus]}"
+            sentence += f" Its ranges: {ranges}."
+        elif job.jobStatus == "failed" and job.taskBufferErrorCode == 114:
+            sentence = (
+                f"Event service job failed: {job.taskBufferErrorDiag or 'maximum event attempts reached'}; its job "
+                f"set is given up (ranges: {ranges})."
+            )
+        else:
+            sentence = (
+                f"Event service job: its event ranges are given to it ahead and processed on the worker node, failed "
+                f"ones retried by new consumers up to the task's maxAttemptEsJob (ranges: {ranges})."
+            )
+        return {"sentence": sentence, "jumbo_jobs": []}
     if job.eventService not in (states.JUMBO_JOB, states.CO_JUMBO_JOB):
         return None
     jumbo_jobs = list(

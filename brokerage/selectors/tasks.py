@@ -22,6 +22,7 @@ from brokerage.models import (
     Dataset,
     DatasetFile,
     Decision,
+    Event,
     GlobalShare,
     Job,
     JobRetryHistory,
@@ -498,6 +499,37 @@ def task_why(*, task_id: int, now: datetime) -> dict[str, Any] | None:
     }
 
 
+# the kinds of jobs an event service task makes, by Job.eventService (EventServiceUtils, 1.0.4)
+EVENT_SERVICE_KINDS = {
+    states.ES_JOB: "ES jobs",
+    states.ES_MERGE_JOB: "ES merge jobs",
+    states.JUMBO_JOB: "jumbo jobs",
+    states.CO_JUMBO_JOB: "co-jumbo jobs",
+}
+
+
+def task_event_summary(*, task_id: int) -> dict[str, Any] | None:
+    """A task's event ranges by status (the event machine's order) and those jumbo jobs processed, and its event
+    service jobs by kind; None for a task without event ranges. Two grouped queries (the (task, status) index)."""
+    counts = dict(
+        Event.objects.filter(task_id=task_id).values("status").annotate(n=Count("pk")).values_list("status", "n")
+    )
+    if not counts:
+        return None
+    kinds = dict(
+        Job.objects.filter(task_id=task_id, eventService__in=list(EVENT_SERVICE_KINDS))
+        .values("eventService")
+        .annotate(n=Count("pk"))
+        .values_list("eventService", "n")
+    )
+    return {
+        "by_status": [{"status": s, "count": counts[s]} for s in states.EVENT.statuses if s in counts],
+        "total": sum(counts.values()),
+        "by_jumbo": Event.objects.filter(task_id=task_id, is_jumbo=True).count(),
+        "jobs": [{"kind": name, "count": kinds[flag]} for flag, name in EVENT_SERVICE_KINDS.items() if flag in kinds],
+    }
+
+
 def task_detail(*, task_id: int, now: datetime, decision_id: int | None = None) -> dict[str, Any] | None:
     """Everything the task page shows, in a fixed number of queries whatever the number of jobs."""
     task = Task.objects.select_related("workQueue", "parent").filter(pk=task_id).first()
@@ -539,6 +571,7 @@ def task_detail(*, task_id: int, now: datetime, decision_id: int | None = None) 
         "jobs_total": sum(by_status.values()),
         "jobs_by_queue": by_queue,
         "datasets": datasets,
+        "events": task_event_summary(task_id=task_id),
         "panels": panels,
         "selected": selected,
         "history": history,

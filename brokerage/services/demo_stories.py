@@ -31,6 +31,8 @@ task was created, files DDM lists, files at the task's nucleus]).
 - event ranges: one file cut in four ranges, partial between its scouts' ranges and the last one;
 - pilots lost at dispatch (`demoLostAtDispatch`): its first jobs stay sent until the watchdog closes them (30 grid
   minutes), then their files' second attempts run and it is done;
+- event service (`demoEventFailurePercent`): ranges failed and retried by new consumers, ES jobs in merging until
+  their job set's ES merge job; another whose ranges all fail until fatal, its ES job failed and the others aborted;
 - a jumbo job (`nJumboJobs`): its co-jumbo jobs wait at WAITING_CO_JUMBO while the jumbo job processes their events,
   then are finished by the co-jumbo check, their events done;
 - outputs merged (`mergeOutput`): its jobs wait in merging, its merge job fails its three attempts
@@ -256,6 +258,46 @@ STORIES = (
         # 8 cores of 7,000 MB: only the demo's jumbo queue has the memory (demo_grid, JUMBO_QUEUE_MAXRSS)
         cores=8,
         ram_per_core=7000,
+    ),
+    Story(
+        "done",
+        "mc23_13p6TeV.802016.event_service.simul",
+        3,
+        3,
+        # an event service task (seed 002, "Final status of Event Service jobs"): two ES jobs of 1,500 events, each
+        # over two files (two ranges); a fifth of the ranges fail and are retried by new consumers (es_retry, or
+        # es_inaction for a job that processed none), ES jobs wait in merging (es_wait) for the last one (es_merge),
+        # whose ES merge job merges their ranges
+        {
+            "demoRunMinutes": 4,
+            "demoFailurePercent": 0,
+            "demoEventFailurePercent": 20,
+            "nEventsPerJob": 1500,
+            "nFilesPerJob": None,
+            "maxAttemptEsJob": 4,
+            "demoReliablePilots": True,
+        },
+        event_service=True,
+        cores=8,  # an event service job is never a single-core one (job_rules_resources)
+    ),
+    Story(
+        "failed",
+        "mc23_13p6TeV.802017.event_service_crashing.simul",
+        1,
+        3,
+        # an event service task whose payload fails every range: its jobs are retried without a range processed
+        # (es_inaction), until a range reaches maxAttemptEsJob 2: fatal, its ES job failed (114) and the others of
+        # its job set closed (es_aborted)
+        {
+            "demoRunMinutes": 4,
+            "demoFailurePercent": 0,
+            "demoEventFailurePercent": 100,
+            "nEventsPerJob": 250,
+            "maxAttemptEsJob": 2,
+            "demoReliablePilots": True,
+        },
+        event_service=True,
+        cores=8,
     ),
     Story(
         "done",

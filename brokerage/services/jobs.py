@@ -76,6 +76,7 @@ from brokerage.splitter import (
 from brokerage.states import (
     CO_JUMBO_JOB,
     ES_JOB,
+    ES_MERGE_JOB,
     JUMBO_JOB,
     MERGE_MAX_ATTEMPTS,
     MERGE_PRIORITY,
@@ -200,10 +201,10 @@ def config_name(work_queue_name: str) -> str:
 def _claim(*, work_queue_ids: list[int], now: datetime, owner: str, per_resource_type: int, limit: int) -> list[int]:
     """The tasks of the work queues (one, or a partition's sub-queues together) that can get jobs: those with input
     left — ready files, or (event level) picked, running or partial files whose events are not all out — or with
-    pre-merged outputs to merge, and those waiting for their preprocess job (topreprocess), highest priority first
-    whichever sub-queue they are in; up to `per_resource_type` of each resource type (NTASKS: JobGenerator 1.0.4
-    gets nTasks tasks for each resource type of the work queue in turn), `limit` in all (the deployment's bound on
-    a cycle, JOB_GENERATION_BATCH)."""
+    pre-merged outputs (or ES jobs' ranges) to merge, and those waiting for their preprocess job (topreprocess),
+    highest priority first whichever sub-queue they are in; up to `per_resource_type` of each resource type (NTASKS:
+    JobGenerator 1.0.4 gets nTasks tasks for each resource type of the work queue in turn), `limit` in all (the
+    deployment's bound on a cycle, JOB_GENERATION_BATCH)."""
     inputs = DatasetFile.objects.filter(task=OuterRef("pk"), type__in=("input", "pseudo_input"))
     # jobs merging that no merge job holds (none yet, or its attempt failed): merging.merge_sets says when they are due
     unmerged = Job.objects.filter(task=OuterRef("pk"), jobStatus="merging", isMerge=False).filter(
@@ -215,7 +216,7 @@ def _claim(*, work_queue_ids: list[int], now: datetime, owner: str, per_resource
             Q(taskParams__has_key="nEventsPerJob")
             & Exists(inputs.filter(status__in=("picked", "running", "partial"), nEvents__isnull=False))
         )
-        | (Q(taskParams__mergeOutput=True) & Exists(unmerged))
+        | ((Q(taskParams__mergeOutput=True) | Q(eventService=ES_JOB)) & Exists(unmerged))
     )
     candidates = (
         Task.objects.filter(workQueue_id__in=work_queue_ids)
@@ -558,6 +559,16 @@ def jumbo_placements(*, task: dict, decision: EngineDecision, active: dict[int, 
     return placed
 
 
+def _event_service_flag(task: dict, *, merge: bool, co_jumbo: bool) -> int:
+    """A new job's eventService (EventServiceUtils, 1.0.4): an event service task's merge job is an ES merge job (2),
+    its other jobs co-jumbo (5) while it has jumbo jobs, else ES jobs (1); any other task's 0."""
+    if task.get("eventService") != ES_JOB:
+        return 0
+    if merge:
+        return ES_MERGE_JOB
+    return CO_JUMBO_JOB if co_jumbo else ES_JOB
+
+
 def _task_job_fields(task: dict, *, work_queue_id: int) -> dict:
     """What every job of a task takes from it (a partition's job: its own sub-queue's work queue)."""
     return {
@@ -702,7 +713,7 @@ def job_generation_plan(
                     + ("merge" if merge else PREPROCESS_HANDLING if preprocess else str(number)),
                     specialHandling=PREPROCESS_HANDLING if preprocess else "",
                     jobStatus="pending",
-                    eventService=CO_JUMBO_JOB if co_jumbo else ES_JOB if task.get("eventService") else 0,
+                    eventService=_event_service_flag(task, merge=merge is not None, co_jumbo=co_jumbo),
                     currentPriority=priority,
                     assignedPriority=priority,
                     computingSite=site,

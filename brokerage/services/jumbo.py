@@ -15,7 +15,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, F, OuterRef
 
 from brokerage import jumbo
 from brokerage.jumbo import JumboLimits, JumboRound
@@ -104,21 +104,22 @@ def _apply(task: Task, action: jumbo.JumboAction) -> bool:
 
 def co_jumbo_inputs_reset(*, task_id: int, now: datetime) -> int:
     """resetInputToReGenCoJumbo_JEDI (1.0.4): the task's master input files still running that no active job holds
-    go back to ready with one more attempt allowed, so job generation makes real co-jumbo jobs for them."""
+    go back to ready with one more attempt allowed (maxAttempt and maxFailure one more; NULL stays NULL), so job
+    generation makes real co-jumbo jobs for them. Returns how many."""
     holders = Job.objects.filter(pk=OuterRef("PandaID"), jobStatus__in=JOB_ACTIVE)
-    files = DatasetFile.objects.filter(
-        task_id=task_id, type__in=("input", "pseudo_input"), dataset__master__isnull=True, status="running"
-    ).exclude(Exists(holders))
-    reset = 0
-    for file in files.select_for_update():
-        file.status = "ready"
-        file.attemptNr += 1
-        file.maxAttempt = None if file.maxAttempt is None else file.maxAttempt + 1
-        file.maxFailure = None if file.maxFailure is None else file.maxFailure + 1
-        file.lastAttemptTime = now
-        file.save(update_fields=["status", "attemptNr", "maxAttempt", "maxFailure", "lastAttemptTime"])
-        reset += 1
-    return reset
+    return (
+        DatasetFile.objects.filter(
+            task_id=task_id, type__in=("input", "pseudo_input"), dataset__master__isnull=True, status="running"
+        )
+        .exclude(Exists(holders))
+        .update(
+            status="ready",
+            attemptNr=F("attemptNr") + 1,
+            maxAttempt=F("maxAttempt") + 1,
+            maxFailure=F("maxFailure") + 1,
+            lastAttemptTime=now,
+        )
+    )
 
 
 def co_jumbo_check(*, now: datetime) -> dict[str, list[int]]:
@@ -178,16 +179,14 @@ def co_jumbo_check(*, now: datetime) -> dict[str, list[int]]:
 
 
 def _files_given_back(*, job_ids: list[int], now: datetime) -> None:
-    """The files of given-back co-jumbo jobs none of whose ranges is still open: ready again, one attempt more."""
+    """The files of given-back co-jumbo jobs none of whose ranges is still open: ready again, one attempt more (a
+    NULL maxAttempt stays NULL)."""
     open_ranges = Event.objects.filter(file_id=OuterRef("pk"), status__in=("ready", "sent", "running"))
-    for file in (
+    ids = set(
         DatasetFile.objects.filter(events__PandaID__in=job_ids, status__in=("picked", "running", "partial"))
         .exclude(Exists(open_ranges))
-        .distinct()
-        .select_for_update()
-    ):
-        file.status = "ready"
-        file.attemptNr += 1
-        file.maxAttempt = None if file.maxAttempt is None else file.maxAttempt + 1
-        file.lastAttemptTime = now
-        file.save(update_fields=["status", "attemptNr", "maxAttempt", "lastAttemptTime"])
+        .values_list("pk", flat=True)
+    )
+    DatasetFile.objects.filter(pk__in=ids).update(
+        status="ready", attemptNr=F("attemptNr") + 1, maxAttempt=F("maxAttempt") + 1, lastAttemptTime=now
+    )

@@ -35,11 +35,12 @@ from typing import Any
 
 from django.db.models import Count, Q
 
+from brokerage.event_service import ES_MERGE_FAILED
 from brokerage.job_errors import TASK_BUFFER_MERGE_FAILED
-from brokerage.models import Job, MergePreassignment
+from brokerage.models import Event, Job, MergePreassignment
 from brokerage.services.bulk import bulk_update_values
 from brokerage.services.status import job_status_transition_many
-from brokerage.states import JOB_ACTIVE, MERGE_FAILED_SUBSTATUS, MERGE_MAX_ATTEMPTS
+from brokerage.states import ES_JOB, ES_MERGE_JOB, JOB_ACTIVE, MERGE_FAILED_SUBSTATUS, MERGE_MAX_ATTEMPTS
 
 # JEDI's nFilesPerMergeJob when the task does not set it
 MERGE_FILES_DEFAULT = 10
@@ -62,6 +63,7 @@ class MergeSet:
     input_bytes: int
     skipped_hours: float
     attempt: int = 1
+    event_service: bool = False  # an ES merge job: the ES jobs of one job set (seed 002, "Final status of ES jobs")
 
     def jobs(self) -> dict[str, Any]:
         """The scenario's `jobs` object of the merge job set."""
@@ -76,7 +78,13 @@ class MergeSet:
 
 
 def merges_output(task: dict[str, Any]) -> bool:
-    return bool((task.get("taskParams") or {}).get("mergeOutput"))
+    """A task whose jobs' outputs are merged: mergeOutput, or event service (its ES merge jobs)."""
+    return bool((task.get("taskParams") or {}).get("mergeOutput")) or merges_events(task)
+
+
+def merges_events(task: dict[str, Any]) -> bool:
+    """An event service task (not one with jumbo jobs): its ES jobs wait in merging for their job set's merge job."""
+    return task.get("eventService") == ES_JOB and not (task.get("taskParams") or {}).get("nJumboJobs")
 
 
 def premerged_split(*, job_ids: list[int]) -> tuple[list[int], list[int]]:
@@ -100,23 +108,33 @@ def merge_sets(*, tasks: dict[int, dict[str, Any]], now: datetime) -> list[Merge
     merging = [pk for pk, task in tasks.items() if merges_output(task)]
     if not merging:
         return []
-    fresh: dict[tuple[int, str], list[tuple[int, int]]] = defaultdict(list)
-    retried: dict[tuple[int, str, int, int], list[tuple[int, int]]] = defaultdict(list)
-    for pk, task_id, site, size, merge_id, merge_attempt in (
+    # an ES task's jobs merge by job set (the merge goes to the queue of its last ES job), the others' by queue
+    by_jobset = {pk for pk in merging if merges_events(tasks[pk])}
+    fresh: dict[tuple[int, str | int], list[tuple[int, int]]] = defaultdict(list)
+    retried: dict[tuple[int, str | int, int, int], list[tuple[int, int]]] = defaultdict(list)
+    site_of: dict[tuple[int, str | int], str] = {}
+    for pk, task_id, site, jobset, size, merge_id, merge_attempt in (
         Job.objects.filter(task_id__in=merging, jobStatus="merging", isMerge=False)
         .filter(Q(mergeJob__isnull=True) | Q(mergeJob__jobStatus__in=MERGE_ATTEMPT_FAILED))
         .order_by("pk")
-        .values_list("pk", "task_id", "computingSite", "outputFileBytes", "mergeJob_id", "mergeJob__attemptNr")
+        .values_list(
+            "pk", "task_id", "computingSite", "jobsetID", "outputFileBytes", "mergeJob_id", "mergeJob__attemptNr"
+        )
     ):
+        key = (task_id, jobset if task_id in by_jobset else site)
+        site_of[key] = site
         if merge_id is None:
-            fresh[(task_id, site)].append((pk, size or 0))
-        elif (merge_attempt or 1) < MERGE_MAX_ATTEMPTS:  # the last failure cancels them (merge_jobs_after_end)
-            retried[(task_id, site, merge_id, (merge_attempt or 1) + 1)].append((pk, size or 0))
-    busy = set(
-        Job.objects.filter(task_id__in=merging, jobStatus__in=PRODUCTION_ACTIVE, isMerge=False)
-        .values_list("task_id", "computingSite")
+            fresh[key].append((pk, size or 0))
+        elif (merge_attempt or 1) < MERGE_MAX_ATTEMPTS:  # the last failure ends them (merge_jobs_after_end)
+            retried[(*key, merge_id, (merge_attempt or 1) + 1)].append((pk, size or 0))
+    busy = {
+        (task_id, jobset if task_id in by_jobset else site)
+        for task_id, site, jobset in Job.objects.filter(
+            task_id__in=merging, jobStatus__in=PRODUCTION_ACTIVE, isMerge=False
+        )
+        .values_list("task_id", "computingSite", "jobsetID")
         .distinct()
-    )
+    }
     skipped = {
         (row.task_id, row.computingSite): row.skipped_since
         for row in MergePreassignment.objects.filter(task_id__in=merging)
@@ -126,17 +144,23 @@ def merge_sets(*, tasks: dict[int, dict[str, Any]], now: datetime) -> list[Merge
         since = skipped.get((task_id, site))
         return max((now - since).total_seconds() / 3600, 0.0) if since is not None else 0.0
 
-    def merge_set(task_id: int, site: str, group: list[tuple[int, int]], attempt: int) -> MergeSet:
+    def merge_set(key: tuple[int, str | int], group: list[tuple[int, int]], attempt: int) -> MergeSet:
+        task_id, site = key[0], site_of[key]
         jobs, total = tuple(pk for pk, _ in group), sum(bytes_ for _, bytes_ in group)
-        return MergeSet(task_id, site, jobs, total, hours(task_id, site), attempt)
+        return MergeSet(task_id, site, jobs, total, hours(task_id, site), attempt, task_id in by_jobset)
 
     # a failed attempt's next one at once: the queue was quiet for the first, and its jobs' files wait merged or not
-    sets = [merge_set(task_id, site, group, attempt) for (task_id, site, _, attempt), group in sorted(retried.items())]
-    for (task_id, site), outputs in sorted(fresh.items()):
-        if (task_id, site) in busy:
+    sets = [
+        merge_set((task_id, where), group, attempt) for (task_id, where, _, attempt), group in sorted(retried.items())
+    ]
+    for key, outputs in sorted(fresh.items(), key=lambda item: (item[0][0], str(item[0][1]))):
+        if key in busy:
             continue
-        size = int((tasks[task_id]["taskParams"] or {}).get("nFilesPerMergeJob") or MERGE_FILES_DEFAULT)
-        sets += [merge_set(task_id, site, outputs[at : at + size], 1) for at in range(0, len(outputs), size)]
+        if key[0] in by_jobset:  # one ES merge job for the job set's ES jobs
+            sets.append(merge_set(key, outputs, 1))
+            continue
+        size = int((tasks[key[0]]["taskParams"] or {}).get("nFilesPerMergeJob") or MERGE_FILES_DEFAULT)
+        sets += [merge_set(key, outputs[at : at + size], 1) for at in range(0, len(outputs), size)]
     return sets
 
 
@@ -175,11 +199,23 @@ def merge_jobs_after_end(*, finished: list[int], failed: list[int], now: datetim
         by_merge[merge_id].append(pk)
     finished_premerged: list[int] = []
     cancelled: list[int] = []
+    event_service = set(Job.objects.filter(pk__in=list(ended), eventService=ES_MERGE_JOB).values_list("pk", flat=True))
     for merge_id, job_ids in sorted(by_merge.items()):
         if ended[merge_id] == "finished":
             finished_premerged += job_status_transition_many(
                 from_status="merging", to_status="finished", job_ids=job_ids, now=now, actor=ACTOR,
                 reason=f"outputs merged by merge job {merge_id}",
+            )  # fmt: skip
+            # an ES merge job's event ranges: done → merged ("the corresponding ES merge job successfully finished")
+            Event.objects.filter(PandaID__in=job_ids, status="done").update(status="merged")
+        elif merge_id in event_service:
+            # seed 002: ES jobs "go to status=finished or failed (jobsubstatus=es_merge_failed) once corresponding
+            # ES-merge jobs are finished or failed"; their done ranges stay done
+            diag = f"ES merge job {merge_id} failed its attempt {merges[merge_id]} of {MERGE_MAX_ATTEMPTS}"
+            job_status_transition_many(
+                from_status="merging", to_status="failed", job_ids=job_ids, now=now, actor=ACTOR, reason=diag,
+                columns={"jobSubStatus": ES_MERGE_FAILED, "taskBufferErrorCode": TASK_BUFFER_MERGE_FAILED,
+                         "taskBufferErrorDiag": diag},
             )  # fmt: skip
         else:
             diag = f"merge job {merge_id} failed its attempt {merges[merge_id]} of {MERGE_MAX_ATTEMPTS}"
@@ -193,12 +229,13 @@ def merge_jobs_after_end(*, finished: list[int], failed: list[int], now: datetim
 
 
 def merges_pending(*, task_ids: list[int]) -> set[int]:
-    """Of the tasks, those whose outputs are merged and that still have a job merging or a merge job active (one
-    query)."""
+    """Of the tasks, those that still have a job merging or a merge job active: their outputs, or their ES jobs'
+    events, are not merged yet (one query)."""
     if not task_ids:
         return set()
     rows = (
-        Job.objects.filter(task_id__in=task_ids, task__taskParams__mergeOutput=True)
+        Job.objects.filter(task_id__in=task_ids)
+        .filter(Q(jobStatus="merging") | Q(isMerge=True, jobStatus__in=JOB_ACTIVE))
         .values("task_id")
         .annotate(
             merging=Count("pk", filter=Q(jobStatus="merging")),

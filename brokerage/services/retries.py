@@ -86,15 +86,18 @@ def job_inputs_after_end(*, finished: list[int], failed: list[int], closed: list
         PandaID__in=Job.objects.filter(pk__in=finished, eventService=CO_JUMBO_JOB).values("pk"), status="finished"
     ).update(status="done")
     Event.objects.filter(PandaID__in=ended_badly, status__in=("sent", "running")).update(status="failed")
-    _event_files_close([*finished, *ended_badly], now=now)
+    event_files_close([*finished, *ended_badly], now=now)
     dataset_counters_refresh(dataset_ids=touched, now=now)
     _memory_after_failures(failed, now=now)
 
 
-def _event_files_close(job_ids: list[int], *, now: datetime) -> None:
+def event_files_close(job_ids: list[int], *, now: datetime, cancelled_ends: bool = False) -> None:
     """An event-level file ends once every event of it is given out and none of its ranges is still open; a running
     one none of whose ranges runs any more, some finished, is partial (seed 002: "split at event-level and some of
-    event chunks were successfully finished") until its next range runs."""
+    event chunks were successfully finished") until its next range runs. `cancelled_ends`: a cancelled range is a
+    failed one (an ES job set given up: services.event_service), not one to cut again (a fake co-jumbo job given
+    back: services.jumbo)."""
+    bad_statuses = ("failed", "fatal", "cancelled") if cancelled_ends else ("failed", "fatal")
     files = list(
         DatasetFile.objects.filter(events__PandaID__in=job_ids, status__in=("picked", "running", "partial"))
         .values("pk", "nEvents")
@@ -106,8 +109,8 @@ def _event_files_close(job_ids: list[int], *, now: datetime) -> None:
         .values("file_id")
         .annotate(
             last=Max("def_max_eventID"),
-            open=Count("pk", filter=~Q(status__in=(*EVENTS_PROCESSED, "failed"))),
-            bad=Count("pk", filter=Q(status="failed")),
+            open=Count("pk", filter=~Q(status__in=(*EVENTS_PROCESSED, *bad_statuses))),
+            bad=Count("pk", filter=Q(status__in=bad_statuses)),
             good=Count("pk", filter=Q(status__in=EVENTS_PROCESSED)),
             running=Count("pk", filter=Q(status__in=("sent", "running"))),
         )

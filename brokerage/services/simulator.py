@@ -51,6 +51,7 @@ from brokerage.services.demo_dirac import dirac_demo_jobs
 from brokerage.services.demo_grid import ARCHITECTURE, RELEASES, demo_tasks_register
 from brokerage.services.demo_stories import STORIES, demo_ddm_act, demo_shifter_act, demo_stories_build
 from brokerage.services.dirac import dirac_jobs_submit, dirac_match_request, resource_from
+from brokerage.services.event_service import es_jobs_end, es_jobs_split
 from brokerage.services.locks import exclusive_run
 from brokerage.services.merging import premerged_split
 from brokerage.services.retries import OUT_OF_MEMORY_CODES, job_inputs_after_end, job_tasks_lock
@@ -163,13 +164,19 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0, inflow: bool = Fals
     )
     running = [row for row in running if row[1] not in real_pilots]
     failed_ids, done_ids, crashed = _jobs_ending(running, queues, now=now, minute=minute)
+    # an event service job's end is its ranges' (services.event_service): merging, failed or closed at once
+    es_done, done_ids = es_jobs_split(job_ids=done_ids)
+    es_failed, failed_ids = es_jobs_split(job_ids=failed_ids)
     # 4. a finished payload's job holds while its outputs are added, then transfers them to the nucleus (a job
     # elsewhere) and ends finished: the files it used are finished then
     stored, finished_ids, premerged = _jobs_stage_out(queues, now=now, minute=minute, move=move)
     with transaction.atomic():
-        free = job_tasks_lock(job_ids=finished_ids + failed_ids)
+        free = job_tasks_lock(job_ids=finished_ids + failed_ids + es_done + es_failed)
         finished_ids = [pk for pk in finished_ids if pk in free]
         failed_ids = [pk for pk in failed_ids if pk in free]
+        es_jobs_end(
+            succeeded=[pk for pk in es_done if pk in free], failed=[pk for pk in es_failed if pk in free], now=now
+        )
         # a pre-merged job waits in merging for its merge job, its outputs at its queue (services.merging)
         premerged = {pk for pk in finished_ids if pk in premerged}
         move(

@@ -81,7 +81,7 @@ def test_what_the_demo_reaches_in_ten_minutes(settings):
     assert JobStatusLog.objects.filter(old_status="throttled", new_status="activated").exists()
     # the merged story's jobs waited in merging; its merge failed three times (priority 5000), its jobs were
     # cancelled and their inputs retried, and the second round was merged
-    story = Task.objects.get(taskName__startswith="mc23_13p6TeV.802014.merged_outputs")
+    story = Task.objects.filter(taskName__startswith="mc23_13p6TeV.802014.merged_outputs").order_by("pk").first()
     merges = Job.objects.filter(task=story, isMerge=True).order_by("pk")
     assert [(m.attemptNr, m.jobStatus, m.currentPriority) for m in merges][:4] == [
         (1, "failed", 5000),
@@ -97,31 +97,11 @@ def test_what_the_demo_reaches_in_ten_minutes(settings):
     # the jumbo story: its 2 files of 1,000 events, 500 a job, made 4 fake co-jumbo jobs waiting at WAITING_CO_JUMBO
     # and one jumbo job at the demo's jumbo queue; the jumbo job processed their 4 ranges (is_jumbo), the co-jumbo
     # check finished the 4 waiting jobs, their events became done, and the watchdog then disabled jumbo jobs
-    jumbo_story = Task.objects.get(taskName__startswith="mc23_13p6TeV.802015.jumbo_events")
+    jumbo_story = Task.objects.filter(taskName__startswith="mc23_13p6TeV.802015.jumbo_events").order_by("pk").first()
     fakes = Job.objects.filter(
         task=jumbo_story, eventService=states.CO_JUMBO_JOB, computingSite=states.WAITING_CO_JUMBO
     )
     assert fakes.count() == 4
-    print(
-        "DBG",
-        list(
-            JobStatusLog.objects.filter(job__in=fakes).values_list(
-                "job_id", "timestamp", "old_status", "new_status", "reason"
-            )
-        ),
-    )
-    print(
-        "DBG2",
-        list(
-            Job.objects.filter(task=jumbo_story).values_list(
-                "pk", "eventService", "computingSite", "jobStatus", "creationTime", "endTime"
-            )
-        ),
-    )
-    print(
-        "DBG3",
-        list(TaskStatusLog.objects.filter(task=jumbo_story).values_list("timestamp", "new_status", "actor", "reason")),
-    )
     assert set(fakes.values_list("jobStatus", flat=True)) == {"finished"}
     assert JobStatusLog.objects.filter(job__in=fakes, old_status="defined", new_status="waiting").count() == 4
     assert JobStatusLog.objects.filter(job__in=fakes, old_status="waiting", new_status="finished").count() == 4
@@ -134,3 +114,25 @@ def test_what_the_demo_reaches_in_ten_minutes(settings):
     jumbo_story.refresh_from_db()
     assert jumbo_story.status == "done"
     assert jumbo_story.useJumbo == "D"
+    # the event service stories: the first's ranges are retried (es_retry), its ES jobs wait (es_wait) for the last
+    # (es_merge), whose ES merge job merges every range; the second's ranges all fail until fatal (114), its other ES
+    # jobs aborted
+    es_story = Task.objects.filter(taskName__startswith="mc23_13p6TeV.802016.event_service").order_by("pk").first()
+    es_jobs = Job.objects.filter(task=es_story, eventService=states.ES_JOB)
+    assert {"es_retry", "es_wait", "es_merge"} <= set(es_jobs.values_list("jobSubStatus", flat=True))
+    assert set(es_jobs.values_list("jobStatus", flat=True)) == {"finished"}
+    (es_merge,) = Job.objects.filter(task=es_story, eventService=states.ES_MERGE_JOB)
+    assert (es_merge.isMerge, es_merge.jobStatus, es_merge.currentPriority) == (True, "finished", 5000)
+    assert set(Event.objects.filter(task=es_story).values_list("status", flat=True)) == {"merged"}
+    es_story.refresh_from_db()
+    assert es_story.status == "done"
+    crashing = Task.objects.filter(taskName__startswith="mc23_13p6TeV.802017.event_service_crashing").first()
+    crashed = Job.objects.filter(task=crashing, eventService=states.ES_JOB)
+    assert set(crashed.values_list("jobStatus", "jobSubStatus")) == {
+        ("closed", "es_inaction"), ("failed", ""), ("closed", "es_aborted")
+    }  # fmt: skip
+    assert set(crashed.filter(jobStatus="failed").values_list("taskBufferErrorCode", flat=True)) == {114}
+    # fatal at their limit, or cancelled: running in an ES job aborted
+    ranges = set(Event.objects.filter(task=crashing).values_list("status", flat=True))
+    assert "fatal" in ranges <= {"fatal", "cancelled"}
+    assert Task.objects.get(pk=crashing.pk).status == "failed"

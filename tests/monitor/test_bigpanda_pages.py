@@ -285,3 +285,27 @@ def test_the_job_pages_say_what_a_jumbo_or_co_jumbo_job_is(client, small_grid):
     rows = client.get("/api/v1/jobs/", {"jediTaskID": task.pk}).json()["results"]
     assert sorted((row["PandaID"], row["eventService"]) for row in rows) == [(jumbo.pk, 4), (fake.pk, 5)]
     assert client.get(f"/api/v1/tasks/{task.pk}/").json()["useJumbo"] == "R"
+
+
+def test_the_job_pages_say_what_an_es_job_substatus_means(client, small_grid):
+    task = factories.TaskFactory(status="running", eventService=1)
+    job = factories.JobFactory(
+        task=task, jobStatus="merging", jobSubStatus="es_wait", eventService=states.ES_JOB, taskBufferErrorCode=115
+    )
+    file = factories.DatasetFileFactory(dataset=factories.DatasetFactory(task=task), status="running")
+    factories.EventFactory(file=file, PandaID=job.pk, status="done", job_processID=0)
+    factories.EventFactory(file=file, PandaID=job.pk, status="done", job_processID=1)
+    html = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert (
+        "Event service job (es_wait): its event ranges are done; it waits in merging while other ES jobs of its job "
+        "set still run, then one ES merge job merges the set. Its ranges: 2 done." in html
+    )
+    merge = factories.JobFactory(task=task, jobStatus="running", isMerge=True, eventService=states.ES_MERGE_JOB)
+    Job.objects.filter(pk=job.pk).update(mergeJob=merge)
+    html = client.get(f"/jobs/{merge.pk}/").content.decode()
+    assert "ES merge job: it merges the event ranges of its job set&#x27;s ES jobs (ranges: 2 done)." in html
+    # the task page counts its event ranges by status and its event service jobs by kind
+    html = client.get(f"/tasks/{task.pk}/").content.decode()
+    assert "Event ranges (2)</h3>" in html
+    assert '<span class="status status-done">done</span> 2' in html
+    assert "ES jobs: 1 · ES merge jobs: 1" in html

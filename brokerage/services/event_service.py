@@ -1,0 +1,209 @@
+"""Event service jobs ending (seed 002, "Final status of Event Service jobs"; the rules in brokerage.event_service):
+their event ranges finished, failed (retried or fatal), done; the job to merging, failed or closed with its substatus
+and task-buffer error; a new consumer for the ranges left; the job set's other ES jobs closed when one failed for good.
+The ES merge job itself comes from job generation (services.merging: one per job set, once none of its ES jobs is
+active), and its end finishes or fails the ES jobs (merge_jobs_after_end)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter, defaultdict
+from datetime import datetime
+
+from django.db.models import Count, F, Q
+
+from brokerage.event_service import (
+    ES_ABORTED,
+    MAX_ATTEMPT_ES_JOB,
+    EsJobEnd,
+    EsOutcome,
+    es_job_end,
+    range_after_failure,
+)
+from brokerage.models import Event, Job, JobStatusLog, Task
+from brokerage.services.bulk import rows_insert
+from brokerage.services.counters import dataset_counters_refresh, datasets_of_files
+from brokerage.services.retries import event_files_close
+from brokerage.services.status import job_status_transition_many
+from brokerage.states import ES_JOB, JOB_ACTIVE
+
+ACTOR = "event service"
+# the ranges a job holds while it runs
+RUNNING_RANGES = ("sent", "running")
+
+
+def es_jobs_split(*, job_ids: list[int]) -> tuple[list[int], list[int]]:
+    """Of jobs whose payload just ended, (the ES jobs, the others). One query."""
+    if not job_ids:
+        return [], []
+    es = set(Job.objects.filter(pk__in=job_ids, eventService=ES_JOB, isMerge=False).values_list("pk", flat=True))
+    return [pk for pk in job_ids if pk in es], [pk for pk in job_ids if pk not in es]
+
+
+def range_fails(event_id: int, attempt: int, percent: int) -> bool:
+    """Whether the demo's payload fails this event range at this attempt (task parameter `demoEventFailurePercent`):
+    a hash of both, so a run is reproducible and a retried range draws again."""
+    if percent <= 0:
+        return False
+    return int(hashlib.sha256(f"event:{event_id}:{attempt}".encode()).hexdigest()[:8], 16) % 100 < percent
+
+
+def es_jobs_end(*, succeeded: list[int], failed: list[int], now: datetime) -> dict[int, EsOutcome]:
+    """Ends the ES jobs whose payload just ended (`succeeded` or `failed` on the worker node), in PandaID order, each
+    seeing its job set as the ones before left it. Their ranges: a failed payload's all failed; a succeeded one's
+    finished, but those its task's demo payload fails (`demoEventFailurePercent`). Finished ranges are done once their
+    job has its final status or waits in merging; failed ones are ready for the next consumer or fatal. The caller
+    holds their tasks (services.retries.job_tasks_lock). Returns each job's outcome."""
+    ended = sorted([*succeeded, *failed])
+    if not ended:
+        return {}
+    jobs = {
+        row["pk"]: row
+        for row in Job.objects.filter(pk__in=ended).values(
+            "pk", "task_id", "jobsetID", "attemptNr", "maxAttempt", "computingSite", "jobStatus"
+        )
+    }
+    params = dict(Task.objects.filter(pk__in={job["task_id"] for job in jobs.values()}).values_list("pk", "taskParams"))
+    ok = set(succeeded)
+    for pk in ended:
+        job = jobs[pk]
+        task_params = params.get(job["task_id"]) or {}
+        limit = int(task_params.get("maxAttemptEsJob") or MAX_ATTEMPT_ES_JOB)
+        percent = int(task_params.get("demoEventFailurePercent") or 0) if pk in ok else 100
+        ranges = list(Event.objects.filter(PandaID=pk, status__in=RUNNING_RANGES).values_list("pk", "attemptNr"))
+        bad = [(event_id, attempt) for event_id, attempt in ranges if range_fails(event_id, attempt, percent)]
+        good = [event_id for event_id, _ in ranges if event_id not in dict(bad)]
+        # finished, and done at once: the job takes its final status or waits in merging just below
+        Event.objects.filter(pk__in=good).update(status="done")
+        for status in ("ready", "fatal"):
+            ids = [e for e, attempt in bad if range_after_failure(attempt=attempt + 1, max_attempt=limit) == status]
+            Event.objects.filter(pk__in=ids).update(status=status, attemptNr=F("attemptNr") + 1)
+        job["processed"], job["failed_ranges"], job["limit"] = len(good), len(bad), limit
+    outcomes: dict[int, EsOutcome] = {}
+    aborted: list[int] = []
+    for pk in ended:
+        # a job an earlier one's failure closed (es_aborted) has its outcome already
+        if not Job.objects.filter(pk=pk, jobStatus="running").exists():
+            continue
+        outcomes[pk] = _job_end(
+            jobs[pk], ended_now={p for p in ended if p not in outcomes and p != pk}, aborted=aborted, now=now
+        )
+    touched = datasets_of_files(file_filter=Q(events__PandaID__in=[*ended, *aborted]))
+    event_files_close([*ended, *aborted], now=now, cancelled_ends=True)
+    dataset_counters_refresh(dataset_ids=touched, now=now)
+    return outcomes
+
+
+def _job_set_state(job: dict, *, still_ending: set[int]) -> dict[str, int]:
+    """Where the job's job set stands: its ranges fatal, left to process, done, and its other ES jobs active
+    (those ending in the same step but not decided yet count as active: they still hold their ranges)."""
+    members = Job.objects.filter(task_id=job["task_id"], jobsetID=job["jobsetID"], isMerge=False, eventService=ES_JOB)
+    ranges = Counter(
+        dict(
+            Event.objects.filter(task_id=job["task_id"], PandaID__in=members.values("pk"))
+            .values_list("status")
+            .annotate(n=Count("pk"))
+            .order_by()
+        )
+    )
+    others = members.exclude(pk=job["pk"]).filter(Q(jobStatus__in=JOB_ACTIVE) & ~Q(jobStatus="merging"))
+    others_active = others.count() + len(still_ending & set(members.values_list("pk", flat=True)))
+    return {
+        "fatal": ranges["fatal"],
+        "left": Event.objects.filter(PandaID=job["pk"], status="ready").count(),
+        "done": ranges["done"] + ranges["merged"],
+        "others": others_active,
+    }
+
+
+def _job_end(job: dict, *, ended_now: set[int], aborted: list[int], now: datetime) -> EsOutcome:
+    state = _job_set_state(job, still_ending=ended_now)
+    outcome = es_job_end(
+        EsJobEnd(
+            processed=job["processed"],
+            failed=job["failed_ranges"],
+            attempt=job["attemptNr"],
+            max_attempt=job["maxAttempt"] or 1,
+            fatal_in_set=state["fatal"],
+            left_in_set=state["left"],
+            done_in_set=state["done"],
+            others_active=state["others"],
+        )
+    )
+    job_status_transition_many(
+        from_status="running",
+        to_status=outcome.status,
+        job_ids=[job["pk"]],
+        reason=f"event service: {outcome.diag}",
+        actor=ACTOR,
+        now=now,
+        columns={
+            "jobSubStatus": outcome.substatus,
+            "taskBufferErrorCode": outcome.code,
+            "taskBufferErrorDiag": outcome.diag[:300],
+        },
+    )
+    if outcome.fatal_left:
+        Event.objects.filter(PandaID=job["pk"], status="ready").update(status="fatal")
+    if outcome.retry:
+        _consumer_again(job, now=now)
+    if outcome.abort_others:
+        aborted += _others_abort(job, now=now)
+    return outcome
+
+
+def _consumer_again(job: dict, *, now: datetime) -> int:
+    """A new consumer for the job's ranges left (its next attempt, at the same queue), as ppEventServiceJob makes
+    one: a copy of the job, its ranges handed over."""
+    old = Job.objects.get(pk=job["pk"])
+    new = Job.objects.get(pk=job["pk"])
+    new.pk = None
+    for column in ("jobSubStatus", "taskBufferErrorDiag", "pilotErrorDiag", "exeErrorDiag", "batchID", "pilotID"):
+        setattr(new, column, "")
+    for column in ("taskBufferErrorCode", "pilotErrorCode", "exeErrorCode", "startTime", "endTime", "mergeJob"):
+        setattr(new, column, None)
+    new.jobStatus, new.attemptNr = "pending", old.attemptNr + 1
+    new.creationTime = new.modificationTime = new.stateChangeTime = now
+    new.save()
+    rows_insert(
+        JobStatusLog,
+        fields=("job_id", "timestamp", "old_status", "new_status", "actor", "reason", "computingSite"),
+        rows=[
+            (new.pk, now, "", "pending", ACTOR, f"consumer again for the ranges left by {old.pk}", new.computingSite)
+        ],
+    )
+    Event.objects.filter(PandaID=old.pk, status="ready").update(PandaID=new.pk)
+    for source, target in (("pending", "defined"), ("defined", "assigned")):
+        job_status_transition_many(
+            from_status=source, to_status=target, job_ids=[new.pk], reason="event ranges retried", actor=ACTOR, now=now
+        )
+    return new.pk
+
+
+def _others_abort(job: dict, *, now: datetime) -> list[int]:
+    """The job set's other active ES jobs closed, es_aborted ("killed since associated ES jobs failed"): their running
+    ranges cancelled, ranges not started fatal with the job set."""
+    others = list(
+        Job.objects.filter(task_id=job["task_id"], jobsetID=job["jobsetID"], eventService=ES_JOB, isMerge=False)
+        .exclude(pk=job["pk"])
+        .filter(jobStatus__in=JOB_ACTIVE)
+        .exclude(jobStatus="merging")
+        .values_list("pk", "jobStatus")
+    )
+    by_status: dict[str, list[int]] = defaultdict(list)
+    for pk, status in others:
+        by_status[status].append(pk)
+    closed: list[int] = []
+    for status, ids in by_status.items():
+        closed += job_status_transition_many(
+            from_status=status,
+            to_status="closed",
+            job_ids=ids,
+            reason=f"event service: ES job {job['pk']} of its job set failed",
+            actor=ACTOR,
+            now=now,
+            columns={"jobSubStatus": ES_ABORTED},
+        )
+    Event.objects.filter(PandaID__in=closed, status__in=RUNNING_RANGES).update(status="cancelled")
+    Event.objects.filter(PandaID__in=closed, status="ready").update(status="fatal")
+    return closed

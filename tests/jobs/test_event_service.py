@@ -1,0 +1,113 @@
+"""Event service jobs ending on the database (services/event_service.py, the ES merge in services/merging.py; seed
+002, "Final status of Event Service jobs"), with worked numbers: a job set of two ES jobs of two ranges each, one
+range failing and retried; the ES merge job; a range at its attempt limit."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from brokerage.models import Event, Job
+from brokerage.services.event_service import es_jobs_end, es_jobs_split
+from brokerage.services.merging import merge_jobs_after_end, merge_sets
+from brokerage.states import ES_JOB, ES_MERGE_JOB
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+NOW = datetime(2027, 2, 1, 12, tzinfo=UTC)
+
+
+@pytest.fixture
+def job_set():
+    """Task of event service, maxAttemptEsJob 3; ES jobs A and B of job set 7 at Q, running two ranges each."""
+    task = factories.TaskFactory(status="running", eventService=1, taskParams={"maxAttemptEsJob": 3})
+    dataset = factories.DatasetFactory(task=task, type="input", status="ready", nFiles=2, nEvents=2000)
+    files = [factories.DatasetFileFactory(dataset=dataset, status="running", nEvents=1000) for _ in range(2)]
+    jobs = {}
+    for name, first in (("A", 0), ("B", 500)):
+        job = factories.JobFactory(
+            task=task, jobStatus="running", eventService=ES_JOB, jobsetID=7, computingSite="Q", maxAttempt=3,
+            attemptNr=1,
+        )  # fmt: skip
+        for file in files:
+            factories.EventFactory(
+                file=file, PandaID=job.pk, status="running", def_min_eventID=first, def_max_eventID=first + 499
+            )
+        jobs[name] = job
+    return task, jobs
+
+
+def statuses(job):
+    return sorted(Event.objects.filter(PandaID=job.pk).values_list("status", "attemptNr"))
+
+
+def test_a_failed_range_is_retried_the_others_wait_and_the_last_is_merged(job_set, monkeypatch):
+    task, jobs = job_set
+    a, b = jobs["A"], jobs["B"]
+    assert es_jobs_split(job_ids=[a.pk, 99]) == ([a.pk], [99])
+    # A's first range fails (attempt 1 of 3: ready again), its second is done: merging, es_retry, a consumer for it
+    first = Event.objects.filter(PandaID=a.pk).order_by("pk").first()
+    monkeypatch.setattr("brokerage.services.event_service.range_fails", lambda pk, attempt, percent: pk == first.pk)
+    outcomes = es_jobs_end(succeeded=[a.pk], failed=[], now=NOW)
+    assert (outcomes[a.pk].status, outcomes[a.pk].substatus) == ("merging", "es_retry")
+    a.refresh_from_db()
+    assert (a.jobStatus, a.jobSubStatus, a.taskBufferErrorCode) == ("merging", "es_retry", 111)
+    consumer = Job.objects.exclude(pk__in=[a.pk, b.pk]).get(task=task)
+    assert (consumer.jobStatus, consumer.attemptNr, consumer.jobsetID, consumer.computingSite) == (
+        "assigned",
+        2,
+        7,
+        "Q",
+    )
+    assert statuses(consumer) == [("ready", 1)]  # the failed range, handed over, attempt 1 counted
+    assert statuses(a) == [("done", 0)]
+    # B ends well while the consumer is active: merging, es_wait
+    monkeypatch.setattr("brokerage.services.event_service.range_fails", lambda pk, attempt, percent: False)
+    es_jobs_end(succeeded=[b.pk], failed=[], now=NOW)
+    b.refresh_from_db()
+    assert (b.jobStatus, b.jobSubStatus, b.taskBufferErrorCode) == ("merging", "es_wait", 115)
+    # no ES merge while the consumer is active
+    rows = {task.pk: {"taskParams": task.taskParams, "eventService": 1}}
+    assert merge_sets(tasks=rows, now=NOW) == []
+    # the consumer runs and processes its range: the last of the set, es_merge
+    Job.objects.filter(pk=consumer.pk).update(jobStatus="running")
+    Event.objects.filter(PandaID=consumer.pk).update(status="running")
+    es_jobs_end(succeeded=[consumer.pk], failed=[], now=NOW)
+    consumer.refresh_from_db()
+    assert (consumer.jobStatus, consumer.jobSubStatus, consumer.taskBufferErrorCode) == ("merging", "es_merge", 112)
+    assert set(Event.objects.filter(task=task).values_list("status", flat=True)) == {"done"}
+    # one ES merge job for the job set's three ES jobs, at the queue of its last one
+    (merge,) = merge_sets(tasks=rows, now=NOW)
+    assert (merge.job_ids, merge.site, merge.event_service) == ((a.pk, b.pk, consumer.pk), "Q", True)
+    es_merge = factories.JobFactory(task=task, isMerge=True, eventService=ES_MERGE_JOB, jobStatus="finished")
+    Job.objects.filter(pk__in=merge.job_ids).update(mergeJob=es_merge)
+    finished, _ = merge_jobs_after_end(finished=[es_merge.pk], failed=[], now=NOW)
+    assert sorted(finished) == sorted(merge.job_ids)
+    assert set(Event.objects.filter(task=task).values_list("status", flat=True)) == {"merged"}
+
+
+def test_a_failed_es_merge_fails_its_es_jobs(job_set):
+    task, jobs = job_set
+    Job.objects.filter(pk__in=[j.pk for j in jobs.values()]).update(jobStatus="merging", jobSubStatus="es_merge")
+    es_merge = factories.JobFactory(task=task, isMerge=True, eventService=ES_MERGE_JOB, jobStatus="failed", attemptNr=3)
+    Job.objects.filter(pk__in=[j.pk for j in jobs.values()]).update(mergeJob=es_merge)
+    merge_jobs_after_end(finished=[], failed=[es_merge.pk], now=NOW)
+    a = Job.objects.get(pk=jobs["A"].pk)
+    assert (a.jobStatus, a.jobSubStatus, a.taskBufferErrorCode) == ("failed", "es_merge_failed", 113)
+
+
+def test_a_range_at_its_attempt_limit_is_fatal_and_fails_the_set(job_set, monkeypatch):
+    _, jobs = job_set
+    a, b = jobs["A"], jobs["B"]
+    # A's ranges fail at their 3rd attempt (maxAttemptEsJob 3): fatal; A failed (114), B closed es_aborted, its
+    # running ranges cancelled
+    Event.objects.filter(PandaID=a.pk).update(attemptNr=2)
+    monkeypatch.setattr("brokerage.services.event_service.range_fails", lambda pk, attempt, percent: True)
+    es_jobs_end(succeeded=[], failed=[a.pk], now=NOW)
+    a.refresh_from_db()
+    b.refresh_from_db()
+    assert (a.jobStatus, a.taskBufferErrorCode) == ("failed", 114)
+    assert statuses(a) == [("fatal", 3), ("fatal", 3)]
+    assert (b.jobStatus, b.jobSubStatus) == ("closed", "es_aborted")
+    assert statuses(b) == [("cancelled", 0), ("cancelled", 0)]
