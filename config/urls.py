@@ -19,6 +19,8 @@ urlpatterns = [
     # the PanDA pilot's dispatcher protocol and the caches it reads its queue and storages from (monitor.dispatcher)
     path("server/panda/getJob", dispatcher.GetJob.as_view(), name="pilot-get-job"),
     path("server/panda/updateJob", dispatcher.UpdateJob.as_view(), name="pilot-update-job"),
+    path("server/panda/getEventRanges", dispatcher.GetEventRanges.as_view(), name="pilot-get-event-ranges"),
+    path("server/panda/updateEventRanges", dispatcher.UpdateEventRanges.as_view(), name="pilot-update-event-ranges"),
     path("server/panda/getStatus", dispatcher.GetStatus.as_view(), name="pilot-get-status"),
     re_path(r"^cache/schedconfig/(?P<queue>[^/]+?)(?P<whole>\.all)?\.json$", dispatcher.QueueData.as_view()),
     path("cache/ddmendpoints.json", dispatcher.Storages.as_view(), name="pilot-storages"),

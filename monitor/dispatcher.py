@@ -1,4 +1,5 @@
-"""The PanDA pilot's dispatcher protocol (issue 36): `/server/panda/getJob`, `updateJob` and `getStatus` as form
+"""The PanDA pilot's dispatcher protocol (issue 36): `/server/panda/getJob`, `updateJob`, `getStatus`, and for event
+service jobs `getEventRanges` and `updateEventRanges` (issue 52; pilot 3.7's PandaCommunicator), as form
 posts answered in JSON (pilot 3.7.0.36: pilot/util/https.py sends `Accept: application/json`), and the CRIC-shaped
 caches the pilot reads its queue and storages from (`/cache/schedconfig/<queue>.all.json`, `<queue>.json`,
 `/cache/ddmendpoints.json`). Thin: the services in brokerage/services/dispatcher.py decide.
@@ -11,6 +12,7 @@ Answers carry JobDispatcher's StatusCode: 0 success, 20 no job, 30 failed, 50 in
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar
 
 from django.conf import settings
@@ -24,10 +26,13 @@ from rest_framework.views import APIView
 
 from brokerage.selectors.dispatcher import pilot_job_description, pilot_queuedata, pilot_storages
 from brokerage.services.dispatcher import DispatcherRefused, pilot_job_acquire, pilot_job_statuses, pilot_job_update
+from brokerage.services.event_service import pilot_event_ranges_get, pilot_event_ranges_update
 from monitor.api.permissions import read_allowed
 
 # jobdispatcher/Protocol.py (panda-server)
 SC_SUCCESS, SC_NO_JOBS, SC_FAILED, SC_INVALID, SC_ROLE = 0, 20, 30, 50, 60
+# the most event ranges one getEventRanges gives (a request's cost is bounded; updates take ten times as many)
+MAX_RANGES = 1000
 
 
 def answer(status_code: int, **fields: Any) -> JsonResponse:
@@ -107,6 +112,41 @@ class UpdateJob(PilotCall):
             job_id=job_id, state=str(fields.get("state") or ""), report=fields, now=timezone.now()
         )
         return answer(SC_SUCCESS, command=command)
+
+
+class GetEventRanges(PilotCall):
+    """getEventRanges: pandaID, nRanges (jobsetID and taskID as the pilot sends them, not needed here)."""
+
+    def call(self, fields):
+        try:
+            job_id = int(str(fields.get("pandaID")))
+            n_ranges = int(str(fields.get("nRanges") or 1))
+        except ValueError:
+            return answer(SC_INVALID, errorDialog="pandaID and nRanges: whole numbers")
+        ranges = pilot_event_ranges_get(job_id=job_id, n_ranges=min(n_ranges, MAX_RANGES), now=timezone.now())
+        return answer(SC_SUCCESS, eventRanges=ranges)
+
+
+class UpdateEventRanges(PilotCall):
+    """updateEventRanges: `eventRanges`, JSON: version 0 a list of {eventRangeID, eventStatus} (or one of them),
+    version 1 a list of {"zipFile" or "esOutput": {...}, "eventRanges": [...]} (pilot 3.7's executors)."""
+
+    def call(self, fields):
+        try:
+            sent = json.loads(str(fields.get("eventRanges") or "[]"))
+        except ValueError:
+            return answer(SC_INVALID, errorDialog="eventRanges: JSON")
+        sent = [sent] if isinstance(sent, dict) else sent
+        if not isinstance(sent, list) or len(sent) > MAX_RANGES * 10:
+            return answer(SC_INVALID, errorDialog=f"eventRanges: a list of at most {MAX_RANGES * 10}")
+        updates = []
+        for item in sent:
+            if isinstance(item, dict) and isinstance(item.get("eventRanges"), list):  # version 1: a zip's ranges
+                updates += [update for update in item["eventRanges"] if isinstance(update, dict)]
+            elif isinstance(item, dict):
+                updates.append(item)
+        results = pilot_event_ranges_update(updates=updates[: MAX_RANGES * 10], now=timezone.now())
+        return answer(SC_SUCCESS, Returns=results, Command=None)
 
 
 class GetStatus(PilotCall):

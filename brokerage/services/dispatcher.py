@@ -24,6 +24,7 @@ from django.db import transaction
 from brokerage.adapters.shares import global_share_order, share_rank
 from brokerage.models import Job, PandaQueue
 from brokerage.models.jobs import JOB_ENDED
+from brokerage.services.event_service import ENDING_FROM, es_jobs_end, es_jobs_split
 from brokerage.services.merging import premerged_split
 from brokerage.services.retries import job_inputs_after_end, job_tasks_lock
 from brokerage.services.status import job_status_transition_many
@@ -126,6 +127,8 @@ def pilot_job_update(*, job_id: int, state: str, report: dict[str, Any], now: da
     if state in ("failed", "closed"):
         if state not in JOB.allowed_from(current):
             raise DispatcherRefused(f"state: job {job_id} is {current}, it cannot become {state}")
+        if state == "failed" and _event_service_end(job_id, current, ok=False, columns=columns, now=now):
+            return "NULL"
         _end(job_id, current, state, columns, now)
         return "NULL"
     # a job the pilot did not get (still activated) has no way there: getJob first
@@ -144,7 +147,9 @@ def pilot_job_update(*, job_id: int, state: str, report: dict[str, Any], now: da
     if steps[-1] == "finished":
         # a pre-merged job's outputs stay at its queue for their merge: merging, not finished (merging.py)
         premerged = current != "transferring" and premerged_split(job_ids=[job_id])[0]
-        if premerged:
+        if _event_service_end(job_id, current, ok=True, columns=columns, now=now):
+            pass  # an ES job's end is its ranges' (services.event_service)
+        elif premerged:
             job_status_transition_many(
                 from_status=current, to_status="merging", job_ids=[job_id], now=now, columns=columns, actor=ACTOR,
                 reason="pilot reported finished: its pre-merged outputs wait for the merge",
@@ -157,6 +162,19 @@ def pilot_job_update(*, job_id: int, state: str, report: dict[str, Any], now: da
             now=now, columns=columns,
         )  # fmt: skip
     return "NULL"
+
+
+def _event_service_end(job_id: int, current: str, *, ok: bool, columns: dict[str, Any], now: datetime) -> bool:
+    """An ES job's final update: the pilot's report kept, then its end decided from the ranges the pilot reported
+    (updateEventRanges): merging, failed or closed with its substatus. False for any other job."""
+    if current not in ENDING_FROM or es_jobs_split(job_ids=[job_id])[0] != [job_id]:
+        return False
+    with transaction.atomic():
+        if job_id not in job_tasks_lock(job_ids=[job_id]):
+            raise DispatcherRefused(f"jobId: job {job_id}'s task is busy, send the update again")
+        Job.objects.filter(pk=job_id).update(modificationTime=now, **columns)
+        es_jobs_end(succeeded=[job_id] if ok else [], failed=[] if ok else [job_id], now=now, reported=True)
+    return True
 
 
 def _end(job_id: int, current: str, state: str, columns: dict[str, Any], now: datetime) -> None:

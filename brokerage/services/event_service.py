@@ -10,6 +10,7 @@ import hashlib
 from collections import Counter, defaultdict
 from datetime import datetime
 
+from django.db import transaction
 from django.db.models import Count, F, Q
 
 from brokerage.event_service import (
@@ -25,11 +26,24 @@ from brokerage.services.bulk import rows_insert
 from brokerage.services.counters import dataset_counters_refresh, datasets_of_files
 from brokerage.services.retries import event_files_close
 from brokerage.services.status import job_status_transition_many
-from brokerage.states import ES_JOB, JOB_ACTIVE
+from brokerage.states import CO_JUMBO_JOB, ES_JOB, JOB_ACTIVE, JUMBO_JOB
 
 ACTOR = "event service"
 # the ranges a job holds while it runs
 RUNNING_RANGES = ("sent", "running")
+# where an ES job's end is decided from: running (the simulator), or any status a pilot's final update comes in
+ENDING_FROM = ("sent", "starting", "running", "holding")
+# what a range given to a pilot says of itself
+RANGE_FIELDS = (
+    "task_id", "PandaID", "file_id", "job_processID", "attemptNr", "def_min_eventID", "def_max_eventID", "file__lfn",
+    "file__GUID", "file__scope",
+)  # fmt: skip
+# co-jumbo jobs whose ranges a jumbo job may take: not yet at a pilot
+NOT_STARTED = ("pending", "defined", "waiting", "assigned", "activated", "throttled")
+# the event range statuses a pilot reports (updateEventRanges' eventStatus)
+PILOT_RANGE_STATUSES = ("running", "finished", "failed", "fatal")
+# the jobs that ask for event ranges (EventServiceUtils: ES, jumbo and co-jumbo jobs)
+RANGE_TAKERS = (ES_JOB, JUMBO_JOB, CO_JUMBO_JOB)
 
 
 def es_jobs_split(*, job_ids: list[int]) -> tuple[list[int], list[int]]:
@@ -48,12 +62,16 @@ def range_fails(event_id: int, attempt: int, percent: int) -> bool:
     return int(hashlib.sha256(f"event:{event_id}:{attempt}".encode()).hexdigest()[:8], 16) % 100 < percent
 
 
-def es_jobs_end(*, succeeded: list[int], failed: list[int], now: datetime) -> dict[int, EsOutcome]:
+def es_jobs_end(
+    *, succeeded: list[int], failed: list[int], now: datetime, reported: bool = False
+) -> dict[int, EsOutcome]:
     """Ends the ES jobs whose payload just ended (`succeeded` or `failed` on the worker node), in PandaID order, each
-    seeing its job set as the ones before left it. Their ranges: a failed payload's all failed; a succeeded one's
-    finished, but those its task's demo payload fails (`demoEventFailurePercent`). Finished ranges are done once their
-    job has its final status or waits in merging; failed ones are ready for the next consumer or fatal. The caller
-    holds their tasks (services.retries.job_tasks_lock). Returns each job's outcome."""
+    seeing its job set as the ones before left it. Their ranges, played by the simulator: a failed payload's all
+    failed; a succeeded one's finished, but those its task's demo payload fails (`demoEventFailurePercent`).
+    `reported`: a real pilot told each range's end itself (updateEventRanges): finished ones stay finished, fatal
+    ones fatal, and a range it took but never reported failed. Finished ranges are done once their job has its final
+    status or waits in merging; failed ones are ready for the next consumer or fatal. The caller holds their tasks
+    (services.retries.job_tasks_lock). Returns each job's outcome."""
     ended = sorted([*succeeded, *failed])
     if not ended:
         return {}
@@ -70,9 +88,14 @@ def es_jobs_end(*, succeeded: list[int], failed: list[int], now: datetime) -> di
         task_params = params.get(job["task_id"]) or {}
         limit = int(task_params.get("maxAttemptEsJob") or MAX_ATTEMPT_ES_JOB)
         percent = int(task_params.get("demoEventFailurePercent") or 0) if pk in ok else 100
-        ranges = list(Event.objects.filter(PandaID=pk, status__in=RUNNING_RANGES).values_list("pk", "attemptNr"))
-        bad = [(event_id, attempt) for event_id, attempt in ranges if range_fails(event_id, attempt, percent)]
-        good = [event_id for event_id, _ in ranges if event_id not in dict(bad)]
+        if reported:
+            mine = Event.objects.filter(PandaID=pk)
+            good = list(mine.filter(status="finished").values_list("pk", flat=True))
+            bad = list(mine.filter(status__in=(*RUNNING_RANGES, "failed")).values_list("pk", "attemptNr"))
+        else:
+            ranges = list(Event.objects.filter(PandaID=pk, status__in=RUNNING_RANGES).values_list("pk", "attemptNr"))
+            bad = [(event_id, attempt) for event_id, attempt in ranges if range_fails(event_id, attempt, percent)]
+            good = [event_id for event_id, _ in ranges if event_id not in dict(bad)]
         # finished, and done at once: the job takes its final status or waits in merging just below
         Event.objects.filter(pk__in=good).update(status="done")
         for status in ("ready", "fatal"):
@@ -83,7 +106,7 @@ def es_jobs_end(*, succeeded: list[int], failed: list[int], now: datetime) -> di
     aborted: list[int] = []
     for pk in ended:
         # a job an earlier one's failure closed (es_aborted) has its outcome already
-        if not Job.objects.filter(pk=pk, jobStatus="running").exists():
+        if not Job.objects.filter(pk=pk, jobStatus__in=ENDING_FROM).exists():
             continue
         outcomes[pk] = _job_end(
             jobs[pk], ended_now={p for p in ended if p not in outcomes and p != pk}, aborted=aborted, now=now
@@ -130,8 +153,14 @@ def _job_end(job: dict, *, ended_now: set[int], aborted: list[int], now: datetim
             others_active=state["others"],
         )
     )
+    current = Job.objects.get(pk=job["pk"]).jobStatus
+    if current in ("sent", "starting"):  # a pilot's final update: its payload ran
+        job_status_transition_many(
+            from_status=current, to_status="running", job_ids=[job["pk"]], reason="payload ran", actor=ACTOR, now=now
+        )
+        current = "running"
     job_status_transition_many(
-        from_status="running",
+        from_status=current,
         to_status=outcome.status,
         job_ids=[job["pk"]],
         reason=f"event service: {outcome.diag}",
@@ -207,3 +236,67 @@ def _others_abort(job: dict, *, now: datetime) -> list[int]:
     Event.objects.filter(PandaID__in=closed, status__in=RUNNING_RANGES).update(status="cancelled")
     Event.objects.filter(PandaID__in=closed, status="ready").update(status="fatal")
     return closed
+
+
+def event_range_id(*, task_id: int, panda_id: int, file_id: int, process_id: int, attempt: int) -> str:
+    """JEDI's eventRangeID (task_event_module.makeEventRangeID, 1.0.4)."""
+    return f"{task_id}-{panda_id}-{file_id}-{process_id}-{attempt}"
+
+
+def pilot_event_ranges_get(*, job_id: int, n_ranges: int, now: datetime) -> list[dict]:
+    """getEventRanges: up to `n_ranges` ranges for a running ES, co-jumbo or jumbo job, now sent. An ES or co-jumbo
+    job gets its own ready ranges; a jumbo job any ready range of its task whose co-jumbo job has not started (seed
+    002: a jumbo job "can process any events in the task across all jobsets"), marked as a jumbo job's. Each as the
+    pilot reads it (eventRangeID, startEvent, lastEvent, LFN, GUID, scope). Nothing for any other job."""
+    job = (
+        Job.objects.filter(pk=job_id, jobStatus__in=ENDING_FROM, eventService__in=RANGE_TAKERS)
+        .values("pk", "task_id", "eventService")
+        .first()
+    )
+    if job is None or n_ranges <= 0:
+        return []
+    if job["eventService"] == JUMBO_JOB:
+        waiting = Job.objects.filter(task_id=job["task_id"], eventService=CO_JUMBO_JOB, jobStatus__in=NOT_STARTED)
+        ranges = Event.objects.filter(task_id=job["task_id"], status="ready", PandaID__in=waiting.values("pk"))
+    else:
+        ranges = Event.objects.filter(PandaID=job_id, status="ready")
+    with transaction.atomic():
+        chosen = list(ranges.select_for_update(skip_locked=True).order_by("pk")[:n_ranges].values_list("pk", flat=True))
+        Event.objects.filter(pk__in=chosen).update(status="sent", is_jumbo=job["eventService"] == JUMBO_JOB)
+    rows = Event.objects.filter(pk__in=chosen).order_by("pk").values(*RANGE_FIELDS)
+    return [
+        {
+            "eventRangeID": event_range_id(
+                task_id=row["task_id"],
+                panda_id=row["PandaID"],
+                file_id=row["file_id"],
+                process_id=row["job_processID"],
+                attempt=row["attemptNr"],
+            ),
+            "startEvent": row["def_min_eventID"],
+            "lastEvent": row["def_max_eventID"],
+            "LFN": row["file__lfn"],
+            "GUID": row["file__GUID"],
+            "scope": row["file__scope"],
+        }
+        for row in rows
+    ]
+
+
+def pilot_event_ranges_update(*, updates: list[dict], now: datetime) -> list[bool]:
+    """updateEventRanges: each {eventRangeID, eventStatus} a pilot sends; True for each range found sent or running
+    and moved to the status reported (running, finished, failed, fatal), False for any other."""
+    results = []
+    for update in updates:
+        parts = str(update.get("eventRangeID", "")).split("-")
+        status = update.get("eventStatus")
+        if len(parts) != 5 or not all(part.isdigit() for part in parts) or status not in PILOT_RANGE_STATUSES:
+            results.append(False)
+            continue
+        task_id, panda_id, file_id, process_id, attempt = (int(part) for part in parts)
+        moved = Event.objects.filter(
+            task_id=task_id, PandaID=panda_id, file_id=file_id, job_processID=process_id, attemptNr=attempt,
+            status__in=RUNNING_RANGES,
+        ).update(status=status)  # fmt: skip
+        results.append(moved == 1)
+    return results

@@ -51,7 +51,7 @@ from brokerage.services.demo_dirac import dirac_demo_jobs
 from brokerage.services.demo_grid import ARCHITECTURE, RELEASES, demo_tasks_register
 from brokerage.services.demo_stories import STORIES, demo_ddm_act, demo_shifter_act, demo_stories_build
 from brokerage.services.dirac import dirac_jobs_submit, dirac_match_request, resource_from
-from brokerage.services.event_service import es_jobs_end, es_jobs_split
+from brokerage.services.event_service import NOT_STARTED, es_jobs_end, es_jobs_split
 from brokerage.services.locks import exclusive_run
 from brokerage.services.merging import premerged_split
 from brokerage.services.retries import OUT_OF_MEMORY_CODES, job_inputs_after_end, job_tasks_lock
@@ -327,10 +327,6 @@ def _jobs_start(queues: dict[str, dict], real_pilots: set[str], *, move) -> list
     return started
 
 
-# co-jumbo jobs whose events a jumbo job may still take (not yet at a pilot)
-CO_JUMBO_NOT_STARTED = ("pending", "defined", "waiting", "assigned", "activated", "throttled")
-
-
 def _jumbo_events_process(payload_done: list[int]) -> int:
     """The jumbo jobs among payloads just done processed, on demand, every event of their task whose co-jumbo job
     has not started (seed 002: a jumbo job "can process any events in the task across all jobsets"): those events
@@ -339,7 +335,7 @@ def _jumbo_events_process(payload_done: list[int]) -> int:
     tasks = list(Job.objects.filter(pk__in=payload_done, eventService=JUMBO_JOB).values_list("task_id", flat=True))
     if not tasks:
         return 0
-    waiting = Job.objects.filter(task_id__in=tasks, eventService=CO_JUMBO_JOB, jobStatus__in=CO_JUMBO_NOT_STARTED)
+    waiting = Job.objects.filter(task_id__in=tasks, eventService=CO_JUMBO_JOB, jobStatus__in=NOT_STARTED)
     return Event.objects.filter(task_id__in=tasks, status="ready", PandaID__in=waiting.values("pk")).update(
         status="finished", is_jumbo=True
     )

@@ -9,8 +9,10 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Permission, User
@@ -19,6 +21,7 @@ from django.utils import timezone
 
 from brokerage.models import DatasetFile, Decision, Job, JobStatusLog, PandaQueue
 from brokerage.services.accounts import oidc_identity_link
+from brokerage.services.dispatcher import pilot_job_update
 from brokerage.services.jobs import job_generation_cycle_run
 from brokerage.services.status import job_status_transition_many
 from brokerage.services.watchdog import job_timeout_apply
@@ -158,3 +161,48 @@ def test_a_killed_pilots_job_times_out_and_its_input_is_tried_again(
     assert "no heartbeat for 2" in JobStatusLog.objects.filter(job_id=job.pk).order_by("pk").last().reason
     read = DatasetFile.objects.get(task_id=job.task_id, type="input")
     assert (read.status, read.attemptNr, read.failedAttempt) == ("ready", 1, 1)  # another attempt, as the rule says
+
+
+def test_a_real_pilots_event_range_calls_move_the_ranges(pilot, live_server, pilot_token, tmp_path, settings):
+    """Pilot 3.7's own PandaCommunicator (tools/peer/pilot_events_driver.py) asks our getEventRanges for two ranges of
+    a running ES job, reports the first failed and the second finished (its two message versions); the job's final
+    updateJob then ends it from those reports: es_retry, its failed and untaken ranges to a new consumer."""
+    import json
+
+    from brokerage.models import Event
+    from brokerage.states import ES_JOB
+
+    task = factories.TaskFactory(status="running", eventService=1, taskParams={"maxAttemptEsJob": 3})
+    job = factories.JobFactory(
+        task=task, jobStatus="running", eventService=ES_JOB, computingSite=QUEUE, jobsetID=5, attemptNr=1,
+        maxAttempt=3,
+    )  # fmt: skip
+    file = factories.DatasetFileFactory(
+        dataset=factories.DatasetFactory(task=task), status="running", nEvents=750, lfn="EVNT.05._1.root"
+    )
+    for number in range(3):
+        factories.EventFactory(
+            file=file, PandaID=job.pk, status="ready", job_processID=number, def_min_eventID=250 * number,
+            def_max_eventID=250 * number + 249,
+        )  # fmt: skip
+    config = pilot.configuration(server=live_server.url, path=tmp_path / "pilot.cfg")
+    environment = pilot.environment(
+        config=config, token_file=pilot_token, transforms=tmp_path / "transforms", home=tmp_path
+    )
+    driver = Path(__file__).resolve().parents[3] / "tools" / "peer" / "pilot_events_driver.py"
+    done = subprocess.run(
+        [sys.executable, str(driver), str(pilot.source), live_server.url, str(job.pk), "5", str(task.pk)],
+        env=environment, capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    assert result["status"] == 0, (result, done.stderr[-3000:])
+    assert [r["eventRangeID"] for r in result["got"]] == [f"{task.pk}-{job.pk}-{file.pk}-{n}-0" for n in (0, 1)]
+    assert [answer["Returns"] for answer in result["updated"]] == [[True], [True]]
+    assert list(Event.objects.filter(PandaID=job.pk).order_by("pk").values_list("status", flat=True)) == [
+        "failed", "finished", "ready"
+    ]  # fmt: skip
+    # its final update (over HTTP in tests/brokerage/test_dispatcher_events.py)
+    assert pilot_job_update(job_id=job.pk, state="finished", report={}, now=timezone.now()) == "NULL"
+    job.refresh_from_db()
+    assert (job.jobStatus, job.jobSubStatus) == ("merging", "es_retry")
