@@ -221,10 +221,11 @@ def job_set_inputs(
     ).values("fileID", "task_id", "dataset_id", "fsize", "nEvents", "status", "attemptNr", "ramCount", "PandaID")
     for row in usable:
         files[row["task_id"]].append(row)
-    # a cancelled range (a fake co-jumbo job given back, services.jumbo) is cut again
+    # a cancelled or discarded range (a fake co-jumbo job given back, a killed ES job: its outputs never merged) is
+    # cut again
     used = dict(
         Event.objects.filter(task_id__in=task_ids)
-        .exclude(status="cancelled")
+        .exclude(status__in=("cancelled", "discarded"))
         .values("file_id")
         .annotate(last=Max("def_max_eventID"))
         .values_list("file_id", "last")

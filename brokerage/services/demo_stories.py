@@ -31,8 +31,9 @@ task was created, files DDM lists, files at the task's nucleus]).
 - event ranges: one file cut in four ranges, partial between its scouts' ranges and the last one;
 - pilots lost at dispatch (`demoLostAtDispatch`): its first jobs stay sent until the watchdog closes them (30 grid
   minutes), then their files' second attempts run and it is done;
-- event service (`demoEventFailurePercent`): ranges failed and retried by new consumers, ES jobs in merging until
-  their job set's ES merge job; another whose ranges all fail until fatal, its ES job failed and the others aborted;
+- event service (`demoFailingRanges`, `demoEventFailurePercent`): a range failed and retried by a new consumer, ES
+  jobs in merging until their job set's ES merge job; another whose ranges all fail until fatal, its ES job failed
+  and the others aborted; a third aborted by the shifter while ES jobs wait in merging (ranges discarded);
 - a jumbo job (`nJumboJobs`): its co-jumbo jobs wait at WAITING_CO_JUMBO while the jumbo job processes their events,
   then are finished by the co-jumbo check, their events done;
 - outputs merged (`mergeOutput`): its jobs wait in merging, its merge job fails its three attempts
@@ -265,13 +266,13 @@ STORIES = (
         3,
         3,
         # an event service task (seed 002, "Final status of Event Service jobs"): two ES jobs of 1,500 events, each
-        # over two files (two ranges); a fifth of the ranges fail and are retried by new consumers (es_retry, or
-        # es_inaction for a job that processed none), ES jobs wait in merging (es_wait) for the last one (es_merge),
-        # whose ES merge job merges their ranges
+        # over two files (two ranges); the first job's first range fails, so it waits in merging while a new
+        # consumer takes the range (es_retry), the second waits for that one (es_wait), the consumer is the last
+        # (es_merge), and the ES merge job merges every range
         {
             "demoRunMinutes": 4,
             "demoFailurePercent": 0,
-            "demoEventFailurePercent": 20,
+            "demoFailingRanges": [[0, 0]],  # the first job's first range, once: es_retry
             "nEventsPerJob": 1500,
             "nFilesPerJob": None,
             "maxAttemptEsJob": 4,
@@ -295,6 +296,25 @@ STORIES = (
             "nEventsPerJob": 250,
             "maxAttemptEsJob": 2,
             "demoReliablePilots": True,
+        },
+        event_service=True,
+        cores=8,
+    ),
+    Story(
+        "aborted",
+        "mc23_13p6TeV.802018.event_service_aborted.simul",
+        2,
+        3,
+        # an event service task the shifter aborts while two of its ES jobs wait in merging (es_wait) for the
+        # consumers of the others' failed ranges: their processed ranges are discarded, the consumers' cancelled
+        {
+            "demoRunMinutes": 6,
+            "demoFailurePercent": 0,
+            "demoFailingRanges": [[0, 0], [1, 500]],  # the first and last jobs' ranges, once: two consumers
+            "nEventsPerJob": 500,
+            "maxAttemptEsJob": 10,
+            "demoReliablePilots": True,
+            "demoCommands": [[12, "abort"]],
         },
         event_service=True,
         cores=8,

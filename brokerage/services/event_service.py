@@ -7,6 +7,7 @@ active), and its end finishes or fails the ES jobs (merge_jobs_after_end)."""
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter, defaultdict
 from datetime import datetime
 
@@ -62,6 +63,12 @@ def range_fails(event_id: int, attempt: int, percent: int) -> bool:
     return int(hashlib.sha256(f"event:{event_id}:{attempt}".encode()).hexdigest()[:8], 16) % 100 < percent
 
 
+def file_number(lfn: str) -> int:
+    """A demo input file's number in its dataset (the story files' `._000003.pool.root.1`); -1 for another name."""
+    found = re.search(r"\._(\d+)\.", lfn)
+    return int(found[1]) if found else -1
+
+
 def es_jobs_end(
     *, succeeded: list[int], failed: list[int], now: datetime, reported: bool = False
 ) -> dict[int, EsOutcome]:
@@ -88,14 +95,23 @@ def es_jobs_end(
         task_params = params.get(job["task_id"]) or {}
         limit = int(task_params.get("maxAttemptEsJob") or MAX_ATTEMPT_ES_JOB)
         percent = int(task_params.get("demoEventFailurePercent") or 0) if pk in ok else 100
+        failing = {tuple(pair) for pair in task_params.get("demoFailingRanges") or ()} if pk in ok else set()
         if reported:
             mine = Event.objects.filter(PandaID=pk)
             good = list(mine.filter(status="finished").values_list("pk", flat=True))
             bad = list(mine.filter(status__in=(*RUNNING_RANGES, "failed")).values_list("pk", "attemptNr"))
         else:
-            ranges = list(Event.objects.filter(PandaID=pk, status__in=RUNNING_RANGES).values_list("pk", "attemptNr"))
-            bad = [(event_id, attempt) for event_id, attempt in ranges if range_fails(event_id, attempt, percent)]
-            good = [event_id for event_id, _ in ranges if event_id not in dict(bad)]
+            ranges = list(
+                Event.objects.filter(PandaID=pk, status__in=RUNNING_RANGES).values_list(
+                    "pk", "attemptNr", "file__lfn", "def_min_eventID"
+                )
+            )
+            bad = [
+                (event_id, attempt)
+                for event_id, attempt, lfn, first in ranges
+                if range_fails(event_id, attempt, percent) or (attempt == 0 and (file_number(lfn), first) in failing)
+            ]
+            good = [event_id for event_id, *_ in ranges if event_id not in dict(bad)]
         # finished, and done at once: the job takes its final status or waits in merging just below
         Event.objects.filter(pk__in=good).update(status="done")
         for status in ("ready", "fatal"):

@@ -23,7 +23,7 @@ from brokerage.models import DatasetFile, Event, Job, Task, TaskStatusLog
 from brokerage.selectors.gdpconfig import gdpconfig_view
 from brokerage.selectors.jumbo import jumbo_task_facts
 from brokerage.services.bulk import rows_lock
-from brokerage.services.retries import job_inputs_after_end
+from brokerage.services.retries import event_files_give_back, job_inputs_after_end
 from brokerage.services.status import job_status_transition_many, task_note
 from brokerage.states import CO_JUMBO_JOB, EVENTS_PROCESSED, FAKE_CO_JUMBO_HOURS, JOB_ACTIVE, WAITING_CO_JUMBO
 
@@ -174,19 +174,5 @@ def co_jumbo_check(*, now: datetime) -> dict[str, list[int]]:
         # attempt more (as resetInputToReGenCoJumbo_JEDI's): job generation cuts those ranges again for real jobs
         Event.objects.filter(PandaID__in=closed, status="ready").update(status="cancelled")
         job_inputs_after_end(finished=finished, failed=[], closed=closed, now=now)
-        _files_given_back(job_ids=closed, now=now)
+        event_files_give_back(job_ids=closed, now=now)
     return {k: v for k, v in (("finished", finished), ("closed", closed)) if v}
-
-
-def _files_given_back(*, job_ids: list[int], now: datetime) -> None:
-    """The files of given-back co-jumbo jobs none of whose ranges is still open: ready again, one attempt more (a
-    NULL maxAttempt stays NULL)."""
-    open_ranges = Event.objects.filter(file_id=OuterRef("pk"), status__in=("ready", "sent", "running"))
-    ids = set(
-        DatasetFile.objects.filter(events__PandaID__in=job_ids, status__in=("picked", "running", "partial"))
-        .exclude(Exists(open_ranges))
-        .values_list("pk", flat=True)
-    )
-    DatasetFile.objects.filter(pk__in=ids).update(
-        status="ready", attemptNr=F("attemptNr") + 1, maxAttempt=F("maxAttempt") + 1, lastAttemptTime=now
-    )

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import datetime
 
-from django.db.models import Count, F, Max, Q
+from django.db.models import Count, Exists, F, Max, OuterRef, Q
 
 from brokerage.models import DatasetFile, Event, Job, JobRetryHistory, Task
 from brokerage.services.bulk import bulk_update_values, rows_lock
@@ -191,4 +191,19 @@ def job_retry_history_record(*, pairs: list[tuple[int, int, int]], now: datetime
             for task_id, old, new in sorted(set(pairs))
         ),
         ignore_conflicts=True,
+    )
+
+
+def event_files_give_back(*, job_ids: list[int], now: datetime) -> None:
+    """The event-level files of jobs whose unprocessed ranges were cancelled (a fake co-jumbo job given back, an event
+    service job killed), none of whose ranges is still open: ready again with one attempt more (a NULL maxAttempt
+    stays NULL), so job generation cuts the cancelled ranges again."""
+    open_ranges = Event.objects.filter(file_id=OuterRef("pk"), status__in=("ready", "sent", "running"))
+    ids = set(
+        DatasetFile.objects.filter(events__PandaID__in=job_ids, status__in=("picked", "running", "partial"))
+        .exclude(Exists(open_ranges))
+        .values_list("pk", flat=True)
+    )
+    DatasetFile.objects.filter(pk__in=ids).update(
+        status="ready", attemptNr=F("attemptNr") + 1, maxAttempt=F("maxAttempt") + 1, lastAttemptTime=now
     )

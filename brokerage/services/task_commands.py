@@ -20,10 +20,11 @@ from django.db.models import F, Max, Q
 
 from brokerage.grid_clock import grid_minutes, grid_speed, throttled_until
 from brokerage.job_errors import TASK_BUFFER_KILLED
-from brokerage.models import Dataset, DatasetFile, Job, Task
+from brokerage.models import Dataset, DatasetFile, Event, Job, Task
 from brokerage.params import whole_number
 from brokerage.selectors.gdpconfig import gdpconfig_view
 from brokerage.services.counters import dataset_counters_refresh, datasets_of_files
+from brokerage.services.retries import event_files_give_back
 from brokerage.services.status import (
     job_status_transition_many,
     status_transition,
@@ -73,7 +74,14 @@ def _cancel(jobs, *, reason: str, actor: str, now: datetime) -> list[int]:
     # their files are free again (a killed job is no attempt)
     freed = DatasetFile.objects.filter(PandaID__in=killed, status__in=("picked", "running"))
     touched = datasets_of_files(file_filter=Q(PandaID__in=killed, status__in=("picked", "running")))
+    touched |= datasets_of_files(file_filter=Q(events__PandaID__in=killed))
     freed.update(status="ready")
+    # their event ranges (seed 002, "Transition of event status"): processed ones discarded ("the ES job was killed
+    # in the merging state after the event range had finished"), the others cancelled ("killed before the event
+    # range was successfully processed"), as killEventServiceConsumers (1.0.4) does; the cancelled are cut again
+    Event.objects.filter(PandaID__in=killed, status__in=("finished", "done")).update(status="discarded")
+    Event.objects.filter(PandaID__in=killed, status__in=("ready", "sent", "running")).update(status="cancelled")
+    event_files_give_back(job_ids=killed, now=now)
     dataset_counters_refresh(dataset_ids=touched, now=now)
     return killed
 

@@ -111,3 +111,21 @@ def test_a_range_at_its_attempt_limit_is_fatal_and_fails_the_set(job_set, monkey
     assert statuses(a) == [("fatal", 3), ("fatal", 3)]
     assert (b.jobStatus, b.jobSubStatus) == ("closed", "es_aborted")
     assert statuses(b) == [("cancelled", 0), ("cancelled", 0)]
+
+
+def test_killed_es_jobs_discard_their_processed_ranges_and_cancel_the_others(job_set):
+    # A waits in merging with its two ranges done; B runs its two: both killed (job_kill, as pbook's kill)
+    from brokerage.services.task_commands import job_kill
+
+    task, jobs = job_set
+    a, b = jobs["A"], jobs["B"]
+    Job.objects.filter(pk=a.pk).update(jobStatus="merging", jobSubStatus="es_wait")
+    Event.objects.filter(PandaID=a.pk).update(status="done")
+    assert job_kill(job_ids=[a.pk, b.pk], actor="shifter", now=NOW) == [True, True]
+    assert statuses(a) == [("discarded", 0), ("discarded", 0)]
+    assert statuses(b) == [("cancelled", 0), ("cancelled", 0)]
+    # a file with a range discarded and one cancelled, none open: ready again, one attempt more, both cut again
+    assert set(task.files.values_list("status", "attemptNr", "maxAttempt")) == {("ready", 1, 4)}
+    from brokerage.adapters.job_brokerage import job_set_inputs
+
+    assert job_set_inputs([task.pk])[3] == {}
