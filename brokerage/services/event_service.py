@@ -74,7 +74,8 @@ def es_jobs_end(
 ) -> dict[int, EsOutcome]:
     """Ends the ES jobs whose payload just ended (`succeeded` or `failed` on the worker node), in PandaID order, each
     seeing its job set as the ones before left it. Their ranges, played by the simulator: a failed payload's all
-    failed; a succeeded one's finished, but those its task's demo payload fails (`demoEventFailurePercent`).
+    failed; a succeeded one's finished, but those its task's demo payload fails (`demoEventFailurePercent`, drawn;
+    `demoFailingRanges`: [file number, first event] pairs that fail their first attempt).
     `reported`: a real pilot told each range's end itself (updateEventRanges): finished ones stay finished, fatal
     ones fatal, and a range it took but never reported failed. Finished ranges are done once their job has its final
     status or waits in merging; failed ones are ready for the next consumer or fatal. The caller holds their tasks
@@ -124,18 +125,16 @@ def es_jobs_end(
         # a job an earlier one's failure closed (es_aborted) has its outcome already
         if not Job.objects.filter(pk=pk, jobStatus__in=ENDING_FROM).exists():
             continue
-        outcomes[pk] = _job_end(
-            jobs[pk], ended_now={p for p in ended if p not in outcomes and p != pk}, aborted=aborted, now=now
-        )
+        outcomes[pk] = _job_end(jobs[pk], aborted=aborted, now=now)
     touched = datasets_of_files(file_filter=Q(events__PandaID__in=[*ended, *aborted]))
     event_files_close([*ended, *aborted], now=now, cancelled_ends=True)
     dataset_counters_refresh(dataset_ids=touched, now=now)
     return outcomes
 
 
-def _job_set_state(job: dict, *, still_ending: set[int]) -> dict[str, int]:
-    """Where the job's job set stands: its ranges fatal, left to process, done, and its other ES jobs active
-    (those ending in the same step but not decided yet count as active: they still hold their ranges)."""
+def _job_set_state(job: dict) -> dict[str, int]:
+    """Where the job's job set stands: its ranges fatal, left to process (the job's own), done, and its other ES
+    jobs active but merging (those ending in the same step and not decided yet are still running: active)."""
     members = Job.objects.filter(task_id=job["task_id"], jobsetID=job["jobsetID"], isMerge=False, eventService=ES_JOB)
     ranges = Counter(
         dict(
@@ -146,17 +145,16 @@ def _job_set_state(job: dict, *, still_ending: set[int]) -> dict[str, int]:
         )
     )
     others = members.exclude(pk=job["pk"]).filter(Q(jobStatus__in=JOB_ACTIVE) & ~Q(jobStatus="merging"))
-    others_active = others.count() + len(still_ending & set(members.values_list("pk", flat=True)))
     return {
         "fatal": ranges["fatal"],
         "left": Event.objects.filter(PandaID=job["pk"], status="ready").count(),
         "done": ranges["done"] + ranges["merged"],
-        "others": others_active,
+        "others": others.count(),
     }
 
 
-def _job_end(job: dict, *, ended_now: set[int], aborted: list[int], now: datetime) -> EsOutcome:
-    state = _job_set_state(job, still_ending=ended_now)
+def _job_end(job: dict, *, aborted: list[int], now: datetime) -> EsOutcome:
+    state = _job_set_state(job)
     outcome = es_job_end(
         EsJobEnd(
             processed=job["processed"],
