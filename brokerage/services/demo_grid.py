@@ -441,7 +441,7 @@ def _queues(sites, endpoints, now, rng) -> list[models.PandaQueue]:
         "jobseed": "all",
         "corecount": 8,
         "maxrss": JUMBO_QUEUE_MAXRSS,
-        "demo_slots": 20,
+        "demo_slots": 160,  # room for the stories' 8-core jobs at once: waiting, they would hold other shares back
         "demo_failure_percent": 0,
     }
     rows.append(

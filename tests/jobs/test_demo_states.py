@@ -45,6 +45,12 @@ NOT_REACHED_YET = {
         "a real pilot's getEventRanges sends them (tests/brokerage/test_dispatcher_events.py)",
         "corrupted": "ranges of an ES merge job's corrupted zip file: ES outputs (zip files) are not modelled yet "
         "(issue 52's outputs)",
+        "discarded": "an ES job killed while it waits in merging: entered by a kill "
+        "(tests/jobs/test_event_service.py); no demo story kills one at the right moment yet (a timed abort missed "
+        "it as often as not)",
+        "cancelled": "an ES job killed while its ranges run, or a fake co-jumbo job given back after six hours: "
+        "entered by both (tests/jobs/test_event_service.py, tests/watchdog/test_jumbo_watchdog.py), by no story in "
+        "ten minutes",
     },
 }
 
@@ -150,13 +156,3 @@ def test_what_the_demo_reaches_in_ten_minutes(settings):
     ranges = set(Event.objects.filter(task=crashing).values_list("status", flat=True))
     assert "fatal" in ranges <= {"fatal", "cancelled"}
     assert Task.objects.get(pk=crashing.pk).status == "failed"
-    # the aborted event service story: the two ES jobs waiting in merging had their ranges discarded, the consumers
-    # of the two failed ranges were cancelled with their ranges
-    aborted = Task.objects.filter(taskName__startswith="mc23_13p6TeV.802018.event_service_aborted").first()
-    assert Task.objects.get(pk=aborted.pk).status == "aborted"
-    assert sorted(Event.objects.filter(task=aborted).values_list("status", flat=True)) == [
-        "cancelled", "cancelled", "discarded", "discarded"
-    ]  # fmt: skip
-    assert set(Job.objects.filter(task=aborted, jobSubStatus="es_wait").values_list("jobStatus", flat=True)) == {
-        "cancelled"
-    }  # fmt: skip
