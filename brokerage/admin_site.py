@@ -31,6 +31,8 @@ SECTIONS = (
             "Dataset",
             "DatasetStatusLog",
             "DatasetFile",
+            "OutputTemplate",
+            "JobParamsTemplate",
             "Event",
             "Job",
             "JobStatusLog",

@@ -26,7 +26,7 @@ Plain Python: services/event_service.py reads the ranges and the job set, this d
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 # panda-server 1.0.4's ErrorCode (taskBufferErrorCode of ES jobs)
 EC_RETRIED = 111
@@ -40,6 +40,16 @@ MAX_ATTEMPT_ES_JOB = 10
 # the job substatuses of ES jobs' outcomes, and of ES jobs closed or failed because of another job
 ES_RETRY, ES_WAIT, ES_MERGE, ES_INACTION = "es_retry", "es_wait", "es_merge", "es_inaction"
 ES_ABORTED, ES_MERGE_FAILED = "es_aborted", "es_merge_failed"
+# an ES job the pilot failed, one whose heartbeat was lost before it processed a range (seed 002: "ES jobs have
+# status=failed when … the pilot reported errors with jobsubstatus=pilot_failed, or heartbeat was lost without
+# successful event ranges (jobsubstatus=es_heartbeat)")
+ES_PILOT_FAILED, ES_HEARTBEAT = "pilot_failed", "es_heartbeat"
+LOST_DIAG = {ES_PILOT_FAILED: "the pilot failed it", ES_HEARTBEAT: "its heartbeat was lost"}
+# the pilot errors of an ES merge job that could not read an ES job's outputs (1.0.4's EventServiceUtils
+# PEC_corruptedInputFiles): the done ranges of the files it names are corrupted, to be processed again. 1099, a
+# "temporary" corruption panda-server counts only after repeated failures there (PEC_corruptedInputFilesTmp), is left
+# out
+PEC_CORRUPTED_INPUT = (1171, 1145, 1175, 1103)
 
 
 @dataclass(frozen=True)
@@ -56,6 +66,7 @@ class EsJobEnd:
     left_in_set: int
     done_in_set: int
     others_active: int
+    lost: str = ""  # ES_PILOT_FAILED: the pilot's report said so; ES_HEARTBEAT: the watchdog found it silent
 
 
 @dataclass(frozen=True)
@@ -71,7 +82,18 @@ class EsOutcome:
 
 
 def es_job_end(end: EsJobEnd) -> EsOutcome:
-    """The outcome of one ES job (module docstring)."""
+    """The outcome of one ES job (module docstring). A job the pilot failed (pilot_failed), or whose heartbeat was
+    lost before it processed a range (es_heartbeat), is failed with that substatus whatever its ranges say; what its
+    ranges do stays (a new consumer for those left, its job set aborted): panda-server 1.0.4 decides the outcome as
+    for any ES job (ppEventServiceJob) and then overwrites the status with the substatus it kept
+    (JobComplexModule.archiveJob, "overwrite job status"; Watcher sets es_heartbeat "when no successful events")."""
+    outcome = _outcome(end)
+    if end.lost == ES_PILOT_FAILED or (end.lost == ES_HEARTBEAT and not end.processed):
+        return replace(outcome, status="failed", substatus=end.lost, diag=f"{LOST_DIAG[end.lost]}; {outcome.diag}")
+    return outcome
+
+
+def _outcome(end: EsJobEnd) -> EsOutcome:
     if end.fatal_in_set:
         return EsOutcome(
             "failed", "", EC_MAX_ATTEMPT, f"maximum event attempts reached by {end.fatal_in_set} event ranges",

@@ -23,6 +23,7 @@ PILOT = {
     1137: "Failed to stage-out file",
     1150: "Looping job killed by pilot",
     1151: "File transfer timed out during stage-in",
+    1171: "adler32 mismatch on input file",  # an ES merge job's corrupted input (event_service.PEC_CORRUPTED_INPUT)
     1201: "Job killed by signal: SIGTERM",
     1212: "Payload ran out of memory",
     1213: "Reached batch system time limit",

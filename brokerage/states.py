@@ -182,7 +182,9 @@ OUTPUT_FILE = _machine(
     "output file",
     initial=("defined",),
     table={
-        "defined": ("running", "failed"),
+        # a job's files follow it (brokerage/outputs.py): a job can hold or finish without our seeing it run (a pilot
+        # that reported holding first; a co-jumbo job finished where it waited, its events processed by jumbo jobs)
+        "defined": ("running", "prepared", "finished", "failed"),
         "running": ("prepared", "finished", "failed"),
         "prepared": ("merging", "finished", "failed"),
         "merging": ("finished", "failed"),

@@ -221,11 +221,31 @@ class DatasetAdmin(StatefulAdmin):
 
 @admin.register(models.DatasetFile)
 class DatasetFileAdmin(StatefulAdmin):
-    list_display = ["fileID", "lfn", "dataset", "type", "status", "attemptNr", "maxAttempt", "fsize", "PandaID"]
+    list_display = [
+        "fileID", "lfn", "dataset", "type", "status", "attemptNr", "maxAttempt", "fsize", "PandaID", "outPandaID",
+    ]  # fmt: skip
     list_filter = ["type", "status"]
-    search_fields = ["=fileID", "lfn", "=PandaID"]
+    search_fields = ["=fileID", "lfn", "=PandaID", "=outPandaID"]
     raw_id_fields = ["dataset", "task"]
     show_full_result_count = False
+
+
+@admin.register(models.OutputTemplate)
+class OutputTemplateAdmin(admin.ModelAdmin):
+    """Made by the task refiner (services.outputs); an admin may correct a template before the task's first job."""
+
+    list_display = ["outTempID", "task", "dataset", "outType", "filenameTemplate", "serialNr", "maxSerialNr"]
+    list_filter = ["outType"]
+    search_fields = ["=task__jediTaskID", "filenameTemplate"]
+    raw_id_fields = ["task", "dataset"]
+    readonly_fields = ["serialNr"]  # given out by job generation only: a lower one would name two files alike
+
+
+@admin.register(models.JobParamsTemplate)
+class JobParamsTemplateAdmin(admin.ModelAdmin):
+    list_display = ["task", "jobParamsTemplate"]
+    search_fields = ["=task__jediTaskID"]
+    raw_id_fields = ["task"]
 
 
 @admin.register(models.Event)

@@ -31,7 +31,16 @@ from .jobs import (
 )
 from .locks import ProcessLock
 from .shares import GlobalShare, GlobalShareSnapshot, WorkQueue
-from .tasks import Dataset, DatasetFile, DatasetStatusLog, Event, Task, TaskStatusLog
+from .tasks import (
+    Dataset,
+    DatasetFile,
+    DatasetStatusLog,
+    Event,
+    JobParamsTemplate,
+    OutputTemplate,
+    Task,
+    TaskStatusLog,
+)
 from .wmcore import (
     JobSubmitterCacheEntry,
     JobSubmitterReport,
@@ -79,6 +88,7 @@ __all__ = [
     "Job",
     "JobCountNow",
     "JobErrorHour",
+    "JobParamsTemplate",
     "JobRetryHistory",
     "JobStateHour",
     "JobStatusLog",
@@ -88,6 +98,7 @@ __all__ = [
     "MergePreassignment",
     "NetworkLink",
     "OidcIdentity",
+    "OutputTemplate",
     "PandaQueue",
     "ProcessLock",
     "QueuePilotStats",

@@ -373,6 +373,8 @@ class DatasetFile(Stateful):
             models.Index(fields=["dataset", "status"], name="file_dataset_status"),
             models.Index(fields=["task", "type", "status"], name="file_task_type_status"),
             models.Index(fields=["PandaID"], name="file_pandaid"),
+            # a job's outputs and logs (seed 002: an output file records the job that produced it); inputs have none
+            models.Index(fields=["outPandaID"], name="file_outpandaid", condition=Q(outPandaID__isnull=False)),
             models.Index(fields=["lfn"], name="file_lfn"),
         ]
 
@@ -384,6 +386,61 @@ class DatasetFile(Stateful):
     @property
     def state_machine(self) -> states.StateMachine:
         return states.file_machine(self.type)
+
+
+class OutputTemplate(models.Model):
+    """How the files of one output or log dataset of a task are named (JEDI_Output_Template, seed 002): the template
+    with its serial-number placeholder, and the last serial number given out. "Option B has been adopted": every new
+    job takes the next serial number, a retry included, so a dataset's serial numbers need not be continuous."""
+
+    outTempID = models.BigAutoField(primary_key=True, verbose_name="outTempID")
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, db_column="jediTaskID", related_name="output_templates")
+    dataset = models.ForeignKey(
+        Dataset, on_delete=models.CASCADE, db_column="datasetID", related_name="output_templates"
+    )
+    filenameTemplate = models.CharField(max_length=256, help_text="With ${SN} for the serial number.")
+    sourceName = models.CharField(
+        max_length=256, blank=True, default="", help_text="The payload's own name of the file, renamed by the pilot."
+    )
+    serialNr = models.PositiveIntegerField(default=0, help_text="The last serial number given out.")
+    maxSerialNr = models.PositiveIntegerField(null=True, blank=True)
+    streamName = models.CharField(max_length=20, help_text="The placeholder of the job parameters template.")
+    outType = models.CharField(max_length=20, choices=choices.DATASET_TYPE)
+
+    class Meta:
+        db_table = "jedi_output_template"
+        ordering = ["outTempID"]
+        constraints = [
+            models.CheckConstraint(condition=Q(outType__in=states.OUTPUT_TYPES), name="output_template_type"),
+            models.CheckConstraint(
+                condition=Q(maxSerialNr__isnull=True) | Q(serialNr__lte=F("maxSerialNr")),
+                name="output_template_serial_within_max",
+            ),
+            models.CheckConstraint(
+                condition=Q(filenameTemplate__contains="${SN"), name="output_template_has_serial_number"
+            ),
+            models.UniqueConstraint(fields=["task", "streamName"], name="output_template_stream_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return self.filenameTemplate
+
+
+class JobParamsTemplate(models.Model):
+    """How the parameters of a task's jobs are made (JEDI_JobParams_Template, seed 002): the transformation's
+    arguments with JEDI's placeholders (${IN}, ${OUTPUT0}, ${SN}, ${RNDMSEED}, ${SKIPEVENTS}, ${MAXEVENTS}),
+    filled in for each job from its files (brokerage/outputs.py)."""
+
+    task = models.OneToOneField(
+        Task, on_delete=models.CASCADE, primary_key=True, db_column="jediTaskID", related_name="job_params_template"
+    )
+    jobParamsTemplate = models.TextField()
+
+    class Meta:
+        db_table = "jedi_jobparams_template"
+
+    def __str__(self) -> str:
+        return f"job parameters of task {self.task_id}"
 
 
 class Event(Stateful):

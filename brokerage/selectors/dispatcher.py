@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 
-from brokerage.models import Job, PandaQueue, QueueStorage, StorageEndpoint
+from brokerage.models import DatasetFile, Job, PandaQueue, QueueStorage, StorageEndpoint
 
 NULL = "NULL"
 
@@ -18,11 +18,23 @@ def pilot_job_description(*, job: Job) -> dict[str, Any]:
     """getJob's answer for a job just sent. The pilot runs the job's transformation when it is a URL (the pilot
     downloads it), else PILOT_PAYLOAD_TRANSFORMATION with PILOT_PAYLOAD_PARAMETERS: the demo's jobs name ATLAS
     transforms no pilot here can run. Its inputs are not handed over (the files the monitor tracks are its own
-    bookkeeping, stored nowhere a pilot can read); its log goes to the queue's write endpoint."""
+    bookkeeping, stored nowhere a pilot can read); its log, named by its task's log template, goes to the queue's write
+    endpoint: the placeholder payload makes none of the task's output files, so the log is the one output handed over
+    (the output file is failed if the job fails, finished with it otherwise, as for the simulator's jobs)."""
     task = job.task
     transformation = job.transformation if job.transformation.startswith(("http://", "https://")) else ""
-    log_file = f"{job.jobName or task.taskName.rstrip('/')}.{job.pk}.log.tgz"
-    log_dataset = f"panda.{task.pk}.log"
+    # the job's log file from its task's log template (services.outputs); a job made without one (before outputs
+    # were registered, or by hand) gets a name of its own
+    log = (
+        DatasetFile.objects.filter(outPandaID=job.pk, type="log").values("lfn", "GUID", "dataset__datasetName").first()
+    )
+    log_file = log["lfn"] if log else f"{job.jobName or task.taskName.rstrip('/')}.{job.pk}.log.tgz"
+    log_dataset = log["dataset__datasetName"] if log else f"panda.{task.pk}.log"
+    log_guid = (
+        log["GUID"]
+        if log and log["GUID"]
+        else str(uuid.uuid5(uuid.NAMESPACE_URL, f"panda-log:{job.pk}:{job.attemptNr}"))
+    )
     endpoint = (
         QueueStorage.objects.filter(queue__name=job.computingSite, role="write_lan")
         .values_list("endpoint__name", flat=True)
@@ -72,7 +84,7 @@ def pilot_job_description(*, job: Job) -> dict[str, Any]:
         # the log tarball is the job's one output
         "outFiles": log_file,
         "logFile": log_file,
-        "logGUID": str(uuid.uuid5(uuid.NAMESPACE_URL, f"panda-log:{job.pk}:{job.attemptNr}")),
+        "logGUID": log_guid,
         "scopeOut": "panda",
         "scopeLog": "panda",
         "realDatasets": log_dataset,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 
-from django.db.models import Exists, F, OuterRef, Q, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
@@ -32,7 +32,7 @@ from brokerage.models import (
     WMCoreRequestStatusLog,
 )
 from brokerage.selectors.counters import COUNTER_FIELDS, dataset_counters_from_files
-from brokerage.states import INPUT_TYPES, JOB_ACTIVE
+from brokerage.states import INPUT_TYPES, JOB_ACTIVE, OUTPUT_TYPES
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,35 @@ def _counter_findings() -> list[Finding]:
             findings.append(
                 Finding("counter", "dataset", row["pk"], f"nFilesUsed {row['nFilesUsed']} > nFiles {row['nFiles']}")
             )
+    return findings
+
+
+def _output_counter_findings() -> list[Finding]:
+    """An output dataset's nFiles is written with its files and must always match them; its finished and failed
+    counts are written when it closes and must match them once done (services.outputs)."""
+    datasets = {
+        row["pk"]: row
+        for row in Dataset.objects.filter(type__in=OUTPUT_TYPES).values(
+            "pk", "status", "nFiles", "nFilesFinished", "nFilesFailed"
+        )
+    }
+    findings = []
+    for row in (
+        DatasetFile.objects.filter(dataset_id__in=list(datasets))
+        .values("dataset_id")
+        .annotate(
+            nFiles=Count("pk"),
+            nFilesFinished=Count("pk", filter=Q(status="finished")),
+            nFilesFailed=Count("pk", filter=Q(status="failed")),
+        )
+    ):
+        stored = datasets[row["dataset_id"]]
+        fields = ("nFiles", "nFilesFinished", "nFilesFailed") if stored["status"] == "done" else ("nFiles",)
+        findings += [
+            Finding("counter", "dataset", stored["pk"], f"{field} is {stored[field]}, its files give {row[field]}")
+            for field in fields
+            if stored[field] != row[field]
+        ]
     return findings
 
 
@@ -158,4 +187,10 @@ def _archive_findings(now: datetime) -> list[Finding]:
 def integrity_findings(*, now: datetime | None = None) -> list[Finding]:
     """Everything the integrity check finds, counters first (a fixed number of queries)."""
     now = now or timezone.now()
-    return [*_counter_findings(), *_state_log_findings(), *_holder_findings(), *_archive_findings(now)]
+    return [
+        *_counter_findings(),
+        *_output_counter_findings(),
+        *_state_log_findings(),
+        *_holder_findings(),
+        *_archive_findings(now),
+    ]

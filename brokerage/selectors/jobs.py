@@ -302,7 +302,7 @@ def job_detail(*, job_id: int, now: datetime) -> dict[str, Any] | None:
         "why_here": why_here,
         "files": job_input_files(job_ids=[job_id])[job_id][:200],
         "outputs": list(
-            DatasetFile.objects.filter(PandaID=job_id, type__in=states.OUTPUT_TYPES)
+            DatasetFile.objects.filter(outPandaID=job_id, type__in=states.OUTPUT_TYPES)
             .order_by("type", "lfn")
             .values("pk", "lfn", "type", "status", "fsize", "dataset__datasetName")[:200]
         ),
@@ -311,8 +311,10 @@ def job_detail(*, job_id: int, now: datetime) -> dict[str, Any] | None:
         "retries": retries,
         # its pilot is a real one (issue 36): its states and heartbeats are the pilot's reports
         "pilot_driven": PandaQueue.objects.filter(name=job.computingSite, pilot_driven=True).exists(),
+        # a finished or merging job's codes are no error: an ES job's outcome (111 retried, 115 waiting, 112 merged)
+        # stays in the table of codes below, not in the red box a shifter reads first
         "main_error": {"component": component, "code": code, "diag": diag, "label": error_label(component, code)}
-        if code
+        if code and job.jobStatus not in ("finished", "merging")
         else None,
         "errors": errors,
         "timeout": timeout,
@@ -333,6 +335,10 @@ ES_SUBSTATUS_SENTENCES = {
     "es_aborted": "another ES job of its job set failed for good (a range at its attempt limit), so the set was given "
     "up: its running ranges cancelled.",
     "es_merge_failed": "its job set's ES merge job failed its last attempt.",
+    "pilot_failed": "its pilot reported it failed; the ranges it processed are kept for the merge, those left went "
+    "to a new consumer (look at the pilot error below).",
+    "es_heartbeat": "its pilot went silent before it processed any event range (heartbeat lost); its ranges went to "
+    "a new consumer. If the queue loses many, look at its pilots and worker nodes.",
 }
 
 

@@ -290,10 +290,10 @@ def panda_job_descriptions(*, job_ids: list[int]) -> list[dict[str, Any] | None]
                       "dataset_name": row["dataset__datasetName"], "dataset_pk": row["dataset_id"]}  # fmt: skip
             files.setdefault(job_id, []).append(_file_record(record))
     for row in (
-        DatasetFile.objects.filter(PandaID__in=list(jobs), type__in=states.OUTPUT_TYPES)
+        DatasetFile.objects.filter(outPandaID__in=list(jobs), type__in=states.OUTPUT_TYPES)
         .order_by("pk")
-        .values("pk", "PandaID", "GUID", "lfn", "type", "status", "fsize", "checksum", "scope", "task_id", "attemptNr")
-        .annotate(dataset_name=F("dataset__datasetName"), dataset_pk=F("dataset_id"))
+        .values("pk", "GUID", "lfn", "type", "status", "fsize", "checksum", "scope", "task_id", "attemptNr")
+        .annotate(PandaID=F("outPandaID"), dataset_name=F("dataset__datasetName"), dataset_pk=F("dataset_id"))
     ):
         files.setdefault(row["PandaID"], []).append(_file_record(row))
     described: list[dict[str, Any] | None] = []

@@ -42,7 +42,10 @@ def rows_lock(
     for start in range(0, len(ids), ROWS_PER_ARRAY_STATEMENT):  # ascending chunks keep the order whole
         chunk = ids[start : start + ROWS_PER_ARRAY_STATEMENT]
         base = model._default_manager.all() if within is None else within
-        queryset = base.filter(pk__in=chunk).order_by("pk").select_for_update(skip_locked=skip, no_key=True)
+        # only the rows of `model`: a `within` that joins (a task's files by the task's end) must not lock the
+        # rows it joins, which come first in the lock order
+        of = ("self",) if connection.features.has_select_for_update_of else ()
+        queryset = base.filter(pk__in=chunk).order_by("pk").select_for_update(skip_locked=skip, no_key=True, of=of)
         locked += queryset.values_list("pk", flat=True)
     return locked
 

@@ -33,7 +33,9 @@ task was created, files DDM lists, files at the task's nucleus]).
   minutes), then their files' second attempts run and it is done;
 - event service (`demoFailingRanges`, `demoEventFailurePercent`): a range failed and retried by a new consumer, ES
   jobs in merging until their job set's ES merge job; another whose ranges all fail until fatal, its ES job failed
-  and the others aborted;
+  and the others aborted; a third whose ES jobs the shifter kills (`demoKillEsJobs`), in merging (its range
+  discarded) and running (cancelled); a fourth whose ES merge finds an ES output corrupted (`demoCorruptedEsMerges`):
+  its range corrupted and processed again;
 - a jumbo job (`nJumboJobs`): its co-jumbo jobs wait at WAITING_CO_JUMBO while the jumbo job processes their events,
   then are finished by the co-jumbo check, their events done;
 - outputs merged (`mergeOutput`): its jobs wait in merging, its merge job fails its three attempts
@@ -51,10 +53,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
 
+from django.db import transaction
+
 from brokerage import models
+from brokerage.services.retries import job_tasks_lock
 from brokerage.services.task_commands import (
     TaskCommandRefused,
     dataset_files_mark,
+    job_kill,
     task_abort,
     task_finish,
     task_incexec,
@@ -62,6 +68,7 @@ from brokerage.services.task_commands import (
     task_resume,
     task_retry,
 )
+from brokerage.states import ES_JOB
 
 logger = logging.getLogger(__name__)
 
@@ -287,6 +294,47 @@ STORIES = (
         cores=8,  # an event service job is never a single-core one (job_rules_resources)
     ),
     Story(
+        "done",
+        "mc23_13p6TeV.802018.event_service_killed.simul",
+        1,
+        3,
+        # an event service task whose ES jobs the demo's shifter kills twice (`demoKillEsJobs`): the first as it waits
+        # in merging for its ES merge job (its done range discarded), the next while its range runs (cancelled); both
+        # ranges are cut again and the third job's is merged (seed 002, "Transition of event status")
+        {
+            "demoRunMinutes": 2,
+            "demoFailurePercent": 0,
+            "nEventsPerJob": 1000,
+            "nFilesPerJob": None,
+            "demoKillEsJobs": ["merging", "running"],
+            "demoReliablePilots": True,
+        },
+        event_service=True,
+        gshare="Express",
+        cores=8,
+    ),
+    Story(
+        "done",
+        "mc23_13p6TeV.802019.event_service_corrupted.simul",
+        1,
+        3,
+        # an event service task whose ES merge job's first attempt finds its first ES job's output corrupted (pilot
+        # error 1171, `demoCorruptedEsMerges`): that job's done range is corrupted and cut again for a new consumer,
+        # the second attempt merges the other's, and the new consumer's range is merged by an ES merge job of its own
+        {
+            "demoRunMinutes": 2,
+            "demoFailurePercent": 0,
+            "nEventsPerJob": 500,
+            "nFilesPerJob": None,
+            "demoMergeFailures": 1,
+            "demoCorruptedEsMerges": 1,
+            "demoReliablePilots": True,
+        },
+        event_service=True,
+        gshare="Express",
+        cores=8,
+    ),
+    Story(
         "failed",
         "mc23_13p6TeV.802017.event_service_crashing.simul",
         1,
@@ -457,6 +505,37 @@ def demo_shifter_act(*, now: datetime, minute: timedelta) -> list[tuple[int, str
                 params["demoCommandsGiven"] = params.pop("demoCommands")
             models.Task.objects.filter(pk=task_id).update(taskParams=params)
     return given
+
+
+def demo_es_kills_act(*, now: datetime) -> list[int]:
+    """The stories' kills of their own ES jobs (`demoKillEsJobs`: job statuses, in order): the demo's shifter kills
+    the task's first ES job found in the next status (one in running with a range sent or running; one in merging
+    before any merge job took it) through the kill command's service, its task locked first (the one lock order).
+    Found by the job's state, not by a time: a timed kill missed its moment as often as not. Returns the jobs
+    killed."""
+    killed: list[int] = []
+    for task_id, params in models.Task.objects.filter(taskParams__has_key="demoKillEsJobs").values_list(
+        "pk", "taskParams"
+    ):
+        plan, done = params["demoKillEsJobs"], int(params.get("demoKillEsJobsDone", 0))
+        jobs = models.Job.objects.filter(
+            task_id=task_id, eventService=ES_JOB, jobStatus=plan[done], mergeJob__isnull=True
+        )
+        if plan[done] == "running":
+            jobs = jobs.filter(pk__in=models.Event.objects.filter(status__in=("sent", "running")).values("PandaID"))
+        job_id = jobs.order_by("pk").values_list("pk", flat=True).first()
+        if job_id is None:
+            continue
+        with transaction.atomic():
+            if job_id not in job_tasks_lock(job_ids=[job_id]):
+                continue  # its task is busy: the next step
+            if job_kill(job_ids=[job_id], actor=DEMO_SHIFTER, now=now, reason=f"kill of an ES job {plan[done]}")[0]:
+                killed.append(job_id)
+            params = {**params, "demoKillEsJobsDone": done + 1}
+            if done + 1 >= len(plan):
+                params["demoKillEsJobsGiven"] = params.pop("demoKillEsJobs")
+            models.Task.objects.filter(pk=task_id).update(taskParams=params)
+    return killed
 
 
 def demo_ddm_act(*, now: datetime, minute: timedelta) -> list[int]:

@@ -22,9 +22,10 @@ from typing import Any
 from django.db import transaction
 
 from brokerage.adapters.shares import global_share_order, share_rank
+from brokerage.event_service import ES_PILOT_FAILED
 from brokerage.models import Job, PandaQueue
 from brokerage.models.jobs import JOB_ENDED
-from brokerage.services.event_service import ENDING_FROM, es_jobs_end, es_jobs_split
+from brokerage.services.event_service import ENDING_FROM, es_jobs_end, es_jobs_split, es_merge_corrupted_mark
 from brokerage.services.merging import premerged_split
 from brokerage.services.retries import job_inputs_after_end, job_tasks_lock
 from brokerage.services.status import job_status_transition_many
@@ -127,9 +128,13 @@ def pilot_job_update(*, job_id: int, state: str, report: dict[str, Any], now: da
     if state in ("failed", "closed"):
         if state not in JOB.allowed_from(current):
             raise DispatcherRefused(f"state: job {job_id} is {current}, it cannot become {state}")
-        if state == "failed" and _event_service_end(job_id, current, ok=False, columns=columns, now=now):
+        # the pilot's jobSubStatus (panda-server 1.0.4 keeps it): pilot_failed fails an ES job whatever its ranges
+        lost = ES_PILOT_FAILED if report.get("jobSubStatus") == ES_PILOT_FAILED else ""
+        if state == "failed" and _event_service_end(job_id, current, ok=False, columns=columns, now=now, lost=lost):
             return "NULL"
-        _end(job_id, current, state, columns, now)
+        # an ES merge job names the ES outputs it could not read (panda-server 1.0.4 keeps them as its files)
+        corrupted = [name for name in str(report.get("corruptedFiles") or "").split(",") if name not in ("", "NULL")]
+        _end(job_id, current, state, columns, now, corrupted=corrupted)
         return "NULL"
     # a job the pilot did not get (still activated) has no way there: getJob first
     steps = steps_to(current, state) if current in PILOT_STEPS[:-1] else None
@@ -164,7 +169,9 @@ def pilot_job_update(*, job_id: int, state: str, report: dict[str, Any], now: da
     return "NULL"
 
 
-def _event_service_end(job_id: int, current: str, *, ok: bool, columns: dict[str, Any], now: datetime) -> bool:
+def _event_service_end(
+    job_id: int, current: str, *, ok: bool, columns: dict[str, Any], now: datetime, lost: str = ""
+) -> bool:
     """An ES job's final update: the pilot's report kept, then its end decided from the ranges the pilot reported
     (updateEventRanges): merging, failed or closed with its substatus. False for any other job."""
     if current not in ENDING_FROM or es_jobs_split(job_ids=[job_id])[0] != [job_id]:
@@ -173,16 +180,22 @@ def _event_service_end(job_id: int, current: str, *, ok: bool, columns: dict[str
         if job_id not in job_tasks_lock(job_ids=[job_id]):
             raise DispatcherRefused(f"jobId: job {job_id}'s task is busy, send the update again")
         Job.objects.filter(pk=job_id).update(modificationTime=now, **columns)
-        es_jobs_end(succeeded=[job_id] if ok else [], failed=[] if ok else [job_id], now=now, reported=True)
+        es_jobs_end(succeeded=[job_id] if ok else [], failed=[] if ok else [job_id], now=now, reported=True, lost=lost)
     return True
 
 
-def _end(job_id: int, current: str, state: str, columns: dict[str, Any], now: datetime) -> None:
+def _end(
+    job_id: int, current: str, state: str, columns: dict[str, Any], now: datetime, *, corrupted: list[str] = ()
+) -> None:
     """A job's end, as the simulator ends jobs: its task locked first (the one lock order), then the move and its
-    files' attempts, in one transaction."""
+    files' attempts, in one transaction. `corrupted`: the ES outputs a failed ES merge job could not read."""
     with transaction.atomic():
         if job_id not in job_tasks_lock(job_ids=[job_id]):
             raise DispatcherRefused(f"jobId: job {job_id}'s task is busy, send the update again")
+        if corrupted and state == "failed":
+            es_merge_corrupted_mark(
+                merge_job_id=job_id, lfns=corrupted, pilot_error_code=columns.get("pilotErrorCode"), now=now
+            )
         moved = job_status_transition_many(
             from_status=current, to_status=state, job_ids=[job_id], reason=f"pilot reported {state}", actor=ACTOR,
             now=now, columns=columns,

@@ -17,17 +17,18 @@ from django.db.models import Count, F, Q
 from brokerage.event_service import (
     ES_ABORTED,
     MAX_ATTEMPT_ES_JOB,
+    PEC_CORRUPTED_INPUT,
     EsJobEnd,
     EsOutcome,
     es_job_end,
     range_after_failure,
 )
-from brokerage.models import Event, Job, JobStatusLog, Task
+from brokerage.models import DatasetFile, Event, Job, JobStatusLog, Task
 from brokerage.services.bulk import rows_insert
 from brokerage.services.counters import dataset_counters_refresh, datasets_of_files
 from brokerage.services.retries import event_files_close
 from brokerage.services.status import job_status_transition_many
-from brokerage.states import CO_JUMBO_JOB, ES_JOB, JOB_ACTIVE, JUMBO_JOB
+from brokerage.states import CO_JUMBO_JOB, ES_JOB, ES_MERGE_JOB, JOB_ACTIVE, JUMBO_JOB
 
 ACTOR = "event service"
 # the ranges a job holds while it runs
@@ -70,16 +71,17 @@ def file_number(lfn: str) -> int:
 
 
 def es_jobs_end(
-    *, succeeded: list[int], failed: list[int], now: datetime, reported: bool = False
+    *, succeeded: list[int], failed: list[int], now: datetime, reported: bool = False, lost: str = ""
 ) -> dict[int, EsOutcome]:
     """Ends the ES jobs whose payload just ended (`succeeded` or `failed` on the worker node), in PandaID order, each
     seeing its job set as the ones before left it. Their ranges, played by the simulator: a failed payload's all
     failed; a succeeded one's finished, but those its task's demo payload fails (`demoEventFailurePercent`, drawn;
     `demoFailingRanges`: [file number, first event] pairs that fail their first attempt).
     `reported`: a real pilot told each range's end itself (updateEventRanges): finished ones stay finished, fatal
-    ones fatal, and a range it took but never reported failed. Finished ranges are done once their job has its final
-    status or waits in merging; failed ones are ready for the next consumer or fatal. The caller holds their tasks
-    (services.retries.job_tasks_lock). Returns each job's outcome."""
+    ones fatal, and a range it took but never reported failed. `lost` (pilot_failed, es_heartbeat) for the `failed`
+    jobs: the pilot failed them, or the watchdog found their heartbeat lost. Finished ranges are done once their job
+    has its final status or waits in merging; failed ones are ready for the next consumer or fatal. The caller holds
+    their tasks (services.retries.job_tasks_lock). Returns each job's outcome."""
     ended = sorted([*succeeded, *failed])
     if not ended:
         return {}
@@ -91,45 +93,90 @@ def es_jobs_end(
     }
     params = dict(Task.objects.filter(pk__in={job["task_id"] for job in jobs.values()}).values_list("pk", "taskParams"))
     ok = set(succeeded)
+    # every job's ranges in one read and three writes: a range belongs to one job, so no job's ranges see another's
+    by_job: dict[int, list[tuple]] = defaultdict(list)
+    if reported:
+        for event_id, panda_id, status, attempt in Event.objects.filter(
+            PandaID__in=ended, status__in=("finished", *RUNNING_RANGES, "failed")
+        ).values_list("pk", "PandaID", "status", "attemptNr"):
+            by_job[panda_id].append((event_id, status, attempt))
+    else:
+        for event_id, panda_id, attempt, lfn, first in Event.objects.filter(
+            PandaID__in=ended, status__in=RUNNING_RANGES
+        ).values_list("pk", "PandaID", "attemptNr", "file__lfn", "def_min_eventID"):
+            by_job[panda_id].append((event_id, attempt, lfn, first))
+    all_good: list[int] = []
+    after: dict[str, list[int]] = {"ready": [], "fatal": []}
     for pk in ended:
         job = jobs[pk]
         task_params = params.get(job["task_id"]) or {}
         limit = int(task_params.get("maxAttemptEsJob") or MAX_ATTEMPT_ES_JOB)
-        percent = int(task_params.get("demoEventFailurePercent") or 0) if pk in ok else 100
-        failing = {tuple(pair) for pair in task_params.get("demoFailingRanges") or ()} if pk in ok else set()
         if reported:
-            mine = Event.objects.filter(PandaID=pk)
-            good = list(mine.filter(status="finished").values_list("pk", flat=True))
-            bad = list(mine.filter(status__in=(*RUNNING_RANGES, "failed")).values_list("pk", "attemptNr"))
+            good = [event_id for event_id, status, _ in by_job[pk] if status == "finished"]
+            bad = [(event_id, attempt) for event_id, status, attempt in by_job[pk] if status != "finished"]
         else:
-            ranges = list(
-                Event.objects.filter(PandaID=pk, status__in=RUNNING_RANGES).values_list(
-                    "pk", "attemptNr", "file__lfn", "def_min_eventID"
-                )
-            )
+            percent = int(task_params.get("demoEventFailurePercent") or 0) if pk in ok else 100
+            failing = {tuple(pair) for pair in task_params.get("demoFailingRanges") or ()} if pk in ok else set()
             bad = [
                 (event_id, attempt)
-                for event_id, attempt, lfn, first in ranges
+                for event_id, attempt, lfn, first in by_job[pk]
                 if range_fails(event_id, attempt, percent) or (attempt == 0 and (file_number(lfn), first) in failing)
             ]
-            good = [event_id for event_id, *_ in ranges if event_id not in dict(bad)]
-        # finished, and done at once: the job takes its final status or waits in merging just below
-        Event.objects.filter(pk__in=good).update(status="done")
-        for status in ("ready", "fatal"):
-            ids = [e for e, attempt in bad if range_after_failure(attempt=attempt + 1, max_attempt=limit) == status]
-            Event.objects.filter(pk__in=ids).update(status=status, attemptNr=F("attemptNr") + 1)
+            failed_ids = {event_id for event_id, _ in bad}
+            good = [event_id for event_id, *_ in by_job[pk] if event_id not in failed_ids]
+        all_good += good
+        for event_id, attempt in bad:
+            after[range_after_failure(attempt=attempt + 1, max_attempt=limit)].append(event_id)
         job["processed"], job["failed_ranges"], job["limit"] = len(good), len(bad), limit
+        job["lost"] = lost if pk not in ok else ""
+    # finished, and done at once: the job takes its final status or waits in merging just below
+    Event.objects.filter(pk__in=all_good).update(status="done")
+    for status, ids in after.items():
+        Event.objects.filter(pk__in=ids).update(status=status, attemptNr=F("attemptNr") + 1)
     outcomes: dict[int, EsOutcome] = {}
     aborted: list[int] = []
     for pk in ended:
         # a job an earlier one's failure closed (es_aborted) has its outcome already
-        if not Job.objects.filter(pk=pk, jobStatus__in=ENDING_FROM).exists():
+        if jobs[pk]["jobStatus"] not in ENDING_FROM or pk in aborted:
             continue
         outcomes[pk] = _job_end(jobs[pk], aborted=aborted, now=now)
     touched = datasets_of_files(file_filter=Q(events__PandaID__in=[*ended, *aborted]))
     event_files_close([*ended, *aborted], now=now, cancelled_ends=True)
     dataset_counters_refresh(dataset_ids=touched, now=now)
     return outcomes
+
+
+def es_merge_corrupted_mark(
+    *, merge_job_id: int, lfns: list[str], pilot_error_code: int | None, now: datetime
+) -> list[int]:
+    """An ES merge job that failed on corrupted input (a PEC_CORRUPTED_INPUT pilot error) and named the ES outputs it
+    could not read (the pilot's corruptedFiles): the done ranges of the ES jobs that made them are corrupted
+    ("flagged … in order to be re-processed", seed 002), as task_event_module.setCorruptedEventRanges (1.0.4) finds
+    them through the ES jobs' zip files, and those outputs failed. Each such ES job gets a consumer for its
+    corrupted ranges, their next attempt (a row each, so the corrupted ones stay to be read), as for ranges that
+    failed. The merge's next attempt merges what is left. The caller holds the task. Returns the ranges marked."""
+    if pilot_error_code not in PEC_CORRUPTED_INPUT or not lfns:
+        return []
+    if not Job.objects.filter(pk=merge_job_id, eventService=ES_MERGE_JOB).exists():
+        return []
+    outputs = DatasetFile.objects.filter(
+        outPandaID__in=Job.objects.filter(mergeJob_id=merge_job_id).values("pk"), lfn__in=lfns
+    )
+    producers = sorted(set(outputs.values_list("outPandaID", flat=True)))
+    ranges = list(Event.objects.filter(PandaID__in=producers, status="done"))
+    Event.objects.filter(pk__in=[event.pk for event in ranges]).update(status="corrupted")
+    outputs.filter(status="merging").update(status="failed")
+    Event.objects.bulk_create(
+        Event(
+            task_id=event.task_id, dataset_id=event.dataset_id, file_id=event.file_id, PandaID=event.PandaID,
+            job_processID=event.job_processID, def_min_eventID=event.def_min_eventID,
+            def_max_eventID=event.def_max_eventID, attemptNr=event.attemptNr + 1, status="ready",
+        )
+        for event in ranges
+    )  # fmt: skip
+    for producer in sorted({event.PandaID for event in ranges}):
+        _consumer_again({"pk": producer}, now=now)
+    return [event.pk for event in ranges]
 
 
 def _job_set_state(job: dict) -> dict[str, int]:
@@ -165,6 +212,7 @@ def _job_end(job: dict, *, aborted: list[int], now: datetime) -> EsOutcome:
             left_in_set=state["left"],
             done_in_set=state["done"],
             others_active=state["others"],
+            lost=job.get("lost", ""),
         )
     )
     current = Job.objects.get(pk=job["pk"]).jobStatus
@@ -300,17 +348,24 @@ def pilot_event_ranges_get(*, job_id: int, n_ranges: int, now: datetime) -> list
 def pilot_event_ranges_update(*, updates: list[dict], now: datetime) -> list[bool]:
     """updateEventRanges: each {eventRangeID, eventStatus} a pilot sends; True for each range found sent or running
     and moved to the status reported (running, finished, failed, fatal), False for any other."""
-    results = []
+    parsed: list[tuple[tuple[int, ...], str] | None] = []
     for update in updates:
         parts = str(update.get("eventRangeID", "")).split("-")
         status = update.get("eventStatus")
         if len(parts) != 5 or not all(part.isdigit() for part in parts) or status not in PILOT_RANGE_STATUSES:
-            results.append(False)
-            continue
-        task_id, panda_id, file_id, process_id, attempt = (int(part) for part in parts)
-        moved = Event.objects.filter(
-            task_id=task_id, PandaID=panda_id, file_id=file_id, job_processID=process_id, attemptNr=attempt,
-            status__in=RUNNING_RANGES,
-        ).update(status=status)  # fmt: skip
-        results.append(moved == 1)
-    return results
+            parsed.append(None)
+        else:
+            parsed.append((tuple(int(part) for part in parts), status))
+    # the ranges named, found in one read and moved in one UPDATE per status (a range named twice takes the last)
+    keys = {key for entry in parsed if entry is not None for key in [entry[0]]}
+    found = {
+        (task_id, panda_id, file_id, process_id, attempt): pk
+        for pk, task_id, panda_id, file_id, process_id, attempt in Event.objects.filter(
+            PandaID__in={key[1] for key in keys}, status__in=RUNNING_RANGES
+        ).values_list("pk", "task_id", "PandaID", "file_id", "job_processID", "attemptNr")
+    }
+    last = {key: status for key, status in (entry for entry in parsed if entry is not None) if key in found}
+    for status in PILOT_RANGE_STATUSES:
+        ids = [found[key] for key, wanted in last.items() if wanted == status]
+        Event.objects.filter(pk__in=ids, status__in=RUNNING_RANGES).update(status=status)
+    return [entry is not None and entry[0] in found for entry in parsed]

@@ -33,6 +33,7 @@ from brokerage.models import (
     BrokerageCycle,
     CycleFrame,
     CycleInputs,
+    DatasetFile,
     DatasetStatusLog,
     Decision,
     DecisionHour,
@@ -41,6 +42,7 @@ from brokerage.models import (
     DiracJobStatusLog,
     DiracMatchInputs,
     DiracMatchRecord,
+    Event,
     GlobalShareSnapshot,
     HousekeepingRun,
     HousekeepingStatus,
@@ -60,6 +62,7 @@ from brokerage.models import (
     WorkerHeartbeat,
 )
 from brokerage.models.jobs import JOB_ENDED
+from brokerage.models.tasks import TASK_ENDED
 from brokerage.partitions import (
     PARTITIONED,
     brin_ranges_summarize,
@@ -214,6 +217,12 @@ RETENTION: tuple[Retention, ...] = (
         "WMBS_JOB_DAYS",
         keep=~Q(state__in=states.WMBS_JOB_ENDED) | Q(subscription__finished__isnull=True),
     ),
+    # a task's event ranges, then its files, once it ended long enough ago; a task run again (a retry, an
+    # incremental execution) keeps its endTime until it ends again, so its status says whether it is over. Batched
+    # deletes, not partitions: a task's rows are written over its whole life, and a time partition holding one
+    # task that runs for months could never go whole (Zulip's retention deletes per realm in batches likewise)
+    Retention(Event, "task__endTime", "EVENT_DAYS", keep=~Q(task__status__in=TASK_ENDED)),
+    Retention(DatasetFile, "task__endTime", "TASK_FILES_DAYS", keep=~Q(task__status__in=TASK_ENDED)),
     Retention(IntegrityCheck, "started", "HISTORY_DAYS"),
     Retention(
         HousekeepingRun,

@@ -60,6 +60,7 @@ from brokerage.services.cycles import brokerage_pending_mark, task_claim, task_c
 from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_start, decision_store_many, worker_name
 from brokerage.services.locks import process_lock_acquire, process_lock_release
 from brokerage.services.merging import MERGE_ATTEMPT_FAILED, MergeSet, merge_outcomes_apply, merge_sets
+from brokerage.services.outputs import output_files_make
 from brokerage.services.progress import PREPROCESS_HANDLING, task_completion_check
 from brokerage.services.retries import job_retry_history_record
 from brokerage.services.scouting import task_scouting_check
@@ -807,6 +808,7 @@ def _write(writes: GenerationWrites, *, now: datetime) -> None:
         chosen=[(merge, created[index].pk) for merge, index in writes.merged], skipped=writes.merge_skips, now=now
     )
     _use_inputs(created, writes.job_chunks, now=now)
+    output_files_make(jobs=created, now=now)
     job_retry_history_record(
         pairs=[(job.task_id, old, job.pk) for job, olds in zip(created, previous_jobs, strict=True) for old in olds],
         now=now,

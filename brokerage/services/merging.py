@@ -39,6 +39,7 @@ from brokerage.event_service import ES_MERGE_FAILED
 from brokerage.job_errors import TASK_BUFFER_MERGE_FAILED
 from brokerage.models import Event, Job, MergePreassignment
 from brokerage.services.bulk import bulk_update_values
+from brokerage.services.outputs import output_files_merge_take
 from brokerage.services.status import job_status_transition_many
 from brokerage.states import ES_JOB, ES_MERGE_JOB, JOB_ACTIVE, MERGE_FAILED_SUBSTATUS, MERGE_MAX_ATTEMPTS
 
@@ -170,6 +171,7 @@ def merge_outcomes_apply(*, chosen: list[tuple[MergeSet, int]], skipped: list[Me
     bulk_update_values(
         Job, fields=("mergeJob",), rows=[(pk, merge_job_id) for merge, merge_job_id in chosen for pk in merge.job_ids]
     )
+    output_files_merge_take(job_ids=[pk for merge, _ in chosen for pk in merge.job_ids])
     done = [(merge.task_id, merge.site) for merge, _ in chosen]
     if done:
         condition = Q()

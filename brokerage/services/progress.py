@@ -34,6 +34,7 @@ from brokerage.services.bulk import bulk_update_values
 from brokerage.services.contents import datasets_contents_feed, datasets_pending_mark
 from brokerage.services.counters import dataset_counters_refresh
 from brokerage.services.merging import merges_pending
+from brokerage.services.outputs import output_datasets_follow, outputs_pending, outputs_register
 from brokerage.services.shares import task_work_queue_assign
 from brokerage.services.status import status_transition_many, task_status_transition_many
 from brokerage.states import JOB_ACTIVE
@@ -67,6 +68,7 @@ def task_refine(*, now: datetime, limit: int = 1000) -> dict[str, list[int]]:
                 baseRamCount=base
             )
         tasks_goal_refine(task_ids=registered)
+        outputs_register(task_ids=registered, now=now)
         # TaskRefinerBase (1.0.4): a task asking for jumbo jobs (nJumboJobs) starts with useJumbo W, unless it sets
         # its site ("This machinery is disabled if the task sets the site parameter", seed 002)
         Task.objects.filter(pk__in=registered, taskParams__has_key="nJumboJobs", site="").exclude(
@@ -388,10 +390,13 @@ def task_completion_check(*, now: datetime) -> dict[str, list[int]]:
         for pk, c in per_task.items()
         if c["total"] and (tasks[pk] == "passed" or (c["open"] == 0 if tasks[pk] != "finishing" else pk not in busy))
     }
-    # a task whose outputs are merged waits for its merges (merging.py)
-    for pk in merges_pending(task_ids=[pk for pk in complete if tasks[pk] not in ("finishing", "passed")]):
+    # a task whose outputs are merged waits for its merges (merging.py), and every task for its outputs: a job's
+    # files are finished or failed with it (services.outputs)
+    waiting = [pk for pk in complete if tasks[pk] not in ("finishing", "passed")]
+    for pk in merges_pending(task_ids=waiting) | outputs_pending(task_ids=waiting):
         del complete[pk]
     if not complete:
+        output_datasets_follow(now=now)
         return {"finishing": finishing_now} if finishing_now else {}
     scouted = [pk for pk in complete if tasks[pk] == "scouted"]
     if scouted:  # the scouts used every input: nothing left to generate
@@ -450,4 +455,5 @@ def task_completion_check(*, now: datetime) -> dict[str, list[int]]:
         actor=ACTOR,
         now=now,
     )
+    output_datasets_follow(now=now)
     return dict(closed)

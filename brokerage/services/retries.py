@@ -17,11 +17,12 @@ from datetime import datetime
 
 from django.db.models import Count, Exists, F, Max, OuterRef, Q
 
+from brokerage.event_service import ES_MERGE_FAILED
 from brokerage.models import DatasetFile, Event, Job, JobRetryHistory, Task
 from brokerage.services.bulk import bulk_update_values, rows_lock
 from brokerage.services.counters import dataset_counters_refresh, datasets_of_files
 from brokerage.services.merging import merge_jobs_after_end
-from brokerage.states import CO_JUMBO_JOB, EVENTS_PROCESSED
+from brokerage.states import CO_JUMBO_JOB, ES_JOB, EVENTS_PROCESSED
 from brokerage.watchdog import next_ram_count, task_needs_more_memory
 
 # Pilot error codes of jobs killed for memory (PanDA pilot: payload out of memory, memory limit exceeded).
@@ -50,6 +51,12 @@ def job_inputs_after_end(*, finished: list[int], failed: list[int], closed: list
     """Updates the files and events of jobs that just ended (module docstring), and of the pre-merged jobs a merge
     job among them finished or cancelled (services.merging). Bulk statements only."""
     merged, unmerged = merge_jobs_after_end(finished=finished, failed=[*failed, *closed], now=now)
+    # ES jobs whose ES merge job just failed its last attempt: their files' done ranges will never be merged
+    es_unmerged = list(
+        Job.objects.filter(mergeJob_id__in=[*failed, *closed], jobSubStatus=ES_MERGE_FAILED).values_list(
+            "pk", flat=True
+        )
+    )
     finished, closed = [*finished, *merged], [*closed, *unmerged]
     ended_badly = [*failed, *closed]
     touched = datasets_of_files(file_filter=Q(PandaID__in=[*finished, *ended_badly]))
@@ -86,39 +93,62 @@ def job_inputs_after_end(*, finished: list[int], failed: list[int], closed: list
         PandaID__in=Job.objects.filter(pk__in=finished, eventService=CO_JUMBO_JOB).values("pk"), status="finished"
     ).update(status="done")
     Event.objects.filter(PandaID__in=ended_badly, status__in=("sent", "running")).update(status="failed")
-    event_files_close([*finished, *ended_badly], now=now)
+    event_files_close([*finished, *ended_badly, *es_unmerged], now=now, merge_failed=es_unmerged)
     dataset_counters_refresh(dataset_ids=touched, now=now)
     _memory_after_failures(failed, now=now)
 
 
-def event_files_close(job_ids: list[int], *, now: datetime, cancelled_ends: bool = False) -> None:
+def event_files_close(
+    job_ids: list[int], *, now: datetime, cancelled_ends: bool = False, merge_failed: list[int] = ()
+) -> None:
     """An event-level file ends once every event of it is given out and none of its ranges is still open; a running
     one none of whose ranges runs any more, some finished, is partial (seed 002: "split at event-level and some of
     event chunks were successfully finished") until its next range runs. `cancelled_ends`: a cancelled range is a
     failed one (an ES job set given up: services.event_service), not one to cut again (a fake co-jumbo job given
     back: services.jumbo)."""
     bad_statuses = ("failed", "fatal", "cancelled") if cancelled_ends else ("failed", "fatal")
+    # a range cut again (discarded or cancelled by a kill, corrupted) is neither open nor processed: its events have
+    # new rows
+    superseded = ("discarded", "corrupted") if cancelled_ends else ("cancelled", "discarded", "corrupted")
     files = list(
         DatasetFile.objects.filter(events__PandaID__in=job_ids, status__in=("picked", "running", "partial"))
-        .values("pk", "nEvents")
+        .values("pk", "nEvents", "task_id")
         .distinct()
     )
     size = {row["pk"]: row["nEvents"] or 0 for row in files}
+    # a file of an event service task whose ranges an ES merge job merges is processed once they are merged: a done
+    # range is still open (a kill in merging discards it, and the file goes back: task_commands._cancel); one whose
+    # merge failed for good is failed (`merge_failed`: those jobs)
+    merged_only = set(
+        Task.objects.filter(pk__in={row["task_id"] for row in files}, eventService=ES_JOB)
+        .exclude(taskParams__has_key="nJumboJobs")
+        .values_list("pk", flat=True)
+    )
+    unmerged = set(
+        Event.objects.filter(PandaID__in=merge_failed, status="done").values_list("file_id", flat=True).distinct()
+    )
     ranges = (
         Event.objects.filter(file_id__in=list(size))
-        .values("file_id")
+        .values("file_id", "task_id")
         .annotate(
-            last=Max("def_max_eventID"),
-            open=Count("pk", filter=~Q(status__in=(*EVENTS_PROCESSED, *bad_statuses))),
+            last=Max("def_max_eventID", filter=~Q(status__in=superseded)),  # how far its live ranges reach
+            open=Count("pk", filter=~Q(status__in=(*EVENTS_PROCESSED, *bad_statuses, *superseded))),
             bad=Count("pk", filter=Q(status__in=bad_statuses)),
             good=Count("pk", filter=Q(status__in=EVENTS_PROCESSED)),
+            unmerged=Count("pk", filter=Q(status__in=("finished", "done"))),
             running=Count("pk", filter=Q(status__in=("sent", "running"))),
         )
     )
     done: dict[str, list[int]] = {"finished": [], "failed": []}
     partial = []
     for row in ranges:
-        if row["open"] == 0 and row["last"] + 1 >= size[row["file_id"]]:
+        if row["task_id"] in merged_only:
+            if row["file_id"] in unmerged:
+                done["failed"].append(row["file_id"])
+                continue
+            row["open"] += row["unmerged"]
+            row["good"] -= row["unmerged"]
+        if row["open"] == 0 and row["last"] is not None and row["last"] + 1 >= size[row["file_id"]]:
             done["failed" if row["bad"] else "finished"].append(row["file_id"])
         elif row["good"] and not row["running"]:
             partial.append(row["file_id"])

@@ -49,18 +49,26 @@ from brokerage.services.bulk import bulk_update_values
 from brokerage.services.demo_dirac import PILOTS as DIRAC_PILOTS
 from brokerage.services.demo_dirac import dirac_demo_jobs
 from brokerage.services.demo_grid import ARCHITECTURE, RELEASES, demo_tasks_register
-from brokerage.services.demo_stories import STORIES, demo_ddm_act, demo_shifter_act, demo_stories_build
+from brokerage.services.demo_stories import (
+    STORIES,
+    demo_ddm_act,
+    demo_es_kills_act,
+    demo_shifter_act,
+    demo_stories_build,
+)
 from brokerage.services.dirac import dirac_jobs_submit, dirac_match_request, resource_from
-from brokerage.services.event_service import NOT_STARTED, es_jobs_end, es_jobs_split
+from brokerage.services.event_service import NOT_STARTED, es_jobs_end, es_jobs_split, es_merge_corrupted_mark
 from brokerage.services.locks import exclusive_run
 from brokerage.services.merging import premerged_split
 from brokerage.services.retries import OUT_OF_MEMORY_CODES, job_inputs_after_end, job_tasks_lock
 from brokerage.services.status import job_status_transition_many, status_transition_many
 from brokerage.services.wmcore import wmbs_job_transition_many
 from brokerage.shares import under_pledge_serve
-from brokerage.states import CO_JUMBO_JOB, JUMBO_JOB
+from brokerage.states import CO_JUMBO_JOB, ES_JOB, ES_MERGE_JOB, JUMBO_JOB
 
 ACTOR = "grid simulator"
+# the jobs whose pilot takes event ranges (getEventRanges) and reports them (updateEventRanges)
+EVENT_SERVICE_KINDS = (ES_JOB, JUMBO_JOB, CO_JUMBO_JOB)
 TRANSFER_MINUTES = 5
 DEFAULT_SLOTS = 20
 DEFAULT_FAILURE_PERCENT = 8
@@ -154,6 +162,14 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0, inflow: bool = Fals
     )
     move = partial(job_status_transition_many, actor=ACTOR, now=now)
     activated = move(from_status="assigned", to_status="activated", job_ids=transferred, reason="input transferred")
+    # the pilots of event service jobs started at an earlier step report their ranges running (updateEventRanges):
+    # a range is sent with its job's start (getEventRanges) and seen sent until then
+    Event.objects.filter(
+        status="sent",
+        PandaID__in=Job.objects.filter(jobStatus="running", eventService__in=EVENT_SERVICE_KINDS)
+        .exclude(computingSite__in=real_pilots)
+        .values("pk"),
+    ).update(status="running")
     # 2. pilots start jobs up to each queue's slots
     started = _jobs_start(queues, real_pilots, move=move)
     # 3. running jobs end after their run time, failing at their queue's rate or their task's demo payload's
@@ -200,10 +216,12 @@ def grid_simulate_step(*, now: datetime, speed: float = 1.0, inflow: bool = Fals
             reason="payload failed",
         )
         _pilot_reports_apply(finished=done_ids, failed=failed_ids, now=now, crashed=crashed)
+        _demo_corrupted_merges(failed_ids, now=now)
         job_inputs_after_end(finished=finished_ids, failed=failed_ids, now=now)
     _jumbo_events_process(done_ids)
     move(from_status="running", to_status="holding", job_ids=done_ids, reason="payload finished: adding its outputs")
     demo_shifter_act(now=now, minute=minute)
+    demo_es_kills_act(now=now)
     demo_ddm_act(now=now, minute=minute)
     _heartbeats_send(running=[pk for pk, *_ in running], now=now, minute=minute)
     _pilots_report(queues, now=now, minute=minute)
@@ -316,8 +334,12 @@ def _jobs_start(queues: dict[str, dict], real_pilots: set[str], *, move) -> list
     to_start = [pk for pk in to_start if pk not in lost]
     move(from_status="sent", to_status="starting", job_ids=to_start, reason="pilot got the job")
     started = move(from_status="starting", to_status="running", job_ids=to_start, reason="payload started")
+    # an event service job's pilot takes its ranges (getEventRanges): sent, running from the next step
+    # (grid_simulate_step); another job's ranges (event-level splitting) run with it
     Event.objects.filter(PandaID__in=started, status="ready").update(status="sent")
-    Event.objects.filter(PandaID__in=started, status="sent").update(status="running")
+    Event.objects.filter(PandaID__in=started, status="sent").exclude(
+        PandaID__in=Job.objects.filter(pk__in=started, eventService__in=EVENT_SERVICE_KINDS).values("pk")
+    ).update(status="running")
     # an event-level file runs while one of its ranges does
     DatasetFile.objects.filter(events__PandaID__in=started, status__in=("picked", "partial")).update(status="running")
     # whole files (event-level files follow their Event rows instead)
@@ -429,6 +451,37 @@ def _demo_failing_merges(job_ids: list[int], *, task_ids: set[int]) -> set[int]:
             doomed.add(pk)
             failed[task_id] += 1
     return doomed
+
+
+# the pilot error of a demo ES merge job that finds an ES output corrupted (an adler32 mismatch on input)
+CORRUPTED_INPUT_ERROR = 1171
+
+
+def _demo_corrupted_merges(failed: list[int], *, now: datetime) -> list[int]:
+    """The ES merge jobs among `failed` of a story task setting `demoCorruptedEsMerges`: N (its first N failing
+    merges, `demoMergeFailures`): each reports its first ES job's output corrupted, as a pilot reports
+    corruptedFiles with an adler32 mismatch (services.event_service.es_merge_corrupted_mark). Returns the ranges
+    marked. One query when no task sets it."""
+    if not failed:
+        return []
+    wanted = {pk: int(n) for pk, n in _story_setting("demoCorruptedEsMerges").items()}
+    if not wanted:
+        return []
+    marked: list[int] = []
+    merges = Job.objects.filter(pk__in=failed, task_id__in=wanted, eventService=ES_MERGE_JOB).order_by("pk")
+    for merge_id, task_id, attempt in merges.values_list("pk", "task_id", "attemptNr"):
+        if (attempt or 1) > wanted[task_id]:
+            continue
+        first = Job.objects.filter(mergeJob_id=merge_id).order_by("pk").values_list("pk", flat=True).first()
+        lfns = list(DatasetFile.objects.filter(outPandaID=first, type="output").values_list("lfn", flat=True))
+        Job.objects.filter(pk=merge_id).update(
+            pilotErrorCode=CORRUPTED_INPUT_ERROR,
+            pilotErrorDiag=f"adler32 mismatch on input file {','.join(lfns)}"[:500],
+        )
+        marked += es_merge_corrupted_mark(
+            merge_job_id=merge_id, lfns=lfns, pilot_error_code=CORRUPTED_INPUT_ERROR, now=now
+        )
+    return marked
 
 
 def demo_tasks_inflow(*, now: datetime) -> list[int]:

@@ -126,6 +126,7 @@ def job_status_transition_many(
     from brokerage.models import Job, JobStatusLog
     from brokerage.models.jobs import JOB_ENDED
     from brokerage.services.bulk import rows_insert
+    from brokerage.services.outputs import output_files_follow
     from brokerage.states import JOB
 
     now = now or timezone.now()
@@ -147,6 +148,8 @@ def job_status_transition_many(
         if to_status in JOB_ENDED:
             updates["endTime"] = now
         Job.objects.filter(pk__in=moved).update(**updates)
+        # a job's output files follow it, in the same transaction (brokerage/outputs.py)
+        output_files_follow(job_ids=moved, job_status=to_status)
         site = (columns or {}).get("computingSite")
         rows_insert(
             JobStatusLog,

@@ -21,10 +21,12 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.db.models import Count, Q
 
+from brokerage.event_service import ES_HEARTBEAT
 from brokerage.job_errors import TASK_BUFFER_EXPIRED, TASK_BUFFER_REASSIGNED, TASK_BUFFER_TRANSFER_TIMEOUT
 from brokerage.models import Job, JobTimeoutSummary, PandaQueue, QueuePilotStats
 from brokerage.selectors.gdpconfig import gdpconfig_view
 from brokerage.selectors.timeouts import JOB_FIELDS, timeout_job, timeout_limits, timeout_queues
+from brokerage.services.event_service import ENDING_FROM, es_jobs_end, es_jobs_split
 from brokerage.services.retries import job_inputs_after_end, job_tasks_lock
 from brokerage.services.status import job_status_transition_many
 from brokerage.watchdog import CLOSE_ON_TIMEOUT, WATCHED_STATUSES, TimeoutQueue, job_timeout_state
@@ -61,11 +63,20 @@ def job_timeout_apply(*, now: datetime) -> TimeoutPass:
         elif state.left * limits.grid_speed <= APPROACHING:  # an hour of grid time, as the page's column says
             approaching[key] += 1
     closed, failed = [], []
+    es_ended: dict[str, list[int]] = {}  # ES jobs ended by their ranges (services.event_service), by status
     with transaction.atomic():
         free = job_tasks_lock(job_ids=[pk for ids in due.values() for pk in ids])
         for (status, sentence), ids in due.items():
             ids = [pk for pk in ids if pk in free]  # the others' tasks are busy: the next run times them out
             target = "closed" if status in CLOSE_ON_TIMEOUT else "failed"
+            if target == "failed" and status in ENDING_FROM:
+                # an ES job whose heartbeat was lost ends by its ranges (those it reported finished stay), failed
+                # es_heartbeat if it processed none (seed 002, "Final status of Event Service jobs")
+                es_ids, ids = es_jobs_split(job_ids=ids)
+                for pk, outcome in es_jobs_end(
+                    succeeded=[], failed=es_ids, now=now, reported=True, lost=ES_HEARTBEAT
+                ).items():
+                    es_ended.setdefault(outcome.status, []).append(pk)
             moved = job_status_transition_many(
                 from_status=status,
                 to_status=target,
@@ -94,6 +105,8 @@ def job_timeout_apply(*, now: datetime) -> TimeoutPass:
             )
             for (site, rule), count in sorted(watched.items())
         )
+    closed += es_ended.get("closed", [])
+    failed += es_ended.get("failed", [])
     return TimeoutPass(sum(watched.values()), sorted(closed), sorted(failed))
 
 

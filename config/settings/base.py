@@ -364,6 +364,11 @@ HISTORY_DAYS = env_count("HISTORY_DAYS", 400)
 TIMEOUT_SUMMARY_DAYS = env_count("TIMEOUT_SUMMARY_DAYS", 30)
 DIRAC_JOB_DAYS = env_count("DIRAC_JOB_DAYS", 7)
 WMBS_JOB_DAYS = env_count("WMBS_JOB_DAYS", 7)
+# A task's event ranges go EVENT_DAYS after it ended (they serve its merges, retries and page while it runs; its
+# page shows no event ranges then), its files (inputs and outputs) TASK_FILES_DAYS after, as the jobs that
+# used and made them: what grows with every job of a task is bounded by the tasks of those days.
+EVENT_DAYS = env_count("EVENT_DAYS", 30)
+TASK_FILES_DAYS = env_count("TASK_FILES_DAYS", 365)
 if DECISION_TRACE_DAYS > DECISION_DAYS:
     raise ImproperlyConfigured("DECISION_TRACE_DAYS must not exceed DECISION_DAYS: a trace is part of its decision")
 if JOB_ARCHIVE_AFTER_DAYS >= JOB_DAYS:

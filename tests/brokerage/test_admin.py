@@ -27,6 +27,16 @@ FACTORY_FOR = {
     models.Dataset: factories.DatasetFactory,
     models.DatasetFile: factories.DatasetFileFactory,
     models.Event: factories.EventFactory,
+    models.OutputTemplate: lambda: models.OutputTemplate.objects.create(
+        task=(dataset := factories.DatasetFactory(type="output")).task,
+        dataset=dataset,
+        filenameTemplate="HITS.00000001._${SN}.pool.root",
+        streamName="OUTPUT0",
+        outType="output",
+    ),
+    models.JobParamsTemplate: lambda: models.JobParamsTemplate.objects.create(
+        task=factories.TaskFactory(), jobParamsTemplate="--in=${IN} --out=${OUTPUT0}"
+    ),
     models.Job: factories.JobFactory,
     models.JobStatusLog: factories.JobStatusLogFactory,
     models.JobRetryHistory: factories.JobRetryHistoryFactory,

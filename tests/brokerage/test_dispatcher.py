@@ -222,3 +222,16 @@ def test_the_ways_through_the_job_machine_are_its_shortest():
     assert steps_to("running", "transferring") == ("transferring",)
     assert steps_to("transferring", "holding") is None  # the machine has no way back
     assert steps_to("running", "running") is None  # there already: a heartbeat, not a move
+
+
+def test_a_job_with_a_log_template_hands_the_pilot_its_log_file(queue):
+    from brokerage.selectors.dispatcher import pilot_job_description
+
+    job = activated()
+    log = factories.DatasetFactory(task=job.task, type="log", datasetName="mc23.x.log_tid00000042_00", status="running")
+    factories.DatasetFileFactory(task=job.task, dataset=log, type="log", status="defined", outPandaID=job.pk,
+                                 lfn="log.00000042._000007.job.log.tgz", GUID="5e7c1f")  # fmt: skip
+    described = pilot_job_description(job=job)
+    assert (described["logFile"], described["outFiles"], described["logGUID"], described["realDatasets"]) == (
+        "log.00000042._000007.job.log.tgz", "log.00000042._000007.job.log.tgz", "5e7c1f", "mc23.x.log_tid00000042_00"
+    )  # fmt: skip

@@ -61,3 +61,20 @@ def test_nothing_processed_while_others_run_or_after_the_set_is_done():
 def test_a_failed_range_is_retried_up_to_max_attempt_es_job(attempt, expected):
     # JEDI's maxAttemptEsJob default 10: the 10th failed attempt is fatal
     assert range_after_failure(attempt=attempt, max_attempt=10) == expected
+
+
+def test_a_job_the_pilot_failed_is_failed_pilot_failed_and_its_ranges_still_retried():
+    # 1 of 2 ranges done, 1 left: es_retry's consumer is still made, the job itself is failed
+    outcome = end(processed=1, failed=1, left_in_set=1, lost="pilot_failed")
+    assert (outcome.status, outcome.substatus, outcome.code, outcome.retry) == ("failed", "pilot_failed", 111, True)
+    assert outcome.diag == "the pilot failed it; 1 unprocessed event ranges retried"
+
+
+def test_a_lost_heartbeat_fails_a_job_only_when_it_processed_nothing():
+    # no range processed, 2 left: es_heartbeat (not closed es_inaction), retried
+    outcome = end(processed=0, failed=2, left_in_set=2, done_in_set=0, lost="es_heartbeat")
+    assert (outcome.status, outcome.substatus, outcome.code, outcome.retry) == ("failed", "es_heartbeat", 117, True)
+    assert outcome.diag == "its heartbeat was lost; processed no event range: 2 retried"
+    # one range processed before the heartbeat went: an ES job like any other (merging, es_retry)
+    outcome = end(processed=1, failed=1, left_in_set=1, lost="es_heartbeat")
+    assert (outcome.status, outcome.substatus) == ("merging", "es_retry")

@@ -1,4 +1,4 @@
-"""Which statuses of the task, input dataset, input file and job machines the demo reaches within ten minutes of
+"""Which statuses of the task, dataset, file, event and job machines the demo reaches within ten minutes of
 `make run` (issue 51: "every status … is entered within ten minutes of a fresh make run"), run on make run's
 cadence and a fake clock (brokerage.services.demo_cadence). A status the demo does not reach yet is listed below
 with why; the list must be exact, so it shrinks as the demo learns a state and grows only with a reason."""
@@ -34,24 +34,14 @@ pytestmark = [
 ]
 
 START = datetime(2026, 11, 1, 12, tzinfo=UTC)
-NOT_MODELLED_YET = "not entered by any service yet (issue 51)"
 NOT_REACHED_YET = {
     "task": {},
     "job": {},
     "input dataset": {},
     "input file": {},
-    "event": {
-        "sent": "the simulator's pilots take and start a job's ranges in one step (no event log to see it between); "
-        "a real pilot's getEventRanges sends them (tests/brokerage/test_dispatcher_events.py)",
-        "corrupted": "ranges of an ES merge job's corrupted zip file: ES outputs (zip files) are not modelled yet "
-        "(issue 52's outputs)",
-        "discarded": "an ES job killed while it waits in merging: entered by a kill "
-        "(tests/jobs/test_event_service.py); no demo story kills one at the right moment yet (a timed abort missed "
-        "it as often as not)",
-        "cancelled": "an ES job killed while its ranges run, or a fake co-jumbo job given back after six hours: "
-        "entered by both (tests/jobs/test_event_service.py, tests/watchdog/test_jumbo_watchdog.py), by no story in "
-        "ten minutes",
-    },
+    "output dataset": {},
+    "output file": {},
+    "event": {},
 }
 
 
@@ -63,6 +53,8 @@ def test_what_the_demo_reaches_in_ten_minutes(settings):
         "job": set(),
         "input dataset": set(),
         "input file": set(),
+        "output dataset": set(),
+        "output file": set(),
         "event": set(),
     }
 
@@ -72,6 +64,9 @@ def test_what_the_demo_reaches_in_ten_minutes(settings):
         inputs = {"type__in": states.INPUT_TYPES}
         seen["input dataset"].update(Dataset.objects.filter(**inputs).values_list("status", flat=True).distinct())
         seen["input file"].update(DatasetFile.objects.filter(**inputs).values_list("status", flat=True).distinct())
+        outputs = {"type__in": states.OUTPUT_TYPES}
+        seen["output dataset"].update(Dataset.objects.filter(**outputs).values_list("status", flat=True).distinct())
+        seen["output file"].update(DatasetFile.objects.filter(**outputs).values_list("status", flat=True).distinct())
         seen["event"].update(Event.objects.values_list("status", flat=True).distinct())
 
     watch(START)
@@ -81,11 +76,16 @@ def test_what_the_demo_reaches_in_ten_minutes(settings):
     seen["input dataset"] |= set(
         DatasetStatusLog.objects.filter(dataset__type__in=states.INPUT_TYPES).values_list("new_status", flat=True)
     )
+    seen["output dataset"] |= set(
+        DatasetStatusLog.objects.filter(dataset__type__in=states.OUTPUT_TYPES).values_list("new_status", flat=True)
+    )
     machines = {
         "task": states.TASK,
         "job": states.JOB,
         "input dataset": states.INPUT_DATASET,
         "input file": states.INPUT_FILE,
+        "output dataset": states.OUTPUT_DATASET,
+        "output file": states.OUTPUT_FILE,
         "event": states.EVENT,
     }
     for name, machine in machines.items():
@@ -156,3 +156,34 @@ def test_what_the_demo_reaches_in_ten_minutes(settings):
     ranges = set(Event.objects.filter(task=crashing).values_list("status", flat=True))
     assert "fatal" in ranges <= {"fatal", "cancelled"}
     assert Task.objects.get(pk=crashing.pk).status == "failed"
+    # the killed story: its first ES job killed in merging (its done range discarded), the next while its range ran
+    # (cancelled); the file went back each time and the third job's range was merged: done
+    killed = Task.objects.filter(taskName__startswith="mc23_13p6TeV.802018.event_service_killed").get()
+    killed_jobs = Job.objects.filter(task=killed, eventService=states.ES_JOB).order_by("pk")
+    assert [(job.jobStatus, list(Event.objects.filter(PandaID=job.pk).values_list("status", flat=True)))
+            for job in killed_jobs] == [
+        ("cancelled", ["discarded"]), ("cancelled", ["cancelled"]), ("finished", ["merged"])
+    ]  # fmt: skip
+    assert killed_jobs[0].jobSubStatus == "es_merge"  # it had ended its payload: waiting for its merge
+    assert Task.objects.get(pk=killed.pk).status == "done"
+    # its output and log datasets are done, their files counted: one each for its three ES jobs and its ES merge job,
+    # the merged job's and the merge's finished; a killed job's failed
+    assert set(Dataset.objects.filter(task=killed, type__in=states.OUTPUT_TYPES).values_list("status", "nFiles",
+                                                                                           "nFilesFinished")) == {
+        ("done", 4, 2)
+    }  # fmt: skip
+    assert [
+        set(DatasetFile.objects.filter(outPandaID=job.pk).values_list("status", flat=True)) for job in killed_jobs
+    ] == [{"failed"}, {"failed"}, {"finished"}]
+    # the corrupted story: the ES merge's first attempt failed on pilot error 1171 naming the first ES job's output;
+    # that job's range is corrupted and its next attempt, a consumer, processed it; the second attempt merged the
+    # other job's range and an ES merge job of its own the consumer's
+    corrupted = Task.objects.filter(taskName__startswith="mc23_13p6TeV.802019.event_service_corrupted").get()
+    merges = Job.objects.filter(task=corrupted, eventService=states.ES_MERGE_JOB).order_by("pk")
+    assert [(m.jobStatus, m.attemptNr, m.pilotErrorCode) for m in merges] == [
+        ("failed", 1, 1171), ("finished", 2, None), ("finished", 1, None)
+    ]  # fmt: skip
+    assert sorted(Event.objects.filter(task=corrupted).values_list("status", "def_min_eventID", "attemptNr")) == [
+        ("corrupted", 0, 0), ("merged", 0, 1), ("merged", 500, 0)
+    ]  # fmt: skip
+    assert Task.objects.get(pk=corrupted.pk).status == "done"

@@ -129,3 +129,92 @@ def test_killed_es_jobs_discard_their_processed_ranges_and_cancel_the_others(job
     from brokerage.adapters.job_brokerage import job_set_inputs
 
     assert job_set_inputs([task.pk])[3] == {}
+
+
+def test_the_watchdog_fails_a_silent_es_job_es_heartbeat_and_its_ranges_go_to_a_new_consumer(job_set):
+    from datetime import timedelta
+
+    from brokerage.services.watchdog import job_timeout_apply
+
+    task, jobs = job_set
+    a, b = jobs["A"], jobs["B"]
+    factories.PandaQueueFactory(name="Q")
+    # A last beat 3 hours ago (HEARTBEAT_TIMEOUT 2 hours), its two ranges still running: none processed
+    hours = [timedelta(hours=n) for n in range(5)]
+    Job.objects.filter(pk=a.pk).update(modificationTime=NOW - hours[3], stateChangeTime=NOW - hours[4])
+    Job.objects.filter(pk=b.pk).update(modificationTime=NOW, stateChangeTime=NOW - hours[1])
+    result = job_timeout_apply(now=NOW)
+    assert result.failed == [a.pk]
+    a.refresh_from_db()
+    assert (a.jobStatus, a.jobSubStatus, a.taskBufferErrorCode) == ("failed", "es_heartbeat", 117)
+    assert a.taskBufferErrorDiag == "its heartbeat was lost; processed no event range: 2 retried"
+    # its ranges failed once (attempt 1 of 3) and went to a new consumer of job set 7
+    consumer = Job.objects.exclude(pk__in=[a.pk, b.pk]).get(task=task)
+    assert (consumer.jobsetID, consumer.attemptNr) == (7, 2)
+    assert statuses(consumer) == [("ready", 1), ("ready", 1)]
+    assert Job.objects.get(pk=b.pk).jobStatus == "running"
+
+
+def test_a_pilot_reporting_pilot_failed_fails_its_es_job_so(job_set):
+    from brokerage.services.dispatcher import pilot_job_update
+
+    _task, jobs = job_set
+    a = jobs["A"]
+    # the pilot reported one range finished, then failed the job with jobSubStatus pilot_failed
+    first = Event.objects.filter(PandaID=a.pk).order_by("pk").first()
+    Event.objects.filter(pk=first.pk).update(status="finished")
+    assert pilot_job_update(job_id=a.pk, state="failed", report={"jobSubStatus": "pilot_failed"}, now=NOW) == "NULL"
+    a.refresh_from_db()
+    assert (a.jobStatus, a.jobSubStatus, a.taskBufferErrorCode) == ("failed", "pilot_failed", 111)
+    assert statuses(a) == [("done", 0)]  # its processed range is kept; the other went to a consumer
+
+
+@pytest.mark.parametrize(("merge_status", "file_status"), [("finished", "finished"), ("failed", "failed")])
+def test_an_es_file_is_processed_once_its_ranges_are_merged(job_set, merge_status, file_status):
+    from brokerage.services.retries import job_inputs_after_end
+
+    task, jobs = job_set
+    ids = [job.pk for job in jobs.values()]
+    # both ES jobs processed both their ranges: done, the jobs in merging, the files still running (not merged yet)
+    es_jobs_end(succeeded=ids, failed=[], now=NOW)
+    assert set(task.files.values_list("status", flat=True)) == {"running"}
+    # the ES merge job ends: merged and finished; or its last attempt failed, nothing merged: the files failed
+    es_merge = factories.JobFactory(task=task, isMerge=True, eventService=ES_MERGE_JOB, jobStatus=merge_status,
+                                    attemptNr=3)  # fmt: skip
+    Job.objects.filter(pk__in=ids).update(mergeJob=es_merge)
+    job_inputs_after_end(
+        finished=[es_merge.pk] if merge_status == "finished" else [],
+        failed=[es_merge.pk] if merge_status == "failed" else [],
+        now=NOW,
+    )
+    assert set(task.files.values_list("status", flat=True)) == {file_status}
+
+
+def test_an_es_merge_failing_on_a_corrupted_es_output_sends_its_ranges_to_a_consumer(job_set):
+    from brokerage.services.dispatcher import pilot_job_update
+
+    task, jobs = job_set
+    a, b = jobs["A"], jobs["B"]
+    # A and B processed their ranges and wait in merging; their ES merge job runs on a pilot
+    es_jobs_end(succeeded=[a.pk, b.pk], failed=[], now=NOW)
+    out_a = factories.DatasetFileFactory(task=task, type="output", status="merging", outPandaID=a.pk, lfn="HITS.a.1")
+    factories.DatasetFileFactory(task=task, type="output", status="merging", outPandaID=b.pk, lfn="HITS.b.1")
+    es_merge = factories.JobFactory(task=task, isMerge=True, eventService=ES_MERGE_JOB, jobStatus="running",
+                                    attemptNr=1, maxAttempt=3, computingSite="Q")  # fmt: skip
+    Job.objects.filter(pk__in=[a.pk, b.pk]).update(mergeJob=es_merge)
+    # its pilot fails it: adler32 mismatch (1171) on A's output
+    report = {"pilotErrorCode": "1171", "corruptedFiles": "HITS.a.1"}
+    assert pilot_job_update(job_id=es_merge.pk, state="failed", report=report, now=NOW) == "NULL"
+    # A's two done ranges are corrupted, its output failed; a consumer (A's next attempt, job set 7) takes a copy of
+    # each range, attempt 1; B's stay done for the merge's next attempt
+    assert statuses(a) == [("corrupted", 0), ("corrupted", 0)]
+    out_a.refresh_from_db()
+    assert out_a.status == "failed"
+    consumer = Job.objects.exclude(pk__in=[a.pk, b.pk, es_merge.pk]).get(task=task)
+    assert (consumer.jobsetID, consumer.attemptNr, consumer.jobStatus) == (7, 2, "assigned")
+    assert statuses(consumer) == [("ready", 1), ("ready", 1)]
+    assert statuses(b) == [("done", 0), ("done", 0)]
+    # another error code names no corruption: nothing is marked
+    from brokerage.services.event_service import es_merge_corrupted_mark
+
+    assert es_merge_corrupted_mark(merge_job_id=es_merge.pk, lfns=["HITS.b.1"], pilot_error_code=1099, now=NOW) == []

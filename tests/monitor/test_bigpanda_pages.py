@@ -300,6 +300,7 @@ def test_the_job_pages_say_what_an_es_job_substatus_means(client, small_grid):
         "Event service job (es_wait): its event ranges are done; it waits in merging while other ES jobs of its job "
         "set still run, then one ES merge job merges the set. Its ranges: 2 done." in html
     )
+    assert 'role="alert"' not in html  # 115 is its outcome, not an error: no red box
     merge = factories.JobFactory(task=task, jobStatus="running", isMerge=True, eventService=states.ES_MERGE_JOB)
     Job.objects.filter(pk=job.pk).update(mergeJob=merge)
     html = client.get(f"/jobs/{merge.pk}/").content.decode()
@@ -309,3 +310,44 @@ def test_the_job_pages_say_what_an_es_job_substatus_means(client, small_grid):
     assert "Event ranges (2)</h3>" in html
     assert '<span class="status status-done">done</span> 2' in html
     assert "ES jobs: 1 · ES merge jobs: 1" in html
+
+
+def test_the_task_page_counts_output_files_by_status_and_the_job_page_lists_them(client, small_grid):
+    task = factories.TaskFactory(status="running")
+    output = factories.DatasetFactory(task=task, type="output", status="running", datasetName="mc23.1.HITS_tid1_00")
+    factories.DatasetFactory(task=task, type="input", status="ready", nFilesUsed=4)
+    job = factories.JobFactory(task=task, jobStatus="merging")
+    for number, status in enumerate(("prepared", "merging", "merging", "finished", "failed")):
+        factories.DatasetFileFactory(
+            task=task,
+            dataset=output,
+            type="output",
+            status=status,
+            outPandaID=job.pk if number == 0 else None,
+            lfn=f"HITS.1._00000{number}.pool.root",
+        )
+    html = client.get(f"/tasks/{task.pk}/").content.decode()
+    # five files counted from the rows (the stored counters are written when the dataset closes)
+    (row,) = [row for row in html.split("</tr>") if "<td>output</td>" in row]
+    assert '<td class="num">5</td><td class="num">—</td><td class="num">1</td><td class="num">1</td>' in row
+    assert (
+        '<span class="status status-prepared">prepared</span> 1 · <span class="status status-merging">merging</span> 2'
+        ' · <span class="status status-finished">finished</span> 1 · <span class="status status-failed">failed</span> 1'
+    ) in row
+    # the job page lists the files it produced
+    html = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert "Output and log files (1)" in html
+    assert "HITS.<wbr>1.<wbr>_<wbr>000000.<wbr>pool.<wbr>root" in html  # (wrappable after its separators)
+
+
+def test_the_job_page_explains_a_lost_heartbeat_of_an_es_job(client, small_grid):
+    task = factories.TaskFactory(status="running", eventService=1)
+    job = factories.JobFactory(task=task, jobStatus="failed", jobSubStatus="es_heartbeat", eventService=states.ES_JOB)
+    file = factories.DatasetFileFactory(dataset=factories.DatasetFactory(task=task), status="running")
+    factories.EventFactory(file=file, PandaID=job.pk, status="failed", job_processID=0)
+    html = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert (
+        "Event service job (es_heartbeat): its pilot went silent before it processed any event range (heartbeat "
+        "lost); its ranges went to a new consumer. If the queue loses many, look at its pilots and worker nodes. "
+        "Its ranges: 1 failed." in html
+    )

@@ -12,12 +12,9 @@ Usage:  python jumbo_driver.py ROUNDS.json  → a JSON list on stdout, one per r
 
 from __future__ import annotations
 
-import json
 import logging
-import sys
-import traceback
 
-from panda_driver import Lines  # tools/peer/panda_driver.py, beside this script
+from panda_driver import Lines, cases_run  # tools/peer/panda_driver.py, beside this script
 from pandajedi.jedidog.JumboWatchDog import JumboWatchDog
 
 
@@ -75,21 +72,7 @@ def run(round_: dict, lines: Lines) -> dict:
 
 
 def main() -> None:
-    with open(sys.argv[1]) as handle:
-        rounds = json.load(handle)
-    lines = Lines()
-    logger = logging.getLogger("jumbo")
-    logger.addHandler(lines)
-    logger.setLevel(logging.DEBUG)
-    logger.propagate = False
-    results = []
-    for round_ in rounds:
-        lines.lines.clear()
-        try:
-            results.append(run(round_, lines))
-        except Exception as error:  # the real code raising is a result too
-            results.append({"error": f"{type(error).__name__}: {error}", "trace": traceback.format_exc()[-2000:]})
-    json.dump(results, sys.stdout)
+    cases_run(run, "jumbo")
 
 
 if __name__ == "__main__":

@@ -543,6 +543,27 @@ class Lines(logging.Handler):
         self.lines.append(record.getMessage())
 
 
+def cases_run(run, logger_name: str) -> None:
+    """The main loop of a driver of one real component: the cases of the JSON file named first on the command line,
+    each run with the lines `logger_name` writes meanwhile, the results (or the error the real code raised, a result
+    too) as a JSON list on stdout."""
+    with open(sys.argv[1]) as handle:
+        cases = json.load(handle)
+    lines = Lines()
+    logger = logging.getLogger(logger_name)
+    logger.addHandler(lines)
+    logger.setLevel(logging.DEBUG)
+    logger.propagate = False
+    results = []
+    for case in cases:
+        lines.lines.clear()
+        try:
+            results.append(run(case, lines))
+        except Exception as error:  # the real code raising is a result too
+            results.append({"error": f"{type(error).__name__}: {error}", "trace": traceback.format_exc()[-2000:]})
+    json.dump(results, sys.stdout)
+
+
 def capture(*modules) -> Lines:
     lines = Lines()
     for module in modules:

@@ -14,12 +14,9 @@ Usage:  python throttle_driver.py CASES.json  → a JSON list on stdout, one per
 
 from __future__ import annotations
 
-import json
 import logging
-import sys
-import traceback
 
-from panda_driver import Lines  # tools/peer/panda_driver.py, beside this script
+from panda_driver import Lines, cases_run  # tools/peer/panda_driver.py, beside this script
 from pandajedi.jedithrottle import JobThrottlerBase as throttler_module
 from pandajedi.jedithrottle.JobThrottlerBase import JobThrottlerBase
 
@@ -95,23 +92,9 @@ def run(case: dict, lines: Lines) -> dict:
 
 
 def main() -> None:
-    with open(sys.argv[1]) as handle:
-        cases = json.load(handle)
-    lines = Lines()
-    logger = logging.getLogger("throttle")
-    logger.addHandler(lines)
-    logger.setLevel(logging.DEBUG)
-    logger.propagate = False
     # MsgWrapper.sendMsg posts to a message server: none offline, the line is in the log already
     throttler_module.MsgWrapper.sendMsg = lambda self, *args, **kwargs: None
-    results = []
-    for case in cases:
-        lines.lines.clear()
-        try:
-            results.append(run(case, lines))
-        except Exception as error:  # the real code raising is a result too
-            results.append({"error": f"{type(error).__name__}: {error}", "trace": traceback.format_exc()[-2000:]})
-    json.dump(results, sys.stdout)
+    cases_run(run, "throttle")
 
 
 if __name__ == "__main__":
