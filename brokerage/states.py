@@ -220,13 +220,14 @@ JOB = _machine(
     table={
         "pending": ("defined", *_JOB_ENDINGS),
         "defined": ("waiting", "assigned", "throttled", "activated", *_JOB_ENDINGS),
-        # a co-jumbo job whose events jumbo jobs processed is finished where it waits (seed 002: "A cron hourly checks
-        # co-jumbo jobs in waiting/assigned/activated state and finishes them")
-        "waiting": ("assigned", "activated", "finished", *_JOB_ENDINGS),
-        "assigned": ("activated", "throttled", "finished", *_JOB_ENDINGS),
+        # a co-jumbo job whose events jumbo jobs processed ends where it waits (seed 002: "A cron hourly checks
+        # co-jumbo jobs in waiting/assigned/activated state and finishes them … Then co-jumbo jobs generate merge jobs
+        # similarly as conventional event service jobs"): in merging for its job set's ES merge job
+        "waiting": ("assigned", "activated", "merging", *_JOB_ENDINGS),
+        "assigned": ("activated", "throttled", "merging", *_JOB_ENDINGS),
         # throttled jobs go back to activated, or are closed after 7 days (seed 000 timeout rules)
         "throttled": ("activated", *_JOB_ENDINGS),
-        "activated": ("sent", "starting", "throttled", "finished", *_JOB_ENDINGS),
+        "activated": ("sent", "starting", "throttled", "merging", *_JOB_ENDINGS),
         "sent": ("starting", "running", *_JOB_ENDINGS),
         "starting": ("running", *_JOB_ENDINGS),
         "running": ("holding", "merging", "transferring", "finished", *_JOB_ENDINGS),
@@ -268,7 +269,7 @@ CO_JUMBO_JOB = 5
 WAITING_CO_JUMBO = "WAITING_CO_JUMBO"
 JUMBO_USE_CATCHALL = "useJumboJobs"
 FAKE_CO_JUMBO_HOURS = 6
-# the events a job has processed: finished by it (or a jumbo job), done once its co-jumbo job finished, merged
+# the events a job has processed: finished by it (or a jumbo job), done once its job ended, merged
 EVENTS_PROCESSED = ("finished", "done", "merged")
 
 # DIRAC job statuses and moves (REFERENCE.md, from DIRAC's JobStatus module).

@@ -98,6 +98,17 @@ class Story:
 
 
 CRASH = {"demoRunMinutes": 3, "demoFailurePercent": 100}
+# the event service stories' payload: two grid minutes a job, no job failure of its own (their ranges fail as each
+# story says), pilots that are not lost
+ES_PAYLOAD = {"demoRunMinutes": 2, "demoFailurePercent": 0, "demoReliablePilots": True}
+
+
+def _es_story(ends_as: str, name: str, files: int, params: dict) -> Story:
+    """An event service story: 8-core jobs (an event service job is never a single-core one, job_rules_resources) in
+    the Express share (Story.gshare says why)."""
+    return Story(ends_as, name, files, 3, {**ES_PAYLOAD, **params}, event_service=True, gshare="Express", cores=8)
+
+
 # the working group of the story whose jobs get throttled, and its cap (the demo's CAP_RUNNING_GROUP_JOBS: the
 # demo's other analysis users run for no group, so no other story meets it)
 STORY_WORKING_GROUP, STORY_GROUP_JOB_CAP = "AP_Exotics", 3
@@ -271,88 +282,60 @@ STORIES = (
         cores=8,
         ram_per_core=7000,
     ),
-    Story(
+    _es_story(
         "done",
         "mc23_13p6TeV.802016.event_service.simul",
-        3,
         3,
         # an event service task (seed 002, "Final status of Event Service jobs"): two ES jobs of 1,500 events, each
         # over two files (two ranges); the first job's first range fails, so it waits in merging while a new
         # consumer takes the range (es_retry), the second waits for that one (es_wait), the consumer is the last
         # (es_merge), and the ES merge job merges every range
         {
-            "demoRunMinutes": 2,
-            "demoFailurePercent": 0,
             "demoFailingRanges": [[0, 0]],  # the first job's first range, once: es_retry
             "nEventsPerJob": 1500,
             "nFilesPerJob": None,
             "maxAttemptEsJob": 4,
-            "demoReliablePilots": True,
         },
-        event_service=True,
-        gshare="Express",
-        cores=8,  # an event service job is never a single-core one (job_rules_resources)
     ),
-    Story(
+    _es_story(
         "done",
         "mc23_13p6TeV.802018.event_service_killed.simul",
         1,
-        3,
         # an event service task whose ES jobs the demo's shifter kills twice (`demoKillEsJobs`): the first as it waits
         # in merging for its ES merge job (its done range discarded), the next while its range runs (cancelled); both
         # ranges are cut again and the third job's is merged (seed 002, "Transition of event status")
         {
-            "demoRunMinutes": 2,
-            "demoFailurePercent": 0,
             "nEventsPerJob": 1000,
             "nFilesPerJob": None,
             "demoKillEsJobs": ["merging", "running"],
-            "demoReliablePilots": True,
         },
-        event_service=True,
-        gshare="Express",
-        cores=8,
     ),
-    Story(
+    _es_story(
         "done",
         "mc23_13p6TeV.802019.event_service_corrupted.simul",
         1,
-        3,
         # an event service task whose ES merge job's first attempt finds its first ES job's output corrupted (pilot
-        # error 1171, `demoCorruptedEsMerges`): that job's done range is corrupted and cut again for a new consumer,
-        # the second attempt merges the other's, and the new consumer's range is merged by an ES merge job of its own
+        # error 1171, `demoCorruptedEsMerges`): that job's done range is corrupted and processed again by a consumer,
+        # the second attempt merges the other's, and the consumer's range is merged by an ES merge job of its own
         {
-            "demoRunMinutes": 2,
-            "demoFailurePercent": 0,
             "nEventsPerJob": 500,
             "nFilesPerJob": None,
             "demoMergeFailures": 1,
             "demoCorruptedEsMerges": 1,
-            "demoReliablePilots": True,
         },
-        event_service=True,
-        gshare="Express",
-        cores=8,
     ),
-    Story(
+    _es_story(
         "failed",
         "mc23_13p6TeV.802017.event_service_crashing.simul",
         1,
-        3,
         # an event service task whose payload fails every range: its jobs are retried without a range processed
         # (es_inaction), until a range reaches maxAttemptEsJob 2: fatal, its ES job failed (114) and the others of
         # its job set closed (es_aborted)
         {
-            "demoRunMinutes": 2,
-            "demoFailurePercent": 0,
             "demoEventFailurePercent": 100,
             "nEventsPerJob": 250,
             "maxAttemptEsJob": 2,
-            "demoReliablePilots": True,
         },
-        event_service=True,
-        gshare="Express",
-        cores=8,
     ),
     Story(
         "done",

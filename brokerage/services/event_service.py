@@ -46,13 +46,20 @@ NOT_STARTED = ("pending", "defined", "waiting", "assigned", "activated", "thrott
 PILOT_RANGE_STATUSES = ("running", "finished", "failed", "fatal")
 # the jobs that ask for event ranges (EventServiceUtils: ES, jumbo and co-jumbo jobs)
 RANGE_TAKERS = (ES_JOB, JUMBO_JOB, CO_JUMBO_JOB)
+# the jobs that end by their ranges and wait in merging for their job set's ES merge job: ES jobs and co-jumbo jobs
+# ("co-jumbo jobs are very similar to conventional event service jobs", seed 002)
+ES_CONSUMERS = (ES_JOB, CO_JUMBO_JOB)
+# where a co-jumbo job waits until the co-jumbo check ends it (services.jumbo): its events processed by jumbo jobs
+CO_JUMBO_WAITING = ("waiting", "assigned", "activated")
 
 
 def es_jobs_split(*, job_ids: list[int]) -> tuple[list[int], list[int]]:
-    """Of jobs whose payload just ended, (the ES jobs, the others). One query."""
+    """Of jobs whose payload just ended, (the ES and co-jumbo jobs, the others). One query."""
     if not job_ids:
         return [], []
-    es = set(Job.objects.filter(pk__in=job_ids, eventService=ES_JOB, isMerge=False).values_list("pk", flat=True))
+    es = set(
+        Job.objects.filter(pk__in=job_ids, eventService__in=ES_CONSUMERS, isMerge=False).values_list("pk", flat=True)
+    )
     return [pk for pk in job_ids if pk in es], [pk for pk in job_ids if pk not in es]
 
 
@@ -101,10 +108,13 @@ def es_jobs_end(
         ).values_list("pk", "PandaID", "status", "attemptNr"):
             by_job[panda_id].append((event_id, status, attempt))
     else:
-        for event_id, panda_id, attempt, lfn, first in Event.objects.filter(
-            PandaID__in=ended, status__in=RUNNING_RANGES
-        ).values_list("pk", "PandaID", "attemptNr", "file__lfn", "def_min_eventID"):
-            by_job[panda_id].append((event_id, attempt, lfn, first))
+        # a range a jumbo job processed for it is finished already (services.simulator._jumbo_events_process)
+        for event_id, panda_id, status, attempt, lfn, first in Event.objects.filter(
+            PandaID__in=ended, status__in=(*RUNNING_RANGES, "finished")
+        ).values_list("pk", "PandaID", "status", "attemptNr", "file__lfn", "def_min_eventID"):
+            by_job[panda_id].append(
+                (event_id, attempt, lfn, first) if status != "finished" else (event_id, None, "", 0)
+            )
     all_good: list[int] = []
     after: dict[str, list[int]] = {"ready": [], "fatal": []}
     for pk in ended:
@@ -120,7 +130,8 @@ def es_jobs_end(
             bad = [
                 (event_id, attempt)
                 for event_id, attempt, lfn, first in by_job[pk]
-                if range_fails(event_id, attempt, percent) or (attempt == 0 and (file_number(lfn), first) in failing)
+                if attempt is not None
+                and (range_fails(event_id, attempt, percent) or (attempt == 0 and (file_number(lfn), first) in failing))
             ]
             failed_ids = {event_id for event_id, _ in bad}
             good = [event_id for event_id, *_ in by_job[pk] if event_id not in failed_ids]
@@ -137,7 +148,7 @@ def es_jobs_end(
     aborted: list[int] = []
     for pk in ended:
         # a job an earlier one's failure closed (es_aborted) has its outcome already
-        if jobs[pk]["jobStatus"] not in ENDING_FROM or pk in aborted:
+        if jobs[pk]["jobStatus"] not in (*ENDING_FROM, *CO_JUMBO_WAITING) or pk in aborted:
             continue
         outcomes[pk] = _job_end(jobs[pk], aborted=aborted, now=now)
     touched = datasets_of_files(file_filter=Q(events__PandaID__in=[*ended, *aborted]))
@@ -182,7 +193,9 @@ def es_merge_corrupted_mark(
 def _job_set_state(job: dict) -> dict[str, int]:
     """Where the job's job set stands: its ranges fatal, left to process (the job's own), done, and its other ES
     jobs active but merging (those ending in the same step and not decided yet are still running: active)."""
-    members = Job.objects.filter(task_id=job["task_id"], jobsetID=job["jobsetID"], isMerge=False, eventService=ES_JOB)
+    members = Job.objects.filter(
+        task_id=job["task_id"], jobsetID=job["jobsetID"], isMerge=False, eventService__in=ES_CONSUMERS
+    )
     ranges = Counter(
         dict(
             Event.objects.filter(task_id=job["task_id"], PandaID__in=members.values("pk"))
@@ -275,7 +288,9 @@ def _others_abort(job: dict, *, now: datetime) -> list[int]:
     """The job set's other active ES jobs closed, es_aborted ("killed since associated ES jobs failed"): their running
     ranges cancelled, ranges not started fatal with the job set."""
     others = list(
-        Job.objects.filter(task_id=job["task_id"], jobsetID=job["jobsetID"], eventService=ES_JOB, isMerge=False)
+        Job.objects.filter(
+            task_id=job["task_id"], jobsetID=job["jobsetID"], eventService__in=ES_CONSUMERS, isMerge=False
+        )
         .exclude(pk=job["pk"])
         .filter(jobStatus__in=JOB_ACTIVE)
         .exclude(jobStatus="merging")

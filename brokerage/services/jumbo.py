@@ -4,14 +4,17 @@ them on and off (brokerage.jumbo decides, this applies) and the hourly check of 
 * `jumbo_watch_run` every ten minutes: each action on a task is written with its numbers in the task's status log
   (status unchanged, actor "jumbo watchdog"), as the priority boost writes its own.
 * `co_jumbo_check` ("A cron hourly checks co-jumbo jobs in waiting/assigned/activated state and finishes them if
-  all events in corresponding jobsets are done"): such a job finishes, its events processed by jumbo jobs become
-  done ("Those events are changed to done when co-jumbo jobs are finished"). A fake co-jumbo job waiting at
+  all events in corresponding jobsets are done"): such a job ends as an ES job whose payload ended, its events
+  processed by jumbo jobs done ("Those events are changed to done when co-jumbo jobs are finished"), and it waits in
+  merging for its job set's ES merge job ("Then co-jumbo jobs generate merge jobs similarly as conventional event
+  service jobs"; a fake one's merge goes to its jumbo job's queue: services.merging). A fake co-jumbo job waiting at
   WAITING_CO_JUMBO whose task disabled jumbo jobs, or older than six hours, is closed and its inputs go back for a
   real co-jumbo job (getCoJumboJobsToBeFinished, 1.0.4).
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from datetime import datetime, timedelta
 
 from django.db import transaction
@@ -23,6 +26,7 @@ from brokerage.models import DatasetFile, Event, Job, Task, TaskStatusLog
 from brokerage.selectors.gdpconfig import gdpconfig_view
 from brokerage.selectors.jumbo import jumbo_task_facts
 from brokerage.services.bulk import rows_lock
+from brokerage.services.event_service import es_jobs_end
 from brokerage.services.retries import event_files_give_back, job_inputs_after_end
 from brokerage.services.status import job_status_transition_many, task_note
 from brokerage.states import CO_JUMBO_JOB, EVENTS_PROCESSED, FAKE_CO_JUMBO_HOURS, JOB_ACTIVE, WAITING_CO_JUMBO
@@ -123,7 +127,7 @@ def co_jumbo_inputs_reset(*, task_id: int, now: datetime) -> int:
 
 
 def co_jumbo_check(*, now: datetime) -> dict[str, list[int]]:
-    """The hourly check (module docstring): the co-jumbo jobs finished because jumbo jobs processed all their events,
+    """The hourly check (module docstring): the co-jumbo jobs ended (in merging) because their events are processed,
     and the fake ones closed to make room for real ones."""
     jobs = list(
         Job.objects.filter(eventService=CO_JUMBO_JOB, jobStatus__in=CHECKED_STATUSES).values_list(
@@ -147,19 +151,11 @@ def co_jumbo_check(*, now: datetime) -> dict[str, list[int]]:
         and site == WAITING_CO_JUMBO
         and (use_jumbo == jumbo.DISABLED or created < too_old)
     ]
-    finished: list[int] = []
     closed: list[int] = []
-    by_status = {pk: status for pk, status, *_ in jobs}
     with transaction.atomic():
-        for status in CHECKED_STATUSES:
-            finished += job_status_transition_many(
-                from_status=status,
-                to_status="finished",
-                job_ids=[pk for pk in done if by_status[pk] == status],
-                reason="co-jumbo job: every event of its job set processed by jumbo jobs",
-                actor=ACTOR,
-                now=now,
-            )
+        # its events done and itself in merging for its job set's ES merge job, as an ES job whose payload ended
+        # (services.event_service: es_wait while others of its set wait, es_merge for the last)
+        ended = es_jobs_end(succeeded=done, failed=[], now=now, reported=True)
         closed += job_status_transition_many(
             from_status="waiting",
             to_status="closed",
@@ -173,6 +169,11 @@ def co_jumbo_check(*, now: datetime) -> dict[str, list[int]]:
         # the given-back jobs' events not yet processed are cancelled, and their files go back to ready with one
         # attempt more (as resetInputToReGenCoJumbo_JEDI's): job generation cuts those ranges again for real jobs
         Event.objects.filter(PandaID__in=closed, status="ready").update(status="cancelled")
-        job_inputs_after_end(finished=finished, failed=[], closed=closed, now=now)
+        job_inputs_after_end(finished=[], failed=[], closed=closed, now=now)
         event_files_give_back(job_ids=closed, now=now)
-    return {k: v for k, v in (("finished", finished), ("closed", closed)) if v}
+    moved: dict[str, list[int]] = defaultdict(list)
+    for pk, outcome in sorted(ended.items()):
+        moved[outcome.status].append(pk)
+    if closed:
+        moved["closed"] += closed
+    return dict(moved)

@@ -41,7 +41,15 @@ from brokerage.models import Event, Job, MergePreassignment
 from brokerage.services.bulk import bulk_update_values
 from brokerage.services.outputs import output_files_merge_take
 from brokerage.services.status import job_status_transition_many
-from brokerage.states import ES_JOB, ES_MERGE_JOB, JOB_ACTIVE, MERGE_FAILED_SUBSTATUS, MERGE_MAX_ATTEMPTS
+from brokerage.states import (
+    ES_JOB,
+    ES_MERGE_JOB,
+    JOB_ACTIVE,
+    JUMBO_JOB,
+    MERGE_FAILED_SUBSTATUS,
+    MERGE_MAX_ATTEMPTS,
+    WAITING_CO_JUMBO,
+)
 
 # JEDI's nFilesPerMergeJob when the task does not set it
 MERGE_FILES_DEFAULT = 10
@@ -84,8 +92,8 @@ def merges_output(task: dict[str, Any]) -> bool:
 
 
 def merges_events(task: dict[str, Any]) -> bool:
-    """An event service task (not one with jumbo jobs): its ES jobs wait in merging for their job set's merge job."""
-    return task.get("eventService") == ES_JOB and not (task.get("taskParams") or {}).get("nJumboJobs")
+    """An event service task: its ES and co-jumbo jobs wait in merging for their job set's ES merge job."""
+    return task.get("eventService") == ES_JOB
 
 
 def premerged_split(*, job_ids: list[int]) -> tuple[list[int], list[int]]:
@@ -140,6 +148,13 @@ def merge_sets(*, tasks: dict[int, dict[str, Any]], now: datetime) -> list[Merge
         (row.task_id, row.computingSite): row.skipped_since
         for row in MergePreassignment.objects.filter(task_id__in=merging)
     }
+    # fake co-jumbo jobs' merges go to the queue of their task's jumbo job, whose events they are (1.0.4's
+    # ppEventServiceJob: "use siteid of jumbo jobs to generate merge jobs for fake co-jumbo"); the latest one's
+    jumbo_site = dict(
+        Job.objects.filter(task_id__in=by_jobset, eventService=JUMBO_JOB)
+        .order_by("task_id", "pk")
+        .values_list("task_id", "computingSite")
+    )
 
     def hours(task_id: int, site: str) -> float:
         since = skipped.get((task_id, site))
@@ -147,6 +162,7 @@ def merge_sets(*, tasks: dict[int, dict[str, Any]], now: datetime) -> list[Merge
 
     def merge_set(key: tuple[int, str | int], group: list[tuple[int, int]], attempt: int) -> MergeSet:
         task_id, site = key[0], site_of[key]
+        site = jumbo_site.get(task_id, site) if site == WAITING_CO_JUMBO else site
         jobs, total = tuple(pk for pk, _ in group), sum(bytes_ for _, bytes_ in group)
         return MergeSet(task_id, site, jobs, total, hours(task_id, site), attempt, task_id in by_jobset)
 

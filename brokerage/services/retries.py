@@ -22,7 +22,7 @@ from brokerage.models import DatasetFile, Event, Job, JobRetryHistory, Task
 from brokerage.services.bulk import bulk_update_values, rows_lock
 from brokerage.services.counters import dataset_counters_refresh, datasets_of_files
 from brokerage.services.merging import merge_jobs_after_end
-from brokerage.states import CO_JUMBO_JOB, ES_JOB, EVENTS_PROCESSED
+from brokerage.states import ES_JOB, EVENTS_PROCESSED
 from brokerage.watchdog import next_ram_count, task_needs_more_memory
 
 # Pilot error codes of jobs killed for memory (PanDA pilot: payload out of memory, memory limit exceeded).
@@ -87,11 +87,6 @@ def job_inputs_after_end(*, finished: list[int], failed: list[int], closed: list
             lastAttemptTime=now,
         )
     Event.objects.filter(PandaID__in=finished, status="running").update(status="finished")
-    # seed 002, "Jumbo jobs and co-jumbo jobs": the events of a co-jumbo job, processed by it or by jumbo jobs, "are
-    # changed to done when co-jumbo jobs are finished"
-    Event.objects.filter(
-        PandaID__in=Job.objects.filter(pk__in=finished, eventService=CO_JUMBO_JOB).values("pk"), status="finished"
-    ).update(status="done")
     Event.objects.filter(PandaID__in=ended_badly, status__in=("sent", "running")).update(status="failed")
     event_files_close([*finished, *ended_badly, *es_unmerged], now=now, merge_failed=es_unmerged)
     dataset_counters_refresh(dataset_ids=touched, now=now)
@@ -116,13 +111,11 @@ def event_files_close(
         .distinct()
     )
     size = {row["pk"]: row["nEvents"] or 0 for row in files}
-    # a file of an event service task whose ranges an ES merge job merges is processed once they are merged: a done
+    # a file of an event service task (its ranges merged by ES merge jobs) is processed once they are merged: a done
     # range is still open (a kill in merging discards it, and the file goes back: task_commands._cancel); one whose
     # merge failed for good is failed (`merge_failed`: those jobs)
     merged_only = set(
-        Task.objects.filter(pk__in={row["task_id"] for row in files}, eventService=ES_JOB)
-        .exclude(taskParams__has_key="nJumboJobs")
-        .values_list("pk", flat=True)
+        Task.objects.filter(pk__in={row["task_id"] for row in files}, eventService=ES_JOB).values_list("pk", flat=True)
     )
     unmerged = set(
         Event.objects.filter(PandaID__in=merge_failed, status="done").values_list("file_id", flat=True).distinct()

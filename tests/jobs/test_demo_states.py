@@ -116,20 +116,26 @@ def test_what_the_demo_reaches_in_ten_minutes(settings):
     assert story.status == "done"
     # the jumbo story: its 2 files of 1,000 events, 500 a job, made 4 fake co-jumbo jobs waiting at WAITING_CO_JUMBO
     # and one jumbo job at the demo's jumbo queue; the jumbo job processed their 4 ranges (is_jumbo), the co-jumbo
-    # check finished the 4 waiting jobs, their events became done, and the watchdog then disabled jumbo jobs
+    # check ended the 4 waiting jobs as ES jobs (three es_wait, the last es_merge) in merging, their events done;
+    # one ES merge job at the jumbo job's queue merged them, and the watchdog then disabled jumbo jobs
     jumbo_story = Task.objects.filter(taskName__startswith="mc23_13p6TeV.802015.jumbo_events").order_by("pk").first()
     fakes = Job.objects.filter(
         task=jumbo_story, eventService=states.CO_JUMBO_JOB, computingSite=states.WAITING_CO_JUMBO
     )
     assert fakes.count() == 4
-    assert set(fakes.values_list("jobStatus", flat=True)) == {"finished"}
-    assert JobStatusLog.objects.filter(job__in=fakes, old_status="defined", new_status="waiting").count() == 4
-    assert JobStatusLog.objects.filter(job__in=fakes, old_status="waiting", new_status="finished").count() == 4
+    assert sorted(fakes.values_list("jobStatus", "jobSubStatus")) == [
+        ("finished", "es_merge"), ("finished", "es_wait"), ("finished", "es_wait"), ("finished", "es_wait")
+    ]  # fmt: skip
+    for old, new in (("defined", "waiting"), ("waiting", "merging"), ("merging", "finished")):
+        assert JobStatusLog.objects.filter(job__in=fakes, old_status=old, new_status=new).count() == 4
     jumbo_jobs = Job.objects.filter(task=jumbo_story, eventService=states.JUMBO_JOB)
     assert [(j.computingSite.endswith("_JUMBO"), j.jobStatus) for j in jumbo_jobs] == [(True, "finished")]
+    (co_jumbo_merge,) = Job.objects.filter(task=jumbo_story, eventService=states.ES_MERGE_JOB)
+    assert (co_jumbo_merge.computingSite, co_jumbo_merge.jobStatus) == (jumbo_jobs[0].computingSite, "finished")
+    assert set(fakes.values_list("mergeJob", flat=True)) == {co_jumbo_merge.pk}
     events = Event.objects.filter(task=jumbo_story)
     assert sorted(events.values_list("status", "is_jumbo", "def_min_eventID", "def_max_eventID")) == [
-        ("done", True, 0, 499), ("done", True, 0, 499), ("done", True, 500, 999), ("done", True, 500, 999),
+        ("merged", True, 0, 499), ("merged", True, 0, 499), ("merged", True, 500, 999), ("merged", True, 500, 999),
     ]  # fmt: skip
     jumbo_story.refresh_from_db()
     assert jumbo_story.status == "done"

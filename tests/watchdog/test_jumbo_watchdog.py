@@ -14,7 +14,8 @@ from brokerage.selectors.gdpconfig import gdpconfig_cache_clear
 from brokerage.selectors.jumbo import jumbo_task_facts
 from brokerage.selectors.timeouts import job_timeout_states
 from brokerage.services.jumbo import co_jumbo_check, jumbo_watch_run
-from brokerage.states import CO_JUMBO_JOB, JUMBO_JOB, WAITING_CO_JUMBO
+from brokerage.services.retries import job_inputs_after_end
+from brokerage.states import CO_JUMBO_JOB, ES_MERGE_JOB, JUMBO_JOB, WAITING_CO_JUMBO
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -116,11 +117,23 @@ def test_the_check_finishes_co_jumbo_jobs_whose_events_jumbo_jobs_processed():
     waiting, waiting_file = co_jumbo(task, dataset, events=("finished", "finished"))
     activated, _ = co_jumbo(task, dataset, status="activated", site="CERN", events=("finished",))
     half, _ = co_jumbo(task, dataset, events=("finished", "ready"))
-    assert co_jumbo_check(now=NOW) == {"finished": sorted([waiting.pk, activated.pk])}
-    assert Job.objects.get(pk=waiting.pk).jobStatus == "finished"
+    assert co_jumbo_check(now=NOW) == {"merging": sorted([waiting.pk, activated.pk])}
+    # they end as ES jobs whose payload ended: in merging, waiting (es_wait, 115) while the half-done one of their job
+    # set still waits; "Those events are changed to done when co-jumbo jobs are finished"
+    assert set(Job.objects.filter(pk__in=[waiting.pk, activated.pk]).values_list("jobStatus", "jobSubStatus",
+                                                                                "taskBufferErrorCode")) == {
+        ("merging", "es_wait", 115)
+    }  # fmt: skip
     assert Job.objects.get(pk=half.pk).jobStatus == "waiting"
-    # "Those events are changed to done when co-jumbo jobs are finished"; the file of its two ranges is finished
     assert set(Event.objects.filter(PandaID=waiting.pk).values_list("status", flat=True)) == {"done"}
+    # its file is processed once an ES merge job merged its ranges ("Then co-jumbo jobs generate merge jobs
+    # similarly as conventional event service jobs")
+    assert DatasetFile.objects.get(pk=waiting_file.pk).status == "running"
+    es_merge = factories.JobFactory(task=task, isMerge=True, eventService=ES_MERGE_JOB, jobStatus="finished")
+    Job.objects.filter(pk__in=[waiting.pk, activated.pk]).update(mergeJob=es_merge)
+    job_inputs_after_end(finished=[es_merge.pk], failed=[], now=NOW)
+    assert Job.objects.get(pk=waiting.pk).jobStatus == "finished"
+    assert set(Event.objects.filter(PandaID=waiting.pk).values_list("status", flat=True)) == {"merged"}
     assert DatasetFile.objects.get(pk=waiting_file.pk).status == "finished"
 
 
