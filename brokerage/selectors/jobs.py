@@ -11,14 +11,17 @@ from django.db.models import Case, CharField, Count, IntegerField, Max, Min, Q, 
 from django.db.models.functions import TruncHour
 from django.utils import timezone
 
+from brokerage import outputs as outputs_rules
 from brokerage import states
 from brokerage.job_errors import COMPONENTS, error_label, job_main_error
 from brokerage.models import (
+    Dataset,
     DatasetFile,
     Decision,
     Event,
     Job,
     JobErrorHour,
+    JobParamsTemplate,
     JobRetryHistory,
     JobStateHour,
     JobStatusLog,
@@ -295,17 +298,15 @@ def job_detail(*, job_id: int, now: datetime) -> dict[str, Any] | None:
     timeout = None
     if job.jobStatus in states.JOB_ACTIVE:
         timeout = job_timeout_states(job_ids=[job_id], now=now).get(job_id)
+    inputs, outputs = job_input_files(job_ids=[job_id])[job_id][:200], job_output_files(job_id=job_id)
     return {
         "job": job,
         "history": list(JobStatusLog.objects.filter(job_id=job_id).order_by("pk")),
         "decision": decision,
         "why_here": why_here,
-        "files": job_input_files(job_ids=[job_id])[job_id][:200],
-        "outputs": list(
-            DatasetFile.objects.filter(outPandaID=job_id, type__in=states.OUTPUT_TYPES)
-            .order_by("type", "lfn")
-            .values("pk", "lfn", "type", "status", "fsize", "dataset__datasetName")[:200]
-        ),
+        "files": inputs,
+        "outputs": outputs,
+        "parameters": job_parameters(job=job, inputs=inputs, outputs=outputs),
         "usage": job_resource_use(job, now=now),
         "log_url": job_log_url(job.pilotID),
         "retries": retries,
@@ -321,6 +322,38 @@ def job_detail(*, job_id: int, now: datetime) -> dict[str, Any] | None:
         "merge": job_merge_state(job),
         "jumbo": job_event_service_state(job),
     }
+
+
+def job_parameters(*, job: Job, inputs: list[dict[str, Any]], outputs: list[dict[str, Any]]) -> str:
+    """The job's parameters, its task's JEDI_JobParams_Template filled in (brokerage.outputs.job_parameters): ${IN}
+    its input files, ${OUTPUT<n>} and ${LOG} its files of each output stream, ${RNDMSEED}, ${MAXEVENTS} and
+    ${SKIPEVENTS} its seed, events and first event. Empty when its task has no template (a job made before outputs
+    were registered). Two queries."""
+    template = JobParamsTemplate.objects.filter(task_id=job.task_id).values_list("jobParamsTemplate", flat=True).first()
+    if not template:
+        return ""
+    streams = dict(
+        Dataset.objects.filter(pk__in={row["dataset_id"] for row in outputs}).values_list("pk", "streamName")
+    )
+    values = {"IN": ",".join(row["lfn"] for row in inputs if row["type"] in states.INPUT_TYPES)}
+    for row in outputs:
+        values.setdefault(streams.get(row["dataset_id"]) or "", row["lfn"])
+    first = Event.objects.filter(PandaID=job.pk).aggregate(first=Min("def_min_eventID"))["first"]
+    values.update(SKIPEVENTS=str(first or 0))
+    if job.randomSeed is not None:
+        values["RNDMSEED"] = str(job.randomSeed)
+    if job.nEvents is not None:
+        values["MAXEVENTS"] = str(job.nEvents)
+    return outputs_rules.job_parameters(template, {key: value for key, value in values.items() if key and value})
+
+
+def job_output_files(*, job_id: int) -> list[dict[str, Any]]:
+    """The output and log files a job produces (outPandaID), 200 at most (one query)."""
+    return list(
+        DatasetFile.objects.filter(outPandaID=job_id, type__in=states.OUTPUT_TYPES)
+        .order_by("type", "lfn")
+        .values("pk", "lfn", "type", "status", "fsize", "GUID", "dataset_id", "dataset__datasetName")[:200]
+    )
 
 
 # what an event service job's substatus says (seed 002, "Final status of Event Service jobs"; services/event_service.py)

@@ -141,6 +141,70 @@ class TaskWhySerializer(serializers.Serializer):
     )
 
 
+class StatusCountSerializer(serializers.Serializer):
+    status = serializers.CharField()
+    count = serializers.IntegerField()
+
+
+class TaskDatasetSerializer(serializers.Serializer):
+    datasetID = serializers.IntegerField()
+    datasetName = serializers.CharField()
+    type = serializers.CharField()
+    status = serializers.CharField()
+    nFiles = serializers.IntegerField()
+    nFilesUsed = serializers.IntegerField(help_text="Inputs only: an output's files are not used.")
+    nFilesFinished = serializers.IntegerField()
+    nFilesFailed = serializers.IntegerField()
+    by_status = StatusCountSerializer(
+        many=True,
+        allow_null=True,
+        help_text="An output or log dataset's files by status, counted now; null for inputs.",
+    )
+
+
+class EventKindSerializer(serializers.Serializer):
+    kind = serializers.CharField()
+    count = serializers.IntegerField()
+
+
+class TaskEventsSerializer(serializers.Serializer):
+    total = serializers.IntegerField()
+    by_status = StatusCountSerializer(many=True, help_text="The event machine's order.")
+    by_jumbo = serializers.IntegerField(help_text="Ranges jumbo jobs processed.")
+    jobs = EventKindSerializer(many=True, help_text="Its ES, ES merge, jumbo and co-jumbo jobs.")
+
+
+class TaskContentsSerializer(serializers.Serializer):
+    jediTaskID = serializers.IntegerField()
+    datasets = TaskDatasetSerializer(many=True)
+    events = TaskEventsSerializer(allow_null=True, help_text="Null for a task without event ranges.")
+
+
+class OutputFileSerializer(serializers.Serializer):
+    fileID = serializers.IntegerField(source="pk")
+    lfn = serializers.CharField()
+    type = serializers.CharField()
+    status = serializers.CharField()
+    fsize = serializers.IntegerField(allow_null=True)
+    GUID = serializers.CharField()
+    datasetName = serializers.CharField(source="dataset__datasetName")
+
+
+class EventServiceStateSerializer(serializers.Serializer):
+    sentence = serializers.CharField(help_text="What the job is and where it stands, as its page says it.")
+    jumbo_jobs = serializers.ListField(child=serializers.IntegerField(), help_text="The task's active jumbo jobs.")
+
+
+class JobContentsSerializer(serializers.Serializer):
+    PandaID = serializers.IntegerField()
+    jobSubStatus = serializers.CharField()
+    parameters = serializers.CharField(help_text="Its task's job parameters template filled in; empty without one.")
+    outputs = OutputFileSerializer(many=True, help_text="The output and log files it produces (200 at most).")
+    event_service = EventServiceStateSerializer(
+        allow_null=True, help_text="For an event service, ES merge, jumbo or co-jumbo job; null for any other."
+    )
+
+
 class TimeoutStateSerializer(serializers.Serializer):
     rule = serializers.CharField(allow_null=True)
     deadline = serializers.DateTimeField(allow_null=True)

@@ -45,9 +45,10 @@ from brokerage.selectors.dirac import dirac_job_explained, dirac_task_queues
 from brokerage.selectors.dirac_replay import dirac_match_replay, dirac_match_scenario
 from brokerage.selectors.gdpconfig import gdpconfig_parameter_rows, gdpconfig_revision_detail
 from brokerage.selectors.inputs import InputsUnavailable, decision_scenario
+from brokerage.selectors.jobs import job_event_service_state, job_input_files, job_output_files, job_parameters
 from brokerage.selectors.preview import PreviewUnavailable, broker_preview_scenario, broker_preview_task
 from brokerage.selectors.replay import decision_replay
-from brokerage.selectors.tasks import task_why
+from brokerage.selectors.tasks import task_datasets, task_event_summary, task_why
 from brokerage.selectors.timeouts import job_timeout_states
 from brokerage.selectors.whatif import cycle_id_list, cycles_what_if
 from brokerage.services.dirac import dirac_match_request, resource_from
@@ -87,6 +88,19 @@ class TaskViewSet(ReadOnly):
         task = self.get_object()
         return Response(serializers.TaskWhySerializer(task_why(task_id=task.pk, now=timezone.now())).data)
 
+    @extend_schema(responses=serializers.TaskContentsSerializer)
+    @action(detail=True)
+    def contents(self, request, pk=None):
+        """The task's datasets (output and log ones with their files by status now) and its event ranges by status
+        with its event service, merge, jumbo and co-jumbo jobs, as the task page shows them."""
+        task = self.get_object()
+        body = {
+            "jediTaskID": task.pk,
+            "datasets": task_datasets(task_id=task.pk),
+            "events": task_event_summary(task_id=task.pk),
+        }
+        return Response(serializers.TaskContentsSerializer(body).data)
+
 
 class JobViewSet(ReadOnly):
     """PanDA jobs, newest first with cursor pages; each carries its timeout state (rule, deadline, time left)."""
@@ -109,6 +123,23 @@ class JobViewSet(ReadOnly):
         job = self.get_object()
         self._timeouts = job_timeout_states(job_ids=[job.pk], now=timezone.now())
         return Response(self.get_serializer(job).data)
+
+    @extend_schema(responses=serializers.JobContentsSerializer)
+    @action(detail=True)
+    def contents(self, request, pk=None):
+        """The job's parameters (its task's template filled in), the output and log files it produces and, for an
+        event service, ES merge, jumbo or co-jumbo job, what its substatus means, as its page says it."""
+        job = self.get_object()
+        outputs = job_output_files(job_id=job.pk)
+        inputs = job_input_files(job_ids=[job.pk])[job.pk]
+        body = {
+            "PandaID": job.pk,
+            "jobSubStatus": job.jobSubStatus,
+            "parameters": job_parameters(job=job, inputs=inputs, outputs=outputs),
+            "outputs": outputs,
+            "event_service": job_event_service_state(job),
+        }
+        return Response(serializers.JobContentsSerializer(body).data)
 
     @extend_schema(responses=serializers.TimeoutStateSerializer)
     @action(detail=True)

@@ -521,3 +521,37 @@ def test_a_bare_scenario_is_held_to_the_schema_as_a_wrapped_one(client):
             answer = client.post("/api/v1/broker/preview", sent, content_type="application/json")
             assert answer.status_code == 400, sent
             assert answer.json()["error"]["fields"]["scenario"] == [where]
+
+
+def test_a_task_and_a_job_carry_their_outputs_and_event_service_state(client):
+    from brokerage import states
+    from brokerage.services.outputs import outputs_register
+
+    task = factories.TaskFactory(status="running", eventService=1, taskName="mc23.9.simul", processingType="simul")
+    outputs_register(task_ids=[task.pk], now=NOW)
+    output = task.datasets.get(type="output")
+    job = factories.JobFactory(task=task, jobStatus="merging", jobSubStatus="es_wait", eventService=states.ES_JOB)
+    factories.DatasetFileFactory(task=task, dataset=output, type="output", status="prepared", outPandaID=job.pk,
+                                 lfn=f"HITS.{task.pk:08d}._000001.pool.root", fsize=700)  # fmt: skip
+    file = factories.DatasetFileFactory(dataset=factories.DatasetFactory(task=task), status="running")
+    for number, status in enumerate(("done", "done", "ready")):
+        factories.EventFactory(file=file, PandaID=job.pk, status=status, job_processID=number)
+    body = get(client, f"/api/v1/tasks/{task.pk}/contents/")
+    by_type = {row["type"]: row for row in body["datasets"]}
+    assert by_type["output"]["datasetName"] == f"mc23.9.simul.HITS_tid{task.pk:08d}_00"
+    assert (by_type["output"]["nFiles"], by_type["output"]["by_status"]) == (1, [{"status": "prepared", "count": 1}])
+    assert (by_type["log"]["nFiles"], by_type["log"]["by_status"]) == (0, [])
+    assert body["events"]["by_status"] == [{"status": "ready", "count": 1}, {"status": "done", "count": 2}]
+    assert body["events"]["jobs"] == [{"kind": "ES jobs", "count": 1}]
+    body = get(client, f"/api/v1/jobs/{job.pk}/contents/")
+    assert body["jobSubStatus"] == "es_wait"
+    # no input file recorded for it: ${IN} stays for the reader to see; three ranges from event 0
+    assert body["parameters"] == (
+        f"--inputFile=${{IN}} --outputFile=HITS.{task.pk:08d}._000001.pool.root --randomSeed=${{RNDMSEED}} "
+        "--skipEvents=0 --maxEvents=${MAXEVENTS}"
+    )
+    assert [(f["lfn"], f["status"], f["fsize"]) for f in body["outputs"]] == [
+        (f"HITS.{task.pk:08d}._000001.pool.root", "prepared", 700)
+    ]
+    assert body["event_service"]["sentence"].startswith("Event service job (es_wait): its event ranges are done;")
+    assert get(client, f"/api/v1/jobs/{factories.JobFactory().pk}/contents/")["event_service"] is None
