@@ -85,11 +85,11 @@ def _counter_findings() -> list[Finding]:
 
 
 def _output_counter_findings() -> list[Finding]:
-    """An output dataset's nFiles is written with its files and must always match them; its finished and failed
-    counts are written when it closes and must match them once done (services.outputs)."""
+    """An output dataset's counters are written when it closes and must match its files once done
+    (services.outputs)."""
     datasets = {
         row["pk"]: row
-        for row in Dataset.objects.filter(type__in=OUTPUT_TYPES).values(
+        for row in Dataset.objects.filter(type__in=OUTPUT_TYPES, status="done").values(
             "pk", "status", "nFiles", "nFilesFinished", "nFilesFailed"
         )
     }
@@ -104,7 +104,7 @@ def _output_counter_findings() -> list[Finding]:
         )
     ):
         stored = datasets[row["dataset_id"]]
-        fields = ("nFiles", "nFilesFinished", "nFilesFailed") if stored["status"] == "done" else ("nFiles",)
+        fields = ("nFiles", "nFilesFinished", "nFilesFailed")
         findings += [
             Finding("counter", "dataset", stored["pk"], f"{field} is {stored[field]}, its files give {row[field]}")
             for field in fields

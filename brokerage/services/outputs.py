@@ -2,9 +2,9 @@
 is refined, files made with each job, files following their jobs, datasets following their tasks.
 
 Output files keep no status history (as input files: millions a day); their datasets' moves are logged. An output
-dataset's nFiles is written with its files (job generation holds the task); nFilesFinished and nFilesFailed are
-counted from its files when it is closed (prepared, done), and from then on the integrity check holds them to the
-files (selectors.integrity) — while the task runs the pages count the files themselves (selectors.outputs).
+dataset's nFiles, nFilesFinished and nFilesFailed are counted from its files when it is closed (prepared, done), and
+from then on the integrity check holds them to the files (selectors.integrity); while the task runs the task page
+and the API count the files themselves (selectors.tasks.task_datasets).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime
 
-from django.db.models import Count, Q
+from django.db.models import Count, Exists, OuterRef, Q
 
 from brokerage import outputs
 from brokerage.models import Dataset, DatasetFile, Job, JobParamsTemplate, OutputTemplate, Task
@@ -24,9 +24,15 @@ from brokerage.states import OUTPUT_TYPES
 
 ACTOR = "outputs"
 # a task whose outputs are registered in DDM: it was activated (seed 002: "registers output datasets when tasks are
-# activated"), ready for its first jobs or past it
-ACTIVATED = Q(task__status="ready") | Q(task__startTime__isnull=False)
+# activated"), ready for its first jobs or past it; one pending, paused or aborted is so once it started
+ACTIVATED = Q(
+    task__status__in=(
+        "ready", "scouting", "scouted", "running", "throttled", "prepared", "finishing", "exhausted", "passed", "done",
+        "finished", "failed", "toretry", "toincexec", "rerefine",
+    )
+) | Q(task__startTime__isnull=False)  # fmt: skip
 POST_PROCESSING = ("prepared", "exhausted", "passed")
+GENERATING = ("ready", "scouting", "scouted", "running")
 TASK_ENDED = ("done", "finished", "failed", "aborted", "broken")
 
 
@@ -103,10 +109,11 @@ def outputs_register(*, task_ids: list[int], now: datetime) -> int:
 
 def output_files_make(*, jobs: list[Job], now: datetime) -> int:
     """One file per output template of its task for each new job, named with the template's next serial numbers
-    (seed 002, option B), defined; the templates' serial numbers and the datasets' nFiles written back; datasets
-    that get their first files are running ("files are being added to the dataset"). Jobs that make no files of
-    their own are left: a preprocess job, a fake co-jumbo job (its events go to jumbo jobs). Returns the files
-    made. The caller holds the tasks (job generation's claim), so serial numbers are given out by one writer."""
+    (seed 002, option B), defined, and the templates' serial numbers written back: two statements, no dataset row
+    touched (job generation holds its input datasets' locks until it commits: the output datasets follow their
+    files in output_datasets_follow instead). Jobs that make no files of their own are left: a preprocess job, a
+    fake co-jumbo job (its events go to jumbo jobs). Returns the files made. The caller holds the tasks (job
+    generation's claim), so serial numbers are given out by one writer."""
     from brokerage.services.progress import PREPROCESS_HANDLING  # progress imports this module
     from brokerage.states import WAITING_CO_JUMBO
 
@@ -147,18 +154,6 @@ def output_files_make(*, jobs: list[Job], now: datetime) -> int:
     DatasetFile.objects.bulk_create(files, batch_size=2000)
     rows = [row for task_templates in templates.values() for row in task_templates]
     bulk_update_values(OutputTemplate, fields=("serialNr",), rows=[(row["pk"], row["serialNr"]) for row in rows])
-    added: dict[int, int] = defaultdict(int)
-    for file in files:
-        added[file.dataset_id] += 1
-    counts = dict(Dataset.objects.filter(pk__in=list(added)).values_list("pk", "nFiles"))
-    bulk_update_values(
-        Dataset, fields=("nFiles", "modificationTime"), rows=[(pk, counts[pk] + n, now) for pk, n in added.items()]
-    )
-    output_datasets_move(ids=list(added), from_status="defined", to_status="ready", reason="registered in DDM", now=now)
-    for source in ("ready", "prepared", "done"):  # a retried task adds files to its output datasets again
-        output_datasets_move(
-            ids=list(added), from_status=source, to_status="running", reason="files being added", now=now
-        )
     return len(files)
 
 
@@ -220,6 +215,26 @@ def output_datasets_follow(*, now: datetime) -> dict[str, list[int]]:
         reason="registered in DDM: the task was activated",
         now=now,
     )
+    # "files are being added to the dataset": a registered dataset with files, or a closed one whose task makes jobs
+    # again (a retry, an open input dataset that grew)
+    with_files = Exists(DatasetFile.objects.filter(dataset_id=OuterRef("pk"), status__in=("defined", "running")))
+    moved["running"] = output_datasets_move(
+        ids=open_outputs.filter(with_files, status="ready").values_list("pk", flat=True),
+        from_status="ready",
+        to_status="running",
+        reason="files being added",
+        now=now,
+    )
+    for source in ("prepared", "done"):
+        moved["running"] += output_datasets_move(
+            ids=open_outputs.filter(with_files, status=source, task__status__in=GENERATING).values_list(
+                "pk", flat=True
+            ),
+            from_status=source,
+            to_status="running",
+            reason="files being added again: the task runs again",
+            now=now,
+        )
     closing = open_outputs.filter(
         status__in=("ready", "running"), task__status__in=(*POST_PROCESSING, *TASK_ENDED)
     ).values_list("pk", flat=True)

@@ -131,10 +131,13 @@ def test_a_refined_task_registers_its_outputs_and_each_job_takes_the_next_serial
         ("log", 3),
         ("output", 3),
     ]
-    # registered and running since files are added, both logged; nFiles written with the files
+    # registered and running since files are added, both logged, by the datasets' own round (job generation
+    # touches no dataset row of its outputs); their counters are written when they close
+    assert {d.status for d in Dataset.objects.filter(pk__in=[d.pk for d in datasets.values()])} == {"defined"}
+    output_datasets_follow(now=NOW)
     for dataset in datasets.values():
         dataset.refresh_from_db()
-        assert (dataset.status, dataset.nFiles) == ("running", 3)
+        assert (dataset.status, dataset.nFiles) == ("running", 0)
         assert list(
             DatasetStatusLog.objects.filter(dataset=dataset).order_by("pk").values_list("old_status", "new_status")
         ) == [("defined", "ready"), ("ready", "running")]
@@ -169,6 +172,7 @@ def test_a_task_is_done_only_once_its_outputs_are_and_its_datasets_close_with_co
     outputs_register(task_ids=[task.pk], now=NOW)
     first, second = generate(work_queue)
     Task.objects.filter(pk=task.pk).update(status="running")
+    output_datasets_follow(now=NOW)  # registered, files being added
     Job.objects.filter(pk__in=[first.pk, second.pk]).update(jobStatus="running")
     job_status_transition_many(from_status="running", to_status="finished", job_ids=[first.pk], now=NOW)
     job_status_transition_many(from_status="running", to_status="failed", job_ids=[second.pk], now=NOW)
@@ -191,7 +195,7 @@ def test_a_task_is_done_only_once_its_outputs_are_and_its_datasets_close_with_co
     assert closed == {"output": ("done", 2, 2, 0), "log": ("done", 2, 1, 1)}
     log = DatasetStatusLog.objects.filter(dataset__task=task, dataset__type="output").order_by("pk")
     assert list(log.values_list("new_status", "reason")) == [
-        ("ready", "registered in DDM"),
+        ("ready", "registered in DDM: the task was activated"),
         ("running", "files being added"),
         ("prepared", "the task is post-processed"),
         ("done", "the task is done"),
