@@ -183,6 +183,26 @@ def partitions_ahead(table: str, *, now: datetime) -> list[str]:
     return partitions_make(table, since=start, until=until)
 
 
+def partitions_missing(*, now: datetime) -> list[str]:
+    """The partitions of the current and the next period that no partitioned table may be without (the housekeeping
+    makes them ahead), named as they would be; one query for every table."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+            "WHERE i.inhparent::regclass::text = ANY(%s)",
+            [list(PARTITIONED)],
+        )
+        present = {row[0] for row in cursor.fetchall()}
+    missing = []
+    for table, spec in PARTITIONED.items():
+        start = period_start(now.astimezone(UTC).date(), spec.period)
+        for first in (start, period_next(start, spec.period)):
+            name = partition_name(table, first, spec.period)
+            if name not in present:
+                missing.append(name)
+    return missing
+
+
 def partitions_expired(table: str, *, before: datetime | date) -> list[tuple[str, date, date]]:
     """Partitions whose every row is older than `before` (their range ends at or before it)."""
     day = before if isinstance(before, date) and not isinstance(before, datetime) else None

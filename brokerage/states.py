@@ -245,6 +245,8 @@ JOB = _machine(
 # priority=5000", "tried at most three times"; the pre-merged jobs of a merge whose last attempt failed are cancelled
 # with panda-server 1.0.4's jobSubStatus for it (JobComplexModule.updateUnmergedJobs)
 MERGE_PRIORITY = 5000
+# how a preprocess job is told apart (JobSpec's specialHandling, as JEDI tags its special jobs)
+PREPROCESS_HANDLING = "preprocess"
 MERGE_MAX_ATTEMPTS = 3
 MERGE_FAILED_SUBSTATUS = "merge_failed"
 

@@ -5,7 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from monitor import dispatcher
+from monitor import dispatcher, health
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -24,6 +24,10 @@ urlpatterns = [
     path("server/panda/getStatus", dispatcher.GetStatus.as_view(), name="pilot-get-status"),
     re_path(r"^cache/schedconfig/(?P<queue>[^/]+?)(?P<whole>\.all)?\.json$", dispatcher.QueueData.as_view()),
     path("cache/ddmendpoints.json", dispatcher.Storages.as_view(), name="pilot-storages"),
+    # probes for an orchestrator (monitor.health): no login, no throttle
+    path("health/live", health.health_live, name="health-live"),
+    path("health/ready", health.health_ready, name="health-ready"),
+    path("health/startup", health.health_startup, name="health-startup"),
     path("", include("monitor.urls")),
 ]
 

@@ -14,8 +14,9 @@ from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 
 from monitor.middleware import busy_page
 
-NOT_DASHBOARD = ("/admin/", "/api/", "/login/", "/logout/", "/static/", "/server/panda/", "/cache/")
-NOT_THROTTLED = ("/api/", "/static/", "/server/panda/", "/cache/")
+NOT_DASHBOARD = ("/admin/", "/api/", "/login/", "/logout/", "/static/", "/server/panda/", "/cache/", "/health/")
+# the health probes are cheap (monitor.health keeps an answer a moment) and must answer with the cache down
+NOT_THROTTLED = ("/api/", "/static/", "/server/panda/", "/cache/", "/health/")
 
 
 class DashboardAccessMiddleware:
@@ -25,8 +26,8 @@ class DashboardAccessMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if (
             not settings.DASHBOARD_ANONYMOUS_READ
+            and not request.path.startswith(NOT_DASHBOARD)  # first: a probe never reads a session
             and not request.user.is_authenticated
-            and not request.path.startswith(NOT_DASHBOARD)
         ):
             return redirect_to_login(request.get_full_path())
         return self.get_response(request)

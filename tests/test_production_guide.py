@@ -168,6 +168,7 @@ def test_the_guides_commands_bring_up_a_site_no_viewer_can_stall_and_that_outliv
         assert "brokerage.W202" in before.stderr + before.stdout  # "migrations not applied", said, not a traceback
         assert "does not exist" not in database.log()  # nothing read a table that is not there yet
         assert manage("migrate", "--noinput").returncode == 0
+        assert manage("housekeeping").returncode == 0  # the coming partitions: /health/ready needs them
         collected = manage("collectstatic", "--noinput")
         assert collected.returncode == 0, collected.stderr
         assert list((home / "staticfiles").glob("**/*.css"))  # STATIC_ROOT under VAR_DIR
@@ -196,6 +197,24 @@ def test_the_guides_commands_bring_up_a_site_no_viewer_can_stall_and_that_outliv
         ))  # fmt: skip
         processes.append(worker_start(env, name="guide", log=log, concurrency=2))
         api = Visitor(port, token)
+        anonymous = Visitor(port)
+
+        def ready() -> int:
+            try:
+                return anonymous.request("GET", "/health/ready")[0]
+            except OSError:  # gunicorn not listening yet
+                return 0
+
+        # section 8: the readiness probe says when the site may take traffic (database, Redis as cache and broker,
+        # migrations, partitions: every check passing)
+        deadline = time.monotonic() + 60
+        while ready() != 200:
+            assert time.monotonic() < deadline, "/health/ready never passed"
+            time.sleep(0.5)
+        checks = json.loads(anonymous.request("GET", "/health/ready")[2])["checks"]
+        assert {name: check["ok"] for name, check in checks.items()} == dict.fromkeys(
+            ("database", "cache", "broker", "migrations", "partitions"), True
+        ), checks
 
         def decisions() -> int:
             try:
@@ -214,7 +233,6 @@ def test_the_guides_commands_bring_up_a_site_no_viewer_can_stall_and_that_outliv
         beat.close()
 
         # the production access rule: anonymous visitors are sent to sign in, the API wants credentials
-        anonymous = Visitor(port)
         assert anonymous.request("GET", "/tasks/")[0] == 302
         assert anonymous.request("GET", "/api/v1/tasks/")[0] == 401
         assert api.request("GET", "/api/v1/tasks/")[0] == 200
@@ -289,11 +307,23 @@ def test_the_guides_commands_bring_up_a_site_no_viewer_can_stall_and_that_outliv
         assert json.loads(away["api"][2])["error"]["code"] == "unavailable"
         assert json.loads(away["panda"][2])["success"] is False
         assert json.loads(away["pilot"][2])["StatusCode"] == 30
+        # the probes: not ready, the database named and what reads it not checked; alive all the same
+        time.sleep(2.5)  # HEALTH_CACHE_SECONDS: each worker's last answer expires
+        status, _, body, seconds = anonymous.request("GET", "/health/ready")
+        probe = json.loads(body)
+        assert (status, probe["failing"]) == (503, ["database"]), probe
+        assert (probe["checks"]["migrations"]["ok"], probe["checks"]["partitions"]["ok"]) == (None, None)
+        assert seconds < 5
+        assert anonymous.request("GET", "/health/live")[0] == 200
 
         # and back: the next requests are answered, by every gunicorn worker
         database.start()
         back = [other.request("GET", "/tasks/")[0] for _ in range(8)]
         assert back == [200] * 8, back
+        deadline = time.monotonic() + 30
+        while ready() != 200:
+            assert time.monotonic() < deadline, "/health/ready did not pass again"
+            time.sleep(0.5)
         assert api.request("GET", "/api/v1/tasks/")[0] == 200
     finally:
         processes_stop(processes)

@@ -125,7 +125,13 @@ def test_make_run_stops_everything_when_only_make_is_signalled(tmp_path):
             start_new_session=True,
         )
         try:
-            wait_for(lambda: http_status(f"http://127.0.0.1:{port}/") == 200, 120, "the home page", make, log_path)
+            wait_for(
+                lambda: http_status(f"http://127.0.0.1:{port}/health/ready") == 200,
+                120,
+                "the readiness probe",
+                make,
+                log_path,
+            )
             processes = descendants(make.pid)
             assert len(processes) >= 4, processes  # run.sh, gunicorn, the worker, beat (and their children)
             # GNU make passes a TERM on to its recipe's process (run.sh, by `exec`; before, a shell that died and left
@@ -153,7 +159,13 @@ def test_web_worker_and_beat_run_together_and_stop_within_10_s(tmp_path):
     processes: set[int] = set()
     try:
         log_path = tmp_path / "stack.log"
-        wait_for(lambda: http_status(f"http://127.0.0.1:{port}/") == 200, 120, "the home page", stack, log_path)
+        wait_for(
+            lambda: http_status(f"http://127.0.0.1:{port}/health/ready") == 200,
+            120,
+            "the readiness probe",
+            stack,
+            log_path,
+        )
         assert http_status(f"http://127.0.0.1:{port}/admin/login/") == 200
         page = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).read().decode().replace("<wbr>", "")
         assert "PanDA queues" in page

@@ -61,7 +61,7 @@ from brokerage.services.decisions import DecisionToStore, cycle_finish, cycle_st
 from brokerage.services.locks import process_lock_acquire, process_lock_release
 from brokerage.services.merging import MERGE_ATTEMPT_FAILED, MergeSet, merge_outcomes_apply, merge_sets
 from brokerage.services.outputs import output_files_make
-from brokerage.services.progress import PREPROCESS_HANDLING, task_completion_check
+from brokerage.services.progress import task_completion_check
 from brokerage.services.retries import job_retry_history_record
 from brokerage.services.scouting import task_scouting_check
 from brokerage.services.status import job_status_transition_many, task_status_transition_many
@@ -81,6 +81,7 @@ from brokerage.states import (
     JUMBO_JOB,
     MERGE_MAX_ATTEMPTS,
     MERGE_PRIORITY,
+    PREPROCESS_HANDLING,
     TASK_GENERATING,
     WAITING_CO_JUMBO,
 )

@@ -20,7 +20,7 @@ from brokerage import outputs
 from brokerage.models import Dataset, DatasetFile, Job, JobParamsTemplate, OutputTemplate, Task
 from brokerage.services.bulk import bulk_update_values
 from brokerage.services.status import status_transition_many
-from brokerage.states import OUTPUT_TYPES
+from brokerage.states import OUTPUT_TYPES, PREPROCESS_HANDLING, WAITING_CO_JUMBO
 
 ACTOR = "outputs"
 # a task whose outputs are registered in DDM: it was activated (seed 002: "registers output datasets when tasks are
@@ -114,9 +114,6 @@ def output_files_make(*, jobs: list[Job], now: datetime) -> int:
     files in output_datasets_follow instead). Jobs that make no files of their own are left: a preprocess job, a
     fake co-jumbo job (its events go to jumbo jobs). Returns the files made. The caller holds the tasks (job
     generation's claim), so serial numbers are given out by one writer."""
-    from brokerage.services.progress import PREPROCESS_HANDLING  # progress imports this module
-    from brokerage.states import WAITING_CO_JUMBO
-
     makers = [
         job for job in jobs if job.specialHandling != PREPROCESS_HANDLING and job.computingSite != WAITING_CO_JUMBO
     ]
@@ -155,17 +152,6 @@ def output_files_make(*, jobs: list[Job], now: datetime) -> int:
     rows = [row for task_templates in templates.values() for row in task_templates]
     bulk_update_values(OutputTemplate, fields=("serialNr",), rows=[(row["pk"], row["serialNr"]) for row in rows])
     return len(files)
-
-
-def output_files_follow(*, job_ids: list[int], job_status: str) -> int:
-    """The output files of jobs that just moved to `job_status`, moved as brokerage.outputs.FILE_FOLLOWS_JOB says
-    (one UPDATE by the outPandaID index). Their sizes are not copied from the job: a job reports its outputs' total
-    (Job.outputFileBytes, on its page), not each file's, and fetching it for every file (a correlated subquery over
-    the job partitions) was nine tenths of this statement's time in bench keepup. Returns the files moved."""
-    if job_status not in outputs.FILE_FOLLOWS_JOB or not job_ids:
-        return 0
-    sources, target = outputs.FILE_FOLLOWS_JOB[job_status]
-    return DatasetFile.objects.filter(outPandaID__in=job_ids, status__in=sources).update(status=target)
 
 
 def output_files_merge_take(*, job_ids: list[int]) -> int:

@@ -37,10 +37,8 @@ from brokerage.services.merging import merges_pending
 from brokerage.services.outputs import output_datasets_follow, outputs_pending, outputs_register
 from brokerage.services.shares import task_work_queue_assign
 from brokerage.services.status import status_transition_many, task_status_transition_many
-from brokerage.states import JOB_ACTIVE
+from brokerage.states import JOB_ACTIVE, PREPROCESS_HANDLING
 
-# how a preprocess job is told apart (JobSpec's specialHandling, as JEDI tags its special jobs)
-PREPROCESS_HANDLING = "preprocess"
 JOB_ENDED_STATUSES = ("finished", "failed", "closed", "cancelled")
 
 ACTOR = "task refiner"

@@ -410,6 +410,9 @@ PILOT_CACHES_ANONYMOUS_READ = env_bool("PILOT_CACHES_ANONYMOUS_READ", True)
 # web statement timeout and gunicorn's 30 s), each client runs one at a time and the site COSTLY_CONCURRENT at once.
 WHAT_IF_SECONDS = env_positive("WHAT_IF_SECONDS", 8)
 COSTLY_CONCURRENT = env_count("COSTLY_CONCURRENT", 2, unit="requests")
+# Health probes (monitor.health): each check waits this long at most; an answer is kept this long in the process
+HEALTH_CHECK_TIMEOUT_SECONDS = env_positive("HEALTH_CHECK_TIMEOUT_SECONDS", 2)
+HEALTH_CACHE_SECONDS = env_positive("HEALTH_CACHE_SECONDS", 2)
 # Request bodies (JSON only): larger ones are a 413 in the API's error shape; Django's own limit is the same.
 API_MAX_BODY_BYTES = int(os.environ.get("API_MAX_BODY_BYTES", 2_621_440))
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
