@@ -49,3 +49,21 @@ def dataset_counters_from_files(*, dataset_ids: Iterable[int]) -> dict[int, Data
         )
         for row in rows
     }
+
+
+OUTPUT_COUNTER_FIELDS = ("nFiles", "nFilesFinished", "nFilesFailed")
+
+
+def output_dataset_counters_from_files(*, dataset_ids: Iterable[int]) -> dict[int, dict[str, int]]:
+    """What the counters of these output datasets must be, from their files (one query): the service that closes
+    them writes them (services.outputs), the integrity check compares them once done."""
+    return {
+        row.pop("dataset_id"): row
+        for row in DatasetFile.objects.filter(dataset_id__in=list(dataset_ids))
+        .values("dataset_id")
+        .annotate(
+            nFiles=Count("pk"),
+            nFilesFinished=Count("pk", filter=Q(status="finished")),
+            nFilesFailed=Count("pk", filter=Q(status="failed")),
+        )
+    }

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 
-from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
+from django.db.models import Exists, F, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
@@ -31,7 +31,12 @@ from brokerage.models import (
     WMCoreRequest,
     WMCoreRequestStatusLog,
 )
-from brokerage.selectors.counters import COUNTER_FIELDS, dataset_counters_from_files
+from brokerage.selectors.counters import (
+    COUNTER_FIELDS,
+    OUTPUT_COUNTER_FIELDS,
+    dataset_counters_from_files,
+    output_dataset_counters_from_files,
+)
 from brokerage.states import INPUT_TYPES, JOB_ACTIVE, OUTPUT_TYPES
 
 
@@ -94,21 +99,12 @@ def _output_counter_findings() -> list[Finding]:
         )
     }
     findings = []
-    for row in (
-        DatasetFile.objects.filter(dataset_id__in=list(datasets))
-        .values("dataset_id")
-        .annotate(
-            nFiles=Count("pk"),
-            nFilesFinished=Count("pk", filter=Q(status="finished")),
-            nFilesFailed=Count("pk", filter=Q(status="failed")),
-        )
-    ):
-        stored = datasets[row["dataset_id"]]
-        fields = ("nFiles", "nFilesFinished", "nFilesFailed")
+    for pk, counts in output_dataset_counters_from_files(dataset_ids=datasets).items():
+        stored = datasets[pk]
         findings += [
-            Finding("counter", "dataset", stored["pk"], f"{field} is {stored[field]}, its files give {row[field]}")
-            for field in fields
-            if stored[field] != row[field]
+            Finding("counter", "dataset", pk, f"{field} is {stored[field]}, its files give {counts[field]}")
+            for field in OUTPUT_COUNTER_FIELDS
+            if stored[field] != counts[field]
         ]
     return findings
 

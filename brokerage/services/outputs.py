@@ -14,10 +14,11 @@ from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime
 
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef, Q
 
 from brokerage import outputs
 from brokerage.models import Dataset, DatasetFile, Job, JobParamsTemplate, OutputTemplate, Task
+from brokerage.selectors.counters import OUTPUT_COUNTER_FIELDS, output_dataset_counters_from_files
 from brokerage.services.bulk import bulk_update_values
 from brokerage.services.status import status_transition_many
 from brokerage.states import OUTPUT_TYPES, PREPROCESS_HANDLING, WAITING_CO_JUMBO
@@ -170,20 +171,11 @@ def output_datasets_move(
 
 def output_dataset_counters_refresh(*, dataset_ids: Iterable[int], now: datetime) -> int:
     """nFiles, nFilesFinished and nFilesFailed of output datasets from their files (one query, one bulk update)."""
-    wanted = {
-        row["dataset_id"]: (row["total"], row["finished"], row["failed"])
-        for row in DatasetFile.objects.filter(dataset_id__in=list(dataset_ids))
-        .values("dataset_id")
-        .annotate(
-            total=Count("pk"),
-            finished=Count("pk", filter=Q(status="finished")),
-            failed=Count("pk", filter=Q(status="failed")),
-        )
-    }
+    wanted = output_dataset_counters_from_files(dataset_ids=dataset_ids)
     bulk_update_values(
         Dataset,
-        fields=("nFiles", "nFilesFinished", "nFilesFailed", "modificationTime"),
-        rows=[(pk, *counts, now) for pk, counts in wanted.items()],
+        fields=(*OUTPUT_COUNTER_FIELDS, "modificationTime"),
+        rows=[(pk, *(counts[field] for field in OUTPUT_COUNTER_FIELDS), now) for pk, counts in wanted.items()],
     )
     return len(wanted)
 

@@ -17,7 +17,6 @@ from brokerage.services.status import job_status_transition_many
 from tests import factories
 
 NOW = datetime(2026, 11, 1, 12, tzinfo=UTC)
-MB = 1024**2
 
 
 # --- the rules (no database) ---
