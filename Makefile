@@ -47,6 +47,7 @@ lint: install-dev
 
 test-sqlite: install-dev
 	bash scripts/ensure_chromium.sh
+	bash scripts/ensure_prometheus.sh
 	env -u DATABASE_URL $(PYTEST) -m "not peer and not slow" $(PARALLEL)
 	env -u DATABASE_URL $(PYTEST) -m "slow and not peer" -n $(TEST_WORKERS) --dist load
 

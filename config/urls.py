@@ -5,7 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from monitor import dispatcher, health
+from monitor import dispatcher, health, metrics
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -28,6 +28,8 @@ urlpatterns = [
     path("health/live", health.health_live, name="health-live"),
     path("health/ready", health.health_ready, name="health-ready"),
     path("health/startup", health.health_startup, name="health-startup"),
+    # Prometheus's scrape (monitor.metrics): a bearer token or the read rule, no throttle (its state is cached)
+    path("metrics", metrics.metrics_view, name="metrics"),
     path("", include("monitor.urls")),
 ]
 

@@ -14,9 +14,19 @@ from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 
 from monitor.middleware import busy_page
 
-NOT_DASHBOARD = ("/admin/", "/api/", "/login/", "/logout/", "/static/", "/server/panda/", "/cache/", "/health/")
+NOT_DASHBOARD = (
+    "/admin/",
+    "/api/",
+    "/login/",
+    "/logout/",
+    "/static/",
+    "/server/panda/",
+    "/cache/",
+    "/health/",
+    "/metrics",
+)
 # the health probes are cheap (monitor.health keeps an answer a moment) and must answer with the cache down
-NOT_THROTTLED = ("/api/", "/static/", "/server/panda/", "/cache/", "/health/")
+NOT_THROTTLED = ("/api/", "/static/", "/server/panda/", "/cache/", "/health/", "/metrics")
 
 
 class DashboardAccessMiddleware:

@@ -73,6 +73,9 @@ if [ "$(id -u)" = 0 ]; then
   echo "run.sh: running as root, so Celery warns that the worker has superuser privileges; harmless for the demo," \
     "production runs the worker as a service account (docs/production.md)"
 fi
+# the processes' metrics files (PROMETHEUS_MULTIPROC_DIR, monitor/metrics.py) start empty with the processes: files
+# of processes gone would otherwise be summed for ever
+rm -rf "${PROMETHEUS_MULTIPROC_DIR:-${VAR_DIR:-var}/prometheus}"
 set -m
 $PY -m celery -A config.celery worker --loglevel=INFO --concurrency=2 --hostname="worker@%h" &
 pids+=($!)

@@ -55,6 +55,7 @@ from .wmcore import (
     WMCoreSite,
     WMCoreSiteThreshold,
 )
+from .worker_nodes import WorkerNode, WorkerNodeQueue
 
 __all__ = [
     "ApiToken",
@@ -122,4 +123,6 @@ __all__ = [
     "WMCoreSiteThreshold",
     "WorkQueue",
     "WorkerHeartbeat",
+    "WorkerNode",
+    "WorkerNodeQueue",
 ]

@@ -5,6 +5,7 @@ pilot 3.7.0.36 reads them (pilot/info/jobdata.py, queuedata.py, storagedata.py).
 from __future__ import annotations
 
 import uuid
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -162,3 +163,29 @@ def pilot_storages() -> dict[str, dict[str, Any]]:
             "rprotocols": {},
         }
     return endpoints
+
+
+# nSent counts the queue's production jobs sent in the last minute (panda-server 1.0.4 getJobs' sqlSent)
+SENT_WINDOW = timedelta(seconds=60)
+
+
+def pilot_jobs_sent_recently(*, queue: str, now: datetime) -> int:
+    """nSent: the queue's production jobs sent in the last minute (getJobs tells a pilot asking for managed jobs)."""
+    return Job.objects.filter(
+        computingSite=queue, jobStatus="sent", prodSourceLabel__in=("managed", "test"),
+        modificationTime__gt=now - SENT_WINDOW,
+    ).count()  # fmt: skip
+
+
+def pilot_job_states(*, job_ids: list[int]) -> list[dict[str, Any]]:
+    """panda-server 1.0's get_job_status: each job's status and attempt, in the order asked; "not found" with attempt
+    0 for an id that is no job."""
+    found = {
+        pk: (status, attempt)
+        for pk, status, attempt in Job.objects.filter(pk__in=job_ids).values_list("pk", "jobStatus", "attemptNr")
+    }
+    states = []
+    for job_id in job_ids:
+        status, attempt = found.get(job_id, ("not found", 0))
+        states.append({"job_id": job_id, "status": status, "attempt_number": attempt})
+    return states

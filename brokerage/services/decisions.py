@@ -16,6 +16,7 @@ from django.db.models import Count, Q
 from brokerage.engine import Decision as EngineDecision
 from brokerage.engine import Frame, TraceBase, trace_encode
 from brokerage.inputs_codec import inputs_encode
+from brokerage.metrics import decisions_count
 from brokerage.models import BrokerageCycle, CycleFrame, CycleStatus, Decision, DecisionTrace, GdpConfigRevision
 from brokerage.services.inputs import cycle_inputs_store
 
@@ -130,4 +131,5 @@ def decision_store_many(
             )
         )
     DecisionTrace.objects.bulk_create(traces, batch_size=500)
+    decisions_count(rows)
     return rows

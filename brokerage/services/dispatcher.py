@@ -16,10 +16,12 @@ speaks this protocol, panda-server 1.0.4 answers it with a 403).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 
 from brokerage.adapters.shares import global_share_order, share_rank
 from brokerage.event_service import ES_PILOT_FAILED
@@ -74,41 +76,113 @@ class DispatcherRefused(ValueError):
     have); the message says which."""
 
 
+# getJobs' labels (panda-server 1.0.4 job_complex_module.py): what a pilot asking for a label may get
+LABELS_FOR_USER = ("user", "panda", "install")
+LABELS_FOR_MANAGED = ("managed", "test", "prod_test", "install")
+LABELS_FOR_TEST = ("prod_test", "install", "test")
+LABELS_FOR_UNIFIED = (*LABELS_FOR_MANAGED, "user", "panda")
+# the most jobs one acquire hands (a request's cost is bounded; Harvester asks for tens)
+ACQUIRE_MAX = 200
+
+
+@dataclass(frozen=True)
+class AcquireCriteria:
+    """What the asking worker can run (panda-server 1.0's acquire_jobs, its getJobs filters): memory (MB) and disk
+    (MB) for the job's minRamCount and maxDiskCount (0 on the job: any), remaining wall time (s) for its maxWalltime,
+    its resource type, the pilot's label, the user whose jobs alone it may run, a task."""
+
+    memory: int = 0
+    disk_space: int = 0
+    remaining_time: int = 0
+    resource_type: str | None = None
+    prod_source_label: str | None = None
+    computing_element: str | None = None
+    prod_user: str | None = None
+    task_id: int | None = None
+
+    def condition(self) -> Q:
+        condition = Q()
+        if self.memory > 0:
+            condition &= Q(minRamCount__lte=self.memory) | Q(minRamCount=0) | Q(minRamCount__isnull=True)
+        if self.disk_space > 0:
+            condition &= Q(maxDiskCount__lte=self.disk_space) | Q(maxDiskCount=0) | Q(maxDiskCount__isnull=True)
+        if self.remaining_time > 0:
+            condition &= Q(maxWalltime__isnull=True) | Q(maxWalltime__lte=self.remaining_time)
+        if self.resource_type is not None:
+            condition &= Q(resource_type=self.resource_type)
+        label = self.prod_source_label
+        if label == "user":
+            condition &= Q(prodSourceLabel__in=LABELS_FOR_USER)
+        elif label in (None, "managed"):
+            condition &= Q(prodSourceLabel__in=LABELS_FOR_MANAGED)
+        elif label == "test" and self.computing_element is not None:
+            condition &= Q(processingType="gangarobot") | Q(prodSourceLabel__in=LABELS_FOR_TEST)
+        elif label == "unified":
+            condition &= Q(prodSourceLabel__in=LABELS_FOR_UNIFIED)
+        else:
+            condition &= Q(prodSourceLabel=label)
+        if self.prod_user is not None:
+            condition &= Q(prodUserName=self.prod_user)
+        if self.task_id is not None:
+            condition &= Q(task_id=self.task_id)
+        return condition
+
+
 def pilot_job_acquire(*, queue: str, node: str, now: datetime, computing_element: str = "") -> Job | None:
     """getJob: the queue's next activated job, now `sent` to the pilot on `node` (and `computing_element`, kept on the
-    job with the node); None when there is none."""
+    job with the node); None when there is none. The old protocol's getJob, which asks for no label."""
+    jobs = pilot_jobs_acquire(queue=queue, node=node, now=now, computing_element=computing_element)
+    return jobs[0] if jobs else None
+
+
+def pilot_jobs_acquire(
+    *,
+    queue: str,
+    node: str,
+    now: datetime,
+    computing_element: str = "",
+    n_jobs: int = 1,
+    criteria: AcquireCriteria | None = None,
+) -> list[Job]:
+    """The queue's next `n_jobs` (at most ACQUIRE_MAX) activated jobs that meet `criteria` (None: any), in the order
+    getJob hands them, now `sent` to the pilot on `node`; [] when there is none."""
     row = PandaQueue.objects.filter(name=queue).values("status", "pilot_driven").first()
     if row is None or not row["pilot_driven"] or row["status"] != "online":
-        return None
+        return []
     order = global_share_order()
+    wanted = max(1, min(n_jobs, ACQUIRE_MAX))
+    condition = criteria.condition() if criteria else Q()
+    sent: list[int] = []
     # PostgreSQL locks the pick (SKIP LOCKED) until the move; SQLite has no row locks, so another pilot may move
     # the picked job first (the move then moves nothing): pick again
     for _ in range(3):
         with transaction.atomic():
-            picked = (
+            picked = list(
                 Job.objects.select_for_update(skip_locked=True, no_key=True)
-                .filter(computingSite=queue, jobStatus="activated")
+                .filter(condition, computingSite=queue, jobStatus="activated")
                 .annotate(share_rank=share_rank(order))
                 .order_by("share_rank", "-currentPriority", "pk")
-                .values_list("pk", flat=True)
-                .first()
+                .values_list("pk", flat=True)[: wanted - len(sent)]
             )
-            if picked is None:
-                return None
+            if not picked:
+                break
             moved = job_status_transition_many(
                 from_status="activated",
                 to_status="sent",
-                job_ids=[picked],
+                job_ids=picked,
                 reason=f"getJob by a pilot on {node or 'an unnamed node'}"[:250],
                 actor=ACTOR,
                 now=now,
             )
             if moved:
-                Job.objects.filter(pk=picked).update(
+                Job.objects.filter(pk__in=moved).update(
                     modificationHost=node[:128], computingElement=computing_element[:128]
                 )
-                return Job.objects.select_related("task").get(pk=picked)
-    return None
+                sent += moved
+        if len(sent) >= wanted:
+            break
+    ranks = {job_id: position for position, job_id in enumerate(sent)}
+    return sorted(Job.objects.select_related("task").filter(pk__in=sent), key=lambda job: ranks[job.pk])
 
 
 def pilot_job_update(*, job_id: int, state: str, report: dict[str, Any], now: datetime) -> str:

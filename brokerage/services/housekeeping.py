@@ -29,6 +29,7 @@ from django.db.models.functions import Coalesce, Greatest, TruncDate
 from django.utils import timezone
 
 from brokerage import states
+from brokerage.metrics import housekeeping_count
 from brokerage.models import (
     BrokerageCycle,
     CycleFrame,
@@ -60,6 +61,8 @@ from brokerage.models import (
     WMCoreElementStatusLog,
     WMCoreRequestStatusLog,
     WorkerHeartbeat,
+    WorkerNode,
+    WorkerNodeQueue,
 )
 from brokerage.models.jobs import JOB_ENDED
 from brokerage.models.tasks import TASK_ENDED
@@ -232,6 +235,8 @@ RETENTION: tuple[Retention, ...] = (
         keep=Q(status=HousekeepingStatus.RUNNING),
     ),
     Retention(WorkerHeartbeat, "beat", "HISTORY_DAYS"),
+    Retention(WorkerNode, "last_seen", "WORKER_NODE_DAYS"),
+    Retention(WorkerNodeQueue, "last_seen", "WORKER_NODE_DAYS"),
 )
 
 
@@ -442,6 +447,8 @@ def housekeeping_run(*, now: datetime, dry_run: bool = False, batch: int | None 
     run.status = HousekeepingStatus.FAILED if errors else HousekeepingStatus.SUCCEEDED
     run.finished = max(timezone.now(), run.started)
     run.save()
+    if not dry_run:
+        housekeeping_count(tables)
     return run
 
 

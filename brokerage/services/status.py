@@ -11,6 +11,7 @@ from django.db.models import DateTimeField, F, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from brokerage.metrics import job_moves_count
 from brokerage.models import Task, TaskStatusLog
 from brokerage.models.base import Stateful
 from brokerage.states import IllegalTransition
@@ -158,6 +159,7 @@ def job_status_transition_many(
                 for pk, computing_site in rows
             ),
         )
+        job_moves_count(status=to_status, n=len(moved))
     return sorted(moved)
 
 

@@ -88,9 +88,12 @@ INSTALLED_APPS = [
     "brokerage.apps.BrokerageConfig",
     "monitor.apps.MonitorConfig",
     "tools.apps.ToolsConfig",  # `manage.py bench` (the benchmarks live outside the runtime app: tools/)
+    "django_prometheus",  # the request side of /metrics (monitor.metrics)
 ]
 
 MIDDLEWARE = [
+    # first and last: every request counted and timed, by view, method and status (django-prometheus, /metrics)
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # static files before anything that reads the session or the database: gzip, a content hash in the name, cached
     # a year (WhiteNoise; a missing file is its 404)
@@ -106,7 +109,9 @@ MIDDLEWARE = [
     "monitor.access.DashboardThrottleMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "monitor.middleware.DatabaseWaitMiddleware",  # last: sees the views' exceptions first
+    "monitor.middleware.DatabaseWaitMiddleware",  # last of ours: sees the views' exceptions first (after Prometheus's,
+    # which only counts them)
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -369,6 +374,8 @@ WMBS_JOB_DAYS = env_count("WMBS_JOB_DAYS", 7)
 # used and made them: what grows with every job of a task is bounded by the tasks of those days.
 EVENT_DAYS = env_count("EVENT_DAYS", 30)
 TASK_FILES_DAYS = env_count("TASK_FILES_DAYS", 365)
+# A worker node's entry (panda-server 1.0's update_worker_node) goes WORKER_NODE_DAYS after a pilot last reported it.
+WORKER_NODE_DAYS = env_count("WORKER_NODE_DAYS", 90)
 if DECISION_TRACE_DAYS > DECISION_DAYS:
     raise ImproperlyConfigured("DECISION_TRACE_DAYS must not exceed DECISION_DAYS: a trace is part of its decision")
 if JOB_ARCHIVE_AFTER_DAYS >= JOB_DAYS:
@@ -413,6 +420,20 @@ COSTLY_CONCURRENT = env_count("COSTLY_CONCURRENT", 2, unit="requests")
 # Health probes (monitor.health): each check waits this long at most; an answer is kept this long in the process
 HEALTH_CHECK_TIMEOUT_SECONDS = env_positive("HEALTH_CHECK_TIMEOUT_SECONDS", 2)
 HEALTH_CACHE_SECONDS = env_positive("HEALTH_CACHE_SECONDS", 2)
+
+# Prometheus (issue 53; monitor.metrics, brokerage.metrics, README "Metrics"). Every process (gunicorn's workers,
+# Celery's) writes its counters and histograms to files in PROMETHEUS_MULTIPROC_DIR (prometheus-client's
+# multiprocess mode: it must be set before prometheus_client is imported, so here), which /metrics sums; the folder
+# is emptied when the processes of a host start (scripts/run.sh, the production guide). The grid's state (jobs,
+# tasks, shares, Celery's queue) is read from the database at a scrape, kept METRICS_CACHE_SECONDS for every
+# process; the jobs' series are at most METRICS_JOB_SERIES (the smallest computingsites' counts folded into
+# computingsite="other" past it). /metrics is read with METRICS_BEARER_TOKEN when set, else by the API's read rule.
+PROMETHEUS_MULTIPROC_DIR = os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", str(VAR_DIR / "prometheus"))
+Path(PROMETHEUS_MULTIPROC_DIR).mkdir(parents=True, exist_ok=True)
+METRICS_CACHE_SECONDS = env_positive("METRICS_CACHE_SECONDS", 15)
+METRICS_JOB_SERIES = env_count("METRICS_JOB_SERIES", 5000, unit="series")
+METRICS_BEARER_TOKEN = os.environ.get("METRICS_BEARER_TOKEN", "")
+METRICS_BROKER_TIMEOUT_SECONDS = env_positive("METRICS_BROKER_TIMEOUT_SECONDS", 2)
 # Request bodies (JSON only): larger ones are a 413 in the API's error shape; Django's own limit is the same.
 API_MAX_BODY_BYTES = int(os.environ.get("API_MAX_BODY_BYTES", 2_621_440))
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES

@@ -334,4 +334,4 @@ def _listed(path: str, paths: set[str]) -> bool:
     return path.endswith("/") or f"{path}/" not in paths
 
 
-PANDA_PATHS = ("/api/v1/task/", "/api/v1/job/")
+PANDA_PATHS = ("/api/v1/task/", "/api/v1/job/", "/api/v1/pilot/")

@@ -90,18 +90,31 @@ class Parameter:
             ) from error
 
     def _convert(self, value: Any) -> Any:
+        if value is None:  # JSON's null where a value is needed (a required one, or one with a default)
+            raise TypeError("null")
         if self.kind is bool:
             return value if isinstance(value, bool) else str(value).lower() in ("true", "1")
         if self.kind is int:
             if isinstance(value, bool):
                 raise TypeError("a boolean is no integer")
             return _integer(value)
+        if self.kind is float:  # the real `int | float`: either, as a number
+            if isinstance(value, bool):
+                raise TypeError("a boolean is no number")
+            number = float(value)
+            if number != number or abs(number) == float("inf"):
+                raise ValueError("not a finite number")
+            return number
         if self.kind is list:
             items = value if isinstance(value, list) else [value]
             if isinstance(value, str) and value.startswith("["):
                 items = json.loads(value)
             if self.element is int:
                 return [_integer(item) for item in items]
+            if self.element is dict:
+                if not all(isinstance(item, dict) for item in items):
+                    raise TypeError("not a list of dictionaries")
+                return items
             return [str(item) for item in items]
         if self.kind is dict:
             parsed = json.loads(value) if isinstance(value, str) else value
@@ -178,23 +191,29 @@ class PandaMethod(APIView):
                 sent = dict(body)
             else:
                 raise CallRefused("failed to load JSON: the body is not a JSON object")
-        unknown = sorted(set(sent) - set(self.parameters))
-        if unknown:
-            raise CallRefused(f"Argument error: got an unexpected keyword argument '{unknown[0]}'")
-        arguments = {}
-        for name, parameter in self.parameters.items():
-            if name not in sent:
-                if parameter.required:
-                    raise CallRefused(f"Argument error: missing a required argument: '{name}'")
-                arguments[name] = parameter.default
-            elif sent[name] == "None" and parameter.default is None:
-                arguments[name] = None
-            else:
-                arguments[name] = parameter.convert(name, sent[name])
-        return arguments
+        return arguments_from(self.parameters, sent)
 
     def call(self, request, **arguments) -> tuple:
         raise NotImplementedError
+
+
+def arguments_from(parameters: dict[str, Parameter], sent: dict[str, Any]) -> dict[str, Any]:
+    """The method's arguments from what the client sent, as request_validation binds and converts them: a name the
+    method does not take, a required one missing, a value that is not of its type refused in the real words."""
+    unknown = sorted(set(sent) - set(parameters))
+    if unknown:
+        raise CallRefused(f"Argument error: got an unexpected keyword argument '{unknown[0]}'")
+    arguments = {}
+    for name, parameter in parameters.items():
+        if name not in sent:
+            if parameter.required:
+                raise CallRefused(f"Argument error: missing a required argument: '{name}'")
+            arguments[name] = parameter.default
+        elif sent[name] in ("None", None) and parameter.default is None and not parameter.required:
+            arguments[name] = None
+        else:
+            arguments[name] = parameter.convert(name, sent[name])
+    return arguments
 
 
 def _single(values: list[str]) -> str | list[str]:
@@ -222,7 +241,7 @@ TOO_LARGE = OpenApiResponse(ENVELOPE, description="success false: the body is la
 
 
 def _schema(name: str, summary: str, description: str, params: dict[str, Parameter], *, method: str | None):
-    kinds = {int: int, bool: bool, str: str, list: str, dict: str}
+    kinds = {int: int, bool: bool, str: str, float: float, list: str, dict: str}
     query = [
         OpenApiParameter(name, kinds[parameter.kind], required=parameter.required, many=parameter.kind is list)
         for name, parameter in params.items()
@@ -459,7 +478,7 @@ class JobKill(PandaMethod):
         "job_ids": Parameter(list, required=True, element=int),
         "code": Parameter(int, None),
         "use_email_as_id": Parameter(bool, False),
-        "kill_options": Parameter(list, []),
+        "kill_options": Parameter(list, [], element=str),
     }
 
     def call(self, request, *, job_ids, code, use_email_as_id, kill_options):
@@ -516,10 +535,15 @@ METHODS: dict[str, tuple[type[PandaMethod], str, str]] = {
 }  # fmt: skip
 
 
-def method_views() -> dict[str, Any]:
+# every path method_views made a view for (the 404 of an unknown method lists its module's)
+SERVED_PATHS: dict[str, Any] = {}
+
+
+def method_views(methods: dict[str, tuple[type[PandaMethod], str, str]]) -> dict[str, Any]:
     """Each method's view, its schema documented (one class per path, so that two paths' documents differ)."""
     views = {}
-    for path, (base, summary, description) in METHODS.items():
+    SERVED_PATHS.update(methods)
+    for path, (base, summary, description) in methods.items():
         view = type(base.__name__ + "_" + path.replace("/", "_"), (base,), {})  # job/… serves two paths
         name = "".join(part.title() for part in path.replace("/", "_").split("_"))
         views[path] = panda_method(name, summary, description)(view).as_view()
@@ -527,5 +551,5 @@ def method_views() -> dict[str, Any]:
 
 
 def unknown_method(request, module: str, method: str):
-    served = ", ".join(path for path in METHODS if path.startswith(f"{module}/"))
+    served = ", ".join(path for path in SERVED_PATHS if path.startswith(f"{module}/"))
     return envelope(False, f"{module}/{method} is not served here (served: {served})", status=404)

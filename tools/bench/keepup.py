@@ -344,6 +344,32 @@ def _holds(since) -> dict[str, int]:
     }
 
 
+# Prometheus scrapes /metrics this often in production (its default is a minute; operators often use 15 s): the
+# benchmark reads the grid's state as a scrape does, the cache emptied first so that each one queries the database
+SCRAPE_SECONDS = 15
+
+
+def _scrape(stop: threading.Event, path: Path, durations: list[float]) -> None:
+    """A Prometheus scraping the monitor every SCRAPE_SECONDS while the cycles run (monitor.metrics), timed."""
+    from django.core.cache import cache
+    from django.db import connection as thread_connection
+    from prometheus_client import CollectorRegistry, generate_latest, multiprocess
+
+    from monitor.metrics import CACHE_KEY, GridStateCollector
+
+    try:
+        while not stop.wait(SCRAPE_SECONDS):
+            began = time.perf_counter()
+            cache.delete(CACHE_KEY)
+            registry = CollectorRegistry()
+            multiprocess.MultiProcessCollector(registry, path=str(path))
+            registry.register(GridStateCollector())
+            generate_latest(registry)
+            durations.append(time.perf_counter() - began)
+    finally:
+        thread_connection.close()
+
+
 @benchmark("keepup")
 def keepup(
     *, quick: bool = False, jobs_per_day: int = 1_000_000, minutes: float = 10.0, speed: float = 60.0
@@ -368,7 +394,10 @@ def keepup(
     try:
         redis, redis_socket = redis_start(work)
         processes.append(redis)
-        env = production_env(work, redis_socket, GRID_SIMULATOR="on", GRID_SIMULATOR_SPEED=str(speed))
+        metrics_dir = work / "prometheus"
+        metrics_dir.mkdir()
+        env = production_env(work, redis_socket, GRID_SIMULATOR="on", GRID_SIMULATOR_SPEED=str(speed),
+                             PROMETHEUS_MULTIPROC_DIR=str(metrics_dir))  # fmt: skip
         log = (work / "workers.log").open("w")
         for index in range(WORKERS):
             processes.append(worker_start(env, name=f"keepup{index}", log=log, concurrency=CONCURRENCY, events=True))
@@ -395,6 +424,9 @@ def keepup(
         warm_up = (timezone.now() - warm_since).total_seconds()
         before = _table_stats()
         _statements_reset()
+        scrapes: list[float] = []
+        scraper = threading.Thread(target=_scrape, args=(stop, metrics_dir, scrapes), daemon=True)
+        scraper.start()
         started_at, started = timezone.now(), time.time()
         while (left := started + minutes * 60 - time.time()) > 0:
             time.sleep(min(RESHARE_SECONDS, left))
@@ -466,6 +498,10 @@ def keepup(
         "jobs_made_per_s": round(made / seconds, 1),
         "jobs_ended_per_s": round(ended / seconds, 1),
         "jobs_ended_per_simulated_day": round(ended / simulated_days),
+        # /metrics scraped every SCRAPE_SECONDS meanwhile (the grid's state read from the database each time)
+        "metrics_scrapes": len(scrapes),
+        "metrics_scrape_ms_max": round(max(scrapes, default=0.0) * 1000, 1),
+        "metrics_scrape_ms_mean": round(statistics.fmean(scrapes) * 1000, 1) if scrapes else 0.0,
         "goal_jobs_per_day_met": ended / simulated_days >= jobs_per_day,
         **grid,
         **cycle_counts,
