@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from celery import Celery
+from prometheus_client import CollectorRegistry, multiprocess
 
 from brokerage.models import ProcessLock
 from tests import factories
@@ -97,7 +98,10 @@ def stop_workers(workers):
 @pytest.mark.django_db(transaction=True)
 def test_workers_take_tasks_from_redis_and_write_to_postgresql(redis_socket, tmp_path):
     broker_url = f"redis+socket://{redis_socket}"
-    workers = start_workers(worker_environment(redis_socket, tmp_path), tmp_path)
+    metrics = tmp_path / "metrics"  # the workers' metrics files (brokerage.metrics, multiprocess mode)
+    metrics.mkdir()
+    env = {**worker_environment(redis_socket, tmp_path), "PROMETHEUS_MULTIPROC_DIR": str(metrics)}
+    workers = start_workers(env, tmp_path)
     try:
         now = datetime.now(UTC)
         for _ in range(6):
@@ -122,6 +126,13 @@ def test_workers_take_tasks_from_redis_and_write_to_postgresql(redis_socket, tmp
     logs = [(tmp_path / f"w{index}.log").read_text() for index in (1, 2)]
     assert all("Connected to redis+socket://" in log for log in logs)  # both workers joined the broker
     assert any("process_lock_expire_task" in log and "succeeded" in log for log in logs)
+    # each of the four waited from its sending (the header this process's sender added) and ran: counted by the
+    # workers in their files, summed as /metrics sums them
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry, path=str(metrics))
+    task = {"task": "brokerage.tasks.process_lock_expire_task"}
+    assert registry.get_sample_value("brokerage_celery_task_wait_seconds_count", task) == 4
+    assert registry.get_sample_value("brokerage_celery_task_run_seconds_count", task) == 4
 
 
 @pytest.mark.django_db(transaction=True)
