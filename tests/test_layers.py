@@ -24,6 +24,9 @@ REQUEST_MODULES = (
     "monitor/api/views.py",
     "monitor/api/serializers.py",
     "monitor/panda_api/views.py",
+    "monitor/panda_api/pilot.py",
+    "monitor/metrics.py",
+    "monitor/health.py",
     "brokerage/admin",
 )
 

@@ -13,6 +13,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Count, Q
 
+from brokerage.adapters.decision_log import decisions_log
 from brokerage.engine import Decision as EngineDecision
 from brokerage.engine import Frame, TraceBase, trace_encode
 from brokerage.inputs_codec import inputs_encode
@@ -132,4 +133,6 @@ def decision_store_many(
         )
     DecisionTrace.objects.bulk_create(traces, batch_size=500)
     decisions_count(rows)
+    # the brokerage log (JEDI's grammar, JSON) once the decisions are stored for good
+    transaction.on_commit(lambda: decisions_log((item.decision, item.task_id) for item in items))
     return rows

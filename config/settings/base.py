@@ -514,13 +514,43 @@ SPECTACULAR_SETTINGS = {
 }
 CSRF_FAILURE_VIEW = "monitor.api.errors.csrf_failure"
 
+# The brokerage log (issue 53; brokerage/adapters/decision_log.py): BROKERAGE_LOG=jedi writes each job brokerage
+# decision as the lines panda-server's AtlasProdJobBroker writes for it, on the logger
+# brokerage.jedi.AtlasProdJobBroker; json writes one JSON record a decision on brokerage.jedi.json; both, or off
+# (here; production writes jedi). They go to standard output with the rest, or to BROKERAGE_LOG_FILE (appended,
+# reopened when logrotate moves it) for a log shipper to tail.
+BROKERAGE_LOG = os.environ.get("BROKERAGE_LOG", "off").strip().lower()
+if BROKERAGE_LOG not in ("off", "jedi", "json", "both"):
+    raise ImproperlyConfigured(f"BROKERAGE_LOG={BROKERAGE_LOG!r}: give off, jedi, json or both")
+BROKERAGE_LOG_FILE = os.environ.get("BROKERAGE_LOG_FILE", "")
+_brokerage_handler = (
+    {"class": "logging.handlers.WatchedFileHandler", "filename": BROKERAGE_LOG_FILE, "formatter": "jedi"}
+    if BROKERAGE_LOG_FILE
+    else {"class": "logging.StreamHandler", "formatter": "jedi"}
+)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+        # JEDI's own layout (panda-common's PandaLogger): time, logger, level, then the <jediTaskID=N> line
+        "jedi": {"format": "%(asctime)s %(name)s: %(levelname)s %(message)s"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}, "brokerage": _brokerage_handler},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        "brokerage.jedi": {
+            "handlers": ["brokerage"],
+            "level": "INFO" if BROKERAGE_LOG in ("jedi", "both") else "WARNING",
+            "propagate": False,
+        },
+        "brokerage.jedi.json": {
+            "handlers": ["brokerage"],
+            "level": "INFO" if BROKERAGE_LOG in ("json", "both") else "WARNING",
+            "propagate": False,
+        },
+    },
 }
 
 

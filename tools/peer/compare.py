@@ -84,10 +84,13 @@ def compare_one(kind: str, seed: int, ours: dict[str, float], theirs: dict[str, 
     return Comparison(seed, same_set and not different, ours, theirs, note)
 
 
-def driver_run(peer: Peer, driver: str, items: list[dict[str, Any]], *args: str, timeout: int = 1800) -> list:
+def driver_run(
+    peer: Peer, driver: str, items: list[dict[str, Any]], *args: str, timeout: int = 1800, log: bool = False
+) -> list:
     """Runs one of our drivers of the real code (tools/peer/<driver>) in the peer's environment on `items`, written
     to a file it reads (the first of `args` goes before the file, the driver's kind, the rest after); its JSON
-    answer, one per item. A driver that fails is a RuntimeError with its stderr."""
+    answer, one per item (with `log`, each with the lines the real code logged). A driver that fails is a
+    RuntimeError with its stderr."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(items, handle)
         path = handle.name
@@ -96,7 +99,7 @@ def driver_run(peer: Peer, driver: str, items: list[dict[str, Any]], *args: str,
             [str(peer.python), str(HERE / driver), *args[:1], path, *args[1:]],
             capture_output=True,
             text=True,
-            env=peer.environment(),
+            env={**peer.environment(), **({"PEER_LOG": "1"} if log else {})},
             timeout=timeout,
         )
     finally:
@@ -106,10 +109,12 @@ def driver_run(peer: Peer, driver: str, items: list[dict[str, Any]], *args: str,
     return json.loads(result.stdout)
 
 
-def peer_decisions(peer: Peer, kind: str, scenarios: list[dict[str, Any]], *, repeat: int = 1) -> list[dict[str, Any]]:
+def peer_decisions(
+    peer: Peer, kind: str, scenarios: list[dict[str, Any]], *, repeat: int = 1, log: bool = False
+) -> list[dict[str, Any]]:
     """The real broker's result for each scenario, from one peer process (each brokered `repeat` times in a row,
-    the fastest run timed)."""
-    return driver_run(peer, "panda_driver.py", scenarios, kind, str(repeat))
+    the fastest run timed; with `log`, the lines it logged)."""
+    return driver_run(peer, "panda_driver.py", scenarios, kind, str(repeat), log=log)
 
 
 def compare(

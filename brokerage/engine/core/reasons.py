@@ -122,8 +122,16 @@ _REASONS = [
     ),
     Reason("network", "network connectivity", "Its worker-node connectivity does not accept the task's."),
     Reason("es", "event service", "Its event-service settings do not fit the job."),
+    Reason("eshigh", "event service for urgent work", "It takes event-service jobs of urgent tasks only."),
+    Reason("nones", "event service only", "It takes event-service jobs only."),
+    Reason("es_ucore", "event service on a single-core queue", "Event-service jobs do not go to its 1-core part."),
     Reason("transferring", "too many transferring", "Too many of its jobs are transferring output."),
     Reason("t1weight", "not at the nucleus", "The task sends all jobs to the nucleus (t1Weight = −1)."),
+    Reason(
+        "t1_weight",
+        "fewer running jobs at the nucleus",
+        "The task sends all jobs to the nucleus (t1Weight = −1) and another of its queues runs more jobs.",
+    ),
     Reason("nopilot", "no pilots", "No pilot asked for a job in the last 3 hours."),
     Reason("lowNetworkWeight", "slow link", "The job is urgent and its network weight is below the threshold."),
     Reason("non_pledged", "opportunistic during work shortage", "WORK_SHORTAGE is on and the queue is opportunistic."),
@@ -164,7 +172,10 @@ _REASONS = [
 _JOB_NUMBERS = {
     "status": "Its status is {status}, not {required}.",
     "unknown_nucleus": "The task's nucleus {nucleus} is not the site of any queue.",
-    "link_unusable": "Its link to the nucleus {nucleus} has closeness {closeness}: blocked.",
+    "link_unusable": (
+        "Its link to the nucleus {nucleus} has closeness {closeness}: blocked.",
+        "{linkQueued} files are queued on its link to the nucleus; the cap is {cap} ({capKey}).",
+    ),
     "dest_blacklisted": "{endpoint}: write_wan is {write_wan}, so the output cannot reach the nucleus.",
     "links_full": (
         "{linkQueued} files are queued on its link to the nucleus; the cap is {cap} ({capKey}).",
@@ -202,9 +213,13 @@ _JOB_NUMBERS = {
     "scout_walltime": "Its maxtime is {maxtime} s; scout or walltime-undefined jobs need {requiredMaxtime} s.",
     "network": "Its wnconnectivity {wnconnectivity!r} does not accept the task's {ipConnectivity!r}.",
     "es": "Its jobseed is {jobseed!r} and the task's eventService is {eventService}.",
+    "eshigh": "Its jobseed is {jobseed!r} and the task's eventService jobs are not urgent.",
+    "nones": "Its jobseed is {jobseed!r} and the task does not use the event service.",
+    "es_ucore": "It is the 1-core part of a unified queue and the task uses the event service.",
     "transferring": "{transferring} jobs are transferring; the limit is {limit} (max(transferringlimit, 2 × {running} "
     "running)).",
     "t1weight": "The task has t1Weight {t1Weight}: only queues at {nucleus} (this one is at {site}).",
+    "t1_weight": "It runs {running} jobs; the queue of the nucleus with the most runs {mostRunning}.",
     "full_chain": "The task's fullChain is {fullChain!r} on a bare nucleus ({nucleusBare}): only its queues.",
     "not_full_chain": "Its site is bareNucleus={siteBare} and takes full-chain work only.",
     "nopilot": "{pilotsLast3h} pilots in the last 3 hours.",
@@ -745,7 +760,7 @@ REASONS: dict[str, Reason] = {reason.code: _with_job_numbers(reason) for reason 
 # event-service set-up — are expected: a single-core task passes over every multi-core queue, and nobody can or
 # should act on that. They rank after every other reason, so they are never the headline, the main reason or the
 # first advice while another reason removed something (issue 35); alone, they are the reason.
-EXPECTED_CODES = frozenset({"cpucore", "es"})
+EXPECTED_CODES = frozenset({"cpucore", "es", "eshigh", "nones", "es_ucore"})
 
 
 def reason_order(counts: Mapping[str, int]) -> list[str]:

@@ -142,20 +142,20 @@ class AtlasProdJobBroker(JobCandidates, JobGrid, JobWeights, Plugin):
     )
 
     # The filters the real broker treats as temporary problems: it removes their queues only after the IO check
-    # (AtlasProdJobBroker "temporary problem check"), so with IO_CHECK_RULE panda they run after it.
-    TEMPORARY = frozenset(
-        {
-            "nucleus storage",
-            "satellite link full",
-            "nucleus backlog",
-            "inactive queue",
-            "disk IO",
-            "storage space",
-            "storage endpoints",
-            "transferring",
-            "pilots",
-        }
+    # (AtlasProdJobBroker "temporary problem check"), so with IO_CHECK_RULE panda they run after it. Its checks that
+    # note them, in its order, each with its rules in their if/elif order (1.0.4): the link check (465-490: the
+    # nucleus's storage unwritable over WAN, too many files queued to the nucleus in all, too many on the
+    # satellite's channel), the slowness check, the disk IO check, the Storage check (1006-1019: space first, then
+    # the endpoints' blacklist), the transferring check, the pilot check.
+    TEMPORARY_CHECKS = (
+        ("nucleus storage", "nucleus backlog", "satellite link full"),
+        ("inactive queue",),
+        ("disk IO",),
+        ("storage space", "storage endpoints"),
+        ("transferring",),
+        ("pilots",),
     )
+    TEMPORARY = frozenset(name for check in TEMPORARY_CHECKS for name in check)
 
     LAST = (
         "urgent network weight",
@@ -238,12 +238,36 @@ class AtlasProdJobBroker(JobCandidates, JobGrid, JobWeights, Plugin):
     @classmethod
     @functools.cache
     def _panda_order(cls) -> tuple[Filter, ...]:
-        """The real broker's order: permanent filters, the IO check, the temporary ones, the weight-loop checks."""
+        """The real broker's order: permanent filters, the IO check, the temporary ones, the weight-loop checks.
+
+        The real broker notes a temporary problem at each check (siteSkippedTmp[queue] = message) and removes the
+        queues at the "temporary problem check": a queue noted at several checks is removed with the message of
+        the last one. Ours removes a queue at the first filter that fails it, so the temporary ones run last check
+        first, each check's own rules in its order (TEMPORARY_CHECKS). The pledge check comes before the T1 weight
+        check there (1350-1420)."""
         by_name = {f.name: f for f in cls.filters}
-        moved = cls.TEMPORARY | set(cls.LAST) | {"input transfer"}
+        moved = cls.TEMPORARY | set(cls.LAST) | {"input transfer", "work shortage"}
         permanent = [f for f in cls.filters if f.name not in moved]
-        temporary = [f for f in cls.filters if f.name in cls.TEMPORARY]
-        return (*permanent, by_name["input transfer"], *temporary, *(by_name[name] for name in cls.LAST))
+        at = [f.name for f in permanent].index("t1 weight")
+        permanent[at:at] = [by_name["work shortage"]]
+        temporary = [by_name[name] for check in reversed(cls.TEMPORARY_CHECKS) for name in check]
+        last = (jumbo_kept(by_name[name]) for name in cls.LAST)
+        return (*permanent, by_name["input transfer"], *temporary, *last)
+
+
+def jumbo_kept(rule: Filter) -> Filter:
+    """A check of the real broker's weight loop as it treats a queue kept for the task's jumbo jobs: not at all
+    (AtlasProdJobBroker.py 1974-1984 and 2040-2048, 1.0.4: forJumbo sets okAsPrimary, which none of the loop's
+    skips — the caps, non-local data, the network weight, the T1 weight — unsets). Such queues leave the job set's
+    candidates afterwards, as "jumbo jobs" (late_skips)."""
+
+    def check(context: Context) -> Rejection:
+        verdict = rule.check(context)
+        if not context.task.nJumboJobs or not len(verdict.fails):
+            return verdict
+        return Rejection(verdict.fails & ~context["jumbo_only"], verdict.detail, verdict.code)
+
+    return replace(rule, check=check)
 
 
 def job_check_t1_weight(context: Context) -> Rejection:

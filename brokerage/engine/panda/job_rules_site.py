@@ -105,7 +105,18 @@ def satellite_link_full(context: Context) -> Rejection:
     )
 
 
-SATELLITE_LINK_FULL = Filter("satellite link full", "links_full", satellite_link_full)
+def satellite_link_full_panda(context: Context) -> Rejection:
+    """AtlasProdJobBroker "link check" (1.0.4, 486-488): too many files queued on the satellite's channel is a
+    temporary problem written with the check's own criteria, -link_unusable (-links_full is the nucleus's total)."""
+    verdict = satellite_link_full(context)
+    return Rejection(verdict.fails, verdict.detail, code=lambda: np.full(len(verdict.fails), "link_unusable"))
+
+
+SATELLITE_LINK_FULL = Filter(
+    "satellite link full",
+    "links_full",
+    Variants("JOB_ENDPOINT_RULE", seed=satellite_link_full, panda=satellite_link_full_panda),
+)
 
 
 def nucleus_full(context: Context) -> Rejection:
@@ -291,13 +302,16 @@ def pilots(context: Context) -> Rejection:
 
 
 def pilots_panda(context: Context) -> Rejection:
-    """panda-server 1.0.4: no pilot seen (no statistics counts as none), unless numSlots is set for the queue or
-    the task is a test task that is not express; pre-assigned job sets are not checked."""
+    """panda-server 1.0.4 (AtlasProdJobBroker.py 1497-1503): no pilot seen (no statistics counts as none), unless
+    numSlots is set for the queue, the task is a test task that is not express, or the task has jumbo jobs and the
+    queue takes them (useJumboJobs: it stays a candidate for them); pre-assigned job sets are not checked."""
     if is_preassigned(context):
         return NOTHING_FAILS
     if "test" in context.task.prodSourceLabel and not is_express(context.task, context.config):
         return NOTHING_FAILS
     none = (context["pilots"] == 0) | np.isnan(context["pilots"])  # no statistics counts as none
+    if context.task.nJumboJobs:
+        none = none & ~context["jumbo_only"]
     return Rejection(none & (context["num_slots"] < 0), {"pilotsLast3h": context["pilots"]})
 
 
@@ -392,7 +406,8 @@ def most_running_at_nucleus(context: Context) -> Rejection:
     return Rejection(fails, {"running": running, "mostRunning": best if best is not None else 0})
 
 
-T1_WEIGHT_MOST_RUNNING = Filter("t1 weight most running", "t1weight", most_running_at_nucleus)
+# the real criteria: "due to low total nRunningAll … for negative T1 weight criteria=-t1_weight" (1.0.4, 2031)
+T1_WEIGHT_MOST_RUNNING = Filter("t1 weight most running", "t1_weight", most_running_at_nucleus)
 
 
 def cap_activated(context: Context) -> Rejection:

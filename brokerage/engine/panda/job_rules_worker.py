@@ -225,12 +225,20 @@ def event_service_panda(context: Context) -> Rejection:
     seeds = context["jobseed"]
     if context.task.eventService:
         high = context.task.currentPriority >= 900 or context.scenario.jobs.isScout
-        fails = (
-            (seeds == "std") | ((seeds == "eshigh") & (not high)) | (context["is_pseudo"] & (context["corecount"] == 1))
-        )
+        std, low = seeds == "std", (seeds == "eshigh") & (not high)
+        score = context["is_pseudo"] & (context["corecount"] == 1)
+        fails = std | low | score
+
+        def code() -> np.ndarray:  # the real criteria, in its order: -es, -eshigh, then -es_ucore
+            return np.select([std, low], ["es", "eshigh"], default="es_ucore")
+
     else:
         fails = seeds == "es"
-    return Rejection(fails, {"eventService": context.task.eventService, "jobseed": seeds})
+
+        def code() -> np.ndarray:  # "only EventService is allowed"
+            return np.full(len(seeds), "nones")
+
+    return Rejection(fails, {"eventService": context.task.eventService, "jobseed": seeds}, code=code)
 
 
 event_service_variant = Variants("ES_RULE", seed=event_service_seed, panda=event_service_panda)

@@ -249,14 +249,15 @@ def test_es_rule_std_and_eshigh_queues_and_single_core_pseudo_queues():
     scenario = job(*grid, task=es_task)
     # seed: es, eshigh and all take event service; std does not
     assert codes(decide(panda(scenario, ES_RULE="seed"))) == {"STD_Q": "es"}
-    # panda: eshigh only for urgent work (priority 500 < 900, not a scout)
-    assert codes(decide(panda(scenario))) == {"STD_Q": "es", "HIGH_Q": "es"}
+    # panda: eshigh only for urgent work (priority 500 < 900, not a scout), with the real criteria -es and -eshigh
+    assert codes(decide(panda(scenario))) == {"STD_Q": "es", "HIGH_Q": "eshigh"}
     urgent = job(*grid, task={**es_task, "currentPriority": 900})
     assert codes(decide(panda(urgent))) == {"STD_Q": "es"}
     scouts = job(*grid, task=es_task, jobs={"isScout": True})
     assert codes(decide(panda(scouts))) == {"STD_Q": "es"}
-    # a task without event service avoids es queues under both values
-    assert codes(decide(panda(job(*grid)))) == {"ES_Q": "es"}
+    # a task without event service avoids es queues under both values (panda: "only EventService is allowed",
+    # criteria -nones)
+    assert codes(decide(panda(job(*grid)))) == {"ES_Q": "nones"}
     assert codes(decide(panda(job(*grid), ES_RULE="seed"))) == {"ES_Q": "es"}
 
 
@@ -265,7 +266,7 @@ def test_es_rule_leaves_out_the_single_core_pseudo_queues_of_a_unified_queue():
     # MCORE ones have 8 cores, SCORE_HIMEM asks more than 2,000 MB a core), which the real check leaves out
     unified = queue("U_Q", type="unified", capability="ucore", corecount=8, jobseed="all")
     scenario = job(unified, task={"eventService": True, "coreCount": 1})
-    assert codes(decide(panda(scenario)))["U_Q/SCORE"] == "es"
+    assert codes(decide(panda(scenario)))["U_Q/SCORE"] == "es_ucore"  # "EventService on UCORE/SCORE"
     seed = decide(panda(scenario, ES_RULE="seed"))
     assert kept(seed) == {"U_Q/SCORE"}
 

@@ -1,0 +1,101 @@
+"""Our job brokerage decisions in JEDI's log grammar (issue 53, brokerage/engine/panda/jedi_grammars.py and
+core/jedi_log.py): the summary with counts by unified queue and cuts rounded up, a unified queue named once when
+its last pseudo-queue goes, the real broker's abort line, the JSON record. The line-by-line agreement with the real
+AtlasProdJobBroker is tests/tools/peer/test_jedi_log_real.py's."""
+
+from __future__ import annotations
+
+from brokerage.engine.core.jedi_log import Step
+from brokerage.engine.panda.jedi_grammars import GRAMMARS, jedi_lines, jedi_record
+from brokerage.engine.panda.job_broker import AtlasProdJobBroker
+from tests.engine.builders import decide, job_scenario, queue
+
+
+def panda(scenario):
+    return decide({**scenario, "profile": "panda"})
+
+
+def without_prefix(lines, task_id):
+    prefix = f"<jediTaskID={task_id}> "
+    assert all(line.startswith(prefix) for line in lines)
+    return [line[len(prefix) :] for line in lines]
+
+
+def test_a_decision_in_the_real_brokers_words():
+    # three queues: OFF_Q offline (status check), SMALL_Q's maxrss 1,000 MB under the job's 14,400 (memory check)
+    scenario = job_scenario(
+        queue("OK_Q"), queue("OFF_Q", status="offline"), queue("SMALL_Q", maxrss=1000),
+        task={"currentPriority": 300, "nucleus": ""},
+    )  # fmt: skip
+    lines = without_prefix(jedi_lines(panda(scenario), task_id=4242, priority=300), 4242)
+    assert lines[0] == "start currentPriority=300"
+    assert "  skip site=OFF_Q due to Its status is offline, not online criteria=-status" in lines
+    assert "  skip site=SMALL_Q due to The job needs 14,400 MB; its maxrss is 1000 MB criteria=-lowmemory" in lines
+    assert lines.index("2 candidates passed status check") < lines.index("1 candidates passed memory check")
+    assert "  use site=OK_Q with weight=2.8857142857142857 criteria=+use" in lines
+    # 3 -> 2 is 33.3 %, written 34 as the real broker rounds up (math.ceil)
+    assert lines[lines.index("===== Job brokerage summary =====") :] == [
+        "===== Job brokerage summary =====",
+        "the number of initial candidates: 3",
+        "    3 ->   2 candidates,  34% cut : status check",
+        "    2 ->   1 candidates,  50% cut : memory check",
+        "the number of final candidates: 1",
+        "",
+        "done",
+    ]
+
+
+def test_a_unified_queue_is_counted_once_and_named_when_its_last_pseudo_queue_goes():
+    # an 8-core unified queue: its 1-core pseudo-queues fail the core count check, its 8-core ones the memory
+    # check (maxrss 1,000 MB): nothing is cut at the core count check (U_Q still has two), U_Q goes at the memory
+    # check, named once, with the message of its last pseudo-queue (MCORE_HIMEM after MCORE)
+    scenario = job_scenario(
+        queue("U_Q", type="unified", capability="ucore", corecount=8, maxrss=1000), queue("OK_Q"),
+        task={"coreCount": 8, "nucleus": ""},
+    )  # fmt: skip
+    decision = panda(scenario)
+    assert {name: skip.code for name, skip in decision.skipped.items()} == {
+        "U_Q/SCORE": "cpucore", "U_Q/SCORE_HIMEM": "cpucore", "U_Q/MCORE": "lowmemory", "U_Q/MCORE_HIMEM": "lowmemory"
+    }  # fmt: skip
+    lines = without_prefix(jedi_lines(decision, task_id=7), 7)
+    assert lines[0] == "start"  # no priority known: not written as None
+    assert [line for line in lines if "skip site=" in line] == [
+        "  skip site=U_Q due to The job needs 14,400 MB; its maxrss is 1000 MB criteria=-lowmemory"
+    ]
+    assert [line for line in lines if "% cut :" in line] == ["    2 ->   1 candidates,  50% cut : memory check"]
+
+
+def test_a_task_the_real_broker_refuses_before_its_checks_writes_its_error_only():
+    scenario = job_scenario(queue("OK_Q"), task={"nucleus": "NOWHERE", "currentPriority": 500})
+    assert jedi_lines(panda(scenario), task_id=8, priority=500) == [
+        "<jediTaskID=8> start currentPriority=500",
+        "<jediTaskID=8> unknown nucleus NOWHERE",
+    ]
+
+
+def test_the_json_record_holds_the_same():
+    scenario = job_scenario(
+        queue("OK_Q"), queue("OFF_Q", status="offline"), task={"currentPriority": 300, "nucleus": ""}
+    )
+    record = jedi_record(panda(scenario), task_id=4242, priority=300)
+    assert (record["jediTaskID"], record["currentPriority"], record["initial"], record["final"]) == (4242, 300, 2, 1)
+    assert record["checks"] == [{"check": "status check", "before": 2, "after": 1, "cut_percent": 50}]
+    assert [(s["name"], s["criteria"], s["check"]) for s in record["skipped"]] == [("OFF_Q", "-status", "status check")]
+    assert record["skipped"][0]["detail"]["status"] == "offline"
+    assert record["used"] == [{"name": "OK_Q", "weight": 2.8857142857142857}]
+
+
+def test_every_filter_of_the_job_broker_has_its_real_check():
+    # a filter of ours missing from the table would be written under its own name, which the real log never has
+    named = {name for _, names in GRAMMARS["atlas_prod_job"].checks for name in names}
+    aborts = {name for name, _ in GRAMMARS["atlas_prod_job"].aborts}
+    ours = {f.name for f in AtlasProdJobBroker.filters} | {AtlasProdJobBroker.late_stage, "best candidates"}
+    assert ours <= named | aborts
+
+
+def test_the_cut_is_rounded_up():
+    assert Step("x", 3, 2, ()).cut_percent == 34
+    assert Step("x", 8, 7, ()).cut_percent == 13
+    assert Step("x", 9, 9, ()).cut_percent == 0
+    assert jedi_lines(panda(job_scenario(queue("OK_Q"))), task_id=1)  # a decision with no cut still has its lines
+    assert jedi_record(decide(job_scenario(queue("OK_Q"))), task_id=1)["checks"] == []

@@ -1,0 +1,139 @@
+"""Our brokerage log lines in JEDI's grammar (brokerage/engine/core/jedi_log.py) against the lines the real
+panda-server 1.0.4 brokers write for the same scenarios (their logger captured by tools/peer/panda_driver.py with
+PEER_LOG=1), compared line by line after this normalisation:
+
+- every line begins with the same `<jediTaskID=N> `, and the first is `start currentPriority=P`;
+- the summary block — the `===== … =====` title, `the number of initial candidates: N`, each
+  `N -> M candidates, P% cut : <check>` line, `the number of final candidates: M` — is compared line for line,
+  in order;
+- the skip lines are compared as (queue, criteria) pairs, the queue as its unified name (JEDI names a unified queue
+  at some checks and a pseudo-queue at others), as a set: the real broker prints a check's removed queues in the
+  order of a Python set. The words between `skip site=Q` and `criteria=` are each side's own sentence;
+- the use lines as (queue, weight) pairs, the weights equal within a relative 1e-6 (as the decisions' comparison),
+  a queue used "to bootstrap" weighing 0 (as the real broker sets it); the queues used "for jumbo jobs" as a set
+  of unified names (their weights are the real broker's ordering of them, which ours keeps in the decision);
+- the last line: `done` or `no candidates`;
+- every other line is informational and dropped: `N candidates passed <check>` (the real broker writes it for each
+  check it runs, which depends on the task), network, disk IO, software and cache notes, which describe the real
+  broker's own lookups.
+
+Nothing here imports Django.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from brokerage.engine import run
+from brokerage.engine.core.jedi_log import unified_name
+from brokerage.engine.panda.jedi_grammars import GRAMMARS, jedi_lines
+
+from .compare import BROKERS, peer_decisions
+from .setup import Peer
+
+PREFIX = re.compile(r"^<jediTaskID=(\d+)> ?(.*)$")
+SKIP = re.compile(r"^\s*skip (site|nucleus)=(\S+?)[ ,:].*criteria=(-\S+)\s*$")
+USE = re.compile(r"^\s*use (site|nucleus)=(\S+) (?:with )?weight=(\S+) .*criteria=\+use\s*$")
+CHOSEN = re.compile(r"^\s*set nucleus=(\S+) with .*criteria=\+set\s*$")
+BOOTSTRAP = re.compile(r"^\s*use site=(\S+) to bootstrap .*criteria=\+use\s*$")
+JUMBO = re.compile(r"^\s*use site=(\S+) for jumbo jobs .*criteria=\+usejumbo\s*$")
+SUMMARY_TITLE = re.compile(r"^===== .* =====$")
+CUT = re.compile(r"^\s*\d+ -> +\d+ candidates, +\d+% cut : .+$")
+ENDS = ("done", "no candidates")
+
+
+@dataclass
+class Normalised:
+    task: set[str] = field(default_factory=set)
+    start: str = ""
+    summary: list[str] = field(default_factory=list)
+    skips: set[tuple[str, str]] = field(default_factory=set)
+    used: dict[str, float] = field(default_factory=dict)
+    jumbo: set[str] = field(default_factory=set)
+    chosen: str = ""
+    end: str = ""
+
+
+def normalise(lines: list[str], *, subject: str = "site") -> Normalised:
+    """The compared parts of a log whose candidates are `subject`s (a task broker's log holds its job check's
+    site lines too: only its nucleus lines are its own)."""
+    found = Normalised()
+    in_summary = False
+    for raw in lines:
+        match = PREFIX.match(raw)
+        if not match:
+            continue
+        found.task.add(match.group(1))
+        line = match.group(2)
+        if line.startswith("start currentPriority=") and not found.start:
+            found.start = line.strip()
+        elif SUMMARY_TITLE.match(line.strip()):
+            in_summary = True
+            found.summary = [line.strip()]
+        elif in_summary and (line.startswith("the number of") or CUT.match(line)):
+            found.summary.append(line.rstrip())
+            if line.startswith("the number of final candidates"):
+                in_summary = False
+        elif skip := SKIP.match(line):
+            if skip.group(1) == subject:
+                found.skips.add((unified_name(skip.group(2)), skip.group(3)))
+        elif use := USE.match(line):
+            if use.group(1) == subject:
+                found.used[use.group(2)] = float(use.group(3))
+        elif chosen := CHOSEN.match(line):
+            found.chosen = chosen.group(1)
+        elif bootstrap := BOOTSTRAP.match(line):
+            found.used[bootstrap.group(1)] = 0.0  # the real broker sets a bootstrapped queue's weight to 0
+        elif jumbo := JUMBO.match(line):
+            found.jumbo.add(unified_name(jumbo.group(1)))
+        elif line.strip() in ENDS:
+            found.end = line.strip()
+    return found
+
+
+def differences(ours: list[str], theirs: list[str], *, subject: str = "site", tolerance: float = 1e-6) -> list[str]:
+    """What differs between the two logs after the normalisation ([] when they agree)."""
+    a, b = normalise(ours, subject=subject), normalise(theirs, subject=subject)
+    found = []
+    if a.task != b.task or len(a.task) != 1:
+        found.append(f"task prefix: ours {sorted(a.task)}, theirs {sorted(b.task)}")
+    if a.start != b.start:
+        found.append(f"start: ours {a.start!r}, theirs {b.start!r}")
+    if a.summary != b.summary:
+        found.append("summary:\n    ours:   " + "\n            ".join(a.summary)
+                     + "\n    theirs: " + "\n            ".join(b.summary))  # fmt: skip
+    if a.skips != b.skips:
+        found.append(f"skips only ours {sorted(a.skips - b.skips)}, only theirs {sorted(b.skips - a.skips)}")
+    if set(a.used) != set(b.used) or any(
+        not math.isclose(a.used[site], b.used[site], rel_tol=tolerance, abs_tol=1e-12) for site in a.used
+    ):
+        found.append(f"use: ours {a.used}, theirs {b.used}")
+    if a.jumbo != b.jumbo:
+        found.append(f"jumbo: ours {sorted(a.jumbo)}, theirs {sorted(b.jumbo)}")
+    if a.chosen != b.chosen:
+        found.append(f"chosen: ours {a.chosen!r}, theirs {b.chosen!r}")
+    if a.end != b.end:
+        found.append(f"end: ours {a.end!r}, theirs {b.end!r}")
+    return found
+
+
+def compare_logs(peer: Peer, kind: str, seeds: list[int], *, profile: str = "panda") -> list[dict[str, Any]]:
+    """Per scenario: the seed, our lines, the real lines and their differences."""
+    plugin, generate = BROKERS[kind]
+    subject = GRAMMARS[plugin].subject
+    scenarios = [generate(seed) for seed in seeds]
+    theirs = peer_decisions(peer, kind, scenarios, log=True)
+    results = []
+    for seed, scenario, their in zip(seeds, scenarios, theirs, strict=True):
+        decision = run({**scenario, "plugin": plugin, "profile": profile})
+        task = scenario.get("task", {})
+        ours = jedi_lines(decision, task_id=int(task.get("jediTaskID", 0)), priority=task.get("currentPriority"))
+        log = their.get("log", [])
+        found = differences(ours, log, subject=subject)
+        results.append(
+            {"seed": seed, "ours": ours, "theirs": log, "differences": found, "error": their.get("error", "")}
+        )
+    return results
