@@ -85,6 +85,8 @@ SECTIONS = (
             "JobStateHour",
             "JobCountNow",
             "JobErrorHour",
+            "WorkerNode",
+            "WorkerNodeQueue",
             "DecisionHour",
             "SummaryMark",
             "ApiToken",

@@ -520,3 +520,12 @@ def api_token(user, token: str | None = None, name: str = "") -> str:
         return ApiToken.objects.create(user=user, name=name)[1]
     ApiToken(digest=hash_token(token), token_key=token[: CONSTANTS.TOKEN_KEY_LENGTH], user=user, name=name).save()
     return token
+
+
+def pilot_driven_queue(name: str = "LOCAL_PILOT", site: str = "LOCAL-SITE"):
+    """An online pilot-driven queue at its own site, writing to the site's DATADISK: where real pilots take jobs."""
+    site_row = SiteFactory(name=site)
+    queue = PandaQueueFactory(name=name, site=site_row, pilot_driven=True, status="online")
+    endpoint = StorageEndpointFactory(name=f"{site}_DATADISK", site=site_row)
+    QueueStorageFactory(queue=queue, endpoint=endpoint, role="write_lan")
+    return queue

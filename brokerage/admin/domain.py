@@ -704,3 +704,23 @@ class SummaryMarkAdmin(ReadOnlyAdmin):
     """Read-only: how far each summary has been rolled up."""
 
     list_display = ["name", "since", "until"]
+
+
+@admin.register(models.WorkerNode)
+class WorkerNodeAdmin(ReadOnlyAdmin):
+    """Read-only: the hosts pilots described (panda-server 1.0's update_worker_node), by site and CPU model."""
+
+    list_display = ["host_name", "site", "cpu_model_normalized", "n_logical_cpus", "total_memory", "last_seen"]
+    list_filter = ["cpu_architecture_level"]
+    search_fields = ["host_name", "site", "cpu_model"]
+    date_hierarchy = "last_seen"
+    show_full_result_count = False
+
+
+@admin.register(models.WorkerNodeQueue)
+class WorkerNodeQueueAdmin(ReadOnlyAdmin):
+    """Read-only: which PanDA queues' pilots ran on each host."""
+
+    list_display = ["host_name", "panda_queue", "site", "last_seen"]
+    search_fields = ["host_name", "panda_queue", "site"]
+    show_full_result_count = False

@@ -28,11 +28,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def queue():
-    site = factories.SiteFactory(name="LOCAL-SITE")
-    queue = factories.PandaQueueFactory(name="LOCAL_PILOT", site=site, pilot_driven=True, status="online")
-    endpoint = factories.StorageEndpointFactory(name="LOCAL-SITE_DATADISK", site=site)
-    factories.QueueStorageFactory(queue=queue, endpoint=endpoint, role="write_lan")
-    return queue
+    return factories.pilot_driven_queue()
 
 
 def activated(queue_name="LOCAL_PILOT", priority=500, **fields):

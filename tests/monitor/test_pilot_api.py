@@ -23,11 +23,7 @@ PILOT = "/api/v1/pilot"
 
 @pytest.fixture
 def queue():
-    site = factories.SiteFactory(name="LOCAL-SITE")
-    queue = factories.PandaQueueFactory(name="LOCAL_PILOT", site=site, pilot_driven=True, status="online")
-    endpoint = factories.StorageEndpointFactory(name="LOCAL-SITE_DATADISK", site=site)
-    factories.QueueStorageFactory(queue=queue, endpoint=endpoint, role="write_lan")
-    return queue
+    return factories.pilot_driven_queue()
 
 
 def activated(priority=500, **fields):
