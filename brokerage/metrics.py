@@ -9,12 +9,15 @@ Celery task names are fixed sets of the code, never names of tasks, queues or us
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import Counter as Tally
 from collections.abc import Iterable
 
 from django.db import transaction
 from prometheus_client import Counter, Histogram
+
+logger = logging.getLogger(__name__)
 
 DECISIONS = Counter("brokerage_decisions", "Decisions stored, by brokerage plugin and outcome.", ["plugin", "outcome"])
 CANDIDATES_REMOVED = Counter(
@@ -44,6 +47,15 @@ TASK_RUN = Histogram(
 SENT_AT = "brokerage_sent_at"
 
 
+def counted(count) -> None:
+    """Runs a count; a failure to count (the metrics folder removed or full) is logged, never raised: metrics must
+    not stop a cycle or a request."""
+    try:
+        count()
+    except (OSError, ValueError) as error:
+        logger.warning("metrics: not counted (%s: %s); is PROMETHEUS_MULTIPROC_DIR there?", type(error).__name__, error)
+
+
 def decisions_count(decisions: Iterable) -> None:
     """Counts stored decisions (rows with plugin, outcome and reason_counts) once their transaction commits: a
     rolled-back cycle counted nothing."""
@@ -60,13 +72,13 @@ def decisions_count(decisions: Iterable) -> None:
         for (plugin, code), n in removed.items():
             CANDIDATES_REMOVED.labels(plugin, code).inc(n)
 
-    transaction.on_commit(count)
+    transaction.on_commit(lambda: counted(count))
 
 
 def job_moves_count(*, status: str, n: int) -> None:
     """Counts `n` jobs moved into `status`, once their transaction commits."""
     if n:
-        transaction.on_commit(lambda: JOB_MOVES.labels(status).inc(n))
+        transaction.on_commit(lambda: counted(lambda: JOB_MOVES.labels(status).inc(n)))
 
 
 def housekeeping_count(tables: dict[str, dict]) -> None:
@@ -74,7 +86,9 @@ def housekeeping_count(tables: dict[str, dict]) -> None:
     for table, done in tables.items():
         for action in ("moved", "dropped"):
             if done.get(action):
-                HOUSEKEEPING_ROWS.labels(table, action).inc(done[action])
+                counted(
+                    lambda table=table, action=action, n=done[action]: HOUSEKEEPING_ROWS.labels(table, action).inc(n)
+                )
 
 
 # --- Celery: connected in BrokerageConfig.ready() (every process that sends or runs tasks) ---
@@ -91,7 +105,7 @@ def on_task_started(sender=None, task_id=None, task=None, **_) -> None:
     now = time.time()
     sent = getattr(task.request, SENT_AT, None) if task is not None else None
     if isinstance(sent, int | float):
-        TASK_WAIT.labels(task.name).observe(max(0.0, now - sent))
+        counted(lambda: TASK_WAIT.labels(task.name).observe(max(0.0, now - sent)))
     if task_id:
         _started[task_id] = time.perf_counter()
 
@@ -99,4 +113,5 @@ def on_task_started(sender=None, task_id=None, task=None, **_) -> None:
 def on_task_ended(sender=None, task_id=None, task=None, **_) -> None:
     began = _started.pop(task_id, None) if task_id else None
     if began is not None and task is not None:
-        TASK_RUN.labels(task.name).observe(time.perf_counter() - began)
+        seconds = time.perf_counter() - began
+        counted(lambda: TASK_RUN.labels(task.name).observe(seconds))

@@ -75,7 +75,8 @@ if [ "$(id -u)" = 0 ]; then
 fi
 # the processes' metrics files (PROMETHEUS_MULTIPROC_DIR, monitor/metrics.py) start empty with the processes: files
 # of processes gone would otherwise be summed for ever
-rm -rf "${PROMETHEUS_MULTIPROC_DIR:-${VAR_DIR:-var}/prometheus}"
+metrics_dir="${PROMETHEUS_MULTIPROC_DIR:-${VAR_DIR:-var}/prometheus}"
+rm -f "$metrics_dir"/*.db && mkdir -p "$metrics_dir"
 set -m
 $PY -m celery -A config.celery worker --loglevel=INFO --concurrency=2 --hostname="worker@%h" &
 pids+=($!)

@@ -97,7 +97,8 @@ def stack_env(tmp_path, port: int) -> dict:
             "PROCESS_LOCK_TIMEOUT_MINUTES": "1",
         }
     )
-    for inherited in ("SECRET_KEY", "DJANGO_DEBUG"):  # the test settings set them for this process only
+    # the test settings set them for this process only (the stack's metrics folder is its own: run.sh empties it)
+    for inherited in ("SECRET_KEY", "DJANGO_DEBUG", "PROMETHEUS_MULTIPROC_DIR"):
         env.pop(inherited, None)
     return env
 

@@ -86,6 +86,12 @@ FACTORY_FOR = {
         hour=timezone.now().replace(minute=0, second=0, microsecond=0), new_status="running", n=3
     ),
     models.JobCountNow: lambda: models.JobCountNow.objects.create(computingSite="CERN-PROD", jobStatus="running", n=5),
+    models.WorkerNode: lambda: models.WorkerNode.objects.create(
+        site="CERN-PROD", host_name="wn1.cern.ch", cpu_model="AMD EPYC 7B12", last_seen=timezone.now()
+    ),
+    models.WorkerNodeQueue: lambda: models.WorkerNodeQueue.objects.create(
+        site="CERN-PROD", host_name="wn1.cern.ch", panda_queue="CERN-PROD_UCORE", last_seen=timezone.now()
+    ),
     models.DecisionHour: lambda: models.DecisionHour.objects.create(
         hour=timezone.now().replace(minute=0, second=0, microsecond=0), plugin="atlas_prod_job", outcome="pending", n=4
     ),

@@ -137,7 +137,9 @@ class TestT1Weight:
         assert {c.name for c in seed.candidates} == {"N1", "N2"}
         panda = under("panda", scenario)
         assert {c.name for c in panda.candidates} == {"N2"}
-        assert codes(panda) == {"A": "t1weight", "N1": "t1weight"}
+        # A is no nucleus queue (-t1weight); N1 runs fewer than N2: the weight loop's "low total nRunningAll for
+        # negative T1 weight criteria=-t1_weight" (AtlasProdJobBroker.py 2031, 1.0.4)
+        assert codes(panda) == {"A": "t1weight", "N1": "t1_weight"}
         assert panda.skipped["N1"].detail["mostRunning"] == 300
 
 
