@@ -26,6 +26,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from tools.bench.stack import ROOT, processes_stop, redis_start, sender, worker_start
 
@@ -122,6 +123,20 @@ class Visitor:
         assert (status, "sessionid" in self.cookies) == (302, True), (status, headers)
 
 
+METRICS_TOKEN = "guide-metrics-token-" + "x" * 24
+
+
+def metrics_scrape(port: int, token: str) -> tuple[int, str]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        connection.request("GET", "/metrics", headers={"Host": "localhost", "X-Forwarded-Proto": "https",
+                                                       "Authorization": f"Bearer {token}"})  # fmt: skip
+        response = connection.getresponse()
+        return response.status, response.read().decode()
+    finally:
+        connection.close()
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -154,6 +169,9 @@ def test_the_guides_commands_bring_up_a_site_no_viewer_can_stall_and_that_outliv
         "CACHE_URL": f"unix://{redis_socket}?db=1",
         "VAR_DIR": str(home),
         "DJANGO_SUPERUSER_PASSWORD": "guide-admin-password",
+        # the guide's "Metrics": Prometheus's token, and the host's own metrics folder
+        "METRICS_BEARER_TOKEN": METRICS_TOKEN,
+        "PROMETHEUS_MULTIPROC_DIR": str(home / "prometheus"),
     }
     log = (home / "stack.log").open("w")
 
@@ -231,6 +249,33 @@ def test_the_guides_commands_bring_up_a_site_no_viewer_can_stall_and_that_outliv
                 beat.send_task(f"brokerage.tasks.{name}")
             time.sleep(3)
         beat.close()
+
+        # /metrics with the token Prometheus sends (README, "Watching it"): the decisions the Celery worker's
+        # processes counted, summed by whichever gunicorn worker answers; without the token, 403
+        def decision_count() -> int:
+            shown = manage("shell", "-c", "from brokerage.models import Decision; print(Decision.objects.count())")
+            return int(shown.stdout.strip().splitlines()[-1])
+
+        # (a cycle still running when the beat stopped counts its decisions right after it commits them: read the
+        # table before and after the scrape until the count falls between, within a bounded wait)
+        deadline = time.monotonic() + 60
+        while True:
+            fewest = decision_count()
+            status, text = metrics_scrape(port, METRICS_TOKEN)
+            most = decision_count()
+            assert status == 200, text[:500]
+            counted = sum(
+                sample.value
+                for family in text_string_to_metric_families(text)
+                for sample in family.samples
+                if sample.name == "brokerage_decisions_total"
+            )
+            if fewest <= counted <= most:
+                break
+            assert time.monotonic() < deadline, (fewest, counted, most)
+            time.sleep(1)
+        assert counted >= 20
+        assert metrics_scrape(port, "not-the-token")[0] == 403
 
         # the production access rule: anonymous visitors are sent to sign in, the API wants credentials
         assert anonymous.request("GET", "/tasks/")[0] == 302

@@ -517,7 +517,8 @@ CSRF_FAILURE_VIEW = "monitor.api.errors.csrf_failure"
 # The brokerage log (issue 53; brokerage/adapters/decision_log.py): BROKERAGE_LOG=jedi writes each job brokerage
 # decision as the lines panda-server's AtlasProdJobBroker writes for it, on the logger
 # brokerage.jedi.AtlasProdJobBroker; json writes one JSON record a decision on brokerage.jedi.json; both, or off
-# (here; production writes jedi). They go to standard output with the rest, or to BROKERAGE_LOG_FILE (appended,
+# (the default: at a million jobs a day the lines cost job generation about a tenth of its rate, bench keepup
+# 2026-11-30, docs/benchmarks.md). They go to standard output with the rest, or to BROKERAGE_LOG_FILE (appended,
 # reopened when logrotate moves it) for a log shipper to tail.
 BROKERAGE_LOG = os.environ.get("BROKERAGE_LOG", "off").strip().lower()
 if BROKERAGE_LOG not in ("off", "jedi", "json", "both"):

@@ -7,8 +7,6 @@ Needs SECRET_KEY, ALLOWED_HOSTS and DATABASE_URL (PostgreSQL) in the environment
 import os
 
 os.environ["DJANGO_DEBUG"] = "false"
-# production writes the brokerage log in JEDI's grammar unless told otherwise (config/settings/base.py)
-os.environ.setdefault("BROKERAGE_LOG", "jedi")
 
 from .base import *  # noqa: F403
 from .base import env_bool, env_list

@@ -231,3 +231,38 @@ def test_a_job_with_a_log_template_hands_the_pilot_its_log_file(queue):
     assert (described["logFile"], described["outFiles"], described["logGUID"], described["realDatasets"]) == (
         "log.00000042._000007.job.log.tgz", "log.00000042._000007.job.log.tgz", "5e7c1f", "mc23.x.log_tid00000042_00"
     )  # fmt: skip
+
+
+def test_acquire_criteria_are_getjobs_labels_and_limits(queue):
+    # one activated job of each label (and a gangarobot test job), the pilot asks with each label in turn
+    from brokerage.services.dispatcher import AcquireCriteria, pilot_jobs_acquire
+
+    labels = ("managed", "test", "prod_test", "install", "user", "panda", "ptest")
+    jobs = {label: activated(prodSourceLabel=label) for label in labels}
+    robot = activated(prodSourceLabel="rc_test", processingType="gangarobot")
+    now = timezone.now()
+
+    def taken(**criteria) -> set[str]:
+        got = pilot_jobs_acquire(queue="LOCAL_PILOT", node="wn", now=now, n_jobs=50,
+                                 criteria=AcquireCriteria(**criteria))  # fmt: skip
+        Job.objects.filter(pk__in=[job.pk for job in got]).update(jobStatus="activated")  # back for the next ask
+        return {job.prodSourceLabel if job.pk != robot.pk else "gangarobot" for job in got}
+
+    assert taken() == {"managed", "test", "prod_test", "install"}  # no label: production's (getJobs: None, managed)
+    assert taken(prod_source_label="managed") == {"managed", "test", "prod_test", "install"}
+    assert taken(prod_source_label="user") == {"user", "panda", "install"}
+    assert taken(prod_source_label="unified") == {"managed", "test", "prod_test", "install", "user", "panda"}
+    assert taken(prod_source_label="test", computing_element="CE") == {"test", "prod_test", "install", "gangarobot"}
+    assert taken(prod_source_label="ptest") == {"ptest"}  # any other label: itself
+    # memory 4,000 MB: a job of 3,000 or of 0 (any) fits, one of 6,000 does not; walltime 2 h against 3 h
+    Job.objects.filter(pk=jobs["managed"].pk).update(minRamCount=6000)
+    Job.objects.filter(pk=jobs["test"].pk).update(minRamCount=3000, maxWalltime=3 * 3600)
+    Job.objects.filter(pk=jobs["prod_test"].pk).update(minRamCount=0, maxDiskCount=50_000)
+    assert taken(memory=4000) == {"test", "prod_test", "install"}
+    assert taken(memory=4000, remaining_time=7200) == {"prod_test", "install"}
+    assert taken(memory=4000, remaining_time=7200, disk_space=10_000) == {"install"}
+    # one user's jobs; one task's
+    assert taken(prod_source_label="user", prod_user="Eva Lund") == set()
+    Job.objects.filter(pk=jobs["user"].pk).update(prodUserName="Eva Lund")
+    assert taken(prod_source_label="user", prod_user="Eva Lund") == {"user"}
+    assert taken(task_id=jobs["install"].task_id) == {"install"}
