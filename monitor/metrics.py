@@ -120,8 +120,13 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
     if not metrics_allowed(request):
         return HttpResponse("metrics: send the bearer token (METRICS_BEARER_TOKEN) or sign in\n", status=403,
                             content_type="text/plain")  # fmt: skip
-    registry = CollectorRegistry()
-    multiprocess.MultiProcessCollector(registry, path=settings.PROMETHEUS_MULTIPROC_DIR)
-    registry.register(GridStateCollector())
     # the classic text format, which every Prometheus reads (2.x reads version=1.0.0 only by falling back to it)
-    return HttpResponse(generate_latest(registry), content_type=CONTENT_TYPE_PLAIN_0_0_4)
+    return HttpResponse(metrics_text(), content_type=CONTENT_TYPE_PLAIN_0_0_4)
+
+
+def metrics_text(*, path: str | None = None) -> bytes:
+    """What a scrape answers: the processes' files in `path` (PROMETHEUS_MULTIPROC_DIR) summed, and the grid's state."""
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry, path=path or settings.PROMETHEUS_MULTIPROC_DIR)
+    registry.register(GridStateCollector())
+    return generate_latest(registry)

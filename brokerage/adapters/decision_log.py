@@ -22,10 +22,15 @@ JSON_LOGGER = logging.getLogger("brokerage.jedi.json")
 def decisions_log(decisions: Iterable[tuple[EngineDecision, int | None]]) -> int:
     """Writes each (decision, task id) of a brokerage with a JEDI grammar to the loggers that are on; returns how
     many decisions were written. The tasks' priorities are read in one query, only when something is written."""
+    json_on = JSON_LOGGER.isEnabledFor(logging.INFO)
+    lines_loggers = {
+        plugin: logging.getLogger(f"{LOGGER_PREFIX}.{grammar.broker}") for plugin, grammar in GRAMMARS.items()
+    }
+    lines_on = {plugin: logger.isEnabledFor(logging.INFO) for plugin, logger in lines_loggers.items()}
     wanted = [
         (decision, task_id)
         for decision, task_id in decisions
-        if task_id is not None and decision.plugin in GRAMMARS and _on(decision.plugin)
+        if task_id is not None and decision.plugin in GRAMMARS and (json_on or lines_on[decision.plugin])
     ]
     if not wanted:
         return 0
@@ -34,11 +39,10 @@ def decisions_log(decisions: Iterable[tuple[EngineDecision, int | None]]) -> int
     )
     for decision, task_id in wanted:
         priority = priorities.get(task_id)
-        lines_logger = logging.getLogger(f"{LOGGER_PREFIX}.{GRAMMARS[decision.plugin].broker}")
-        if lines_logger.isEnabledFor(logging.INFO):
+        if lines_on[decision.plugin]:
             for line in jedi_lines(decision, task_id=task_id, priority=priority):
-                lines_logger.info(line)
-        if JSON_LOGGER.isEnabledFor(logging.INFO):
+                lines_loggers[decision.plugin].info(line)
+        if json_on:
             record = jedi_record(decision, task_id=task_id, priority=priority)
             JSON_LOGGER.info(json.dumps(record, separators=(",", ":"), sort_keys=True, default=_plain))
     return len(wanted)
@@ -47,9 +51,3 @@ def decisions_log(decisions: Iterable[tuple[EngineDecision, int | None]]) -> int
 def _plain(value):
     """numpy's numbers in a skip's detail as plain ones; anything else JSON has no word for as text."""
     return value.item() if hasattr(value, "item") else str(value)
-
-
-def _on(plugin: str) -> bool:
-    return JSON_LOGGER.isEnabledFor(logging.INFO) or logging.getLogger(
-        f"{LOGGER_PREFIX}.{GRAMMARS[plugin].broker}"
-    ).isEnabledFor(logging.INFO)

@@ -196,21 +196,17 @@ def output_datasets_follow(*, now: datetime) -> dict[str, list[int]]:
     # "files are being added to the dataset": a registered dataset with files, or a closed one whose task makes jobs
     # again (a retry, an open input dataset that grew)
     with_files = Exists(DatasetFile.objects.filter(dataset_id=OuterRef("pk"), status__in=("defined", "running")))
-    moved["running"] = output_datasets_move(
-        ids=open_outputs.filter(with_files, status="ready").values_list("pk", flat=True),
-        from_status="ready",
-        to_status="running",
-        reason="files being added",
-        now=now,
-    )
-    for source in ("prepared", "done"):
+    moved["running"] = []
+    for source, again, reason in (
+        ("ready", Q(), "files being added"),
+        ("prepared", Q(task__status__in=GENERATING), "files being added again: the task runs again"),
+        ("done", Q(task__status__in=GENERATING), "files being added again: the task runs again"),
+    ):
         moved["running"] += output_datasets_move(
-            ids=open_outputs.filter(with_files, status=source, task__status__in=GENERATING).values_list(
-                "pk", flat=True
-            ),
+            ids=open_outputs.filter(again, with_files, status=source).values_list("pk", flat=True),
             from_status=source,
             to_status="running",
-            reason="files being added again: the task runs again",
+            reason=reason,
             now=now,
         )
     closing = open_outputs.filter(

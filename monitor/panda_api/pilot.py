@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from django.utils import timezone
 
+from brokerage.models import WorkerNode, WorkerNodeQueue
 from brokerage.selectors.dispatcher import pilot_job_description, pilot_job_states, pilot_jobs_sent_recently
 from brokerage.services.dispatcher import AcquireCriteria, DispatcherRefused, pilot_job_update, pilot_jobs_acquire
 from brokerage.services.worker_nodes import worker_node_update
@@ -249,16 +250,16 @@ class UpdateWorkerNode(PilotMethod):
         "total_local_disk": Parameter(int, None),
         "timeout": Parameter(int, 60),
     }
-    # what the columns hold (brokerage.models.WorkerNode): longer names are refused, not cut
-    LENGTHS: ClassVar = {"site": 128, "host_name": 256, "cpu_model": 128, "panda_queue": 128,
-                         "cpu_architecture": 20, "cpu_architecture_level": 20}  # fmt: skip
+    # longer text than its column holds (brokerage.models.WorkerNode, WorkerNodeQueue) is refused, not cut
+    TEXTS: ClassVar = ("site", "host_name", "cpu_model", "cpu_architecture", "cpu_architecture_level")
     COUNTS: ClassVar = ("n_logical_cpus", "n_sockets", "cores_per_socket", "threads_per_core", "total_memory",
                         "total_local_disk")  # fmt: skip
 
     def call(self, request, *, site, host_name, cpu_model, panda_queue, timeout, **measured):
-        for name, length in self.LENGTHS.items():
-            value = {"site": site, "host_name": host_name, "cpu_model": cpu_model, "panda_queue": panda_queue,
-                     **measured}.get(name)  # fmt: skip
+        texts = {"site": site, "host_name": host_name, "cpu_model": cpu_model, **measured}
+        columns = [(name, WorkerNode._meta.get_field(name).max_length, texts.get(name)) for name in self.TEXTS]
+        columns.append(("panda_queue", WorkerNodeQueue._meta.get_field("panda_queue").max_length, panda_queue))
+        for name, length, value in columns:
             if value is not None and len(value) > length:
                 raise CallRefused(f"{name}: at most {length} characters")
         if not host_name.strip() or not site.strip() or not cpu_model.strip():

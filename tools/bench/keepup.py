@@ -353,18 +353,14 @@ def _scrape(stop: threading.Event, path: Path, durations: list[float]) -> None:
     """A Prometheus scraping the monitor every SCRAPE_SECONDS while the cycles run (monitor.metrics), timed."""
     from django.core.cache import cache
     from django.db import connection as thread_connection
-    from prometheus_client import CollectorRegistry, generate_latest, multiprocess
 
-    from monitor.metrics import CACHE_KEY, GridStateCollector
+    from monitor.metrics import CACHE_KEY, metrics_text
 
     try:
         while not stop.wait(SCRAPE_SECONDS):
             began = time.perf_counter()
             cache.delete(CACHE_KEY)
-            registry = CollectorRegistry()
-            multiprocess.MultiProcessCollector(registry, path=str(path))
-            registry.register(GridStateCollector())
-            generate_latest(registry)
+            metrics_text(path=str(path))
             durations.append(time.perf_counter() - began)
     finally:
         thread_connection.close()
