@@ -1,6 +1,7 @@
 """The brokerage log (issue 53, brokerage/adapters/decision_log.py): a job generation cycle's decisions written in
-JEDI's grammar on brokerage.jedi.AtlasProdJobBroker and as JSON on brokerage.jedi.json, once stored, each for the
-loggers that are on; BROKERAGE_LOG's values; nothing rendered when the loggers are off."""
+JEDI's grammar on brokerage.jedi.AtlasProdJobBroker, a task brokerage cycle's on brokerage.jedi.AtlasProdTaskBroker,
+and both as JSON on brokerage.jedi.json, once stored, each for the loggers that are on; BROKERAGE_LOG's values;
+nothing rendered when the loggers are off."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from django.utils import timezone
 
 from brokerage.models import Decision
+from brokerage.services.cycles import task_brokerage_cycle_run
 from brokerage.services.jobs import job_generation_cycle_run
 from tests import factories
 from tests.jobs.conftest import make_one_queue_grid, make_ready_task
@@ -34,7 +36,7 @@ class Lines(logging.Handler):
 def logged():
     """The two loggers on, each with a handler of the test's (the configuration does not let them propagate)."""
     found = {}
-    for name in ("brokerage.jedi.AtlasProdJobBroker", "brokerage.jedi.json"):
+    for name in ("brokerage.jedi.AtlasProdJobBroker", "brokerage.jedi.AtlasProdTaskBroker", "brokerage.jedi.json"):
         logger, handler = logging.getLogger(name), Lines()
         found[name] = (logger, handler, logger.level)
         logger.addHandler(handler)
@@ -63,6 +65,41 @@ def test_a_cycles_decisions_in_jedis_grammar_and_as_json(logged, django_capture_
     [record] = [json.loads(message) for message in logged["brokerage.jedi.json"]]
     assert (record["jediTaskID"], record["currentPriority"], record["outcome"]) == (task.pk, 700, "assigned")
     assert record["used"][0]["name"] == decision.chosen
+
+
+def test_a_task_brokerage_cycles_decisions_in_jedis_grammar(logged, django_capture_on_commit_callbacks):
+    # nuclei GOOD (500,000 GB free), FULL (1,000 GB, under DISK_THRESHOLD's 102,400) and OFF (DISABLED); the input
+    # at GOOD only: the seed profile keeps GOOD
+    on = {"read_lan": "ON", "write_lan": "ON", "read_wan": "ON", "write_wan": "ON"}
+    for name, state, free in (("GOOD", "ACTIVE", 500_000.0), ("FULL", "ACTIVE", 1_000.0), ("OFF", "DISABLED", 5e5)):
+        site = factories.NucleusFactory(name=name, state=state)
+        factories.StorageEndpointFactory(
+            name=f"{name}_DATADISK", site=site, space_total=1_000_000.0, space_free=free, detailed_status=on
+        )
+    task = factories.TaskFactory(status="assigning", currentPriority=500, ioIntensity=100, gshare="MC 16")
+    factories.DatasetFactory(task=task, type="input", datasetName="data.EVNT", nFiles=400)
+    endpoint = factories.StorageEndpointFactory._meta.model.objects.get(name="GOOD_DATADISK")
+    factories.DatasetReplicaFactory(datasetName="data.EVNT", endpoint_id=endpoint.pk, nFiles=400, sizeGB=800)
+    with django_capture_on_commit_callbacks(execute=True):
+        task_brokerage_cycle_run(now=timezone.now())
+    prefix = f"<jediTaskID={task.pk}> "
+    assert all(line.startswith(prefix) for line in logged["brokerage.jedi.AtlasProdTaskBroker"])
+    lines = [line.removeprefix(prefix) for line in logged["brokerage.jedi.AtlasProdTaskBroker"]]
+    assert lines[0] == "start"
+    assert [line.split(" due to ")[0] + " " + line.rsplit(" ", 1)[1] for line in lines if "skip" in line] == [
+        "  skip nucleus=OFF criteria=-status",
+        "  skip nucleus=FULL criteria=-space",
+    ]
+    assert lines[lines.index("===== Task brokerage summary =====") :][:4] == [
+        "===== Task brokerage summary =====",
+        "the number of initial candidates: 3",
+        "    3 ->   2 candidates,  34% cut : status check",
+        "    2 ->   1 candidates,  50% cut : storage endpoint check",
+    ]
+    assert lines[-1] == "  set nucleus=GOOD with True criteria=+set"
+    assert logged["brokerage.jedi.AtlasProdJobBroker"] == []
+    [record] = [json.loads(message) for message in logged["brokerage.jedi.json"]]
+    assert (record["plugin"], record["chosen"], record["initial"], record["final"]) == ("atlas_prod_task", "GOOD", 3, 1)
 
 
 def test_nothing_is_written_or_read_when_the_loggers_are_off(django_assert_num_queries):

@@ -2,17 +2,22 @@
 panda-server 1.0.4 brokers write for the same scenarios (their logger captured by tools/peer/panda_driver.py with
 PEER_LOG=1), compared line by line after this normalisation:
 
-- every line begins with the same `<jediTaskID=N> `, and the first is `start currentPriority=P`;
-- the summary block — the `===== … =====` title, `the number of initial candidates: N`, each
-  `N -> M candidates, P% cut : <check>` line, `the number of final candidates: M` — is compared line for line,
-  in order;
-- the skip lines are compared as (queue, criteria) pairs, the queue as its unified name (JEDI names a unified queue
+- every line begins with the same `<jediTaskID=N> `, and the job broker's first is `start currentPriority=P`;
+- the summary blocks — the `===== … =====` title, `the number of initial candidates: N`, each
+  `N -> M candidates, P% cut : <check>` line, `the number of final candidates: M` — are compared line for line,
+  in order (a task broker's log holds its job check's summary when that keeps no queue);
+- the skip lines are compared as (subject, name, criteria), a queue as its unified name (JEDI names a unified queue
   at some checks and a pseudo-queue at others), as a set: the real broker prints a check's removed queues in the
-  order of a Python set. The words between `skip site=Q` and `criteria=` are each side's own sentence;
-- the use lines as (queue, weight) pairs, the weights equal within a relative 1e-6 (as the decisions' comparison),
-  a queue used "to bootstrap" weighing 0 (as the real broker sets it); the queues used "for jumbo jobs" as a set
-  of unified names (their weights are the real broker's ordering of them, which ours keeps in the decision);
-- the last line: `done` or `no candidates`;
+  order of a Python set. The words between `skip site=Q` (or `nucleus=N`) and `criteria=` are each side's own
+  sentence; a task broker's log holds its job check's site skips beside its own nucleus skips;
+- the use lines of the log's own subject as (name, weight) pairs, the weights equal within a relative 1e-6 (as the
+  decisions' comparison), a queue used "to bootstrap" weighing 0 (as the real broker sets it); the queues used
+  "for jumbo jobs" as a set of unified names (their weights are the real broker's ordering of them, which ours
+  keeps in the decision); the task broker's `set nucleus=N` (when several nuclei are used, any of them: the choice is
+  a weighted draw by each side's own random numbers);
+- the last word: `done`, `no candidates`, `no sites can run jobs`, or the error that ended the brokerage before
+  its checks (`unknown nucleus N`, `D is incomplete at any online storage`, `dataset=D is incomplete/missing at
+  online endpoints with read_wan=ON`);
 - every other line is informational and dropped: `N candidates passed <check>` (the real broker writes it for each
   check it runs, which depends on the task), network, disk IO, software and cache notes, which describe the real
   broker's own lookups.
@@ -42,15 +47,19 @@ BOOTSTRAP = re.compile(r"^\s*use site=(\S+) to bootstrap .*criteria=\+use\s*$")
 JUMBO = re.compile(r"^\s*use site=(\S+) for jumbo jobs .*criteria=\+usejumbo\s*$")
 SUMMARY_TITLE = re.compile(r"^===== .* =====$")
 CUT = re.compile(r"^\s*\d+ -> +\d+ candidates, +\d+% cut : .+$")
-ENDS = ("done", "no candidates")
+ENDS = ("done", "no candidates", "no sites can run jobs")
+ABORT = re.compile(
+    r"^(unknown nucleus \S*|\S+ is incomplete at any online storage"
+    r"|dataset=\S+ is incomplete/missing at online endpoints with read_wan=ON)$"
+)
 
 
 @dataclass
 class Normalised:
     task: set[str] = field(default_factory=set)
     start: str = ""
-    summary: list[str] = field(default_factory=list)
-    skips: set[tuple[str, str]] = field(default_factory=set)
+    summaries: list[list[str]] = field(default_factory=list)
+    skips: set[tuple[str, str, str]] = field(default_factory=set)
     used: dict[str, float] = field(default_factory=dict)
     jumbo: set[str] = field(default_factory=set)
     chosen: str = ""
@@ -59,7 +68,7 @@ class Normalised:
 
 def normalise(lines: list[str], *, subject: str = "site") -> Normalised:
     """The compared parts of a log whose candidates are `subject`s (a task broker's log holds its job check's
-    site lines too: only its nucleus lines are its own)."""
+    site lines too: its use lines are only its nucleus ones)."""
     found = Normalised()
     in_summary = False
     for raw in lines:
@@ -72,14 +81,14 @@ def normalise(lines: list[str], *, subject: str = "site") -> Normalised:
             found.start = line.strip()
         elif SUMMARY_TITLE.match(line.strip()):
             in_summary = True
-            found.summary = [line.strip()]
+            found.summaries.append([line.strip()])
         elif in_summary and (line.startswith("the number of") or CUT.match(line)):
-            found.summary.append(line.rstrip())
+            found.summaries[-1].append(line.rstrip())
             if line.startswith("the number of final candidates"):
                 in_summary = False
         elif skip := SKIP.match(line):
-            if skip.group(1) == subject:
-                found.skips.add((unified_name(skip.group(2)), skip.group(3)))
+            name = unified_name(skip.group(2)) if skip.group(1) == "site" else skip.group(2)
+            found.skips.add((skip.group(1), name, skip.group(3)))
         elif use := USE.match(line):
             if use.group(1) == subject:
                 found.used[use.group(2)] = float(use.group(3))
@@ -89,7 +98,7 @@ def normalise(lines: list[str], *, subject: str = "site") -> Normalised:
             found.used[bootstrap.group(1)] = 0.0  # the real broker sets a bootstrapped queue's weight to 0
         elif jumbo := JUMBO.match(line):
             found.jumbo.add(unified_name(jumbo.group(1)))
-        elif line.strip() in ENDS:
+        elif line.strip() in ENDS or ABORT.match(line.strip()):
             found.end = line.strip()
     return found
 
@@ -102,9 +111,9 @@ def differences(ours: list[str], theirs: list[str], *, subject: str = "site", to
         found.append(f"task prefix: ours {sorted(a.task)}, theirs {sorted(b.task)}")
     if a.start != b.start:
         found.append(f"start: ours {a.start!r}, theirs {b.start!r}")
-    if a.summary != b.summary:
-        found.append("summary:\n    ours:   " + "\n            ".join(a.summary)
-                     + "\n    theirs: " + "\n            ".join(b.summary))  # fmt: skip
+    if a.summaries != b.summaries:
+        found.append("summary:\n    ours:   " + "\n            ".join(map(" | ".join, a.summaries))
+                     + "\n    theirs: " + "\n            ".join(map(" | ".join, b.summaries)))  # fmt: skip
     if a.skips != b.skips:
         found.append(f"skips only ours {sorted(a.skips - b.skips)}, only theirs {sorted(b.skips - a.skips)}")
     if set(a.used) != set(b.used) or any(
@@ -113,7 +122,8 @@ def differences(ours: list[str], theirs: list[str], *, subject: str = "site", to
         found.append(f"use: ours {a.used}, theirs {b.used}")
     if a.jumbo != b.jumbo:
         found.append(f"jumbo: ours {sorted(a.jumbo)}, theirs {sorted(b.jumbo)}")
-    if a.chosen != b.chosen:
+    # the nucleus set is a weighted draw by each side's own random numbers: among several, any used one agrees
+    if a.chosen != b.chosen and not (len(b.used) > 1 and a.chosen in a.used and b.chosen in b.used):
         found.append(f"chosen: ours {a.chosen!r}, theirs {b.chosen!r}")
     if a.end != b.end:
         found.append(f"end: ours {a.end!r}, theirs {b.end!r}")

@@ -68,6 +68,10 @@ class Decision:
     candidate_kind: str = "queue"
     extra: Mapping[str, Any] = field(default_factory=dict)
     profile: str = "seed"
+    # What the decision carries for its readers in this process, never stored nor answered (to_dict, the trace):
+    # the task broker's job check's own job brokerage and the nuclei the real site mapper does not know, which the
+    # JEDI-grammar log writes (core/jedi_log.py)
+    asides: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @functools.cached_property
     def index(self) -> dict[str, int]:

@@ -50,7 +50,10 @@ class Grammar:
     before its checks, with the error line (formatted with the skip's numbers) that is then all it writes.
     `per_candidate`: checks that name each candidate they remove by its own name, where the others name a unified
     queue once its last pseudo-queue is gone. `use_after_summary`: the kept candidates are written after the
-    summary. `done` and `failed`: the last line either way ("" for none)."""
+    summary. `done` and `failed`: the last line either way ("" for none). `start` or `use` empty: no such lines;
+    `summary_when_kept` False: the summary is written only when nothing is kept. `unlisted`: the decision's asides
+    key holding candidates the real broker never lists (it does not know them as candidates).
+    `nested`: brokers asked at one of the checks, whose lines the log holds there (Nested)."""
 
     broker: str
     title: str
@@ -67,9 +70,27 @@ class Grammar:
     use_after_summary: bool = False
     done: str = "done"
     failed: str = "no candidates"
+    summary_when_kept: bool = True
+    unlisted: str = ""
+    nested: tuple[Nested, ...] = ()
 
     def check_of(self) -> dict[str, tuple[int, str]]:
         return {name: (position, check) for position, (check, names) in enumerate(self.checks) for name in names}
+
+
+@dataclass(frozen=True)
+class Nested:
+    """A broker asked at one of the grammar's checks with the asking broker's logger, so that its lines are in the
+    log there (AtlasProdTaskBroker's job check: AtlasProdJobBroker.doBrokerage(hintForTB=True, glLog=tmpLog)):
+    its decision is the asking decision's `asides[key]`, written in `grammar` between `opening` and `closing`; when
+    it keeps nothing, `failed` is the asking broker's last line."""
+
+    check: str
+    key: str
+    grammar: Grammar
+    opening: str
+    closing: str
+    failed: str
 
 
 @dataclass(frozen=True)
@@ -121,12 +142,13 @@ def steps(decision: Decision, grammar: Grammar) -> tuple[int, list[Step]]:
     filter_check = {stage.filter: check for (_, _, check), stage in zip(placed, decision.stages, strict=True)}
     checks = list(dict.fromkeys(check for _, _, check in sorted(placed)))
     removed_by: dict[str, list[tuple[str, Any]]] = {check: [] for check in checks}
-    for name in decision.initial:
+    listed = _listed(decision, grammar)
+    for name in listed:
         skip = decision.skipped.get(name)
         if skip is not None and skip.filter in filter_check:
             removed_by[filter_check[skip.filter]].append((name, skip))
     alive: dict[str, int] = {}
-    for name in decision.initial:
+    for name in listed:
         alive[name_of(name)] = alive.get(name_of(name), 0) + 1
     initial = len(alive)
     found = []
@@ -147,17 +169,36 @@ def steps(decision: Decision, grammar: Grammar) -> tuple[int, list[Step]]:
     return initial, found
 
 
+def _listed(decision: Decision, grammar: Grammar) -> tuple[str, ...]:
+    """The initial candidates the real broker lists (all but the `unlisted` ones)."""
+    unknown = decision.asides.get(grammar.unlisted) if grammar.unlisted else None
+    if not unknown:
+        return decision.initial
+    return tuple(name for name in decision.initial if name not in unknown)
+
+
 def jedi_lines(decision: Decision, grammar: Grammar, *, prefix: str, priority: int | None = None) -> list[str]:
     """The decision as the lines the real broker writes, each after `prefix` (`<jediTaskID=N> `)."""
-    # a priority the caller does not know (a task gone since) is left out rather than written as None
-    lines = [grammar.start.format(priority=priority) if priority is not None else grammar.start.split(" ")[0]]
+    lines = []
+    if grammar.start:
+        # a priority the caller does not know (a task gone since) is left out rather than written as None
+        lines.append(grammar.start.format(priority=priority) if priority is not None else grammar.start.split(" ")[0])
     aborted = _abort(decision, grammar)
     if aborted is not None:
         return [prefix + line for line in (*lines, aborted)]
     initial, found = steps(decision, grammar)
     known = {check for check, _ in grammar.checks}
     apart = dict(grammar.kept_apart)
+    nested = {asked.check: asked for asked in grammar.nested}
     for step in found:
+        if not step.before:  # the real broker stopped when its last candidate went (the summary says where)
+            break
+        asked = nested.get(step.check)
+        inner = decision.asides.get(asked.key) if asked is not None else None
+        if inner is not None:
+            lines += [asked.opening, *jedi_lines(inner, asked.grammar, prefix=""), asked.closing]
+            if not inner.candidates:  # the asking broker stops there, without its summary
+                return [prefix + line for line in (*lines, asked.failed)]
         for name, skip in step.removed if step.check in grammar.per_candidate else step.vanished:
             if skip.filter in apart:  # kept for something else, not skipped
                 lines.append(apart[skip.filter].format(subject=grammar.subject, name=name))
@@ -165,15 +206,18 @@ def jedi_lines(decision: Decision, grammar: Grammar, *, prefix: str, priority: i
                 lines.append(f"  skip {grammar.subject}={name} due to {_sentence(skip)} criteria=-{skip.code}")
         if step.check in known or step.before != step.after:  # a check of ours the real broker has not: when it cut
             lines.append(f"{step.after} candidates passed {step.check}")
-    used = [_use_line(grammar, candidate) for candidate in decision.candidates]
+    used = [_use_line(grammar, candidate) for candidate in decision.candidates] if grammar.use else []
     if not grammar.use_after_summary:
         lines += used
-    lines += ["", f"===== {grammar.title} =====", f"the number of initial candidates: {initial}"]
-    for step in found:
-        if step.before and step.before != step.after:
-            lines.append(f"{step.before:>5} -> {step.after:>3} candidates, {step.cut_percent:>3}% cut : {step.check}")
-    # the final count is of what was kept, pseudo-queues each (dump_summary is given the scan list itself)
-    lines += [f"the number of final candidates: {len(decision.candidates)}", ""]
+    if grammar.summary_when_kept or not decision.candidates:
+        lines += ["", f"===== {grammar.title} =====", f"the number of initial candidates: {initial}"]
+        for step in found:
+            if step.before and step.before != step.after:
+                lines.append(
+                    f"{step.before:>5} -> {step.after:>3} candidates, {step.cut_percent:>3}% cut : {step.check}"
+                )
+        # the final count is of what was kept, pseudo-queues each (dump_summary is given the scan list itself)
+        lines += [f"the number of final candidates: {len(decision.candidates)}", ""]
     if grammar.use_after_summary:
         lines += used
     if decision.candidates and grammar.chosen and decision.chosen:
@@ -238,4 +282,10 @@ def jedi_record(decision: Decision, grammar: Grammar, *, task_id: int, priority:
         ],
         "used": [{"name": candidate.name, "weight": candidate.weight} for candidate in decision.candidates],
         "now": decision.now.isoformat().replace("+00:00", "Z"),
+        # the brokers asked at a check (the task broker's job check), each as its own record
+        **{
+            asked.check: jedi_record(decision.asides[asked.key], asked.grammar, task_id=task_id, priority=priority)
+            for asked in grammar.nested
+            if decision.asides.get(asked.key) is not None
+        },
     }

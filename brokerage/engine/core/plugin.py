@@ -531,6 +531,12 @@ class Plugin:
         """Candidates weighed with the others and dropped after (filter, mask, code, detail); none by default."""
         return []
 
+    def decision_asides(self, context: Context) -> Mapping[str, Any]:
+        """What a decision carries beside its trace for its readers in this process (Decision.asides, never
+        stored); none by default (the task broker's job check keeps its own job brokerage there for the
+        JEDI-grammar log)."""
+        return {}
+
     def frame(self, scenario: Scenario) -> Frame:
         """The candidates and their own attributes, shared by every decision over the same snapshot."""
         names = list(self.initial_candidates(scenario))
@@ -623,6 +629,7 @@ class Plugin:
             initial=tuple(names),
             candidate_kind=self.candidate_kind,
             profile=scenario.profile,
+            asides=self.decision_asides(context),
         )
 
     def _apply(self, rule: Filter, context: Context, skipped: SkipTable, before: int | None = None) -> Stage:

@@ -20,9 +20,15 @@ def readable_over_wan(scenario: Scenario, datasets, *, nearly_complete: bool = F
     """Every dataset has a complete copy (with `nearly_complete`, one regarded as complete) somewhere whose
     endpoint can be read over WAN (read_wan not OFF/TEST); an endpoint the scenario does not describe counts as
     readable (panda-server SiteMapper.is_readable_remotely)."""
+    return not unreadable_over_wan(scenario, datasets, nearly_complete=nearly_complete)
+
+
+def unreadable_over_wan(scenario: Scenario, datasets, *, nearly_complete: bool = False) -> str:
+    """The first of `datasets` without such a copy ('' when every one has one): the one AtlasProdTaskBroker
+    (1.0.4) names in "dataset=X is incomplete/missing at online endpoints with read_wan=ON"."""
     config = scenario.config
-    return all(
-        any(
+    for dataset in datasets:
+        if not any(
             (
                 _regarded_complete(replica.nFiles, dataset.nFiles, config)
                 if nearly_complete
@@ -31,9 +37,9 @@ def readable_over_wan(scenario: Scenario, datasets, *, nearly_complete: bool = F
             and dataset.nFiles > 0
             and readable(scenario.ddm_endpoints.get(endpoint_key), ("read_wan",))
             for endpoint_key, replica in dataset.replicas.items()
-        )
-        for dataset in datasets
-    )
+        ):
+            return dataset.name
+    return ""
 
 
 def input_incomplete(scenario: Scenario, datasets=None) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from brokerage.engine.core.decision import Candidate, Decision
 from brokerage.engine.core.plugin import (
     NOTHING_FAILS,
     Context,
@@ -37,11 +38,14 @@ from brokerage.engine.panda.software import TaskSoftware
 @dataclass(frozen=True)
 class JobCheck:
     """Task brokerage's job check over some sites: each site's production queues, the ones job brokerage keeps,
-    and for each other queue the first rule that skipped it (reason code, filter)."""
+    and for each other queue the first rule that skipped it (reason code, filter); `decision`, the job brokerage
+    itself over those queues (its stages and skips, the kept queues unweighed), which the task broker's JEDI log
+    writes as the real task broker's log holds its job check's lines (jedi_grammars.JOB_CHECK)."""
 
     queues: dict[str, list[str]]
     kept: dict[str, list[str]]
     skips: dict[str, tuple[str, str]]
+    decision: Decision
 
 
 class AtlasProdJobBroker(JobCandidates, JobGrid, JobWeights, Plugin):
@@ -216,24 +220,45 @@ class AtlasProdJobBroker(JobCandidates, JobGrid, JobWeights, Plugin):
         site_of = arrays["site"].tolist()
         context = Context(hint, names, arrays, np.array([s in wanted for s in site_of], dtype=bool), self)
         skipped = SkipTable(names)
-        for rule in filters_resolved(self.filters_for(hint), hint.config):
-            if rule.name not in self.JOB_CHECK_LEFT_OUT and rule.name not in self.disabled_filters:
-                self._apply(rule, context, skipped)
+        stages = [
+            self._apply(rule, context, skipped)
+            for rule in filters_resolved(self.filters_for(hint), hint.config)
+            if rule.name not in self.JOB_CHECK_LEFT_OUT and rule.name not in self.disabled_filters
+        ]
         if bare_satellites_scanned:
-            self._apply(JOB_CHECK_T1_WEIGHT, context, skipped)
+            stages.append(self._apply(JOB_CHECK_T1_WEIGHT, context, skipped))
         queues: dict[str, list[str]] = {site: [] for site in wanted}
         kept: dict[str, list[str]] = {site: [] for site in wanted}
         skips: dict[str, tuple[str, str]] = {}
+        scanned: list[str] = []
+        candidates: list[Candidate] = []
         for position, (name, site) in enumerate(zip(names, site_of, strict=True)):
             if site not in wanted:
                 continue
             queues[site].append(name)
+            scanned.append(name)
             if context.alive[position]:
                 kept[site].append(name)
+                candidates.append(Candidate(name, 0.0, {}))
             else:
                 skip = skipped[name]
                 skips[name] = (skip.code, skip.filter)
-        return JobCheck(queues, kept, skips)
+        decision = Decision(
+            plugin=self.name,
+            outcome="assigned" if candidates else "pending",
+            chosen=None,
+            candidates=tuple(candidates),
+            skipped=skipped,
+            stages=tuple(stages),
+            message="",
+            retry_after_minutes=None,
+            now=hint.now,
+            seed=hint.seed,
+            initial=tuple(scanned),
+            candidate_kind=self.candidate_kind,
+            profile=hint.profile,
+        )
+        return JobCheck(queues, kept, skips, decision)
 
     @classmethod
     @functools.cache

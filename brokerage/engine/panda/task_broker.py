@@ -12,10 +12,11 @@ from typing import Any
 
 import numpy as np
 
+from brokerage.engine.core.decision import Candidate, Decision, Skip, Stage
 from brokerage.engine.core.plugin import NOTHING_FAILS, Context, Filter, Plugin, Rejection, Variants, among
 from brokerage.engine.core.reasons import reason_title
 from brokerage.engine.core.scenario import Scenario
-from brokerage.engine.panda.input_data import input_incomplete, readable_over_wan
+from brokerage.engine.panda.input_data import input_incomplete, unreadable_over_wan
 from brokerage.engine.panda.job_broker import AtlasProdJobBroker
 from brokerage.engine.panda.records import (
     DOWNTIME_STATUSES,
@@ -100,6 +101,55 @@ def _queues_skipped(check, site: str) -> str:
     if len(skipped) > QUEUES_NAMED:
         text += f"; and {len(skipped) - QUEUES_NAMED} more"
     return text
+
+
+def space_before_wan(order: tuple[Filter, ...]) -> tuple[Filter, ...]:
+    """TASK_ENDPOINT_RULE seed: the order as given (seed 000 lists storage, space, then WAN)."""
+    return order
+
+
+@functools.cache
+def wan_before_space(order: tuple[Filter, ...]) -> tuple[Filter, ...]:
+    """TASK_ENDPOINT_RULE panda: the endpoint check reads an endpoint's read_wan, then its write_wan, then its space
+    (AtlasProdTaskBroker.py 346-371, 1.0.4), so a nucleus failing both is skipped for its WAN (issue 53: the JEDI
+    log comparison found ours naming the space)."""
+    names = [rule.name for rule in order]
+    wan, space = names.index("WAN read/write"), names.index("disk space")
+    if wan < space:
+        return order
+    swapped = list(order)
+    swapped[wan], swapped[space] = order[space], order[wan]
+    return tuple(swapped)
+
+
+# Decision.asides' keys: the job check's own job brokerage (also the decision's arrays' key for it), and the nuclei
+# with no production queue, which the real site mapper does not know as nuclei (SiteMapper
+# .collect_nuclei_and_satellites builds them from the production queues, 1.0.4)
+JOB_CHECK_KEY = "job check"
+UNLISTED_KEY = "no production queue"
+
+
+def _input_only_job_check(scenario: Scenario, nuclei: list[str], dataset: str) -> Decision:
+    """The job check of a scenario without queues as its own job brokerage, each nucleus standing for its queues:
+    all of them skipped at the input's completeness when `dataset` has no complete copy (the real job broker then
+    ends with "D is incomplete at any online storage"), else all kept."""
+    skipped = (
+        {name: Skip("input_missing", "input complete", {"dataset": dataset}) for name in nuclei} if dataset else {}
+    )
+    return Decision(
+        plugin=AtlasProdJobBroker.name,
+        outcome="pending" if dataset else "assigned",
+        chosen=None,
+        candidates=() if dataset else tuple(Candidate(name, 0.0, {}) for name in nuclei),
+        skipped=skipped,
+        stages=(Stage("input complete", len(nuclei), 0 if dataset else len(nuclei)),),
+        message="",
+        retry_after_minutes=None,
+        now=scenario.now,
+        seed=scenario.seed,
+        initial=tuple(nuclei),
+        profile=scenario.profile,
+    )
 
 
 class AtlasProdTaskBroker(Plugin):
@@ -282,7 +332,7 @@ class AtlasProdTaskBroker(Plugin):
             input_total_size=input_size,
             input_total_files=input_files,
             # a complete copy readable over WAN somewhere, else the task cannot be brokered at all
-            input_copy_readable=readable_over_wan(scenario, datasets),
+            input_unreadable=unreadable_over_wan(scenario, datasets),
         )
 
     def weigh(self, context: Context, survivors: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
@@ -355,6 +405,20 @@ class AtlasProdTaskBroker(Plugin):
 
     # --- filters, in the order of seed 000 ---
 
+    def decision_asides(self, context: Context) -> dict[str, Any]:
+        """The job check's job brokerage, when it ran (read without making the arrays of a decision whose nuclei
+        all went before them), and the nuclei without a production queue when the scenario has queues."""
+        asides: dict[str, Any] = {}
+        check = dict.get(context.arrays, JOB_CHECK_KEY)
+        if check is not None:
+            asides[JOB_CHECK_KEY] = check
+        if context.scenario.queues:
+            first = self.job_broker.first_queues(context.scenario)
+            unlisted = frozenset(name for name in context.names if name not in first)
+            if unlisted:
+                asides[UNLISTED_KEY] = unlisted
+        return asides
+
     @functools.cached_property
     def job_broker(self) -> AtlasProdJobBroker:
         """The job broker the job check asks, kept so that its per-snapshot arrays serve every task of a cycle."""
@@ -369,14 +433,16 @@ class AtlasProdTaskBroker(Plugin):
         if not context.config.get("TASK_JOB_CHECK"):
             return Rejection(np.zeros(n, dtype=bool))
         scenario = context.scenario
+        alive = [name for name, ok in zip(context.names, context.alive.tolist(), strict=True) if ok]
         if not scenario.queues:
             dataset = input_incomplete(scenario)
+            context.arrays[JOB_CHECK_KEY] = _input_only_job_check(scenario, alive, dataset)
             return Rejection(
                 np.full(n, bool(dataset), dtype=bool),
                 {"rule": f"{dataset} has no complete copy readable anywhere"},
             )
-        alive = [name for name, ok in zip(context.names, context.alive.tolist(), strict=True) if ok]
         check = context.plugin.job_broker.job_check(scenario, alive)
+        context.arrays[JOB_CHECK_KEY] = check.decision
         queues = np.array([len(check.queues.get(name, ())) for name in context.names], dtype=int)
         able = np.array([len(check.kept.get(name, ())) for name in context.names], dtype=int)
         why = np.array([_queues_skipped(check, name) for name in context.names], dtype=object)
@@ -384,8 +450,11 @@ class AtlasProdTaskBroker(Plugin):
 
     @staticmethod
     def _input_copy(context: Context) -> Rejection:
-        missing = bool(context.config.get("TASK_INPUT_COPY_REQUIRED")) and not context["input_copy_readable"]
-        return Rejection(np.full(len(context.names), missing, dtype=bool), {"readableCompleteCopy": False})
+        dataset = context["input_unreadable"]
+        missing = bool(context.config.get("TASK_INPUT_COPY_REQUIRED")) and bool(dataset)
+        return Rejection(
+            np.full(len(context.names), missing, dtype=bool), {"readableCompleteCopy": False, "dataset": dataset}
+        )
 
     @staticmethod
     def _status(context: Context) -> Rejection:
@@ -678,8 +747,10 @@ class AtlasProdTaskBroker(Plugin):
     PANDA_ORDER = (*(f for f in filters if f.name != "full chain"), *(f for f in filters if f.name == "full chain"))
 
     def filters_for(self, scenario: Scenario):
-        """The seed's order, or FULL_CHAIN_RULE panda's (PANDA_ORDER)."""
-        return self.ORDERS.pick(scenario.config)(self)
+        """The seed's order, or FULL_CHAIN_RULE panda's (PANDA_ORDER); with TASK_ENDPOINT_RULE panda, the WAN rule
+        before the space rule (wan_before_space)."""
+        config = scenario.config
+        return self.ENDPOINT_ORDERS.pick(config)(self.ORDERS.pick(config)(self))
 
     def _seed_order(self) -> tuple[Filter, ...]:
         return self.filters
@@ -688,3 +759,4 @@ class AtlasProdTaskBroker(Plugin):
         return self.PANDA_ORDER
 
     ORDERS = Variants("FULL_CHAIN_RULE", seed=_seed_order, panda=_panda_order)
+    ENDPOINT_ORDERS = Variants("TASK_ENDPOINT_RULE", seed=space_before_wan, panda=wan_before_space)

@@ -1,14 +1,15 @@
-"""Our job brokerage decisions in JEDI's log grammar (issue 53, brokerage/engine/panda/jedi_grammars.py and
-core/jedi_log.py): the summary with counts by unified queue and cuts rounded up, a unified queue named once when
-its last pseudo-queue goes, the real broker's abort line, the JSON record. The line-by-line agreement with the real
-AtlasProdJobBroker is tests/tools/peer/test_jedi_log_real.py's."""
+"""Our job and task brokerage decisions in JEDI's log grammar (issue 53, brokerage/engine/panda/jedi_grammars.py
+and core/jedi_log.py): the summary with counts by unified queue and cuts rounded up, a unified queue named once when
+its last pseudo-queue goes, the real broker's abort line, the task broker's job check lines and its ends, the JSON
+record. The line-by-line agreement with the real brokers is tests/tools/peer/test_jedi_log_real.py's."""
 
 from __future__ import annotations
 
+from brokerage.engine.core.decision import trace_decode, trace_encode
 from brokerage.engine.core.jedi_log import Step
 from brokerage.engine.panda.jedi_grammars import GRAMMARS, jedi_lines, jedi_record
 from brokerage.engine.panda.job_broker import AtlasProdJobBroker
-from tests.engine.builders import decide, job_scenario, queue
+from tests.engine.builders import dataset, decide, job_scenario, nucleus, queue, task_scenario
 
 
 def panda(scenario):
@@ -99,3 +100,102 @@ def test_the_cut_is_rounded_up():
     assert Step("x", 9, 9, ()).cut_percent == 0
     assert jedi_lines(panda(job_scenario(queue("OK_Q"))), task_id=1)  # a decision with no cut still has its lines
     assert jedi_record(decide(job_scenario(queue("OK_Q"))), task_id=1)["checks"] == []
+
+
+# --- the task broker (AtlasProdTaskBroker, 1.0.4) ---
+
+TASK = {"coreCount": 8, "ramCount": 2000, "ramUnit": "MBPerCore", "cpuTime": 10, "currentPriority": 500}
+EVERYWHERE = {"A_DATADISK": (5, 0.5), "B_DATADISK": (5, 0.5), "C_DATADISK": (5, 0.5)}
+
+
+def task_with_queues(*queues, datasets=None):
+    """Nuclei A, B and C (C with no production queue: no nucleus to the real site mapper), the given queues."""
+    scenario = task_scenario(
+        nucleus("A"), nucleus("B"), nucleus("C"), task=TASK,
+        datasets=datasets if datasets is not None else [dataset(replicas=EVERYWHERE)],
+    )  # fmt: skip
+    scenario["queues"] = {q["name"]: q["record"] for q in queues}
+    scenario["queue_stats"] = {q["name"]: q["stats"] for q in queues}
+    scenario["jobs"] = {"nFiles": 1, "nEvents": 100, "inputSizeMB": 1000}
+    return scenario
+
+
+def test_a_task_decision_holds_its_job_checks_own_lines():
+    # A's only queue has maxrss 12,000 MB < 2,000 × 8 × 0.9 = 14,400: the job check keeps B's queue only, so A goes
+    # (-job); C has no production queue: ours skips it (-job, "no production queue"), the real broker never lists it
+    scenario = task_with_queues(queue("A_Q", site="A", maxrss=12000), queue("B_Q", site="B"))
+    decision = panda(scenario)
+    assert {name: skip.code for name, skip in decision.skipped.items()} == {"A": "job", "C": "job"}
+    lines = without_prefix(jedi_lines(decision, task_id=11, priority=500), 11)
+    assert lines[0] == "start"
+    opening, closing = lines.index("===== start for job check"), lines.index("===== done for job check")
+    job_check = lines[opening + 1 : closing]
+    assert "  skip site=A_Q due to The job needs 14,400 MB; its maxrss is 12,000 MB criteria=-lowmemory" in job_check
+    assert "1 candidates passed memory check" in job_check
+    # the job check keeps a queue: no summary of its own, no use lines, no "done"
+    assert not any("summary" in line or "criteria=+use" in line or line == "done" for line in job_check)
+    after = lines[closing + 1 :]
+    assert after[0].startswith("  skip nucleus=A due to Job brokerage keeps none of its 1 production queues")
+    assert after[0].endswith("criteria=-job")
+    assert not any("nucleus=C" in line for line in lines)
+    assert after[after.index("===== Task brokerage summary =====") :] == [
+        "===== Task brokerage summary =====",
+        "the number of initial candidates: 2",
+        "    2 ->   1 candidates,  50% cut : job check",
+        "the number of final candidates: 1",
+        "",
+        # 300,000 GB free of 1,000,000: 1 (RW 0 < 50) × 0.3 × min(1000, floor(300000 / 1024) = 292) = 87.6
+        f"  use nucleus=B weight={decision.candidates[0].weight} criteria=+use",
+        "  set nucleus=B with True criteria=+set",
+    ]
+    assert decision.candidates[0].weight == 0.3 * 292
+
+
+def test_a_job_check_keeping_no_queue_ends_the_task_log_without_its_summary():
+    scenario = task_with_queues(queue("A_Q", site="A", maxrss=12000), queue("B_Q", site="B", maxrss=12000))
+    lines = without_prefix(jedi_lines(panda(scenario), task_id=12), 12)
+    closing = lines.index("===== done for job check")
+    # the job broker's summary and last word, then the task broker's error in place of its own summary
+    assert lines[closing - 7 : closing] == [
+        "",
+        "===== Job brokerage summary =====",
+        "the number of initial candidates: 2",
+        "    2 ->   0 candidates, 100% cut : memory check",
+        "the number of final candidates: 0",
+        "",
+        "no candidates",
+    ]
+    assert lines[closing + 1 :] == ["no sites can run jobs"]
+    assert "===== Task brokerage summary =====" not in lines
+
+
+def test_an_input_unreadable_over_wan_ends_the_task_log_before_its_checks():
+    # 4 of 5 files anywhere: no complete copy readable over WAN
+    scenario = task_with_queues(queue("A_Q", site="A"), datasets=[dataset(replicas={"A_DATADISK": (4, 0.4)})])
+    assert without_prefix(jedi_lines(panda(scenario), task_id=13), 13) == [
+        "start",
+        "dataset=data.EVNT is incomplete/missing at online endpoints with read_wan=ON",
+    ]
+
+
+def test_the_task_record_holds_the_job_checks_record():
+    scenario = task_with_queues(queue("A_Q", site="A", maxrss=12000), queue("B_Q", site="B"))
+    record = jedi_record(panda(scenario), task_id=11, priority=500)
+    assert (record["initial"], record["final"], record["chosen"]) == (2, 1, "B")
+    assert record["skipped"] == [
+        {"name": "A", "criteria": "-job", "check": "job check", "detail": record["skipped"][0]["detail"]}
+    ]
+    assert record["job check"]["skipped"][0]["name"] == "A_Q"
+    assert record["job check"]["skipped"][0]["criteria"] == "-lowmemory"
+    assert record["job check"]["final"] == 1
+
+
+def test_the_job_check_kept_for_the_log_is_never_stored():
+    # the job check's own job brokerage rides beside the decision (asides) for the log; the stored trace and the
+    # API's form are the decision's own
+    decision = panda(task_with_queues(queue("A_Q", site="A", maxrss=12000), queue("B_Q", site="B")))
+    assert [c.name for c in decision.asides["job check"].candidates] == ["B_Q"]
+    assert decision.asides["no production queue"] == frozenset({"C"})
+    assert "extra" not in decision.to_dict()
+    stored = trace_decode(trace_encode(decision))
+    assert ([c["name"] for c in stored["candidates"]], stored["extra"]) == (["B"], {})

@@ -80,6 +80,24 @@ class TestTaskBroker:
         assert set(codes(under("panda", scenario)).values()) == {"input_missing"}
         assert under("seed", scenario).chosen is not None
 
+    def test_the_first_dataset_without_a_readable_copy_is_named(self):
+        # EVNT complete at A; HITS 4 of 5 files at A, complete only at B whose read_wan is OFF: HITS is named
+        data = [
+            dataset("mc.EVNT", replicas=EVERYWHERE),
+            dataset("mc.HITS", master=False, replicas={"A_DATADISK": (4, 0.4), "B_DATADISK": (5, 0.5)}),
+        ]
+        scenario = task_scenario(nucleus("A"), nucleus("B", read_wan="OFF"), datasets=data)
+        assert under("panda", scenario).skipped["A"].detail == {"readableCompleteCopy": False, "dataset": "mc.HITS"}
+
+    def test_a_nucleus_failing_its_wan_and_its_space_is_skipped_for_its_wan(self):
+        # A: write_wan OFF and 1,000 GB free, under DISK_THRESHOLD's 102,400: the real endpoint check reads the
+        # WAN activities before the space (destination_blacklist); the seed lists space first
+        scenario = task_scenario(
+            nucleus("A", free=1000, write_wan="OFF"), nucleus("B"), datasets=[dataset(replicas=EVERYWHERE)]
+        )
+        assert codes(under("panda", scenario)) == {"A": "destination_blacklist"}
+        assert codes(under("seed", scenario)) == {"A": "space"}
+
 
 def with_queues(scenario, *queues, jobs=None):
     """A task scenario carrying production queues (and the first job the job check sizes)."""
