@@ -1,6 +1,7 @@
 """Stored decisions written to the brokerage log an operator ships as they ship JEDI's (issue 53): in JEDI's own
-grammar, on the logger `brokerage.jedi.<the real broker>` (e.g. brokerage.jedi.AtlasProdJobBroker), one record a line
-as the real broker writes them (brokerage/engine/panda/jedi_grammars.py), and as one JSON record a decision on
+grammar, on the logger `brokerage.jedi.<the real broker>` (brokerage.jedi.AtlasProdJobBroker, AtlasProdTaskBroker,
+AtlasAnalJobBroker), one record a line as the real broker writes them (brokerage/engine/panda/jedi_grammars.py),
+and as one JSON record a decision on
 `brokerage.jedi.json`, for pipelines that read JSON. BROKERAGE_LOG says which (config/settings/base.py: off, jedi,
 json or both; the logging configuration routes them). Nothing is rendered when neither logger is on, so the log
 costs the cycles nothing unless it is wanted."""
@@ -13,7 +14,8 @@ from collections.abc import Iterable
 
 from brokerage.engine import Decision as EngineDecision
 from brokerage.engine.panda.jedi_grammars import GRAMMARS, jedi_lines, jedi_record
-from brokerage.models import Task
+from brokerage.models import Dataset, Task
+from brokerage.states import INPUT_TYPES
 
 LOGGER_PREFIX = "brokerage.jedi"
 JSON_LOGGER = logging.getLogger("brokerage.jedi.json")
@@ -34,13 +36,22 @@ def decisions_log(decisions: Iterable[tuple[EngineDecision, int | None]]) -> int
     ]
     if not wanted:
         return 0
-    priorities = dict(
-        Task.objects.filter(pk__in={task_id for _, task_id in wanted}).values_list("pk", "currentPriority")
-    )
+    task_ids = {task_id for _, task_id in wanted}
+    priorities = dict(Task.objects.filter(pk__in=task_ids).values_list("pk", "currentPriority"))
+    # a broker whose lines name the job set's master dataset too (the analysis broker's `<jediTaskID=N
+    # datasetID=M>`): the task's first master input dataset, read once for all, only when such lines are written
+    masters: dict[int, int] = {}
+    if any(GRAMMARS[decision.plugin].per_dataset and lines_on[decision.plugin] for decision, _ in wanted):
+        rows = Dataset.objects.filter(task_id__in=task_ids, type__in=INPUT_TYPES, master__isnull=True).order_by(
+            "datasetID"
+        )
+        for task_id, dataset_id in rows.values_list("task_id", "datasetID"):
+            masters.setdefault(task_id, dataset_id)
     for decision, task_id in wanted:
         priority = priorities.get(task_id)
         if lines_on[decision.plugin]:
-            for line in jedi_lines(decision, task_id=task_id, priority=priority):
+            lines = jedi_lines(decision, task_id=task_id, priority=priority, dataset_id=masters.get(task_id))
+            for line in lines:
                 lines_loggers[decision.plugin].info(line)
         if json_on:
             record = jedi_record(decision, task_id=task_id, priority=priority)

@@ -420,7 +420,7 @@ REGISTRY = Registry(
             "the expected output of the remaining work, must exceed DISK_THRESHOLD; each must be ON for read_wan "
             "and write_wan and not blacklisted. panda: the first endpoint of the type only; free + expired minus "
             "the expected output in whole GB must be at least DISK_THRESHOLD; read_wan and write_wan not OFF or "
-            "TEST.",
+            "TEST, asked before the space (a nucleus failing both is skipped for its WAN).",
             _S000_TASK,
             choices=("seed", "panda"),
         ),
@@ -604,7 +604,10 @@ REGISTRY = Registry(
             "when unknown), pre-assigned queues need not be online. panda (AtlasAnalJobBroker 95-143 and the status "
             "check, 1.0.4): a site naming a storage endpoint means the queues reading it, naming nothing is ignored; "
             "offline queues are always out, brokeroff and test ones stay when the task names includedSite or at its "
-            "site; a pre-assigned task skips the software and closed-jobs checks.",
+            "site; a pre-assigned task is checked over every analysis queue, skips the software and closed-jobs "
+            "checks and keeps its own queue alone at the preassign check (nonpreassigned); the checks run in the "
+            "real broker's order (input data first, include/exclude after the pilots, the scratch and storage "
+            "space checks apart, the GPU architecture check before the closed jobs).",
             _S000_ANAL,
             choices=("seed", "panda"),
         ),
@@ -650,7 +653,9 @@ REGISTRY = Registry(
             "",
             "seed: more than 2 × max(20, running) jobs queued is overloaded. panda (AtlasAnalJobBroker): more than "
             "OVERLOAD_MIN_QUEUE queued with nothing running or queued/running above OVERLOAD_RATIO_OFFSET × the "
-            "ratio over all queues; when every queue is overloaded none is skipped.",
+            "ratio over all queues; with the data locality check, an overloaded queue without every input dataset "
+            "is overloaded_vp; when every queue is overloaded only those go, the others running nothing are "
+            "problematic.",
             _S000_ANAL,
             choices=("seed", "panda"),
         ),
@@ -845,7 +850,7 @@ REGISTRY = Registry(
             "33 D3); a satellite needs a complete copy readable over WAN somewhere (source_blacklist); satellites "
             "are skipped while the nucleus's default output endpoint cannot receive over WAN (dest_blacklisted), and "
             "the nucleus backlog (NQUEUED_NUC_CAP_FOR_JOBS) skips satellites only: the link check passes the "
-            "nucleus's own queues first.",
+            "nucleus's own queues first, and reads a satellite's blocked link only when neither of those applies.",
             _PANDA_JOB,
             choices=("seed", "panda"),
         ),
@@ -952,7 +957,7 @@ REGISTRY = Registry(
             False,
             "",
             "True (panda): nBatchJob replaces a low running count only at Harvester queues with pilots in the "
-            "last 3 hours.",
+            "last 3 hours, and never for a pre-assigned job set (the real broker counts no pilot for one).",
             _PANDA_JOB,
         ),
         parameter(

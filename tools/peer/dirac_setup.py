@@ -91,9 +91,14 @@ def mariadb_server():
     root = Path(tempfile.mkdtemp(prefix="brokerage-mariadb-"))
     data, sock, pid = root / "data", root / "sock", root / "pid"
     user = ["--user=root"] if os.geteuid() == 0 else []
+    # its own temporary directory: the bootstrap's temporary tables in the shared /tmp were once found gone
+    # ("Could not remove temporary table … error: 2"), failing the set-up; nothing else writes in this one
+    (root / "tmp").mkdir()
+    env = {**os.environ, "TMPDIR": str(root / "tmp")}
     _run(
         [_which("mariadb-install-db"), "--no-defaults", f"--datadir={data}", "--skip-test-db", *user],
         "initialising MariaDB's data directory",
+        env=env,
     )
     port = _free_port()
     log = (root / "server.log").open("w")
@@ -109,10 +114,12 @@ def mariadb_server():
             "--skip-grant-tables",
             "--innodb-buffer-pool-size=256M",
             "--innodb-flush-log-at-trx-commit=2",
+            f"--tmpdir={root / 'tmp'}",
             *user,
         ],
         stdout=log,
         stderr=subprocess.STDOUT,
+        env=env,
     )
     try:
         client = _which("mariadb")

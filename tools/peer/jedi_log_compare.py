@@ -2,7 +2,8 @@
 panda-server 1.0.4 brokers write for the same scenarios (their logger captured by tools/peer/panda_driver.py with
 PEER_LOG=1), compared line by line after this normalisation:
 
-- every line begins with the same `<jediTaskID=N> `, and the job broker's first is `start currentPriority=P`;
+- every line begins with the same `<jediTaskID=N> ` (the analysis broker's `<jediTaskID=N datasetID=M>`), and
+  the job broker's first is `start currentPriority=P`;
 - the summary blocks — the `===== … =====` title, `the number of initial candidates: N`, each
   `N -> M candidates, P% cut : <check>` line, `the number of final candidates: M` — are compared line for line,
   in order (a task broker's log holds its job check's summary when that keeps no queue);
@@ -10,14 +11,18 @@ PEER_LOG=1), compared line by line after this normalisation:
   at some checks and a pseudo-queue at others), as a set: the real broker prints a check's removed queues in the
   order of a Python set. The words between `skip site=Q` (or `nucleus=N`) and `criteria=` are each side's own
   sentence; a task broker's log holds its job check's site skips beside its own nucleus skips;
-- the use lines of the log's own subject as (name, weight) pairs, the weights equal within a relative 1e-6 (as the
-  decisions' comparison), a queue used "to bootstrap" weighing 0 (as the real broker sets it); the queues used
-  "for jumbo jobs" as a set of unified names (their weights are the real broker's ordering of them, which ours
-  keeps in the decision); the task broker's `set nucleus=N` (when several nuclei are used, any of them: the choice is
-  a weighted draw by each side's own random numbers);
+- the use lines of the log's own subject as (name, weight) pairs, a queue by its unified name at its best weight
+  (as the decisions' comparison: the real broker picks among a unified queue and its pseudo-queues in a set's
+  order), the weights equal within a relative 1e-6 (as the decisions' comparison; the analysis broker writes 7
+  decimals, so 1e-7 apart there), a queue used "to bootstrap" weighing 0 (as the real broker sets it); the queues
+  used "for jumbo jobs" as a set of unified names (their weights are the real broker's ordering of them, which ours
+  keeps in the decision); the task broker's `set nucleus=N` (when several nuclei are used, any of them: the choice
+  is a weighted draw by each side's own random numbers);
+- a summary block's comment line (the analysis broker's `data locality check: True`) with it; a skip line without
+  criteria (the analysis broker's VP and architecture checks) as criteria "";
 - the last word: `done`, `no candidates`, `no sites can run jobs`, or the error that ended the brokerage before
   its checks (`unknown nucleus N`, `D is incomplete at any online storage`, `dataset=D is incomplete/missing at
-  online endpoints with read_wan=ON`);
+  online endpoints with read_wan=ON`, `D is incomplete at online storage.`, `throttle to generate jobs due to …`);
 - every other line is informational and dropped: `N candidates passed <check>` (the real broker writes it for each
   check it runs, which depends on the task), network, disk IO, software and cache notes, which describe the real
   broker's own lookups.
@@ -39,8 +44,10 @@ from brokerage.engine.panda.jedi_grammars import GRAMMARS, jedi_lines
 from .compare import BROKERS, peer_decisions
 from .setup import Peer
 
-PREFIX = re.compile(r"^<jediTaskID=(\d+)> ?(.*)$")
-SKIP = re.compile(r"^\s*skip (site|nucleus)=(\S+?)[ ,:].*criteria=(-\S+)\s*$")
+PREFIX = re.compile(r"^<jediTaskID=(\d+(?: datasetID=\d+)?)> ?(.*)$")
+# (AtlasAnalJobBroker's -longwalltime line reads "skip site X", without "=")
+SKIP = re.compile(r"^\s*skip (site|nucleus)[= ](\S+?)[ ,:].*criteria=(-\S+)\s*$")
+SKIP_UNCODED = re.compile(r"^\s*skip (site|nucleus)[= ](\S+?)(?:[ ,:].*)?$")
 USE = re.compile(r"^\s*use (site|nucleus)=(\S+) (?:with )?weight=(\S+) .*criteria=\+use\s*$")
 CHOSEN = re.compile(r"^\s*set nucleus=(\S+) with .*criteria=\+set\s*$")
 BOOTSTRAP = re.compile(r"^\s*use site=(\S+) to bootstrap .*criteria=\+use\s*$")
@@ -49,8 +56,9 @@ SUMMARY_TITLE = re.compile(r"^===== .* =====$")
 CUT = re.compile(r"^\s*\d+ -> +\d+ candidates, +\d+% cut : .+$")
 ENDS = ("done", "no candidates", "no sites can run jobs")
 ABORT = re.compile(
-    r"^(unknown nucleus \S*|\S+ is incomplete at any online storage"
-    r"|dataset=\S+ is incomplete/missing at online endpoints with read_wan=ON)$"
+    r"^(unknown nucleus \S*|\S+ is incomplete at any online storage|\S+ is incomplete at online storage\."
+    r"|dataset=\S+ is incomplete/missing at online endpoints with read_wan=ON"
+    r"|throttle to generate (?:only merge )?jobs due to .+)$"
 )
 
 
@@ -82,16 +90,19 @@ def normalise(lines: list[str], *, subject: str = "site") -> Normalised:
         elif SUMMARY_TITLE.match(line.strip()):
             in_summary = True
             found.summaries.append([line.strip()])
-        elif in_summary and (line.startswith("the number of") or CUT.match(line)):
+        elif in_summary and (line.startswith(("the number of", "data locality check:")) or CUT.match(line)):
             found.summaries[-1].append(line.rstrip())
             if line.startswith("the number of final candidates"):
                 in_summary = False
-        elif skip := SKIP.match(line):
+        elif skip := SKIP.match(line) or SKIP_UNCODED.match(line):
             name = unified_name(skip.group(2)) if skip.group(1) == "site" else skip.group(2)
-            found.skips.add((skip.group(1), name, skip.group(3)))
+            found.skips.add((skip.group(1), name, skip.group(3) if skip.re is SKIP else ""))
         elif use := USE.match(line):
             if use.group(1) == subject:
-                found.used[use.group(2)] = float(use.group(3))
+                # a unified queue and its pseudo-queues as one, at the best weight: on a tie the real broker keeps
+                # the first of a Python set (get_pseudo_sites), the unified queue or one of its pseudo-queues
+                name = unified_name(use.group(2)) if subject == "site" else use.group(2)
+                found.used[name] = max(float(use.group(3)), found.used.get(name, float("-inf")))
         elif chosen := CHOSEN.match(line):
             found.chosen = chosen.group(1)
         elif bootstrap := BOOTSTRAP.match(line):
@@ -103,7 +114,9 @@ def normalise(lines: list[str], *, subject: str = "site") -> Normalised:
     return found
 
 
-def differences(ours: list[str], theirs: list[str], *, subject: str = "site", tolerance: float = 1e-6) -> list[str]:
+def differences(
+    ours: list[str], theirs: list[str], *, subject: str = "site", tolerance: float = 1e-6, absolute: float = 1e-12
+) -> list[str]:
     """What differs between the two logs after the normalisation ([] when they agree)."""
     a, b = normalise(ours, subject=subject), normalise(theirs, subject=subject)
     found = []
@@ -117,7 +130,7 @@ def differences(ours: list[str], theirs: list[str], *, subject: str = "site", to
     if a.skips != b.skips:
         found.append(f"skips only ours {sorted(a.skips - b.skips)}, only theirs {sorted(b.skips - a.skips)}")
     if set(a.used) != set(b.used) or any(
-        not math.isclose(a.used[site], b.used[site], rel_tol=tolerance, abs_tol=1e-12) for site in a.used
+        not math.isclose(a.used[site], b.used[site], rel_tol=tolerance, abs_tol=absolute) for site in a.used
     ):
         found.append(f"use: ours {a.used}, theirs {b.used}")
     if a.jumbo != b.jumbo:
@@ -140,9 +153,13 @@ def compare_logs(peer: Peer, kind: str, seeds: list[int], *, profile: str = "pan
     for seed, scenario, their in zip(seeds, scenarios, theirs, strict=True):
         decision = run({**scenario, "plugin": plugin, "profile": profile})
         task = scenario.get("task", {})
-        ours = jedi_lines(decision, task_id=int(task.get("jediTaskID", 0)), priority=task.get("currentPriority"))
+        # the driver's job set is its first dataset (datasetID 1, the pseudo dataset's too: panda_driver.py)
+        ours = jedi_lines(
+            decision, task_id=int(task.get("jediTaskID", 0)), priority=task.get("currentPriority"), dataset_id=1
+        )
         log = their.get("log", [])
-        found = differences(ours, log, subject=subject)
+        # the analysis broker writes its weights with 7 decimals
+        found = differences(ours, log, subject=subject, absolute=1e-7 if kind == "anal" else 1e-12)
         results.append(
             {"seed": seed, "ours": ours, "theirs": log, "differences": found, "error": their.get("error", "")}
         )

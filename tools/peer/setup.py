@@ -69,8 +69,8 @@ def setup_lock(path: Path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _run(command: list[str], what: str) -> None:
-    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
+def _run(command: list[str], what: str, *, env: dict[str, str] | None = None) -> None:
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
     if result.returncode != 0:
         tail = (result.stderr or result.stdout).strip().splitlines()[-3:]
         raise PeerUnavailable(f"{what} failed: {' / '.join(tail) or 'no output'}")

@@ -504,6 +504,18 @@ def _anal_preassigned(rng: random.Random, scenario: dict[str, Any]) -> None:
             record["capability"] = ""
             record["releases"] = ["ANY"]
             scenario.get("queue_stats", {}).get(site, {}).update(pilotsLast3h=50, running=50, activated=5)
+            if rng.random() < 0.7:
+                # room for any job: a task without cpuTime needs 24 h × 10 HS06 a core of the queue's maxtime, so
+                # that the queue passes every check and the preassign check keeps it alone
+                record.update(maxtime=3600 * 24 * 12, maxrss=16000, maxwdir=100000, minrss=0)
+            if rng.random() < 0.5:
+                # and a complete copy of the input where it reads (the input data check keeps it then)
+                endpoint = f"{record['atlas_site']}_DATADISK"
+                for dataset in scenario.get("datasets", []):
+                    dataset.setdefault("replicas", {})[endpoint] = {
+                        "nFiles": dataset["nFiles"],
+                        "sizeGB": dataset["sizeGB"],
+                    }
     elif roll < 0.85:
         site = rng.choice(sorted(scenario.get("ddm_endpoints", {})))
     else:
@@ -704,7 +716,7 @@ def _anal_data_weight(rng: random.Random, scenario: dict[str, Any]) -> None:
 
 ANALYSIS_SITUATIONS: tuple[Situation, ...] = (
     ("include exclude", 0.2, _include_exclude),
-    ("preassigned", 0.08, _anal_preassigned),
+    ("preassigned", 0.2, _anal_preassigned),
     ("working group", 0.1, _anal_working_group),
     ("throttle", 0.15, _anal_throttle),
     ("merge", 0.1, _anal_merge),

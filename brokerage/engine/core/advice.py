@@ -71,6 +71,7 @@ ACTIONS: dict[str, Action] = {
     "badsite": Action(SITE, "Look at the task's failures there (error summary) and report them to the site."),
     "excluded": Action(TASK, "Remove the queue from the task's excludedSite if it should run there."),
     "notincluded": Action(TASK, "Add the queue to the task's includedSite if it should run there."),
+    "nonpreassigned": Action(TASK, "Clear the task's site if it may run elsewhere, else see why its own queue failed."),
     "hospital": Action(WAIT, "Nothing to do: hospital queues take work only when no other queue can."),
     "tmp_user_problem": Action(WAIT, "Wait: the user's queued jobs there start first."),
     "fileunavailable": Action(DATA, "Ask data management to recover the input files."),

@@ -25,7 +25,8 @@ Pure: a Decision in, lines out; nothing here imports Django.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from brokerage.engine.core.decision import Decision
@@ -44,16 +45,24 @@ class Grammar:
     `broker`: the real broker's class (its logger's name). `checks`: the real broker's checks in its order, each with
     the filters of ours it holds. `unified`: candidates are counted by unified queue (a pseudo-queue `Q/SCORE` is the
     queue Q). `subject`: what a line names (`site`, `nucleus`). `start`, `use`, `chosen`: the first line, a kept
-    candidate's and the choice's (formatted with priority; name and weight; chosen). `bootstrap`: a kept
-    candidate's line when its factors say it bootstraps. `kept_apart`: filters whose candidates are kept for
-    something else (jumbo jobs), with their line. `aborts`: filters that in the real broker refuse the whole task
-    before its checks, with the error line (formatted with the skip's numbers) that is then all it writes.
-    `per_candidate`: checks that name each candidate they remove by its own name, where the others name a unified
-    queue once its last pseudo-queue is gone. `use_after_summary`: the kept candidates are written after the
-    summary. `done` and `failed`: the last line either way ("" for none). `start` or `use` empty: no such lines;
-    `summary_when_kept` False: the summary is written only when nothing is kept. `unlisted`: the decision's asides
-    key holding candidates the real broker never lists (it does not know them as candidates).
-    `nested`: brokers asked at one of the checks, whose lines the log holds there (Nested)."""
+    candidate's and the choice's (formatted with priority; name and weight; chosen); `start` or `use` empty: no
+    such lines. `bootstrap`: a kept candidate's line when its factors say it bootstraps. `kept_apart`: filters whose
+    candidates are kept for something else (jumbo jobs), with their line. `aborts`: filters that in the real broker
+    refuse the whole task before its checks, with the error line (formatted with the skip's numbers) that is then
+    all it writes; `throttled`: the error line of a task throttled before brokerage, from the throttle's numbers
+    (decision.extra["throttle"]). `per_candidate`: checks that name each candidate they remove by its own name,
+    where the others name a unified queue once its last pseudo-queue is gone. `use_after_summary`: the kept
+    candidates are written after the summary; `summary_when_kept` False: the summary is written only when nothing
+    is kept. `done` and `failed`: the last line either way ("" for none).
+
+    Where the real broker's log departs from one check per filter: `unlisted`, the decision's asides key holding
+    candidates it never lists (it does not know them as candidates); `nested`, brokers asked at one of the checks,
+    whose lines the log holds there (Nested); `loops`, two loops each written whole (Loops); `per_dataset`, lines
+    that name the job set's master dataset beside the task (`<jediTaskID=N datasetID=M>`); `by_code`, (filter,
+    code, check) where some of a filter's removals are another check's; `silent`, checks that write no line for
+    what they remove; `quiet`, (filter, detail key, value) of removals not written either; `uncoded`, checks whose
+    skip lines carry no criteria; `renamed`, (check, our code, the real criteria[, detail key, value]) where the
+    real broker names a removal at that check otherwise."""
 
     broker: str
     title: str
@@ -73,9 +82,34 @@ class Grammar:
     summary_when_kept: bool = True
     unlisted: str = ""
     nested: tuple[Nested, ...] = ()
+    loops: Loops | None = None
+    per_dataset: bool = False
+    throttled: Callable[[Mapping[str, Any]], str] | None = None
+    by_code: tuple[tuple[str, str, str], ...] = ()
+    silent: tuple[str, ...] = ()
+    quiet: tuple[tuple[str, str, Any], ...] = ()
+    uncoded: tuple[str, ...] = ()
+    renamed: tuple[tuple[Any, ...], ...] = ()
 
     def check_of(self) -> dict[str, tuple[int, str]]:
         return {name: (position, check) for position, (check, names) in enumerate(self.checks) for name in names}
+
+
+@dataclass(frozen=True)
+class Loops:
+    """A broker that brokers once with its data locality check and, when that keeps nothing, once more without
+    (AtlasAnalJobBroker, 1.0.4): the first loop's decision is the final decision's `asides[key]` when there were two;
+    each loop begins with its opening line and its summary carries `comment` (formatted with with_check)."""
+
+    key: str
+    opening: str
+    opening_without: str
+    comment: str
+    # the first loop's late removals (the problematic queues, when that loop kept nothing else) are written at
+    # `first_late[1]` instead of `first_late[0]`, with criteria `first_late[2]`
+    first_late: tuple[str, str, str] | None = None
+    # (check, our code, the real criteria) in the loop without the check only
+    renamed_without: tuple[tuple[Any, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -140,13 +174,22 @@ def steps(decision: Decision, grammar: Grammar) -> tuple[int, list[Step]]:
             position += 1e-3
         placed.append((position, order, check))
     filter_check = {stage.filter: check for (_, _, check), stage in zip(placed, decision.stages, strict=True)}
+    # a filter some of whose codes the real broker names at another check of its own
+    routed = {(name, code): check for name, code, check in grammar.by_code if name in filter_check}
+    checks_at = {check: position for position, (check, _) in enumerate(grammar.checks)}
+    placed += [(float(checks_at[check]), len(placed), check) for check in routed.values()]
     checks = list(dict.fromkeys(check for _, _, check in sorted(placed)))
     removed_by: dict[str, list[tuple[str, Any]]] = {check: [] for check in checks}
     listed = _listed(decision, grammar)
+    # a late skip's own name (a queue dropped after the weights) has no stage: it goes to its check in the grammar
+    late = {name: check for name, (_, check) in check_of.items() if name not in filter_check and check in removed_by}
     for name in listed:
         skip = decision.skipped.get(name)
-        if skip is not None and skip.filter in filter_check:
-            removed_by[filter_check[skip.filter]].append((name, skip))
+        if skip is None:
+            continue
+        check = routed.get((skip.filter, skip.code)) or filter_check.get(skip.filter) or late.get(skip.filter)
+        if check is not None:
+            removed_by[check].append((name, skip))
     alive: dict[str, int] = {}
     for name in listed:
         alive[name_of(name)] = alive.get(name_of(name), 0) + 1
@@ -183,13 +226,50 @@ def jedi_lines(decision: Decision, grammar: Grammar, *, prefix: str, priority: i
     if grammar.start:
         # a priority the caller does not know (a task gone since) is left out rather than written as None
         lines.append(grammar.start.format(priority=priority) if priority is not None else grammar.start.split(" ")[0])
+    if decision.outcome == "throttled" and grammar.throttled is not None:
+        return [prefix + line for line in (*lines, grammar.throttled(decision.extra.get("throttle") or {}))]
     aborted = _abort(decision, grammar)
     if aborted is not None:
         return [prefix + line for line in (*lines, aborted)]
+    if grammar.loops is None:
+        lines += _body(decision, grammar, comment="")
+    else:
+        first = decision.asides.get(grammar.loops.key)
+        loops = ((first, True), (decision, False)) if first is not None else ((decision, True),)
+        for loop, with_check in loops:
+            lines.append(grammar.loops.opening if with_check else grammar.loops.opening_without)
+            late = grammar.loops.first_late if loop is first else None
+            renamed = () if with_check else grammar.loops.renamed_without
+            comment = grammar.loops.comment.format(with_check=with_check)
+            lines += _body(loop, grammar, comment=comment, late=late, renamed=renamed)
+    return [prefix + line for line in lines]
+
+
+def _body(
+    decision: Decision,
+    grammar: Grammar,
+    *,
+    comment: str,
+    late: tuple[str, str, str] | None = None,
+    renamed: tuple[tuple[Any, ...], ...] = (),
+) -> list[str]:
+    """The lines after the start: each check's skips and count, the kept candidates, the summary, the last word.
+    `late`: (check, the check written instead, criteria) for a first loop's late removals (Loops.first_late);
+    `renamed`: more (check, code, criteria) for this loop (Loops.renamed_without)."""
+    lines: list[str] = []
     initial, found = steps(decision, grammar)
     known = {check for check, _ in grammar.checks}
     apart = dict(grammar.kept_apart)
     nested = {asked.check: asked for asked in grammar.nested}
+    # (check, code) → [(criteria, detail condition)], the conditional ones first
+    criteria: dict[tuple[str, str], list[tuple[str, tuple]]] = {}
+    for check, code, real, *condition in sorted((*grammar.renamed, *renamed), key=len, reverse=True):
+        criteria.setdefault((check, code), []).append((real, tuple(condition)))
+    if late is not None:
+        check, instead, written = late
+        found = [replace(step, check=instead) if step.check == check else step for step in found]
+        criteria.update({(instead, skip.code): [(written, ())] for step in found for _, skip in step.removed})
+        known.add(instead)
     for step in found:
         if not step.before:  # the real broker stopped when its last candidate went (the summary says where)
             break
@@ -198,19 +278,33 @@ def jedi_lines(decision: Decision, grammar: Grammar, *, prefix: str, priority: i
         if inner is not None:
             lines += [asked.opening, *jedi_lines(inner, asked.grammar, prefix=""), asked.closing]
             if not inner.candidates:  # the asking broker stops there, without its summary
-                return [prefix + line for line in (*lines, asked.failed)]
-        for name, skip in step.removed if step.check in grammar.per_candidate else step.vanished:
-            if skip.filter in apart:  # kept for something else, not skipped
-                lines.append(apart[skip.filter].format(subject=grammar.subject, name=name))
-            else:
-                lines.append(f"  skip {grammar.subject}={name} due to {_sentence(skip)} criteria=-{skip.code}")
+                return [*lines, asked.failed]
+        if step.check not in grammar.silent:
+            for name, skip in step.removed if step.check in grammar.per_candidate else step.vanished:
+                if any(skip.filter == f and skip.detail.get(key) == value for f, key, value in grammar.quiet):
+                    continue
+                if skip.filter in apart:  # kept for something else, not skipped
+                    lines.append(apart[skip.filter].format(subject=grammar.subject, name=name))
+                elif step.check in grammar.uncoded:
+                    lines.append(f"  skip {grammar.subject}={name} due to {_sentence(skip)}")
+                else:
+                    code = next(
+                        (
+                            real
+                            for real, condition in criteria.get((step.check, skip.code), ())
+                            if not condition or skip.detail.get(condition[0]) == condition[1]
+                        ),
+                        skip.code,
+                    )
+                    lines.append(f"  skip {grammar.subject}={name} due to {_sentence(skip)} criteria=-{code}")
         if step.check in known or step.before != step.after:  # a check of ours the real broker has not: when it cut
             lines.append(f"{step.after} candidates passed {step.check}")
     used = [_use_line(grammar, candidate) for candidate in decision.candidates] if grammar.use else []
     if not grammar.use_after_summary:
         lines += used
     if grammar.summary_when_kept or not decision.candidates:
-        lines += ["", f"===== {grammar.title} =====", f"the number of initial candidates: {initial}"]
+        lines += ["", f"===== {grammar.title} =====", *([comment] if comment else [])]
+        lines.append(f"the number of initial candidates: {initial}")
         for step in found:
             if step.before and step.before != step.after:
                 lines.append(
@@ -225,7 +319,7 @@ def jedi_lines(decision: Decision, grammar: Grammar, *, prefix: str, priority: i
     last = grammar.done if decision.candidates else grammar.failed
     if last:
         lines.append(last)
-    return [prefix + line for line in lines]
+    return lines
 
 
 def _use_line(grammar: Grammar, candidate: Any) -> str:
@@ -282,6 +376,12 @@ def jedi_record(decision: Decision, grammar: Grammar, *, task_id: int, priority:
         ],
         "used": [{"name": candidate.name, "weight": candidate.weight} for candidate in decision.candidates],
         "now": decision.now.isoformat().replace("+00:00", "Z"),
+        # the first loop of a broker that brokers twice (the analysis broker), as its own record
+        **(
+            {"first_loop": jedi_record(decision.asides[grammar.loops.key], grammar, task_id=task_id)}
+            if grammar.loops is not None and decision.asides.get(grammar.loops.key) is not None
+            else {}
+        ),
         # the brokers asked at a check (the task broker's job check), each as its own record
         **{
             asked.check: jedi_record(decision.asides[asked.key], asked.grammar, task_id=task_id, priority=priority)

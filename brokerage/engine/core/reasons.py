@@ -158,6 +158,12 @@ _REASONS = [
     Reason("closed", "jobs closed there", "Jobs of this task were closed there recently."),
     Reason("excluded", "excluded by the task", "The task's excludedSite names it."),
     Reason("notincluded", "not included by the task", "The task's includedSite does not name it."),
+    Reason(
+        "nonpreassigned",
+        "not the pre-assigned queue",
+        "The task is pre-assigned to another queue (its site).",
+        "The task is pre-assigned to {preassigned}, which {preassignedOutcome}.",
+    ),
     Reason("hospital", "hospital queue", "It is a hospital queue (*_HOSPITAL), used only when no other queue is left."),
     Reason("overloaded", "overloaded", "It is overloaded."),
     Reason(

@@ -10,6 +10,7 @@ nothing: pending, retried after 20 minutes.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import replace
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from brokerage.engine.core.decision import Decision
-from brokerage.engine.core.plugin import Context, Variants, overlay_producer
+from brokerage.engine.core.plugin import Context, Filter, Variants, overlay_producer
 from brokerage.engine.core.scenario import Scenario
 from brokerage.engine.panda import analysis_rules
 from brokerage.engine.panda.analysis_rules import LOCALITY_PRIORITY, catchall_keys, locality_suppressed
@@ -227,6 +228,11 @@ analysis_releases = Variants("ANALYSIS_SW_RULE", seed=release_as_given, panda=re
 task_releases = Variants("SOFTWARE_RULE", seed=release_by_analysis_rule, panda=release_as_given)
 
 
+# Decision.asides' key for the first loop's decision (with the data locality check) when a second one was run: the
+# JEDI-grammar log writes both loops, as AtlasAnalJobBroker does
+FIRST_LOOP_KEY = "first loop"
+
+
 class AtlasAnalJobBroker(AtlasProdJobBroker):
     name = "atlas_anal_job"
     retry_after_minutes = 20  # seed 000: "the task is pending for 20 min"
@@ -250,8 +256,24 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         return task_releases.pick(config)(task, config)
 
     def filters_for(self, scenario: Scenario):
-        # IO_CHECK_RULE reorders the production job broker's filters; analysis keeps its own order
+        """The seed's order, or ANALYSIS_SITES_RULE panda's, the real broker's (PANDA_ORDER); IO_CHECK_RULE, which
+        reorders production's filters, does not apply."""
+        return self.ORDERS.pick(scenario.config)(self)
+
+    def _seed_order(self) -> tuple[Filter, ...]:
         return self.filters
+
+    def _panda_order(self) -> tuple[Filter, ...]:
+        return self._panda_order_of()
+
+    @classmethod
+    @functools.cache
+    def _panda_order_of(cls) -> tuple[Filter, ...]:
+        """The class's filters in ANALYSIS_PANDA_ORDER, with the panda order's own (PANDA_ONLY_FILTERS)."""
+        by_name = {rule.name: rule for rule in (*PANDA_ONLY_FILTERS, *cls.filters)}
+        return tuple(by_name[name] for name in ANALYSIS_PANDA_ORDER)
+
+    ORDERS = Variants("ANALYSIS_SITES_RULE", seed=_seed_order, panda=_panda_order)
 
     def site_preassignment(self, scenario: Scenario) -> tuple[str, tuple[str, ...]]:
         """ANALYSIS_SITES_RULE panda (AtlasAnalJobBroker 118-143, 1.0.4): the task's `site` naming a queue is a
@@ -279,11 +301,20 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         site = scenario.task.site
         if site and scenario.config.get("ANALYSIS_SITES_RULE") == "panda":
             mode, _ = self.site_preassignment(scenario)
-            site = site if mode == "site" else ""
+            if mode == "site":
+                # AtlasAnalJobBroker (1.0.4, 116-142): every analysis queue is scanned, the pre-assigned one added
+                # when it is not one; the "preassign check" keeps it alone (analysis_rules.preassigned)
+                own = [name for name, (_, unified) in records.items() if unified == site]
+                return sorted({*self._analysis_queues(scenario, records), *own})
+            site = ""
         if site:
             # a task pre-assigned to a queue (its `site`) is brokered to that queue only (seed 000; AtlasAnalJobBroker
             # sitePreAssigned); an unknown queue leaves no candidate
             return [name for name, (_, unified) in records.items() if unified == site]
+        return self._analysis_queues(scenario, records)
+
+    def _analysis_queues(self, scenario: Scenario, records) -> list[str]:
+        """Every analysis and unified queue (pseudo-queues each), once per snapshot."""
         drop_cloudless = scenario.config.get("CRIC_QUEUE_RULE") == "panda"
         cache = self._snapshot_cache(scenario)
         key = ("analysis queues", drop_cloudless)
@@ -447,7 +478,12 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             retry._snapshot_held = getattr(self, "_snapshot_held", None)
             second = retry.decide(scenario)
             note = "all queues failed persistent filters: tried again without the data locality check"
-            return replace(second, message=f"{second.message} ({note})", extra={**second.extra, "retry": note})
+            return replace(
+                second,
+                message=f"{second.message} ({note})",
+                extra={**second.extra, "retry": note},
+                asides={**second.asides, FIRST_LOOP_KEY: decision},
+            )
         return decision
 
     def _second_loop_panda(self, scenario: Scenario, decision: Decision) -> Decision:
@@ -483,7 +519,12 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             retry._snapshot_held = getattr(self, "_snapshot_held", None)
             second = retry.decide(scenario)
         note = "no queue kept with the data locality check: tried again without it"
-        return replace(second, message=f"{second.message} ({note})", extra={**second.extra, "retry": note})
+        return replace(
+            second,
+            message=f"{second.message} ({note})",
+            extra={**second.extra, "retry": note},
+            asides={**second.asides, FIRST_LOOP_KEY: decision},
+        )
 
     SECOND_LOOPS = Variants("ANALYSIS_LOCALITY_RULE", seed=_second_loop_seed, panda=_second_loop_panda)
 
@@ -540,14 +581,17 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
     def _data_weight_panda(context: Context, survivors: np.ndarray) -> np.ndarray:
         """ANALYSIS_WEIGHT_RULE panda, the data factor (AtlasAnalJobBroker 2197-2217, 1.0.4): with the data locality
         check in this loop, 1 per dataset the queue has on disk and 0.001 per dataset on tape only; without it, or
-        when no queue had all the data (union), 1 + the whole GB of input on its disk / 10."""
+        when no queue had all the data (union; never for a task pre-assigned to a queue), 1 + the whole GB of input
+        on its disk / 10."""
         scenario = context.scenario
         n = len(survivors)
         if not scenario.datasets:
             return np.ones(n)
         checked = "data locality" not in context.plugin.disabled_filters
         scan, disk, union, _, per_dataset = context.plugin.data_sites(scenario)
-        if checked and (disk or scan or not union):
+        # a task pre-assigned to a queue never takes the union (useUnionLocality is set only past the pre-assigned
+        # branch, AtlasAnalJobBroker 624-640)
+        if checked and (disk or scan or not union or analysis_rules.site_mode(context)):
             unified = context["unified"][survivors].tolist()
             factor = np.zeros(n)
             found = np.zeros(n, dtype=bool)
@@ -831,6 +875,49 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         analysis_rules.ANALYSIS_LOCAL_DATA_ONLY,
     )
 
+
+# ANALYSIS_SITES_RULE panda: AtlasAnalJobBroker.doBrokerage's order (1.0.4): the input's completeness before the
+# loops; in each loop the input data check (data locality) first, the status, zero share, disk IO, max IO intensity,
+# VP, core count, GPU architecture and closed-jobs checks, software, memory, scratch disk, storage, walltime and
+# pilots, then the include/exclude check (which the seed's order asks second), the preassign check (a task
+# pre-assigned to a queue is scanned over every queue, its own kept alone here), the hospital and the overload checks.
+# The seed's disk rule is its two real checks (scratch disk, then the storage floor at the storage space check); the
+# problematic queues and those lacking local data go after the weights (late_skips). The survivors are the same in
+# either order; which check names a queue failing several is the real one's (issue 53: the JEDI log comparison).
+PANDA_ONLY_FILTERS = (
+    analysis_rules.ANALYSIS_PREASSIGNED,
+    analysis_rules.ANALYSIS_SCRATCH_DISK,
+    analysis_rules.ANALYSIS_STORAGE_SPACE,
+    analysis_rules.ANALYSIS_ARCHITECTURE,
+)
+ANALYSIS_PANDA_ORDER = (  # the filters' names
+    "input complete",
+    "data locality",
+    "queue status",
+    "zero share",
+    "disk IO",
+    "max IO intensity",
+    "virtual placement",
+    "core count",
+    "architecture",
+    "closed jobs",
+    "software",
+    "memory",
+    "scratch disk",
+    "storage space",
+    "storage endpoints",
+    "walltime",
+    "pilots",
+    "excluded sites",
+    "included sites",
+    "included sites (AUTO)",
+    "preassigned",
+    "hospital",
+    "queue length",
+    "bad jobs",
+    "analysis stabilizer",
+    "local data only",
+)
 
 # the persistent filters: up to the walltime check (the pilots and closed-jobs checks and what follows are not)
 PERSISTENT = {

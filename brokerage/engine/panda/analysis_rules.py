@@ -145,6 +145,21 @@ def hospital(context: Context) -> Rejection:
     return Rejection(is_hospital, {"hospital": is_hospital})
 
 
+def preassigned(context: Context) -> Rejection:
+    """ANALYSIS_SITES_RULE panda, AtlasAnalJobBroker "preassign check" (1.0.4, 1464-1485): a task pre-assigned to a
+    queue (its `site`) is brokered over every analysis queue; after the include/exclude check only its own queue
+    stays, and none when that queue did not pass every check before."""
+    if not site_mode(context):
+        return NOTHING_FAILS
+    own = context["unified"] == context.task.site
+    passed = bool((own & context.alive).any())
+    outcome = "is kept alone" if passed else "did not pass every check"
+    detail = {"preassigned": context.task.site, "preassignedPassed": passed, "preassignedOutcome": outcome}
+    return Rejection(~own if passed else np.ones(len(context.names), dtype=bool), detail)
+
+
+ANALYSIS_PREASSIGNED = Filter("preassigned", "nonpreassigned", preassigned)
+
 ANALYSIS_HOSPITAL = Filter("hospital", "hospital", Variants("ANALYSIS_SITES_RULE", seed=never, panda=hospital))
 
 
@@ -230,12 +245,16 @@ def locality_panda(context: Context) -> Rejection:
     (and both when no readable disk copy anywhere is complete and no queue has a complete one on disk); a
     queue needs every dataset. Queues with the data on disk go before those with it on tape only; when no
     queue has all of it, those with some of it (union). A task pre-assigned to a queue (ANALYSIS_SITES_RULE
-    panda) needs that queue among them. The real check scans every analysis queue, before any other filter, so
-    the lists are made over all of them (a pre-assigned task's candidates are its queue alone)."""
+    panda) keeps the queues with all the data when its queue is one of them, else those with some when its queue is
+    one of those, else none. The real check scans every analysis queue, before any other filter, so the lists are
+    made over all of them."""
     scan, disk, union, disk_union, _ = context.plugin.data_sites(context.scenario)
     unified = context["unified"].tolist()
     if site_mode(context):
-        chosen = scan | union
+        # the pre-assigned queue among those with all the data: those; among those with some: all of these;
+        # neither: none (AtlasAnalJobBroker 624-630)
+        site = context.task.site
+        chosen = scan if site in scan else union if site in union else set()
     elif disk:
         chosen = disk
     elif not scan and union:
@@ -371,6 +390,36 @@ storage_floor = Variants("ANALYSIS_STORAGE_FLOOR_RULE", seed=storage_floor_seed,
 ANALYSIS_DISK = Filter("disk", "disk", disk, reusable=True)
 
 
+def scratch_disk(context: Context) -> Rejection:
+    """The scratch half of `disk` alone: the real broker's "scratch disk check" (ANALYSIS_SITES_RULE panda's order,
+    which asks the storage floor at its "storage space check")."""
+    needed, too_small = scratch_need(context)
+    return Rejection(too_small, {"neededMB": needed, "maxwdirPerCore": context["maxwdir_per_core"]})
+
+
+def storage_space(context: Context) -> Rejection:
+    """The storage half of `disk` alone (storage_floor): AtlasAnalJobBroker's "storage space check" (1.0.4,
+    1194-1206), before its endpoints' blacklist."""
+    no_room, space_detail = storage_floor(context)
+    return Rejection(no_room, {"storageFloorGB": 200, **space_detail})
+
+
+def architecture(context: Context) -> Rejection:
+    """The GPU queues' platform check alone, from the software check's own verdict (SOFTWARE_RULE panda marks it
+    `check: architecture`): AtlasAnalJobBroker's "architecture check" (1.0.4, 846-872), which comes before its
+    closed-jobs and SW/HW checks (ANALYSIS_SITES_RULE panda's order)."""
+    verdict = software(context)
+    if verdict is NOTHING_FAILS or not isinstance(verdict.detail, dict) or "check" not in verdict.detail:
+        return NOTHING_FAILS
+    return Rejection(np.asarray(verdict.fails) & (verdict.detail["check"] == "architecture"), verdict.detail)
+
+
+ANALYSIS_ARCHITECTURE = Filter("architecture", "cache", architecture)
+
+ANALYSIS_SCRATCH_DISK = Filter("scratch disk", "disk", scratch_disk, reusable=True)
+ANALYSIS_STORAGE_SPACE = Filter("storage space", "disk", storage_space, reusable=True)
+
+
 def walltime(context: Context) -> Rejection:
     """As production, with merge jobs joining scouts and walltime-undefined jobs in the 24 h rule. Under
     JOB_WALLTIME_RULE panda the production rule in HS06 seconds (AtlasAnalJobBroker runs the same checks)."""
@@ -492,9 +541,17 @@ def too_long_panda(context: Context) -> np.ndarray:
 too_long_variant = Variants("ANALYSIS_OVERLOAD_RULE", seed=too_long_seed, panda=too_long_panda)
 
 
+# the late skip of a queue the overload check keeps though it runs nothing (overload_panda)
+IDLE_QUEUE = "idle queue"
+
+
 def overload_panda(context: Context) -> Rejection:
-    """AtlasAnalJobBroker "un-overloaded sites" (1.0.4): the queue too long (_too_long); when that leaves no
-    queue, only those running nothing are skipped (problematic). Merges are not checked."""
+    """AtlasAnalJobBroker "un-overloaded sites" (1.0.4, 1545-1600): the queue too long (too_long). In a loop with
+    the data locality check, an overloaded queue that does not have every input dataset itself (the real
+    `scanSiteWoVP`: the queues with all the data, or with some when only the union was taken) is -overloaded_vp,
+    the others -overloaded. When that leaves no queue, only the -overloaded_vp ones go; of the others, those running
+    nothing are problematic and dropped after ranking (AtlasBrokerUtils.skipProblematicSites). Merges are not
+    checked."""
     if context.scenario.jobs.isMerge:
         return NOTHING_FAILS
     grand = context.plugin.grand_queue_ratio(context.scenario)
@@ -502,17 +559,33 @@ def overload_panda(context: Context) -> Rejection:
     queued, running = context["queued_all"], context["running_real"]
     idle = (queued > context.config.get("OVERLOAD_MIN_QUEUE")) & (running == 0)
     overloaded = too_long(context)
-    if not np.any(context.alive & ~overloaded):
-        # every queue overloaded: the check keeps them, but those running nothing are problematic and
-        # dropped after ranking (AtlasBrokerUtils.skipProblematicSites), not by the first loop itself
-        probe = getattr(context.plugin, "first_loop_probe", False)
-        idle = np.zeros_like(idle) if probe or site_mode(context) else idle
-        detail = {"queued": queued, "running": running, "grandRatio": round(grand, 4), "ratioOffset": offset}
-        return problematic(context, "queue length", idle, "overloaded", detail)
-    return Rejection(
-        overloaded,
-        {"queued": queued, "running": running, "grandRatio": round(grand, 4), "ratioOffset": offset},
-    )
+    detail = {"queued": queued, "running": running, "grandRatio": round(grand, 4), "ratioOffset": offset}
+    local = _with_all_data(context)
+    code = np.where(local, "overloaded", "overloaded_vp")
+    if np.any(context.alive & ~overloaded):
+        return Rejection(overloaded, detail, code=code)
+    # every queue overloaded: the check keeps those with the data, but those running nothing are problematic and
+    # dropped after ranking, not by the first loop itself
+    probe = getattr(context.plugin, "first_loop_probe", False)
+    idle = np.zeros_like(idle) if probe or site_mode(context) else idle & local
+    # named apart from the check itself: such a queue goes with the problematic ones, after the weights
+    late = problematic(context, IDLE_QUEUE, idle, "overloaded", detail)
+    gone = overloaded & ~local
+    if late is not NOTHING_FAILS:  # (the seed's stabilizer rule skips problematic queues at once)
+        gone = gone | late.fails
+    return Rejection(gone, detail, code=code) if gone.any() else NOTHING_FAILS
+
+
+def _with_all_data(context: Context) -> np.ndarray:
+    """Per queue, whether the overload check counts it as holding the input itself: every queue without the data
+    locality check or without input; with it, those with every dataset, or with some when the data check took the
+    union (never for a task pre-assigned to a queue)."""
+    n = len(context.names)
+    if "data locality" in context.plugin.disabled_filters or not context.scenario.datasets:
+        return np.ones(n, dtype=bool)
+    scan, disk, union, _, _ = context.plugin.data_sites(context.scenario)
+    with_data = union if (not disk and not scan and union and not site_mode(context)) else scan
+    return np.array([name in with_data for name in context["unified"].tolist()], dtype=bool)
 
 
 def queue_length(context: Context) -> Rejection:

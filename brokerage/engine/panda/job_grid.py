@@ -110,10 +110,12 @@ class JobGrid:
         arrays.lazily(self.RUNNING_KEYS, overlay_producer(lambda target: self._prepare_running(scenario, grid, target)))
         return arrays
 
-    @staticmethod
-    def _prepare_running(scenario: Scenario, grid: dict[str, Any], arrays: dict[str, Any]) -> None:
+    def _prepare_running(self, scenario: Scenario, grid: dict[str, Any], arrays: dict[str, Any]) -> None:
         task, config = scenario.task, scenario.config
-        arrays["running_used"] = running_used(grid, task, config)
+        # the real broker counts pilots only for a job set not pre-assigned ("selection for nPilot"): a pre-assigned
+        # one sees none, so no queue bootstraps on its workers (AtlasProdJobBroker 1469-1500 and 1777-1785, 1.0.4)
+        pilots_seen = not self.preassignment(scenario)[0]
+        arrays["running_used"] = running_used(grid, task, config, pilots_seen=pilots_seen)
         # panda (BOOTSTRAP_EMPTY_QUEUES): a queue without any running or queued job gets weight 0 and goes first
         max_prio = config.get("MAX_PRIO_TO_BOOTSTRAP")
         queued = arrays["activated"] + arrays["assigned"] + arrays["starting"] + arrays["defined"]

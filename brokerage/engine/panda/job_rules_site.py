@@ -73,7 +73,22 @@ def link_blocked(context: Context) -> Rejection:
     )
 
 
-LINK_BLOCKED = Filter("link blocked", "link_unusable", link_blocked)
+def link_blocked_panda(context: Context) -> Rejection:
+    """JOB_ENDPOINT_RULE panda (AtlasProdJobBroker "link check", 1.0.4 455-495): a satellite's blocked link is asked
+    only when the nucleus can receive over WAN and its total queue is under the cap: the check's if/elif chain
+    notes such satellites as temporary problems (dest_blacklisted, links_full) before it reads their links."""
+    verdict = link_blocked(context)
+    earlier = np.zeros(len(context.names), dtype=bool)
+    for rule in (nucleus_storage, nucleus_full_panda):
+        noted = rule(context)
+        if noted is not NOTHING_FAILS:
+            earlier |= noted.fails
+    return Rejection(verdict.fails & ~earlier, verdict.detail)
+
+
+LINK_BLOCKED = Filter(
+    "link blocked", "link_unusable", Variants("JOB_ENDPOINT_RULE", seed=link_blocked, panda=link_blocked_panda)
+)
 
 
 def nucleus_storage(context: Context) -> Rejection:

@@ -23,15 +23,16 @@ WORKERS_CUTOFF = 20
 WORLD_NUCLEUS_WEIGHT = 4
 
 
-def running_used(grid: dict[str, Any], task, config) -> np.ndarray:
-    """The running count the weight and the caps use, by NUM_SLOTS_RULE."""
+def running_used(grid: dict[str, Any], task, config, *, pilots_seen: bool = True) -> np.ndarray:
+    """The running count the weight and the caps use, by NUM_SLOTS_RULE. `pilots_seen` False: the job set's
+    brokerage counts no pilot anywhere (a pre-assigned one, under BOOTSTRAP_NEEDS_PILOTS)."""
     max_prio = config.get("MAX_PRIO_TO_BOOTSTRAP")
     allowed = max_prio is None or task.currentPriority <= max_prio
     running = grid["running"]
     bootstrap_ok = (running < BOOTSTRAP_RUNNING) & (grid["nBatchJob"] > running) & allowed
     if config.get("BOOTSTRAP_NEEDS_PILOTS"):
         # a Harvester queue is one that reports batch workers
-        bootstrap_ok &= (grid["nBatchJob"] > 0) & (grid["pilots"] > 0)
+        bootstrap_ok &= (grid["nBatchJob"] > 0) & (grid["pilots"] > 0) & pilots_seen
     return running_used_variant.pick(config)(grid, allowed, bootstrap_ok)
 
 

@@ -127,6 +127,24 @@ class TestCandidates:
         unknown = decide(anal_scenario(*grid, task={"site": "NOWHERE"}))
         assert (unknown.initial, unknown.chosen) == ((), None)
 
+    def test_the_panda_profile_scans_every_queue_and_keeps_the_pre_assigned_one_alone(self):
+        # AtlasAnalJobBroker (1.0.4): every analysis queue is checked; the "preassign check", after the
+        # include/exclude check, keeps the task's own queue A and skips B; A offline: none is kept
+        grid = (q("A", stats={"activated": 50}), q("B"), q("C", status="offline"))
+        decision = decide(anal_scenario(*grid, task={"site": "A"}, profile="panda"))
+        assert (decision.initial, decision.chosen) == (("A", "B", "C"), "A")
+        assert codes(decision) == {"B": "nonpreassigned", "C": "status"}
+        assert (
+            explain("nonpreassigned", decision.skipped["B"].detail)
+            == "The task is pre-assigned to A, which is kept alone."
+        )
+        down = (q("A", status="offline"), q("B"))
+        failed = decide(anal_scenario(*down, task={"site": "A"}, profile="panda"))
+        assert (failed.chosen, codes(failed)) == (None, {"A": "status", "B": "nonpreassigned"})
+        assert explain("nonpreassigned", failed.skipped["B"].detail) == (
+            "The task is pre-assigned to A, which did not pass every check."
+        )
+
 
 class TestDataLocality:
     DATA = [dataset(size=10, files=4, replicas={"HAS_DATADISK": (4, 10)})]
@@ -382,14 +400,21 @@ class TestWeights:
         assert codes(decision) == {"Q00": "low_weight", "Q01": "low_weight"}
 
 
-def test_the_panda_profile_keeps_the_analysis_filter_order():
-    # IO_CHECK_RULE panda reorders only the production job broker's filters; analysis runs under it unchanged
+def test_the_panda_profile_runs_the_analysis_checks_in_the_real_order():
+    # IO_CHECK_RULE panda reorders only the production job broker's filters; ANALYSIS_SITES_RULE panda runs the
+    # analysis filters in AtlasAnalJobBroker's order: the data locality (input data) check first in the loop, the
+    # include/exclude check after the pilots, the disk rule as the scratch and storage space checks
     data = json.loads((Path(__file__).parents[3] / "docs" / "examples" / "analysis_busy_user.json").read_text())
     scenario = data.get("scenario", data)
     decision = run({**scenario, "profile": "panda"})
-    assert decision.profile == "panda"
-    assert decision.chosen == "ANALY_QUIET"
-    assert [stage.filter for stage in decision.stages][:4] == [
+    seed = run(scenario)
+    assert (decision.profile, decision.chosen, seed.chosen) == ("panda", "ANALY_QUIET", "ANALY_QUIET")
+    filters = [stage.filter for stage in decision.stages]
+    assert filters[:4] == ["input complete", "data locality", "queue status", "zero share"]
+    assert filters.index("pilots") < filters.index("excluded sites") < filters.index("hospital")
+    assert filters.index("scratch disk") < filters.index("storage space") < filters.index("storage endpoints")
+    assert "disk" not in filters
+    assert [stage.filter for stage in seed.stages][:4] == [
         "input complete",
         "excluded sites",
         "included sites",

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from brokerage.engine.core.decision import trace_decode, trace_encode
 from brokerage.engine.core.jedi_log import Step
-from brokerage.engine.panda.jedi_grammars import GRAMMARS, jedi_lines, jedi_record
+from brokerage.engine.panda.jedi_grammars import GRAMMARS, anal_throttle_line, jedi_lines, jedi_record
 from brokerage.engine.panda.job_broker import AtlasProdJobBroker
-from tests.engine.builders import dataset, decide, job_scenario, nucleus, queue, task_scenario
+from tests.engine.builders import anal_scenario, dataset, decide, job_scenario, nucleus, queue, task_scenario
 
 
 def panda(scenario):
@@ -17,7 +17,7 @@ def panda(scenario):
 
 
 def without_prefix(lines, task_id):
-    prefix = f"<jediTaskID={task_id}> "
+    prefix = f"<jediTaskID={task_id}> "  # task_id: "N" or "N datasetID=M"
     assert all(line.startswith(prefix) for line in lines)
     return [line[len(prefix) :] for line in lines]
 
@@ -199,3 +199,90 @@ def test_the_job_check_kept_for_the_log_is_never_stored():
     assert "extra" not in decision.to_dict()
     stored = trace_decode(trace_encode(decision))
     assert ([c["name"] for c in stored["candidates"]], stored["extra"]) == (["B"], {})
+
+
+# --- the analysis broker (AtlasAnalJobBroker, 1.0.4) ---
+
+
+def test_an_analysis_decision_writes_both_loops():
+    # the input only at HAS, whose queue WITH has too little memory (1,000 MB for 1,800): the loop with the data
+    # locality check leaves WITHOUT and OFF out silently (the real input data check names no queue) and keeps none;
+    # the loop without it keeps WITHOUT, weighed 1 + 2**-20 and written with 7 decimals as the real broker writes it
+    data = [dataset(size=10, files=4, replicas={"HAS_DATADISK": (4, 10)})]
+    grid = (
+        queue("WITH", site="HAS", maxrss=1000, corecount=1),
+        queue("WITHOUT", corecount=1),
+        queue("OFF", status="offline", corecount=1),
+    )
+    scenario = anal_scenario(*grid, datasets=data, sites={"HAS": {"role": "satellite", "state": "ACTIVE"}})
+    decision = panda(scenario)
+    assert (decision.chosen, decision.candidates[0].weight) == ("WITHOUT", 1 + 2**-20)
+    lines = without_prefix(jedi_lines(decision, task_id=5, dataset_id=77), "5 datasetID=77")
+    memory = "  skip site=WITH due to The job needs 1800 MB; its maxrss is 1000 MB criteria=-lowmemory"
+    assert [line for line in lines if " passed " not in line] == [
+        "start",
+        "!!! look for candidates WITH data locality check",
+        memory,
+        "",
+        "===== Job brokerage summary =====",
+        "data locality check: True",
+        "the number of initial candidates: 3",
+        "    3 ->   1 candidates,  67% cut : input data check",
+        "    1 ->   0 candidates, 100% cut : memory check",
+        "the number of final candidates: 0",
+        "",
+        "no candidates",
+        "!!! look for candidates WITHOUT data locality check",
+        "  skip site=OFF due to Its status is offline, not online criteria=-status",
+        memory,
+        "  use site=WITHOUT with weight=1.0000010 criteria=+use",
+        "",
+        "===== Job brokerage summary =====",
+        "data locality check: False",
+        "the number of initial candidates: 3",
+        "    3 ->   2 candidates,  34% cut : status check",
+        "    2 ->   1 candidates,  50% cut : memory check",
+        "the number of final candidates: 1",
+        "",
+        "done",
+    ]
+    # without the master dataset's id the lines name the task alone
+    assert jedi_lines(decision, task_id=5)[0] == "<jediTaskID=5> start"
+
+
+def test_a_throttled_analysis_task_writes_the_real_error_line():
+    # 120 running jobs over CAP_RUNNING_USER_JOBS 100: the real line names the cap, not its value
+    grid = (queue("Q", corecount=1),)
+    running = anal_scenario(*grid, user_stats={"user": {"running": 120}}, gdpconfig={"CAP_RUNNING_USER_JOBS": 100})
+    assert without_prefix(jedi_lines(panda(running), task_id=6), 6) == [
+        "start",
+        "throttle to generate jobs due to too many running jobs 120 > CAP_RUNNING_USER_JOBS",
+    ]
+    queued = anal_scenario(*grid, user_stats={"user": {"queued": 201}}, gdpconfig={"CAP_RUNNING_USER_JOBS": 100})
+    assert jedi_lines(panda(queued), task_id=6)[-1].endswith("too many queued jobs 201 > 2xCAP_RUNNING_USER_JOBS")
+    # the share's usage: classes B and C name their threshold; A the intensity over the user's share of it,
+    # 1 / (0.5 + 2**-20) = 1.999996, written to three decimals of a percent
+    assert anal_throttle_line({"measure": "gshareUsage", "value": 0.93, "limit": 0.9, "taskClass": "C"}) == (
+        "throttle to generate jobs due to gshare User Analysis > 90% of target and task in class C"
+    )
+    assert anal_throttle_line({"measure": "gshareUsage", "value": 2.5, "ratio": 0.5, "taskClass": "A"}) == (
+        "throttle to generate jobs due to gshare User Analysis > 200.000% of target and task in class A"
+    )
+    # class S counts as A, and the real line says so
+    assert anal_throttle_line({"measure": "gshareUsage", "value": 2.5, "ratio": 0.5, "taskClass": "S"}).endswith(
+        "and task in class A"
+    )
+
+
+def test_the_analysis_record_holds_its_first_loop():
+    data = [dataset(size=10, files=4, replicas={"HAS_DATADISK": (4, 10)})]
+    grid = (queue("WITH", site="HAS", maxrss=1000, corecount=1), queue("WITHOUT", corecount=1))
+    decision = panda(anal_scenario(*grid, datasets=data, sites={"HAS": {"role": "satellite", "state": "ACTIVE"}}))
+    record = jedi_record(decision, task_id=5)
+    assert (record["chosen"], record["final"], record["first_loop"]["final"]) == ("WITHOUT", 1, 0)
+    first = record["first_loop"]["skipped"]
+    assert [(s["name"], s["criteria"], s["check"]) for s in first] == [
+        ("WITHOUT", "-fileunavailable", "input data check"),
+        ("WITH", "-lowmemory", "memory check"),
+    ]
+    assert (first[1]["detail"]["neededMB"], first[1]["detail"]["maxrss"]) == (1800, 1000)
