@@ -14,7 +14,7 @@ import sys
 import pytest
 from django.utils import timezone
 
-from brokerage.models import Decision
+from brokerage.models import Dataset, Decision, StorageEndpoint, Task
 from brokerage.services.cycles import task_brokerage_cycle_run
 from brokerage.services.jobs import job_generation_cycle_run
 from tests import factories
@@ -36,7 +36,8 @@ class Lines(logging.Handler):
 def logged():
     """The two loggers on, each with a handler of the test's (the configuration does not let them propagate)."""
     found = {}
-    for name in ("brokerage.jedi.AtlasProdJobBroker", "brokerage.jedi.AtlasProdTaskBroker", "brokerage.jedi.json"):
+    names = ("AtlasProdJobBroker", "AtlasProdTaskBroker", "AtlasAnalJobBroker", "json")
+    for name in (f"brokerage.jedi.{name}" for name in names):
         logger, handler = logging.getLogger(name), Lines()
         found[name] = (logger, handler, logger.level)
         logger.addHandler(handler)
@@ -100,6 +101,32 @@ def test_a_task_brokerage_cycles_decisions_in_jedis_grammar(logged, django_captu
     assert logged["brokerage.jedi.AtlasProdJobBroker"] == []
     [record] = [json.loads(message) for message in logged["brokerage.jedi.json"]]
     assert (record["plugin"], record["chosen"], record["initial"], record["final"]) == ("atlas_prod_task", "GOOD", 3, 1)
+
+
+def test_an_analysis_cycles_decisions_name_the_master_dataset(logged, django_capture_on_commit_callbacks):
+    # a user task over the one-queue grid and an analysis queue ANALY_SAT reading SAT_DATADISK: its job set goes to
+    # ANALY_SAT, written as AtlasAnalJobBroker writes it, prefixed with the task and its master input dataset
+    grid = make_one_queue_grid()
+    queue = factories.PandaQueueFactory(
+        name="ANALY_SAT", site=grid.site, type="analysis", corecount=1, maxrss=4000, releases=["ANY"]
+    )
+    for role in ("read_lan", "write_lan"):
+        factories.QueueStorageFactory(queue=queue, endpoint=StorageEndpoint.objects.get(name="SAT_DATADISK"), role=role)
+    work_queue = factories.WorkQueueFactory(queue_name="user", queue_type="analysis", queue_share=None)
+    task = make_ready_task(work_queue, files=3, nScoutJobs=0, nFilesPerJob=3)
+    Task.objects.filter(pk=task.pk).update(
+        prodSourceLabel="user", userName="jdoe", gshare="User Analysis", coreCount=1, ramUnit="MB", nucleus=""
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        job_generation_cycle_run(work_queue_id=work_queue.pk, now=timezone.now())
+    master = Dataset.objects.get(task=task, type="input")
+    prefix = f"<jediTaskID={task.pk} datasetID={master.pk}> "
+    lines = logged["brokerage.jedi.AtlasAnalJobBroker"]
+    assert all(line.startswith(prefix) for line in lines)
+    assert lines[:2] == [prefix + "start", prefix + "!!! look for candidates WITH data locality check"]
+    assert any(line.startswith(prefix + "  use site=ANALY_SAT with weight=") for line in lines)
+    assert prefix + "data locality check: True" in lines
+    assert lines[-1] == prefix + "done"
 
 
 def test_nothing_is_written_or_read_when_the_loggers_are_off(django_assert_num_queries):
