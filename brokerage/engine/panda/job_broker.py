@@ -231,7 +231,7 @@ class AtlasProdJobBroker(JobCandidates, JobGrid, JobWeights, Plugin):
         kept: dict[str, list[str]] = {site: [] for site in wanted}
         skips: dict[str, tuple[str, str]] = {}
         scanned: list[str] = []
-        candidates: list[Candidate] = []
+        able: list[str] = []
         for position, (name, site) in enumerate(zip(names, site_of, strict=True)):
             if site not in wanted:
                 continue
@@ -239,25 +239,11 @@ class AtlasProdJobBroker(JobCandidates, JobGrid, JobWeights, Plugin):
             scanned.append(name)
             if context.alive[position]:
                 kept[site].append(name)
-                candidates.append(Candidate(name, 0.0, {}))
+                able.append(name)
             else:
                 skip = skipped[name]
                 skips[name] = (skip.code, skip.filter)
-        decision = Decision(
-            plugin=self.name,
-            outcome="assigned" if candidates else "pending",
-            chosen=None,
-            candidates=tuple(candidates),
-            skipped=skipped,
-            stages=tuple(stages),
-            message="",
-            retry_after_minutes=None,
-            now=hint.now,
-            seed=hint.seed,
-            initial=tuple(scanned),
-            candidate_kind=self.candidate_kind,
-            profile=hint.profile,
-        )
+        decision = job_check_decision(hint, initial=scanned, kept=able, skipped=skipped, stages=stages)
         return JobCheck(queues, kept, skips, decision)
 
     @classmethod
@@ -278,6 +264,26 @@ class AtlasProdJobBroker(JobCandidates, JobGrid, JobWeights, Plugin):
         temporary = [by_name[name] for check in reversed(cls.TEMPORARY_CHECKS) for name in check]
         last = (jumbo_kept(by_name[name]) for name in cls.LAST)
         return (*permanent, by_name["input transfer"], *temporary, *last)
+
+
+def job_check_decision(scenario: Scenario, *, initial, kept, skipped, stages) -> Decision:
+    """The task broker's job check as a job brokerage decision (for its JEDI log): the queues scanned, those kept
+    (unweighed: the real check returns before the weights), the others' skips and the stages."""
+    return Decision(
+        plugin=AtlasProdJobBroker.name,
+        outcome="assigned" if kept else "pending",
+        chosen=None,
+        candidates=tuple(Candidate(name, 0.0, {}) for name in kept),
+        skipped=skipped,
+        stages=tuple(stages),
+        message="",
+        retry_after_minutes=None,
+        now=scenario.now,
+        seed=scenario.seed,
+        initial=tuple(initial),
+        candidate_kind=AtlasProdJobBroker.candidate_kind,
+        profile=scenario.profile,
+    )
 
 
 def jumbo_kept(rule: Filter) -> Filter:

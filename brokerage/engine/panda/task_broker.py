@@ -12,12 +12,12 @@ from typing import Any
 
 import numpy as np
 
-from brokerage.engine.core.decision import Candidate, Decision, Skip, Stage
+from brokerage.engine.core.decision import Decision, Skip, Stage
 from brokerage.engine.core.plugin import NOTHING_FAILS, Context, Filter, Plugin, Rejection, Variants, among
 from brokerage.engine.core.reasons import reason_title
 from brokerage.engine.core.scenario import Scenario
 from brokerage.engine.panda.input_data import input_incomplete, unreadable_over_wan
-from brokerage.engine.panda.job_broker import AtlasProdJobBroker
+from brokerage.engine.panda.job_broker import AtlasProdJobBroker, job_check_decision
 from brokerage.engine.panda.records import (
     DOWNTIME_STATUSES,
     cloud_missing,
@@ -133,22 +133,13 @@ def _input_only_job_check(scenario: Scenario, nuclei: list[str], dataset: str) -
     """The job check of a scenario without queues as its own job brokerage, each nucleus standing for its queues:
     all of them skipped at the input's completeness when `dataset` has no complete copy (the real job broker then
     ends with "D is incomplete at any online storage"), else all kept."""
-    skipped = (
-        {name: Skip("input_missing", "input complete", {"dataset": dataset}) for name in nuclei} if dataset else {}
-    )
-    return Decision(
-        plugin=AtlasProdJobBroker.name,
-        outcome="pending" if dataset else "assigned",
-        chosen=None,
-        candidates=() if dataset else tuple(Candidate(name, 0.0, {}) for name in nuclei),
-        skipped=skipped,
+    skip = Skip("input_missing", "input complete", {"dataset": dataset})
+    return job_check_decision(
+        scenario,
+        initial=nuclei,
+        kept=() if dataset else nuclei,
+        skipped={name: skip for name in nuclei} if dataset else {},
         stages=(Stage("input complete", len(nuclei), 0 if dataset else len(nuclei)),),
-        message="",
-        retry_after_minutes=None,
-        now=scenario.now,
-        seed=scenario.seed,
-        initial=tuple(nuclei),
-        profile=scenario.profile,
     )
 
 
