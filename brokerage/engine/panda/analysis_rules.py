@@ -431,7 +431,7 @@ def walltime_panda(context: Context) -> Rejection:
     """JOB_WALLTIME_RULE panda, AtlasAnalJobBroker "walltime check" and "minimum walltime capacity check" (1.0.4,
     1250-1372), in HS06 seconds. cpuTime × the job's events against the queue's (maxtime − baseWalltime) × cores ×
     corepower × efficiency (above: -shortwalltime) and its mintime likewise (below: -longwalltime), but not for
-    merges, a task pre-assigned to a queue, or without cpuTime. Then scouts (not pre-assigned) and tasks without
+    merges or without cpuTime. Then scouts (not pre-assigned) and tasks without
     cpuTime need 24 h × 10 HS06 × cores of the queue's limit (without cpuTime the limit is maxtime × cores, so
     10 days): -scout_walltime, -min_walltime. Merges have no such need here, unlike production. Worked: no cpuTime,
     maxtime 345,600 s × 1 core < 864,000: skipped."""
@@ -441,7 +441,8 @@ def walltime_panda(context: Context) -> Rejection:
     max_hs06, min_hs06 = context["maxtime_hs06"], context["mintime_hs06"]
     none = np.zeros(len(context.names), dtype=bool)
     short = long = none
-    if not (jobs.isMerge or site_mode(context) or not task.cpuTime or not needed > 0):
+    # (asked of a pre-assigned task's queue too: the real check has no sitePreAssigned exemption, 1.0.4 1256)
+    if not (jobs.isMerge or not task.cpuTime or not needed > 0):
         short = (maxtime != 0) & (needed > max_hs06)
         long = (mintime != 0) & (needed < min_hs06) & ~short
     scout = jobs.isScout and not site_mode(context)

@@ -127,6 +127,17 @@ class TestCandidates:
         unknown = decide(anal_scenario(*grid, task={"site": "NOWHERE"}))
         assert (unknown.initial, unknown.chosen) == ((), None)
 
+    def test_a_pre_assigned_queue_too_short_for_the_job_is_skipped_under_both_profiles(self):
+        # 100 HS06 s an event × 1,000 events = 100,000 HS06 s; A's maxtime 3,600 s less the 600 s base walltime,
+        # × 1 core × corepower 10 × 90 % efficiency = 27,000: too short. The real walltime check has no exemption
+        # for a pre-assigned task (AtlasAnalJobBroker 1256, 1.0.4), so its own queue goes, and with it every other
+        task = {"site": "A", "cpuTime": 100, "cpuTimeUnit": "HS06sPerEvent"}
+        grid = (q("A", corecount=1, maxtime=3600), q("B", corecount=1))
+        panda = decide(anal_scenario(*grid, task=task, profile="panda"))
+        assert codes(panda) == {"A": "shortwalltime", "B": "nonpreassigned"}
+        assert (panda.skipped["A"].detail["hs06Needed"], panda.skipped["A"].detail["maxtimeHS06"]) == (100_000, 27_000)
+        assert codes(decide(anal_scenario(*grid, task=task))) == {"A": "shortwalltime"}
+
     def test_the_panda_profile_scans_every_queue_and_keeps_the_pre_assigned_one_alone(self):
         # AtlasAnalJobBroker (1.0.4): every analysis queue is checked; the "preassign check", after the
         # include/exclude check, keeps the task's own queue A and skips B; A offline: none is kept
