@@ -408,10 +408,24 @@ def architecture(context: Context) -> Rejection:
     """The GPU queues' platform check alone, from the software check's own verdict (SOFTWARE_RULE panda marks it
     `check: architecture`): AtlasAnalJobBroker's "architecture check" (1.0.4, 846-872), which comes before its
     closed-jobs and SW/HW checks (ANALYSIS_SITES_RULE panda's order)."""
+    if context.config.get("SOFTWARE_RULE") != "panda" or not _gpu_queue_alive(context):
+        return NOTHING_FAILS  # only SOFTWARE_RULE panda checks the platform, only at GPU queues
     verdict = software(context)
     if verdict is NOTHING_FAILS or not isinstance(verdict.detail, dict) or "check" not in verdict.detail:
         return NOTHING_FAILS
     return Rejection(np.asarray(verdict.fails) & (verdict.detail["check"] == "architecture"), verdict.detail)
+
+
+def _gpu_queue_alive(context: Context) -> bool:
+    """Whether a candidate still in the running is a GPU queue (catchall `gpu`); the GPU queues once per snapshot."""
+    cache = context.plugin._snapshot_cache(context.scenario)
+    gpu = cache.get("gpu queues")
+    if gpu is None:
+        queues = context.scenario.queues.items()
+        gpu = cache["gpu queues"] = frozenset(
+            name for name, record in queues if "gpu" in catchall_keys(record.get("catchall") or "")
+        )
+    return bool(gpu) and any(name in gpu for name in context["unified"][context.alive].tolist())
 
 
 ANALYSIS_ARCHITECTURE = Filter("architecture", "cache", architecture)
