@@ -281,22 +281,9 @@ def _body(
                 return [*lines, asked.failed]
         if step.check not in grammar.silent:
             for name, skip in step.removed if step.check in grammar.per_candidate else step.vanished:
-                if any(skip.filter == f and skip.detail.get(key) == value for f, key, value in grammar.quiet):
-                    continue
-                if skip.filter in apart:  # kept for something else, not skipped
-                    lines.append(apart[skip.filter].format(subject=grammar.subject, name=name))
-                elif step.check in grammar.uncoded:
-                    lines.append(f"  skip {grammar.subject}={name} due to {_sentence(skip)}")
-                else:
-                    code = next(
-                        (
-                            real
-                            for real, condition in criteria.get((step.check, skip.code), ())
-                            if not condition or skip.detail.get(condition[0]) == condition[1]
-                        ),
-                        skip.code,
-                    )
-                    lines.append(f"  skip {grammar.subject}={name} due to {_sentence(skip)} criteria=-{code}")
+                line = _skip_line(grammar, step.check, name, skip, criteria, apart)
+                if line is not None:
+                    lines.append(line)
         if step.check in known or step.before != step.after:  # a check of ours the real broker has not: when it cut
             lines.append(f"{step.after} candidates passed {step.check}")
     used = [_use_line(grammar, candidate) for candidate in decision.candidates] if grammar.use else []
@@ -320,6 +307,26 @@ def _body(
     if last:
         lines.append(last)
     return lines
+
+
+def _skip_line(grammar: Grammar, check: str, name: str, skip: Any, criteria: dict, apart: dict) -> str | None:
+    """A removed candidate's line at `check` (None for a removal the real broker does not write): kept apart for
+    something else, without criteria, or with the real criteria for our code (`criteria`, as _body builds it)."""
+    if any(skip.filter == f and skip.detail.get(key) == value for f, key, value in grammar.quiet):
+        return None
+    if skip.filter in apart:  # kept for something else, not skipped
+        return apart[skip.filter].format(subject=grammar.subject, name=name)
+    if check in grammar.uncoded:
+        return f"  skip {grammar.subject}={name} due to {_sentence(skip)}"
+    code = next(
+        (
+            real
+            for real, condition in criteria.get((check, skip.code), ())
+            if not condition or skip.detail.get(condition[0]) == condition[1]
+        ),
+        skip.code,
+    )
+    return f"  skip {grammar.subject}={name} due to {_sentence(skip)} criteria=-{code}"
 
 
 def _use_line(grammar: Grammar, candidate: Any) -> str:

@@ -233,6 +233,17 @@ task_releases = Variants("SOFTWARE_RULE", seed=release_by_analysis_rule, panda=r
 FIRST_LOOP_KEY = "first loop"
 
 
+def after_first_loop(second: Decision, first: Decision, note: str) -> Decision:
+    """The second loop's decision, saying why it was run (message, extra["retry"]) and keeping the first beside it
+    for the JEDI-grammar log."""
+    return replace(
+        second,
+        message=f"{second.message} ({note})",
+        extra={**second.extra, "retry": note},
+        asides={**second.asides, FIRST_LOOP_KEY: first},
+    )
+
+
 class AtlasAnalJobBroker(AtlasProdJobBroker):
     name = "atlas_anal_job"
     retry_after_minutes = 20  # seed 000: "the task is pending for 20 min"
@@ -478,12 +489,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             retry._snapshot_held = getattr(self, "_snapshot_held", None)
             second = retry.decide(scenario)
             note = "all queues failed persistent filters: tried again without the data locality check"
-            return replace(
-                second,
-                message=f"{second.message} ({note})",
-                extra={**second.extra, "retry": note},
-                asides={**second.asides, FIRST_LOOP_KEY: decision},
-            )
+            return after_first_loop(second, decision, note)
         return decision
 
     def _second_loop_panda(self, scenario: Scenario, decision: Decision) -> Decision:
@@ -519,12 +525,7 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
             retry._snapshot_held = getattr(self, "_snapshot_held", None)
             second = retry.decide(scenario)
         note = "no queue kept with the data locality check: tried again without it"
-        return replace(
-            second,
-            message=f"{second.message} ({note})",
-            extra={**second.extra, "retry": note},
-            asides={**second.asides, FIRST_LOOP_KEY: decision},
-        )
+        return after_first_loop(second, decision, note)
 
     SECOND_LOOPS = Variants("ANALYSIS_LOCALITY_RULE", seed=_second_loop_seed, panda=_second_loop_panda)
 
@@ -588,10 +589,8 @@ class AtlasAnalJobBroker(AtlasProdJobBroker):
         if not scenario.datasets:
             return np.ones(n)
         checked = "data locality" not in context.plugin.disabled_filters
-        scan, disk, union, _, per_dataset = context.plugin.data_sites(scenario)
-        # a task pre-assigned to a queue never takes the union (useUnionLocality is set only past the pre-assigned
-        # branch, AtlasAnalJobBroker 624-640)
-        if checked and (disk or scan or not union or analysis_rules.site_mode(context)):
+        per_dataset = context.plugin.data_sites(scenario)[4]
+        if checked and not analysis_rules.union_taken(context):
             unified = context["unified"][survivors].tolist()
             factor = np.zeros(n)
             found = np.zeros(n, dtype=bool)

@@ -309,12 +309,9 @@ def vp_panda(context: Context) -> Rejection:
     # a distributed dataset triggers transfers: VP avoided (AtlasAnalJobBroker 449-450)
     avoid = context.task.avoidVP or bool(context.plugin.distributed(context.scenario))
     merging, no_locality = context.scenario.jobs.isMerge, "data locality" in context.plugin.disabled_filters
-    union = False
-    if not no_locality and context.scenario.datasets and not site_mode(context):
-        # no queue has all the data: the union of sites is taken, and VP avoided, as it would transfer
-        # to VP (AtlasAnalJobBroker 629-639)
-        scan, disk, union_sites, _, _ = context.plugin.data_sites(context.scenario)
-        union = not disk and not scan and bool(union_sites)
+    # no queue has all the data: the union of sites is taken, and VP avoided, as it would transfer to VP
+    # (AtlasAnalJobBroker 629-639)
+    union = not no_locality and bool(context.scenario.datasets) and union_taken(context)
     if not (avoid or merging or no_locality or union):
         return NOTHING_FAILS  # no reason to avoid a VP queue: none is read
     return Rejection(
@@ -363,11 +360,8 @@ def disk(context: Context) -> Rejection:
     """seed 000 analysis disk: the scratch need (scratch_need) against the queue's work directory, and more than
     200 GB free in the local storage. ANALYSIS_STORAGE_FLOOR_RULE panda (issue 33 D10): free plus expired, 200 GB
     or more (AtlasAnalJobBroker 1202-1203: skipped below)."""
-    needed, too_small = scratch_need(context)
-    per_core = context["maxwdir_per_core"]
-    no_room, space_detail = storage_floor(context)
-    detail = {"neededMB": needed, "maxwdirPerCore": per_core, "storageFloorGB": 200, **space_detail}
-    return Rejection(too_small | no_room, detail)
+    scratch, storage = scratch_disk(context), storage_space(context)
+    return Rejection(scratch.fails | storage.fails, {**scratch.detail, **storage.detail})
 
 
 def storage_floor_seed(context: Context) -> tuple[np.ndarray, dict]:
@@ -594,13 +588,23 @@ def overload_panda(context: Context) -> Rejection:
 def _with_all_data(context: Context) -> np.ndarray:
     """Per queue, whether the overload check counts it as holding the input itself: every queue without the data
     locality check or without input; with it, those with every dataset, or with some when the data check took the
-    union (never for a task pre-assigned to a queue)."""
+    union."""
     n = len(context.names)
     if "data locality" in context.plugin.disabled_filters or not context.scenario.datasets:
         return np.ones(n, dtype=bool)
-    scan, disk, union, _, _ = context.plugin.data_sites(context.scenario)
-    with_data = union if (not disk and not scan and union and not site_mode(context)) else scan
+    scan, _, union, _, _ = context.plugin.data_sites(context.scenario)
+    with_data = union if union_taken(context) else scan
     return np.array([name in with_data for name in context["unified"].tolist()], dtype=bool)
+
+
+def union_taken(context: Context) -> bool:
+    """Whether the data check (locality_panda) took the union of the queues with some of the input, no queue having
+    all of it on disk or anywhere (AtlasAnalJobBroker 632-640: useUnionLocality); never for a task pre-assigned to
+    a queue, whose branch comes first. The VP check, the overload check and the data weight read it."""
+    if site_mode(context):
+        return False
+    scan, disk, union, _, _ = context.plugin.data_sites(context.scenario)
+    return not disk and not scan and bool(union)
 
 
 def queue_length(context: Context) -> Rejection:

@@ -394,8 +394,6 @@ class AtlasProdTaskBroker(Plugin):
 
     WEIGHTS = Variants("TASK_WEIGHT_RULE", seed=_weigh_seed, panda=_weigh_panda)
 
-    # --- filters, in the order of seed 000 ---
-
     def decision_asides(self, context: Context) -> dict[str, Any]:
         """The job check's job brokerage, when it ran (read without making the arrays of a decision whose nuclei
         all went before them), and the nuclei without a production queue when the scenario has queues."""
@@ -409,6 +407,8 @@ class AtlasProdTaskBroker(Plugin):
             if unlisted:
                 asides[UNLISTED_KEY] = unlisted
         return asides
+
+    # --- filters, in the order of seed 000 ---
 
     @functools.cached_property
     def job_broker(self) -> AtlasProdJobBroker:
